@@ -1,0 +1,14 @@
+"""File contracts of medsim-annot: pairs, ratings, the EHR-Rel wide file, and scales.
+
+This package imports nothing else of the project (and never streamlit); see README.md here.
+"""
+from . import columns
+from .ehr_rel import is_ehr_rel, split_ehr_rel
+from .errors import InputError, Problem
+from .pairs import validate_pairs
+from .ratings import to_ratings_frame, validate_ratings
+from .scales import BINARY, BUILT_IN, RELATEDNESS_0_3, SIMILARITY_0_6, Scale, ScaleOption, load_scale
+
+__all__ = ["columns", "InputError", "Problem", "validate_pairs", "validate_ratings",
+           "to_ratings_frame", "is_ehr_rel", "split_ehr_rel", "Scale", "ScaleOption", "BINARY",
+           "RELATEDNESS_0_3", "SIMILARITY_0_6", "BUILT_IN", "load_scale"]

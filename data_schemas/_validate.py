@@ -1,0 +1,40 @@
+"""Turn pandera's failure cases into problems that name the row and the column."""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaErrors
+
+from .errors import InputError, Problem
+
+
+def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, file: str | None,
+               explain: dict[str, str]) -> pd.DataFrame:
+    """Validate *frame* lazily with *schema*; raise :class:`InputError` listing every failure.
+
+    *explain* maps a check name (or ``column:check``) to the plain sentence shown to people.
+    Rows are reported as file lines: the header is line 1, so frame index ``i`` is line ``i+2``.
+    """
+    try:
+        return schema.validate(frame, lazy=True)
+    except SchemaErrors as exc:
+        problems: list[Problem] = []
+        cases = exc.failure_cases
+        for rec in cases.to_dict(orient="records"):
+            check = str(rec.get("check"))
+            column = rec.get("column")
+            index = rec.get("index")
+            failure = rec.get("failure_case")
+            if check == "column_in_dataframe":
+                problems.append(Problem("required column is missing", column=str(failure)))
+                continue
+            key = f"{column}:{check}"
+            message = explain.get(key) or explain.get(check) or f"fails check {check}"
+            shown = "" if failure is None else str(failure)
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            message = message.format(value=shown)
+            row = int(index) + 2 if index is not None and not pd.isna(index) else None
+            problems.append(Problem(message, row=row, column=None if column is None else str(column)))
+        problems.sort(key=lambda p: (p.row is not None, p.row or 0, p.column or ""))
+        raise InputError(problems, file) from None

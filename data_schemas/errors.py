@@ -1,0 +1,64 @@
+"""The one error type for bad input: it names the file, the row and the column."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Problem:
+    """One thing wrong with an input file.
+
+    ``row`` is the 1-based line number in the file as a person sees it in an editor
+    (the header is line 1, so the first data row is line 2); ``None`` when the problem
+    concerns the whole file or a whole column.
+    """
+
+    message: str
+    row: int | None = None
+    column: str | None = None
+
+    def describe(self, file: str | None = None) -> str:
+        where = []
+        if file:
+            where.append(str(file))
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+@dataclass
+class InputError(Exception):
+    """Bad input. Carries every problem found (not only the first) and the file name."""
+
+    problems: list[Problem] = field(default_factory=list)
+    file: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.summary())
+
+    @classmethod
+    def single(cls, message: str, *, file: str | None = None, row: int | None = None,
+               column: str | None = None) -> "InputError":
+        return cls([Problem(message, row, column)], file)
+
+    def with_file(self, file: str) -> "InputError":
+        return InputError(self.problems, self.file or str(file))
+
+    def summary(self, limit: int = 1) -> str:
+        """One clear sentence (the first problem), plus a count of the others."""
+        if not self.problems:
+            return f"{self.file}: invalid input" if self.file else "invalid input"
+        first = self.problems[0].describe(self.file)
+        more = len(self.problems) - limit
+        if more > 0:
+            first += f" (and {more} more problem{'s' if more > 1 else ''})"
+        return first
+
+    def lines(self) -> list[str]:
+        return [p.describe(self.file) for p in self.problems]
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.summary()

@@ -1,0 +1,125 @@
+"""The **ratings** contract (long format): one row per saved judgement.
+
+Columns: ``pair_id``, ``annotator``, ``rating`` (a value of the study's scale: ``same``,
+``not_same``, ``dont_know`` for the binary scale, the number for numeric scales), optional
+``rated_at`` (ISO 8601), ``comment``, ``unclear`` (true/false/1/0/yes/no).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from . import columns as C
+from ._validate import run_schema
+from .errors import InputError, Problem
+from .scales import Scale
+
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"", "0", "false", "no", "n", "f"}
+
+_non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, name="non_empty")
+
+SCHEMA = pa.DataFrameSchema(
+    {
+        C.PAIR_ID: pa.Column(str, checks=[_non_empty]),
+        C.ANNOTATOR: pa.Column(str, checks=[_non_empty]),
+        C.RATING: pa.Column(str),
+        C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE), name="bool"),
+                             required=False),
+    },
+    strict=False,
+)
+
+_EXPLAIN = {
+    "non_empty": "is empty",
+    "bool": "unclear must be true/false (or 1/0, yes/no), not '{value}'",
+}
+
+
+def validate_ratings(frame: pd.DataFrame, scale: Scale, file: str | None = None,
+                     *, known_pairs: set[str] | None = None) -> pd.DataFrame:
+    """Check a long ratings frame against *scale* and return it typed.
+
+    ``rating`` becomes the scale's canonical value, empty ratings are "not rated" and dropped,
+    ``rated_at`` becomes a UTC timestamp (``NaT`` when absent), ``unclear`` a bool.
+    With *known_pairs*, a ``pair_id`` not among them is an error.
+    """
+    df = frame.copy()
+    missing = [c for c in C.RATING_REQUIRED if c not in df.columns]
+    if missing:
+        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+    for col in df.columns:
+        df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()
+    if C.UNCLEAR in df.columns:
+        df[C.UNCLEAR] = df[C.UNCLEAR].str.lower()
+    df = run_schema(SCHEMA, df, file, _EXPLAIN)
+    problems: list[Problem] = []
+    values = []
+    keep = []
+    for i, (pid, raw) in enumerate(zip(df[C.PAIR_ID], df[C.RATING])):
+        if raw == "":
+            keep.append(False)
+            values.append(None)
+            continue
+        try:
+            values.append(scale.canonical(raw))
+            keep.append(True)
+        except ValueError as exc:
+            problems.append(Problem(str(exc), row=i + 2, column=C.RATING))
+            values.append(None)
+            keep.append(False)
+        if known_pairs is not None and pid not in known_pairs:
+            problems.append(Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2,
+                                    column=C.PAIR_ID))
+    rated = pd.Series([pd.NaT] * len(df), dtype="datetime64[ns, UTC]")
+    if C.RATED_AT in df.columns:
+        for i, raw in enumerate(df[C.RATED_AT]):
+            if raw == "":
+                continue
+            try:
+                rated.iloc[i] = pd.Timestamp(raw).tz_localize("UTC") if pd.Timestamp(raw).tzinfo is None \
+                    else pd.Timestamp(raw).tz_convert("UTC")
+            except (ValueError, TypeError):
+                problems.append(Problem(f"rated_at '{raw}' is not an ISO 8601 date-time", row=i + 2,
+                                        column=C.RATED_AT))
+    if problems:
+        raise InputError(problems, file)
+    out = pd.DataFrame({
+        C.PAIR_ID: df[C.PAIR_ID].to_numpy(),
+        C.ANNOTATOR: df[C.ANNOTATOR].to_numpy(),
+        C.RATING: pd.Series(values, dtype=object).to_numpy(),
+        C.RATED_AT: rated.to_numpy(),
+        C.COMMENT: (df[C.COMMENT] if C.COMMENT in df.columns else pd.Series([""] * len(df))).to_numpy(),
+        C.UNCLEAR: (df[C.UNCLEAR].isin(_TRUE) if C.UNCLEAR in df.columns
+                    else pd.Series([False] * len(df))).to_numpy(dtype=bool),
+    })
+    out = out[pd.Series(keep, dtype=bool).to_numpy()].reset_index(drop=True)
+    out[C.RATED_AT] = pd.to_datetime(out[C.RATED_AT], utc=True)
+    dup = out.duplicated([C.PAIR_ID, C.ANNOTATOR], keep=False) & out[C.RATED_AT].isna()
+    if dup.any():
+        first = out[dup].iloc[0]
+        raise InputError.single(
+            f"annotator '{first[C.ANNOTATOR]}' rates pair '{first[C.PAIR_ID]}' more than once "
+            "without rated_at: add rated_at so the latest rating can be told apart", file=file,
+            column=C.RATING)
+    return out
+
+
+def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
+    """The frame the statistics take (ARCHITECTURE.md): ``pair_id``, ``annotator``, ``value``
+    (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
+    ``rating`` and ``unclear``/``comment`` when present. Only the latest rating per
+    (pair, annotator) is kept.
+    """
+    df = ratings.copy()
+    if C.RATED_AT in df.columns and len(df):
+        df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
+        df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
+    codes = [scale.code(v) for v in df[C.RATING]]
+    df[C.VALUE] = pd.array([float("nan") if c is None else float(c) for c in codes], dtype="float64")
+    df[C.NO_DECISION] = [scale.is_no_decision(v) for v in df[C.RATING]]
+    if C.RATED_AT not in df.columns:
+        df[C.RATED_AT] = pd.NaT
+    cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
+    cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
+    return df[cols].sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable").reset_index(drop=True)

@@ -1,0 +1,3 @@
+from medsim_annot.cli import main
+
+main()

@@ -1,0 +1,36 @@
+"""Helpers shared by CLI command modules."""
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+
+def emit_json(obj) -> None:
+    """Print *obj* as JSON (NaN becomes null) to stdout."""
+    typer.echo(json.dumps(_clean(obj), indent=2, ensure_ascii=False, default=str))
+
+
+def _clean(obj):
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    return obj
+
+
+def split_list(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)

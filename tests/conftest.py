@@ -1,0 +1,88 @@
+"""Shared fixtures: ../shared data, a temporary database, the CLI runner, hypothesis profiles."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MEDSIM_SHARED_DIR", ROOT.parent / "shared"))
+
+settings.register_profile("ci", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fast", max_examples=15, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _required(flag: str) -> bool:
+    return os.environ.get(flag, "") not in ("", "0", "false", "no")
+
+
+def need(condition: bool, reason: str, flag: str) -> None:
+    """Skip with *reason* unless *condition*; where *flag* is set (CI) fail instead."""
+    if condition:
+        return
+    if _required(flag):
+        pytest.fail(f"{reason} (and {flag}=1 requires it)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    need((SHARED / "data" / "ehr-rel" / "EHR-RelA.tsv").exists(),
+         f"../shared not found at {SHARED}", "MEDSIM_REQUIRE_SHARED")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def ehr_rel_a(shared_dir) -> Path:
+    return shared_dir / "data" / "ehr-rel" / "EHR-RelA.tsv"
+
+
+@pytest.fixture
+def db_url(tmp_path, monkeypatch) -> str:
+    """A fresh SQLite database in a temporary folder, also set as MEDSIM_DATABASE_URL."""
+    url = f"sqlite:///{tmp_path / 'medsim.db'}"
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    return url
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli():
+    """Run ``medsim ARGS`` in-process, as a user would see it: (exit_code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from data_schemas.errors import InputError
+    from medsim_annot.cli import UsageProblem, app
+
+    def run(*args: str) -> CliResult:
+        runner = CliRunner()
+        result = runner.invoke(app, [str(a) for a in args])
+        exc = result.exception
+        stderr = result.stderr if hasattr(result, "stderr") else ""
+        if isinstance(exc, InputError):
+            return CliResult(2, result.stdout, "\n".join(f"error: {l}" for l in exc.lines()))
+        if isinstance(exc, UsageProblem):
+            return CliResult(2, result.stdout, f"error: {exc}")
+        if exc is not None and not isinstance(exc, SystemExit):
+            raise exc
+        return CliResult(result.exit_code, result.stdout, stderr)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def python() -> str:
+    return sys.executable
