@@ -1,9 +1,15 @@
 """Turn pandera's failure cases into problems that name the row and the column."""
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
-import pandera.pandas as pa
-from pandera.errors import SchemaErrors
+
+# pandera imports pyspark when it is installed (the Spark engine extra); its pandas-version
+# notice is not ours to show.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support", category=FutureWarning)
+import pandera.pandas as pa  # noqa: E402
+from pandera.errors import SchemaErrors  # noqa: E402
 
 from .errors import InputError, Problem
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
-import pandera.pandas as pa
 
 from . import columns as C
-from ._validate import run_schema
+from ._validate import pa, run_schema
 from .errors import InputError, Problem
 
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}

@@ -7,10 +7,9 @@ Columns: ``pair_id``, ``annotator``, ``rating`` (a value of the study's scale: `
 from __future__ import annotations
 
 import pandas as pd
-import pandera.pandas as pa
 
 from . import columns as C
-from ._validate import run_schema
+from ._validate import pa, run_schema
 from .errors import InputError, Problem
 from .scales import Scale
 

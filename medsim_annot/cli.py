@@ -14,14 +14,11 @@ import sys
 import typer
 
 from data_schemas.errors import InputError
+from medsim_annot.errors import UsageProblem
 
 app = typer.Typer(name="medsim", no_args_is_help=True, add_completion=False,
                   help="medsim-annot: verify, audit and benchmark medical term-similarity datasets.",
                   pretty_exceptions_enable=False)
-
-
-class UsageProblem(Exception):
-    """A problem with how a command was called (unknown study, conflicting options)."""
 
 
 def _register_all() -> None:

@@ -1,0 +1,440 @@
+"""Study use cases: create, list, describe, import completed studies, export ratings, and
+read a study's pairs and current ratings as frames for the statistics.
+
+Every write happens in one transaction (:func:`medsim_annot.storage.session_scope`): a
+failure leaves the database as it was.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy import and_, func, insert, select
+from sqlalchemy.engine import Engine
+
+from data_schemas import columns as C
+from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
+from data_schemas.errors import InputError
+from data_schemas.pairs import validate_pairs
+from data_schemas.ratings import to_ratings_frame, validate_ratings
+from data_schemas.scales import Scale, load_scale
+from medsim_annot.errors import UsageProblem
+from medsim_annot.io import read_table
+from medsim_annot.services.auth import hash_code, new_access_code
+from medsim_annot.storage import (Annotator, Assignment, Event, Item, Rating, Study, get_engine,
+                                  session_scope)
+from medsim_annot.storage.models import utcnow
+
+ITEM_COLUMNS = (C.AUTO_LABEL, C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY, C.CONCEPT_ID_1,
+                C.CONCEPT_ID_2)
+
+
+@dataclass
+class Slot:
+    """One place in an annotator's queue: the index of the pair (row of the pairs frame),
+    its kind (``main``, ``calibration`` or ``duplicate``) and whether the terms are swapped."""
+
+    item: int
+    kind: str = "main"
+    swapped: bool = False
+
+
+@dataclass
+class StudyInfo:
+    id: int
+    name: str
+    scale: Scale
+    guideline: str
+    config: dict = field(default_factory=dict)
+    created_at: dt.datetime | None = None
+
+
+# --------------------------------------------------------------------------- reading files
+def load_pairs(path: str | Path) -> pd.DataFrame:
+    """Read and validate a pairs file (any supported format)."""
+    frame = read_table(path)
+    return validate_pairs(frame, str(path))
+
+
+# --------------------------------------------------------------------------- create
+def create_study(name: str, pairs: pd.DataFrame, scale: Scale, annotators: list[str] | None = None,
+                 *, queues: dict[str, list[Slot]] | None = None, config: dict | None = None,
+                 guideline: str | None = None, engine: Engine | None = None) -> dict:
+    """Create study *name* from a validated pairs frame, in one transaction.
+
+    Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
+    Returns ``{"study", "items", "annotators": [{"name", "access_code"}]}``; access codes
+    are shown once here and stored only hashed.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise UsageProblem("a study needs a name")
+    annotators = list(dict.fromkeys(a.strip() for a in (annotators or []) if a.strip()))
+    if queues is not None:
+        annotators = list(dict.fromkeys([*annotators, *queues]))
+    engine = engine or get_engine()
+    codes: list[dict] = []
+    with session_scope(engine) as s:
+        if s.scalar(select(Study.id).where(Study.name == name)) is not None:
+            raise UsageProblem(f"a study named '{name}' already exists")
+        study = Study(name=name, scale_json=scale.to_json(),
+                      guideline=guideline if guideline is not None else scale.guideline,
+                      config_json=json.dumps(config or {}, sort_keys=True), created_at=utcnow())
+        s.add(study)
+        s.flush()
+        item_ids = _insert_items(s, study.id, pairs)
+        for who in annotators:
+            code = new_access_code()
+            ann = Annotator(study_id=study.id, name=who, code_hash=hash_code(code), active=True,
+                            created_at=utcnow())
+            s.add(ann)
+            s.flush()
+            queue = queues[who] if queues is not None and who in queues else \
+                [Slot(i) for i in range(len(item_ids))]
+            _insert_queue(s, study.id, ann.id, item_ids, queue)
+            codes.append({"name": who, "access_code": code})
+        s.add(Event(study_id=study.id, kind="study_created", at=utcnow(),
+                    detail_json=json.dumps({"items": len(item_ids), "annotators": annotators,
+                                            "scale": scale.name, "config": config or {}},
+                                           sort_keys=True, default=str)))
+    return {"study": name, "items": len(pairs), "annotators": codes}
+
+
+def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
+    extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
+    rows = []
+    for pos, rec in enumerate(pairs.to_dict(orient="records")):
+        label = rec.get(C.AUTO_LABEL)
+        rows.append({
+            "study_id": study_id, "pair_id": str(rec[C.PAIR_ID]), "position": pos,
+            "term_1": rec[C.TERM_1], "term_2": rec[C.TERM_2],
+            "auto_label": None if label is None or pd.isna(label) else int(label),
+            **{c: "" if rec.get(c) is None or (isinstance(rec.get(c), float) and pd.isna(rec.get(c)))
+               else str(rec.get(c)) for c in ITEM_COLUMNS[1:]},
+            "meta_json": json.dumps({c: _plain(rec[c]) for c in extra}, ensure_ascii=False,
+                                    sort_keys=True),
+        })
+    if rows:
+        s.execute(insert(Item), rows)
+    ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
+    return [ids[i] for i in range(len(rows))]
+
+
+def _plain(v):
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return None
+    return v.item() if hasattr(v, "item") else v
+
+
+def _insert_queue(s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot],
+                  start: int = 0) -> None:
+    rows = [{"study_id": study_id, "annotator_id": annotator_id, "item_id": item_ids[slot.item],
+             "position": start + pos, "kind": slot.kind, "swapped": bool(slot.swapped)}
+            for pos, slot in enumerate(queue)]
+    if rows:
+        s.execute(insert(Assignment), rows)
+
+
+# --------------------------------------------------------------------------- read
+def get_study(name: str, *, engine: Engine | None = None) -> StudyInfo:
+    with session_scope(engine or get_engine()) as s:
+        st = s.scalar(select(Study).where(Study.name == name))
+        if st is None:
+            known = s.scalars(select(Study.name).order_by(Study.name)).all()
+            hint = f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
+            raise UsageProblem(f"there is no study named '{name}'{hint}")
+        return StudyInfo(st.id, st.name, Scale.from_json(st.scale_json), st.guideline,
+                         json.loads(st.config_json or "{}"), st.created_at)
+
+
+def list_studies(*, engine: Engine | None = None) -> list[dict]:
+    """Every study with its scale, item, annotator and current-rating counts."""
+    engine = engine or get_engine()
+    with session_scope(engine) as s:
+        studies = s.execute(select(Study.id, Study.name, Study.scale_json, Study.created_at)
+                            .order_by(Study.name)).all()
+        items = dict(s.execute(select(Item.study_id, func.count()).group_by(Item.study_id)).all())
+        anns = dict(s.execute(select(Annotator.study_id, func.count())
+                              .group_by(Annotator.study_id)).all())
+        rated = dict(s.execute(select(Rating.study_id, func.count(func.distinct(Rating.assignment_id)))
+                               .group_by(Rating.study_id)).all())
+        slots = dict(s.execute(select(Assignment.study_id, func.count())
+                               .group_by(Assignment.study_id)).all())
+    return [{"study": name, "scale": json.loads(scale)["name"], "items": items.get(sid, 0),
+             "annotators": anns.get(sid, 0), "assigned": slots.get(sid, 0),
+             "rated": rated.get(sid, 0), "created_at": created.isoformat() if created else None}
+            for sid, name, scale, created in studies]
+
+
+def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Annotators of *study* with progress: name, active, has_code, done, total."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        rows = s.execute(select(Annotator.id, Annotator.name, Annotator.active,
+                                Annotator.code_hash.is_not(None))
+                         .where(Annotator.study_id == info.id).order_by(Annotator.name)).all()
+        total = dict(s.execute(select(Assignment.annotator_id, func.count())
+                               .where(Assignment.study_id == info.id)
+                               .group_by(Assignment.annotator_id)).all())
+        done = dict(s.execute(select(Rating.annotator_id, func.count(func.distinct(Rating.assignment_id)))
+                              .where(Rating.study_id == info.id)
+                              .group_by(Rating.annotator_id)).all())
+    return pd.DataFrame([{"annotator": n, "active": bool(a), "has_code": bool(h),
+                          "done": done.get(i, 0), "total": total.get(i, 0)} for i, n, a, h in rows],
+                        columns=["annotator", "active", "has_code", "done", "total"])
+
+
+def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """The pairs of *study* in the pairs contract (with metadata columns), in file order."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        rows = s.execute(select(Item).where(Item.study_id == info.id).order_by(Item.position)
+                         ).scalars().all()
+        recs = []
+        for it in rows:
+            rec = {C.PAIR_ID: it.pair_id, C.TERM_1: it.term_1, C.TERM_2: it.term_2,
+                   C.AUTO_LABEL: it.auto_label, C.DATASET: it.dataset, C.DIFFICULTY: it.difficulty,
+                   C.NEGATIVE_STRATEGY: it.negative_strategy, C.CONCEPT_ID_1: it.concept_id_1,
+                   C.CONCEPT_ID_2: it.concept_id_2}
+            rec.update(json.loads(it.meta_json or "{}"))
+            recs.append(rec)
+    frame = pd.DataFrame(recs, columns=None if recs else [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS])
+    frame[C.AUTO_LABEL] = pd.array(frame[C.AUTO_LABEL].tolist(), dtype="Int64")
+    return frame
+
+
+def current_ratings(study: str, *, include_duplicates: bool = False,
+                    engine: Engine | None = None) -> pd.DataFrame:
+    """Current rating of every rated assignment (the latest saved row), long format.
+
+    Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
+    slot (main|calibration|duplicate), position. Duplicate slots (the second showing of an item
+    to the same annotator, for intra-rater consistency) are left out unless asked for.
+    """
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == info.id)
+              .group_by(Rating.assignment_id).subquery())
+    q = (select(Item.pair_id, Annotator.name, Rating.value, Rating.rated_at, Rating.comment,
+                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position, Item.position)
+         .join(latest, latest.c.rid == Rating.id)
+         .join(Assignment, Assignment.id == Rating.assignment_id)
+         .join(Item, Item.id == Rating.item_id)
+         .join(Annotator, Annotator.id == Rating.annotator_id))
+    if not include_duplicates:
+        q = q.where(Assignment.kind != "duplicate")
+    with session_scope(engine) as s:
+        rows = s.execute(q).all()
+    cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
+            "slot", "position", "_item_pos"]
+    df = pd.DataFrame(rows, columns=cols)
+    if len(df):
+        df[C.RATING] = [info.scale.canonical(v) for v in df[C.RATING]]
+    df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True)
+    df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
+    return df.reset_index(drop=True)
+
+
+def ratings_frame(study: str, *, engine: Engine | None = None) -> tuple[pd.DataFrame, Scale]:
+    """The ratings frame the statistics take (see data_schemas.ratings.to_ratings_frame)
+    and the study's scale."""
+    info = get_study(study, engine=engine)
+    cur = current_ratings(study, engine=engine)
+    return to_ratings_frame(cur, info.scale), info.scale
+
+
+def export_ratings(study: str, out: str | Path | None = None, *,
+                   engine: Engine | None = None) -> pd.DataFrame:
+    """Current ratings in the long ratings contract (pair_id, annotator, rating, rated_at,
+    comment, unclear); written to *out* (any supported format) when given."""
+    from medsim_annot.io import write_table
+
+    info = get_study(study, engine=engine)
+    cur = current_ratings(study, engine=engine)
+    frame = pd.DataFrame({
+        C.PAIR_ID: cur[C.PAIR_ID],
+        C.ANNOTATOR: cur[C.ANNOTATOR],
+        C.RATING: [info.scale.display(v) for v in cur[C.RATING]],
+        C.RATED_AT: [t.isoformat().replace("+00:00", "Z") if not pd.isna(t) else ""
+                     for t in cur[C.RATED_AT]],
+        C.COMMENT: cur[C.COMMENT],
+        C.UNCLEAR: ["true" if u else "false" for u in cur[C.UNCLEAR]],
+    })
+    if out is not None:
+        write_table(frame, out, escape_formulas=True)
+    return frame
+
+
+# --------------------------------------------------------------------------- imports
+def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None) -> dict:
+    """Import an EHR-Rel wide file as a completed study on the 0–3 relatedness scale: every
+    ``rater_<X>`` column becomes annotator X, who is assigned exactly the pairs X rated."""
+    frame = read_table(path)
+    if not is_ehr_rel(frame.columns):
+        raise InputError.single("is not an EHR-Rel wide file: expected snomed_id_1, snomed_label_1, "
+                                "snomed_id_2, snomed_label_2 and rater_<name> columns",
+                                file=str(path), row=1)
+    pairs, ratings = split_ehr_rel(frame, str(path))
+    return _import_completed(study, pairs, ratings, load_scale("relatedness-0-3"),
+                             {"imported_from": Path(path).name, "format": "ehr-rel"}, engine)
+
+
+def import_ratings(ratings_path: str | Path, pairs_path: str | Path, scale: str | Scale, study: str,
+                   *, engine: Engine | None = None) -> dict:
+    """Import ratings collected elsewhere (long ratings file + pairs file) as a completed study."""
+    sc = scale if isinstance(scale, Scale) else load_scale(scale)
+    pairs = load_pairs(pairs_path)
+    ratings = validate_ratings(read_table(ratings_path), sc, str(ratings_path),
+                               known_pairs=set(pairs[C.PAIR_ID]))
+    return _import_completed(study, pairs, ratings, sc,
+                             {"imported_from": Path(ratings_path).name, "format": "ratings"}, engine)
+
+
+def _import_completed(study: str, pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale,
+                      config: dict, engine: Engine | None) -> dict:
+    engine = engine or get_engine()
+    index = {pid: i for i, pid in enumerate(pairs[C.PAIR_ID])}
+    names = list(dict.fromkeys(ratings[C.ANNOTATOR]))
+    queues = {}
+    for who in names:
+        rated = sorted({index[p] for p in ratings.loc[ratings[C.ANNOTATOR] == who, C.PAIR_ID]})
+        queues[who] = [Slot(i) for i in rated]
+    if not len(ratings):
+        raise InputError.single("has no ratings to import", file=config.get("imported_from"))
+    now = utcnow()
+    with session_scope(engine) as s:
+        if s.scalar(select(Study.id).where(Study.name == study)) is not None:
+            raise UsageProblem(f"a study named '{study}' already exists")
+        st = Study(name=study, scale_json=scale.to_json(), guideline=scale.guideline,
+                   config_json=json.dumps(config, sort_keys=True), created_at=now)
+        s.add(st)
+        s.flush()
+        item_ids = _insert_items(s, st.id, pairs)
+        ann_ids = {}
+        for who in names:
+            ann = Annotator(study_id=st.id, name=who, code_hash=None, active=False, created_at=now)
+            s.add(ann)
+            s.flush()
+            ann_ids[who] = ann.id
+            _insert_queue(s, st.id, ann.id, item_ids, queues[who])
+        slot_ids = {(a, i): sid for sid, a, i in s.execute(
+            select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
+            .where(Assignment.study_id == st.id)).all()}
+        ordered = ratings.assign(_t=ratings[C.RATED_AT].fillna(pd.Timestamp(now)))
+        ordered = ordered.sort_values("_t", kind="stable")
+        rows = []
+        for rec in ordered.to_dict(orient="records"):
+            a_id = ann_ids[rec[C.ANNOTATOR]]
+            i_id = item_ids[index[rec[C.PAIR_ID]]]
+            rows.append({"study_id": st.id, "annotator_id": a_id, "item_id": i_id,
+                         "assignment_id": slot_ids[(a_id, i_id)], "value": str(rec[C.RATING]),
+                         "unclear": bool(rec.get(C.UNCLEAR, False)), "comment": rec.get(C.COMMENT) or "",
+                         "rated_at": rec["_t"].to_pydatetime(), "elapsed_ms": None, "source": "import"})
+        s.execute(insert(Rating), rows)
+        s.add(Event(study_id=st.id, kind="study_imported", at=now,
+                    detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True)))
+    return {"study": study, "items": len(pairs), "ratings": len(ratings),
+            "annotators": [{"name": n, "access_code": None} for n in names]}
+
+
+# --------------------------------------------------------------------------- annotators
+def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dict:
+    """Add annotator *name* to *study* with a queue of every pair (file order) and a new code."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    name = name.strip()
+    if not name:
+        raise UsageProblem("an annotator needs a name")
+    code = new_access_code()
+    with session_scope(engine) as s:
+        if s.scalar(select(Annotator.id).where(Annotator.study_id == info.id,
+                                              Annotator.name == name)) is not None:
+            raise UsageProblem(f"study '{study}' already has an annotator named '{name}'")
+        ann = Annotator(study_id=info.id, name=name, code_hash=hash_code(code), active=True,
+                        created_at=utcnow())
+        s.add(ann)
+        s.flush()
+        item_ids = s.scalars(select(Item.id).where(Item.study_id == info.id)
+                             .order_by(Item.position)).all()
+        _insert_queue(s, info.id, ann.id, list(item_ids), [Slot(i) for i in range(len(item_ids))])
+        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="annotator_added", at=utcnow(),
+                    detail_json=json.dumps({"name": name})))
+    return {"name": name, "access_code": code}
+
+
+def _annotator(s, info: StudyInfo, name: str) -> Annotator:
+    ann = s.scalar(select(Annotator).where(Annotator.study_id == info.id, Annotator.name == name))
+    if ann is None:
+        raise UsageProblem(f"study '{info.name}' has no annotator named '{name}'")
+    return ann
+
+
+def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = None) -> None:
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    new = new.strip()
+    if not new:
+        raise UsageProblem("an annotator needs a name")
+    with session_scope(engine) as s:
+        if s.scalar(select(Annotator.id).where(Annotator.study_id == info.id,
+                                              Annotator.name == new)) is not None:
+            raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
+        ann = _annotator(s, info, old)
+        ann.name = new
+        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="annotator_renamed", at=utcnow(),
+                    detail_json=json.dumps({"from": old, "to": new})))
+
+
+def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
+    """A new access code for *name* (the old one stops working); re-activates the annotator."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    code = new_access_code()
+    with session_scope(engine) as s:
+        ann = _annotator(s, info, name)
+        ann.code_hash = hash_code(code)
+        ann.active = True
+        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_issued", at=utcnow()))
+    return code
+
+
+def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
+    """Revoke *name*'s access code; their ratings are kept."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        ann = _annotator(s, info, name)
+        ann.code_hash = None
+        ann.active = False
+        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_revoked", at=utcnow()))
+
+
+def rating_history(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Every saved rating (the append-only history), oldest first."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    q = (select(Rating.id, Item.pair_id, Annotator.name, Rating.value, Rating.unclear,
+                Rating.comment, Rating.rated_at, Rating.elapsed_ms, Rating.source, Assignment.kind)
+         .join(Item, Item.id == Rating.item_id).join(Annotator, Annotator.id == Rating.annotator_id)
+         .join(Assignment, Assignment.id == Rating.assignment_id)
+         .where(Rating.study_id == info.id).order_by(Rating.id))
+    with session_scope(engine) as s:
+        rows = s.execute(q).all()
+    return pd.DataFrame(rows, columns=["rating_id", C.PAIR_ID, C.ANNOTATOR, C.RATING, C.UNCLEAR,
+                                       C.COMMENT, C.RATED_AT, "elapsed_ms", "source", "slot"])
+
+
+def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
+    """(number of saved ratings, highest rating id) of *study*: changes with every save, so
+    pages use it as a cache key that is never stale after a save."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        n, top = s.execute(select(func.count(Rating.id), func.coalesce(func.max(Rating.id), 0))
+                           .where(Rating.study_id == info.id)).one()
+    return int(n), int(top)

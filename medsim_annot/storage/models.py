@@ -1,0 +1,126 @@
+"""Tables of the study store (SQLAlchemy 2 declarative). Schema changes go through Alembic
+(``migrations/versions``); ``Base.metadata`` is only used by the migration's autogenerate.
+
+Ratings are append-only: a save inserts a row; the *current* rating of an assignment is its
+row with the highest id. A database trigger (see the initial migration) refuses UPDATE and
+DELETE on ``ratings``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import (Boolean, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator,
+                        UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator):
+    """Stored as naive UTC (portable across SQLite and PostgreSQL), returned tz-aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.timezone.utc)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Study(Base):
+    __tablename__ = "studies"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    scale_json: Mapped[str] = mapped_column(Text)
+    guideline: Mapped[str] = mapped_column(Text, default="")
+    config_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Item(Base):
+    __tablename__ = "items"
+    __table_args__ = (UniqueConstraint("study_id", "pair_id", name="uq_items_study_pair"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    pair_id: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    term_1: Mapped[str] = mapped_column(Text)
+    term_2: Mapped[str] = mapped_column(Text)
+    auto_label: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    dataset: Mapped[str] = mapped_column(String(200), default="")
+    difficulty: Mapped[str] = mapped_column(String(20), default="")
+    negative_strategy: Mapped[str] = mapped_column(String(40), default="")
+    concept_id_1: Mapped[str] = mapped_column(String(100), default="")
+    concept_id_2: Mapped[str] = mapped_column(String(100), default="")
+    meta_json: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class Annotator(Base):
+    __tablename__ = "annotators"
+    __table_args__ = (UniqueConstraint("study_id", "name", name="uq_annotators_study_name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    code_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
+                      Index("ix_assignments_annotator_item", "annotator_id", "item_id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20), default="main")  # main | calibration | duplicate
+    swapped: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Rating(Base):
+    __tablename__ = "ratings"
+    __table_args__ = (Index("ix_ratings_assignment", "assignment_id", "id"),
+                      Index("ix_ratings_study", "study_id", "id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"))
+    value: Mapped[str] = mapped_column(String(100))
+    unclear: Mapped[bool] = mapped_column(Boolean, default=False)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    source: Mapped[str] = mapped_column(String(20), default="app")  # app | import
+
+
+class Event(Base):
+    __tablename__ = "events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int | None] = mapped_column(ForeignKey("studies.id"), nullable=True, index=True)
+    annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
+    kind: Mapped[str] = mapped_column(String(60))
+    detail_json: Mapped[str] = mapped_column(Text, default="{}")
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Setting(Base):
+    __tablename__ = "settings"
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
