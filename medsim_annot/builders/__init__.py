@@ -1,0 +1,1 @@
+"""Dataset builders: SNOMED CT benchmark datasets and EHR co-occurrence candidates."""
