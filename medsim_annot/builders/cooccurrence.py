@@ -312,7 +312,10 @@ def random_pairs_sql(seed: int, top: int, shape: QueryShape = QueryShape()) -> s
 
 def labels_sql(shape: QueryShape = QueryShape()) -> str:
     """One label per concept of ``medsim_wanted``: its most frequent non-empty label among
-    the kept events, ties broken by the smallest label in text order."""
+    the events of the chosen categories, ties broken by the smallest label in text order.
+
+    The wanted concepts are those of kept pairs, which are never excluded, so the builder
+    passes a *shape* without the exclusion."""
     more = [f"""label_counts AS (
     SELECT concept_id, label, COUNT(*) AS n
     FROM kept_events
@@ -482,6 +485,7 @@ class DuckDBEngine(_Engine):
         except duckdb.Error as exc:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise ValueError(f"cannot start DuckDB: {exc}") from None
+        self.con.execute("SET enable_progress_bar = false")
 
     def load_events(self, source: EventsSource) -> None:
         self._source = source
@@ -764,7 +768,9 @@ def cooccurrence_pairs(source: EventsSource, *, categories: Sequence[str] | None
         else:
             wanted = sorted({r[2] for r in kept} | {r[3] for r in kept})
             eng.load_table(WANTED_VIEW, [CONCEPT_ID], [(c,) for c in wanted])
-            labels = dict(eng.fetch(labels_sql(shape)))
+            # The wanted concepts survived the exclusion, so labelling skips it (and Spark's
+            # level-by-level recursion).
+            labels = dict(eng.fetch(labels_sql(QueryShape(categories=shape.categories))))
             result.unlabelled = [c for c in wanted if c not in labels]
             result.pairs = _frame(kept, labels)
     result.seconds = time.perf_counter() - started
