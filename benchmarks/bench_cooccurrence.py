@@ -122,7 +122,9 @@ from medsim_annot.services.build_cooccurrence import build_cooccurrence
 report = build_cooccurrence({events!r}, {out!r}, max_per_concept=6, top=4000, engine="duckdb",
                             progress=lambda m: print(m, file=sys.stderr, flush=True))
 import resource
-report["max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+usage = resource.getrusage(resource.RUSAGE_SELF)
+report["max_rss_bytes"] = usage.ru_maxrss * 1024
+report["cpu_seconds"] = usage.ru_utime + usage.ru_stime
 print(json.dumps(report))
 """
 
@@ -152,7 +154,9 @@ def run(report) -> None:
         summary = json.loads(proc.stdout.strip().splitlines()[-1])
         peak_gb = summary["max_rss_bytes"] / 1e9  # the child's own peak (ru_maxrss, Linux KiB)
         print(f"  duckdb: {summary['pairs']:,} pairs of {summary['concepts']:,} concepts, "
-              f"walked {summary['walked']:,} sorted pairs", flush=True)
+              f"walked {summary['walked']:,} sorted pairs; CPU {summary['cpu_seconds']:.0f} s "
+              f"over {wall:.0f} s wall on {os.cpu_count()} cores (load average "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
 
         full = PATIENTS == 1_000_000
         report("duckdb co-occurrence, total", wall, "s",

@@ -361,7 +361,8 @@ def test_empty_missing_and_malformed_files(tmp_path, cli):
     _error(cli("build", "cooccurrence", "--events", tmp_path / "e.xlsx", "--out", out), "extension")
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("patient_id,concept_id,concept_label\np1,1,a\np1,2,b,extra,x\n")
-    _error(cli("build", "cooccurrence", "--events", ragged, "--out", out), str(ragged), "cannot be read")
+    _error(cli("build", "cooccurrence", "--events", ragged, "--out", out), str(ragged), "row 3",
+           "cannot be read")
     notparquet = tmp_path / "bad.parquet"
     notparquet.write_bytes(b"not parquet")
     _error(cli("build", "cooccurrence", "--events", notparquet, "--out", out), str(notparquet), "Parquet")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -352,7 +353,7 @@ def draw_key(seed: int, concept_id_1: str, concept_id_2: str) -> str:
 # --------------------------------------------------------------------------- the cap
 def greedy_cap(batches: Iterable[Sequence], *, max_per_concept: int, top: int
                ) -> tuple[list[tuple], int]:
-    """Walk sorted pairs, keeping one only while both its concepts are in fewer than
+    r"""Walk sorted pairs, keeping one only while both its concepts are in fewer than
     *max_per_concept* kept pairs; stop after *top* kept pairs.
 
     Parameters
@@ -376,6 +377,12 @@ def greedy_cap(batches: Iterable[Sequence], *, max_per_concept: int, top: int
 
     Notes
     -----
+    With pairs :math:`p_1, p_2, \dots` in walk order, :math:`K_{j}` the pairs kept before
+    :math:`p_j` and :math:`c` the cap, :math:`p_j = \{a, b\}` is kept if and only if
+
+    .. math:: |K_j| < \mathit{top} \quad\text{and}\quad
+              |\{q \in K_j : a \in q\}| < c \quad\text{and}\quad |\{q \in K_j : b \in q\}| < c.
+
     The walk is sequential by nature (whether a pair is kept depends on the pairs kept
     before it), but most of a long walk skips pairs whose concept is already full; those
     are dropped per batch with a vectorised membership test before the Python loop.
@@ -510,11 +517,16 @@ class DuckDBEngine(_Engine):
     def _run(self, call):
         try:
             return call()
+        except self._duckdb.OutOfMemoryException as exc:
+            raise ValueError(f"DuckDB ran out of memory ({str(exc).strip().splitlines()[0]}); raise "
+                             "--memory-limit or give it a --temp-dir with more free disk") from None
         except (self._duckdb.InvalidInputException, self._duckdb.IOException,
                 self._duckdb.ConversionException) as exc:
             file = str(self._source.path) if self._source else None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-            raise InputError.single(f"cannot be read ({first})", file=file) from None
+            line = re.search(r"CSV Error on Line: (\d+)", first)
+            raise InputError.single(f"cannot be read ({first})", file=file,
+                                    row=int(line.group(1)) if line else None) from None
 
     def stream(self, sql: str, batch_rows: int = BATCH_ROWS) -> Iterator[list]:
         import pyarrow as pa
