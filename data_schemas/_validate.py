@@ -34,8 +34,9 @@ def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, file: str | None
             if check == "column_in_dataframe":
                 problems.append(Problem("required column is missing", column=str(failure)))
                 continue
-            key = f"{column}:{check}"
-            message = explain.get(key) or explain.get(check) or f"fails check {check}"
+            base = check.split("(", 1)[0]
+            message = (explain.get(f"{column}:{check}") or explain.get(f"{column}:{base}")
+                       or explain.get(check) or f"fails check {check}")
             shown = "" if failure is None else str(failure)
             if len(shown) > 60:
                 shown = shown[:57] + "..."

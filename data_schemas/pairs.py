@@ -35,11 +35,10 @@ SCHEMA = pa.DataFrameSchema(
         C.PAIR_ID: pa.Column(str, checks=[_non_empty], unique=True, report_duplicates="exclude_first"),
         C.TERM_1: pa.Column(str, checks=[_non_empty]),
         C.TERM_2: pa.Column(str, checks=[_non_empty]),
-        C.AUTO_LABEL: pa.Column(str, checks=pa.Check.isin(["", "0", "1"], name="label"), required=False),
-        C.DIFFICULTY: pa.Column(str, checks=pa.Check.isin(["", *C.DIFFICULTIES], name="difficulty"),
+        C.AUTO_LABEL: pa.Column(str, checks=pa.Check.isin(["", "0", "1"]), required=False),
+        C.DIFFICULTY: pa.Column(str, checks=pa.Check.isin(["", *C.DIFFICULTIES]),
                                 required=False),
-        C.NEGATIVE_STRATEGY: pa.Column(str, checks=pa.Check.isin(["", *C.NEGATIVE_STRATEGIES],
-                                                                 name="strategy"), required=False),
+        C.NEGATIVE_STRATEGY: pa.Column(str, checks=pa.Check.isin(["", *C.NEGATIVE_STRATEGIES]), required=False),
     },
     strict=False,
     coerce=False,
@@ -49,9 +48,10 @@ _EXPLAIN = {
     "non_empty": "is empty; every pair needs a non-empty value here",
     f"{C.PAIR_ID}:field_uniqueness": "pair_id '{value}' appears more than once",
     "field_uniqueness": "value '{value}' appears more than once",
-    "label": "auto_label must be 0 or 1 (or empty), not '{value}'",
-    "difficulty": "difficulty must be 'easy' or 'hard' (or empty), not '{value}'",
-    "strategy": "negative_strategy must be 'random' or 'levenshtein' (or empty), not '{value}'",
+    f"{C.AUTO_LABEL}:isin": "auto_label must be 0 or 1 (or empty), not '{value}'",
+    f"{C.DIFFICULTY}:isin": "difficulty must be 'easy' or 'hard' (or empty), not '{value}'",
+    f"{C.NEGATIVE_STRATEGY}:isin": "negative_strategy must be 'random' or 'levenshtein' (or empty), "
+                                   "not '{value}'",
 }
 
 

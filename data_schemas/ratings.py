@@ -23,7 +23,7 @@ SCHEMA = pa.DataFrameSchema(
         C.PAIR_ID: pa.Column(str, checks=[_non_empty]),
         C.ANNOTATOR: pa.Column(str, checks=[_non_empty]),
         C.RATING: pa.Column(str),
-        C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE), name="bool"),
+        C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE)),
                              required=False),
     },
     strict=False,
@@ -31,7 +31,7 @@ SCHEMA = pa.DataFrameSchema(
 
 _EXPLAIN = {
     "non_empty": "is empty",
-    "bool": "unclear must be true/false (or 1/0, yes/no), not '{value}'",
+    f"{C.UNCLEAR}:isin": "unclear must be true/false (or 1/0, yes/no), not '{value}'",
 }
 
 

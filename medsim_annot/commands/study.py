@@ -1,0 +1,139 @@
+"""``medsim study ...``, ``medsim import ...``, ``medsim demo`` and ``medsim admin ...``."""
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from data_schemas.scales import load_scale
+from medsim_annot.commands._common import emit_json, split_list
+from medsim_annot.services import studies as svc
+
+
+def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
+    for g in app.registered_groups:
+        if g.name == name:
+            return g.typer_instance
+    sub = typer.Typer(help=help_text, no_args_is_help=True)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+def _print_codes(result: dict) -> None:
+    typer.echo(f"study '{result['study']}': {result['items']} pairs")
+    for a in result["annotators"]:
+        code = a.get("access_code")
+        typer.echo(f"  {a['name']:<20} {code if code else '(no access code: imported)'}")
+
+
+def register(app: typer.Typer) -> None:
+    study = get_group(app, "study", "Create, list and export studies.")
+    importer = get_group(app, "import", "Import completed studies (EHR-Rel wide files, ratings files).")
+    admin = get_group(app, "admin", "Administration: the admin password.")
+
+    @study.command("create")
+    def create(name: str = typer.Argument(..., help="name of the new study"),
+               pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+               scale: str = typer.Option("binary", "--scale",
+                                         help="binary | relatedness-0-3 | similarity-0-6 | SCALE_FILE"),
+               annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
+               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+        """Create a study; every annotator gets every pair. Prints the access codes once."""
+        sc = load_scale(scale)
+        frame = svc.load_pairs(pairs)
+        result = svc.create_study(name, frame, sc, split_list(annotators),
+                                  config={"pairs_file": pairs.name})
+        emit_json(result) if as_json else _print_codes(result)
+
+    @study.command("list")
+    def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+        """List studies with their scale and progress."""
+        rows = svc.list_studies()
+        if as_json:
+            emit_json(rows)
+            return
+        if not rows:
+            typer.echo("no studies yet (medsim demo seeds two)")
+        for r in rows:
+            typer.echo(f"{r['study']:<30} {r['scale']:<16} {r['items']:>7} pairs  "
+                       f"{r['annotators']:>3} annotators  {r['rated']:>7}/{r['assigned']} rated")
+
+    @study.command("export")
+    def export(name: str = typer.Argument(...),
+               out: Path = typer.Option(..., "--out", help="output file; format from the extension")) -> None:
+        """Export current ratings (long format, with rated_at)."""
+        frame = svc.export_ratings(name, out)
+        typer.echo(f"wrote {len(frame)} current ratings to {out}")
+
+    @importer.command("ehr-rel")
+    def import_ehr(file: Path = typer.Argument(..., help="EHR-Rel wide file (e.g. EHR-RelA.tsv)"),
+                   study_name: str = typer.Option(..., "--study", help="name of the new study"),
+                   as_json: bool = typer.Option(False, "--json")) -> None:
+        """Import an EHR-Rel wide file as a completed study (0–3 relatedness)."""
+        result = svc.import_ehr_rel(file, study_name)
+        if as_json:
+            emit_json(result)
+        else:
+            typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
+                       f"{len(result['annotators'])} annotators into study '{study_name}'")
+
+    @importer.command("ratings")
+    def import_ratings(ratings: Path = typer.Argument(..., help="long ratings file"),
+                       pairs: Path = typer.Option(..., "--pairs"),
+                       scale: str = typer.Option(..., "--scale"),
+                       study_name: str = typer.Option(..., "--study"),
+                       as_json: bool = typer.Option(False, "--json")) -> None:
+        """Import ratings collected elsewhere (e.g. spreadsheets) as a completed study."""
+        result = svc.import_ratings(ratings, pairs, scale, study_name)
+        if as_json:
+            emit_json(result)
+        else:
+            typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
+                       f"{len(result['annotators'])} annotators into study '{study_name}'")
+
+    @app.command("demo")
+    def demo(as_json: bool = typer.Option(False, "--json"),
+             force: bool = typer.Option(False, "--force", help="seed even if studies exist"),
+             credentials: Optional[Path] = typer.Option(
+                 None, "--credentials", help="also write the demo sign-in details to this file "
+                                             "(mode 600), and print that file when already seeded")) -> None:
+        """Seed the demo studies (binary and relatedness) when the database has none."""
+        import os
+
+        from medsim_annot.services.demo import credentials_text, seed_demo
+
+        result = seed_demo(only_if_empty=not force)
+        if as_json:
+            emit_json(result)
+            return
+        if not result["seeded"]:
+            if credentials is not None and credentials.exists():
+                typer.echo(credentials.read_text(encoding="utf-8"), nl=False)
+            else:
+                typer.echo("the database already has studies; demo not seeded (use --force to add it)")
+            return
+        text = credentials_text(result)
+        if credentials is not None:
+            credentials.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        typer.echo(text, nl=False)
+
+    @admin.command("set-password")
+    def set_password(password: Optional[str] = typer.Option(None, "--password",
+                                                            help="omit to be asked (hidden input)")) -> None:
+        """Set the admin password (stored as a salted scrypt hash)."""
+        from medsim_annot.services.auth import set_admin_password
+
+        if password is None:
+            password = getpass.getpass("new admin password: ")
+            again = getpass.getpass("again: ")
+            if password != again:
+                from medsim_annot.errors import UsageProblem
+
+                raise UsageProblem("the two passwords differ")
+        set_admin_password(password)
+        typer.echo("admin password set")
