@@ -75,13 +75,15 @@ def prepare_study(pairs: pd.DataFrame, annotators: list[str], options: DesignOpt
 
 def create_designed_study(name: str, pairs: pd.DataFrame, scale: Scale, annotators: list[str],
                           options: DesignOptions, *, guideline: str | None = None,
-                          file: str | None = None, engine: Engine | None = None) -> dict:
+                          file: str | None = None, extra_config: dict | None = None,
+                          engine: Engine | None = None) -> dict:
     """Prepare (sample + plan) and create study *name* in one transaction. Returns
     :func:`~medsim_annot.services.studies.create_study`'s result plus ``config`` and
     ``warnings``."""
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
+    prep.config.update(extra_config or {})
     out = create_study(name, prep.pairs, scale, queues=prep.queues, config=prep.config,
                        guideline=guideline, engine=engine)
     out["config"] = prep.config
