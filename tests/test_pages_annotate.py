@@ -67,10 +67,13 @@ def test_annotate_shows_pair_blind_and_rates(db):
     assert at.session_state["annotate_position"] == 1
     assert "first 1" in _all_text(at)
     assert "1 / 6 rated" in _all_text(at)
-    # A double press (the same button of the same pair again) adds nothing.
-    at.button(key="annotate_opt_1_2").click().run()
+    # Back, and the same answer again (a resubmit) adds nothing.
+    at.button(key="annotate_back_1").click().run()
+    assert at.session_state["annotate_position"] == 0
+    at.button(key="annotate_opt_0_1").click().run()
+    assert at.session_state["annotate_position"] == 1
     hist = rating_history("s")
-    assert len(hist) == 2
+    assert len(hist) == 1
     assert hist["elapsed_ms"].notna().all()
 
 
@@ -107,6 +110,15 @@ def test_annotate_unclear_flag_and_end_screen(db):
     assert any("queue is complete" in s.value for s in at.success)
     out = export_ratings("rel")
     assert out["unclear"].tolist() == ["true", "false"]
+    # In a new session, changing the value of the unclear-flagged pair keeps the flag.
+    again = _page("pages/annotate.py", "annotator", ident)
+    assert again.session_state["annotate_position"] is None
+    again.button(key="annotate_back_end").click().run()
+    again.button(key="annotate_back_1").click().run()
+    assert again.button(key="annotate_unclear_btn_0").label == "Unclear meaning ✓"
+    again.button(key="annotate_opt_0_3").click().run()
+    out = export_ratings("rel")
+    assert out["rating"].tolist() == [3, 0] and out["unclear"].tolist() == ["true", "false"]
 
 
 def test_straight_line_warning_shown(db):
