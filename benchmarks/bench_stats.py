@@ -172,9 +172,9 @@ def run(report) -> None:
     v = len(enc.values)
 
     def boot():
-        return bootstrap_ci(lambda w: alpha_from_coincidence((w @ o).reshape(-1, v, v),
-                                                             enc.values, "ordinal"),
-                            enc.n_items, n_resamples=1000, seed=SEED)
+        return bootstrap_ci(o, lambda t: alpha_from_coincidence(t.reshape(-1, v, v), enc.values,
+                                                                "ordinal"),
+                            n_resamples=1000, seed=SEED)
 
     fast = _timed(boot)
     base = _timed(lambda: baseline_bootstrap(ratings, 1000))

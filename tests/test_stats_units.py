@@ -220,28 +220,46 @@ def test_audit_unrated_pairs_and_no_positive_predictions():
 
 # ---- bootstrap -----------------------------------------------------------------------------------
 def test_bootstrap_percentile_fallback_with_reason():
-    x = np.ones(30)
-    ci = bootstrap_ci(lambda w: (w @ x) / w.sum(axis=1), 30, n_resamples=100, seed=1)
+    sums = np.column_stack([np.ones(30), np.ones(30)])
+    ci = bootstrap_ci(sums, lambda t: t[:, 0] / t[:, 1], n_resamples=100, seed=1)
     assert ci.method == "percentile" and "degenerate" in ci.reason and ci.low == ci.high == 1.0
-    ci = bootstrap_ci(lambda w: (w @ x) / w.sum(axis=1), 1, n_resamples=100, seed=1)
+    ci = bootstrap_ci(sums[:1], lambda t: t[:, 0] / t[:, 1], n_resamples=100, seed=1)
     assert np.isnan(ci.low) and ci.reason
+    # undefined in some resamples (precision with rare predicted positives)
+    rare = np.zeros((40, 2))
+    rare[0] = [1, 1]
+    ci = bootstrap_ci(rare, lambda t: np.where(t[:, 1] > 0, t[:, 0] / np.maximum(t[:, 1], 1),
+                                               np.nan), n_resamples=200, seed=2)
+    assert ci.method == "percentile" and "undefined" in ci.reason
 
 
-def test_bootstrap_alpha_interval_covers_estimate():
+def test_bootstrap_alpha_interval_covers_estimate_and_jackknife_shortcut():
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 4, 200)
     m = np.clip(truth[:, None] + rng.integers(-1, 2, (200, 3)), 0, 3).astype(float)
     r = ratings_from_matrix(m)
+    from scipy.stats import bootstrap
+
     from medsim_annot.stats._frame import encode
     from medsim_annot.stats.alpha import alpha_from_coincidence, unit_coincidences
+    from medsim_annot.stats.bootstrap import weights_from_indices
     enc = encode(r)
     o = unit_coincidences(enc.counts()).reshape(enc.n_items, -1)
     v = len(enc.values)
-    ci = bootstrap_ci(lambda w: alpha_from_coincidence((w @ o).reshape(-1, v, v), enc.values,
-                                                       "ordinal"), enc.n_items, n_resamples=300,
-                      seed=3)
+
+    def stat(t):
+        return alpha_from_coincidence(t.reshape(-1, v, v), enc.values, "ordinal")
+
+    ci = bootstrap_ci(o, stat, n_resamples=300, seed=3)
     est = krippendorff_alpha(r, "ordinal").value
     assert ci.method == "BCa" and ci.reason is None and ci.low < est < ci.high
+    # same interval as scipy with the plain (dense-weights) statistic
+    ref = bootstrap((np.arange(enc.n_items),),
+                    lambda idx, axis=-1: stat(weights_from_indices(
+                        idx.reshape(-1, idx.shape[-1]), enc.n_items) @ o).reshape(idx.shape[:-1]),
+                    vectorized=True, n_resamples=300, rng=np.random.default_rng(3))
+    assert ci.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ci.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
 
 
 # ---- rater quality -------------------------------------------------------------------------------

@@ -222,21 +222,19 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
 
 def _bootstrap_group(o_unit: np.ndarray, onehot: np.ndarray, values: np.ndarray, level: str,
                      n_resamples: int, confidence: float, seed) -> dict[str, ConfidenceInterval]:
-    n = len(o_unit)
     v = len(values)
 
-    def alpha_stat(w: np.ndarray) -> np.ndarray:
-        return alpha_from_coincidence((w @ o_unit).reshape(-1, v, v), values, level)
+    def alpha_stat(t: np.ndarray) -> np.ndarray:
+        return alpha_from_coincidence(t.reshape(-1, v, v), values, level)
 
     def score(name: str):
-        def stat(w: np.ndarray) -> np.ndarray:
-            tp, fp, fn, tn = (w @ onehot).T
-            return confusion_scores(tp, fp, fn, tn)[name]
+        def stat(t: np.ndarray) -> np.ndarray:
+            return confusion_scores(t[:, 0], t[:, 1], t[:, 2], t[:, 3])[name]
         return stat
 
-    out = {"krippendorff_alpha": bootstrap_ci(alpha_stat, n, n_resamples=n_resamples,
+    out = {"krippendorff_alpha": bootstrap_ci(o_unit, alpha_stat, n_resamples=n_resamples,
                                               confidence=confidence, seed=seed)}
     for name in ("accuracy", "precision", "recall"):
-        out[name] = bootstrap_ci(score(name), n, n_resamples=n_resamples, confidence=confidence,
-                                 seed=seed)
+        out[name] = bootstrap_ci(onehot, score(name), n_resamples=n_resamples,
+                                 confidence=confidence, seed=seed)
     return out
