@@ -134,3 +134,24 @@ def test_agreement_long_file_degenerate(cli, tmp_path):
     assert r.exit_code == 0
     d = json.loads(r.stdout)
     assert d["krippendorff_alpha"] is None and d["level"] == "nominal" and d["pairwise"] == []
+
+
+def test_services_file_helpers(audit_files, ehr_rel_a):
+    from data_schemas.scales import BINARY
+    from medsim_annot.services.agreement import (load_pairs_file, load_ratings_file,
+                                                 majority_table, rater_quality_report)
+
+    pairs_path, ratings_path = audit_files
+    pairs = load_pairs_file(pairs_path)
+    loaded = load_ratings_file(ratings_path, pairs=pairs)
+    assert loaded.scale.name == "binary" and loaded.source == "long"
+    table = majority_table(loaded.ratings, loaded.scale)
+    assert table.loc["snomed-0", "majority_value"] == "same"
+    assert table.loc["snomed-3", "majority_value"] is None
+    q = rater_quality_report(loaded.ratings, BINARY, history=loaded.history)
+    assert set(q.per_annotator["annotator"]) == {"doc1", "doc2", "doc3"}
+    ehr = load_ratings_file(ehr_rel_a)
+    assert ehr.source == "ehr_rel" and ehr.scale.name == "relatedness-0-3"
+    assert len(ehr.pairs) == 111
+    num = majority_table(ehr.ratings, ehr.scale)
+    assert {"mean", "median"} <= set(num.columns)

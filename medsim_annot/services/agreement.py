@@ -27,7 +27,7 @@ from data_schemas.scales import (BINARY, RELATEDNESS_0_3, SIMILARITY_0_6, Scale,
                                  load_scale)
 from medsim_annot.io import read_table
 from medsim_annot.stats import (AgreementReport, AuditResult, RaterQuality, audit_labels,
-                                rater_quality)
+                                majority_vote, rater_quality)
 from medsim_annot.stats import agreement_report as _agreement_report
 
 MAJORITY_RULES = ("strict", "decisive")
@@ -88,6 +88,21 @@ def audit_report(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
                               for c in missing], file)
     return audit_labels(pairs, ratings, scale, by=by, rule=majority, bootstrap=bootstrap,
                         confidence=confidence, seed=seed)
+
+
+def majority_table(ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict",
+                   items=None) -> pd.DataFrame:
+    """Per pair: ``majority`` (code, NaN without a majority), ``majority_value`` (the scale's
+    option value, None without a majority), ``n_ratings`` (cast), ``n_decisive`` and, for
+    numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
+    if rule not in MAJORITY_RULES:
+        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
+    table = majority_vote(ratings, rule=rule, numeric=scale.numeric, items=items)
+    by_code = {o.code: o.value for o in scale.options if o.code is not None}
+    table.insert(1, "majority_value", pd.Series(
+        [None if pd.isna(c) else by_code.get(c, c) for c in table["majority"]],
+        index=table.index, dtype=object))
+    return table
 
 
 def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
