@@ -295,3 +295,10 @@ def test_outlier_annotator_leave_one_out():
                         + [rng.integers(0, 7, 80).astype(float)])
     out = outlier_annotators(ratings_from_matrix(np.round(m), annotators="ABCDE"))
     assert out["outlier"].tolist() == [False, False, False, False, True]
+
+
+def test_audit_without_groups():
+    pairs, r = _audit_data()
+    res = audit_labels(pairs, r, BINARY, by=[], bootstrap=50, seed=1)
+    assert res.by_group.empty and res.to_dict()["by_group"] == []
+    assert res.overall["n_items"] == 80 and len(res.overall["accuracy_ci"]) == 2

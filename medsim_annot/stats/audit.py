@@ -192,7 +192,8 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     zero = np.zeros(len(items), dtype=np.int64)
     overall = table(tally(zero, 1), alpha_from_coincidence(o_group.sum(axis=0)[None], values,
                                                            scale.level))
-    by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1)
+    by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1) if by \
+        else per_group.iloc[0:0]
     overall_d = {k: (v.item() if hasattr(v, "item") else v) for k, v in overall.iloc[0].items()}
     for k in ("n_items", "tp", "fp", "fn", "tn"):
         overall_d[k] = int(overall_d[k])
@@ -205,14 +206,14 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     if bootstrap:
         onehot = np.stack([cell == c for c in (3, 1, 2, 0)], axis=1).astype(np.float64)
         cis_all = []
-        for gi in range(g + 1):
+        for gi in (range(g + 1) if by else [g]):
             sel = rated & ((group == gi) if gi < g else True)
             cis_all.append(_bootstrap_group(o_unit[sel], onehot[sel], values, scale.level,
                                             bootstrap, confidence, seed))
         for name in CI_METRICS:
-            by_group[f"{name}_ci"] = [cis[name].pair() for cis in cis_all[:g]]
-            overall_d[f"{name}_ci"] = cis_all[g][name].pair()
-            r = cis_all[g][name].reason
+            by_group[f"{name}_ci"] = [cis[name].pair() for cis in cis_all[:-1]]
+            overall_d[f"{name}_ci"] = cis_all[-1][name].pair()
+            r = cis_all[-1][name].reason
             if r:
                 reasons[f"{name}_ci"] = r
     item_frame = pd.DataFrame({"majority": major, "truth": truth, "auto_label": label,
