@@ -116,3 +116,17 @@ def test_confusion_scores_bounded(tp, fp, fn, tn):
     s = confusion_scores(tp, fp, fn, tn)
     for v in s.values():
         assert np.isnan(v) or 0.0 <= float(v) <= 1.0
+
+
+@given(matrices(min_raters=2, max_raters=2, values=(0, 1, 2, 3), min_items=2, max_items=30))
+def test_kappa_equals_sklearn(m):
+    from sklearn.metrics import cohen_kappa_score
+
+    both = ~np.isnan(m).any(axis=1)
+    x, y = m[both, 0], m[both, 1]
+    for weights in (None, "linear", "quadratic"):
+        mine = cohen_kappa(m[:, 0], m[:, 1], weights=weights, labels=[0, 1, 2, 3])
+        if mine.reason:
+            assume(False)
+        ref = cohen_kappa_score(x, y, labels=[0, 1, 2, 3], weights=weights)
+        assert mine.value == pytest.approx(ref, abs=1e-12)
