@@ -91,7 +91,8 @@ def test_never_pairable_item_changes_nothing(m, level, value):
     assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(r2, level).value)
 
 
-@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.sampled_from(["strict", "decisive"]))
+@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+       st.sampled_from(["strict", "decisive"]))
 def test_majority_of_identical_ratings_is_that_rating(k, value, rule):
     r = ratings_from_matrix(np.full((3, k), value))
     assert (majority_vote(r, rule=rule)["majority"] == value).all()

@@ -32,7 +32,6 @@ def test_majority_rules_and_numeric_summaries():
                ("p3", "A", 1), ("p3", "B", None), ("p3", "C", None),
                ("p4", "A", 0), ("p4", "B", 0), ("p4", "C", 0), ("p4", "D", 1)])
     strict = majority_vote(r)
-    assert strict["majority"].tolist()[:2] == [1.0, None] or np.isnan(strict["majority"]["p2"])
     assert strict.loc["p1", "majority"] == 1.0 and np.isnan(strict.loc["p2", "majority"])
     assert np.isnan(strict.loc["p3", "majority"]) and strict.loc["p4", "majority"] == 0.0
     assert strict["n_ratings"].tolist() == [3, 3, 3, 4]
@@ -167,7 +166,8 @@ def test_audit_matches_naive_computation():
     assert len(res.by_group) == 4
     maj = majority_vote(r)["majority"]
     for rec in res.by_group.to_dict(orient="records"):
-        sel = pairs[(pairs[C.DATASET] == rec[C.DATASET]) & (pairs[C.DIFFICULTY] == rec[C.DIFFICULTY])]
+        sel = pairs[(pairs[C.DATASET] == rec[C.DATASET])
+                    & (pairs[C.DIFFICULTY] == rec[C.DIFFICULTY])]
         truth = maj.reindex(sel[C.PAIR_ID]).to_numpy()
         label = sel[C.AUTO_LABEL].to_numpy(dtype=float)
         ok = ~np.isnan(truth)

@@ -69,7 +69,8 @@ def bootstrap_ci(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
 
     Notes
     -----
-    The percentile interval is :math:`[\\hat\\theta^*_{(\\alpha/2)}, \\hat\\theta^*_{(1-\\alpha/2)}]`;
+    The percentile interval is
+    :math:`[\\hat\\theta^*_{(\\alpha/2)}, \\hat\\theta^*_{(1-\\alpha/2)}]`;
     BCa adjusts the percentiles for bias :math:`\\hat z_0 = \\Phi^{-1}(\\#\\{\\hat\\theta^*_b <
     \\hat\\theta\\}/B)` and acceleration :math:`\\hat a` from the jackknife.
 
