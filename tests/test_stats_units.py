@@ -302,3 +302,17 @@ def test_audit_without_groups():
     res = audit_labels(pairs, r, BINARY, by=[], bootstrap=50, seed=1)
     assert res.by_group.empty and res.to_dict()["by_group"] == []
     assert res.overall["n_items"] == 80 and len(res.overall["accuracy_ci"]) == 2
+
+
+def test_alpha_by_group_matches_package():
+    pairs, r = _audit_data()
+    from medsim_annot.stats import alpha_by_group
+
+    table = alpha_by_group(r, pairs, "nominal", by=[C.DATASET])
+    assert table[C.DATASET].tolist() == ["d1", "d2"]
+    for rec in table.to_dict(orient="records"):
+        ids = pairs.loc[pairs[C.DATASET] == rec[C.DATASET], C.PAIR_ID]
+        sub = r[r[C.PAIR_ID].isin(ids)]
+        wide = sub.pivot(index=C.ANNOTATOR, columns=C.PAIR_ID, values=C.VALUE).to_numpy()
+        ref = krippendorff.alpha(reliability_data=wide, level_of_measurement="nominal")
+        assert rec["krippendorff_alpha"] == pytest.approx(ref, abs=1e-12)

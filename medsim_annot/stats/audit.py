@@ -12,7 +12,7 @@ from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 
-from ._frame import encode
+from ._frame import encode, group_index
 from .alpha import alpha_from_coincidence, unit_coincidences
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .majority import Rule, majority_from_counts
@@ -64,27 +64,6 @@ def confusion_scores(tp, fp, fn, tn) -> dict[str, np.ndarray]:
         rec = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
         f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
     return {"accuracy": acc, "precision": prec, "recall": rec, "f1": f1}
-
-
-def _group_index(pairs: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    if not by:
-        return np.zeros(len(pairs), dtype=np.int64), pd.DataFrame(index=[0])
-    codes = np.zeros(len(pairs), dtype=np.int64)
-    uniques = []
-    for col in by:
-        c, u = pd.factorize(pairs[col], sort=True)
-        u = np.asarray(u, dtype=object)
-        c = np.where(c < 0, len(u), c)  # missing values form their own group ("")
-        u = np.append(u, "")
-        codes = codes * len(u) + c
-        uniques.append(u)
-    present, group = np.unique(codes, return_inverse=True)
-    keys = {}
-    rest = present.copy()
-    for col, u in reversed(list(zip(by, uniques))):
-        keys[col] = u[rest % len(u)]
-        rest = rest // len(u)
-    return group.astype(np.int64), pd.DataFrame({col: keys[col] for col in by})
 
 
 def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
@@ -165,7 +144,7 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     scored = rated & ~np.isnan(truth) & ~np.isnan(label)
     cell = np.where(scored, np.nan_to_num(truth) * 2 + np.nan_to_num(label), -1).astype(np.int64)
     # cell: 3 = tp (truth 1, label 1), 2 = fn, 1 = fp, 0 = tn
-    group, keys = _group_index(pairs, by)
+    group, keys = group_index(pairs, by)
     g = len(keys)
 
     def tally(gr: np.ndarray, n: int) -> dict[str, np.ndarray]:
