@@ -1,0 +1,191 @@
+"""Store behaviour, the same on SQLite (WAL) and PostgreSQL (MEDSIM_TEST_POSTGRES_URL)."""
+from __future__ import annotations
+
+import os
+import uuid
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from data_schemas import BINARY, RELATEDNESS_0_3
+from data_schemas import columns as C
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services import auth
+from medsim_annot.services import studies as svc
+from medsim_annot.storage import Rating, dispose_all, get_engine, session_scope
+from tests.conftest import need
+
+PAIRS = pd.DataFrame({C.PAIR_ID: ["p1", "p2", "p3"], C.TERM_1: ["fever", "cough", "rash"],
+                      C.TERM_2: ["pyrexia", "tussis", "exanthema"],
+                      C.AUTO_LABEL: pd.array([1, 1, 0], dtype="Int64"),
+                      C.DATASET: ["d", "d", "d"]})
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request, tmp_path):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+        yield get_engine(url)
+        dispose_all()
+        return
+    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
+         "MEDSIM_REQUIRE_POSTGRES")
+    name = "medsim_t_" + uuid.uuid4().hex[:10]
+    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
+                             isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = base.rsplit("/", 1)[0] + "/" + name
+    try:
+        yield get_engine(url)
+    finally:
+        dispose_all()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def _rate(engine, study, annotator, pair_id, value, **kw):
+    """Append a rating the way the app does (one new row per save)."""
+    from sqlalchemy import select
+
+    from medsim_annot.storage import Annotator, Assignment, Item, Study
+
+    with session_scope(engine) as s:
+        sid = s.scalar(select(Study.id).where(Study.name == study))
+        aid = s.scalar(select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == annotator))
+        iid = s.scalar(select(Item.id).where(Item.study_id == sid, Item.pair_id == pair_id))
+        slot = s.scalar(select(Assignment.id).where(Assignment.annotator_id == aid,
+                                                    Assignment.item_id == iid))
+        s.add(Rating(study_id=sid, annotator_id=aid, item_id=iid, assignment_id=slot, value=str(value),
+                     **kw))
+
+
+def test_create_list_and_codes(engine):
+    res = svc.create_study("s1", PAIRS, BINARY, ["dr_a", "dr_b"], engine=engine)
+    assert res["items"] == 3 and [a["name"] for a in res["annotators"]] == ["dr_a", "dr_b"]
+    code = res["annotators"][0]["access_code"]
+    assert len(auth.normalise_code(code)) >= 26  # >= 128 bits in base32
+    who = auth.authenticate_annotator(code.lower().replace("-", " "), engine=engine)
+    assert who is not None and who.name == "dr_a" and who.study_name == "s1"
+    assert auth.authenticate_annotator("WRONG-CODE-WRONG-CODE-WRONG", engine=engine) is None
+    with engine.connect() as conn:  # only hashes are stored
+        stored = [r[0] for r in conn.exec_driver_sql("SELECT code_hash FROM annotators")]
+    assert auth.normalise_code(code) not in stored and auth.hash_code(code) in stored
+    listing = svc.list_studies(engine=engine)
+    assert listing[0]["study"] == "s1" and listing[0]["assigned"] == 6 and listing[0]["rated"] == 0
+    with pytest.raises(UsageProblem, match="already exists"):
+        svc.create_study("s1", PAIRS, BINARY, ["x"], engine=engine)
+
+
+def test_ratings_append_only_current_is_latest(engine):
+    svc.create_study("s", PAIRS, BINARY, ["dr_a"], engine=engine)
+    _rate(engine, "s", "dr_a", "p1", "same")
+    _rate(engine, "s", "dr_a", "p1", "not_same")
+    _rate(engine, "s", "dr_a", "p2", "dont_know")
+    cur = svc.current_ratings("s", engine=engine)
+    assert dict(zip(cur[C.PAIR_ID], cur[C.RATING])) == {"p1": "not_same", "p2": "dont_know"}
+    hist = svc.rating_history("s", engine=engine)
+    assert list(hist[C.RATING]) == ["same", "not_same", "dont_know"]  # history kept
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"):
+        with engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE ratings SET value = 'same'")
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"):
+        with engine.begin() as conn:
+            conn.exec_driver_sql("DELETE FROM ratings")
+    assert len(svc.rating_history("s", engine=engine)) == 3
+    frame, scale = svc.ratings_frame("s", engine=engine)
+    assert scale.name == "binary" and frame[C.NO_DECISION].sum() == 1
+
+
+def test_failed_create_leaves_nothing(engine):
+    bad = PAIRS.copy()
+    with pytest.raises(Exception):
+        # annotators must be strings: the failure happens after items were inserted
+        svc.create_study("half", bad, BINARY, ["ok", None], engine=engine)  # type: ignore[list-item]
+    assert svc.list_studies(engine=engine) == []
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM items").scalar() == 0
+
+
+def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
+    res = svc.import_ehr_rel(ehr_rel_a, "ehr-a", engine=engine)
+    assert res["items"] == 111 and res["ratings"] == 555
+    out = tmp_path / "ehr.csv"
+    exported = svc.export_ratings("ehr-a", out, engine=engine)
+    from data_schemas import split_ehr_rel
+    from medsim_annot.io import read_table
+
+    _, original = split_ehr_rel(read_table(ehr_rel_a))
+    key = [C.PAIR_ID, C.ANNOTATOR]
+    a = original[key + [C.RATING]].sort_values(key).reset_index(drop=True)
+    b = exported[key + [C.RATING]].sort_values(key).reset_index(drop=True)
+    b[C.RATING] = b[C.RATING].astype(float)
+    pd.testing.assert_frame_equal(a.astype({C.RATING: float}), b)
+
+
+def test_annotator_admin(engine):
+    svc.create_study("s", PAIRS, RELATEDNESS_0_3, ["a"], engine=engine)
+    added = svc.add_annotator("s", "b", engine=engine)
+    assert auth.authenticate_annotator(added["access_code"], engine=engine).name == "b"
+    svc.rename_annotator("s", "b", "bee", engine=engine)
+    new = svc.issue_code("s", "bee", engine=engine)
+    assert auth.authenticate_annotator(added["access_code"], engine=engine) is None
+    assert auth.authenticate_annotator(new, engine=engine).name == "bee"
+    svc.revoke_code("s", "bee", engine=engine)
+    assert auth.authenticate_annotator(new, engine=engine) is None
+    table = svc.annotators("s", engine=engine)
+    assert list(table["annotator"]) == ["a", "bee"] and list(table["total"]) == [3, 3]
+
+
+def test_admin_password(engine, monkeypatch):
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    assert not auth.check_admin_password("whatever1", engine=engine)
+    auth.set_admin_password("correct horse", engine=engine)
+    assert auth.check_admin_password("correct horse", engine=engine)
+    assert not auth.check_admin_password("wrong horse", engine=engine)
+    monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "from-env-123")
+    assert auth.check_admin_password("from-env-123", engine=engine)
+    with pytest.raises(UsageProblem):
+        auth.set_admin_password("short", engine=engine)
+
+
+def test_sqlite_is_wal_with_foreign_keys(tmp_path):
+    engine = get_engine(f"sqlite:///{tmp_path / 'wal.db'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    dispose_all()
+
+
+def test_fresh_url_is_migrated_on_first_use(tmp_path):
+    url = f"sqlite:///{tmp_path / 'deep' / 'folder' / 'new.db'}"
+    engine = get_engine(url)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0002"
+    dispose_all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["p1", "p2", "p3"]), st.sampled_from(["a", "b"]),
+                          st.sampled_from(["same", "not_same", "dont_know"])), max_size=12))
+def test_round_trip_loses_nothing(tmp_path_factory, saves):
+    """Property: after any sequence of saves, the current rating of each (pair, annotator) is
+    the last one saved, and the history holds every save in order."""
+    engine = get_engine(f"sqlite:///{tmp_path_factory.mktemp('rt') / 'x.db'}")
+    try:
+        svc.create_study("s", PAIRS, BINARY, ["a", "b"], engine=engine)
+        for pid, who, value in saves:
+            _rate(engine, "s", who, pid, value)
+        cur = svc.current_ratings("s", engine=engine)
+        expected = {}
+        for pid, who, value in saves:
+            expected[(pid, who)] = value
+        assert dict(zip(zip(cur[C.PAIR_ID], cur[C.ANNOTATOR]), cur[C.RATING])) == expected
+        assert list(svc.rating_history("s", engine=engine)[C.RATING]) == [v for _, _, v in saves]
+    finally:
+        dispose_all()
