@@ -53,8 +53,10 @@ def register(app: typer.Typer) -> None:
                                                 "(default: the system temporary folder)"),
         as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     ) -> None:
-        """Pair concepts that occur in the same patients' records, count the patients, and
-        write the most frequent pairs (capped per concept) or a random sample."""
+        """Relatedness candidates from EHR co-occurrence (the EHR-Rel method).
+
+        Pairs the distinct concepts of each patient's record, counts the patients per pair,
+        and writes the most frequent pairs (capped per concept) or a seeded random sample."""
         from medsim_annot.services.build_cooccurrence import build_cooccurrence
 
         report = build_cooccurrence(
