@@ -22,6 +22,8 @@ from medsim_annot.builders import cooccurrence as cooc
 from medsim_annot.io import read_table
 from medsim_annot.services.build_cooccurrence import build_cooccurrence
 
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning")
+
 HEADER = ("patient_id", "concept_id", "concept_label", "category")
 
 # Hand-checked example. Concept ids sort as text: "10" < "100" < "7" < "9".
@@ -415,3 +417,22 @@ def test_bad_options(tmp_path, cli):
         cooc.open_engine("hive")
     with pytest.raises(InputError):
         cooc.events_source(tmp_path / "missing.parquet")
+
+
+def test_engine_settings_and_spill_folder_cleanup(tmp_path, cli):
+    events = write_csv(tmp_path / "events.csv", HAND)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
+            "--memory-limit", "256MB", "--temp-dir", spill, "--hierarchy", tmp_path / "isa.csv")
+    assert r.exit_code == 2 and "isa.csv" in r.stderr  # hierarchy file missing
+    write_csv(tmp_path / "isa.csv", [("7", "1")], header=("child_id", "parent_id"))
+    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
+            "--memory-limit", "256MB", "--temp-dir", spill, "--hierarchy", tmp_path / "isa.csv")
+    assert r.exit_code == 0, r.stderr
+    assert "only used to find the descendants of --exclude" in r.stderr
+    assert triples(read_table(tmp_path / "o.csv")) == HAND_COUNTS
+    assert list(spill.iterdir()) == []  # DuckDB's private spill folder is removed
+    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
+            "--memory-limit", "lots")
+    assert r.exit_code == 2 and "cannot start DuckDB" in r.stderr

@@ -15,6 +15,8 @@ import pytest
 from medsim_annot.services.build_cooccurrence import build_cooccurrence
 from tests.test_cooccurrence import HEADER, reference_cap, reference_counts, triples, write_csv
 
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning")
+
 
 def need(condition: bool, reason: str, flag: str) -> None:
     """Skip with *reason* unless *condition*; where *flag* is set (CI) fail instead."""
