@@ -189,7 +189,13 @@ def score_pairs(pairs_frame: pd.DataFrame, embedding_path: str | os.PathLike | N
     if fmt is None:
         if embedding_path is None:
             raise ScoringProblem("give an embedding path or a format")
-        fmt = detect_format(embedding_path) if Path(embedding_path).exists() else CONTEXTUAL_FORMAT
+        spec = str(embedding_path)
+        if Path(spec).exists():
+            fmt = detect_format(spec)
+        elif "/" in spec or "\\" in spec or Path(spec).suffix:
+            raise InputError.single("embedding file not found", file=spec)
+        else:  # a bare name: an installed model package
+            fmt = CONTEXTUAL_FORMAT
     allowed = metrics_for(fmt)
     metrics = tuple(metrics) if metrics else allowed
     unknown = [m for m in metrics if m not in allowed]
