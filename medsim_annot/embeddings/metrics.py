@@ -240,10 +240,18 @@ class _Bits:
         self.P = d * (d - 1) // 2
         self.ties = ranks.ties
         self.gt = self._pack(R, np.greater)
-        self.lt = self._pack(R, np.less) if self.ties.any() else None
+        valid = np.zeros(self.gt.shape[1] * 64, dtype=bool)
+        valid[:self.P] = True
+        self.valid = np.packbits(valid).view(np.uint64)
         tot = np.full(k, self.P, dtype=np.int64)
-        if self.lt is not None:
-            tot[self.ties] = _popcount(self.gt[self.ties] | self.lt[self.ties])
+        # explicit "less than" bits only for the (rare) rows with ties
+        self.tied_pos = np.full(k, -1, dtype=np.int64)
+        self.tied_lt = None
+        if self.ties.any():
+            rows = np.flatnonzero(self.ties)
+            self.tied_pos[rows] = np.arange(len(rows))
+            self.tied_lt = self._pack(R[rows], np.less)
+            tot[rows] = _popcount(self.gt[rows] | self.tied_lt)
         self.tot = tot
 
     def _pack(self, R: np.ndarray, op) -> np.ndarray:
@@ -264,13 +272,15 @@ class _Bits:
             out[s:s + step, :nbytes] = np.packbits(f, axis=1)
         return out.view(np.uint64)
 
-    def complement_lt(self) -> np.ndarray:
-        """``lt`` for every row (explicit bits where computed, else the complement of ``gt``)."""
-        if self.lt is not None:
-            return self.lt
-        mask = np.zeros(self.gt.shape[1] * 64, dtype=bool)
-        mask[:self.P] = True
-        return ~self.gt & np.packbits(mask).view(np.uint64)
+    def lt_of(self, rows: np.ndarray) -> np.ndarray:
+        """``lt`` bits of *rows*: explicit where the row has ties, else the complement of ``gt``."""
+        out = ~self.gt[rows] & self.valid
+        if self.tied_lt is not None:
+            pos = self.tied_pos[rows]
+            has = pos >= 0
+            if has.any():
+                out[has] = self.tied_lt[pos[has]]
+        return out
 
 
 def _popcount(a: np.ndarray) -> np.ndarray:
@@ -288,16 +298,13 @@ def _kendall_rows(bx: _Bits, by: _Bits, i: np.ndarray, j: np.ndarray) -> np.ndar
     """tau-b between row ``i[k]`` of ``bx`` and row ``j[k]`` of ``by`` for every ``k``."""
     out = np.empty(len(i), dtype=np.float64)
     step = 4096
-    lx = ly = None
     for s in range(0, len(i), step):
         ii, jj = i[s:s + step], j[s:s + step]
         num = bx.P - 2 * _popcount(bx.gt[ii] ^ by.gt[jj])
         tied = bx.ties[ii] | by.ties[jj]
         if tied.any():
-            if lx is None:
-                lx, ly = bx.complement_lt(), by.complement_lt()
             ti, tj = ii[tied], jj[tied]
-            gx, gy, lxx, lyy = bx.gt[ti], by.gt[tj], lx[ti], ly[tj]
+            gx, gy, lxx, lyy = bx.gt[ti], by.gt[tj], bx.lt_of(ti), by.lt_of(tj)
             num[tied] = (_popcount(gx & gy) + _popcount(lxx & lyy)
                          - _popcount(gx & lyy) - _popcount(lxx & gy))
         out[s:s + step] = _tau_from_counts(num, bx.tot[ii], by.tot[jj])
@@ -388,24 +395,27 @@ def _flatten(terms: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return flat, offsets
 
 
-def _chunks(flat1, off1, flat2, off2, max_words: int):
-    """Split pair indices into consecutive chunks with at most ~max_words word occurrences."""
-    words = (off1[1:] - off1[:-1]) + (off2[1:] - off2[:-1])
+def _chunks(flat1, off1, flat2, off2, max_words: int) -> list[tuple[int, int]]:
+    """Consecutive pair ranges whose distinct words number at most ~max_words each."""
     bounds = [0]
-    acc = 0
-    for p, w in enumerate(words.tolist()):
-        if acc + w > max_words and p > bounds[-1]:
+    seen: set[int] = set()
+    f1, f2 = flat1.tolist(), flat2.tolist()
+    o1, o2 = off1.tolist(), off2.tolist()
+    for p in range(len(o1) - 1):
+        words = f1[o1[p]:o1[p + 1]] + f2[o2[p]:o2[p + 1]]
+        new = [w for w in words if w not in seen]
+        if len(seen) + len(new) > max_words and p > bounds[-1]:
             bounds.append(p)
-            acc = 0
-        acc += w
-    bounds.append(len(words))
+            seen = set()
+        seen.update(words)
+    bounds.append(len(o1) - 1)
     return list(zip(bounds[:-1], bounds[1:]))
 
 
 def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
                      terms_2: Sequence[Sequence[int]], metrics: Sequence[str] = WORD_METRICS,
-                     *, progress: Progress | None = None,
-                     chunk_words: int = 12_000) -> dict[str, np.ndarray]:
+                     *, progress: Progress | None = None, chunk_words: int = 8192,
+                     chunk_pairs: int = 4096) -> dict[str, np.ndarray]:
     """The word metrics for many pairs at once (fast, vectorised).
 
     Parameters
@@ -419,7 +429,10 @@ def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
     progress : callable ``(done, total)``, optional
         Called after each chunk of pairs.
     chunk_words : int
-        Word occurrences per chunk; bounds the memory held at once (about 20 kB per word).
+        Distinct words whose statistics are held at once (about 13 kB each for d = 300);
+        pairs are processed in consecutive chunks with at most this many distinct words.
+    chunk_pairs : int
+        Pairs processed together inside a chunk (bounds the averaged-term statistics).
 
     Returns
     -------
@@ -444,21 +457,15 @@ def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
     flat1, off1 = _flatten(terms_1)
     flat2, off2 = _flatten(terms_2)
     for start, stop in _chunks(flat1, off1, flat2, off2, chunk_words):
-        _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out)
-        if progress is not None:
-            progress(stop, total)
+        _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
+                     progress, total)
     if progress is not None and total == 0:
         progress(0, 0)
     return out
 
 
-def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out) -> None:
-    n = off1[start + 1:stop + 1] - off1[start:stop]
-    m = off2[start + 1:stop + 1] - off2[start:stop]
-    pairs = np.arange(start, stop)
-    ok = (n > 0) & (m > 0)
-    if not ok.any():
-        return
+def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
+                 progress, total) -> None:
     w1 = flat1[off1[start]:off1[stop]]
     w2 = flat2[off2[start]:off2[stop]]
     used = np.unique(np.concatenate([w1, w2]))
@@ -469,24 +476,31 @@ def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out) -> None
     avg = [mm for mm in metrics if mm.startswith("avg_")]
     pair = [mm for mm in metrics if mm.startswith("pair_")]
     jac = [mm for mm in metrics if mm in ("fj", "mj")]
-
-    # Group pairs by shape (n, m): every group is one batch of fixed-size arrays.
-    shapes = {}
-    for p, nn, mm_ in zip(pairs[ok].tolist(), n[ok].tolist(), m[ok].tolist()):
-        shapes.setdefault((nn, mm_), []).append(p)
-
-    term_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for (nn, mm_), plist in shapes.items():
-        P = np.asarray(plist, dtype=np.int64)
-        ix = remap[flat1[off1[P][:, None] + np.arange(nn)[None, :]]]  # (B, n)
-        iy = remap[flat2[off2[P][:, None] + np.arange(mm_)[None, :]]]  # (B, m)
-        term_rows[(nn, mm_)] = (ix, iy)
-        if pair:
-            _pair_group(words, P, ix, iy, pair, out)
-        if jac:
-            _jaccard_group(W, P, ix, iy, jac, out)
-    if avg:
-        _avg_chunk(W, shapes, term_rows, avg, out)
+    for s0 in range(start, stop, chunk_pairs):
+        s1 = min(stop, s0 + chunk_pairs)
+        n = off1[s0 + 1:s1 + 1] - off1[s0:s1]
+        m = off2[s0 + 1:s1 + 1] - off2[s0:s1]
+        pairs = np.arange(s0, s1)
+        ok = (n > 0) & (m > 0)
+        if ok.any():
+            # group pairs by shape (n, m): every group is one batch of fixed-size arrays
+            shapes: dict[tuple[int, int], list[int]] = {}
+            for p, nn, mm_ in zip(pairs[ok].tolist(), n[ok].tolist(), m[ok].tolist()):
+                shapes.setdefault((nn, mm_), []).append(p)
+            term_rows = {}
+            for (nn, mm_), plist in shapes.items():
+                P = np.asarray(plist, dtype=np.int64)
+                ix = remap[flat1[off1[P][:, None] + np.arange(nn)[None, :]]]  # (B, n)
+                iy = remap[flat2[off2[P][:, None] + np.arange(mm_)[None, :]]]  # (B, m)
+                term_rows[(nn, mm_)] = (ix, iy)
+                if pair:
+                    _pair_group(words, P, ix, iy, pair, out)
+                if jac:
+                    _jaccard_group(W, P, ix, iy, jac, out)
+            if avg:
+                _avg_chunk(W, shapes, term_rows, avg, out)
+        if progress is not None:
+            progress(s1, total)
 
 
 def _pair_group(words: _Stats, P, ix, iy, pair_metrics, out) -> None:
@@ -504,10 +518,9 @@ def _pair_group(words: _Stats, P, ix, iy, pair_metrics, out) -> None:
                 num = bits.P - 2 * _popcount(gx[:, :, None, :] ^ gy[:, None, :, :])
                 tied = bits.ties[a][:, :, None] | bits.ties[b][:, None, :]
                 if tied.any():
-                    lt = bits.complement_lt()
                     bb, ii, jj = np.nonzero(tied)
                     ra, rb = a[bb, ii], b[bb, jj]
-                    g1, g2, l1, l2 = bits.gt[ra], bits.gt[rb], lt[ra], lt[rb]
+                    g1, g2, l1, l2 = bits.gt[ra], bits.gt[rb], bits.lt_of(ra), bits.lt_of(rb)
                     num[bb, ii, jj] = (_popcount(g1 & g2) + _popcount(l1 & l2)
                                        - _popcount(g1 & l2) - _popcount(l1 & g2))
                 tau = _tau_from_counts(num, bits.tot[a][:, :, None], bits.tot[b][:, None, :])
