@@ -145,3 +145,15 @@ def test_bad_input_exits_2(cli, files):
     assert r.exit_code == 2 and "row 2" in r.stderr and "avg_cos" in r.stderr
     r = cli("score", "--pairs", files["pairs"], "--embedding", d / "nope.bin", "--out", d / "y.csv")
     assert r.exit_code == 2 and "not found" in r.stderr
+
+
+def test_score_ehr_rel_file_as_pairs(cli, ehr_rel_a, tmp_path):
+    out = tmp_path / "lev.csv"
+    r = cli("score", "--pairs", ehr_rel_a, "--format", "char-ngram", "--out", out)
+    assert r.exit_code == 0, r.stderr
+    scores = pd.read_csv(out)
+    assert list(scores.columns) == ["pair_id", "char_ngram"] and scores["char_ngram"].notna().all()
+    r = cli("evaluate", "--scores", out, "--gold", ehr_rel_a, "--json", "--resamples", "199")
+    assert r.exit_code == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["task"] == "graded" and res["n_common"] == len(scores)

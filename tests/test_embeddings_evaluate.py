@@ -261,3 +261,43 @@ def test_ehr_rel_a_levenshtein_graded(ehr_rel_a):
     assert m["rho_low"] < m["rho"] < m["rho_high"]
     mean_col = pd.read_csv(ehr_rel_a, sep="\t", dtype=str)
     assert len(gold.values) == len(mean_col)
+
+
+def test_pair_errors_graded_and_terms():
+    ids = ["a", "b", "c", "d"]
+    gold = pd.DataFrame({"pair_id": ids, "term_1": ["w", "x", "y", "z"], "term_2": ["q"] * 4,
+                         "mean": ["0", "1", "2", "3"]})
+    S = pd.DataFrame({"pair_id": ids, "m": [0.1, 0.2, 0.3, -1.0]})  # d is ranked last, gold first
+    err = svc.pair_errors({"S": S}, gold, "S:m", limit=2)
+    assert err["pair_id"].tolist()[0] == "d"
+    assert list(err.columns) == ["pair_id", "term_1", "term_2", "gold", "score", "error"]
+    assert err.loc[0, "error"] == pytest.approx(0.75)  # |0.25 - 1.0|
+
+
+def test_list_embeddings(tmp_path, monkeypatch):
+    (tmp_path / "glove.txt").write_text("fever 0.1 0.2\n", encoding="utf-8")
+    (tmp_path / "w2v.txt").write_text("1 2\nfever 0.1 0.2\n", encoding="utf-8")
+    model = tmp_path / "minilm"
+    model.mkdir()
+    (model / "modules.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "notes").mkdir()
+    monkeypatch.setenv("MEDSIM_EMBEDDINGS_DIR", str(tmp_path))
+    found = svc.list_embeddings().set_index("name")["format"].to_dict()
+    assert found == {"glove.txt": "glove", "minilm": "sentence-transformers", "w2v.txt": "word2vec"}
+
+
+def test_score_pairs_progress_and_coverage(tmp_path):
+    path = tmp_path / "e.txt"
+    path.write_text("2 3\nfever 1 0 0\npyrexia 0.9 0.1 0\n", encoding="utf-8")
+    pairs = pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["Fever", "zzz"],
+                          "term_2": ["pyrexia unknown", "fever"]})
+    calls = []
+    out = svc.score_pairs(pairs, path, None, ["avg_cos", "mj"],
+                          lambda d, t, s: calls.append((d, t, s)), cache_dir=tmp_path / "c")
+    cov = out.attrs["coverage"]
+    assert (cov["covered"], cov["not_covered"], cov["oov_words"], cov["words"]) == (1, 1, 2, 4)
+    assert out.loc[0, "avg_cos"] == pytest.approx(0.9 / np.sqrt(0.82))
+    assert np.isnan(out.loc[1, "avg_cos"])
+    assert calls[-1][0] == calls[-1][1] == 2 and calls[-1][2] == "scoring pairs"
+    with pytest.raises(svc.ScoringProblem, match="not available"):
+        svc.score_pairs(pairs, path, "word2vec", ["cos"], cache_dir=tmp_path / "c")
