@@ -59,7 +59,9 @@ def test_cache_is_reused_and_memory_mapped(tmp_path, vectors):
     first = load_word_vectors(path, "word2vec-binary", cache_dir=tmp_path / "c")
     second = load_word_vectors(path, "word2vec-binary", cache_dir=tmp_path / "c")
     assert first.converted and not second.converted
-    assert isinstance(second.keyed.vectors, np.memmap)
+    assert isinstance(second.vectors, np.memmap)
+    assert isinstance(second.keyed.vectors, np.memmap)  # gensim native format, memory-mapped
+    assert second.keyed.key_to_index["fever"] == 4
     assert second.cache_path == first.cache_path
     # changing the source converts again
     write_w2v_binary(path, WORDS, vectors * 2)
@@ -130,3 +132,18 @@ def test_levenshtein_and_char_ngram():
     assert tf[0] == pytest.approx(1.0)
     assert 0 < tf[1] < 1
     assert tf[2] == pytest.approx(0.0)
+
+
+def test_vocabulary_index_handles_hash_collisions_and_unicode(tmp_path, monkeypatch):
+    from medsim_annot.embeddings import loaders
+
+    words = ["ménière", "naïve", "heart", "Heart", "日本"]
+    V = np.arange(len(words) * 3, dtype=np.float32).reshape(len(words), 3)
+    path = write_w2v_text(tmp_path / "u.txt", words, V)
+    monkeypatch.setattr(loaders, "_word_hash", lambda w: len(w) % 2)  # collisions everywhere
+    wv = load_word_vectors(path, cache_dir=tmp_path / "c")
+    idx = wv.index_of(["heart", "Heart", "日本", "ménière", "naïve", "absent", ""])
+    assert idx.tolist() == [2, 3, 4, 0, 1, -1, -1]
+    m, rows = wv.lookup(["日本", "absent"])
+    assert set(rows) == {"日本"}
+    np.testing.assert_array_equal(m[rows["日本"]], V[4])

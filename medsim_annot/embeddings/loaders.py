@@ -2,7 +2,8 @@
 
 Real biomedical embeddings are large (millions of words), so a file is read with gensim only
 once and converted to gensim's native format in a cache folder; later loads memory-map the
-converted vectors (``mmap='r'``, well under a second for a million words) and
+converted vectors (``mmap='r'``, well under a second for a million words, thanks to a
+memory-mapped vocabulary index written next to gensim's files) and
 :meth:`WordVectors.lookup` reads only the rows of the words actually needed.
 
 The cache folder is ``$MEDSIM_CACHE_DIR/embeddings`` when ``MEDSIM_CACHE_DIR`` is set, else
@@ -37,7 +38,7 @@ from data_schemas.errors import InputError
 
 WORD_FORMATS = ("word2vec", "word2vec-binary", "glove", "fasttext")
 _FASTTEXT_MAGIC = 793712314  # first int32 of a Facebook fastText .bin file
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -80,43 +81,92 @@ def detect_format(path: str | os.PathLike) -> str:
     return "glove"
 
 
+def _word_hash(word: str) -> int:
+    """64-bit hash of a word (BLAKE2b of its UTF-8 bytes), the key of the vocabulary index."""
+    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
+
+
 @dataclass
 class WordVectors:
     """A memory-mapped word embedding.
 
     Attributes
     ----------
-    keyed : gensim.models.KeyedVectors
-        The vocabulary vectors (memory-mapped when loaded from the cache).
+    vectors : ndarray, shape (words, d), float32, memory-mapped
+        The vocabulary vectors (gensim's ``vectors.npy`` of the converted copy).
     source : str
         The original file.
     fmt : str
         One of :data:`WORD_FORMATS`.
     ngrams : ndarray or None
         fastText subword vectors (buckets x d), memory-mapped; ``None`` for other formats.
+
+    Notes
+    -----
+    Words are found through a vocabulary index stored next to gensim's files: the sorted
+    64-bit hashes of the words, the word order, and the words' UTF-8 bytes with offsets (to
+    confirm a hash match), all memory-mapped. Loading therefore reads no per-word Python
+    objects (unpickling gensim's ``key_to_index`` for a million words takes seconds);
+    :attr:`keyed` loads the full gensim ``KeyedVectors`` on demand.
     """
 
-    keyed: object
+    vectors: np.ndarray
     source: str
     fmt: str
+    cache_path: str | None = None
     ngrams: np.ndarray | None = None
     min_n: int = 0
     max_n: int = 0
     bucket: int = 0
-    cache_path: str | None = None
     load_seconds: float = 0.0
     converted: bool = False
-    _oov_cache: dict = field(default_factory=dict, repr=False)
+    _hashes: np.ndarray | None = field(default=None, repr=False)
+    _order: np.ndarray | None = field(default=None, repr=False)
+    _blob: np.ndarray | None = field(default=None, repr=False)
+    _offsets: np.ndarray | None = field(default=None, repr=False)
+    _keyed: object = field(default=None, repr=False)
 
     @property
     def dim(self) -> int:
-        return int(self.keyed.vector_size)
+        return int(self.vectors.shape[1])
 
     def __len__(self) -> int:
-        return len(self.keyed.index_to_key)
+        return int(self.vectors.shape[0])
+
+    @property
+    def keyed(self):
+        """The converted copy as gensim ``KeyedVectors`` (memory-mapped; loaded on first use)."""
+        if self._keyed is None:
+            from gensim.models import KeyedVectors
+
+            self._keyed = KeyedVectors.load(str(Path(self.cache_path) / "vectors.kv"), mmap="r")
+        return self._keyed
+
+    def _word(self, i: int) -> bytes:
+        return self._blob[self._offsets[i]:self._offsets[i + 1]].tobytes()
+
+    def index_of(self, words: list[str]) -> np.ndarray:
+        """Row of each word in :attr:`vectors`, ``-1`` when not in the vocabulary."""
+        out = np.full(len(words), -1, dtype=np.int64)
+        if not words:
+            return out
+        h = np.fromiter((_word_hash(w) for w in words), dtype=np.uint64, count=len(words))
+        pos = np.searchsorted(self._hashes, h, side="left")
+        n = len(self._hashes)
+        for k, (w, p) in enumerate(zip(words, pos.tolist())):
+            target = w.encode("utf-8")
+            while p < n and self._hashes[p] == h[k]:
+                row = int(self._order[p])
+                if self._word(row) == target:
+                    out[k] = row
+                    break
+                p += 1
+        return out
 
     def lookup(self, words: Iterable[str]) -> tuple[np.ndarray, dict[str, int]]:
         """Read the vectors of *words* (distinct; others are skipped).
+
+        Only the rows of these words are read from the memory-mapped file.
 
         Returns
         -------
@@ -125,18 +175,18 @@ class WordVectors:
         rows : dict
             Word to row of *matrix*; words not found are absent.
         """
-        key_to_index = self.keyed.key_to_index
         distinct = list(dict.fromkeys(words))
-        known = [(w, key_to_index[w]) for w in distinct if w in key_to_index]
-        rows: dict[str, int] = {}
+        idx = self.index_of(distinct)
+        found = idx >= 0
+        known = [w for w, f in zip(distinct, found.tolist()) if f]
+        rows: dict[str, int] = {w: r for r, w in enumerate(known)}
         parts = []
         if known:
-            idx = np.fromiter((i for _, i in known), dtype=np.int64, count=len(known))
-            order = np.argsort(idx, kind="stable")
+            kidx = idx[found]
+            order = np.argsort(kidx, kind="stable")  # read the file front to back
             block = np.empty((len(known), self.dim), dtype=np.float64)
-            block[order] = np.asarray(self.keyed.vectors[idx[order]], dtype=np.float64)
+            block[order] = np.asarray(self.vectors[kidx[order]], dtype=np.float64)
             parts.append(block)
-            rows.update({w: r for r, (w, _) in enumerate(known)})
         if self.ngrams is not None and self.bucket > 0:
             from gensim.models.fasttext import ft_ngram_hashes
 
@@ -253,6 +303,7 @@ def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
         else:
             kv = loaded
         kv.save(str(tmp / "vectors.kv"), sep_limit=0)
+        _write_index(tmp, list(kv.index_to_key))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
         try:
             os.replace(tmp, target)
@@ -264,13 +315,31 @@ def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _load_cached(target: Path, source: str, fmt: str) -> WordVectors:
-    from gensim.models import KeyedVectors
+def _write_index(folder: Path, keys: list[str]) -> None:
+    """The memory-mappable vocabulary index (see :class:`WordVectors`)."""
+    encoded = [k.encode("utf-8") for k in keys]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    hashes = np.fromiter((_word_hash(k) for k in keys), dtype=np.uint64, count=len(keys))
+    order = np.argsort(hashes, kind="stable")
+    np.save(folder / "index_hashes.npy", hashes[order])
+    np.save(folder / "index_order.npy", order.astype(np.int64))
+    np.save(folder / "index_blob.npy", blob)
+    np.save(folder / "index_offsets.npy", offsets)
 
+
+def _load_cached(target: Path, source: str, fmt: str) -> WordVectors:
     meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
-    kv = KeyedVectors.load(str(target / "vectors.kv"), mmap="r")
-    wv = WordVectors(keyed=kv, source=source, fmt=fmt, cache_path=str(target))
+
+    def load(name):
+        return np.load(target / name, mmap_mode="r")
+
+    wv = WordVectors(vectors=load("vectors.kv.vectors.npy"), source=source, fmt=fmt,
+                     cache_path=str(target), _hashes=load("index_hashes.npy"),
+                     _order=load("index_order.npy"), _blob=load("index_blob.npy"),
+                     _offsets=load("index_offsets.npy"))
     if fmt == "fasttext":
-        wv.ngrams = np.load(target / "ngrams.npy", mmap_mode="r")
+        wv.ngrams = load("ngrams.npy")
         wv.min_n, wv.max_n, wv.bucket = meta["min_n"], meta["max_n"], meta["bucket"]
     return wv
