@@ -73,6 +73,11 @@ def run(report) -> None:
     n_pairs = int(os.environ.get("MEDSIM_BENCH_PAIRS", 100_000))
     n_ref = int(os.environ.get("MEDSIM_BENCH_REF_PAIRS", 300))
     rng = np.random.default_rng(2020)
+    try:
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"  ({os.cpu_count()} cores; load average {load} at start: timings scale with it)")
+    except OSError:
+        pass
     need = n_words * (DIM * 4 + 10) * 2.2  # source + converted copy
     tmp = Path(tempfile.mkdtemp(prefix="medsim-bench-emb-"))
     try:

@@ -414,7 +414,7 @@ def _chunks(flat1, off1, flat2, off2, max_words: int) -> list[tuple[int, int]]:
 
 def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
                      terms_2: Sequence[Sequence[int]], metrics: Sequence[str] = WORD_METRICS,
-                     *, progress: Progress | None = None, chunk_words: int = 8192,
+                     *, progress: Progress | None = None, chunk_words: int = 16384,
                      chunk_pairs: int = 4096) -> dict[str, np.ndarray]:
     """The word metrics for many pairs at once (fast, vectorised).
 
