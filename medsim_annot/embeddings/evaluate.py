@@ -166,37 +166,60 @@ def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, *,
 # ---------------------------------------------------------------------------------------
 
 class _RankResampler:
-    """Spearman's rho of resamples given as index arrays, without sorting each resample.
+    """Spearman's rho of resamples given as index arrays, without sorting any resample.
 
-    For a resample (indices into the original n observations), the average rank of an
-    observation in tie group ``g`` (groups = distinct values in ascending order) is
-    ``C_<g + (C_g + 1) / 2`` with ``C_g`` the count of the group in the resample and ``C_<g``
-    the count of the smaller groups: one bincount and one cumulative sum per resample. The
-    result equals ``scipy.stats.rankdata`` of the resampled values.
+    A resample is summarised by how often it draws each original observation (a bincount).
+    The average rank of an observation in tie group ``g`` (groups = distinct values in
+    ascending order) within the resample is ``C_<g + (C_g + 1) / 2``, with ``C_g`` the count
+    of the group and ``C_<g`` that of all smaller groups: a cumulative sum over the fixed
+    sorted order. Spearman's rho is then the count-weighted Pearson correlation of those ranks
+    over the original observations (the mean rank of a sample of size k is (k + 1) / 2). The
+    numbers equal ``scipy.stats.spearmanr`` of the resampled values.
     """
 
     def __init__(self, values: np.ndarray) -> None:
-        uniq, inverse = np.unique(np.asarray(values, dtype=np.float64), return_inverse=True)
-        self.group = inverse.astype(np.int64)
-        self.G = len(uniq)
+        v = np.asarray(values, dtype=np.float64)
+        n = len(v)
+        self.n = n
+        self.order = np.argsort(v, kind="stable")
+        sv = v[self.order]
+        self.starts = np.r_[0, np.flatnonzero(sv[1:] != sv[:-1]) + 1].astype(np.int64)
+        self.has_ties = len(self.starts) < n
+        sizes = np.diff(np.r_[self.starts, n])
+        group_sorted = np.repeat(np.arange(len(self.starts)), sizes)
+        self.group = np.empty(n, dtype=np.int64)
+        self.group[self.order] = group_sorted
+        self.inverse = np.argsort(self.order)  # sorted position of each observation
+
+    def ranks_from_counts(self, counts: np.ndarray) -> np.ndarray:
+        """Average rank (B, n) of each original observation within each resample, from the
+        resample's counts (B, n) of every observation."""
+        cs = counts.take(self.order, axis=1)
+        gc = np.add.reduceat(cs, self.starts, axis=1) if self.has_ties else cs
+        rank = np.cumsum(gc, axis=1) - gc + (gc + 1.0) / 2.0
+        return rank.take(self.group if self.has_ties else self.inverse, axis=1)
 
     def ranks(self, idx: np.ndarray) -> np.ndarray:
-        """Average ranks of the resampled values; *idx* shape (B, k)."""
-        B, k = idx.shape
-        g = self.group[idx]  # (B, k)
-        flat = (g + (np.arange(B) * self.G)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=B * self.G).reshape(B, self.G).astype(np.float64)
-        below = np.cumsum(counts, axis=1) - counts
-        rank_of_group = below + (counts + 1.0) / 2.0
-        return np.take_along_axis(rank_of_group, g, axis=1)
+        """Average ranks of the resampled values; *idx* shape (B, k) (for tests)."""
+        c = _counts(idx, self.n)
+        return np.take_along_axis(self.ranks_from_counts(c), idx, axis=1)
 
 
-def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = a - a.mean(axis=1, keepdims=True)
-    b = b - b.mean(axis=1, keepdims=True)
+def _counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """How often each of the n observations appears in each resample: (B, n) float64."""
+    B = idx.shape[0]
+    flat = (idx + (np.arange(B, dtype=np.int64) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
+
+
+def _weighted_spearman(counts: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    k = counts.sum(axis=1, keepdims=True)
+    m = (k + 1.0) / 2.0
+    da, db = ra - m, rb - m
+    wa = counts * da
     with np.errstate(all="ignore"):
-        r = np.einsum("ij,ij->i", a, b) / np.sqrt(np.einsum("ij,ij->i", a, a)
-                                                  * np.einsum("ij,ij->i", b, b))
+        r = np.einsum("ij,ij->i", wa, db) / np.sqrt(np.einsum("ij,ij->i", wa, da)
+                                                   * np.einsum("ij,ij->i", counts * db, db))
     return np.clip(r, -1.0, 1.0)
 
 
@@ -261,9 +284,10 @@ def spearman_ci(gold: np.ndarray, scores: np.ndarray, *, confidence: float = 0.9
     g, s = _RankResampler(gold), _RankResampler(scores)
 
     def stat(idx):
-        return _pearson_rows(g.ranks(idx), s.ranks(idx))
+        c = _counts(idx, g.n)
+        return _weighted_spearman(c, g.ranks_from_counts(c), s.ranks_from_counts(c))
 
-    return _bootstrap(stat, len(g.group), confidence=confidence, n_resamples=n_resamples,
+    return _bootstrap(stat, g.n, confidence=confidence, n_resamples=n_resamples,
                       seed=seed, batch=batch)
 
 
@@ -279,10 +303,12 @@ def spearman_difference_ci(gold: np.ndarray, scores_a: np.ndarray, scores_b: np.
     g, a, b = _RankResampler(gold), _RankResampler(scores_a), _RankResampler(scores_b)
 
     def stat(idx):
-        rg = g.ranks(idx)
-        return _pearson_rows(rg, a.ranks(idx)) - _pearson_rows(rg, b.ranks(idx))
+        c = _counts(idx, g.n)
+        rg = g.ranks_from_counts(c)
+        return (_weighted_spearman(c, rg, a.ranks_from_counts(c))
+                - _weighted_spearman(c, rg, b.ranks_from_counts(c)))
 
-    return _bootstrap(stat, len(g.group), confidence=confidence, n_resamples=n_resamples,
+    return _bootstrap(stat, g.n, confidence=confidence, n_resamples=n_resamples,
                       seed=seed, batch=batch)
 
 
