@@ -301,3 +301,38 @@ def test_score_pairs_progress_and_coverage(tmp_path):
     assert calls[-1][0] == calls[-1][1] == 2 and calls[-1][2] == "scoring pairs"
     with pytest.raises(svc.ScoringProblem, match="not available"):
         svc.score_pairs(pairs, path, "word2vec", ["cos"], cache_dir=tmp_path / "c")
+
+
+# --------------------------------------------------------------------------- invariants
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
+def test_mcnemar_is_symmetric_and_a_probability(rows):
+    a = np.array([r[0] for r in rows])
+    b = np.array([r[1] for r in rows])
+    s1, p1, _ = ev.mcnemar_test(a, b)
+    s2, p2, _ = ev.mcnemar_test(b, a)
+    assert p1 == pytest.approx(p2) and 0 <= p1 <= 1 and s1 == pytest.approx(s2)
+
+
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 5)), min_size=1, max_size=40))
+def test_best_threshold_beats_the_majority_class(rows):
+    y = np.array([r[0] for r in rows])
+    s = np.array([r[1] for r in rows], dtype=float)
+    t, acc = ev.best_threshold(y, s)
+    assert acc >= max(y.mean(), 1 - y.mean()) - 1e-12
+    assert acc == pytest.approx(np.mean((s >= t).astype(int) == y))
+
+
+@given(st.integers(1, 5), st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**31))
+def test_overlap_error_is_a_rate_and_order_invariant(na, nb, nc, seed):
+    rng = np.random.default_rng(seed)
+    S1 = rng.integers(0, 4, (na, nb)) / 3.0
+    S2 = rng.integers(0, 4, (na, nc)) / 3.0
+    O, count, _ = ev.relative_overlap_error(S1, S2)
+    assert 0 <= O <= 1
+    perm = rng.permutation(na)
+    assert ev.relative_overlap_error(S1[perm][:, ::-1], S2[perm])[1] == count
