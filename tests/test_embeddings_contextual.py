@@ -6,7 +6,6 @@ installed (``make setup-embeddings`` installs them; ``.ci/run`` does so CI runs 
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pandas as pd

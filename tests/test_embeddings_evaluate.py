@@ -2,7 +2,6 @@
 evaluate service on binary, graded and real (EHR-Rel) gold."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pandas as pd
@@ -336,3 +335,9 @@ def test_overlap_error_is_a_rate_and_order_invariant(na, nb, nc, seed):
     assert 0 <= O <= 1
     perm = rng.permutation(na)
     assert ev.relative_overlap_error(S1[perm][:, ::-1], S2[perm])[1] == count
+
+
+def test_identical_methods_are_not_significantly_different(graded):
+    gold, a, _ = graded
+    ci = ev.spearman_difference_ci(gold, a, a.copy(), n_resamples=199, seed=0)
+    assert (ci.estimate, ci.low, ci.high) == (0.0, 0.0, 0.0)
