@@ -272,6 +272,19 @@ class _Bits:
             out[s:s + step, :nbytes] = np.packbits(f, axis=1)
         return out.view(np.uint64)
 
+    @staticmethod
+    def concat(a: "_Bits", b: "_Bits") -> "_Bits":
+        out = _Bits.__new__(_Bits)
+        out.P, out.valid = a.P, a.valid
+        out.ties = np.concatenate([a.ties, b.ties])
+        out.gt = np.concatenate([a.gt, b.gt])
+        out.tot = np.concatenate([a.tot, b.tot])
+        na = 0 if a.tied_lt is None else len(a.tied_lt)
+        out.tied_pos = np.concatenate([a.tied_pos, np.where(b.tied_pos >= 0, b.tied_pos + na, -1)])
+        parts = [x.tied_lt for x in (a, b) if x.tied_lt is not None]
+        out.tied_lt = np.concatenate(parts) if parts else None
+        return out
+
     def lt_of(self, rows: np.ndarray) -> np.ndarray:
         """``lt`` bits of *rows*: explicit where the row has ties, else the complement of ``gt``."""
         out = ~self.gt[rows] & self.valid
@@ -340,6 +353,17 @@ class _Stats:
                 self._cache[kind] = _Bits(self.get("ranks"))
         return self._cache[kind]
 
+    @staticmethod
+    def concat(a: "_Stats", b: "_Stats", kinds: Sequence[str]) -> "_Stats":
+        """Statistics of ``vstack([a.A, b.A])`` from those of the parts (no recomputation)."""
+        out = _Stats(np.concatenate([a.A, b.A]))
+        for kind in kinds:
+            if kind == "tau":
+                out._cache[kind] = _Bits.concat(a.get(kind), b.get(kind))
+            else:
+                out._cache[kind] = np.concatenate([a.get(kind), b.get(kind)])
+        return out
+
 
 def _rows_similarity(sx: _Stats, sy: _Stats, i: np.ndarray, j: np.ndarray, kind: str) -> np.ndarray:
     if kind == "tau":
@@ -395,18 +419,21 @@ def _flatten(terms: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return flat, offsets
 
 
-def _chunks(flat1, off1, flat2, off2, max_words: int) -> list[tuple[int, int]]:
-    """Consecutive pair ranges whose distinct words number at most ~max_words each."""
+def _chunks(flat1, off1, flat2, off2, max_words: int,
+            hot: frozenset = frozenset()) -> list[tuple[int, int]]:
+    """Consecutive pair ranges whose distinct words (not counting *hot* ones) number at
+    most ~max_words each."""
     bounds = [0]
-    seen: set[int] = set()
+    seen: set[int] = set(hot)
+    budget = max_words + len(hot)
     f1, f2 = flat1.tolist(), flat2.tolist()
     o1, o2 = off1.tolist(), off2.tolist()
     for p in range(len(o1) - 1):
         words = f1[o1[p]:o1[p + 1]] + f2[o2[p]:o2[p + 1]]
         new = [w for w in words if w not in seen]
-        if len(seen) + len(new) > max_words and p > bounds[-1]:
+        if len(seen) + len(new) > budget and p > bounds[-1]:
             bounds.append(p)
-            seen = set()
+            seen = set(hot)
         seen.update(words)
     bounds.append(len(o1) - 1)
     return list(zip(bounds[:-1], bounds[1:]))
@@ -429,8 +456,9 @@ def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
     progress : callable ``(done, total)``, optional
         Called after each chunk of pairs.
     chunk_words : int
-        Distinct words whose statistics are held at once (about 13 kB each for d = 300);
-        pairs are processed in consecutive chunks with at most this many distinct words.
+        Distinct words whose statistics are held at once (about 13 kB each for d = 300).
+        The statistics of the most frequent words (up to a quarter of this) are computed
+        once; pairs are processed in consecutive chunks whose other words fit the rest.
     chunk_pairs : int
         Pairs processed together inside a chunk (bounds the averaged-term statistics).
 
@@ -456,23 +484,34 @@ def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
     out = {m: np.full(total, np.nan) for m in metrics}
     flat1, off1 = _flatten(terms_1)
     flat2, off2 = _flatten(terms_2)
-    for start, stop in _chunks(flat1, off1, flat2, off2, chunk_words):
+    kinds = [m[5:] for m in metrics if m.startswith("pair_")]  # word-level statistics needed
+    # the most frequent words: statistics computed once, shared by every chunk
+    counts = np.bincount(np.concatenate([flat1, flat2]), minlength=len(E)) if total else \
+        np.zeros(len(E), dtype=np.int64)
+    n_hot = min(chunk_words // 4, int((counts >= 2).sum()))
+    hot = np.sort(np.argsort(-counts, kind="stable")[:n_hot]) if kinds else np.zeros(0, np.int64)
+    hot_stats = _Stats(E[hot])
+    for kind in kinds:
+        hot_stats.get(kind)
+    for start, stop in _chunks(flat1, off1, flat2, off2, chunk_words - len(hot),
+                               frozenset(hot.tolist())):
         _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
-                     progress, total)
+                     progress, total, hot, hot_stats, kinds)
     if progress is not None and total == 0:
         progress(0, 0)
     return out
 
 
 def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
-                 progress, total) -> None:
+                 progress, total, hot, hot_stats, kinds) -> None:
     w1 = flat1[off1[start]:off1[stop]]
     w2 = flat2[off2[start]:off2[stop]]
-    used = np.unique(np.concatenate([w1, w2]))
+    rest = np.setdiff1d(np.unique(np.concatenate([w1, w2])), hot, assume_unique=True)
+    used = np.concatenate([hot, rest])
     remap = np.full(len(E), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
-    W = E[used]  # the chunk's distinct words
-    words = _Stats(W)
+    W = E[used]  # the chunk's distinct words: the shared frequent ones first
+    words = _Stats.concat(hot_stats, _Stats(E[rest]), kinds) if len(hot) else _Stats(W)
     avg = [mm for mm in metrics if mm.startswith("avg_")]
     pair = [mm for mm in metrics if mm.startswith("pair_")]
     jac = [mm for mm in metrics if mm in ("fj", "mj")]
