@@ -79,6 +79,8 @@ def _ref_vector(x: np.ndarray, y: np.ndarray, kind: str) -> float:
         warnings.simplefilter("ignore")
         if kind == "cos":
             return float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y)))
+        if len(x) < 2:  # a correlation needs two coordinates
+            return float("nan")
         if kind == "r":
             return float(stats.pearsonr(x, y).statistic)
         if kind == "rho":
