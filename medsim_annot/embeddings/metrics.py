@@ -264,13 +264,7 @@ class _Bits:
         step = 64
         flags = np.empty((min(step, k), self.P), dtype=bool)
         for s in range(0, k, step):
-            block = R[s:s + step]
-            f = flags[:len(block)]
-            pos = 0
-            for a in range(d - 1):  # row a of the upper triangle: coordinates b > a
-                width = d - 1 - a
-                op(block[:, a:a + 1], block[:, a + 1:], out=f[:, pos:pos + width])
-                pos += width
+            f = _upper_flags(R[s:s + step], op, flags)
             out[s:s + step, :nbytes] = np.packbits(f, axis=1)
         return out.view(np.uint64)
 
@@ -296,6 +290,53 @@ class _Bits:
             if has.any():
                 out[has] = self.tied_lt[pos[has]]
         return out
+
+
+def _upper_flags(block: np.ndarray, op, flags: np.ndarray) -> np.ndarray:
+    """``op(block[:, a], block[:, b])`` for every coordinate pair ``a < b`` (row-major upper
+    triangle), written into the first rows of *flags* (k, d(d-1)/2)."""
+    d = block.shape[1]
+    f = flags[:len(block)]
+    pos = 0
+    for a in range(d - 1):  # row a of the upper triangle: coordinates b > a
+        width = d - 1 - a
+        op(block[:, a:a + 1], block[:, a + 1:], out=f[:, pos:pos + width])
+        pos += width
+    return f
+
+
+def _avg_kendall(terms: "_Stats", i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """tau-b between rows ``i[k]`` and ``j[k]`` of the averaged term vectors.
+
+    Each term vector is used by about one pair, so instead of a bit set per term (two per
+    pair) the second vector is reordered by the ranks of the first and its inversions are
+    counted: for vectors without ties these are the discordant pairs D, and
+    :math:`\tau_b = (P - 2D) / P`. Pairs with a tie take the bit-set route.
+    """
+    ranks = terms.get("ranks")
+    R = ranks.order
+    d = R.shape[1]
+    P = d * (d - 1) // 2
+    tied = ranks.ties[i] | ranks.ties[j]
+    vals = np.empty(len(i), dtype=np.float64)
+    free = np.flatnonzero(~tied)
+    step = 64
+    flags = np.empty((min(step, len(free)), P), dtype=bool)
+    full = np.full(step, P, dtype=np.int64)
+    for s in range(0, len(free), step):
+        f = free[s:s + step]
+        Rx, Ry = R[i[f]], R[j[f]]
+        y = np.take_along_axis(Ry, np.argsort(Rx, axis=1), axis=1)  # y in the order of x
+        D = np.count_nonzero(_upper_flags(y, np.greater, flags), axis=1)
+        vals[f] = _tau_from_counts(P - 2 * D.astype(np.int64), full[:len(f)], full[:len(f)])
+    t = np.flatnonzero(tied)
+    if len(t):
+        sub = np.unique(np.concatenate([i[t], j[t]]))
+        remap = np.full(len(terms.A), -1, dtype=np.int64)
+        remap[sub] = np.arange(len(sub))
+        bits = _Stats(terms.A[sub]).get("tau")
+        vals[t] = _kendall_rows(bits, bits, remap[i[t]], remap[j[t]])
+    return vals
 
 
 def _popcount(a: np.ndarray) -> np.ndarray:
@@ -629,4 +670,7 @@ def _avg_chunk(W, shapes, term_rows, avg_metrics, out) -> None:
     i = np.concatenate([np.asarray(v, dtype=np.int64) for v in i_all])
     j = np.concatenate([np.asarray(v, dtype=np.int64) for v in j_all])
     for mname in avg_metrics:
-        out[mname][P] = _rows_similarity(terms, terms, i, j, mname[4:])
+        if mname == "avg_tau":
+            out[mname][P] = _avg_kendall(terms, i, j)
+        else:
+            out[mname][P] = _rows_similarity(terms, terms, i, j, mname[4:])
