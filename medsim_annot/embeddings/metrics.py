@@ -37,6 +37,9 @@ coordinate pairs with bit sets (one bit per coordinate pair :math:`a < b` meanin
 in general :math:`n_c - n_d = |g_x \wedge g_y| + |l_x \wedge l_y| - |g_x \wedge l_y| -
 |l_x \wedge g_y|` (``l`` the bits of :math:`x_a < x_b`), divided by
 :math:`\sqrt{(P - t_x)(P - t_y)}` with :math:`t` the tied coordinate pairs (tau-b).
+Bit sets are computed once per distinct word (those of the most frequent words once for the
+whole run); for ``avg_tau``, whose averaged vectors rarely repeat, the second vector is put
+in the order of the first and its inversions counted instead (same numbers).
 :func:`word_pair_scores_reference` is the straightforward one (NumPy per pair, SciPy per
 pair and per word pair); tests and ``make bench`` check that both agree to 1e-9.
 
