@@ -100,6 +100,15 @@ def test_fasttext_bin_with_subwords(tmp_path):
     assert set(rows) == {"kidney", "infarctions", "cardiology"}  # OOV words via subwords
     for w in rows:
         np.testing.assert_allclose(m[rows[w]], gensim_kv.get_vector(w), rtol=1e-5, atol=1e-7)
+    # scoring: an unseen word is covered through its subwords
+    import pandas as pd
+
+    from medsim_annot.services.scoring import score_pairs
+
+    pairs = pd.DataFrame({"pair_id": ["a"], "term_1": ["Infarctions"], "term_2": ["heart attack"]})
+    out = score_pairs(pairs, path, None, ["avg_cos", "fj"], cache_dir=tmp_path / "c")
+    assert out.attrs["coverage"]["format"] == "fasttext" and out.attrs["coverage"]["oov_words"] == 0
+    assert out[["avg_cos", "fj"]].notna().all().all()
 
 
 def test_unreadable_embedding_is_an_input_error(tmp_path):
