@@ -1,0 +1,209 @@
+"""Agreement and audit use cases, shared by ``medsim agreement``/``medsim audit`` and the
+dashboard. Frame-level functions take the ratings frame of
+:func:`data_schemas.ratings.to_ratings_frame`; file-level helpers read and validate files
+(long ratings or EHR-Rel wide, detected from the header) and raise
+:class:`data_schemas.errors.InputError` naming file, row and column for bad input.
+
+Typical dashboard use::
+
+    loaded = load_ratings_file("ratings.csv")            # or build the frame from the store
+    report = agreement_report(loaded.ratings, loaded.scale)
+    audit = audit_report(pairs, loaded.ratings, loaded.scale, bootstrap=1000, seed=1)
+    quality = rater_quality_report(loaded.ratings, loaded.scale, history=loaded.history)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
+from data_schemas.errors import InputError, Problem
+from data_schemas.pairs import validate_pairs
+from data_schemas.ratings import to_ratings_frame, validate_ratings
+from data_schemas.scales import (BINARY, RELATEDNESS_0_3, SIMILARITY_0_6, Scale, ScaleOption,
+                                 load_scale)
+from medsim_annot.io import read_table
+from medsim_annot.stats import (AgreementReport, AuditResult, RaterQuality, audit_labels,
+                                rater_quality)
+from medsim_annot.stats import agreement_report as _agreement_report
+
+MAJORITY_RULES = ("strict", "decisive")
+
+
+@dataclass
+class LoadedRatings:
+    """A ratings file, validated: ``ratings`` is the statistics' ratings frame (latest rating
+    per pair and annotator), ``history`` every saved rating (typed), ``scale`` the scale used
+    (given or inferred), ``pairs`` the pairs (from the EHR-Rel file itself or ``--pairs``),
+    ``source`` "long" or "ehr_rel"."""
+
+    ratings: pd.DataFrame
+    history: pd.DataFrame
+    scale: Scale
+    pairs: pd.DataFrame | None
+    source: str
+
+
+# ---- frame level -------------------------------------------------------------------------------
+def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
+                     level: str | None = None) -> AgreementReport:
+    """The full agreement report of a ratings frame (see
+    :func:`medsim_annot.stats.agreement_report`); ``report.to_dict()`` is the JSON of
+    ``medsim agreement --json``."""
+    return _agreement_report(ratings, scale_or_level, level=level)
+
+
+def audit_report(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
+                 by: list[str] | None = None, majority: str = "strict", bootstrap: int = 0,
+                 seed: int | None = None, confidence: float = 0.95,
+                 file: str | None = None) -> AuditResult:
+    """Audit the pairs' automatic labels against the majority vote, per group.
+
+    *by* defaults to every group column present (``dataset``, ``difficulty``,
+    ``negative_strategy``); *majority* is "strict" or "decisive"; *bootstrap* > 0 adds
+    ``*_ci`` intervals for alpha, accuracy, precision and recall. Raises
+    :class:`InputError` for an unknown group column, a missing ``auto_label`` or a scale
+    without positive/negative values (*file* names the pairs file in messages).
+    """
+    if majority not in MAJORITY_RULES:
+        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{majority}'")
+    if bootstrap < 0:
+        raise InputError.single(f"bootstrap must be 0 or a positive number, not {bootstrap}")
+    if scale.positive is None or scale.negative is None:
+        raise InputError.single(
+            f"the audit compares auto_label (0/1) with the doctors' majority, so it needs a "
+            f"scale with positive and negative values such as 'binary'; the ratings are on the "
+            f"{scale.name} scale", file=file)
+    if C.AUTO_LABEL not in pairs.columns:
+        raise InputError.single("required column is missing (the audit compares automatic "
+                                "labels with the majority vote)", file=file, column=C.AUTO_LABEL)
+    if by is not None:
+        missing = [c for c in by if c not in pairs.columns]
+        if missing:
+            raise InputError([Problem(f"group column '{c}' is not in the pairs file "
+                                      f"(columns: {', '.join(map(str, pairs.columns))})", column=c)
+                              for c in missing], file)
+    return audit_labels(pairs, ratings, scale, by=by, rule=majority, bootstrap=bootstrap,
+                        confidence=confidence, seed=seed)
+
+
+def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
+                         history: pd.DataFrame | None = None, min_run: int = 10) -> RaterQuality:
+    """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
+    rated twice (from *history*, all saved ratings) and runs of *min_run* identical
+    consecutive ratings."""
+    hist = None
+    if history is not None and C.VALUE not in history.columns:
+        scale = scale_or_level if isinstance(scale_or_level, Scale) else None
+        if scale is None:
+            raise ValueError("history without a value column needs a Scale to code it")
+        hist = history.copy()
+        hist[C.VALUE] = [float("nan") if scale.code(v) is None else float(scale.code(v))
+                         for v in hist[C.RATING]]
+        hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
+    elif history is not None:
+        hist = history
+    return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run)
+
+
+# ---- file level --------------------------------------------------------------------------------
+def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
+    """The scale a long ratings file is on, from its rating values: ``binary`` when they are
+    binary values, ``relatedness-0-3`` for numbers in 0..3, ``similarity-0-6`` for 0..6,
+    otherwise an interval scale of the numbers seen. Use ``--scale`` to be explicit."""
+    seen = {str(v).strip() for v in raw_ratings if str(v).strip() != ""}
+    if not seen:
+        raise InputError.single("has no ratings (every rating cell is empty)", file=file,
+                                column=C.RATING)
+    binary = {str(o.value) for o in BINARY.options}
+    if seen <= binary:
+        return BINARY
+    try:
+        nums = sorted({float(v) for v in seen})
+    except ValueError:
+        bad = sorted(v for v in seen if v not in binary)[:3]
+        raise InputError.single(
+            f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
+            "--scale binary|relatedness-0-3|similarity-0-6|FILE", file=file,
+            column=C.RATING) from None
+    for scale in (RELATEDNESS_0_3, SIMILARITY_0_6):
+        if set(nums) <= {float(o.value) for o in scale.options}:
+            return scale
+    keys = "0123456789abcdefghijklmnopqrstvwxyz"
+    if len(nums) > len(keys):
+        raise InputError.single(f"has {len(nums)} distinct numeric ratings; pass --scale FILE",
+                                file=file, column=C.RATING)
+    return Scale(name="numeric", level="interval",
+                 options=[ScaleOption(value=v, label=str(Scale.display(v)), key=keys[i])
+                          for i, v in enumerate(nums)])
+
+
+def load_pairs_file(path: str | Path) -> pd.DataFrame:
+    """Read and validate a pairs file."""
+    return validate_pairs(read_table(path), str(path))
+
+
+def load_ratings_file(path: str | Path, *, scale: Scale | str | None = None,
+                      pairs: pd.DataFrame | None = None) -> LoadedRatings:
+    """Read a long ratings file or an EHR-Rel wide file (told apart by the header).
+
+    *scale*: a Scale or a built-in name / file path; inferred from the values when None
+    (EHR-Rel files are on the 0-3 relatedness scale). With *pairs*, every ``pair_id`` must be
+    one of them.
+    """
+    name = str(path)
+    raw = read_table(path)
+    if isinstance(scale, (str, Path)):
+        scale = load_scale(scale)
+    known = set(pairs[C.PAIR_ID].astype(str)) if pairs is not None else None
+    if is_ehr_rel(raw.columns):
+        scale = scale or RELATEDNESS_0_3
+        file_pairs, long = split_ehr_rel(raw, name, scale=scale)
+        history = long
+        if known is not None:
+            unknown = sorted(set(long[C.PAIR_ID]) - known)
+            if unknown:
+                raise InputError.single(f"pair '{unknown[0]}' is not in the pairs file "
+                                        f"({len(unknown)} such pairs)", file=name)
+        source, out_pairs = "ehr_rel", pairs if pairs is not None else file_pairs
+    else:
+        if C.RATING in raw.columns and scale is None:
+            scale = infer_scale(raw[C.RATING], name)
+        history = validate_ratings(raw, scale or BINARY, name, known_pairs=known)
+        source, out_pairs = "long", pairs
+    if len(history) == 0:
+        raise InputError.single("has no ratings", file=name)
+    return LoadedRatings(to_ratings_frame(history, scale), _coded(history, scale), scale,
+                         out_pairs, source)
+
+
+def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
+    out = history.copy()
+    out[C.VALUE] = [float("nan") if scale.code(v) is None else float(scale.code(v))
+                    for v in out[C.RATING]]
+    out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
+    return out
+
+
+def agreement_report_file(ratings_path: str | Path, *, pairs_path: str | Path | None = None,
+                          level: str | None = None, scale: Scale | str | None = None
+                          ) -> AgreementReport:
+    """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
+    pairs = load_pairs_file(pairs_path) if pairs_path else None
+    loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
+    return agreement_report(loaded.ratings, loaded.scale, level=level)
+
+
+def audit_report_files(pairs_path: str | Path, ratings_path: str | Path, *,
+                       by: list[str] | None = None, majority: str = "strict", bootstrap: int = 0,
+                       seed: int | None = None, scale: Scale | str | None = None,
+                       confidence: float = 0.95) -> AuditResult:
+    """``medsim audit``: audit a pairs file's automatic labels against a ratings file."""
+    pairs = load_pairs_file(pairs_path)
+    loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
+    return audit_report(pairs, loaded.ratings, loaded.scale, by=by, majority=majority,
+                        bootstrap=bootstrap, seed=seed, confidence=confidence,
+                        file=str(pairs_path))

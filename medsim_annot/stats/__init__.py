@@ -1,0 +1,29 @@
+"""Agreement, audit and rater-quality statistics (pure numpy/pandas; no database).
+
+Every function takes a **ratings frame** (``pair_id``, ``annotator``, ``value``: float code,
+NaN for a no-decision rating; see :func:`data_schemas.ratings.to_ratings_frame`) and a scale
+or a level of measurement, and returns plain values, dataclasses or frames. Degenerate input
+(one annotator, a constant rater, no overlap, no pairable item) gives NaN with a reason.
+"""
+from ._frame import Estimate, ratings_from_matrix, slot_matrix
+from .alpha import grouped_alpha, krippendorff_alpha
+from .audit import AuditResult, audit_labels, confusion_scores
+from .bootstrap import ConfidenceInterval, bootstrap_ci
+from .icc import ICCResult, intraclass_corr
+from .kendall import kendall_w
+from .majority import majority_vote
+from .pairwise import cohen_kappa, pairwise_agreement, per_annotator_means, spearman_rho
+from .quality import (RaterQuality, dont_know_share, intra_rater_consistency,
+                      outlier_annotators, rater_quality, straight_lining)
+from .report import AgreementReport, agreement_report
+from .simlex import SimLexAgreement, simlex_agreement
+
+__all__ = [
+    "Estimate", "ratings_from_matrix", "slot_matrix", "krippendorff_alpha", "grouped_alpha",
+    "AuditResult", "audit_labels", "confusion_scores", "ConfidenceInterval", "bootstrap_ci",
+    "ICCResult", "intraclass_corr", "kendall_w", "majority_vote", "cohen_kappa",
+    "pairwise_agreement", "per_annotator_means", "spearman_rho", "RaterQuality",
+    "dont_know_share", "intra_rater_consistency", "outlier_annotators", "rater_quality",
+    "straight_lining", "AgreementReport", "agreement_report", "SimLexAgreement",
+    "simlex_agreement",
+]

@@ -1,0 +1,187 @@
+"""Private helpers shared by the statistics: result types, level names and the encoding of a
+ratings frame into integer arrays (items, annotators, values) without loops over items."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.scales import Scale
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A coefficient with the number of items it rests on and, when it is NaN, the reason.
+
+    ``value`` is NaN exactly when ``reason`` is set (degenerate input is never an exception).
+    """
+
+    value: float
+    n_items: int = 0
+    reason: str | None = None
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def nan(reason: str, n_items: int = 0) -> Estimate:
+    return Estimate(float("nan"), n_items, reason)
+
+
+def level_of(scale_or_level: Scale | str) -> str:
+    """The level of measurement named by *scale_or_level* (a :class:`Scale` or a level name)."""
+    if isinstance(scale_or_level, Scale):
+        return scale_or_level.level
+    if isinstance(scale_or_level, str) and scale_or_level in LEVELS:
+        return scale_or_level
+    raise ValueError(f"level must be one of {', '.join(LEVELS)} or a Scale, not {scale_or_level!r}")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A ratings frame as integer arrays (one entry per rating row).
+
+    ``item`` indexes ``items``, ``annotator`` indexes ``annotators`` (both sorted), ``value``
+    is the float code (NaN for no decision), ``value_index`` indexes ``values`` (sorted
+    distinct decisive codes; -1 for no decision).
+    """
+
+    item: np.ndarray
+    annotator: np.ndarray
+    value: np.ndarray
+    value_index: np.ndarray
+    items: pd.Index
+    annotators: pd.Index
+    values: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotators)
+
+    def counts(self) -> np.ndarray:
+        """Value counts per item, shape (n_items, n_values): ``counts[u, c]`` = number of
+        decisive ratings of item ``u`` with value ``values[c]``."""
+        v = len(self.values)
+        ok = self.value_index >= 0
+        flat = np.bincount(self.item[ok] * v + self.value_index[ok], minlength=self.n_items * v)
+        return flat.reshape(self.n_items, v).astype(np.float64)
+
+    def matrix(self) -> np.ndarray:
+        """The items x annotators matrix of codes, NaN where not rated or no decision."""
+        out = np.full((self.n_items, self.n_annotators), np.nan)
+        out[self.item, self.annotator] = self.value
+        return out
+
+
+def check_frame(ratings: pd.DataFrame) -> None:
+    missing = [c for c in (C.PAIR_ID, C.ANNOTATOR, C.VALUE) if c not in ratings.columns]
+    if missing:
+        raise ValueError(f"the ratings frame lacks the column(s) {', '.join(missing)} "
+                         "(build it with data_schemas.ratings.to_ratings_frame)")
+
+
+def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
+    """Encode a ratings frame (``pair_id``, ``annotator``, ``value``).
+
+    *items*: an index of pair ids fixing the item order (ratings of other pairs are dropped);
+    *values*: the value domain (sorted codes); by default the decisive codes present.
+    """
+    check_frame(ratings)
+    pid = ratings[C.PAIR_ID].to_numpy()
+    if items is None:
+        item, uniq = pd.factorize(pid, sort=True)
+        items = pd.Index(uniq)
+    else:
+        items = pd.Index(items)
+        item = items.get_indexer(pid)
+    ann, anns = pd.factorize(ratings[C.ANNOTATOR].to_numpy(), sort=True)
+    value = ratings[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
+    keep = item >= 0
+    if not keep.all():
+        item, ann, value = item[keep], ann[keep], value[keep]
+    ok = ~np.isnan(value)
+    if values is None:
+        values = np.unique(value[ok])
+    values = np.asarray(values, dtype=np.float64)
+    vidx = np.full(len(value), -1, dtype=np.int64)
+    if len(values):
+        pos = np.searchsorted(values, value[ok])
+        pos = np.clip(pos, 0, len(values) - 1)
+        if not np.array_equal(values[pos], value[ok]):
+            raise ValueError("a rating value is not in the value domain")
+        vidx[ok] = pos
+    return Encoded(item.astype(np.int64), ann.astype(np.int64), value, vidx, items,
+                   pd.Index(anns), values)
+
+
+def ratings_from_matrix(matrix, *, annotators=None, items=None) -> pd.DataFrame:
+    """A ratings frame from an items x annotators array (NaN = not rated).
+
+    Handy for published tables and tests.
+
+    >>> ratings_from_matrix([[1, 2], [3, float("nan")]], annotators=["A", "B"])
+      pair_id annotator  value  no_decision
+    0      i1         A    1.0        False
+    1      i1         B    2.0        False
+    2      i2         A    3.0        False
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    n, k = m.shape
+    annotators = list(annotators) if annotators is not None else [f"r{j + 1}" for j in range(k)]
+    items = list(items) if items is not None else [f"i{i + 1}" for i in range(n)]
+    ii, jj = np.nonzero(~np.isnan(m))
+    return pd.DataFrame({
+        C.PAIR_ID: np.asarray(items, dtype=object)[ii],
+        C.ANNOTATOR: np.asarray(annotators, dtype=object)[jj],
+        C.VALUE: m[ii, jj],
+        C.NO_DECISION: np.zeros(len(ii), dtype=bool),
+    })
+
+
+@dataclass(frozen=True)
+class SlotMatrix:
+    """A complete items x raters matrix for ICC and Kendall's W (see :func:`slot_matrix`)."""
+
+    matrix: np.ndarray
+    items: pd.Index
+    k: int
+    n_dropped: int
+    rule: str
+
+
+def slot_matrix(ratings: pd.DataFrame) -> SlotMatrix:
+    """The complete items x k matrix that ICC and Kendall's W need.
+
+    Rule (documented in docs/stats.md): only decisive ratings count. When every item has a
+    decisive rating from every annotator, the raters are the annotators (sorted by name).
+    Otherwise (k-of-n designs such as EHR-RelB, 3 of 5) the *k rating slots* of each item
+    are the raters: *k* is the most common number of decisive ratings per item (ties: the
+    larger), slot *j* of an item holds its *j*-th rating in annotator-name order, items with
+    fewer than *k* decisive ratings are dropped and items with more keep their first *k*.
+    """
+    enc = encode(ratings)
+    m = enc.matrix()
+    mask = ~np.isnan(m)
+    per_item = mask.sum(axis=1)
+    if m.size and mask.all():
+        return SlotMatrix(m, enc.items, m.shape[1], 0, "annotators as raters (complete design)")
+    if not len(per_item) or per_item.max() == 0:
+        return SlotMatrix(np.zeros((0, 0)), pd.Index([]), 0, int(len(per_item)), "no ratings")
+    freq = np.bincount(per_item)
+    freq[0] = 0
+    k = int(len(freq) - 1 - np.argmax(freq[::-1]))
+    keep = per_item >= k
+    order = np.argsort(~mask[keep], axis=1, kind="stable")[:, :k]
+    out = np.take_along_axis(m[keep], order, axis=1)
+    return SlotMatrix(out, enc.items[keep], k, int((~keep).sum()),
+                      f"the {k} rating slots of each item as raters (annotator-name order)")

@@ -1,0 +1,223 @@
+"""Rater quality (Chiu et al. 2018 practice): intra-rater consistency on items shown twice,
+straight-lining (runs of identical consecutive ratings), "don't know" share, and outlier
+annotators by leave-one-out IAA-1."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.scales import Scale
+
+from ._frame import check_frame
+from .alpha import krippendorff_alpha
+from .simlex import simlex_agreement
+
+MIN_RUN = 10
+
+
+def _with_order(frame: pd.DataFrame) -> pd.DataFrame:
+    df = frame.reset_index(drop=True).copy()
+    df["_row"] = np.arange(len(df))
+    if C.RATED_AT not in df.columns:
+        df[C.RATED_AT] = pd.NaT
+    return df.sort_values([C.ANNOTATOR, C.RATED_AT, "_row"], kind="stable", na_position="last")
+
+
+def _key(frame: pd.DataFrame) -> pd.Series:
+    """What "identical rating" means: the raw rating when present, else the code (NaN for
+    no decision compares equal to NaN)."""
+    if C.RATING in frame.columns:
+        return frame[C.RATING].astype(str)
+    return frame[C.VALUE].astype("float64").map(lambda v: "nd" if np.isnan(v) else repr(v))
+
+
+def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.DataFrame:
+    """Agreement of each annotator with themself on items they rated twice.
+
+    Parameters
+    ----------
+    history : DataFrame
+        All saved ratings (not only the latest), with ``pair_id``, ``annotator``, ``value``
+        and ``rated_at`` (and ``rating``): a duplicate slot is the same ``pair_id`` rated
+        again by the same annotator. The first two ratings (by ``rated_at``) are compared.
+    level : Scale or level name
+        For the alpha between the first and the second rating.
+
+    Returns
+    -------
+    DataFrame
+        Per annotator with duplicates: ``annotator``, ``n_duplicates``, ``exact_agreement``
+        (share of identical ratings, "don't know" twice counts as identical) and
+        ``krippendorff_alpha`` (occasions as two raters; NaN with ``reason`` if undefined).
+
+    Notes
+    -----
+    Test-retest agreement: :math:`\\frac{1}{D}\\sum_d [x_{d,1} = x_{d,2}]` and alpha over
+    the D duplicated items with the two occasions as observers.
+
+    References
+    ----------
+    Chiu, B., Pyysalo, S., Vulić, I., & Korhonen, A. (2018). Bio-SimVerb and Bio-SimLex.
+    BMC Bioinformatics, 19, 33. https://doi.org/10.1186/s12859-018-2039-z
+
+    Examples
+    --------
+    >>> h = pd.DataFrame({"pair_id": ["p1", "p2", "p1", "p2"], "annotator": ["A"] * 4,
+    ...                   "value": [1.0, 0.0, 1.0, 1.0],
+    ...                   "rated_at": pd.to_datetime([1, 2, 3, 4], unit="D", utc=True)})
+    >>> intra_rater_consistency(h, "nominal")[["annotator", "n_duplicates", "exact_agreement"]]
+      annotator  n_duplicates  exact_agreement
+    0         A             2              0.5
+    """
+    check_frame(history)
+    df = _with_order(history)
+    df["_occ"] = df.groupby([C.ANNOTATOR, C.PAIR_ID], sort=False).cumcount()
+    df["_key"] = _key(df)
+    first = df[df["_occ"] == 0].set_index([C.ANNOTATOR, C.PAIR_ID])
+    second = df[df["_occ"] == 1].set_index([C.ANNOTATOR, C.PAIR_ID])
+    rows = []
+    for ann, sec in second.groupby(level=0, sort=True):
+        fst = first.loc[sec.index]
+        same = (fst["_key"].to_numpy() == sec["_key"].to_numpy())
+        est = krippendorff_alpha(np.vstack([fst[C.VALUE].to_numpy(dtype=float),
+                                            sec[C.VALUE].to_numpy(dtype=float)]), level)
+        rows.append((ann, len(sec), float(same.mean()), est.value, est.reason))
+    return pd.DataFrame(rows, columns=[C.ANNOTATOR, "n_duplicates", "exact_agreement",
+                                       "krippendorff_alpha", "reason"])
+
+
+def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.DataFrame:
+    """Runs of *min_run* or more identical consecutive ratings by one annotator.
+
+    Ratings are ordered by ``rated_at`` per annotator (rows without a time keep file order,
+    after the timed ones). Returns one row per run: ``annotator``, ``rating``, ``length``,
+    ``first_pair_id``, ``start``, ``end`` (times).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"pair_id": [f"p{i}" for i in range(12)], "annotator": "A",
+    ...                   "value": [0.0] + [1.0] * 10 + [0.0]})
+    >>> straight_lining(r)[["annotator", "rating", "length"]].values.tolist()
+    [['A', '1.0', 10]]
+    """
+    check_frame(ratings)
+    df = _with_order(ratings)
+    key = _key(df).to_numpy()
+    ann = df[C.ANNOTATOR].to_numpy()
+    if len(df) == 0:
+        return pd.DataFrame(columns=[C.ANNOTATOR, C.RATING, "length", "first_pair_id",
+                                     "start", "end"])
+    new = np.ones(len(df), dtype=bool)
+    new[1:] = (key[1:] != key[:-1]) | (ann[1:] != ann[:-1])
+    run_id = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    lengths = np.bincount(run_id)
+    long = np.flatnonzero(lengths >= min_run)
+    s = starts[long]
+    e = s + lengths[long] - 1
+    times = df[C.RATED_AT].to_numpy()
+    pids = df[C.PAIR_ID].to_numpy()
+    return pd.DataFrame({C.ANNOTATOR: ann[s], C.RATING: key[s], "length": lengths[long],
+                         "first_pair_id": pids[s], "start": times[s], "end": times[e]})
+
+
+def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator: ``n_ratings``, ``n_no_decision`` and ``dont_know_share`` (their ratio).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"pair_id": ["a", "b", "c", "d"], "annotator": ["A"] * 4,
+    ...                   "value": [1.0, float("nan"), 0.0, 1.0]})
+    >>> dont_know_share(r)["dont_know_share"].tolist()
+    [0.25]
+    """
+    check_frame(ratings)
+    nd = ratings[C.NO_DECISION].astype(bool) if C.NO_DECISION in ratings.columns \
+        else ratings[C.VALUE].isna()
+    g = pd.DataFrame({C.ANNOTATOR: ratings[C.ANNOTATOR].to_numpy(), "nd": nd.to_numpy()})
+    out = g.groupby(C.ANNOTATOR, sort=True)["nd"].agg(["size", "sum"]).reset_index()
+    out.columns = [C.ANNOTATOR, "n_ratings", "n_no_decision"]
+    out["dont_know_share"] = out["n_no_decision"] / out["n_ratings"]
+    return out
+
+
+def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float = 0.1
+                       ) -> pd.DataFrame:
+    """Annotators whose IAA-1 is far below the others' (leave-one-out).
+
+    For annotator *a* with IAA-1 :math:`x_a`, the others' IAA-1 values have mean
+    :math:`\\mu_{-a}` and standard deviation :math:`s_{-a}`; *a* is an outlier when
+    :math:`x_a < \\mu_{-a} - \\max(z\\,s_{-a},\\ \\text{min\\_gap})`. The floor *min_gap*
+    keeps a tight group (tiny :math:`s_{-a}`) from flagging ordinary spread.
+
+    Returns
+    -------
+    DataFrame
+        ``annotator``, ``iaa_1``, ``others_mean``, ``others_sd``, ``gap``, ``outlier``.
+
+    Examples
+    --------
+    >>> from medsim_annot.stats import ratings_from_matrix
+    >>> m = [[0, 0, 0, 3], [1, 1, 1, 0], [2, 2, 3, 1], [3, 3, 3, 2], [1, 2, 1, 3]]
+    >>> outlier_annotators(ratings_from_matrix(m, annotators="ABCD"))["outlier"].tolist()
+    [False, False, False, True]
+    """
+    per = simlex_agreement(ratings).per_annotator
+    x = per["iaa_1"].to_numpy(dtype=float)
+    rows = []
+    for i, ann in enumerate(per[C.ANNOTATOR]):
+        others = np.delete(x, i)
+        others = others[~np.isnan(others)]
+        mu = float(others.mean()) if len(others) else np.nan
+        sd = float(others.std(ddof=1)) if len(others) > 1 else 0.0
+        gap = mu - x[i]
+        flag = bool(len(others) > 0 and not np.isnan(x[i]) and gap > max(z * sd, min_gap))
+        rows.append((ann, x[i], mu, sd, gap, flag))
+    return pd.DataFrame(rows, columns=[C.ANNOTATOR, "iaa_1", "others_mean", "others_sd", "gap",
+                                       "outlier"])
+
+
+@dataclass
+class RaterQuality:
+    """Per-annotator quality: ``per_annotator`` (don't-know share, IAA-1, outlier flag,
+    duplicates and their agreement, longest run) plus the ``runs`` of straight-lining."""
+
+    per_annotator: pd.DataFrame
+    runs: pd.DataFrame
+    consistency: pd.DataFrame
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"per_annotator": self.per_annotator.to_dict(orient="records"),
+                "runs": self.runs.astype({"start": str, "end": str}).to_dict(orient="records")
+                if len(self.runs) else []}
+
+
+def rater_quality(ratings: pd.DataFrame, level: Scale | str, *,
+                  history: pd.DataFrame | None = None, min_run: int = MIN_RUN) -> RaterQuality:
+    """All rater-quality checks in one table.
+
+    *ratings* is the current ratings frame; *history* (all saved ratings, with repeats) is
+    used for duplicates and runs when given, else *ratings*.
+    """
+    hist = ratings if history is None else history
+    share = dont_know_share(ratings)
+    out = outlier_annotators(ratings)[[C.ANNOTATOR, "iaa_1", "outlier"]]
+    cons = intra_rater_consistency(hist, level)
+    runs = straight_lining(hist, min_run=min_run)
+    longest = runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run") if len(runs) \
+        else pd.Series(dtype="int64", name="longest_run")
+    per = share.merge(out, on=C.ANNOTATOR, how="left") \
+        .merge(cons[[C.ANNOTATOR, "n_duplicates", "exact_agreement"]], on=C.ANNOTATOR, how="left") \
+        .merge(longest.reset_index().rename(columns={"index": C.ANNOTATOR}), on=C.ANNOTATOR,
+               how="left")
+    per["n_duplicates"] = per["n_duplicates"].fillna(0).astype("int64")
+    per["longest_run"] = per["longest_run"].fillna(0).astype("int64")
+    per["outlier"] = per["outlier"].fillna(False).astype(bool)
+    reasons = {}
+    if per["n_duplicates"].sum() == 0:
+        reasons["intra_rater"] = "no item was rated twice by the same annotator"
+    return RaterQuality(per, runs, cons, reasons)

@@ -1,0 +1,167 @@
+"""The full agreement report: every coefficient of the issue in one dataclass whose
+:meth:`AgreementReport.to_dict` gives exactly the JSON keys of ``medsim agreement --json``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.scales import Scale
+
+from ._frame import check_frame, level_of
+from .alpha import krippendorff_alpha
+from .icc import ICCResult, intraclass_corr
+from .kendall import kendall_w
+from .pairwise import pairwise_agreement, per_annotator_means
+from .simlex import simlex_agreement
+
+PER_ANNOTATOR_KEYS = ("annotator", "krippendorff_alpha", "cohen_kappa_quadratic", "spearman_rho",
+                      "iaa_1", "iaa_2")
+PAIRWISE_KEYS = ("annotator_a", "annotator_b", "n_items", "krippendorff_alpha", "cohen_kappa",
+                 "cohen_kappa_quadratic", "spearman_rho")
+REPORT_KEYS = ("n_items", "n_annotators", "n_ratings", "level", "krippendorff_alpha", "pairwise",
+               "per_annotator", "mean_pairwise_spearman", "icc", "kendall_w",
+               "human_upper_bound")
+
+
+@dataclass
+class AgreementReport:
+    """Agreement of a set of ratings.
+
+    ``pairwise`` and ``per_annotator`` are frames (with a ``reason`` column where values can
+    be NaN); ``reasons`` maps a figure's name to why it is NaN; ``icc`` keeps the design rule
+    used for k-of-n data.
+    """
+
+    n_items: int
+    n_annotators: int
+    n_ratings: int
+    level: str
+    krippendorff_alpha: float
+    pairwise: pd.DataFrame
+    per_annotator: pd.DataFrame
+    mean_pairwise_spearman: float
+    icc: ICCResult
+    kendall_w: float
+    human_upper_bound: dict[str, float]
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready dict with exactly :data:`REPORT_KEYS` (NaN stays NaN; the CLI
+        writes it as null)."""
+        return {
+            "n_items": int(self.n_items),
+            "n_annotators": int(self.n_annotators),
+            "n_ratings": int(self.n_ratings),
+            "level": self.level,
+            "krippendorff_alpha": float(self.krippendorff_alpha),
+            "pairwise": _records(self.pairwise, PAIRWISE_KEYS),
+            "per_annotator": _records(self.per_annotator, PER_ANNOTATOR_KEYS),
+            "mean_pairwise_spearman": float(self.mean_pairwise_spearman),
+            "icc": {"C1": float(self.icc.C1), "Ck": float(self.icc.Ck)},
+            "kendall_w": float(self.kendall_w),
+            "human_upper_bound": {k: float(v) for k, v in self.human_upper_bound.items()},
+        }
+
+
+def _records(frame: pd.DataFrame, keys) -> list[dict]:
+    out = []
+    for rec in frame[list(keys)].to_dict(orient="records"):
+        out.append({k: (int(v) if k == "n_items" else v if isinstance(v, str) else float(v))
+                    for k, v in rec.items()})
+    return out
+
+
+def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
+                     level: str | None = None) -> AgreementReport:
+    """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN = no decision).
+    scale_or_level : Scale or level name
+        The scale (its level and codes) or just a level of measurement.
+    level : str, optional
+        Override the scale's level (e.g. analyse a 0-3 scale at the interval level).
+
+    Returns
+    -------
+    AgreementReport
+
+    Notes
+    -----
+    Overall alpha over all annotators at the level; pairwise alpha, Cohen's kappa
+    (unweighted, quadratic) and Spearman's rho over the items both annotators rated, and per
+    annotator their means; ICC(C,1), ICC(C,k) and Kendall's W (tie-corrected) on the complete
+    items x raters matrix (k-of-n designs: the slot rule of docs/stats.md); IAA-1, IAA-2 and
+    the human upper bound (max over annotators of rho with the mean rating, inclusive or
+    exclusive of the annotator). See the functions of :mod:`medsim_annot.stats`.
+
+    References
+    ----------
+    Schulz, C., et al. (2020). Biomedical Concept Relatedness - A large EHR-based benchmark.
+    COLING 2020, sections 4 and 6. https://doi.org/10.18653/v1/2020.coling-main.577
+
+    Examples
+    --------
+    Shrout & Fleiss (1979) Table 2 as an interval-level rating study:
+
+    >>> from medsim_annot.stats import ratings_from_matrix
+    >>> sf = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+    >>> rep = agreement_report(ratings_from_matrix(sf), "interval")
+    >>> round(rep.icc.C1, 3), round(rep.icc.Ck, 3), rep.n_items, rep.n_annotators
+    (0.715, 0.909, 6, 4)
+    """
+    check_frame(ratings)
+    lv = level_of(level) if level else level_of(scale_or_level)
+    scale_arg = scale_or_level if isinstance(scale_or_level, Scale) else lv
+    reasons: dict[str, str] = {}
+    n_items = int(ratings[C.PAIR_ID].nunique())
+    annotators = sorted(ratings[C.ANNOTATOR].unique())
+    domain = None
+    if isinstance(scale_or_level, Scale):
+        codes = sorted({o.code for o in scale_or_level.options
+                        if o.code is not None and not scale_or_level.is_no_decision(o.value)})
+        observed = set(ratings[C.VALUE].dropna().unique())
+        domain = codes if observed <= set(codes) else None
+
+    alpha = krippendorff_alpha(ratings, lv, value_domain=domain)
+    if alpha.reason:
+        reasons["krippendorff_alpha"] = alpha.reason
+    if isinstance(scale_arg, Scale) and lv != scale_arg.level:
+        scale_arg = scale_arg.model_copy(update={"level": lv})
+    pw = pairwise_agreement(ratings, scale_arg)
+    means = per_annotator_means(pw)
+    sl = simlex_agreement(ratings)
+    per = pd.DataFrame({C.ANNOTATOR: annotators})
+    per = per.merge(means, on=C.ANNOTATOR, how="left").merge(
+        sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]], on=C.ANNOTATOR, how="left")
+    rho = pw["spearman_rho"].to_numpy(dtype=float)
+    if len(annotators) < 2:
+        reasons["pairwise"] = "one annotator only: no pairs of annotators"
+    if np.isnan(rho).all():
+        mean_rho = float("nan")
+        reasons["mean_pairwise_spearman"] = ("no pair of annotators has a defined Spearman rho"
+                                             if len(rho) else "one annotator only")
+    else:
+        mean_rho = float(np.nanmean(rho))
+    for r in pw["reason"].dropna():
+        reasons.setdefault("pairwise", r)
+    icc = intraclass_corr(ratings)
+    if icc.reason:
+        reasons["icc"] = icc.reason
+    w = kendall_w(ratings)
+    if w.reason:
+        reasons["kendall_w"] = w.reason
+    for k, v in sl.reasons.items():
+        reasons.setdefault(k, v)
+    return AgreementReport(
+        n_items=n_items, n_annotators=len(annotators), n_ratings=int(len(ratings)), level=lv,
+        krippendorff_alpha=alpha.value, pairwise=pw, per_annotator=per,
+        mean_pairwise_spearman=mean_rho, icc=icc, kendall_w=w.value,
+        human_upper_bound={"inclusive": sl.human_upper_bound_inclusive,
+                           "exclusive": sl.human_upper_bound_exclusive},
+        reasons=reasons)
