@@ -5,11 +5,12 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.setup-stamp
 EMB_STAMP := $(VENV)/.embeddings-stamp
+SPARK_STAMP := $(VENV)/.spark-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-embeddings run test bench demo clean
+.PHONY: setup setup-embeddings setup-spark run test bench demo clean
 
 setup: $(STAMP)
 
@@ -26,6 +27,13 @@ setup-embeddings: $(EMB_STAMP)
 $(EMB_STAMP): $(STAMP) requirements-embeddings.txt
 	$(PIP) install --quiet -r requirements-embeddings.txt
 	touch $(EMB_STAMP)
+
+# Optional extra: the Spark engine for the co-occurrence builder (needs Java 17+).
+setup-spark: $(SPARK_STAMP)
+
+$(SPARK_STAMP): $(STAMP) requirements-spark.txt
+	$(PIP) install --quiet -r requirements-spark.txt
+	touch $(SPARK_STAMP)
 
 demo: setup
 	$(PY) -m medsim_annot demo --credentials data/demo-credentials.txt
