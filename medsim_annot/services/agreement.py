@@ -111,24 +111,28 @@ def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
 
 # ---- file level --------------------------------------------------------------------------------
 def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
-    """The scale a long ratings file is on, from its rating values: ``binary`` when they are
-    binary values, ``relatedness-0-3`` for numbers in 0..3, ``similarity-0-6`` for 0..6,
+    """The scale a long ratings file is on, from its rating values: ``binary`` when any is a
+    binary value, ``relatedness-0-3`` for numbers in 0..3, ``similarity-0-6`` for 0..6,
     otherwise an interval scale of the numbers seen. Use ``--scale`` to be explicit."""
     seen = {str(v).strip() for v in raw_ratings if str(v).strip() != ""}
     if not seen:
         raise InputError.single("has no ratings (every rating cell is empty)", file=file,
                                 column=C.RATING)
     binary = {str(o.value) for o in BINARY.options}
-    if seen <= binary:
-        return BINARY
-    try:
-        nums = sorted({float(v) for v in seen})
-    except ValueError:
-        bad = sorted(v for v in seen if v not in binary)[:3]
+    if seen & binary:
+        return BINARY  # validation then reports any other value by row
+    nums = []
+    for v in seen:
+        try:
+            nums.append(float(v))
+        except ValueError:
+            pass
+    if not nums:
+        bad = sorted(seen)[:3]
         raise InputError.single(
             f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
-            "--scale binary|relatedness-0-3|similarity-0-6|FILE", file=file,
-            column=C.RATING) from None
+            "--scale binary|relatedness-0-3|similarity-0-6|FILE", file=file, column=C.RATING)
+    nums = sorted(set(nums))
     for scale in (RELATEDNESS_0_3, SIMILARITY_0_6):
         if set(nums) <= {float(o.value) for o in scale.options}:
             return scale

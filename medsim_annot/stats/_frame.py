@@ -97,14 +97,13 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
     *values*: the value domain (sorted codes); by default the decisive codes present.
     """
     check_frame(ratings)
-    pid = ratings[C.PAIR_ID].to_numpy()
     if items is None:
-        item, uniq = pd.factorize(pid, sort=True)
+        item, uniq = pd.factorize(ratings[C.PAIR_ID], sort=True)
         items = pd.Index(uniq)
     else:
         items = pd.Index(items)
-        item = items.get_indexer(pid)
-    ann, anns = pd.factorize(ratings[C.ANNOTATOR].to_numpy(), sort=True)
+        item = positions(ratings[C.PAIR_ID], items)
+    ann, anns = pd.factorize(ratings[C.ANNOTATOR], sort=True)
     value = ratings[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
     keep = item >= 0
     if not keep.all():
@@ -121,7 +120,31 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
             raise ValueError("a rating value is not in the value domain")
         vidx[ok] = pos
     return Encoded(item.astype(np.int64), ann.astype(np.int64), value, vidx, items,
-                   pd.Index(anns), values)
+                   pd.Index(np.asarray(anns, dtype=object)), values)
+
+
+def positions(keys: pd.Series, items: pd.Index) -> np.ndarray:
+    """Position of each key in *items* (-1 when absent), by Arrow's hash join for strings
+    (several times faster than ``Index.get_indexer`` on millions of Python strings)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = pa.array(keys, from_pandas=True)
+        vs = pa.array(pd.Series(items), from_pandas=True)
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            if not (pa.types.is_string(vs.type) or pa.types.is_large_string(vs.type)):
+                raise TypeError("mixed key types")
+            arr = arr.cast(pa.large_string())
+            vs = vs.cast(pa.large_string())
+            found = pc.fill_null(pc.index_in(arr, value_set=vs), -1)
+            return found.to_numpy(zero_copy_only=False).astype(np.int64)
+    except (ImportError, TypeError, ValueError, NotImplementedError, ArithmeticError):
+        pass
+    except Exception as exc:  # pyarrow.ArrowException subclasses
+        if exc.__class__.__module__.split(".")[0] != "pyarrow":
+            raise
+    return items.get_indexer(keys.to_numpy())
 
 
 def ratings_from_matrix(matrix, *, annotators=None, items=None) -> pd.DataFrame:

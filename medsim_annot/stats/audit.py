@@ -13,7 +13,7 @@ from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 
 from ._frame import encode
-from .alpha import alpha_from_coincidence, grouped_alpha, unit_coincidences
+from .alpha import alpha_from_coincidence, unit_coincidences
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .majority import Rule, majority_from_counts
 
@@ -72,15 +72,18 @@ def _group_index(pairs: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.Dat
     codes = np.zeros(len(pairs), dtype=np.int64)
     uniques = []
     for col in by:
-        c, u = pd.factorize(pairs[col].astype("string").fillna("").to_numpy(), sort=True)
-        codes = codes * (len(u) + 1) + c
-        uniques.append(np.asarray(u, dtype=object))
+        c, u = pd.factorize(pairs[col], sort=True)
+        u = np.asarray(u, dtype=object)
+        c = np.where(c < 0, len(u), c)  # missing values form their own group ("")
+        u = np.append(u, "")
+        codes = codes * len(u) + c
+        uniques.append(u)
     present, group = np.unique(codes, return_inverse=True)
     keys = {}
     rest = present.copy()
     for col, u in reversed(list(zip(by, uniques))):
-        keys[col] = u[rest % (len(u) + 1)]
-        rest = rest // (len(u) + 1)
+        keys[col] = u[rest % len(u)]
+        rest = rest // len(u)
     return group.astype(np.int64), pd.DataFrame({col: keys[col] for col in by})
 
 
@@ -145,7 +148,8 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
                      if o.code is not None and not scale.is_no_decision(o.value)})
     by = list(group_columns(pairs)) if by is None else list(by)
     reasons: dict[str, str] = {}
-    items = pd.Index(pairs[C.PAIR_ID].astype(str).to_numpy())
+    ids = pairs[C.PAIR_ID]
+    items = pd.Index(ids if pd.api.types.is_string_dtype(ids) else ids.astype(str))
     enc = encode(ratings, items=items, values=domain)
     counts = enc.counts()
     n_cast = np.bincount(enc.item, minlength=len(items)).astype(np.float64)
@@ -180,9 +184,14 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
                              **{k: t[k] for k in ("tp", "fp", "fn", "tn")}})
 
     values = enc.values
-    per_group = table(tally(group, g), grouped_alpha(counts, group, g, values, scale.level))
+    v = len(values)
+    o_unit = unit_coincidences(counts).reshape(len(items), -1)
+    o_group = np.stack([np.bincount(group, weights=o_unit[:, j], minlength=g)
+                        for j in range(v * v)], axis=-1).reshape(g, v, v)
+    per_group = table(tally(group, g), alpha_from_coincidence(o_group, values, scale.level))
     zero = np.zeros(len(items), dtype=np.int64)
-    overall = table(tally(zero, 1), grouped_alpha(counts, zero, 1, values, scale.level))
+    overall = table(tally(zero, 1), alpha_from_coincidence(o_group.sum(axis=0)[None], values,
+                                                           scale.level))
     by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1)
     overall_d = {k: (v.item() if hasattr(v, "item") else v) for k, v in overall.iloc[0].items()}
     for k in ("n_items", "tp", "fp", "fn", "tn"):
@@ -194,7 +203,6 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
         if np.isnan(overall_d[k]) and "accuracy" not in reasons:
             reasons[k] = f"undefined: no {'predicted' if k == 'precision' else 'true'} positives"
     if bootstrap:
-        o_unit = unit_coincidences(counts).reshape(len(items), -1)
         onehot = np.stack([cell == c for c in (3, 1, 2, 0)], axis=1).astype(np.float64)
         cis_all = []
         for gi in range(g + 1):

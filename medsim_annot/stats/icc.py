@@ -2,6 +2,7 @@
 computed by ``pingouin.intraclass_corr`` on a complete items x raters matrix."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,8 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
 
     :math:`MS_R` the mean square between items, :math:`MS_E` the residual mean square. These
     are Shrout & Fleiss's ICC(3,1) and ICC(3,k); systematic rater offsets cancel out.
+    Computed by ``pingouin.intraclass_corr``; for fewer than 5 ratings in all (pingouin's
+    minimum) by the formulas above directly.
 
     References
     ----------
@@ -83,10 +86,15 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
     ms_e = (resid ** 2).sum() / ((n - 1) * (k - 1))
     if ms_r <= 0 or ms_r + (k - 1) * ms_e <= 0:
         return fail("no variance between items (every item has the same mean rating)")
-    long = pd.DataFrame({"item": np.repeat(np.arange(n), k), "rater": np.tile(np.arange(k), n),
-                         "value": m.ravel()})
-    table = pg.intraclass_corr(long, targets="item", raters="rater", ratings="value")
-    icc = dict(zip(table["Type"], table["ICC"]))
-    c1 = icc.get("ICC(C,1)", icc.get("ICC3"))
-    ck = icc.get("ICC(C,k)", icc.get("ICC3k"))
+    c1 = (ms_r - ms_e) / (ms_r + (k - 1) * ms_e)
+    ck = (ms_r - ms_e) / ms_r
+    if n * k >= 5:  # pingouin's own minimum; below it the closed form above is used
+        long = pd.DataFrame({"item": np.repeat(np.arange(n), k),
+                             "rater": np.tile(np.arange(k), n), "value": m.ravel()})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            table = pg.intraclass_corr(long, targets="item", raters="rater", ratings="value")
+        icc = dict(zip(table["Type"], table["ICC"]))
+        c1 = icc.get("ICC(C,1)", icc.get("ICC3"))
+        ck = icc.get("ICC(C,k)", icc.get("ICC3k"))
     return ICCResult(float(c1), float(ck), n, k, sm.n_dropped, sm.rule, None)

@@ -136,9 +136,10 @@ def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
     pw = pairwise_agreement(ratings, scale_arg)
     means = per_annotator_means(pw)
     sl = simlex_agreement(ratings)
-    per = pd.DataFrame({C.ANNOTATOR: annotators})
-    per = per.merge(means, on=C.ANNOTATOR, how="left").merge(
-        sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]], on=C.ANNOTATOR, how="left")
+    per = pd.DataFrame({C.ANNOTATOR: pd.Series(annotators, dtype=object)})
+    means = means.astype({C.ANNOTATOR: object})
+    sl_per = sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]].astype({C.ANNOTATOR: object})
+    per = per.merge(means, on=C.ANNOTATOR, how="left").merge(sl_per, on=C.ANNOTATOR, how="left")
     rho = pw["spearman_rho"].to_numpy(dtype=float)
     if len(annotators) < 2:
         reasons["pairwise"] = "one annotator only: no pairs of annotators"

@@ -1,0 +1,118 @@
+"""Invariants of the statistics (hypothesis)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from data_schemas import columns as C
+from medsim_annot.stats import (cohen_kappa, confusion_scores, intraclass_corr, kendall_w,
+                                krippendorff_alpha, majority_vote, pairwise_agreement,
+                                ratings_from_matrix, simlex_agreement)
+from medsim_annot.stats.audit import audit_labels
+from data_schemas.scales import BINARY
+
+LEVELS = ["nominal", "ordinal", "interval", "ratio"]
+
+
+@st.composite
+def matrices(draw, min_items=3, max_items=12, min_raters=2, max_raters=5, values=(1, 2, 3, 4),
+             missing=True):
+    n = draw(st.integers(min_items, max_items))
+    k = draw(st.integers(min_raters, max_raters))
+    cells = st.sampled_from(list(values) + ([None] if missing else []))
+    rows = draw(st.lists(st.lists(cells, min_size=k, max_size=k), min_size=n, max_size=n))
+    return np.array([[np.nan if v is None else float(v) for v in r] for r in rows])
+
+
+def _same(a: float, b: float) -> bool:
+    return (np.isnan(a) and np.isnan(b)) or abs(a - b) < 1e-9
+
+
+@given(st.integers(2, 10), st.integers(2, 5), st.sampled_from(LEVELS), st.data())
+def test_perfect_agreement_gives_one(n, k, level, data):
+    col = data.draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=n, max_size=n))
+    assume(len(set(col)) > 1)
+    m = np.repeat(np.array(col)[:, None], k, axis=1)
+    r = ratings_from_matrix(m)
+    assert krippendorff_alpha(r, level).value == pytest.approx(1.0)
+    pw = pairwise_agreement(r, level)
+    assert np.allclose(pw[["krippendorff_alpha", "cohen_kappa", "cohen_kappa_quadratic",
+                           "spearman_rho"]].to_numpy(), 1.0)
+    assert simlex_agreement(r).iaa_1 == pytest.approx(1.0)
+    assert kendall_w(r).value == pytest.approx(1.0)
+    assert intraclass_corr(r).C1 == pytest.approx(1.0)
+
+
+@given(matrices(), st.sampled_from(LEVELS), st.randoms(use_true_random=False))
+def test_order_of_items_and_annotators_irrelevant(m, level, rnd):
+    r = ratings_from_matrix(m, annotators=[f"a{j}" for j in range(m.shape[1])])
+    shuffled = r.sample(frac=1.0, random_state=rnd.randint(0, 10_000)).reset_index(drop=True)
+    assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(shuffled, level).value)
+    # permuting annotator *columns* (renaming) leaves alpha unchanged as well
+    perm = list(range(m.shape[1]))
+    rnd.shuffle(perm)
+    renamed = ratings_from_matrix(m[:, perm], annotators=[f"a{j}" for j in range(m.shape[1])])
+    assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(renamed, level).value)
+    a, b = majority_vote(r), majority_vote(shuffled)
+    assert a.equals(b)
+    pa = pairwise_agreement(r, level)
+    pb = pairwise_agreement(shuffled, level)
+    pd.testing.assert_frame_equal(pa, pb)
+
+
+@given(matrices(values=(0, 1, 2)), st.permutations([5.0, 7.0, 11.0]))
+def test_nominal_alpha_invariant_to_relabelling(m, labels):
+    relabelled = m.copy()
+    for old, new in zip((0.0, 1.0, 2.0), labels):
+        relabelled[m == old] = new
+    a = krippendorff_alpha(ratings_from_matrix(m), "nominal").value
+    b = krippendorff_alpha(ratings_from_matrix(relabelled), "nominal").value
+    assert _same(a, b)
+
+
+@given(matrices(min_raters=2, max_raters=2, values=(0, 1, 2, 3)))
+def test_kappa_symmetric(m):
+    for weights in (None, "quadratic"):
+        ab = cohen_kappa(m[:, 0], m[:, 1], weights=weights, labels=[0, 1, 2, 3]).value
+        ba = cohen_kappa(m[:, 1], m[:, 0], weights=weights, labels=[0, 1, 2, 3]).value
+        assert _same(ab, ba)
+
+
+@given(matrices(), st.sampled_from(LEVELS), st.sampled_from([1.0, 2.0, 3.0, 4.0]))
+def test_never_pairable_item_changes_nothing(m, level, value):
+    r = ratings_from_matrix(m)
+    extra = pd.DataFrame({C.PAIR_ID: ["zz-single"], C.ANNOTATOR: [r[C.ANNOTATOR].iloc[0]
+                                                                   if len(r) else "r1"],
+                          C.VALUE: [value], C.NO_DECISION: [False]})
+    r2 = pd.concat([r, extra], ignore_index=True)
+    assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(r2, level).value)
+
+
+@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.sampled_from(["strict", "decisive"]))
+def test_majority_of_identical_ratings_is_that_rating(k, value, rule):
+    r = ratings_from_matrix(np.full((3, k), value))
+    assert (majority_vote(r, rule=rule)["majority"] == value).all()
+    assert (majority_vote(r, numeric=True)["median"] == value).all()
+
+
+@given(matrices(values=(0, 1), max_raters=3, min_items=1), st.data())
+def test_precision_recall_in_unit_interval(m, data):
+    r = ratings_from_matrix(m)
+    ids = sorted(set(r[C.PAIR_ID])) or ["i1"]
+    labels = data.draw(st.lists(st.sampled_from([0, 1]), min_size=len(ids), max_size=len(ids)))
+    pairs = pd.DataFrame({C.PAIR_ID: ids, C.AUTO_LABEL: labels})
+    res = audit_labels(pairs, r, BINARY)
+    for key in ("accuracy", "precision", "recall", "f1", "nan_fraction"):
+        v = res.overall[key]
+        assert np.isnan(v) or 0.0 <= v <= 1.0
+    assert res.overall["tp"] + res.overall["fp"] + res.overall["fn"] + res.overall["tn"] <= len(ids)
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(0, 50))
+def test_confusion_scores_bounded(tp, fp, fn, tn):
+    s = confusion_scores(tp, fp, fn, tn)
+    for v in s.values():
+        assert np.isnan(v) or 0.0 <= float(v) <= 1.0
