@@ -39,13 +39,63 @@ def register(app: typer.Typer) -> None:
                scale: str = typer.Option("binary", "--scale",
                                          help="binary | relatedness-0-3 | similarity-0-6 | SCALE_FILE"),
                annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
+               sample_per_group: Optional[str] = typer.Option(
+                   None, "--sample-per-group", metavar="P,N",
+                   help="stratified sample: P positives and N negatives (auto_label 1/0) per group"),
+               group_by: str = typer.Option("dataset,difficulty,negative_strategy", "--group-by",
+                                            help="group columns for --sample-per-group"),
+               allow_fewer: bool = typer.Option(False, "--allow-fewer",
+                                                help="take all pairs of a group that has fewer "
+                                                     "than P or N (with a warning) instead of failing"),
+               seed: Optional[int] = typer.Option(None, "--seed",
+                                                  help="seed of sampling, design and order "
+                                                       "(random when omitted; always stored)"),
+               per_item: Optional[int] = typer.Option(None, "--per-item", metavar="K",
+                                                      help="each pair rated by K of the annotators "
+                                                           "(balanced); default: all rate all"),
+               calibration: int = typer.Option(0, "--calibration", metavar="N",
+                                               help="N pairs every annotator rates"),
+               duplicates: float = typer.Option(0.0, "--duplicates", metavar="FRACTION",
+                                                help="share of each queue shown again, later, "
+                                                     "terms swapped"),
                as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
-        """Create a study; every annotator gets every pair. Prints the access codes once."""
+        """Create a study. Without design options every annotator gets every pair in file
+        order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates
+        plans the queues (each shuffled with the seed). Prints the access codes once."""
+        import secrets
+
+        from medsim_annot.errors import UsageProblem
+        from medsim_annot.services.design import DesignOptions, create_designed_study
+
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
-        result = svc.create_study(name, frame, sc, split_list(annotators),
-                                  config={"pairs_file": pairs.name})
-        emit_json(result) if as_json else _print_codes(result)
+        designed = any(v is not None for v in (sample_per_group, seed, per_item)) \
+            or calibration or duplicates
+        if not designed:  # file order, everyone rates everything
+            result = svc.create_study(name, frame, sc, split_list(annotators),
+                                      config={"pairs_file": pairs.name})
+            emit_json(result) if as_json else _print_codes(result)
+            return
+        sample = None
+        if sample_per_group is not None:
+            parts = split_list(sample_per_group)
+            if len(parts) != 2 or not all(p.isdigit() for p in parts):
+                raise UsageProblem(f"--sample-per-group takes P,N (two whole numbers), "
+                                   f"not '{sample_per_group}'")
+            sample = (int(parts[0]), int(parts[1]))
+        options = DesignOptions(sample_per_group=sample, group_by=split_list(group_by),
+                                allow_fewer=allow_fewer, per_item=per_item,
+                                calibration=calibration, duplicates=duplicates,
+                                seed=secrets.randbelow(10**6) if seed is None else seed)
+        result = create_designed_study(name, frame, sc, split_list(annotators), options,
+                                       file=str(pairs), extra_config={"pairs_file": pairs.name})
+        if as_json:
+            emit_json(result)
+        else:
+            _print_codes(result)
+            typer.echo(f"design: {result['config'].get('design')}, seed {options.seed}")
+            for w in result["warnings"]:
+                typer.echo(f"warning: {w}", err=True)
 
     @study.command("list")
     def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

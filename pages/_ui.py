@@ -1,0 +1,68 @@
+"""Helpers shared by the pages: the cached engine, role guards, sign-out.
+
+Every admin page calls :func:`require_admin` first, so opening its URL without the admin
+role shows a refusal and stops the script before anything else is rendered or sent.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from medsim_annot.services.auth import AnnotatorIdentity
+from medsim_annot.storage import database_url, get_engine
+
+ROLE = "auth_role"
+IDENTITY = "auth_identity"
+
+
+@st.cache_resource(show_spinner=False)
+def _engine(url: str):
+    return get_engine(url)
+
+
+def engine():
+    """The database engine for MEDSIM_DATABASE_URL (one per process and URL)."""
+    return _engine(database_url())
+
+
+def role() -> str | None:
+    return st.session_state.get(ROLE)
+
+
+def require_admin() -> None:
+    """Refuse (and stop) unless the session signed in with the admin password."""
+    if role() != "admin":
+        st.error("This page is for the study admin. Sign in with the admin password on the "
+                 "start page.", icon="🔒")
+        st.stop()
+
+
+def require_annotator() -> AnnotatorIdentity:
+    """The signed-in annotator; refuse (and stop) for anyone else."""
+    ident = st.session_state.get(IDENTITY)
+    if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
+        st.error("Sign in with your access code on the start page to annotate.", icon="🔒")
+        st.stop()
+    return ident
+
+
+def sign_in_admin() -> None:
+    st.session_state.clear()
+    st.session_state[ROLE] = "admin"
+
+
+def sign_in_annotator(identity: AnnotatorIdentity) -> None:
+    st.session_state.clear()
+    st.session_state[ROLE] = "annotator"
+    st.session_state[IDENTITY] = identity
+
+
+def sign_out() -> None:
+    st.session_state.clear()
+
+
+def problems_frame(exc):
+    """An InputError's problems as a table (row, column, problem) for st.dataframe."""
+    import pandas as pd
+
+    return pd.DataFrame([{"row": p.row, "column": p.column or "", "problem": p.message}
+                         for p in exc.problems], columns=["row", "column", "problem"])
