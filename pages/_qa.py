@@ -9,23 +9,7 @@ import streamlit as st
 from medsim_annot.io import escape_formula
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-try:
-    from pages._ui import engine, require_admin
-except ImportError:  # the annotate branch's helpers (same contract) are not merged yet
-    from medsim_annot.storage import database_url, get_engine
-
-    @st.cache_resource(show_spinner=False)
-    def _engine(url: str):
-        return get_engine(url)
-
-    def engine():
-        return _engine(database_url())
-
-    def require_admin() -> None:
-        if st.session_state.get("auth_role") != "admin":
-            st.error("This page is for the study admin. Sign in with the admin password on "
-                     "the start page.", icon="🔒")
-            st.stop()
+from pages._ui import engine, require_admin
 
 
 @st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")
