@@ -298,9 +298,15 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
         reasons["audit"] = "the pairs have no automatic labels"
     else:
         reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
-    hist = None
+    hist = ratings
     if history is not None and len(history):
         hist = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable")
+    if C.RATED_AT in hist.columns:
+        if isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
+            # Naive UTC: the engine orders by time, and naive datetime64 avoids an object
+            # array of Timestamps (runs' start/end are UTC).
+            hist = hist.assign(**{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC")
+                                  .dt.tz_localize(None)})
     quality = agreement_svc.rater_quality_report(ratings, scale, history=hist)
     return Dashboard(study, scale, "binary" if binary else "graded", tuple(version), report,
                      audit, quality, gt, bootstrap, reasons)
