@@ -176,3 +176,20 @@ def test_html_report(db_url, tmp_path):
     for title in ("Completion", "AAAI 2020 Table 3", "EHR-Rel Table 2", "Rater quality",
                   "Disagreements"):
         assert title in html
+
+
+def test_load_current_equals_studies_current_ratings(demo, tmp_path):
+    make_tiny(tmp_path)
+    for study in ("demo-binary", "demo-relatedness", "tiny"):
+        pd.testing.assert_frame_equal(
+            dsvc.load_current(study),
+            svc.current_ratings(study, include_duplicates=True))
+
+
+def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
+    stored = dsvc.study_dashboard("demo-relatedness")
+    info = svc.get_study("demo-relatedness")
+    frames = dsvc.compute_dashboard(svc.pairs_frame("demo-relatedness"),
+                                    svc.current_ratings("demo-relatedness"), info.scale)
+    pd.testing.assert_frame_equal(stored.summary(), frames.summary())
+    pd.testing.assert_frame_equal(stored.gold.table, frames.gold.table)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import String, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 import medsim_annot
@@ -33,9 +34,11 @@ from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
-from medsim_annot.services.gold import FLAGS, GoldTable, gold_table, rater_column
+from medsim_annot.services.gold import (FLAGS, GoldTable, code_ratings, gold_table,
+                                       rater_column)
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.storage import get_engine
+from medsim_annot.storage import (Annotator, Assignment, Item, Rating, get_engine,
+                                  session_scope)
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {"no majority": "no_majority", "all different": "all_different",
@@ -301,6 +304,8 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
     hist = ratings
     if history is not None and len(history):
         hist = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable")
+        if C.VALUE not in hist.columns:
+            hist = code_ratings(hist, scale)
     if C.RATED_AT in hist.columns:
         if isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
             # Naive UTC: the engine orders by time, and naive datetime64 avoids an object
@@ -314,6 +319,7 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
 
 # ---------------------------------------------------------------------- store + cache
 _CACHE: OrderedDict = OrderedDict()
+_PAIRS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 CACHE_STATS = {"hits": 0, "misses": 0}
 
@@ -322,6 +328,23 @@ def clear_cache() -> None:
     """Forget every cached dashboard."""
     with _LOCK:
         _CACHE.clear()
+        _PAIRS.clear()
+
+
+def _pairs(study: str, info, url: str, engine: Engine) -> pd.DataFrame:
+    """The study's pairs, kept per (database, study id, creation time): pairs are written
+    once, when the study is created or imported, so a new rating re-reads only ratings."""
+    key = (url, info.id, str(info.created_at))
+    with _LOCK:
+        if key in _PAIRS:
+            _PAIRS.move_to_end(key)
+            return _PAIRS[key]
+    pairs = studies_svc.pairs_frame(study, engine=engine)
+    with _LOCK:
+        _PAIRS[key] = pairs
+        while len(_PAIRS) > 4:
+            _PAIRS.popitem(last=False)
+    return pairs
 
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -336,6 +359,48 @@ def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
 def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
     """The study's ratings version (count, highest rating id): the cache key."""
     return studies_svc.ratings_version(study, engine=engine)
+
+
+def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Current ratings of *study* including duplicate slots — the same frame as
+    ``studies.current_ratings(study, include_duplicates=True)`` (a test keeps them equal),
+    read column-wise: the scale is applied once per distinct value and times are parsed in
+    one vectorised call, which matters for 100,000s of ratings."""
+    engine = engine or get_engine()
+    info = studies_svc.get_study(study, engine=engine)
+    latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == info.id)
+              .group_by(Rating.assignment_id).subquery())
+    q = (select(Item.pair_id, Annotator.name, Rating.value,
+                type_coerce(Rating.rated_at, String).label("rated_at"), Rating.comment,
+                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
+                Item.position.label("item_position"))
+         .join(latest, latest.c.rid == Rating.id)
+         .join(Assignment, Assignment.id == Rating.assignment_id)
+         .join(Item, Item.id == Rating.item_id)
+         .join(Annotator, Annotator.id == Rating.annotator_id))
+    with session_scope(engine) as s:
+        rows = s.execute(q).all()
+    cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
+            "slot", "position", "_item_pos"]
+    data = list(zip(*rows)) if rows else [()] * len(cols)
+    df = pd.DataFrame({c: pd.Series(list(v), dtype=object) for c, v in zip(cols, data)})
+    if len(df):
+        codes, uniq = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
+        canon = np.array([info.scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
+        df[C.RATING] = canon[codes].tolist()  # inferred like current_ratings (str or float)
+    df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True, format="ISO8601") \
+        if len(df) and isinstance(df[C.RATED_AT].iloc[0], str) else \
+        pd.to_datetime(df[C.RATED_AT], utc=True)
+    df[C.PAIR_ID] = df[C.PAIR_ID].astype(str)
+    df[C.ANNOTATOR] = df[C.ANNOTATOR].astype(str)
+    df[C.COMMENT] = df[C.COMMENT].astype(str)
+    df["slot"] = df["slot"].astype(str)
+    df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
+    for c in ("position", "_item_pos"):
+        df[c] = df[c].astype("int64")
+    df["elapsed_ms"] = pd.Series(df["elapsed_ms"].tolist()).infer_objects()
+    df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
+    return df.reset_index(drop=True)
 
 
 def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
@@ -355,8 +420,9 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
                 return _CACHE[key]
     CACHE_STATS["misses"] += 1
     info = studies_svc.get_study(study, engine=engine)
-    pairs = studies_svc.pairs_frame(study, engine=engine)
-    history = studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
+    pairs = _pairs(study, info, key[0], engine) if use_cache else \
+        studies_svc.pairs_frame(study, engine=engine)
+    history = load_current(study, engine=engine)
     current = history[history["slot"] != "duplicate"].reset_index(drop=True) \
         if "slot" in history.columns else history
     dash = compute_dashboard(pairs, current, info.scale, history=history, study=study,

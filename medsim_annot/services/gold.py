@@ -81,6 +81,24 @@ def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
             and (pairs[c].astype("string").fillna("") != "").any()]
 
 
+def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
+    """*frame* (with a ``rating`` column of scale values) plus ``value`` (the scale's code,
+    NaN for no decision) and ``no_decision``; each distinct rating is looked up once.
+
+    >>> from data_schemas.scales import BINARY
+    >>> code_ratings(pd.DataFrame({"rating": ["same", "dont_know"]}), BINARY)["value"].tolist()
+    [1.0, nan]
+    """
+    df = frame.copy()
+    codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
+    value = np.array([np.nan if scale.code(v) is None else float(scale.code(v))
+                      for v in uniques], dtype=np.float64)
+    nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
+    df[C.VALUE] = pd.array(value[codes] if len(codes) else np.zeros(0), dtype="float64")
+    df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
+    return df
+
+
 def ratings_frame_of(current: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     """The statistics' ratings frame of *current* ratings: the same frame as
     :func:`data_schemas.ratings.to_ratings_frame`, with the scale looked up once per distinct
@@ -96,12 +114,7 @@ def ratings_frame_of(current: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     if C.RATED_AT in df.columns and len(df):
         df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
         df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
-    codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-    value = np.array([np.nan if scale.code(v) is None else float(scale.code(v))
-                      for v in uniques], dtype=np.float64)
-    nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
-    df[C.VALUE] = pd.array(value[codes] if len(codes) else np.zeros(0), dtype="float64")
-    df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
+    df = code_ratings(df, scale)
     if C.RATED_AT not in df.columns:
         df[C.RATED_AT] = pd.NaT
     cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
