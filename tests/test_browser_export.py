@@ -122,3 +122,15 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     assert ours.pop("exported_at") and theirs.pop("exported_at")
     assert ours == theirs
     assert ours["counts"]["exported"] == 96
+
+
+def test_admin_sees_the_dashboard(server, browser):
+    page = browser.new_context().new_page()
+    _sign_in_admin(page, server["base"])
+    page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
+    page.get_by_role("heading", name="QA dashboard").wait_for(timeout=30000)
+    page.get_by_role("heading", name="Automatic labels vs majority").wait_for(timeout=60000)
+    page.get_by_text("dr_ahmed: 100 / 120 rated").wait_for(timeout=30000)
+    page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)
+    assert page.get_by_test_id("stPlotlyChart").count() >= 4
+    assert page.get_by_test_id("stException").count() == 0
