@@ -23,7 +23,8 @@ def test_agreement_ehr_rel_a_json(cli, ehr_rel_a):
     assert set(d) == AGREEMENT_KEYS
     assert all(set(p) == PAIRWISE_KEYS for p in d["pairwise"]) and len(d["pairwise"]) == 10
     assert all(set(p) == PER_ANNOTATOR_KEYS for p in d["per_annotator"])
-    assert set(d["icc"]) == {"C1", "Ck"} and set(d["human_upper_bound"]) == {"inclusive", "exclusive"}
+    assert set(d["icc"]) == {"C1", "Ck"}
+    assert set(d["human_upper_bound"]) == {"inclusive", "exclusive"}
     assert (d["n_items"], d["n_annotators"], d["n_ratings"], d["level"]) == (111, 5, 555, "ordinal")
     assert round(d["krippendorff_alpha"], 2) == 0.64
     assert round(d["mean_pairwise_spearman"], 2) == 0.67
@@ -134,3 +135,49 @@ def test_agreement_long_file_degenerate(cli, tmp_path):
     assert r.exit_code == 0
     d = json.loads(r.stdout)
     assert d["krippendorff_alpha"] is None and d["level"] == "nominal" and d["pairwise"] == []
+
+
+def test_services_file_helpers(audit_files, ehr_rel_a):
+    from data_schemas.scales import BINARY
+    from medsim_annot.services.agreement import (alpha_by_group_report, load_pairs_file,
+                                                 load_ratings_file, majority_table,
+                                                 rater_quality_report)
+
+    pairs_path, ratings_path = audit_files
+    pairs = load_pairs_file(pairs_path)
+    loaded = load_ratings_file(ratings_path, pairs=pairs)
+    assert loaded.scale.name == "binary" and loaded.source == "long"
+    table = majority_table(loaded.ratings, loaded.scale)
+    assert table.loc["snomed-0", "majority_value"] == "same"
+    assert table.loc["snomed-3", "majority_value"] is None
+    groups = alpha_by_group_report(loaded.ratings, pairs, loaded.scale)
+    assert groups["dataset"].tolist() == ["mimic", "snomed"] and len(groups.columns) == 5
+    q = rater_quality_report(loaded.ratings, BINARY, history=loaded.history)
+    assert set(q.per_annotator["annotator"]) == {"doc1", "doc2", "doc3"}
+    ehr = load_ratings_file(ehr_rel_a)
+    assert ehr.source == "ehr_rel" and ehr.scale.name == "relatedness-0-3"
+    assert len(ehr.pairs) == 111
+    num = majority_table(ehr.ratings, ehr.scale)
+    assert {"mean", "median"} <= set(num.columns)
+
+
+def test_agreement_long_k_of_n_with_pairs(cli, tmp_path):
+    pairs = tmp_path / "p.tsv"
+    ratings = tmp_path / "r.tsv"
+    names = "ABCDE"
+    plines = ["pair_id\tterm_1\tterm_2"]
+    rlines = ["pair_id\tannotator\trating"]
+    for i in range(40):
+        plines.append(f"q{i}\tx{i}\ty{i}")
+        for j in range(3):
+            ann = names[(i + j) % 5]
+            rlines.append(f"q{i}\t{ann}\t{min(3, (i % 4) + (j == 2 and i % 3 == 0))}")
+    pairs.write_text("\n".join(plines) + "\n")
+    ratings.write_text("\n".join(rlines) + "\n")
+    r = cli("agreement", ratings, "--pairs", pairs, "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert (d["n_items"], d["n_annotators"], d["n_ratings"], d["level"]) == (40, 5, 120, "ordinal")
+    assert 0.5 < d["icc"]["C1"] <= 1 and 0.5 < d["kendall_w"] <= 1
+    r = cli("agreement", ratings)
+    assert "3 rating slots" in r.stdout

@@ -91,7 +91,8 @@ def test_never_pairable_item_changes_nothing(m, level, value):
     assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(r2, level).value)
 
 
-@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.sampled_from(["strict", "decisive"]))
+@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+       st.sampled_from(["strict", "decisive"]))
 def test_majority_of_identical_ratings_is_that_rating(k, value, rule):
     r = ratings_from_matrix(np.full((3, k), value))
     assert (majority_vote(r, rule=rule)["majority"] == value).all()
@@ -116,3 +117,17 @@ def test_confusion_scores_bounded(tp, fp, fn, tn):
     s = confusion_scores(tp, fp, fn, tn)
     for v in s.values():
         assert np.isnan(v) or 0.0 <= float(v) <= 1.0
+
+
+@given(matrices(min_raters=2, max_raters=2, values=(0, 1, 2, 3), min_items=2, max_items=30))
+def test_kappa_equals_sklearn(m):
+    from sklearn.metrics import cohen_kappa_score
+
+    both = ~np.isnan(m).any(axis=1)
+    x, y = m[both, 0], m[both, 1]
+    for weights in (None, "linear", "quadratic"):
+        mine = cohen_kappa(m[:, 0], m[:, 1], weights=weights, labels=[0, 1, 2, 3])
+        if mine.reason:
+            assume(False)
+        ref = cohen_kappa_score(x, y, labels=[0, 1, 2, 3], weights=weights)
+        assert mine.value == pytest.approx(ref, abs=1e-12)

@@ -1,11 +1,8 @@
 """Every figure of ../shared/reference/stats-reference.md, reproduced."""
 from __future__ import annotations
 
-import itertools
-
 import krippendorff
 import numpy as np
-import pandas as pd
 import pingouin as pg
 import pytest
 
@@ -144,8 +141,8 @@ def test_grouped_and_bootstrap_alpha_match_package_to_1e_12(ehr_a):
     for level in K2011_ALPHA:
         got = grouped_alpha(counts, group, 4, enc.values, level)
         for g in range(4):
-            ref = krippendorff.alpha(reliability_data=mat[:, group == g], level_of_measurement=level,
-                                     value_domain=enc.values)
+            ref = krippendorff.alpha(reliability_data=mat[:, group == g],
+                                     level_of_measurement=level, value_domain=enc.values)
             assert abs(got[g] - ref) < 1e-12
         # a bootstrap resample: weights = draw counts
         idx = rng.integers(0, enc.n_items, enc.n_items)

@@ -4,12 +4,17 @@ dashboard. Frame-level functions take the ratings frame of
 (long ratings or EHR-Rel wide, detected from the header) and raise
 :class:`data_schemas.errors.InputError` naming file, row and column for bad input.
 
-Typical dashboard use::
+Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from the store)::
 
-    loaded = load_ratings_file("ratings.csv")            # or build the frame from the store
-    report = agreement_report(loaded.ratings, loaded.scale)
-    audit = audit_report(pairs, loaded.ratings, loaded.scale, bootstrap=1000, seed=1)
-    quality = rater_quality_report(loaded.ratings, loaded.scale, history=loaded.history)
+    report = agreement_report(ratings, scale)             # .to_dict() = agreement JSON
+    audit = audit_report(pairs, ratings, scale, bootstrap=1000, seed=1)  # .to_dict()
+    groups = alpha_by_group_report(ratings, pairs, scale)  # alpha per group, any scale
+    gold = majority_table(ratings, scale, rule="strict")   # majority (+ mean/median)
+    quality = rater_quality_report(ratings, scale, history=all_saved_ratings)
+
+File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred),
+``load_pairs_file(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
+ratings)``.
 """
 from __future__ import annotations
 
@@ -21,13 +26,13 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
-from data_schemas.pairs import validate_pairs
+from data_schemas.pairs import group_columns, validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import (BINARY, RELATEDNESS_0_3, SIMILARITY_0_6, Scale, ScaleOption,
                                  load_scale)
 from medsim_annot.io import read_table
-from medsim_annot.stats import (AgreementReport, AuditResult, RaterQuality, audit_labels,
-                                rater_quality)
+from medsim_annot.stats import (AgreementReport, AuditResult, RaterQuality, alpha_by_group,
+                                audit_labels, majority_vote, rater_quality)
 from medsim_annot.stats import agreement_report as _agreement_report
 
 MAJORITY_RULES = ("strict", "decisive")
@@ -88,6 +93,34 @@ def audit_report(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
                               for c in missing], file)
     return audit_labels(pairs, ratings, scale, by=by, rule=majority, bootstrap=bootstrap,
                         confidence=confidence, seed=seed)
+
+
+def alpha_by_group_report(ratings: pd.DataFrame, pairs: pd.DataFrame,
+                          scale_or_level: Scale | str, *, by: list[str] | None = None,
+                          file: str | None = None) -> pd.DataFrame:
+    """Krippendorff's alpha per group of pairs, for any scale (the audit needs a binary one).
+    *by* defaults to the group columns present; an unknown column is an :class:`InputError`."""
+    by = list(group_columns(pairs)) if by is None else list(by)
+    missing = [c for c in by if c not in pairs.columns]
+    if missing:
+        raise InputError([Problem(f"group column '{c}' is not in the pairs file", column=c)
+                          for c in missing], file)
+    return alpha_by_group(ratings, pairs, scale_or_level, by=by)
+
+
+def majority_table(ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict",
+                   items=None) -> pd.DataFrame:
+    """Per pair: ``majority`` (code, NaN without a majority), ``majority_value`` (the scale's
+    option value, None without a majority), ``n_ratings`` (cast), ``n_decisive`` and, for
+    numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
+    if rule not in MAJORITY_RULES:
+        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
+    table = majority_vote(ratings, rule=rule, numeric=scale.numeric, items=items)
+    by_code = {o.code: o.value for o in scale.options if o.code is not None}
+    table.insert(1, "majority_value", pd.Series(
+        [None if pd.isna(c) else by_code.get(c, c) for c in table["majority"]],
+        index=table.index, dtype=object))
+    return table
 
 
 def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,

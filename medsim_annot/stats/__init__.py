@@ -6,7 +6,7 @@ or a level of measurement, and returns plain values, dataclasses or frames. Dege
 (one annotator, a constant rater, no overlap, no pairable item) gives NaN with a reason.
 """
 from ._frame import Estimate, ratings_from_matrix, slot_matrix
-from .alpha import grouped_alpha, krippendorff_alpha
+from .alpha import alpha_by_group, grouped_alpha, krippendorff_alpha
 from .audit import AuditResult, audit_labels, confusion_scores
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .icc import ICCResult, intraclass_corr
@@ -20,6 +20,7 @@ from .simlex import SimLexAgreement, simlex_agreement
 
 __all__ = [
     "Estimate", "ratings_from_matrix", "slot_matrix", "krippendorff_alpha", "grouped_alpha",
+    "alpha_by_group",
     "AuditResult", "audit_labels", "confusion_scores", "ConfidenceInterval", "bootstrap_ci",
     "ICCResult", "intraclass_corr", "kendall_w", "majority_vote", "cohen_kappa",
     "pairwise_agreement", "per_annotator_means", "spearman_rho", "RaterQuality",

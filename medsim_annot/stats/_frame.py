@@ -147,6 +147,29 @@ def positions(keys: pd.Series, items: pd.Index) -> np.ndarray:
     return items.get_indexer(keys.to_numpy())
 
 
+def group_index(pairs: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Group number of every pair (every combination of the *by* columns present, sorted)
+    and the frame of group keys; missing values form their own group ("")."""
+    if not by:
+        return np.zeros(len(pairs), dtype=np.int64), pd.DataFrame(index=[0])
+    codes = np.zeros(len(pairs), dtype=np.int64)
+    uniques = []
+    for col in by:
+        c, u = pd.factorize(pairs[col], sort=True)
+        u = np.asarray(u, dtype=object)
+        c = np.where(c < 0, len(u), c)  # missing values form their own group ("")
+        u = np.append(u, "")
+        codes = codes * len(u) + c
+        uniques.append(u)
+    present, group = np.unique(codes, return_inverse=True)
+    keys = {}
+    rest = present.copy()
+    for col, u in reversed(list(zip(by, uniques))):
+        keys[col] = u[rest % len(u)]
+        rest = rest // len(u)
+    return group.astype(np.int64), pd.DataFrame({col: keys[col] for col in by})
+
+
 def ratings_from_matrix(matrix, *, annotators=None, items=None) -> pd.DataFrame:
     """A ratings frame from an items x annotators array (NaN = not rated).
 

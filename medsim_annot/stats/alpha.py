@@ -11,9 +11,10 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
+from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import Estimate, encode, level_of, nan
+from ._frame import Estimate, encode, group_index, level_of, nan
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -186,3 +187,38 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
     value = krippendorff.alpha(value_counts=counts[pairable], value_domain=values,
                                level_of_measurement=level)
     return Estimate(float(value), n_pairable, None)
+
+
+def alpha_by_group(ratings: pd.DataFrame, pairs: pd.DataFrame, level: Scale | str, *,
+                   by: list[str]) -> pd.DataFrame:
+    """Krippendorff's alpha per group of pairs (every combination of the *by* columns of
+    *pairs* present), in one vectorised pass.
+
+    Returns
+    -------
+    DataFrame
+        The *by* columns, ``n_items`` (pairable items of the group) and
+        ``krippendorff_alpha`` (NaN when undefined, e.g. no pairable item).
+
+    Examples
+    --------
+    >>> from medsim_annot.stats import ratings_from_matrix
+    >>> r = ratings_from_matrix([[1, 1], [0, 0], [1, 0], [0, 1]])
+    >>> p = pd.DataFrame({"pair_id": ["i1", "i2", "i3", "i4"], "dataset": ["a", "a", "b", "b"]})
+    >>> alpha_by_group(r, p, "nominal", by=["dataset"])["krippendorff_alpha"].round(3).tolist()
+    [1.0, -0.5]
+    """
+    lv = level_of(level)
+    ids = pairs[C.PAIR_ID]
+    enc = encode(ratings, items=pd.Index(ids if pd.api.types.is_string_dtype(ids)
+                                         else ids.astype(str)))
+    counts = enc.counts()
+    group, keys = group_index(pairs, list(by))
+    n = len(keys)
+    alpha = grouped_alpha(counts, group, n, enc.values, lv) if len(enc.values) \
+        else np.full(n, np.nan)
+    pairable = np.bincount(group[counts.sum(axis=1) >= 2], minlength=n)
+    out = keys.reset_index(drop=True).copy()
+    out["n_items"] = pairable
+    out["krippendorff_alpha"] = alpha
+    return out

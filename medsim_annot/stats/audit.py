@@ -12,7 +12,7 @@ from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 
-from ._frame import encode
+from ._frame import encode, group_index
 from .alpha import alpha_from_coincidence, unit_coincidences
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .majority import Rule, majority_from_counts
@@ -64,27 +64,6 @@ def confusion_scores(tp, fp, fn, tn) -> dict[str, np.ndarray]:
         rec = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
         f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
     return {"accuracy": acc, "precision": prec, "recall": rec, "f1": f1}
-
-
-def _group_index(pairs: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    if not by:
-        return np.zeros(len(pairs), dtype=np.int64), pd.DataFrame(index=[0])
-    codes = np.zeros(len(pairs), dtype=np.int64)
-    uniques = []
-    for col in by:
-        c, u = pd.factorize(pairs[col], sort=True)
-        u = np.asarray(u, dtype=object)
-        c = np.where(c < 0, len(u), c)  # missing values form their own group ("")
-        u = np.append(u, "")
-        codes = codes * len(u) + c
-        uniques.append(u)
-    present, group = np.unique(codes, return_inverse=True)
-    keys = {}
-    rest = present.copy()
-    for col, u in reversed(list(zip(by, uniques))):
-        keys[col] = u[rest % len(u)]
-        rest = rest // len(u)
-    return group.astype(np.int64), pd.DataFrame({col: keys[col] for col in by})
 
 
 def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
@@ -165,7 +144,7 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     scored = rated & ~np.isnan(truth) & ~np.isnan(label)
     cell = np.where(scored, np.nan_to_num(truth) * 2 + np.nan_to_num(label), -1).astype(np.int64)
     # cell: 3 = tp (truth 1, label 1), 2 = fn, 1 = fp, 0 = tn
-    group, keys = _group_index(pairs, by)
+    group, keys = group_index(pairs, by)
     g = len(keys)
 
     def tally(gr: np.ndarray, n: int) -> dict[str, np.ndarray]:
@@ -192,7 +171,8 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     zero = np.zeros(len(items), dtype=np.int64)
     overall = table(tally(zero, 1), alpha_from_coincidence(o_group.sum(axis=0)[None], values,
                                                            scale.level))
-    by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1)
+    by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1) if by \
+        else per_group.iloc[0:0]
     overall_d = {k: (v.item() if hasattr(v, "item") else v) for k, v in overall.iloc[0].items()}
     for k in ("n_items", "tp", "fp", "fn", "tn"):
         overall_d[k] = int(overall_d[k])
@@ -205,14 +185,14 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     if bootstrap:
         onehot = np.stack([cell == c for c in (3, 1, 2, 0)], axis=1).astype(np.float64)
         cis_all = []
-        for gi in range(g + 1):
+        for gi in (range(g + 1) if by else [g]):
             sel = rated & ((group == gi) if gi < g else True)
             cis_all.append(_bootstrap_group(o_unit[sel], onehot[sel], values, scale.level,
                                             bootstrap, confidence, seed))
         for name in CI_METRICS:
-            by_group[f"{name}_ci"] = [cis[name].pair() for cis in cis_all[:g]]
-            overall_d[f"{name}_ci"] = cis_all[g][name].pair()
-            r = cis_all[g][name].reason
+            by_group[f"{name}_ci"] = [cis[name].pair() for cis in cis_all[:-1]]
+            overall_d[f"{name}_ci"] = cis_all[-1][name].pair()
+            r = cis_all[-1][name].reason
             if r:
                 reasons[f"{name}_ci"] = r
     item_frame = pd.DataFrame({"majority": major, "truth": truth, "auto_label": label,
@@ -222,21 +202,19 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
 
 def _bootstrap_group(o_unit: np.ndarray, onehot: np.ndarray, values: np.ndarray, level: str,
                      n_resamples: int, confidence: float, seed) -> dict[str, ConfidenceInterval]:
-    n = len(o_unit)
     v = len(values)
 
-    def alpha_stat(w: np.ndarray) -> np.ndarray:
-        return alpha_from_coincidence((w @ o_unit).reshape(-1, v, v), values, level)
+    def alpha_stat(t: np.ndarray) -> np.ndarray:
+        return alpha_from_coincidence(t.reshape(-1, v, v), values, level)
 
     def score(name: str):
-        def stat(w: np.ndarray) -> np.ndarray:
-            tp, fp, fn, tn = (w @ onehot).T
-            return confusion_scores(tp, fp, fn, tn)[name]
+        def stat(t: np.ndarray) -> np.ndarray:
+            return confusion_scores(t[:, 0], t[:, 1], t[:, 2], t[:, 3])[name]
         return stat
 
-    out = {"krippendorff_alpha": bootstrap_ci(alpha_stat, n, n_resamples=n_resamples,
+    out = {"krippendorff_alpha": bootstrap_ci(o_unit, alpha_stat, n_resamples=n_resamples,
                                               confidence=confidence, seed=seed)}
     for name in ("accuracy", "precision", "recall"):
-        out[name] = bootstrap_ci(score(name), n, n_resamples=n_resamples, confidence=confidence,
-                                 seed=seed)
+        out[name] = bootstrap_ci(onehot, score(name), n_resamples=n_resamples,
+                                 confidence=confidence, seed=seed)
     return out

@@ -43,17 +43,19 @@ def weights_from_indices(idx: np.ndarray, n_items: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n_items).reshape(b, n_items).astype(np.float64)
 
 
-def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n_items: int, *,
+def bootstrap_ci(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *,
                  n_resamples: int = 1000, confidence: float = 0.95, seed=None,
                  method: str = "BCa") -> ConfidenceInterval:
-    """Bootstrap confidence interval of a statistic over items.
+    """Bootstrap confidence interval, over items, of a statistic of item-additive sums.
 
     Parameters
     ----------
+    sums : ndarray, shape (n_items, p)
+        Each item's additive contribution (a flattened coincidence matrix for alpha, one-hot
+        confusion cells for accuracy, ...). A resample's totals are ``W @ sums`` with ``W``
+        the draw counts; a jackknife sample's totals are ``sums.sum(0) - sums[i]``.
     statistic : callable
-        Maps a weight matrix (B, n_items) to B values (NaN allowed).
-    n_items : int
-        Number of items resampled.
+        Maps totals of shape (B, p) to B values (NaN allowed).
     n_resamples, confidence, seed :
         Passed to ``scipy.stats.bootstrap`` (``seed`` as ``rng``).
     method : {"BCa", "percentile"}
@@ -67,7 +69,8 @@ def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n_items: int, *,
 
     Notes
     -----
-    The percentile interval is :math:`[\\hat\\theta^*_{(\\alpha/2)}, \\hat\\theta^*_{(1-\\alpha/2)}]`;
+    The percentile interval is
+    :math:`[\\hat\\theta^*_{(\\alpha/2)}, \\hat\\theta^*_{(1-\\alpha/2)}]`;
     BCa adjusts the percentiles for bias :math:`\\hat z_0 = \\Phi^{-1}(\\#\\{\\hat\\theta^*_b <
     \\hat\\theta\\}/B)` and acceleration :math:`\\hat a` from the jackknife.
 
@@ -78,13 +81,19 @@ def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n_items: int, *,
 
     Examples
     --------
-    The mean of 0..9 (weights select items), BCa:
+    The mean of 0..9 as a ratio of sums (value, count), BCa:
 
     >>> x = np.arange(10.0)
-    >>> ci = bootstrap_ci(lambda w: (w @ x) / w.sum(axis=1), 10, n_resamples=200, seed=1)
+    >>> sums = np.column_stack([x, np.ones(10)])
+    >>> ci = bootstrap_ci(sums, lambda t: t[:, 0] / t[:, 1], n_resamples=200, seed=1)
     >>> ci.method, ci.low < 4.5 < ci.high
     ('BCa', True)
     """
+    sums = np.asarray(sums, dtype=np.float64)
+    if sums.ndim == 1:
+        sums = sums[:, None]
+    n_items = len(sums)
+    total = sums.sum(axis=0)
     if n_items < 2:
         return ConfidenceInterval(np.nan, np.nan, method, confidence, n_resamples,
                                   "fewer than two items to resample")
@@ -96,11 +105,15 @@ def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n_items: int, *,
 
     def stat(idx, axis=-1):
         idx = np.asarray(idx)
-        flat = idx.reshape(-1, idx.shape[-1])
-        out = statistic(weights_from_indices(flat, n_items))
-        return np.asarray(out, dtype=np.float64).reshape(idx.shape[:-1])
+        flat = idx.reshape(-1, idx.shape[-1]).astype(np.int64)
+        if flat.shape[1] == n_items - 1:  # scipy's jackknife: item i left out of row i
+            missing = n_items * (n_items - 1) // 2 - flat.sum(axis=1)
+            totals = total[None, :] - sums[missing]
+        else:
+            totals = weights_from_indices(flat, n_items) @ sums
+        return np.asarray(statistic(totals), dtype=np.float64).reshape(idx.shape[:-1])
 
-    batch = max(1, _CELLS_PER_BATCH // n_items)
+    batch = max(1, min(n_resamples, _CELLS_PER_BATCH // n_items))
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 
 from ._frame import slot_matrix
 
@@ -91,6 +90,8 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
     if n * k >= 5:  # pingouin's own minimum; below it the closed form above is used
         long = pd.DataFrame({"item": np.repeat(np.arange(n), k),
                              "rater": np.tile(np.arange(k), n), "value": m.ravel()})
+        import pingouin as pg  # imported here: pingouin's plotting imports cost ~1.5 s
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             table = pg.intraclass_corr(long, targets="item", raters="rater", ratings="value")

@@ -57,7 +57,8 @@ def kendall_w(ratings: pd.DataFrame, *, correct_ties: bool = True) -> Estimate:
     sm = slot_matrix(ratings)
     m = sm.matrix
     if m.size == 0 or m.shape[1] < 2:
-        return nan("fewer than two raters per item (one annotator only?)", m.shape[0] if m.size else 0)
+        return nan("fewer than two raters per item (one annotator only?)",
+                   m.shape[0] if m.size else 0)
     n, k = m.shape
     if n < 2:
         return nan("fewer than two items with a complete set of ratings", n)

@@ -3,12 +3,10 @@ Krippendorff's alpha, Cohen's kappa (unweighted and quadratic), Spearman's rho."
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
-from sklearn.metrics import cohen_kappa_score
 
 from data_schemas import columns as C
 from data_schemas.scales import Scale
@@ -82,24 +80,27 @@ def cohen_kappa(a, b, *, weights: str | None = None, labels=None) -> Estimate:
         return nan("fewer than two items rated by both annotators", len(x))
     if labels is None:
         labels = np.unique(np.concatenate([x, y]))
-    labels = np.asarray(labels, dtype=np.float64)
-    px = np.array([(x == v).mean() for v in labels])
-    py = np.array([(y == v).mean() for v in labels])
+    labels = np.sort(np.asarray(labels, dtype=np.float64))
+    pos_x = np.searchsorted(labels, x)
+    pos_y = np.searchsorted(labels, y)
+    k = len(labels)
+    if (pos_x >= k).any() or (pos_y >= k).any() or not (
+            np.array_equal(labels[np.minimum(pos_x, k - 1)], x)
+            and np.array_equal(labels[np.minimum(pos_y, k - 1)], y)):
+        raise ValueError("a rating is not among the labels")
+    observed = np.bincount(pos_x * k + pos_y, minlength=k * k).reshape(k, k) / len(x)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    idx = np.arange(k, dtype=np.float64)
     if weights is None:
-        pe = float((px * py).sum())
-        if pe >= 1.0 - 1e-15:
-            return nan("chance agreement is 1 (both annotators gave one and the same value)",
-                       len(x))
-    else:
-        idx = np.arange(len(labels), dtype=np.float64)
+        w = 1.0 - np.eye(k)
+    elif weights in ("linear", "quadratic"):
         w = np.abs(idx[:, None] - idx[None, :]) ** (2 if weights == "quadratic" else 1)
-        if float((w * np.outer(px, py)).sum()) <= 1e-15:
-            return nan("expected disagreement is 0 (both annotators gave one and the same value)",
-                       len(x))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(x, y, labels=labels, weights=weights)
-    return Estimate(float(value), len(x), None)
+    else:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    d_e = float((w * expected).sum())
+    if d_e <= 1e-15:
+        return nan("chance agreement is 1 (both annotators gave one and the same value)", len(x))
+    return Estimate(1.0 - float((w * observed).sum()) / d_e, len(x), None)
 
 
 def spearman_rho(a, b) -> Estimate:
