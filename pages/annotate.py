@@ -38,8 +38,8 @@ def _state_key(name: str, pos: int) -> str:
 
 def _rate(pos: int, value) -> None:
     """Button callback: save first (committed), then move on."""
-    shown = st.session_state.get(SHOWN, {}).get(pos)
-    elapsed = int((time.monotonic() - shown) * 1000) if shown else None
+    shown = st.session_state.get(SHOWN)
+    elapsed = int((time.monotonic() - shown[1]) * 1000) if shown and shown[0] == pos else None
     unclear = bool(st.session_state.get(_state_key("unclear", pos), False))
     comment = st.session_state.get(_state_key("comment", pos), "") or ""
     try:
@@ -51,6 +51,7 @@ def _rate(pos: int, value) -> None:
     st.session_state[WARN] = A.straight_line_warning(ident.annotator_id, pos, engine=eng) \
         if res.saved else st.session_state.get(WARN, False)
     st.session_state[POS] = res.next_position
+    st.session_state[SHOWN] = None
 
 
 def _back(pos: int) -> None:
@@ -60,6 +61,7 @@ def _back(pos: int) -> None:
     elif pos > 0:
         st.session_state[POS] = pos - 1
     st.session_state[WARN] = False
+    st.session_state[SHOWN] = None
 
 
 def _toggle_unclear(pos: int, current: bool) -> None:
@@ -93,7 +95,9 @@ except UsageProblem as exc:
     st.error(str(exc))
     st.stop()
 
-st.session_state.setdefault(SHOWN, {}).setdefault(pos, time.monotonic())
+# Time on the pair: from its first render after arriving at it to the key press.
+if (st.session_state.get(SHOWN) or (None,))[0] != pos:
+    st.session_state[SHOWN] = (pos, time.monotonic())
 scale = view.scale
 
 with st.container(key="annotate_progress"):

@@ -17,6 +17,43 @@ from medsim_annot.storage import dispose_all
 SECRET = "ZZSECRETDATASETZZ"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def dburl(request, tmp_path, monkeypatch):
+    """MEDSIM_DATABASE_URL set to a fresh SQLite file, or a fresh PostgreSQL database
+    (MEDSIM_TEST_POSTGRES_URL; skipped when unset unless MEDSIM_REQUIRE_POSTGRES=1)."""
+    dispose_all()
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'annot.db'}"
+        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+        yield url
+        dispose_all()
+        return
+    import os
+    import uuid
+
+    import sqlalchemy as sa
+
+    from tests.conftest import need
+
+    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL annotation tests skipped",
+         "MEDSIM_REQUIRE_POSTGRES")
+    name = "medsim_a_" + uuid.uuid4().hex[:10]
+    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
+                             isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = base.rsplit("/", 1)[0] + "/" + name
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    try:
+        yield url
+    finally:
+        dispose_all()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
 def _pairs(n: int) -> pd.DataFrame:
     df = pd.DataFrame({"pair_id": [f"pid{i:03d}" for i in range(n)],
                        "term_1": [f"alpha {i}" for i in range(n)],
@@ -29,7 +66,7 @@ def _pairs(n: int) -> pd.DataFrame:
 
 
 @pytest.fixture
-def study(db_url):
+def study(dburl):
     dispose_all()
     res = create_study("s1", _pairs(12), BINARY, ["ann", "bob"])
     ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]}
@@ -62,7 +99,7 @@ def test_get_pair_is_blind(study):
     assert (view.term_1, view.term_2) == ("alpha 0", "beta 0")
 
 
-def test_swapped_slot_shows_terms_swapped(db_url):
+def test_swapped_slot_shows_terms_swapped(dburl):
     dispose_all()
     res = create_study("s2", _pairs(3), BINARY, queues={"x": [Slot(0), Slot(2), Slot(0, "duplicate", True)]})
     a = authenticate_annotator(res["annotators"][0]["access_code"]).annotator_id
@@ -76,7 +113,7 @@ def test_submit_is_idempotent_and_keeps_history(study):
     r1 = A.submit_rating(a, 0, "same", elapsed_ms=1234)
     r2 = A.submit_rating(a, 0, "same")            # double press
     assert r1.saved and not r2.saved
-    assert r1.next_position == 1 and r1.done == 1
+    assert r1.next_position == 1 and A.queue_state(a).done == 1
     A.submit_rating(a, 0, "not_same", comment="changed my mind")
     hist = rating_history("s1")
     assert len(hist) == 2
@@ -93,7 +130,8 @@ def test_next_position_goes_to_skipped_then_complete(study):
         res = A.submit_rating(a, p, "same")
     assert res.next_position == 0  # wraps to the first unrated
     res = A.submit_rating(a, 0, "dont_know")
-    assert res.next_position is None and res.done == res.total == 12
+    assert res.next_position is None
+    assert (A.queue_state(a).done, A.queue_state(a).total) == (12, 12)
     assert A.queue_state(a).complete
 
 
@@ -114,7 +152,7 @@ def test_bad_value_and_unclear(study):
         A.get_pair(study["ann"], 99)
 
 
-def test_unclear_flag_and_numeric_scale(db_url):
+def test_unclear_flag_and_numeric_scale(dburl):
     dispose_all()
     res = create_study("rel", _pairs(4), RELATEDNESS_0_3, ["x"])
     a = authenticate_annotator(res["annotators"][0]["access_code"]).annotator_id
@@ -132,7 +170,7 @@ def test_revoked_annotator_cannot_rate(study):
         A.submit_rating(study["ann"], 0, "same")
 
 
-def test_straight_line_warning(db_url):
+def test_straight_line_warning(dburl):
     dispose_all()
     res = create_study("sl", _pairs(14), BINARY, ["x"])
     a = authenticate_annotator(res["annotators"][0]["access_code"]).annotator_id
@@ -147,7 +185,7 @@ def test_straight_line_warning(db_url):
     dispose_all()
 
 
-def test_planned_queue_round_trip(db_url):
+def test_planned_queue_round_trip(dburl):
     dispose_all()
     plan = plan_study(12, ["a", "b", "c"], per_item=2, duplicates=0.25, seed=1)
     res = create_study("planned", _pairs(12), BINARY, queues=plan.queues, config=plan.config)
@@ -159,4 +197,24 @@ def test_planned_queue_round_trip(db_url):
             v = A.get_pair(who, pos)
             t1, t2 = f"alpha {slot.item}", f"beta {slot.item}"
             assert (v.term_1, v.term_2) == ((t2, t1) if slot.swapped else (t1, t2))
+    dispose_all()
+
+
+def test_incremental_progress_matches_exact_count(dburl, monkeypatch):
+    import numpy as np
+
+    dispose_all()
+    monkeypatch.setattr(A, "_WINDOW", 3)
+    res = create_study("inc", _pairs(40), BINARY, ["x", "y"])
+    ids = [authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]]
+    rng = np.random.default_rng(0)
+    rated = {i: set() for i in ids}
+    for step in range(120):
+        who = ids[step % 2]
+        pos = int(rng.integers(0, 40))
+        A.submit_rating(who, pos, "same" if rng.random() < 0.5 else "not_same")
+        rated[who].add(pos)
+        assert A.get_pair(who, pos).done == len(rated[who])
+    for who in ids:
+        assert A.queue_state(who).done == len(rated[who])
     dispose_all()

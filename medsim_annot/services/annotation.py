@@ -17,9 +17,11 @@ and ``ratings (assignment_id, id)``); nothing loads a whole queue. See
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import aliased
 from sqlalchemy.engine import Engine
 
 from data_schemas.scales import Scale
@@ -67,13 +69,12 @@ class PairView:
 
 @dataclass(frozen=True)
 class SubmitResult:
-    """Outcome of :func:`submit_rating`: whether a new row was saved, the position to show
-    next (``None`` when the queue is complete) and progress after the save."""
+    """Outcome of :func:`submit_rating`: whether a new row was saved and the position to
+    show next (``None`` when the queue is complete). Progress comes with the next
+    :func:`get_pair` (computing it here too would double the cost of a key press)."""
 
     saved: bool
     next_position: int | None
-    done: int
-    total: int
 
 
 @functools.lru_cache(maxsize=64)
@@ -89,33 +90,77 @@ def _rated(slot_id_col):
     return exists().where(Rating.assignment_id == slot_id_col)
 
 
-def _check_annotator(s, annotator_id: int) -> None:
-    active = s.scalar(select(Annotator.active).where(Annotator.id == annotator_id))
-    if active is None:
-        raise UsageProblem(f"there is no annotator with id {annotator_id}")
-    if not active:
-        raise UsageProblem("this access code has been revoked; ask the study admin for a new one")
+#: Ratings with ids within this distance of the newest one are re-counted on every call: a
+#: PostgreSQL transaction may commit a smaller id after a larger one, never this far apart.
+_WINDOW = 500
+#: (database url, annotator id) -> (study id, total slots, base rating id, done up to base).
+_PROGRESS: dict[tuple[str, int], tuple[int, int, int, int]] = {}
+_PROGRESS_LOCK = threading.Lock()
 
 
-def _progress(s, annotator_id: int) -> tuple[int, int]:
-    total, done = s.execute(
-        select(func.count(Assignment.id),
-               func.count(Assignment.id).filter(_rated(Assignment.id)))
-        .where(Assignment.annotator_id == annotator_id)).one()
-    return int(done or 0), int(total or 0)
+def _new_slots(study_id: int, annotator_id: int, lo: int, hi: int | None = None):
+    """Count of slots whose first rating by this annotator has an id in (lo, hi], and the
+    highest such rating id; reads the ``ratings (study_id, id)`` index from *lo* on."""
+    r2 = aliased(Rating)
+    earlier = exists().where(r2.assignment_id == Rating.assignment_id, r2.id <= lo)
+    cond = [Rating.study_id == study_id, Rating.annotator_id == annotator_id, Rating.id > lo]
+    if hi is not None:
+        cond.append(Rating.id <= hi)
+    return select(func.count(func.distinct(Rating.assignment_id)).filter(~earlier),
+                  func.max(Rating.id)).where(*cond)
+
+
+def _progress(s, annotator_id: int, study_id: int) -> tuple[int, int]:
+    """(done, total): slots of the queue with at least one rating, and all slots.
+
+    Ratings are append-only and a queue never changes once created, so ``done`` is kept
+    incrementally per process: ``done = done(base) + new slots rated after base``, where the
+    base trails the newest rating id by :data:`_WINDOW` (late commits of smaller ids are
+    still counted). A key press thus reads a few index entries instead of the whole queue;
+    the first call for an annotator counts everything once.
+    """
+    key = (s.get_bind().url.render_as_string(hide_password=True), annotator_id)
+    with _PROGRESS_LOCK:
+        cached = _PROGRESS.get(key)
+    if cached is None or cached[0] != study_id:
+        total = s.scalar(select(func.count()).select_from(Assignment)
+                         .where(Assignment.annotator_id == annotator_id)) or 0
+        base, base_done = 0, 0
+    else:
+        _, total, base, base_done = cached
+    new, top = s.execute(_new_slots(study_id, annotator_id, base)).one()
+    done = base_done + int(new or 0)
+    if top is not None and top - base > 2 * _WINDOW:
+        new_base = int(top) - _WINDOW
+        extra = s.execute(_new_slots(study_id, annotator_id, base, new_base)).one()[0]
+        base, base_done = new_base, base_done + int(extra or 0)
+    with _PROGRESS_LOCK:
+        _PROGRESS[key] = (study_id, int(total), base, base_done)
+    return min(done, int(total)), int(total)
 
 
 def _first_unrated(s, annotator_id: int, after: int = -1) -> int | None:
-    return s.scalar(select(func.min(Assignment.position))
+    # ORDER BY + LIMIT 1 walks the (annotator_id, position) index and stops at the first
+    # slot without a rating (a nested-loop anti-join on ratings(assignment_id)); min()
+    # would make PostgreSQL hash-join the whole rest of the queue.
+    return s.scalar(select(Assignment.position)
                     .where(Assignment.annotator_id == annotator_id, Assignment.position > after,
-                           ~_rated(Assignment.id)))
+                           ~_rated(Assignment.id))
+                    .order_by(Assignment.position).limit(1))
 
 
 def queue_state(annotator_id: int, *, engine: Engine | None = None) -> QueueState:
     """Done/total and the first unrated position of *annotator_id*'s queue (where a new
-    sign-in or a reload resumes)."""
+    sign-in or a reload resumes). Counts from scratch (and refreshes the incremental count
+    that :func:`get_pair` keeps)."""
     with session_scope(_engine(engine)) as s:
-        done, total = _progress(s, annotator_id)
+        study_id = s.scalar(select(Annotator.study_id).where(Annotator.id == annotator_id))
+        if study_id is None:
+            raise UsageProblem(f"there is no annotator with id {annotator_id}")
+        with _PROGRESS_LOCK:
+            _PROGRESS.pop((s.get_bind().url.render_as_string(hide_password=True), annotator_id),
+                          None)
+        done, total = _progress(s, annotator_id, study_id)
         first = _first_unrated(s, annotator_id) if done < total else None
     return QueueState(done, total, first)
 
@@ -128,7 +173,7 @@ def get_pair(annotator_id: int, position: int, *, engine: Engine | None = None) 
     with session_scope(_engine(engine)) as s:
         row = s.execute(
             select(Assignment.id, Assignment.swapped, Item.term_1, Item.term_2, Study.scale_json,
-                   Study.guideline, Annotator.active)
+                   Study.guideline, Annotator.active, Assignment.study_id)
             .join(Item, Item.id == Assignment.item_id)
             .join(Study, Study.id == Assignment.study_id)
             .join(Annotator, Annotator.id == Assignment.annotator_id)
@@ -136,13 +181,13 @@ def get_pair(annotator_id: int, position: int, *, engine: Engine | None = None) 
         ).first()
         if row is None:
             raise UsageProblem(f"position {position} is not in this annotator's queue")
-        slot_id, swapped, t1, t2, scale_json, guideline, active = row
+        slot_id, swapped, t1, t2, scale_json, guideline, active, study_id = row
         if not active:
             raise UsageProblem("this access code has been revoked; ask the study admin for a new one")
         latest = s.execute(select(Rating.value, Rating.unclear, Rating.comment)
                            .where(Rating.assignment_id == slot_id)
                            .order_by(Rating.id.desc()).limit(1)).first()
-        done, total = _progress(s, annotator_id)
+        done, total = _progress(s, annotator_id, study_id)
     scale = _scale(scale_json)
     value = scale.canonical(latest[0]) if latest else None
     return PairView(position=position, total=total, done=done,
@@ -203,8 +248,7 @@ def submit_rating(annotator_id: int, position: int, value, unclear: bool = False
         nxt = _first_unrated(s, annotator_id, position)
         if nxt is None:
             nxt = _first_unrated(s, annotator_id)
-        done, total = _progress(s, annotator_id)
-    return SubmitResult(saved=not same, next_position=nxt, done=done, total=total)
+    return SubmitResult(saved=not same, next_position=nxt)
 
 
 def straight_line_warning(annotator_id: int, position: int | None = None, *,
