@@ -132,5 +132,8 @@ def test_admin_sees_the_dashboard(server, browser):
     page.get_by_role("heading", name="Automatic labels vs majority").wait_for(timeout=60000)
     page.get_by_text("dr_ahmed: 100 / 120 rated").wait_for(timeout=30000)
     page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)
-    assert page.get_by_test_id("stPlotlyChart").count() >= 4
+    charts = page.get_by_test_id("stPlotlyChart")
+    charts.first.wait_for(timeout=60000)
+    page.wait_for_function("() => document.querySelectorAll("
+                           "'[data-testid=\"stPlotlyChart\"]').length >= 4", timeout=60000)
     assert page.get_by_test_id("stException").count() == 0
