@@ -129,3 +129,21 @@ def test_export_page_matches_service(app_db, tmp_path):
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Download gold-demo-binary.tsv",
                       "Download gold-demo-binary.tsv.manifest.json"]
+
+
+def test_dashboard_of_a_study_without_ratings(app_db):
+    import pandas as pd
+
+    from data_schemas.pairs import validate_pairs
+    from data_schemas.scales import BINARY, RELATEDNESS_0_3
+
+    pairs = validate_pairs(pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["x", "y"],
+                                         "term_2": ["z", "w"], "auto_label": ["1", "0"]}))
+    svc.create_study("fresh", pairs, BINARY, ["A", "B"])
+    svc.create_study("fresh-graded", pairs.drop(columns="auto_label"), RELATEDNESS_0_3, ["A"])
+    at = _page("dashboard.py")
+    for study in ("fresh", "fresh-graded"):
+        at.selectbox(key="dashboard_study").select(study).run()
+        assert not at.exception, at.exception
+        assert "A: 0 / 2 rated" in at.get("progress")[0].proto.text
+        assert _table(at, "items")["ratings"].iloc[0] == 0

@@ -79,7 +79,7 @@ class Dashboard:
         if self.audit is None:
             return pd.DataFrame()
         by = list(self.audit.by)
-        g = self.audit.by_group.copy()
+        g = self.audit.by_group.copy() if by else self.audit.by_group.iloc[0:0].copy()
         g.insert(0, "group", [" / ".join(str(v) for v in r) if by else "all"
                               for r in g[by].itertuples(index=False)] if by else "all")
         over = {"group": "overall", **{c: "" for c in by}, **self.audit.overall}

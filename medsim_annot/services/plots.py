@@ -57,7 +57,7 @@ def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
 def pairwise_heatmap(matrix: pd.DataFrame) -> go.Figure:
     """Heatmap of pairwise Krippendorff's alpha (EHR-Rel Table 2)."""
     z = matrix.to_numpy(dtype=float)
-    text = np.where(np.isnan(z), "", np.vectorize(lambda x: f"{x:.2f}")(np.nan_to_num(z)))
+    text = np.where(np.isnan(z), "", np.vectorize(lambda x: f"{x:.2f}", otypes=[str])(np.nan_to_num(z)))
     fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=list(matrix.index), text=text,
                                texttemplate="%{text}", zmin=0, zmax=1, colorscale="Viridis",
                                colorbar=dict(title="alpha")))
