@@ -193,3 +193,10 @@ def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
                                     svc.current_ratings("demo-relatedness"), info.scale)
     pd.testing.assert_frame_equal(stored.summary(), frames.summary())
     pd.testing.assert_frame_equal(stored.gold.table, frames.gold.table)
+
+
+def test_load_pairs_equals_studies_pairs_frame(demo, tmp_path, ehr_rel_a):
+    make_tiny(tmp_path)
+    svc.import_ehr_rel(ehr_rel_a, "ehr-a")
+    for study in ("demo-binary", "demo-relatedness", "tiny", "ehr-a"):
+        pd.testing.assert_frame_equal(dsvc.load_pairs(study), svc.pairs_frame(study))
