@@ -70,7 +70,5 @@ if role:
         ident = st.session_state.get(_ui.IDENTITY)
         st.caption(f"Signed in as {ident.name}" if role == "annotator" and ident else
                    "Signed in as study admin")
-        if st.button("Sign out", key="signout"):
-            _ui.sign_out()
-            st.rerun()
+        st.button("Sign out", key="signout", on_click=_ui.sign_out)
 nav.run()

@@ -36,11 +36,18 @@ def _state_key(name: str, pos: int) -> str:
     return f"annotate_{name}_{pos}"
 
 
-def _rate(pos: int, value) -> None:
-    """Button callback: save first (committed), then move on."""
+def _rate(pos: int, value, saved_unclear: bool = False) -> None:
+    """Button callback: save first (committed), then move on.
+
+    A press that arrives from the buttons of a pair the page has already left (a fast second
+    key press while the next pair is being drawn) is dropped: it must neither change the
+    previous answer nor rate a pair that was not on screen.
+    """
+    if pos != st.session_state.get(POS):
+        return
     shown = st.session_state.get(SHOWN)
     elapsed = int((time.monotonic() - shown[1]) * 1000) if shown and shown[0] == pos else None
-    unclear = bool(st.session_state.get(_state_key("unclear", pos), False))
+    unclear = bool(st.session_state.get(_state_key("unclear", pos), saved_unclear))
     comment = st.session_state.get(_state_key("comment", pos), "") or ""
     try:
         res = A.submit_rating(ident.annotator_id, pos, value, unclear=unclear, comment=comment,
@@ -54,7 +61,9 @@ def _rate(pos: int, value) -> None:
     st.session_state[SHOWN] = None
 
 
-def _back(pos: int) -> None:
+def _back(pos: int | None) -> None:
+    if pos != st.session_state.get(POS):
+        return
     if pos is None:
         state = A.queue_state(ident.annotator_id, engine=eng)
         st.session_state[POS] = max(0, state.total - 1)
@@ -116,7 +125,7 @@ with st.container(key="annotate_options", horizontal=True):
         current = view.rated and scale._same(view.rating, opt.value)
         st.button(f"{opt.label}", key=f"annotate_opt_{pos}_{opt.key}", shortcut=opt.key,
                   type="primary" if current else "secondary", help=opt.description or None,
-                  on_click=_rate, args=(pos, opt.value))
+                  on_click=_rate, args=(pos, opt.value, view.unclear))
 
 cols = st.columns([1, 1, 2])
 with cols[0]:

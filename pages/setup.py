@@ -24,11 +24,22 @@ PAIR_SUFFIXES = (".csv", ".tsv", ".jsonl", ".parquet")
 
 
 def _saved_upload(upload) -> Path:
-    """Write an uploaded file to a temporary file with its suffix (readers go by suffix)."""
-    folder = Path(tempfile.mkdtemp(prefix="medsim-upload-"))
-    path = folder / Path(upload.name).name
-    path.write_bytes(upload.getvalue())
-    return path
+    """Write an uploaded file (once per upload) to a temporary file with its name: the
+    readers go by the suffix."""
+    saved = st.session_state.setdefault("setup_uploads", {})
+    path = saved.get(upload.file_id)
+    if path is None or not Path(path).exists():
+        folder = Path(tempfile.mkdtemp(prefix="medsim-upload-"))
+        path = folder / Path(upload.name).name
+        path.write_bytes(upload.getvalue())
+        saved[upload.file_id] = path
+    return Path(path)
+
+
+@st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
+def _load_pairs(path: str, mtime: float, size: int) -> pd.DataFrame:
+    # Cached per file version; a file with problems raises (and is not cached).
+    return S.load_pairs(path)
 
 
 def _local_pair_files() -> list[Path]:
@@ -72,9 +83,13 @@ else:
     pairs_path = Path(choice) if choice else None
 
 pairs = None
+if pairs_path is not None and not pairs_path.is_file():
+    st.error(f"{pairs_path} does not exist (any more).")
+    pairs_path = None
 if pairs_path is not None:
     try:
-        pairs = S.load_pairs(pairs_path)
+        stat = pairs_path.stat()
+        pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
     except InputError as exc:
         _show_problems(exc.with_file(pairs_path.name))
     else:

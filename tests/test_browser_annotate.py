@@ -29,7 +29,7 @@ SECRETS = ["QQXDATASETALPHAQQ", "QQXDATASETBETAQQ", "QQXCONCEPTQQ", "QQXPAIRIDQQ
            "levenshtein", "negative_strategy"]
 N_PAIRS = 14
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 def _free_port() -> int:

@@ -67,10 +67,13 @@ def test_annotate_shows_pair_blind_and_rates(db):
     assert at.session_state["annotate_position"] == 1
     assert "first 1" in _all_text(at)
     assert "1 / 6 rated" in _all_text(at)
-    # A double press (the same button of the same pair again) adds nothing.
-    at.button(key="annotate_opt_1_2").click().run()
+    # Back, and the same answer again (a resubmit) adds nothing.
+    at.button(key="annotate_back_1").click().run()
+    assert at.session_state["annotate_position"] == 0
+    at.button(key="annotate_opt_0_1").click().run()
+    assert at.session_state["annotate_position"] == 1
     hist = rating_history("s")
-    assert len(hist) == 2
+    assert len(hist) == 1
     assert hist["elapsed_ms"].notna().all()
 
 
@@ -107,6 +110,15 @@ def test_annotate_unclear_flag_and_end_screen(db):
     assert any("queue is complete" in s.value for s in at.success)
     out = export_ratings("rel")
     assert out["unclear"].tolist() == ["true", "false"]
+    # In a new session, changing the value of the unclear-flagged pair keeps the flag.
+    again = _page("pages/annotate.py", "annotator", ident)
+    assert again.session_state["annotate_position"] is None
+    again.button(key="annotate_back_end").click().run()
+    again.button(key="annotate_back_1").click().run()
+    assert again.button(key="annotate_unclear_btn_0").label == "Unclear meaning ✓"
+    again.button(key="annotate_opt_0_3").click().run()
+    out = export_ratings("rel")
+    assert out["rating"].tolist() == [3, 0] and out["unclear"].tolist() == ["true", "false"]
 
 
 def test_straight_line_warning_shown(db):
@@ -119,7 +131,9 @@ def test_straight_line_warning_shown(db):
 
 def test_guards_refuse_wrong_roles(db):
     ident, _ = _annotator()
-    for path in ("pages/setup.py",):
+    admin_pages = [f"pages/{f}" for f in ("setup.py", "dashboard.py", "export.py", "scoring.py")
+                   if (ROOT / "pages" / f).exists()]
+    for path in admin_pages:
         for role, who in ((None, None), ("annotator", ident)):
             at = _page(path, role, who)
             assert [e.value for e in at.error][0].startswith("This page is for the study admin")
@@ -188,3 +202,24 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.text_input(key="setup_add_name").input("d4").run()
     at.button(key="setup_add").click().run()
     assert any("Added d4" in s.value for s in at.success)
+
+
+def test_app_routes_by_role(db):
+    ident, _ = _annotator()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    at.run()
+    assert not at.exception
+    assert "first 0" in _all_text(at)
+    assert [t.label for t in at.text_input] == ["Comment (optional) — press Tab to leave the "
+                                                "field, then the rating key"]
+    assert [p.proto.text for p in at.get("progress")] == ["0 / 6 rated · pair 1 of 6"]
+    admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    admin.session_state["auth_role"] = "admin"
+    admin.run()
+    assert not admin.exception
+    assert [t.value for t in admin.title] == ["Study setup"]
+    admin.button(key="signout").click().run()
+    assert "auth_role" not in admin.session_state
+    assert "Study name" not in [t.label for t in admin.text_input]

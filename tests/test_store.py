@@ -166,7 +166,7 @@ def test_fresh_url_is_migrated_on_first_use(tmp_path):
     url = f"sqlite:///{tmp_path / 'deep' / 'folder' / 'new.db'}"
     engine = get_engine(url)
     with engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0001"
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0002"
     dispose_all()
 
 

@@ -105,6 +105,5 @@ def stratified_sample(pairs: pd.DataFrame, positives: int = 30, negatives: int =
                                          "negatives_available", "negatives_taken"])
     config = {"sampling": "stratified", "positives": int(positives), "negatives": int(negatives),
               "group_by": group_by, "seed": int(seed), "allow_fewer": bool(allow_fewer),
-              "sampled_pair_ids": sample[C.PAIR_ID].astype(str).tolist()
-              if C.PAIR_ID in sample.columns else None}
+              "pairs_in_file": int(len(pairs)), "pairs_sampled": int(len(sample))}
     return SampleResult(sample, counts, warnings, config)

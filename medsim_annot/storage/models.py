@@ -96,7 +96,8 @@ class Assignment(Base):
 class Rating(Base):
     __tablename__ = "ratings"
     __table_args__ = (Index("ix_ratings_assignment", "assignment_id", "id"),
-                      Index("ix_ratings_study", "study_id", "id"))
+                      Index("ix_ratings_study", "study_id", "id"),
+                      Index("ix_ratings_annotator_assignment", "annotator_id", "assignment_id"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
