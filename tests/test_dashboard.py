@@ -200,3 +200,37 @@ def test_load_pairs_equals_studies_pairs_frame(demo, tmp_path, ehr_rel_a):
     svc.import_ehr_rel(ehr_rel_a, "ehr-a")
     for study in ("demo-binary", "demo-relatedness", "tiny", "ehr-a"):
         pd.testing.assert_frame_equal(dsvc.load_pairs(study), svc.pairs_frame(study))
+
+
+def test_intra_rater_consistency_from_duplicate_slots(db_url):
+    """Duplicate slots (an item shown twice to the same annotator) reach the quality panel;
+    the explorer and the export count each annotator once per pair."""
+    from data_schemas.pairs import validate_pairs
+    from data_schemas.scales import BINARY
+    from medsim_annot.services.annotation import submit_rating
+    from medsim_annot.services.studies import Slot
+    from medsim_annot.storage import Annotator
+
+    dsvc.clear_cache()
+    pairs = validate_pairs(pd.DataFrame({"pair_id": [f"d{i}" for i in range(6)],
+                                         "term_1": [f"a{i}" for i in range(6)],
+                                         "term_2": [f"b{i}" for i in range(6)],
+                                         "auto_label": ["1", "0"] * 3}))
+    queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate"), Slot(1, "duplicate"),
+                                           Slot(2, "duplicate", swapped=True)]
+    svc.create_study("dups", pairs, BINARY, queues={"flip": queue, "steady": queue})
+    with session_scope(get_engine()) as s:
+        ids = dict(s.execute(select(Annotator.name, Annotator.id)).all())
+    first = ["same", "not_same"] * 3
+    for who, again in (("steady", ["same", "not_same", "same"]),
+                       ("flip", ["not_same", "same", "not_same"])):
+        for pos, value in enumerate(first + again):
+            submit_rating(ids[who], pos, value)
+    d = dsvc.study_dashboard("dups")
+    q = d.quality_table().set_index("annotator")
+    assert q.loc["steady", "n_duplicates"] == 3 and q.loc["steady", "exact_agreement"] == 1.0
+    assert q.loc["flip", "exact_agreement"] == 0.0
+    assert "flip rated 3 pairs twice and gave the same answer only 0%" in q.loc["flip", "reading"]
+    assert "steady rated 3 pairs twice and was consistent" in q.loc["steady", "reading"]
+    assert d.gold.table["n_ratings"].tolist() == [2] * 6
+    assert d.agreement.n_ratings == 12
