@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 import medsim_annot
 from data_schemas import columns as C
 from data_schemas.errors import InputError
-from data_schemas.ratings import to_ratings_frame
+from data_schemas.ratings import to_ratings_frame  # noqa: F401  (the reference in doctests)
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS, format_of, write_table
