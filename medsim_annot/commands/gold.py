@@ -1,0 +1,80 @@
+"""``medsim export gold`` (the reproducible gold subset) and ``medsim report`` (the study's
+QA report as one self-contained HTML file)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from medsim_annot.commands._common import emit_json
+
+
+def get_group(app, name, help_text):
+    for g in app.registered_groups:
+        if g.name == name:
+            return g.typer_instance
+    sub = typer.Typer(help=help_text, no_args_is_help=True)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+def register(app: typer.Typer) -> None:
+    export = get_group(app, "export", "Export data: the verified gold subset with a manifest.")
+
+    @export.command("gold")
+    def export_gold_cmd(
+        study: str = typer.Argument(..., help="Study name."),
+        out: Path = typer.Option(..., "--out", help="Output file (.csv, .tsv, .jsonl, .parquet)."),
+        fmt: Optional[str] = typer.Option(None, "--format",
+                                          help="csv|tsv|jsonl|parquet (default: from --out)."),
+        require_majority: bool = typer.Option(False, "--require-majority",
+                                              help="Keep pairs with a majority verdict."),
+        exclude_unclear: bool = typer.Option(False, "--exclude-unclear",
+                                             help="Drop pairs any annotator flagged unclear."),
+        exclude_all_different: bool = typer.Option(False, "--exclude-all-different",
+                                                   help="Drop pairs whose ratings all differ."),
+        only_verified: bool = typer.Option(False, "--only-verified",
+                                           help="Keep pairs whose majority equals the "
+                                                "automatic label."),
+        min_ratings: Optional[int] = typer.Option(None, "--min-ratings", metavar="K",
+                                                  help="Keep pairs with at least K ratings."),
+        as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    ) -> None:
+        """One row per pair (every annotator's rating, verdict, flags) plus FILE.manifest.json.
+
+        Filters run in a fixed order: min-ratings, exclude-unclear, require-majority,
+        exclude-all-different, only-verified. Same inputs give a byte-identical file.
+        """
+        from medsim_annot.services.gold import export_gold, manifest_path
+
+        manifest = export_gold(study, out, fmt, require_majority=require_majority,
+                               exclude_unclear=exclude_unclear,
+                               exclude_all_different=exclude_all_different,
+                               only_verified=only_verified, min_ratings=min_ratings)
+        if as_json:
+            emit_json(manifest)
+            return
+        c = manifest["counts"]
+        typer.echo(f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
+                   f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)")
+        for step in manifest["filter_steps"]:
+            typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
+        typer.echo(f"manifest: {manifest_path(out)}")
+
+    @app.command("report")
+    def report_cmd(
+        study: str = typer.Argument(..., help="Study name."),
+        out: Path = typer.Option(..., "--out", help="Output HTML file."),
+        bootstrap: int = typer.Option(0, "--bootstrap", metavar="N",
+                                      help="Bootstrap resamples for confidence intervals."),
+    ) -> None:
+        """The study's QA report (tables and charts) as one self-contained HTML file."""
+        from medsim_annot.services.dashboard import html_report
+
+        html = html_report(study, bootstrap=bootstrap)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".part")
+        tmp.write_text(html, encoding="utf-8")
+        tmp.replace(out)
+        typer.echo(f"wrote {out} ({len(html.encode('utf-8')) // 1024} KiB)")

@@ -1,0 +1,108 @@
+"""QA dashboard (admin): completion, the published agreement tables, rater quality, the
+disagreement explorer and a one-click HTML report. Thin: widgets → one service → render."""
+from __future__ import annotations
+
+import streamlit as st
+
+from medsim_annot.services import dashboard as dashboard_svc
+from medsim_annot.services import plots
+from pages import _qa
+
+_qa.require_admin()
+
+st.title("QA dashboard")
+study = _qa.pick_study("dashboard_study")
+if study is None:
+    st.stop()
+
+live = st.toggle("Refresh every 30 s", key="dashboard_live",
+                 help="Re-read completion and, when ratings were saved, the figures.")
+
+
+@st.fragment(run_every=30 if live else None)
+def _dashboard() -> None:
+    # ---- completion (cheap, never cached: always current) --------------------------------
+    st.subheader("Completion")
+    comp = dashboard_svc.completion(study, engine=_qa.engine())
+    for rec in comp.to_dict(orient="records"):
+        st.progress(min(1.0, float(rec["share"])),
+                    text=f"{rec['annotator']}: {rec['done']} / {rec['total']} rated"
+                         + ("" if rec["active"] else " (code revoked)"))
+
+    boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
+    dash = _qa.load_dashboard(study, 1000 if boot else 0)
+    head = dash.headline()
+    cols = st.columns(4)
+    cols[0].metric("Rated pairs", f"{head['rated_pairs']} / {head['pairs']}")
+    alpha = head["krippendorff_alpha"]
+    cols[1].metric("Krippendorff's alpha", "n/a" if alpha != alpha else f"{alpha:.2f}")
+    cols[2].metric("Pairs without majority", head["no_majority"])
+    if "accuracy" in head:
+        cols[3].metric("Auto-label accuracy", "n/a" if head["accuracy"] != head["accuracy"]
+                       else f"{head['accuracy']:.2f}")
+    for what, why in dash.reasons.items():
+        if what != "audit" or dash.kind == "binary":
+            st.caption(f"{what}: {why}")
+
+    st.download_button("Download the HTML report",
+                       lambda: _qa.load_report(study, 1000 if boot else 0),
+                       file_name=f"qa-report-{study}.html", mime="text/html", key="dashboard_report",
+                       type="primary")
+
+    # ---- binary: AAAI 2020 Table 3 ----------------------------------------------------------
+    if dash.audit is not None:
+        st.header("Automatic labels vs majority")
+        st.caption("Per group as in Schulz & Juric (AAAI 2020) Table 3: items, share without a "
+                   "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive).")
+        audit = dash.audit_table()
+        _qa.table(audit, "audit", "dashboard_dl_audit")
+        st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
+        conf = dash.confusion()
+        st.subheader("Confusion matrix")
+        _qa.table(conf, "confusion", "dashboard_dl_confusion", index=True)
+        st.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
+
+    # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
+    st.header("Agreement")
+    st.caption("Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
+               "meaningful for graded scales.")
+    _qa.table(dash.summary(), "agreement", "dashboard_dl_summary")
+    st.subheader("Pairwise agreement")
+    pw = dash.pairwise_alpha()
+    st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
+    _qa.table(pw, "pairwise-alpha", "dashboard_dl_pairwise_matrix", index=True)
+    _qa.table(dash.per_annotator(), "per-annotator", "dashboard_dl_per_annotator")
+    with st.expander("Every pair of annotators"):
+        _qa.table(dash.pairwise_table(), "pairwise", "dashboard_dl_pairwise")
+    means = dash.mean_scores()
+    if len(means):
+        st.subheader("Distribution of mean scores")
+        st.plotly_chart(plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means")
+
+    # ---- rater quality ---------------------------------------------------------------------
+    st.header("Rater quality")
+    quality = dash.quality_table()
+    for reading in quality["reading"]:
+        st.markdown(f"- {reading}")
+    _qa.table(quality, "rater-quality", "dashboard_dl_quality")
+    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    if len(dash.runs()):
+        _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+    # ---- disagreement explorer -------------------------------------------------------------
+    st.header("Disagreement explorer")
+    kinds = [k for k in dashboard_svc.DISAGREEMENT_KINDS
+             if dash.audit is not None or k != "auto-label ≠ majority"]
+    chosen = st.multiselect("Show pairs with", kinds, default=kinds, key="dashboard_kinds")
+    groups = {}
+    options = {c: v for c, v in dash.group_options().items() if v}
+    if options:
+        gcols = st.columns(len(options))
+        for gc, (col, values) in zip(gcols, options.items()):
+            groups[col] = gc.selectbox(col, ["(all)", *values], key=f"dashboard_group_{col}")
+    rows = dash.disagreements(chosen, groups)
+    st.caption(f"{len(rows)} pairs")
+    _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
+
+
+_dashboard()

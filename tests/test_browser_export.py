@@ -1,0 +1,139 @@
+"""Real-browser test: the admin signs in, opens Export, prepares a gold export and
+downloads the file and its manifest; both match ``medsim export gold`` run on the same
+database (the file byte for byte, the manifest except for the export time).
+
+Playwright drives Debian's chromium (launch arguments and server fixture as in
+tests/test_browser_annotate.py). Skipped when /usr/bin/chromium is missing, unless
+MEDSIM_REQUIRE_BROWSER=1 (CI), which makes a missing browser a failure.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, need
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ADMIN_PASSWORD = "browser-export-admin-pw"
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    need(CHROMIUM.exists(), f"{CHROMIUM} not found (apt-get install chromium)",
+         "MEDSIM_REQUIRE_BROWSER")
+    tmp = tmp_path_factory.mktemp("browser_export")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
+           "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "medsim_annot", "demo"], cwd=ROOT, env=env,
+                   check=True, capture_output=True, timeout=180)
+    port = _free_port()
+    log = open(tmp / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("streamlit did not start:\n" + (tmp / "streamlit.log").read_text())
+        time.sleep(0.3)
+    yield {"base": base, "url": url, "tmp": tmp, "env": env}
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+def _sign_in_admin(page, base: str) -> None:
+    page.goto(base + "/")
+    page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()
+    page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
+    page.get_by_role("button", name="Sign in as admin").click()
+    page.get_by_role("heading", name="Study setup").wait_for(timeout=30000)
+
+
+def test_admin_downloads_gold_export_matching_cli(server, browser):
+    tmp = server["tmp"]
+    page = browser.new_context(accept_downloads=True).new_page()
+    _sign_in_admin(page, server["base"])
+    page.get_by_test_id("stSidebarNav").get_by_text("Export", exact=True).click()
+    page.get_by_role("heading", name="Gold export").wait_for(timeout=30000)
+    page.get_by_text("Require a majority").click()
+    page.get_by_role("button", name="Prepare export").click()
+    page.get_by_text("96 of 120 pairs ready").wait_for(timeout=60000)
+    with page.expect_download(timeout=30000) as dl:
+        page.get_by_role("button", name="Download gold-demo-binary.csv", exact=True).click()
+    browser_file = tmp / "browser-gold.csv"
+    dl.value.save_as(browser_file)
+    with page.expect_download(timeout=30000) as dl:
+        page.get_by_role("button", name="Download gold-demo-binary.csv.manifest.json").click()
+    browser_manifest = tmp / "browser-gold.manifest.json"
+    dl.value.save_as(browser_manifest)
+
+    cli_file = tmp / "gold-demo-binary.csv"
+    r = subprocess.run([sys.executable, "-m", "medsim_annot", "export", "gold", "demo-binary",
+                        "--out", str(cli_file), "--require-majority"], cwd=ROOT,
+                       env=server["env"], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert browser_file.read_bytes() == cli_file.read_bytes()
+    ours = json.loads(browser_manifest.read_text(encoding="utf-8"))
+    theirs = json.loads((tmp / "gold-demo-binary.csv.manifest.json").read_text(encoding="utf-8"))
+    assert ours["sha256"] == theirs["sha256"]
+    assert ours.pop("exported_at") and theirs.pop("exported_at")
+    assert ours == theirs
+    assert ours["counts"]["exported"] == 96
+
+
+def test_admin_sees_the_dashboard(server, browser):
+    page = browser.new_context().new_page()
+    _sign_in_admin(page, server["base"])
+    page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
+    page.get_by_role("heading", name="QA dashboard").wait_for(timeout=30000)
+    page.get_by_role("heading", name="Automatic labels vs majority").wait_for(timeout=60000)
+    page.get_by_text("dr_ahmed: 100 / 120 rated").wait_for(timeout=30000)
+    page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)
+    charts = page.get_by_test_id("stPlotlyChart")
+    charts.first.wait_for(timeout=60000)
+    page.wait_for_function("() => document.querySelectorAll("
+                           "'[data-testid=\"stPlotlyChart\"]').length >= 4", timeout=60000)
+    assert page.get_by_test_id("stException").count() == 0

@@ -1,0 +1,149 @@
+"""AppTest of the QA pages (dashboard, export): admin only; the tables shown equal the
+agreement engine's numbers on the demo studies and on EHR-RelA imported; the page export
+is the same file as the service's (and so the CLI's)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services import dashboard as dsvc
+from medsim_annot.services import studies as svc
+from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.gold import export_gold
+from medsim_annot.storage import get_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = {"auth_role": "admin"}
+
+
+@pytest.fixture
+def app_db(db_url, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    dsvc.clear_cache()
+    return db_url
+
+
+def _page(name: str, state=ADMIN) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def _table(at: AppTest, first_column: str):
+    for df in at.dataframe:
+        if df.value.columns[0] == first_column:
+            return df.value
+    raise AssertionError(f"no table starting with {first_column!r}: "
+                         f"{[d.value.columns[0] for d in at.dataframe]}")
+
+
+def test_admin_only(app_db):
+    seed_demo(engine=get_engine())
+    for page in ("dashboard.py", "export.py"):
+        at = _page(page, state={"auth_role": "annotator"})
+        assert not at.exception
+        assert any("for the study admin" in e.value for e in at.error)
+        assert len(at.dataframe) == 0 and len(at.selectbox) == 0
+        at = _page(page, state=None)
+        assert any("for the study admin" in e.value for e in at.error)
+
+
+def test_dashboard_demo_binary_matches_engine(app_db):
+    seed_demo(engine=get_engine())
+    at = _page("dashboard.py")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="dashboard_study").value == "demo-binary"
+    bars = at.get("progress")
+    assert len(bars) == 3 and "dr_ahmed: 100 / 120 rated" in bars[0].proto.text
+    pairs = svc.pairs_frame("demo-binary")
+    ratings, scale = svc.ratings_frame("demo-binary")
+    res = agreement_svc.audit_report(pairs, ratings, scale)
+    audit = _table(at, "group")
+    over = audit.iloc[-1]
+    assert over["group"] == "overall"
+    assert over["items"] == res.overall["n_items"]
+    for ours, theirs in (("no_majority", "nan_fraction"), ("alpha", "krippendorff_alpha"),
+                         ("accuracy", "accuracy"), ("recall", "recall"),
+                         ("precision", "precision")):
+        assert over[ours] == pytest.approx(res.overall[theirs])
+    assert np.allclose(audit["accuracy"].iloc[:-1].astype(float),
+                       res.by_group["accuracy"].astype(float), equal_nan=True)
+    conf = _table(at, "majority: similar")
+    assert conf["majority: similar"].tolist() == [res.overall["tp"], res.overall["fn"]]
+    rep = agreement_svc.agreement_report(ratings, scale)
+    assert _table(at, "items")["alpha"].iloc[0] == pytest.approx(rep.krippendorff_alpha)
+    assert len(at.get("download_button")) >= 8
+    assert at.get("download_button")[0].label == "Download the HTML report"
+    # Explorer: filter by group.
+    rows = _table(at, "pair_id")
+    at.selectbox(key="dashboard_group_dataset").select("abbreviations").run()
+    filtered = _table(at, "pair_id")
+    assert 0 < len(filtered) < len(rows)
+    assert set(filtered["dataset"]) == {"abbreviations"}
+    at.multiselect(key="dashboard_kinds").set_value(["no majority"]).run()
+    assert _table(at, "pair_id")["why"].str.contains("no majority").all()
+
+
+def test_dashboard_ehr_rel_a_published_figures(app_db, ehr_rel_a):
+    svc.import_ehr_rel(ehr_rel_a, "ehr-a")
+    at = _page("dashboard.py")
+    assert not at.exception, at.exception
+    assert not [d for d in at.dataframe if d.value.columns[0] == "group"]  # no audit
+    summary = _table(at, "items").iloc[0]
+    assert [round(float(summary[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w",
+                                                  "mean_rho")] == [0.64, 0.72, 0.93, 0.73, 0.67]
+    matrix = _table(at, "A")
+    assert round(matrix.loc["A", "B"], 2) == 0.77 and round(matrix.loc["B", "E"], 2) == 0.40
+    per = _table(at, "annotator").set_index("annotator")
+    assert round(per.loc["E", "mean_alpha"], 2) == 0.50
+    assert round(per.loc["A", "mean_kappa_quadratic"], 2) == 0.74
+    ratings, scale = svc.ratings_frame("ehr-a")
+    rep = agreement_svc.agreement_report(ratings, scale)
+    assert summary["alpha"] == pytest.approx(rep.krippendorff_alpha)
+    assert summary["hub_exclusive"] == pytest.approx(rep.human_upper_bound["exclusive"])
+
+
+def test_export_page_matches_service(app_db, tmp_path):
+    seed_demo(engine=get_engine())
+    at = _page("export.py")
+    assert not at.exception, at.exception
+    at.selectbox(key="export_format").select("tsv")
+    at.checkbox(key="export_require_majority").check()
+    at.number_input(key="export_min_ratings").set_value(3)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert at.success and "96 of 120 pairs" in at.success[0].value
+    res = at.session_state["export_result"]
+    out = tmp_path / res["name"]
+    manifest = export_gold("demo-binary", out, require_majority=True, min_ratings=3)
+    assert res["data"] == out.read_bytes()
+    shown = json.loads(res["manifest"])
+    assert shown["sha256"] == manifest["sha256"]
+    assert shown["filter_steps"] == manifest["filter_steps"]
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Download gold-demo-binary.tsv",
+                      "Download gold-demo-binary.tsv.manifest.json"]
+
+
+def test_dashboard_of_a_study_without_ratings(app_db):
+    import pandas as pd
+
+    from data_schemas.pairs import validate_pairs
+    from data_schemas.scales import BINARY, RELATEDNESS_0_3
+
+    pairs = validate_pairs(pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["x", "y"],
+                                         "term_2": ["z", "w"], "auto_label": ["1", "0"]}))
+    svc.create_study("fresh", pairs, BINARY, ["A", "B"])
+    svc.create_study("fresh-graded", pairs.drop(columns="auto_label"), RELATEDNESS_0_3, ["A"])
+    at = _page("dashboard.py")
+    for study in ("fresh", "fresh-graded"):
+        at.selectbox(key="dashboard_study").select(study).run()
+        assert not at.exception, at.exception
+        assert "A: 0 / 2 rated" in at.get("progress")[0].proto.text
+        assert _table(at, "items")["ratings"].iloc[0] == 0
