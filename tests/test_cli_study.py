@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 
 from data_schemas import columns as C
 from medsim_annot.io import read_table

@@ -189,3 +189,32 @@ def test_round_trip_loses_nothing(tmp_path_factory, saves):
         assert list(svc.rating_history("s", engine=engine)[C.RATING]) == [v for _, _, v in saves]
     finally:
         dispose_all()
+
+
+def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
+    """The QA figures and the gold export read the store the same way on SQLite and PostgreSQL."""
+    from medsim_annot.services import dashboard, gold
+
+    svc.create_study("q", PAIRS, BINARY, ["a", "b", "c"], engine=engine)
+    votes = {"a": ["same", "same", "not_same"], "b": ["same", "not_same", "not_same"],
+             "c": ["same", "same", "dont_know"]}
+    for who, values in votes.items():
+        for pid, value in zip(["p1", "p2", "p3"], values):
+            _rate(engine, "q", who, pid, value, comment="=1+1" if who == "a" else "")
+    board = dashboard.study_dashboard("q", engine=engine, use_cache=False)
+    assert board is not None
+    manifest = gold.export_gold("q", tmp_path / "gold.csv", engine=engine)
+    table = read_table_text(tmp_path / "gold.csv")
+    assert [c for c in table.columns if c.startswith("rater_")] == ["rater_a", "rater_b", "rater_c"]
+    assert list(table["rater_b"]) == ["same", "not_same", "not_same"]
+    assert manifest["counts"]["pairs"] == 3 and manifest["counts"]["ratings"] == 9
+    assert list(table["majority"]) == ["same", "same", "not_same"]
+    assert list(table["rater_a"]) == ["same", "same", "not_same"]
+    cur = svc.current_ratings("q", engine=engine)
+    assert str(cur[C.RATED_AT].dtype).startswith("datetime64") and cur[C.RATED_AT].notna().all()
+
+
+def read_table_text(path):
+    from medsim_annot.io import read_table
+
+    return read_table(path)

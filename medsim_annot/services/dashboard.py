@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import datetime as dt
 import html as _html
-import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import String, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 import medsim_annot
@@ -38,8 +36,7 @@ from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.gold import (FLAGS, GoldTable, code_ratings, gold_table,
                                        rater_column)
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.storage import (Annotator, Assignment, Item, Rating, get_engine,
-                                  session_scope)
+from medsim_annot.storage import (get_engine)
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {"no majority": "no_majority", "all different": "all_different",
@@ -333,31 +330,8 @@ def clear_cache() -> None:
 
 
 def load_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
-    """The pairs of *study* — the same frame as ``studies.pairs_frame(study)`` (a test keeps
-    them equal), read column-wise instead of as ORM objects (100,000s of pairs)."""
-    engine = engine or get_engine()
-    info = studies_svc.get_study(study, engine=engine)
-    cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.DATASET, C.DIFFICULTY,
-            C.NEGATIVE_STRATEGY, C.CONCEPT_ID_1, C.CONCEPT_ID_2]
-    q = (select(Item.pair_id, Item.term_1, Item.term_2, Item.auto_label, Item.dataset,
-                Item.difficulty, Item.negative_strategy, Item.concept_id_1, Item.concept_id_2,
-                Item.meta_json)
-         .where(Item.study_id == info.id).order_by(Item.position))
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
-    if not rows:
-        frame = pd.DataFrame(columns=cols)
-        frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
-        return frame
-    data = list(zip(*rows))
-    frame = pd.DataFrame({c: list(v) for c, v in zip(cols, data[:-1])})
-    metas = [json.loads(m) if m and m != "{}" else {} for m in data[-1]]
-    if any(metas):
-        extra = pd.DataFrame(metas)
-        extra = extra[[c for c in extra.columns if c not in frame.columns]]
-        frame = pd.concat([frame, extra], axis=1)
-    frame[C.AUTO_LABEL] = pd.array(frame[C.AUTO_LABEL].tolist(), dtype="Int64")
-    return frame
+    """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
+    return studies_svc.pairs_frame(study, engine=engine)
 
 
 def _pairs(study: str, info, url: str, engine: Engine) -> pd.DataFrame:
@@ -391,45 +365,9 @@ def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, i
 
 
 def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
-    """Current ratings of *study* including duplicate slots — the same frame as
-    ``studies.current_ratings(study, include_duplicates=True)`` (a test keeps them equal),
-    read column-wise: the scale is applied once per distinct value and times are parsed in
-    one vectorised call, which matters for 100,000s of ratings."""
-    engine = engine or get_engine()
-    info = studies_svc.get_study(study, engine=engine)
-    latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == info.id)
-              .group_by(Rating.assignment_id).subquery())
-    q = (select(Item.pair_id, Annotator.name, Rating.value,
-                type_coerce(Rating.rated_at, String).label("rated_at"), Rating.comment,
-                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
-                Item.position.label("item_position"))
-         .join(latest, latest.c.rid == Rating.id)
-         .join(Assignment, Assignment.id == Rating.assignment_id)
-         .join(Item, Item.id == Rating.item_id)
-         .join(Annotator, Annotator.id == Rating.annotator_id))
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
-    cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
-            "slot", "position", "_item_pos"]
-    data = list(zip(*rows)) if rows else [()] * len(cols)
-    df = pd.DataFrame({c: pd.Series(list(v), dtype=object) for c, v in zip(cols, data)})
-    if len(df):
-        codes, uniq = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-        canon = np.array([info.scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
-        df[C.RATING] = canon[codes].tolist()  # inferred like current_ratings (str or float)
-    df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True, format="ISO8601") \
-        if len(df) and isinstance(df[C.RATED_AT].iloc[0], str) else \
-        pd.to_datetime(df[C.RATED_AT], utc=True)
-    df[C.PAIR_ID] = df[C.PAIR_ID].astype(str)
-    df[C.ANNOTATOR] = df[C.ANNOTATOR].astype(str)
-    df[C.COMMENT] = df[C.COMMENT].astype(str)
-    df["slot"] = df["slot"].astype(str)
-    df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
-    for c in ("position", "_item_pos"):
-        df[c] = df[c].astype("int64")
-    df["elapsed_ms"] = pd.Series(df["elapsed_ms"].tolist()).infer_objects()
-    df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
-    return df.reset_index(drop=True)
+    """Current ratings of *study* including duplicate slots
+    (:func:`medsim_annot.services.studies.current_ratings`)."""
+    return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
 
 
 def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",

@@ -11,8 +11,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-from sqlalchemy import and_, func, insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Engine
 
 from data_schemas import columns as C
@@ -189,21 +190,30 @@ def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
 
 
 def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
-    """The pairs of *study* in the pairs contract (with metadata columns), in file order."""
+    """The pairs of *study* in the pairs contract (with metadata columns), in file order.
+
+    Read column-wise (not as ORM objects): studies hold 100,000s of pairs.
+    """
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
+    cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
+    q = (select(Item.pair_id, Item.term_1, Item.term_2, Item.auto_label, Item.dataset,
+                Item.difficulty, Item.negative_strategy, Item.concept_id_1, Item.concept_id_2,
+                Item.meta_json)
+         .where(Item.study_id == info.id).order_by(Item.position))
     with session_scope(engine) as s:
-        rows = s.execute(select(Item).where(Item.study_id == info.id).order_by(Item.position)
-                         ).scalars().all()
-        recs = []
-        for it in rows:
-            rec = {C.PAIR_ID: it.pair_id, C.TERM_1: it.term_1, C.TERM_2: it.term_2,
-                   C.AUTO_LABEL: it.auto_label, C.DATASET: it.dataset, C.DIFFICULTY: it.difficulty,
-                   C.NEGATIVE_STRATEGY: it.negative_strategy, C.CONCEPT_ID_1: it.concept_id_1,
-                   C.CONCEPT_ID_2: it.concept_id_2}
-            rec.update(json.loads(it.meta_json or "{}"))
-            recs.append(rec)
-    frame = pd.DataFrame(recs, columns=None if recs else [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS])
+        rows = s.execute(q).all()
+    if not rows:
+        frame = pd.DataFrame(columns=cols)
+        frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
+        return frame
+    data = list(zip(*rows))
+    frame = pd.DataFrame({c: list(v) for c, v in zip(cols, data[:-1])})
+    metas = [json.loads(m) if m and m != "{}" else {} for m in data[-1]]
+    if any(metas):
+        extra = pd.DataFrame(metas)
+        extra = extra[[c for c in extra.columns if c not in frame.columns]]
+        frame = pd.concat([frame, extra], axis=1)
     frame[C.AUTO_LABEL] = pd.array(frame[C.AUTO_LABEL].tolist(), dtype="Int64")
     return frame
 
@@ -215,13 +225,16 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
     Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
     slot (main|calibration|duplicate), position. Duplicate slots (the second showing of an item
     to the same annotator, for intra-rater consistency) are left out unless asked for.
+    Read column-wise: the scale is applied once per distinct value and times are parsed in one
+    vectorised call (100,000s of ratings).
     """
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == info.id)
               .group_by(Rating.assignment_id).subquery())
     q = (select(Item.pair_id, Annotator.name, Rating.value, Rating.rated_at, Rating.comment,
-                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position, Item.position)
+                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
+                Item.position.label("item_position"))
          .join(latest, latest.c.rid == Rating.id)
          .join(Assignment, Assignment.id == Rating.assignment_id)
          .join(Item, Item.id == Rating.item_id)
@@ -232,10 +245,19 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
         rows = s.execute(q).all()
     cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
             "slot", "position", "_item_pos"]
-    df = pd.DataFrame(rows, columns=cols)
+    data = list(zip(*rows)) if rows else [()] * len(cols)
+    df = pd.DataFrame({c: pd.Series(list(v), dtype=object) for c, v in zip(cols, data)})
     if len(df):
-        df[C.RATING] = [info.scale.canonical(v) for v in df[C.RATING]]
+        codes, uniq = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
+        canon = np.array([info.scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
+        df[C.RATING] = canon[codes].tolist()
     df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True)
+    for c in (C.PAIR_ID, C.ANNOTATOR, C.COMMENT, "slot"):
+        df[c] = df[c].astype(str)
+    df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
+    for c in ("position", "_item_pos"):
+        df[c] = df[c].astype("int64")
+    df["elapsed_ms"] = pd.Series(df["elapsed_ms"].tolist()).infer_objects()
     df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
     return df.reset_index(drop=True)
 
