@@ -1,0 +1,1 @@
+"""Dataset builders: term-pair benchmarks built from terminologies and corpora."""
