@@ -329,6 +329,17 @@ _TAGS = ("disorder", "finding", "procedure", "body structure", "substance", "qua
          "morphologic abnormality", "regime/therapy", "observable entity", "situation")
 
 
+def _small_edit(text: str, rng: random.Random) -> str:
+    chars = list(text)
+    for _ in range(rng.randint(1, 4)):
+        pos = rng.randrange(1, len(chars) + 1)
+        if rng.random() < 0.5 and pos < len(chars):
+            chars[pos] = rng.choice("aeiourstnl")
+        else:
+            chars.insert(pos, rng.choice("aeiourstnl"))
+    return "".join(chars)
+
+
 def generate_release(n_concepts: int = 300, *, seed: int = 0,
                      metadata: bool = True) -> SyntheticRelease:
     """A random release of about *n_concepts* invented concepts with realistic structure.
@@ -389,16 +400,14 @@ def generate_release(n_concepts: int = 300, *, seed: int = 0,
         active_ids.append(cid)
         all_terms.extend(syns)
     refsets = (POSSIBLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS)
-    for i in range(max(3, n_concepts // 8)):
+    for i in range(max(6, n_concepts // 6)):
         source = release.new_id()
         release.add_concept(source, ((times[0], True, CORE_MODULE), (times[2], False, CORE_MODULE)))
         target = rng.choice(active_ids)
         target_fsn = next(d[7] for d in release.descriptions if d[4] == target and d[6] == FSN)
         base = target_fsn.rsplit(" (", 1)[0]
-        if rng.random() < 0.4:  # lexically close source (an easy pair)
-            words = base.split()
-            words[rng.randrange(len(words))] = invented_word(rng)
-            source_name = " ".join(words)
+        if rng.random() < 0.45:  # lexically close source (an easy pair): 1-4 letters edited
+            source_name = _small_edit(base, rng)
         else:
             source_name = take()
         prefix = "[D]" if rng.random() < 0.1 else ""
