@@ -189,15 +189,28 @@ def read_rf2_file(path: str | Path, columns) -> pd.DataFrame:
         table = pacsv.read_csv(path, read_options=read_options, parse_options=parse_options,
                                convert_options=convert_options)
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        message = str(exc).split("\n")[0]
-        if "utf8" in message.lower() or "utf-8" in message.lower():
-            message = "is not UTF-8 text; RF2 files are UTF-8"
-        else:
-            message = f"is not a valid RF2 file ({message})"
-        raise InputError.single(message, file=name) from None
+        raise _explain_failure(path, len(header), str(exc)) from None
     frame = table.to_pandas()[list(columns)]
     _check_values(frame, name)
     return frame
+
+
+def _explain_failure(path: Path, width: int, arrow_message: str) -> InputError:
+    """Find the line the fast reader stumbled on (only on the error path) and say why."""
+    name = str(path)
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return InputError.single("is not UTF-8 text; RF2 files are UTF-8", file=name,
+                                         row=number)
+            line = line.rstrip("\r\n")
+            if number > 1 and line and line.count("\t") + 1 != width:
+                return InputError.single(f"has {line.count(chr(9)) + 1} tab-separated fields but "
+                                         f"the header has {width}", file=name, row=number)
+    first = arrow_message.split("\n")[0]
+    return InputError.single(f"is not a valid RF2 file ({first})", file=name)
 
 
 def _check_values(frame: pd.DataFrame, name: str) -> None:
