@@ -344,7 +344,7 @@ class SimilarityGraph:
 def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
                     excluded: Sequence[Sequence[int]] | None = None,
                     need: int | Sequence[int] = 1, workers: int = -1,
-                    max_cells: int = 1 << 23, neighbours: int = 6,
+                    max_cells: int = 1 << 23, max_rows: int = 256, neighbours: int = 6,
                     progress: Progress | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """For each query, the pool entries nearest by Levenshtein distance, excluded ones left out.
 
@@ -409,15 +409,21 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     bar = progress("nearest terms", nq) if progress else None
     pending = [(q, int(b)) if b >= 0 else (q, 8) for q, b in enumerate(bounds)]
     while pending:
-        pending.sort(key=lambda qc: (qc[1], len(queries[qc[0]]), qc[0]))
+        # Blocks share one cutoff (the query's bound rounded up to a class) and lengths
+        # within half of it, so each block's window is close to each query's own window
+        # while blocks stay large enough for cdist to run at full speed.
+        pending.sort(key=lambda qc: (_cut_class(qc[1]), len(queries[qc[0]]), qc[0]))
         unresolved: list[tuple[int, int]] = []
         start = 0
         while start < len(pending):
-            cut = pending[start][1]
+            cut = _cut_class(pending[start][1])
             lo_len = len(queries[pending[start][0]])
             stop = start + 1
-            while stop < len(pending) and pending[stop][1] == cut:
+            while (stop < len(pending) and stop - start < max_rows
+                   and _cut_class(pending[stop][1]) == cut):
                 hi_len = len(queries[pending[stop][0]])
+                if hi_len - lo_len > max(2, cut // 2):
+                    break
                 lo = np.searchsorted(slen, lo_len - cut, "left")
                 hi = np.searchsorted(slen, hi_len + cut, "right")
                 if (stop - start + 1) * max(hi - lo, 1) > max_cells:
@@ -427,7 +433,6 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
             hi_len = len(queries[block[-1][0]])
             lo = int(np.searchsorted(slen, lo_len - cut, "left"))
             hi = int(np.searchsorted(slen, hi_len + cut, "right"))
-            exhaustive = cut >= longest
             if hi > lo:
                 mat = process.cdist([queries[q] for q, _ in block], sorted_pool[lo:hi],
                                     scorer=Levenshtein.distance, score_cutoff=cut,
@@ -435,15 +440,15 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
             else:
                 mat = np.zeros((len(block), 0), dtype=np.int32)
             before = len(unresolved)
-            for r, (q, _) in enumerate(block):
+            for r, (q, own) in enumerate(block):
                 row = mat[r]
                 ex = rank[ex_lists[q]] if len(ex_lists[q]) else ex_lists[q]
                 ex = ex[(ex >= lo) & (ex < hi)] - lo
                 if len(ex):
                     row[ex] = cut + 1
-                cand = np.flatnonzero(row <= cut)
+                cand = np.flatnonzero(row <= own)
                 k = int(needs[q])
-                if len(cand) >= k or exhaustive:
+                if len(cand) >= k or own >= longest:
                     d = row[cand]
                     if k > 0 and len(cand) > k:
                         bound = np.partition(d, k - 1)[k - 1]
@@ -455,7 +460,7 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
                     srt = np.lexsort((idx, d))
                     results[q] = (idx[srt].astype(np.int64), d[srt].astype(np.int64))
                 else:
-                    unresolved.append((q, min(cut * 2, longest)))
+                    unresolved.append((q, min(max(cut, own) * 2, longest)))
             if bar is not None:
                 bar.update(len(block) - (len(unresolved) - before))
             start = stop
@@ -463,6 +468,20 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     if bar is not None:
         bar.close()
     return results
+
+
+_CUT_CLASSES = np.unique(np.concatenate([np.arange(1, 17), np.arange(18, 33, 2),
+                                          np.arange(36, 65, 4), 2 ** np.arange(7, 16)]))
+
+
+def _cut_class(cut: int) -> int:
+    """*cut* rounded up to one of a few classes (blocks share a class), or *cut* if larger.
+
+    >>> _cut_class(7), _cut_class(17), _cut_class(50), _cut_class(50000)
+    (7, 18, 52, 50000)
+    """
+    i = int(np.searchsorted(_CUT_CLASSES, cut, "left"))
+    return int(_CUT_CLASSES[i]) if i < len(_CUT_CLASSES) else int(cut)
 
 
 def _neighbour_bounds(queries, pool, ex_lists, needs, width, workers) -> np.ndarray:
