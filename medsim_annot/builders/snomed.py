@@ -345,6 +345,7 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
                     excluded: Sequence[Sequence[int]] | None = None,
                     need: int | Sequence[int] = 1, workers: int = -1,
                     max_cells: int = 1 << 23, max_rows: int = 256, neighbours: int = 6,
+                    index: "PoolIndex | None" = None,
                     progress: Progress | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """For each query, the pool entries nearest by Levenshtein distance, excluded ones left out.
 
@@ -367,6 +368,8 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
         Largest distance block computed at once (queries x window), bounding memory.
     neighbours : int
         Lexicographic neighbours (of the string and of its reverse) used for the bound.
+    index : PoolIndex, optional
+        The pool prepared by an earlier call (then *pool* is not read again).
 
     Notes
     -----
@@ -385,7 +388,8 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     >>> [(i.tolist(), d.tolist()) for i, d in nearest_allowed(["vexal"], pool, excluded=[[0]])]
     [([1, 2], [1, 1])]
     """
-    pool = list(pool)
+    ix = index if index is not None else PoolIndex(pool)
+    pool = ix.pool
     queries = list(queries)
     nq, n = len(queries), len(pool)
     needs = np.broadcast_to(np.asarray(need, dtype=np.int64), (nq,)).copy()
@@ -395,16 +399,11 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
         (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))] * nq
     if nq == 0 or n == 0:
         return results
-    plen = np.fromiter((len(s) for s in pool), dtype=np.int64, count=n)
-    order = np.argsort(plen, kind="stable")
-    sorted_pool = [pool[i] for i in order]
-    slen = plen[order]
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
+    order, sorted_pool, slen, rank = ix.order, ix.sorted_pool, ix.slen, ix.rank
     longest = int(max(slen[-1], max(len(q) for q in queries)))
 
     # 1. An upper bound per query from its lexicographic neighbours.
-    bounds = _neighbour_bounds(queries, pool, ex_lists, needs, neighbours, workers)
+    bounds = _neighbour_bounds(queries, ix, ex_lists, needs, neighbours, workers)
 
     bar = progress("nearest terms", nq) if progress else None
     pending = [(q, int(b)) if b >= 0 else (q, 8) for q, b in enumerate(bounds)]
@@ -484,13 +483,29 @@ def _cut_class(cut: int) -> int:
     return int(_CUT_CLASSES[i]) if i < len(_CUT_CLASSES) else int(cut)
 
 
-def _neighbour_bounds(queries, pool, ex_lists, needs, width, workers) -> np.ndarray:
+class PoolIndex:
+    """A pool of terms prepared once for many searches: sorted by length (for the windows),
+    alphabetically and by reversed text (for the bounds)."""
+
+    def __init__(self, pool: Sequence[str]):
+        self.pool = list(pool)
+        n = len(self.pool)
+        plen = np.fromiter((len(s) for s in self.pool), dtype=np.int64, count=n)
+        self.order = np.argsort(plen, kind="stable")
+        self.sorted_pool = [self.pool[i] for i in self.order]
+        self.slen = plen[self.order]
+        self.rank = np.empty(n, dtype=np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.fwd = sorted(range(n), key=self.pool.__getitem__)
+        self.fwd_keys = [self.pool[i] for i in self.fwd]
+        self.rev = sorted(range(n), key=lambda i: self.pool[i][::-1])
+        self.rev_keys = [self.pool[i][::-1] for i in self.rev]
+
+
+def _neighbour_bounds(queries, ix: PoolIndex, ex_lists, needs, width, workers) -> np.ndarray:
     """The need-th smallest allowed distance among lexicographic neighbours (-1: none)."""
-    n = len(pool)
-    fwd = sorted(range(n), key=pool.__getitem__)
-    fwd_keys = [pool[i] for i in fwd]
-    rev = sorted(range(n), key=lambda i: pool[i][::-1])
-    rev_keys = [pool[i][::-1] for i in rev]
+    pool, n = ix.pool, len(ix.pool)
+    fwd, fwd_keys, rev, rev_keys = ix.fwd, ix.fwd_keys, ix.rev, ix.rev_keys
     qi: list[int] = []
     ci: list[int] = []
     for q, text in enumerate(queries):
@@ -644,10 +659,13 @@ def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
     else:
         queries = list(dict.fromkeys(p1.tolist()))
         need = np.bincount(p1, minlength=len(pool.text))
+        index = PoolIndex(pool.lower)
+        # one spare candidate per query: a mutual nearest neighbour drawn the other way
+        # round ((c, q) before (q, c)) is then no reason to search again
         found = nearest_allowed([pool.lower[q] for q in queries], pool.lower,
                                 excluded=[related(q) for q in queries],
-                                need=[int(need[q]) for q in queries], workers=workers,
-                                progress=progress)
+                                need=[int(need[q]) + 1 for q in queries], workers=workers,
+                                index=index, progress=progress)
         candidates = dict(zip(queries, found))
         for i in range(len(t1)):
             q = int(p1[i])
@@ -657,7 +675,7 @@ def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
             if not ok.any():  # every stored candidate already drawn: search again
                 ex = np.union1d(related(q), partners.get(q, []))
                 (idx, dist), = nearest_allowed([pool.lower[q]], pool.lower, excluded=[ex],
-                                               need=1, workers=workers)
+                                               need=1, workers=workers, index=index)
                 candidates[q] = (idx, dist)
                 ok = np.ones(len(idx), dtype=bool)
             if ok.any():
