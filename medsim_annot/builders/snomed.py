@@ -413,23 +413,34 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
         # while blocks stay large enough for cdist to run at full speed.
         pending.sort(key=lambda qc: (_cut_class(qc[1]), len(queries[qc[0]]), qc[0]))
         unresolved: list[tuple[int, int]] = []
+        lens = np.fromiter((len(queries[q]) for q, _ in pending), dtype=np.int64,
+                           count=len(pending))
+        cuts = np.fromiter((_cut_class(c) for _, c in pending), dtype=np.int64,
+                           count=len(pending))
+        own_w = (np.searchsorted(slen, lens + cuts, "right")
+               - np.searchsorted(slen, lens - cuts, "left"))
         start = 0
         while start < len(pending):
-            cut = _cut_class(pending[start][1])
-            lo_len = len(queries[pending[start][0]])
+            # Grow the block while its cost (rows x window) stays close to the sum of the
+            # rows' own windows; small blocks may pay more, as cdist computes several
+            # short queries at once (SIMD) and a lone query wastes most of that.
+            cut, lo_len, hi_len = int(cuts[start]), int(lens[start]), int(lens[start])
+            own_sum = int(own_w[start])
             stop = start + 1
-            while (stop < len(pending) and stop - start < max_rows
-                   and _cut_class(pending[stop][1]) == cut):
-                hi_len = len(queries[pending[stop][0]])
-                if hi_len - lo_len > max(2, cut // 2):
+            while stop < len(pending) and stop - start < max_rows:
+                n_cut = max(cut, int(cuts[stop]))
+                n_lo, n_hi = min(lo_len, int(lens[stop])), max(hi_len, int(lens[stop]))
+                width = int(np.searchsorted(slen, n_hi + n_cut, "right")
+                            - np.searchsorted(slen, n_lo - n_cut, "left"))
+                rows = stop - start + 1
+                allowance = 3.0 if rows <= 8 else 1.25
+                if rows * width > max(max_cells, 1) or \
+                        rows * width > allowance * (own_sum + int(own_w[stop])) + 64:
                     break
-                lo = np.searchsorted(slen, lo_len - cut, "left")
-                hi = np.searchsorted(slen, hi_len + cut, "right")
-                if (stop - start + 1) * max(hi - lo, 1) > max_cells:
-                    break
+                cut, lo_len, hi_len = n_cut, n_lo, n_hi
+                own_sum += int(own_w[stop])
                 stop += 1
             block = pending[start:stop]
-            hi_len = len(queries[block[-1][0]])
             lo = int(np.searchsorted(slen, lo_len - cut, "left"))
             hi = int(np.searchsorted(slen, hi_len + cut, "right"))
             if hi > lo:
