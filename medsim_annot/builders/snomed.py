@@ -517,32 +517,36 @@ def _neighbour_bounds(queries, ix: PoolIndex, ex_lists, needs, width, workers) -
     """The need-th smallest allowed distance among lexicographic neighbours (-1: none)."""
     pool, n = ix.pool, len(ix.pool)
     fwd, fwd_keys, rev, rev_keys = ix.fwd, ix.fwd_keys, ix.rev, ix.rev_keys
-    qi: list[int] = []
-    ci: list[int] = []
-    for q, text in enumerate(queries):
-        ex = set(ex_lists[q].tolist())
-        cands: dict[int, None] = {}
-        for keys, idx, key in ((fwd_keys, fwd, text), (rev_keys, rev, text[::-1])):
-            p = bisect.bisect_left(keys, key)
-            for j in range(max(0, p - width), min(n, p + width + 1)):
-                c = idx[j]
-                if c not in ex:
-                    cands[c] = None
-        qi.extend([q] * len(cands))
-        ci.extend(cands)
     bounds = np.full(len(queries), -1, dtype=np.int64)
-    if not qi:
-        return bounds
-    d = np.asarray(process.cpdist([queries[q] for q in qi], [pool[c] for c in ci],
-                                  scorer=Levenshtein.distance, workers=workers), dtype=np.int64)
-    qa = np.asarray(qi)
-    srt = np.lexsort((d, qa))
-    qa, d = qa[srt], d[srt]
-    first = np.searchsorted(qa, np.arange(len(queries)), "left")
-    count = np.searchsorted(qa, np.arange(len(queries)), "right") - first
-    ok = (count >= needs) & (needs > 0)
-    bounds[ok] = d[first[ok] + needs[ok] - 1]
     bounds[needs <= 0] = 0
+    for chunk in range(0, len(queries), 20_000):  # bounded memory at SNOMED scale
+        qi: list[int] = []
+        ci: list[int] = []
+        for q in range(chunk, min(chunk + 20_000, len(queries))):
+            text = queries[q]
+            ex = set(ex_lists[q].tolist())
+            cands: dict[int, None] = {}
+            for keys, idx, key in ((fwd_keys, fwd, text), (rev_keys, rev, text[::-1])):
+                p = bisect.bisect_left(keys, key)
+                for j in range(max(0, p - width), min(n, p + width + 1)):
+                    c = idx[j]
+                    if c not in ex:
+                        cands[c] = None
+            qi.extend([q] * len(cands))
+            ci.extend(cands)
+        if not qi:
+            continue
+        d = np.asarray(process.cpdist([queries[q] for q in qi], [pool[c] for c in ci],
+                                      scorer=Levenshtein.distance, workers=workers),
+                       dtype=np.int64)
+        qa = np.asarray(qi)
+        srt = np.lexsort((d, qa))
+        qa, d = qa[srt], d[srt]
+        span = np.arange(chunk, min(chunk + 20_000, len(queries)))
+        first = np.searchsorted(qa, span, "left")
+        count = np.searchsorted(qa, span, "right") - first
+        ok = (count >= needs[span]) & (needs[span] > 0)
+        bounds[span[ok]] = d[first[ok] + needs[span][ok] - 1]
     return bounds
 
 
