@@ -15,7 +15,7 @@ of near-identical terms as in a terminology):
 * the whole build (20 files) of a synthetic RF2 release.
 
 Sizes can be lowered for a quick look: ``MEDSIM_BENCH_SNOMED_POOL`` (default 600000),
-``MEDSIM_BENCH_SNOMED_QUERIES`` (default 4000).
+``MEDSIM_BENCH_SNOMED_QUERIES`` (default 6000).
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def _exhaustive(queries, pool, excluded):
 
 def run(report) -> None:
     pool_size = int(os.environ.get("MEDSIM_BENCH_SNOMED_POOL", FULL_POOL))
-    n_queries = int(os.environ.get("MEDSIM_BENCH_SNOMED_QUERIES", 4000))
+    n_queries = int(os.environ.get("MEDSIM_BENCH_SNOMED_QUERIES", 6000))
     t0 = time.perf_counter()
     pool = [t.lower() for t in invented_terms(pool_size, seed=1)]
     lengths = np.fromiter(map(len, pool), dtype=np.int64)

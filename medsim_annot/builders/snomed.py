@@ -408,9 +408,8 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     bar = progress("nearest terms", nq) if progress else None
     pending = [(q, int(b)) if b >= 0 else (q, 8) for q, b in enumerate(bounds)]
     while pending:
-        # Blocks share one cutoff (the query's bound rounded up to a class) and lengths
-        # within half of it, so each block's window is close to each query's own window
-        # while blocks stay large enough for cdist to run at full speed.
+        # Queries sorted by bound (rounded up to a class) and length; a block of them
+        # shares one cdist call with the largest cutoff and the union of their windows.
         pending.sort(key=lambda qc: (_cut_class(qc[1]), len(queries[qc[0]]), qc[0]))
         unresolved: list[tuple[int, int]] = []
         lens = np.fromiter((len(queries[q]) for q, _ in pending), dtype=np.int64,
@@ -418,7 +417,7 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
         cuts = np.fromiter((_cut_class(c) for _, c in pending), dtype=np.int64,
                            count=len(pending))
         own_w = (np.searchsorted(slen, lens + cuts, "right")
-               - np.searchsorted(slen, lens - cuts, "left"))
+                 - np.searchsorted(slen, lens - cuts, "left"))
         start = 0
         while start < len(pending):
             # Grow the block while its cost (rows x window) stays close to the sum of the
