@@ -97,6 +97,9 @@ def run(report) -> None:
           f"{lengths.mean():.1f} characters (median {np.median(lengths):.0f}); "
           f"generated in {time.perf_counter() - t0:.1f} s", flush=True)
     rng = np.random.default_rng(0)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} when starting "
+          "(figures scale down with other work on the machine)", flush=True)
 
     base = _straightforward_rate(pool)
     report("straightforward approach (pandas filters + Python loop)", base / 1e6, "M distances/s")

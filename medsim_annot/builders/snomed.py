@@ -432,7 +432,7 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
                 width = int(np.searchsorted(slen, n_hi + n_cut, "right")
                             - np.searchsorted(slen, n_lo - n_cut, "left"))
                 rows = stop - start + 1
-                allowance = 3.0 if rows <= 8 else 1.25
+                allowance = 2.0 if rows <= 16 else 1.1
                 if rows * width > max(max_cells, 1) or \
                         rows * width > allowance * (own_sum + int(own_w[stop])) + 64:
                     break
