@@ -1,1 +1,1 @@
-"""Dataset builders: term-pair benchmarks built from terminologies and corpora."""
+"""Dataset builders: SNOMED CT benchmark datasets and EHR co-occurrence candidates."""
