@@ -10,78 +10,36 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, need
+from tests.conftest import ROOT
+from tests.streamlit_harness import chromium, require_chromium, streamlit_server
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ADMIN_PASSWORD = "browser-export-admin-pw"
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    need(CHROMIUM.exists(), f"{CHROMIUM} not found (apt-get install chromium)",
-         "MEDSIM_REQUIRE_BROWSER")
+    require_chromium()
     tmp = tmp_path_factory.mktemp("browser_export")
     url = f"sqlite:///{tmp / 'medsim.db'}"
     env = {**os.environ, "MEDSIM_DATABASE_URL": url, "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
            "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "medsim_annot", "demo"], cwd=ROOT, env=env,
                    check=True, capture_output=True, timeout=180)
-    port = _free_port()
-    log = open(tmp / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail("streamlit did not start:\n" + (tmp / "streamlit.log").read_text())
-        time.sleep(0.3)
-    yield {"base": base, "url": url, "tmp": tmp, "env": env}
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with streamlit_server(env, tmp / "streamlit.log") as base:
+        yield {"base": base, "url": url, "tmp": tmp, "env": env}
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _sign_in_admin(page, base: str) -> None:

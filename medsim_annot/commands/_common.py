@@ -28,6 +28,17 @@ def _clean(obj):
     return obj
 
 
+def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
+    """The sub-command group *name* of *app*, created on first use: several command modules
+    add commands to one group (``build``: snomed and cooccurrence)."""
+    for g in app.registered_groups:
+        if g.name == name:
+            return g.typer_instance
+    sub = typer.Typer(help=help_text, no_args_is_help=True)
+    app.add_typer(sub, name=name)
+    return sub
+
+
 def split_list(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 

@@ -3,17 +3,8 @@ from __future__ import annotations
 
 import typer
 
-from medsim_annot.commands._common import emit_json
+from medsim_annot.commands._common import emit_json, get_group
 from medsim_annot.services import studies as svc
-
-
-def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
-    for g in app.registered_groups:
-        if g.name == name:
-            return g.typer_instance
-    sub = typer.Typer(help=help_text, no_args_is_help=True)
-    app.add_typer(sub, name=name)
-    return sub
 
 
 def register(app: typer.Typer) -> None:

@@ -7,16 +7,7 @@ from typing import Optional
 
 import typer
 
-from medsim_annot.commands._common import emit_json, split_list
-
-
-def get_group(app, name, help_text):
-    for g in app.registered_groups:
-        if g.name == name:
-            return g.typer_instance
-    sub = typer.Typer(help=help_text, no_args_is_help=True)
-    app.add_typer(sub, name=name)
-    return sub
+from medsim_annot.commands._common import emit_json, get_group, split_list
 
 
 def _stderr(message: str) -> None:

@@ -8,17 +8,8 @@ from typing import Optional
 import typer
 
 from data_schemas.scales import load_scale
-from medsim_annot.commands._common import emit_json, split_list
+from medsim_annot.commands._common import emit_json, get_group, split_list
 from medsim_annot.services import studies as svc
-
-
-def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
-    for g in app.registered_groups:
-        if g.name == name:
-            return g.typer_instance
-    sub = typer.Typer(help=help_text, no_args_is_help=True)
-    app.add_typer(sub, name=name)
-    return sub
 
 
 def _print_codes(result: dict) -> None:

@@ -1,0 +1,76 @@
+"""One harness for tests that start the app: a `streamlit run app.py` server on a free
+loopback port with its own environment, and Debian's chromium driven by Playwright."""
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, need
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
+    """Serve app.py with *env*; yield the base URL once /_stcore/health answers 200."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + timeout
+            while True:
+                try:
+                    with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
+                time.sleep(0.3)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def require_chromium() -> None:
+    need(CHROMIUM.exists(), f"{CHROMIUM} not found (apt-get install chromium)",
+         "MEDSIM_REQUIRE_BROWSER")
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Debian chromium under Playwright (never a browser download of its own)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                    args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
