@@ -52,6 +52,43 @@ def db_url(tmp_path, monkeypatch) -> str:
     return url
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend_url(request, tmp_path, monkeypatch) -> str:
+    """A fresh database on each store: a SQLite file, and a new PostgreSQL database on the
+    server of MEDSIM_TEST_POSTGRES_URL (skipped when unset unless MEDSIM_REQUIRE_POSTGRES=1),
+    dropped afterwards. Also set as MEDSIM_DATABASE_URL."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from medsim_annot.storage import dispose_all
+
+    dispose_all()
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+        yield url
+        dispose_all()
+        return
+    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
+         "MEDSIM_REQUIRE_POSTGRES")
+    name = "medsim_t_" + uuid.uuid4().hex[:10]
+    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
+                             isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = base.rsplit("/", 1)[0] + "/" + name
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    try:
+        yield url
+    finally:
+        dispose_all()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
 @dataclass
 class CliResult:
     exit_code: int

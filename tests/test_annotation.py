@@ -17,41 +17,10 @@ from medsim_annot.storage import dispose_all
 SECRET = "ZZSECRETDATASETZZ"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def dburl(request, tmp_path, monkeypatch):
-    """MEDSIM_DATABASE_URL set to a fresh SQLite file, or a fresh PostgreSQL database
-    (MEDSIM_TEST_POSTGRES_URL; skipped when unset unless MEDSIM_REQUIRE_POSTGRES=1)."""
-    dispose_all()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'annot.db'}"
-        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-        yield url
-        dispose_all()
-        return
-    import os
-    import uuid
-
-    import sqlalchemy as sa
-
-    from tests.conftest import need
-
-    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
-    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL annotation tests skipped",
-         "MEDSIM_REQUIRE_POSTGRES")
-    name = "medsim_a_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
-                             isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0] + "/" + name
-    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-    try:
-        yield url
-    finally:
-        dispose_all()
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+@pytest.fixture
+def dburl(backend_url):
+    """MEDSIM_DATABASE_URL set to a fresh SQLite file or PostgreSQL database (conftest)."""
+    return backend_url
 
 
 def _pairs(n: int) -> pd.DataFrame:

@@ -1,8 +1,6 @@
 """Store behaviour, the same on SQLite (WAL) and PostgreSQL (MEDSIM_TEST_POSTGRES_URL)."""
 from __future__ import annotations
 
-import os
-import uuid
 
 import pandas as pd
 import pytest
@@ -16,7 +14,6 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
 from medsim_annot.storage import Rating, dispose_all, get_engine, session_scope
-from tests.conftest import need
 
 PAIRS = pd.DataFrame({C.PAIR_ID: ["p1", "p2", "p3"], C.TERM_1: ["fever", "cough", "rash"],
                       C.TERM_2: ["pyrexia", "tussis", "exanthema"],
@@ -24,29 +21,9 @@ PAIRS = pd.DataFrame({C.PAIR_ID: ["p1", "p2", "p3"], C.TERM_1: ["fever", "cough"
                       C.DATASET: ["d", "d", "d"]})
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'store.db'}"
-        yield get_engine(url)
-        dispose_all()
-        return
-    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
-    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
-         "MEDSIM_REQUIRE_POSTGRES")
-    name = "medsim_t_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
-                             isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0] + "/" + name
-    try:
-        yield get_engine(url)
-    finally:
-        dispose_all()
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+@pytest.fixture
+def engine(backend_url):
+    return get_engine(backend_url)
 
 
 def _rate(engine, study, annotator, pair_id, value, **kw):
