@@ -7,6 +7,7 @@ failure leaves the database as it was.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,14 +202,12 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
                 Item.difficulty, Item.negative_strategy, Item.concept_id_1, Item.concept_id_2,
                 Item.meta_json)
          .where(Item.study_id == info.id).order_by(Item.position))
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
-    if not rows:
+    data = _fetch_columns(engine, q, len(cols) + 1)
+    if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
         frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
         return frame
-    data = list(zip(*rows))
-    frame = pd.DataFrame({c: list(v) for c, v in zip(cols, data[:-1])})
+    frame = pd.DataFrame({c: v.tolist() for c, v in zip(cols, data[:-1])})
     metas = [json.loads(m) if m and m != "{}" else {} for m in data[-1]]
     if any(metas):
         extra = pd.DataFrame(metas)
@@ -241,25 +240,82 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
          .join(Annotator, Annotator.id == Rating.annotator_id))
     if not include_duplicates:
         q = q.where(Assignment.kind != "duplicate")
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
     cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
             "slot", "position", "_item_pos"]
-    data = list(zip(*rows)) if rows else [()] * len(cols)
-    df = pd.DataFrame({c: pd.Series(list(v), dtype=object) for c, v in zip(cols, data)})
-    if len(df):
-        codes, uniq = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
+    data = dict(zip(cols, _fetch_columns(engine, q, len(cols))))
+    n = len(data[C.PAIR_ID])
+    # File order, then annotator name, then queue position (a stable sort: ties keep the
+    # order the database returned). Sorted on integer codes before any frame is built.
+    item_pos = data.pop("_item_pos").astype(np.int64)
+    position = data["position"].astype(np.int64)
+    ann_code = pd.factorize(data[C.ANNOTATOR], sort=True)[0] if n else np.zeros(0, np.int64)
+    order = np.lexsort((position, ann_code, item_pos))
+    data = {c: v[order] for c, v in data.items()}
+    df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
+    if n:
+        codes, uniq = pd.factorize(data[C.RATING], use_na_sentinel=False)
         canon = np.array([info.scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
         df[C.RATING] = canon[codes].tolist()
-    df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True)
+    df[C.RATED_AT] = _utc_times(df[C.RATED_AT])
     for c in (C.PAIR_ID, C.ANNOTATOR, C.COMMENT, "slot"):
         df[c] = df[c].astype(str)
     df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
-    for c in ("position", "_item_pos"):
-        df[c] = df[c].astype("int64")
-    df["elapsed_ms"] = pd.Series(df["elapsed_ms"].tolist()).infer_objects()
-    df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
-    return df.reset_index(drop=True)
+    df["position"] = position[order]
+    df["elapsed_ms"] = pd.Series(data["elapsed_ms"].tolist()).infer_objects()
+    return df
+
+
+def _fetch_columns(engine: Engine, query, n_columns: int) -> list[np.ndarray]:
+    """The result of a Core *query* as one object array per column, fetched through the
+    DBAPI cursor: no SQLAlchemy row or type processing (which costs several times the query
+    itself at 100,000s of rows). The caller converts the raw driver values: SQLite gives
+    stored date-times as text, PostgreSQL as naive ``datetime`` (UTC, see
+    :class:`medsim_annot.storage.models.UTCDateTime`), booleans as 0/1 or ``bool``.
+
+    Only queries whose bound values are integers and fixed strings are passed here; they
+    are rendered as literals, which keeps the call the same on every DBAPI paramstyle.
+    The cyclic garbage collector is paused while the rows are built: it would otherwise
+    walk the growing list of row tuples again and again (it finds no cycles there).
+    """
+    with engine.connect() as conn:
+        sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        cursor = conn.connection.cursor()
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            cursor.execute(sql)
+            rows = cursor.fetchall()
+            table = np.empty((len(rows), n_columns), dtype=object)
+            if rows:
+                table[:] = rows
+        finally:
+            if paused:
+                gc.enable()
+            cursor.close()
+    return [table[:, j] for j in range(n_columns)]
+
+
+def _utc_times(raw: pd.Series) -> pd.Series:
+    """Date-times as read by :func:`_fetch_columns` (text from SQLite, naive UTC
+    ``datetime`` from PostgreSQL, or aware ``datetime``) as a UTC datetime Series, the same
+    values and dtype as ``pd.to_datetime`` gives for the aware ``datetime`` objects that
+    :class:`~medsim_annot.storage.models.UTCDateTime` returns.
+
+    >>> _utc_times(pd.Series(["2026-01-01 10:00:00.000000", None], dtype=object)).tolist()
+    [Timestamp('2026-01-01 10:00:00+0000', tz='UTC'), NaT]
+    """
+    kind = pd.api.types.infer_dtype(raw, skipna=True) if len(raw) else "empty"
+    if kind in ("datetime", "datetime64", "empty"):
+        return pd.to_datetime(raw, utc=True)
+    text = raw.notna().to_numpy(dtype=bool) if kind == "string" else \
+        raw.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if not text.any():
+        return pd.to_datetime(raw, utc=True)
+    out = pd.to_datetime(raw.where(text, None), utc=True, format="ISO8601")
+    if not text.all():
+        rest = pd.to_datetime(raw.where(~text, None), utc=True)
+        out = out.where(text, rest)
+    return out.astype("datetime64[us, UTC]")
 
 
 def ratings_frame(study: str, *, engine: Engine | None = None) -> tuple[pd.DataFrame, Scale]:
