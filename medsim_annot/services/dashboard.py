@@ -310,7 +310,9 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
             # array of Timestamps (runs' start/end are UTC).
             hist = hist.assign(**{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC")
                                   .dt.tz_localize(None)})
-    quality = agreement_svc.rater_quality_report(ratings, scale, history=hist)
+    # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
+    quality = agreement_svc.rater_quality_report(ratings, scale, history=hist,
+                                                 iaa=report.per_annotator)
     return Dashboard(study, scale, "binary" if binary else "graded", tuple(version), report,
                      audit, quality, gt, bootstrap, reasons)
 
