@@ -5,8 +5,6 @@ id committed late."""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import uuid
 
 import pandas as pd
 import pytest
@@ -17,9 +15,8 @@ from data_schemas import columns as C
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
-from medsim_annot.storage import (Annotator, Assignment, Item, Rating, Study, dispose_all,
-                                  get_engine, session_scope)
-from tests.conftest import need
+from medsim_annot.storage import (Annotator, Assignment, Item, Rating, Study, get_engine,
+                                  session_scope)
 
 PAIRS = pd.DataFrame({C.PAIR_ID: [f"p{i}" for i in range(6)],
                       C.TERM_1: [f"t{i}" for i in range(6)],
@@ -28,28 +25,9 @@ PAIRS = pd.DataFrame({C.PAIR_ID: [f"p{i}" for i in range(6)],
                       C.DATASET: ["a", "a", "b", "b", "c", "c"]})
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        yield get_engine(f"sqlite:///{tmp_path / 'inc.db'}")
-        dispose_all()
-        return
-    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
-    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
-         "MEDSIM_REQUIRE_POSTGRES")
-    name = "medsim_t_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
-                             isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0] + "/" + name
-    try:
-        yield get_engine(url)
-    finally:
-        dispose_all()
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+@pytest.fixture
+def engine(backend_url):
+    return get_engine(backend_url)
 
 
 _T0 = dt.datetime(2026, 2, 1, 9, 0, tzinfo=dt.timezone.utc)
