@@ -230,31 +230,37 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
     """
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    raw = _current_columns(engine, info.id, include_duplicates=include_duplicates)
+    raw = _current_columns(engine, info.id, include_duplicates=include_duplicates,
+                           bookkeeping=False)
     return _current_frame(raw, _annotator_names(engine, info.id), info.scale)
 
 
-#: Raw columns of :func:`_current_columns`, in query order.
-_RAW = ("_rid", "_assignment", "_annotator", C.PAIR_ID, C.RATING, C.RATED_AT, C.COMMENT,
-        C.UNCLEAR, "elapsed_ms", "slot", "position", "_item_pos", "_total")
+#: Raw columns of :func:`_current_columns`, in query order; the last three only with
+#: ``bookkeeping`` (for :class:`CurrentRatingsReader`).
+_RAW = ("_annotator", C.PAIR_ID, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
+        "slot", "position", "_item_pos", "_rid", "_assignment", "_total")
 
 
 def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool = True,
-                     after: int | None = None) -> dict[str, np.ndarray]:
+                     after: int | None = None, bookkeeping: bool = True
+                     ) -> dict[str, np.ndarray]:
     """Current ratings of study *study_id* as raw driver values, one array per name of
-    :data:`_RAW`: rating id, assignment id, annotator id, the pair's id and file position,
-    the rating's fields, the slot's kind and queue position, and ``_total`` — the number of
-    saved ratings of the study, read in the same statement (the same snapshot).
+    :data:`_RAW`: annotator id, the pair's id, the rating's fields, the slot's kind and
+    queue position, the pair's file position and, with *bookkeeping*, the rating id, the
+    assignment id and ``_total`` — the number of saved ratings of the study, read in the
+    same statement (the same snapshot).
 
     With *after*, only ratings saved with an id above it, every one of them (not only the
     latest per assignment): the increment of :class:`CurrentRatingsReader`.
     """
-    total = (select(func.count(Rating.id)).where(Rating.study_id == study_id)
-             .scalar_subquery())
-    q = (select(Rating.id, Rating.assignment_id, Rating.annotator_id, Item.pair_id,
-                Rating.value, Rating.rated_at, Rating.comment, Rating.unclear, Rating.elapsed_ms,
-                Assignment.kind, Assignment.position, Item.position.label("item_position"),
-                total.label("total"))
+    columns = [Rating.annotator_id, Item.pair_id, Rating.value, Rating.rated_at, Rating.comment,
+               Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
+               Item.position.label("item_position")]
+    if bookkeeping:
+        total = (select(func.count(Rating.id)).where(Rating.study_id == study_id)
+                 .scalar_subquery())
+        columns += [Rating.id, Rating.assignment_id, total.label("total")]
+    q = (select(*columns)
          .join(Assignment, Assignment.id == Rating.assignment_id)
          .join(Item, Item.id == Rating.item_id))
     if after is None:
@@ -265,7 +271,7 @@ def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool 
         q = q.where(Rating.study_id == study_id, Rating.id > int(after))
     if not include_duplicates:
         q = q.where(Assignment.kind != "duplicate")
-    return dict(zip(_RAW, _fetch_columns(engine, q, len(_RAW))))
+    return dict(zip(_RAW, _fetch_columns(engine, q, len(columns))))
 
 
 def _annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
