@@ -6,6 +6,7 @@ Columns: ``pair_id``, ``annotator``, ``rating`` (a value of the study's scale: `
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from . import columns as C
@@ -104,19 +105,64 @@ def validate_ratings(frame: pd.DataFrame, scale: Scale, file: str | None = None,
     return out
 
 
+def per_distinct(values: pd.Series, fn) -> list:
+    """``[fn(v) for v in values]``, calling *fn* once per distinct value (the scale's
+    lookups on 100,000s of ratings that take a handful of values).
+
+    Values are grouped by ``pd.factorize`` (Python equality) only when that cannot merge
+    values *fn* may tell apart — a column of strings, of integers, of booleans, or of floats
+    without a negative zero; any other column (e.g. ``1`` and ``1.0`` and ``"1"`` mixed,
+    which a scale compares by their text) is mapped row by row. Missing values are mapped
+    row by row too (``None`` and ``NaN`` would be one group).
+
+    >>> from data_schemas.scales import BINARY
+    >>> r = pd.Series(["same", "dont_know", "same", "not_same"])
+    >>> per_distinct(r, BINARY.code) == [BINARY.code(v) for v in r]
+    True
+    >>> per_distinct(pd.Series([1, 1.0, "1"], dtype=object), repr)
+    ['1', '1.0', "'1'"]
+    """
+    arr = values.to_numpy(dtype=object) if len(values) else np.zeros(0, dtype=object)
+    kind = pd.api.types.infer_dtype(arr, skipna=False) if len(arr) else "empty"
+    exact = kind in ("string", "integer", "boolean", "empty")
+    if kind == "floating":
+        num = arr.astype(np.float64)
+        exact = not ((num == 0) & np.signbit(num)).any() and not np.isnan(num).any()
+    if not exact:
+        return [fn(v) for v in arr]
+    codes, uniques = pd.factorize(arr, use_na_sentinel=False)
+    mapped = [fn(v) for v in uniques]
+    return [mapped[c] for c in codes]
+
+
 def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     """The frame the statistics take (ARCHITECTURE.md): ``pair_id``, ``annotator``, ``value``
     (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
     ``rating`` and ``unclear``/``comment`` when present. Only the latest rating per
-    (pair, annotator) is kept.
+    (pair, annotator) is kept. The scale is consulted once per distinct rating value
+    (:func:`per_distinct`), which gives the same frame as once per row:
+
+    >>> from data_schemas.scales import BINARY
+    >>> cur = pd.DataFrame({"pair_id": ["b", "a", "a"], "annotator": ["X", "X", "Y"],
+    ...                     "rating": ["dont_know", "same", "same"]})
+    >>> rf = to_ratings_frame(cur, BINARY)
+    >>> rf[["pair_id", "annotator", "value", "no_decision"]].values.tolist()
+    [['a', 'X', 1.0, False], ['a', 'Y', 1.0, False], ['b', 'X', nan, True]]
+    >>> row_by_row = [np.nan if BINARY.code(v) is None else float(BINARY.code(v))
+    ...               for v in rf["rating"]]
+    >>> rf["value"].equals(pd.Series(row_by_row, dtype="float64"))
+    True
     """
     df = ratings.copy()
     if C.RATED_AT in df.columns and len(df):
         df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
         df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
-    codes = [scale.code(v) for v in df[C.RATING]]
-    df[C.VALUE] = pd.array([float("nan") if c is None else float(c) for c in codes], dtype="float64")
-    df[C.NO_DECISION] = [scale.is_no_decision(v) for v in df[C.RATING]]
+    def value(v) -> float:
+        c = scale.code(v)
+        return float("nan") if c is None else float(c)
+
+    df[C.VALUE] = pd.array(per_distinct(df[C.RATING], value), dtype="float64")
+    df[C.NO_DECISION] = per_distinct(df[C.RATING], scale.is_no_decision)
     if C.RATED_AT not in df.columns:
         df[C.RATED_AT] = pd.NaT
     cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]

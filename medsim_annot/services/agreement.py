@@ -124,10 +124,12 @@ def majority_table(ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict",
 
 
 def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
-                         history: pd.DataFrame | None = None, min_run: int = 10) -> RaterQuality:
+                         history: pd.DataFrame | None = None, min_run: int = 10,
+                         iaa: pd.DataFrame | None = None) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
-    consecutive ratings."""
+    consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
+    ``agreement_report(ratings, scale).per_annotator``), so it is not computed again."""
     hist = None
     if history is not None and C.VALUE not in history.columns:
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
@@ -139,7 +141,7 @@ def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
         hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
     elif history is not None:
         hist = history
-    return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run)
+    return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run, iaa=iaa)
 
 
 # ---- file level --------------------------------------------------------------------------------

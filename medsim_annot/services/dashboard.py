@@ -310,7 +310,9 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
             # array of Timestamps (runs' start/end are UTC).
             hist = hist.assign(**{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC")
                                   .dt.tz_localize(None)})
-    quality = agreement_svc.rater_quality_report(ratings, scale, history=hist)
+    # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
+    quality = agreement_svc.rater_quality_report(ratings, scale, history=hist,
+                                                 iaa=report.per_annotator)
     return Dashboard(study, scale, "binary" if binary else "graded", tuple(version), report,
                      audit, quality, gt, bootstrap, reasons)
 
@@ -318,6 +320,7 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
 # ---------------------------------------------------------------------- store + cache
 _CACHE: OrderedDict = OrderedDict()
 _PAIRS: OrderedDict = OrderedDict()
+_READERS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 CACHE_STATS = {"hits": 0, "misses": 0}
 
@@ -327,6 +330,7 @@ def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
         _PAIRS.clear()
+        _READERS.clear()
 
 
 def load_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -348,6 +352,20 @@ def _pairs(study: str, info, url: str, engine: Engine) -> pd.DataFrame:
         while len(_PAIRS) > 4:
             _PAIRS.popitem(last=False)
     return pairs
+
+
+def _reader(info, url: str, engine: Engine) -> studies_svc.CurrentRatingsReader:
+    """The study's :class:`~medsim_annot.services.studies.CurrentRatingsReader`, kept per
+    (database, study id, creation time) like the pairs: after a new rating only the ratings
+    saved since are read."""
+    key = (url, info.id, str(info.created_at))
+    with _LOCK:
+        if key not in _READERS:
+            _READERS[key] = studies_svc.CurrentRatingsReader(info.id, info.scale, engine)
+        _READERS.move_to_end(key)
+        while len(_READERS) > 4:
+            _READERS.popitem(last=False)
+        return _READERS[key]
 
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -374,7 +392,11 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
                     engine: Engine | None = None, use_cache: bool = True) -> Dashboard:
     """The dashboard of a stored study, cached per (database URL, study, ratings version,
     bootstrap, majority); at most :data:`CACHE_SIZE` entries are kept (least recently used
-    out). A saved rating changes the version, so a cached result is never stale."""
+    out). A saved rating changes the version, so a cached result is never stale.
+
+    With the cache, the pairs are kept per study (they never change) and the current
+    ratings by a :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which after a
+    new rating reads only the ratings saved since; ``use_cache=False`` reads everything."""
     engine = engine or get_engine()
     version = ratings_version(study, engine=engine)
     key = (engine.url.render_as_string(hide_password=True), study, version, int(bootstrap),
@@ -387,9 +409,12 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
                 return _CACHE[key]
     CACHE_STATS["misses"] += 1
     info = studies_svc.get_study(study, engine=engine)
-    pairs = _pairs(study, info, key[0], engine) if use_cache else \
-        load_pairs(study, engine=engine)
-    history = load_current(study, engine=engine)
+    if use_cache:
+        pairs = _pairs(study, info, key[0], engine)
+        history = _reader(info, key[0], engine).read(version)
+    else:
+        pairs = load_pairs(study, engine=engine)
+        history = load_current(study, engine=engine)
     current = history[history["slot"] != "duplicate"].reset_index(drop=True) \
         if "slot" in history.columns else history
     dash = compute_dashboard(pairs, current, info.scale, history=history, study=study,

@@ -7,7 +7,9 @@ failure leaves the database as it was.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,14 +203,12 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
                 Item.difficulty, Item.negative_strategy, Item.concept_id_1, Item.concept_id_2,
                 Item.meta_json)
          .where(Item.study_id == info.id).order_by(Item.position))
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
-    if not rows:
+    data = _fetch_columns(engine, q, len(cols) + 1)
+    if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
         frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
         return frame
-    data = list(zip(*rows))
-    frame = pd.DataFrame({c: list(v) for c, v in zip(cols, data[:-1])})
+    frame = pd.DataFrame({c: v.tolist() for c, v in zip(cols, data[:-1])})
     metas = [json.loads(m) if m and m != "{}" else {} for m in data[-1]]
     if any(metas):
         extra = pd.DataFrame(metas)
@@ -230,36 +230,211 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
     """
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == info.id)
-              .group_by(Rating.assignment_id).subquery())
-    q = (select(Item.pair_id, Annotator.name, Rating.value, Rating.rated_at, Rating.comment,
-                Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
-                Item.position.label("item_position"))
-         .join(latest, latest.c.rid == Rating.id)
+    raw = _current_columns(engine, info.id, include_duplicates=include_duplicates,
+                           bookkeeping=False)
+    return _current_frame(raw, _annotator_names(engine, info.id), info.scale)
+
+
+#: Raw columns of :func:`_current_columns`, in query order; the last three only with
+#: ``bookkeeping`` (for :class:`CurrentRatingsReader`).
+_RAW = ("_annotator", C.PAIR_ID, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
+        "slot", "position", "_item_pos", "_rid", "_assignment", "_total")
+
+
+def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool = True,
+                     after: int | None = None, bookkeeping: bool = True
+                     ) -> dict[str, np.ndarray]:
+    """Current ratings of study *study_id* as raw driver values, one array per name of
+    :data:`_RAW`: annotator id, the pair's id, the rating's fields, the slot's kind and
+    queue position, the pair's file position and, with *bookkeeping*, the rating id, the
+    assignment id and ``_total`` — the number of saved ratings of the study, read in the
+    same statement (the same snapshot).
+
+    With *after*, only ratings saved with an id above it, every one of them (not only the
+    latest per assignment): the increment of :class:`CurrentRatingsReader`.
+    """
+    columns = [Rating.annotator_id, Item.pair_id, Rating.value, Rating.rated_at, Rating.comment,
+               Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
+               Item.position.label("item_position")]
+    if bookkeeping:
+        total = (select(func.count(Rating.id)).where(Rating.study_id == study_id)
+                 .scalar_subquery())
+        columns += [Rating.id, Rating.assignment_id, total.label("total")]
+    q = (select(*columns)
          .join(Assignment, Assignment.id == Rating.assignment_id)
-         .join(Item, Item.id == Rating.item_id)
-         .join(Annotator, Annotator.id == Rating.annotator_id))
+         .join(Item, Item.id == Rating.item_id))
+    if after is None:
+        latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == study_id)
+                  .group_by(Rating.assignment_id).subquery())
+        q = q.join(latest, latest.c.rid == Rating.id)
+    else:
+        q = q.where(Rating.study_id == study_id, Rating.id > int(after))
     if not include_duplicates:
         q = q.where(Assignment.kind != "duplicate")
-    with session_scope(engine) as s:
-        rows = s.execute(q).all()
-    cols = [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
-            "slot", "position", "_item_pos"]
-    data = list(zip(*rows)) if rows else [()] * len(cols)
-    df = pd.DataFrame({c: pd.Series(list(v), dtype=object) for c, v in zip(cols, data)})
-    if len(df):
-        codes, uniq = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-        canon = np.array([info.scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
+    return dict(zip(_RAW, _fetch_columns(engine, q, len(columns))))
+
+
+def _annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
+    with engine.connect() as conn:
+        return dict(conn.execute(select(Annotator.id, Annotator.name)
+                                 .where(Annotator.study_id == study_id)).all())
+
+
+def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str],
+                   scale: Scale) -> pd.DataFrame:
+    """The frame of :func:`current_ratings` from the raw columns of
+    :func:`_current_columns` and the annotators' names by id."""
+    n = len(raw[C.PAIR_ID])
+    ann_ids = raw["_annotator"].astype(np.int64)
+    id_list = sorted(set(names))
+    by_id = pd.Index(np.asarray(id_list, dtype=np.int64))
+    name_of = np.array([names[i] for i in id_list] + [None], dtype=object)  # -1: unknown
+    annotator = name_of[by_id.get_indexer(ann_ids)] if n else np.zeros(0, dtype=object)
+    # File order, then annotator name, then queue position (a stable sort: ties keep the
+    # order the database returned). Sorted on integer codes before any frame is built.
+    item_pos = raw["_item_pos"].astype(np.int64)
+    position = raw["position"].astype(np.int64)
+    ann_code = pd.factorize(annotator, sort=True)[0] if n else np.zeros(0, np.int64)
+    order = np.lexsort((position, ann_code, item_pos))
+    cols = (C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
+            "slot")
+    data = {c: (annotator if c == C.ANNOTATOR else raw[c])[order] for c in cols}
+    df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
+    if n:
+        codes, uniq = pd.factorize(data[C.RATING], use_na_sentinel=False)
+        canon = np.array([scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
         df[C.RATING] = canon[codes].tolist()
-    df[C.RATED_AT] = pd.to_datetime(df[C.RATED_AT], utc=True)
+    df[C.RATED_AT] = _utc_times(df[C.RATED_AT])
     for c in (C.PAIR_ID, C.ANNOTATOR, C.COMMENT, "slot"):
         df[c] = df[c].astype(str)
     df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
-    for c in ("position", "_item_pos"):
-        df[c] = df[c].astype("int64")
-    df["elapsed_ms"] = pd.Series(df["elapsed_ms"].tolist()).infer_objects()
-    df = df.sort_values(["_item_pos", C.ANNOTATOR, "position"], kind="stable").drop(columns="_item_pos")
-    return df.reset_index(drop=True)
+    df["position"] = position[order]
+    df["elapsed_ms"] = pd.Series(data["elapsed_ms"].tolist()).infer_objects()
+    return df
+
+
+class CurrentRatingsReader:
+    """The current ratings of one study (duplicate slots included, the frame of
+    ``current_ratings(study, include_duplicates=True)``), kept between reads so that a
+    new rating costs a read of the ratings saved since, not of the whole study.
+
+    Ratings are append-only (a database trigger refuses UPDATE and DELETE) and the current
+    rating of an assignment is its row with the highest id, so the current ratings after a
+    save are the kept ones with each assignment that has newer rows replaced by its newest.
+
+    Exactness: the new rows and the number of saved ratings come from one statement (one
+    snapshot). When the kept ratings plus the new ones do not add up to that number — a
+    rating with a lower id committed late (PostgreSQL sequences), or nothing new came back
+    — everything is read again. *version* (``ratings_version``: count, highest id), when it
+    equals what is kept, means nothing changed (the kept set is a subset of the counted
+    one and has its size). Annotators' names are read on every call (they can be renamed).
+    One reader belongs to one study of one database; it is safe to share between threads.
+    """
+
+    def __init__(self, study_id: int, scale: Scale, engine: Engine):
+        self.study_id = study_id
+        self.scale = scale
+        self.engine = engine
+        self._raw: dict[str, np.ndarray] | None = None
+        self._count = -1
+        self._top = -1
+        self._lock = threading.Lock()
+        #: How the last :meth:`read` was served: "full", "increment" or "kept".
+        self.last_read = ""
+
+    def read(self, version: tuple[int, int] | None = None) -> pd.DataFrame:
+        """The current ratings now (see :func:`current_ratings`)."""
+        with self._lock:
+            if self._raw is not None and version is not None and \
+                    (int(version[0]), int(version[1])) == (self._count, self._top):
+                self.last_read = "kept"
+                raw = self._raw
+            elif self._raw is not None and self._increment():
+                raw = self._raw
+            else:
+                raw = self._full()
+        return _current_frame(raw, _annotator_names(self.engine, self.study_id), self.scale)
+
+    def _full(self) -> dict[str, np.ndarray]:
+        raw = _current_columns(self.engine, self.study_id)
+        self.last_read = "full"
+        if len(raw["_rid"]):
+            self._raw = raw
+            self._count = int(raw["_total"][0])
+            self._top = int(raw["_rid"].astype(np.int64).max())
+        else:  # no ratings, so no count came back: the next read is a full one again
+            self._raw, self._count, self._top = None, -1, -1
+        return raw
+
+    def _increment(self) -> bool:
+        new = _current_columns(self.engine, self.study_id, after=self._top)
+        rid = new["_rid"].astype(np.int64)
+        if not len(rid) or int(new["_total"][0]) != self._count + len(rid):
+            return False
+        asg = new["_assignment"].astype(np.int64)
+        by_id = np.argsort(rid, kind="stable")[::-1]  # newest first
+        _, first = np.unique(asg[by_id], return_index=True)
+        keep = np.sort(by_id[first])  # the newest row of each assignment
+        old = self._raw
+        stay = ~np.isin(old["_assignment"].astype(np.int64), asg[keep])
+        self._raw = {c: np.concatenate([old[c][stay], new[c][keep]]) for c in _RAW}
+        self._count += len(rid)
+        self._top = int(rid.max())
+        self.last_read = "increment"
+        return True
+
+
+def _fetch_columns(engine: Engine, query, n_columns: int) -> list[np.ndarray]:
+    """The result of a Core *query* as one object array per column, fetched through the
+    DBAPI cursor: no SQLAlchemy row or type processing (which costs several times the query
+    itself at 100,000s of rows). The caller converts the raw driver values: SQLite gives
+    stored date-times as text, PostgreSQL as naive ``datetime`` (UTC, see
+    :class:`medsim_annot.storage.models.UTCDateTime`), booleans as 0/1 or ``bool``.
+
+    Only queries whose bound values are integers and fixed strings are passed here; they
+    are rendered as literals, which keeps the call the same on every DBAPI paramstyle.
+    The cyclic garbage collector is paused while the rows are built: it would otherwise
+    walk the growing list of row tuples again and again (it finds no cycles there).
+    """
+    with engine.connect() as conn:
+        sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        cursor = conn.connection.cursor()
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            cursor.execute(sql)
+            rows = cursor.fetchall()
+            table = np.empty((len(rows), n_columns), dtype=object)
+            if rows:
+                table[:] = rows
+        finally:
+            if paused:
+                gc.enable()
+            cursor.close()
+    return [table[:, j] for j in range(n_columns)]
+
+
+def _utc_times(raw: pd.Series) -> pd.Series:
+    """Date-times as read by :func:`_fetch_columns` (text from SQLite, naive UTC
+    ``datetime`` from PostgreSQL, or aware ``datetime``) as a UTC datetime Series, the same
+    values and dtype as ``pd.to_datetime`` gives for the aware ``datetime`` objects that
+    :class:`~medsim_annot.storage.models.UTCDateTime` returns.
+
+    >>> _utc_times(pd.Series(["2026-01-01 10:00:00.000000", None], dtype=object)).tolist()
+    [Timestamp('2026-01-01 10:00:00+0000', tz='UTC'), NaT]
+    """
+    kind = pd.api.types.infer_dtype(raw, skipna=True) if len(raw) else "empty"
+    if kind in ("datetime", "datetime64", "empty"):
+        return pd.to_datetime(raw, utc=True)
+    text = raw.notna().to_numpy(dtype=bool) if kind == "string" else \
+        raw.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if not text.any():
+        return pd.to_datetime(raw, utc=True)
+    out = pd.to_datetime(raw.where(text, None), utc=True, format="ISO8601")
+    if not text.all():
+        rest = pd.to_datetime(raw.where(~text, None), utc=True)
+        out = out.where(text, rest)
+    return out.astype("datetime64[us, UTC]")
 
 
 def ratings_frame(study: str, *, engine: Engine | None = None) -> tuple[pd.DataFrame, Scale]:

@@ -144,14 +144,18 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float = 0.1
-                       ) -> pd.DataFrame:
+def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float = 0.1,
+                       iaa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Annotators whose IAA-1 is far below the others' (leave-one-out).
 
     For annotator *a* with IAA-1 :math:`x_a`, the others' IAA-1 values have mean
     :math:`\\mu_{-a}` and standard deviation :math:`s_{-a}`; *a* is an outlier when
     :math:`x_a < \\mu_{-a} - \\max(z\\,s_{-a},\\ \\text{min\\_gap})`. The floor *min_gap*
     keeps a tight group (tiny :math:`s_{-a}`) from flagging ordinary spread.
+
+    *iaa*: the annotators' IAA-1 already computed for these *ratings* (a frame with
+    ``annotator`` and ``iaa_1``, e.g. ``AgreementReport.per_annotator`` or
+    ``simlex_agreement(ratings).per_annotator``), so that it is not computed twice.
 
     Returns
     -------
@@ -165,7 +169,8 @@ def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float 
     >>> outlier_annotators(ratings_from_matrix(m, annotators="ABCD"))["outlier"].tolist()
     [False, False, False, True]
     """
-    per = simlex_agreement(ratings).per_annotator
+    per = simlex_agreement(ratings).per_annotator if iaa is None else \
+        iaa.sort_values(C.ANNOTATOR, kind="stable")
     x = per["iaa_1"].to_numpy(dtype=float)
     rows = []
     for i, ann in enumerate(per[C.ANNOTATOR]):
@@ -197,15 +202,17 @@ class RaterQuality:
 
 
 def rater_quality(ratings: pd.DataFrame, level: Scale | str, *,
-                  history: pd.DataFrame | None = None, min_run: int = MIN_RUN) -> RaterQuality:
+                  history: pd.DataFrame | None = None, min_run: int = MIN_RUN,
+                  iaa: pd.DataFrame | None = None) -> RaterQuality:
     """All rater-quality checks in one table.
 
     *ratings* is the current ratings frame; *history* (all saved ratings, with repeats) is
-    used for duplicates and runs when given, else *ratings*.
+    used for duplicates and runs when given, else *ratings*. *iaa*: the IAA-1 per annotator
+    already computed for *ratings* (see :func:`outlier_annotators`).
     """
     hist = ratings if history is None else history
     share = dont_know_share(ratings)
-    out = outlier_annotators(ratings)[[C.ANNOTATOR, "iaa_1", "outlier"]]
+    out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
     cons = intra_rater_consistency(hist, level)
     runs = straight_lining(hist, min_run=min_run)
     longest = runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run") if len(runs) \

@@ -1,0 +1,67 @@
+"""The fast paths of the dashboard give exactly what the straightforward code gives: the
+scale looked up once per distinct rating, the outlier check reusing the report's IAA-1."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+
+from data_schemas import BINARY, RELATEDNESS_0_3
+from data_schemas.ratings import per_distinct, to_ratings_frame
+from medsim_annot.stats import (agreement_report, outlier_annotators, rater_quality,
+                                ratings_from_matrix)
+
+_VALUES = st.one_of(st.sampled_from(["same", "not_same", "dont_know", " same", "1", "0"]),
+                    st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan")]),
+                    st.booleans(), st.none())
+
+
+def _row_by_row(values, fn):
+    out = []
+    for v in values:
+        try:
+            out.append(("ok", fn(v)))
+        except (ValueError, KeyError) as exc:
+            out.append(("error", str(exc)))
+    return out
+
+
+@given(st.lists(_VALUES, max_size=30))
+def test_per_distinct_equals_row_by_row(values):
+    col = pd.Series(values, dtype=object)
+    for fn in (repr, BINARY.is_no_decision, RELATEDNESS_0_3.is_no_decision):
+        assert per_distinct(col, fn) == [fn(v) for v in values]
+    for scale in (BINARY, RELATEDNESS_0_3):
+        def safe(v, scale=scale):
+            try:
+                return ("ok", scale.code(v))
+            except (ValueError, KeyError) as exc:
+                return ("error", str(exc))
+        assert per_distinct(col, safe) == _row_by_row(values, scale.code)
+
+
+@given(st.lists(st.tuples(st.sampled_from("pqrs"), st.sampled_from(["A", "B", "Zoë"]),
+                          st.sampled_from(["same", "not_same", "dont_know"]),
+                          st.integers(0, 5)), max_size=25))
+def test_to_ratings_frame_equals_row_by_row(rows):
+    cur = pd.DataFrame(rows, columns=["pair_id", "annotator", "rating", "t"])
+    cur["rated_at"] = pd.to_datetime(cur["t"], unit="h", utc=True)
+    got = to_ratings_frame(cur.drop(columns="t"), BINARY)
+    want = [np.nan if BINARY.code(v) is None else float(BINARY.code(v)) for v in got["rating"]]
+    assert got["value"].equals(pd.Series(want, dtype="float64"))
+    assert got["no_decision"].tolist() == [BINARY.is_no_decision(v) for v in got["rating"]]
+
+
+def test_outliers_from_the_reports_iaa_equal_recomputed():
+    rng = np.random.default_rng(7)
+    for k in (1, 2, 4, 5):
+        m = rng.integers(0, 4, size=(40, k)).astype(float)
+        m[rng.random(m.shape) < 0.2] = np.nan
+        r = ratings_from_matrix(m, annotators=[f"a{j}" for j in range(k)][::-1])
+        rep = agreement_report(r, RELATEDNESS_0_3)
+        pd.testing.assert_frame_equal(outlier_annotators(r, iaa=rep.per_annotator),
+                                      outlier_annotators(r))
+        a = rater_quality(r, RELATEDNESS_0_3, iaa=rep.per_annotator)
+        b = rater_quality(r, RELATEDNESS_0_3)
+        pd.testing.assert_frame_equal(a.per_annotator, b.per_annotator)
