@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from benchmarks._timing import best_time
 
 GROUPS = [(d, diff, neg) for d in ("FSN-SYN", "SYN-SYN", "POSS-EQUIV", "REPLACED-BY", "SAME-AS")
           for diff in ("easy", "hard") for neg in ("random", "levenshtein")]
@@ -97,13 +98,6 @@ def baseline(pairs: pd.DataFrame, current: pd.DataFrame) -> dict:
     return {"table": table, "pairwise": pairwise, "overall": overall, "dk": dk}
 
 
-def _time(fn, repeat: int = 1) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> None:
@@ -170,24 +164,24 @@ def run(report) -> None:
         for n, goal, limit in sizes:
             pairs, current = synthetic(n)
             dsvc.compute_dashboard(pairs.head(50), current.head(150), BINARY)  # warm imports
-            t_frames = _time(lambda: dsvc.compute_dashboard(pairs, current, BINARY),
+            t_frames = best_time(lambda: dsvc.compute_dashboard(pairs, current, BINARY),
                              repeat=3 if n <= 10_000 else 1)
-            t_base = _time(lambda: baseline(pairs, current))
+            t_base = best_time(lambda: baseline(pairs, current))
             report(f"dashboard figures from frames, {n:,} items x 3", t_frames, "s",
                    baseline=t_base, goal=goal, ok=t_frames < limit)
             name = f"bench-{n}"
             _store(pairs, current, name, engine)
-            t_db = _time(lambda: dsvc.study_dashboard(name, engine=engine, use_cache=False),
+            t_db = best_time(lambda: dsvc.study_dashboard(name, engine=engine, use_cache=False),
                          repeat=3 if n <= 10_000 else 1)
             report(f"dashboard figures from the database (queries + figures), {n:,} items x 3",
                    t_db, "s", baseline=t_base, goal=goal, ok=t_db < limit)
             dsvc.clear_cache()
             dsvc.study_dashboard(name, engine=engine)
             _rerate(name, engine)
-            t_new = _time(lambda: dsvc.study_dashboard(name, engine=engine))
+            t_new = best_time(lambda: dsvc.study_dashboard(name, engine=engine))
             report(f"dashboard after a new rating (pairs kept, figures recomputed), {n:,} "
                    "items x 3", t_new, "s", baseline=t_base, goal=goal, ok=t_new < limit)
-            t_hit = _time(lambda: dsvc.study_dashboard(name, engine=engine), repeat=5)
+            t_hit = best_time(lambda: dsvc.study_dashboard(name, engine=engine), repeat=5)
             report(f"dashboard cache hit (nothing changed), {n:,} items x 3", t_hit, "s",
                    baseline=t_db, goal="< 0.2 s", ok=t_hit < 0.2)
         engine.dispose()

@@ -9,7 +9,6 @@ pandas groupby/apply baseline measured in the same run:
 from __future__ import annotations
 
 import itertools
-import time
 import warnings
 
 import krippendorff
@@ -18,6 +17,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from benchmarks._timing import best_time
 from data_schemas import columns as C
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.stats import agreement_report, audit_labels, bootstrap_ci
@@ -27,14 +27,6 @@ from medsim_annot.stats.alpha import alpha_from_coincidence, unit_coincidences
 SEED = 20201208
 
 
-def _timed(fn, repeat: int = 1) -> float:
-    """Best wall time of *repeat* runs (the machine is shared: the best run is the figure)."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 # ---- data ----------------------------------------------------------------------------------------
@@ -151,18 +143,18 @@ def run(report) -> None:
     warnings.simplefilter("ignore")
     ratings = ehr_rel_b_like()
     agreement_report(ratings, RELATEDNESS_0_3)  # warm-up (imports, caches)
-    fast = _timed(lambda: agreement_report(ratings, RELATEDNESS_0_3), repeat=3)
-    base = _timed(lambda: baseline_report(ratings))
+    fast = best_time(lambda: agreement_report(ratings, RELATEDNESS_0_3), repeat=3)
+    base = best_time(lambda: baseline_report(ratings))
     report("agreement report, 3,630 items x 5 annotators (3 per item)", fast, "s", baseline=base,
            goal="< 0.5 s", ok=fast < 0.5)
 
     pairs, big = audit_data(1_000_000)
-    fast = _timed(lambda: audit_labels(pairs, big, BINARY), repeat=2)
+    fast = best_time(lambda: audit_labels(pairs, big, BINARY), repeat=2)
     # The groupby/apply baseline costs ~6 minutes at 1,000,000 items on a 2-core machine; it
     # is linear in the number of items (one Python call per item), so it is measured on the
     # first 100,000 items in this same run and scaled by 10.
     sub_pairs, sub = pairs.iloc[:100_000], big.iloc[:300_000]
-    base = 10 * _timed(lambda: baseline_audit(sub_pairs, sub))
+    base = 10 * best_time(lambda: baseline_audit(sub_pairs, sub))
     report("majority + grouped audit, 1,000,000 items x 3 ratings (baseline: 100,000 items x10)",
            fast, "s", baseline=base, goal="< 5 s and >= 10x baseline",
            ok=fast < 5 and base / fast >= 10)
@@ -177,7 +169,7 @@ def run(report) -> None:
                                                                 "ordinal"),
                             n_resamples=1000, seed=SEED)
 
-    fast = _timed(boot)
-    base = _timed(lambda: baseline_bootstrap(ratings, 1000))
+    fast = best_time(boot)
+    base = best_time(lambda: baseline_bootstrap(ratings, 1000))
     report("1,000 bootstrap resamples of alpha (BCa), 3,630 items", fast, "s", baseline=base,
            goal="< 3 s", ok=fast < 3)
