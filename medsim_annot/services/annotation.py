@@ -149,6 +149,23 @@ def _first_unrated(s, annotator_id: int, after: int = -1) -> int | None:
                     .order_by(Assignment.position).limit(1))
 
 
+def _slot(s, annotator_id: int, position: int, *columns) -> tuple:
+    """*columns* of the slot at *position* in the annotator's queue (assignment joined with its
+    item, study and annotator); refuses a position outside the queue or a revoked annotator."""
+    row = s.execute(
+        select(Annotator.active, *columns).select_from(Assignment)
+        .join(Item, Item.id == Assignment.item_id)
+        .join(Study, Study.id == Assignment.study_id)
+        .join(Annotator, Annotator.id == Assignment.annotator_id)
+        .where(Assignment.annotator_id == annotator_id, Assignment.position == position)
+    ).first()
+    if row is None:
+        raise UsageProblem(f"position {position} is not in this annotator's queue")
+    if not row[0]:
+        raise UsageProblem("this access code has been revoked; ask the study admin for a new one")
+    return tuple(row[1:])
+
+
 def queue_state(annotator_id: int, *, engine: Engine | None = None) -> QueueState:
     """Done/total and the first unrated position of *annotator_id*'s queue (where a new
     sign-in or a reload resumes). Counts from scratch (and refreshes the incremental count
@@ -171,19 +188,9 @@ def get_pair(annotator_id: int, position: int, *, engine: Engine | None = None) 
     Raises :class:`UsageProblem` for a position outside the queue or a revoked annotator.
     """
     with session_scope(_engine(engine)) as s:
-        row = s.execute(
-            select(Assignment.id, Assignment.swapped, Item.term_1, Item.term_2, Study.scale_json,
-                   Study.guideline, Annotator.active, Assignment.study_id)
-            .join(Item, Item.id == Assignment.item_id)
-            .join(Study, Study.id == Assignment.study_id)
-            .join(Annotator, Annotator.id == Assignment.annotator_id)
-            .where(Assignment.annotator_id == annotator_id, Assignment.position == position)
-        ).first()
-        if row is None:
-            raise UsageProblem(f"position {position} is not in this annotator's queue")
-        slot_id, swapped, t1, t2, scale_json, guideline, active, study_id = row
-        if not active:
-            raise UsageProblem("this access code has been revoked; ask the study admin for a new one")
+        slot_id, swapped, t1, t2, scale_json, guideline, study_id = _slot(
+            s, annotator_id, position, Assignment.id, Assignment.swapped, Item.term_1, Item.term_2,
+            Study.scale_json, Study.guideline, Assignment.study_id)
         latest = s.execute(select(Rating.value, Rating.unclear, Rating.comment)
                            .where(Rating.assignment_id == slot_id)
                            .order_by(Rating.id.desc()).limit(1)).first()
@@ -216,18 +223,9 @@ def submit_rating(annotator_id: int, position: int, value, unclear: bool = False
     if elapsed_ms is not None:
         elapsed_ms = max(0, min(int(elapsed_ms), 2**31 - 1))
     with session_scope(_engine(engine)) as s:
-        row = s.execute(
-            select(Assignment.id, Assignment.study_id, Assignment.item_id, Study.scale_json,
-                   Annotator.active)
-            .join(Study, Study.id == Assignment.study_id)
-            .join(Annotator, Annotator.id == Assignment.annotator_id)
-            .where(Assignment.annotator_id == annotator_id, Assignment.position == position)
-        ).first()
-        if row is None:
-            raise UsageProblem(f"position {position} is not in this annotator's queue")
-        slot_id, study_id, item_id, scale_json, active = row
-        if not active:
-            raise UsageProblem("this access code has been revoked; ask the study admin for a new one")
+        slot_id, study_id, item_id, scale_json = _slot(
+            s, annotator_id, position, Assignment.id, Assignment.study_id, Assignment.item_id,
+            Study.scale_json)
         scale = _scale(scale_json)
         try:
             canon = scale.canonical(value)
