@@ -19,6 +19,14 @@ def _print_codes(result: dict) -> None:
         typer.echo(f"  {a['name']:<20} {code if code else '(no access code: imported)'}")
 
 
+def _print_import(result: dict, study_name: str, as_json: bool) -> None:
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
+                   f"{len(result['annotators'])} annotators into study '{study_name}'")
+
+
 def register(app: typer.Typer) -> None:
     study = get_group(app, "study", "Create, list and export studies.")
     importer = get_group(app, "import", "Import completed studies (EHR-Rel wide files, ratings files).")
@@ -114,11 +122,7 @@ def register(app: typer.Typer) -> None:
                    as_json: bool = typer.Option(False, "--json")) -> None:
         """Import an EHR-Rel wide file as a completed study (0–3 relatedness)."""
         result = svc.import_ehr_rel(file, study_name)
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
-                       f"{len(result['annotators'])} annotators into study '{study_name}'")
+        _print_import(result, study_name, as_json)
 
     @importer.command("ratings")
     def import_ratings(ratings: Path = typer.Argument(..., help="long ratings file"),
@@ -128,11 +132,7 @@ def register(app: typer.Typer) -> None:
                        as_json: bool = typer.Option(False, "--json")) -> None:
         """Import ratings collected elsewhere (e.g. spreadsheets) as a completed study."""
         result = svc.import_ratings(ratings, pairs, scale, study_name)
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
-                       f"{len(result['annotators'])} annotators into study '{study_name}'")
+        _print_import(result, study_name, as_json)
 
     @app.command("demo")
     def demo(as_json: bool = typer.Option(False, "--json"),
