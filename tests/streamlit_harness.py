@@ -74,3 +74,12 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+def sign_in_admin(page, base: str, password: str, timeout: float = 30000) -> None:
+    """Sign in on the start page with the admin password; wait for the Study setup page."""
+    page.goto(base + "/")
+    page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()
+    page.get_by_label("Admin password").fill(password)
+    page.get_by_role("button", name="Sign in as admin").click()
+    page.get_by_role("heading", name="Study setup").wait_for(timeout=timeout)

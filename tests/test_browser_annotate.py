@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
 
 ADMIN_PASSWORD = "browser-test-admin-pw"
 # Distinctive strings that must never reach an annotator's browser.
@@ -77,11 +77,7 @@ def _sign_in_annotator(page, base: str, code: str) -> None:
 
 
 def _sign_in_admin(page, base: str) -> None:
-    page.goto(base + "/")
-    page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()
-    page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
-    page.get_by_role("button", name="Sign in as admin").click()
-    page.get_by_role("heading", name="Study setup").wait_for(timeout=20000)
+    sign_in_admin(page, base, ADMIN_PASSWORD, timeout=20000)
 
 
 def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser):

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
 
 ADMIN_PASSWORD = "browser-export-admin-pw"
 
@@ -43,11 +43,7 @@ def browser(server):
 
 
 def _sign_in_admin(page, base: str) -> None:
-    page.goto(base + "/")
-    page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()
-    page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
-    page.get_by_role("button", name="Sign in as admin").click()
-    page.get_by_role("heading", name="Study setup").wait_for(timeout=30000)
+    sign_in_admin(page, base, ADMIN_PASSWORD, timeout=30000)
 
 
 def test_admin_downloads_gold_export_matching_cli(server, browser):
