@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-embeddings setup-spark run test bench demo clean
+.PHONY: setup setup-embeddings setup-spark run test lint bench demo clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,10 @@ run: demo
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: setup
 	$(PY) -m benchmarks

@@ -4,14 +4,18 @@ Annotators sign in with their access code and get only the Annotate page; the st
 signs in with the admin password and gets Study setup, Dashboard, Export and Embedding
 scoring (each of the last three only once its page file exists).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import streamlit as st
 
-from medsim_annot.services.auth import (admin_password_configured, authenticate_annotator,
-                                        check_admin_password)
+from medsim_annot.services.auth import (
+    admin_password_configured,
+    authenticate_annotator,
+    check_admin_password,
+)
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
@@ -25,22 +29,27 @@ def landing() -> None:
         "one key press per pair; study admins set up studies, follow agreement and export "
         "the verified data.\n\n"
         "**Annotators:** type the access code you were given and press *Sign in*. Your "
-        "progress is saved with every key press; sign in again any time to continue.")
+        "progress is saved with every key press; sign in again any time to continue."
+    )
     with st.form("login_annotator", clear_on_submit=True):
         code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
         go = st.form_submit_button("Sign in", type="primary")
     if go:
         ident = authenticate_annotator(code, engine=_ui.engine())
         if ident is None:
-            st.error("This access code is not valid (or was revoked). Check it, or ask the "
-                     "study admin for a new one.")
+            st.error(
+                "This access code is not valid (or was revoked). Check it, or ask the "
+                "study admin for a new one."
+            )
         else:
             _ui.sign_in_annotator(ident)
             st.rerun()
     with st.expander("Study admin"):
         if not admin_password_configured(engine=_ui.engine()):
-            st.info("No admin password is set yet: run `medsim admin set-password` or set "
-                    "MEDSIM_ADMIN_PASSWORD.")
+            st.info(
+                "No admin password is set yet: run `medsim admin set-password` or set "
+                "MEDSIM_ADMIN_PASSWORD."
+            )
         with st.form("login_admin", clear_on_submit=True):
             pw = st.text_input("Admin password", type="password", key="login_password")
             go_admin = st.form_submit_button("Sign in as admin")
@@ -57,8 +66,11 @@ if role == "annotator":
     pages = [st.Page("pages/annotate.py", title="Annotate", icon="✍️", default=True)]
 elif role == "admin":
     pages = [st.Page("pages/setup.py", title="Study setup", icon="🛠️", default=True)]
-    for file, title, icon in (("dashboard.py", "Dashboard", "📊"), ("export.py", "Export", "📤"),
-                              ("scoring.py", "Embedding scoring", "🧮")):
+    for file, title, icon in (
+        ("dashboard.py", "Dashboard", "📊"),
+        ("export.py", "Export", "📤"),
+        ("scoring.py", "Embedding scoring", "🧮"),
+    ):
         if (HERE / "pages" / file).exists():
             pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
 else:
@@ -68,7 +80,10 @@ nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:
     with st.sidebar:
         ident = st.session_state.get(_ui.IDENTITY)
-        st.caption(f"Signed in as {ident.name}" if role == "annotator" and ident else
-                   "Signed in as study admin")
+        st.caption(
+            f"Signed in as {ident.name}"
+            if role == "annotator" and ident
+            else "Signed in as study admin"
+        )
         st.button("Sign out", key="signout", on_click=_ui.sign_out)
 nav.run()

@@ -4,6 +4,7 @@ Each module defines ``run(report)``; ``report(name, value, unit, baseline=None, 
 prints one line: the figure, the straightforward baseline measured in the same run and the
 ratio between them, and whether the goal from the issue is met.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,8 +18,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 RESULTS: list[tuple[str, str, bool | None]] = []
 
 
-def report(name: str, value: float, unit: str, *, baseline: float | None = None,
-           goal: str | None = None, ok: bool | None = None, lower_is_better: bool = True) -> None:
+def report(
+    name: str,
+    value: float,
+    unit: str,
+    *,
+    baseline: float | None = None,
+    goal: str | None = None,
+    ok: bool | None = None,
+    lower_is_better: bool = True,
+) -> None:
     line = f"  {name}: {value:,.4g} {unit}"
     if baseline is not None and value:
         ratio = baseline / value if lower_is_better else value / baseline
@@ -44,7 +53,10 @@ def main(argv: list[str]) -> int:
         module.run(report)
         print(f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
     missed = [n for n, _, ok in RESULTS if ok is False]
-    print(f"\n{len(RESULTS)} figures, {len(missed)} goals missed" + (f": {', '.join(missed)}" if missed else ""))
+    print(
+        f"\n{len(RESULTS)} figures, {len(missed)} goals missed"
+        + (f": {', '.join(missed)}" if missed else "")
+    )
     return 0
 
 

@@ -1,4 +1,5 @@
 """Timing helper shared by the benchmarks."""
+
 from __future__ import annotations
 
 import time

@@ -12,6 +12,7 @@ unrated slot there, insert the rating, then load the pair.
 Goal (issue 4): median < 50 ms and p95 < 150 ms on both databases.
 Environment: ``MEDSIM_BENCH_ITEMS`` (default 10000), ``MEDSIM_BENCH_PRESSES`` (default 300).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,23 +41,42 @@ def _setup(engine):
     from medsim_annot.storage.models import utcnow
 
     name = f"bench-{uuid.uuid4().hex[:8]}"
-    pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(N_ITEMS)],
-                          "term_1": [f"term {i} alpha" for i in range(N_ITEMS)],
-                          "term_2": [f"term {i} beta" for i in range(N_ITEMS)]})
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(N_ITEMS)],
+            "term_1": [f"term {i} alpha" for i in range(N_ITEMS)],
+            "term_2": [f"term {i} beta" for i in range(N_ITEMS)],
+        }
+    )
     create_study(name, pairs, BINARY, [f"doc{i}" for i in range(N_ANNOTATORS)], engine=engine)
     with session_scope(engine) as s:
         sid = s.scalar(select(Study.id).where(Study.name == name))
-        ann_ids = s.scalars(select(Annotator.id).where(Annotator.study_id == sid)
-                            .order_by(Annotator.id)).all()
-        slots = s.execute(select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
-                          .where(Assignment.study_id == sid,
-                                 Assignment.position < N_ITEMS // 2)).all()
+        ann_ids = s.scalars(
+            select(Annotator.id).where(Annotator.study_id == sid).order_by(Annotator.id)
+        ).all()
+        slots = s.execute(
+            select(Assignment.id, Assignment.annotator_id, Assignment.item_id).where(
+                Assignment.study_id == sid, Assignment.position < N_ITEMS // 2
+            )
+        ).all()
         now = utcnow()
-        rows = [{"study_id": sid, "annotator_id": a, "item_id": i, "assignment_id": slot,
-                 "value": "same" if slot % 3 else "not_same", "unclear": False, "comment": "",
-                 "rated_at": now, "elapsed_ms": 1500, "source": "app"} for slot, a, i in slots]
+        rows = [
+            {
+                "study_id": sid,
+                "annotator_id": a,
+                "item_id": i,
+                "assignment_id": slot,
+                "value": "same" if slot % 3 else "not_same",
+                "unclear": False,
+                "comment": "",
+                "rated_at": now,
+                "elapsed_ms": 1500,
+                "source": "app",
+            }
+            for slot, a, i in slots
+        ]
         for k in range(0, len(rows), 5000):
-            s.execute(insert(Rating), rows[k:k + 5000])
+            s.execute(insert(Rating), rows[k : k + 5000])
     return list(ann_ids)
 
 
@@ -77,17 +97,34 @@ def _baseline_press(engine, annotator_id, position, value):
     from medsim_annot.storage.models import utcnow
 
     with session_scope(engine) as s:
-        slots = pd.DataFrame([(a.id, a.position, a.item_id, a.study_id, a.swapped) for a in
-                              s.scalars(select(Assignment).where(
-                                  Assignment.annotator_id == annotator_id))],
-                             columns=["slot", "position", "item_id", "study_id", "swapped"])
-        ratings = pd.DataFrame([(r.id, r.assignment_id, r.value) for r in s.scalars(
-            select(Rating).where(Rating.annotator_id == annotator_id))],
-            columns=["id", "slot", "value"])
+        slots = pd.DataFrame(
+            [
+                (a.id, a.position, a.item_id, a.study_id, a.swapped)
+                for a in s.scalars(
+                    select(Assignment).where(Assignment.annotator_id == annotator_id)
+                )
+            ],
+            columns=["slot", "position", "item_id", "study_id", "swapped"],
+        )
+        ratings = pd.DataFrame(
+            [
+                (r.id, r.assignment_id, r.value)
+                for r in s.scalars(select(Rating).where(Rating.annotator_id == annotator_id))
+            ],
+            columns=["id", "slot", "value"],
+        )
         row = slots[slots.position == position].iloc[0]
-        s.add(Rating(study_id=int(row.study_id), annotator_id=annotator_id,
-                     item_id=int(row.item_id), assignment_id=int(row.slot), value=value,
-                     rated_at=utcnow(), elapsed_ms=900))
+        s.add(
+            Rating(
+                study_id=int(row.study_id),
+                annotator_id=annotator_id,
+                item_id=int(row.item_id),
+                assignment_id=int(row.slot),
+                value=value,
+                rated_at=utcnow(),
+                elapsed_ms=900,
+            )
+        )
         s.flush()
         rated = set(ratings["slot"]) | {int(row.slot)}
         todo = slots[~slots.slot.isin(rated)].sort_values("position")
@@ -121,17 +158,32 @@ def _run_one(label, url, report):
     engine = get_engine(url)
     t0 = time.perf_counter()
     ann_ids = _setup(engine)
-    print(f"  [{label}] setup: {N_ITEMS:,} items x {N_ANNOTATORS} annotators, half rated "
-          f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    print(
+        f"  [{label}] setup: {N_ITEMS:,} items x {N_ANNOTATORS} annotators, half rated "
+        f"({time.perf_counter() - t0:.1f} s)",
+        flush=True,
+    )
     _measure(engine, ann_ids, 10, _press)  # warm-up (connections, statement caches)
     fast = _measure(engine, ann_ids, PRESSES, _press)
     base = _measure(engine, ann_ids, BASELINE_PRESSES, _baseline_press)
     med, p95 = statistics.median(fast), float(np.percentile(fast, 95))
     bmed, bp95 = statistics.median(base), float(np.percentile(base, 95))
-    report(f"{label} key press -> next pair, median", med, "ms", baseline=bmed,
-           goal="< 50 ms", ok=med < 50)
-    report(f"{label} key press -> next pair, p95", p95, "ms", baseline=bp95,
-           goal="< 150 ms", ok=p95 < 150)
+    report(
+        f"{label} key press -> next pair, median",
+        med,
+        "ms",
+        baseline=bmed,
+        goal="< 50 ms",
+        ok=med < 50,
+    )
+    report(
+        f"{label} key press -> next pair, p95",
+        p95,
+        "ms",
+        baseline=bp95,
+        goal="< 150 ms",
+        ok=p95 < 150,
+    )
 
 
 def run(report) -> None:
@@ -141,5 +193,7 @@ def run(report) -> None:
     if pg:
         _run_one("PostgreSQL", pg, report)
     else:
-        print("  PostgreSQL: skipped (set MEDSIM_BENCH_POSTGRES_URL or MEDSIM_TEST_POSTGRES_URL)",
-              flush=True)
+        print(
+            "  PostgreSQL: skipped (set MEDSIM_BENCH_POSTGRES_URL or MEDSIM_TEST_POSTGRES_URL)",
+            flush=True,
+        )

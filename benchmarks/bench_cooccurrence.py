@@ -11,6 +11,7 @@ per patient.
 
 ``MEDSIM_BENCH_COOC_PATIENTS`` overrides the number of patients (e.g. 50000 for a quick run).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,9 @@ def _distinct_draws(rng: np.random.Generator, cdf: np.ndarray, n: int) -> np.nda
     return out
 
 
-def _write_events(folder: Path, patients: int, seed: int = 20201208) -> tuple[np.ndarray, list[str]]:
+def _write_events(
+    folder: Path, patients: int, seed: int = 20201208
+) -> tuple[np.ndarray, list[str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -75,12 +78,16 @@ def _write_events(folder: Path, patients: int, seed: int = 20201208) -> tuple[np
             continue
         codes = _distinct_draws(rng, cdf, hi - lo).ravel()
         patient = np.repeat(np.arange(lo, hi, dtype=np.int64), PER_PATIENT)
-        table = pa.table({
-            "patient_id": patient,
-            "concept_id": ids[codes],
-            "concept_label": pa.DictionaryArray.from_arrays(pa.array(codes), labels),
-            "category": pa.DictionaryArray.from_arrays(pa.array(codes % 3, pa.int32()), categories),
-        })
+        table = pa.table(
+            {
+                "patient_id": patient,
+                "concept_id": ids[codes],
+                "concept_label": pa.DictionaryArray.from_arrays(pa.array(codes), labels),
+                "category": pa.DictionaryArray.from_arrays(
+                    pa.array(codes % 3, pa.int32()), categories
+                ),
+            }
+        )
         pq.write_table(table, folder / f"part-{part:05d}.parquet")
     return ids, labels.to_pylist()
 
@@ -93,7 +100,9 @@ def _pandas_baseline(folder: Path, patients: int, top: int = 4000, cap: int = 6)
     t0 = time.perf_counter()
     frames = []
     for part in sorted(folder.glob("*.parquet")):
-        df = pd.read_parquet(part, columns=["patient_id", "concept_id"], filters=[("patient_id", "<", patients)])
+        df = pd.read_parquet(
+            part, columns=["patient_id", "concept_id"], filters=[("patient_id", "<", patients)]
+        )
         frames.append(df)
         if len(df) == 0 or df["patient_id"].max() >= patients - 1:
             break
@@ -136,9 +145,12 @@ def run(report) -> None:
         events.mkdir()
         t0 = time.perf_counter()
         _write_events(events, PATIENTS)
-        print(f"  generated {PATIENTS:,} patients x {PER_PATIENT} concepts "
-              f"({PATIENTS * PER_PATIENT * (PER_PATIENT - 1) // 2:,} pair incidences) in "
-              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"  generated {PATIENTS:,} patients x {PER_PATIENT} concepts "
+            f"({PATIENTS * PER_PATIENT * (PER_PATIENT - 1) // 2:,} pair incidences) in "
+            f"{time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
 
         baseline_patients = min(BASELINE_PATIENTS, PATIENTS)
         base_s = _pandas_baseline(events, baseline_patients)
@@ -153,19 +165,35 @@ def run(report) -> None:
         print("  " + proc.stderr.strip().replace("\n", "\n  "), flush=True)
         summary = json.loads(proc.stdout.strip().splitlines()[-1])
         peak_gb = summary["max_rss_bytes"] / 1e9  # the child's own peak (ru_maxrss, Linux KiB)
-        print(f"  duckdb: {summary['pairs']:,} pairs of {summary['concepts']:,} concepts, "
-              f"walked {summary['walked']:,} sorted pairs; CPU {summary['cpu_seconds']:.0f} s "
-              f"over {wall:.0f} s wall on {os.cpu_count()} cores (load average "
-              f"{os.getloadavg()[0]:.1f})", flush=True)
+        print(
+            f"  duckdb: {summary['pairs']:,} pairs of {summary['concepts']:,} concepts, "
+            f"walked {summary['walked']:,} sorted pairs; CPU {summary['cpu_seconds']:.0f} s "
+            f"over {wall:.0f} s wall on {os.cpu_count()} cores (load average "
+            f"{os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
 
         full = PATIENTS == 1_000_000
-        report("duckdb co-occurrence, total", wall, "s",
-               goal=f"< {GOAL_SECONDS:.0f} s for 1,000,000 patients",
-               ok=(wall < GOAL_SECONDS) if full else None)
-        report("duckdb peak memory (max RSS)", peak_gb, "GB", goal=f"< {GOAL_GB:.0f} GB",
-               ok=peak_gb < GOAL_GB)
-        report("time per patient (duckdb vs pandas baseline)", wall / PATIENTS * 1e6, "us",
-               baseline=base_s / baseline_patients * 1e6,
-               goal=f"baseline: pandas + combinations + Counter on {baseline_patients:,} patients")
+        report(
+            "duckdb co-occurrence, total",
+            wall,
+            "s",
+            goal=f"< {GOAL_SECONDS:.0f} s for 1,000,000 patients",
+            ok=(wall < GOAL_SECONDS) if full else None,
+        )
+        report(
+            "duckdb peak memory (max RSS)",
+            peak_gb,
+            "GB",
+            goal=f"< {GOAL_GB:.0f} GB",
+            ok=peak_gb < GOAL_GB,
+        )
+        report(
+            "time per patient (duckdb vs pandas baseline)",
+            wall / PATIENTS * 1e6,
+            "us",
+            baseline=base_s / baseline_patients * 1e6,
+            goal=f"baseline: pandas + combinations + Counter on {baseline_patients:,} patients",
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

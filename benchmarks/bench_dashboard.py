@@ -7,6 +7,7 @@ baseline is the straightforward recomputation a notebook would do: per-item ``gr
 majority votes, per-group ``groupby.apply`` audit and the ``krippendorff`` package per group
 on a pivoted matrix, pairwise agreement by merging annotators' frames.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,12 @@ import pandas as pd
 
 from benchmarks._timing import best_time
 
-GROUPS = [(d, diff, neg) for d in ("FSN-SYN", "SYN-SYN", "POSS-EQUIV", "REPLACED-BY", "SAME-AS")
-          for diff in ("easy", "hard") for neg in ("random", "levenshtein")]
+GROUPS = [
+    (d, diff, neg)
+    for d in ("FSN-SYN", "SYN-SYN", "POSS-EQUIV", "REPLACED-BY", "SAME-AS")
+    for diff in ("easy", "hard")
+    for neg in ("random", "levenshtein")
+]
 ANNOTATORS = ["dr_a", "dr_b", "dr_c"]
 
 
@@ -29,15 +34,19 @@ def synthetic(n_items: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     g = rng.integers(0, len(GROUPS), n_items)
     label = rng.integers(0, 2, n_items)
-    pairs = pd.DataFrame({
-        "pair_id": [f"p{i:07d}" for i in range(n_items)],
-        "term_1": [f"term {i}" for i in range(n_items)],
-        "term_2": [f"other {i}" for i in range(n_items)],
-        "auto_label": pd.array(label, dtype="Int64"),
-        "dataset": [GROUPS[k][0] for k in g], "difficulty": [GROUPS[k][1] for k in g],
-        "negative_strategy": [GROUPS[k][2] for k in g],
-        "concept_id_1": "", "concept_id_2": "",
-    })
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i:07d}" for i in range(n_items)],
+            "term_1": [f"term {i}" for i in range(n_items)],
+            "term_2": [f"other {i}" for i in range(n_items)],
+            "auto_label": pd.array(label, dtype="Int64"),
+            "dataset": [GROUPS[k][0] for k in g],
+            "difficulty": [GROUPS[k][1] for k in g],
+            "negative_strategy": [GROUPS[k][2] for k in g],
+            "concept_id_1": "",
+            "concept_id_2": "",
+        }
+    )
     k = len(ANNOTATORS)
     r = rng.random((n_items, k))
     truth = np.where(rng.random(n_items) < 0.93, label, 1 - label)
@@ -45,13 +54,16 @@ def synthetic(n_items: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
     text = np.where(vote == 1, "same", "not_same").astype(object)
     text[rng.random((n_items, k)) < 0.04] = "dont_know"
     start = pd.Timestamp("2026-01-01", tz="UTC")
-    current = pd.DataFrame({
-        "pair_id": np.repeat(pairs["pair_id"].to_numpy(), k),
-        "annotator": np.tile(ANNOTATORS, n_items),
-        "rating": text.ravel(),
-        "rated_at": start + pd.to_timedelta(np.tile(np.arange(n_items), k), unit="s"),
-        "comment": "", "unclear": False,
-    })
+    current = pd.DataFrame(
+        {
+            "pair_id": np.repeat(pairs["pair_id"].to_numpy(), k),
+            "annotator": np.tile(ANNOTATORS, n_items),
+            "rating": text.ravel(),
+            "rated_at": start + pd.to_timedelta(np.tile(np.arange(n_items), k), unit="s"),
+            "comment": "",
+            "unclear": False,
+        }
+    )
     return pairs, current
 
 
@@ -80,24 +92,29 @@ def baseline(pairs: pd.DataFrame, current: pd.DataFrame) -> dict:
         fn = ((ok["majority"] == 1) & (lab == 0)).sum()
         tn = ((ok["majority"] == 0) & (lab == 0)).sum()
         m = wide.loc[group.index].to_numpy().T
-        alpha = krippendorff.alpha(m, level_of_measurement="nominal") \
-            if np.nanstd(m) > 0 else np.nan
-        return pd.Series({"n": len(group), "nan": group["majority"].isna().mean(),
-                          "alpha": alpha, "acc": (tp + tn) / max(len(ok), 1),
-                          "prec": tp / max(tp + fp, 1), "rec": tp / max(tp + fn, 1)})
+        alpha = (
+            krippendorff.alpha(m, level_of_measurement="nominal") if np.nanstd(m) > 0 else np.nan
+        )
+        return pd.Series(
+            {
+                "n": len(group),
+                "nan": group["majority"].isna().mean(),
+                "alpha": alpha,
+                "acc": (tp + tn) / max(len(ok), 1),
+                "prec": tp / max(tp + fp, 1),
+                "rec": tp / max(tp + fn, 1),
+            }
+        )
 
     table = items.groupby(["dataset", "difficulty", "negative_strategy"]).apply(audit)
     pairwise = {}
     for i, a in enumerate(ANNOTATORS):
-        for b in ANNOTATORS[i + 1:]:
+        for b in ANNOTATORS[i + 1 :]:
             both = wide[[a, b]].dropna()
-            pairwise[(a, b)] = krippendorff.alpha(both.to_numpy().T,
-                                                  level_of_measurement="nominal")
+            pairwise[(a, b)] = krippendorff.alpha(both.to_numpy().T, level_of_measurement="nominal")
     overall = krippendorff.alpha(wide.to_numpy().T, level_of_measurement="nominal")
     dk = df.groupby("annotator")["value"].apply(lambda s: s.isna().mean())
     return {"table": table, "pairwise": pairwise, "overall": overall, "dk": dk}
-
-
 
 
 def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> None:
@@ -111,23 +128,41 @@ def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> Non
     svc.create_study(name, pairs, BINARY, ANNOTATORS, engine=engine)
     info = svc.get_study(name, engine=engine)
     with session_scope(engine) as s:
-        anns = dict(s.execute(select(Annotator.name, Annotator.id)
-                              .where(Annotator.study_id == info.id)).all())
-        items = dict(s.execute(select(Item.pair_id, Item.id)
-                               .where(Item.study_id == info.id)).all())
-        slots = {(a, i): sid for sid, a, i in s.execute(
-            select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
-            .where(Assignment.study_id == info.id)).all()}
+        anns = dict(
+            s.execute(
+                select(Annotator.name, Annotator.id).where(Annotator.study_id == info.id)
+            ).all()
+        )
+        items = dict(s.execute(select(Item.pair_id, Item.id).where(Item.study_id == info.id)).all())
+        slots = {
+            (a, i): sid
+            for sid, a, i in s.execute(
+                select(Assignment.id, Assignment.annotator_id, Assignment.item_id).where(
+                    Assignment.study_id == info.id
+                )
+            ).all()
+        }
         rows = []
-        for pid, who, rating, at in zip(current["pair_id"], current["annotator"],
-                                        current["rating"], current["rated_at"]):
+        for pid, who, rating, at in zip(
+            current["pair_id"], current["annotator"], current["rating"], current["rated_at"]
+        ):
             a, i = anns[who], items[pid]
-            rows.append({"study_id": info.id, "annotator_id": a, "item_id": i,
-                         "assignment_id": slots[(a, i)], "value": rating, "unclear": False,
-                         "comment": "", "rated_at": at.to_pydatetime(), "elapsed_ms": 2000,
-                         "source": "bench"})
+            rows.append(
+                {
+                    "study_id": info.id,
+                    "annotator_id": a,
+                    "item_id": i,
+                    "assignment_id": slots[(a, i)],
+                    "value": rating,
+                    "unclear": False,
+                    "comment": "",
+                    "rated_at": at.to_pydatetime(),
+                    "elapsed_ms": 2000,
+                    "source": "bench",
+                }
+            )
         for k in range(0, len(rows), 50_000):
-            s.execute(insert(Rating), rows[k:k + 50_000])
+            s.execute(insert(Rating), rows[k : k + 50_000])
 
 
 def _rerate(name: str, engine) -> None:
@@ -141,14 +176,26 @@ def _rerate(name: str, engine) -> None:
 
     sid = svc.get_study(name, engine=engine).id
     with session_scope(engine) as s:
-        last = s.execute(select(Rating).where(Rating.study_id == sid)
-                         .order_by(Rating.id.desc()).limit(1)).scalar_one()
-        s.execute(insert(Rating), [{
-            "study_id": sid, "annotator_id": last.annotator_id, "item_id": last.item_id,
-            "assignment_id": last.assignment_id,
-            "value": "not_same" if last.value == "same" else "same", "unclear": False,
-            "comment": "", "rated_at": dt.datetime.now(dt.timezone.utc), "elapsed_ms": 900,
-            "source": "bench"}])
+        last = s.execute(
+            select(Rating).where(Rating.study_id == sid).order_by(Rating.id.desc()).limit(1)
+        ).scalar_one()
+        s.execute(
+            insert(Rating),
+            [
+                {
+                    "study_id": sid,
+                    "annotator_id": last.annotator_id,
+                    "item_id": last.item_id,
+                    "assignment_id": last.assignment_id,
+                    "value": "not_same" if last.value == "same" else "same",
+                    "unclear": False,
+                    "comment": "",
+                    "rated_at": dt.datetime.now(dt.UTC),
+                    "elapsed_ms": 900,
+                    "source": "bench",
+                }
+            ],
+        )
 
 
 def run(report) -> None:
@@ -164,24 +211,52 @@ def run(report) -> None:
         for n, goal, limit in sizes:
             pairs, current = synthetic(n)
             dsvc.compute_dashboard(pairs.head(50), current.head(150), BINARY)  # warm imports
-            t_frames = best_time(lambda: dsvc.compute_dashboard(pairs, current, BINARY),
-                             repeat=3 if n <= 10_000 else 1)
+            t_frames = best_time(
+                lambda: dsvc.compute_dashboard(pairs, current, BINARY),
+                repeat=3 if n <= 10_000 else 1,
+            )
             t_base = best_time(lambda: baseline(pairs, current))
-            report(f"dashboard figures from frames, {n:,} items x 3", t_frames, "s",
-                   baseline=t_base, goal=goal, ok=t_frames < limit)
+            report(
+                f"dashboard figures from frames, {n:,} items x 3",
+                t_frames,
+                "s",
+                baseline=t_base,
+                goal=goal,
+                ok=t_frames < limit,
+            )
             name = f"bench-{n}"
             _store(pairs, current, name, engine)
-            t_db = best_time(lambda: dsvc.study_dashboard(name, engine=engine, use_cache=False),
-                         repeat=3 if n <= 10_000 else 1)
-            report(f"dashboard figures from the database (queries + figures), {n:,} items x 3",
-                   t_db, "s", baseline=t_base, goal=goal, ok=t_db < limit)
+            t_db = best_time(
+                lambda: dsvc.study_dashboard(name, engine=engine, use_cache=False),
+                repeat=3 if n <= 10_000 else 1,
+            )
+            report(
+                f"dashboard figures from the database (queries + figures), {n:,} items x 3",
+                t_db,
+                "s",
+                baseline=t_base,
+                goal=goal,
+                ok=t_db < limit,
+            )
             dsvc.clear_cache()
             dsvc.study_dashboard(name, engine=engine)
             _rerate(name, engine)
             t_new = best_time(lambda: dsvc.study_dashboard(name, engine=engine))
-            report(f"dashboard after a new rating (pairs kept, figures recomputed), {n:,} "
-                   "items x 3", t_new, "s", baseline=t_base, goal=goal, ok=t_new < limit)
+            report(
+                f"dashboard after a new rating (pairs kept, figures recomputed), {n:,} items x 3",
+                t_new,
+                "s",
+                baseline=t_base,
+                goal=goal,
+                ok=t_new < limit,
+            )
             t_hit = best_time(lambda: dsvc.study_dashboard(name, engine=engine), repeat=5)
-            report(f"dashboard cache hit (nothing changed), {n:,} items x 3", t_hit, "s",
-                   baseline=t_db, goal="< 0.2 s", ok=t_hit < 0.2)
+            report(
+                f"dashboard cache hit (nothing changed), {n:,} items x 3",
+                t_hit,
+                "s",
+                baseline=t_db,
+                goal="< 0.2 s",
+                ok=t_hit < 0.2,
+            )
         engine.dispose()

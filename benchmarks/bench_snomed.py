@@ -17,6 +17,7 @@ of near-identical terms as in a terminology):
 Sizes can be lowered for a quick look: ``MEDSIM_BENCH_SNOMED_POOL`` (default 600000),
 ``MEDSIM_BENCH_SNOMED_QUERIES`` (default 6000).
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,7 @@ def _straightforward_rate(pool, queries: int = 3) -> float:
     Levenshtein call per candidate (lower-cased), then a sort."""
     import pandas as pd
 
-    pos = pd.DataFrame({"source": pool[0::2], "target": pool[1::2][:len(pool[0::2])]})
+    pos = pd.DataFrame({"source": pool[0::2], "target": pool[1::2][: len(pool[0::2])]})
     done = 0
     t0 = time.perf_counter()
     for k in range(queries):
@@ -49,8 +50,10 @@ def _straightforward_rate(pool, queries: int = 3) -> float:
         group = pos[pos["source"] == label1]
         usable = pos.drop(group.index)
         synonyms = group["target"].tolist() + [label1]
-        exclude = (usable[usable["target"].isin(synonyms)]["source"].tolist()
-                   + usable[usable["source"].isin(synonyms)]["target"].tolist())
+        exclude = (
+            usable[usable["target"].isin(synonyms)]["source"].tolist()
+            + usable[usable["source"].isin(synonyms)]["target"].tolist()
+        )
         usable = usable[~usable["source"].isin(exclude) & ~usable["target"].isin(exclude)]
         candidates = list(dict.fromkeys(usable["source"].tolist() + usable["target"].tolist()))
         distances = [Levenshtein.distance(c.lower(), label1.lower()) for c in candidates]
@@ -76,7 +79,7 @@ def _exhaustive(queries, pool, excluded):
     """Smallest allowed distance and the set of pool indices at it, by a full cdist."""
     out = []
     for start in range(0, len(queries), 200):
-        block = queries[start:start + 200]
+        block = queries[start : start + 200]
         mat = process.cdist(block, pool, scorer=Levenshtein.distance, dtype=np.int32, workers=-1)
         for r, q in enumerate(range(start, start + len(block))):
             row = mat[r]
@@ -93,13 +96,19 @@ def run(report) -> None:
     pool = [t.lower() for t in invented_terms(pool_size, seed=1)]
     lengths = np.fromiter(map(len, pool), dtype=np.int64)
     words = np.fromiter((t.count(" ") + 1 for t in pool), dtype=np.int64)
-    print(f"  pool: {len(pool):,} invented terms, {words.min()}-{words.max()} words, mean "
-          f"{lengths.mean():.1f} characters (median {np.median(lengths):.0f}); "
-          f"generated in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(
+        f"  pool: {len(pool):,} invented terms, {words.min()}-{words.max()} words, mean "
+        f"{lengths.mean():.1f} characters (median {np.median(lengths):.0f}); "
+        f"generated in {time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
     rng = np.random.default_rng(0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} when starting "
-          "(figures scale down with other work on the machine)", flush=True)
+    print(
+        f"  machine: {os.cpu_count()} cores, load average {load:.1f} when starting "
+        "(figures scale down with other work on the machine)",
+        flush=True,
+    )
 
     base = _straightforward_rate(pool)
     report("straightforward approach (pandas filters + Python loop)", base / 1e6, "M distances/s")
@@ -113,18 +122,38 @@ def run(report) -> None:
     found = snomed.nearest_allowed(queries, pool, excluded=excluded, need=1, workers=-1)
     took = time.perf_counter() - t0
     effective = n_queries * len(pool) / took
-    report("exact search, effective", effective / 1e6, "M distances/s", baseline=base / 1e6,
-           goal=">= 100x the straightforward loop", ok=effective >= 100 * base,
-           lower_is_better=False)
-    report("exact search vs the bare loop", effective / 1e6, "M distances/s",
-           baseline=plain / 1e6, lower_is_better=False)
+    report(
+        "exact search, effective",
+        effective / 1e6,
+        "M distances/s",
+        baseline=base / 1e6,
+        goal=">= 100x the straightforward loop",
+        ok=effective >= 100 * base,
+        lower_is_better=False,
+    )
+    report(
+        "exact search vs the bare loop",
+        effective / 1e6,
+        "M distances/s",
+        baseline=plain / 1e6,
+        lower_is_better=False,
+    )
     nn = np.array([d[0] for _, d in found if len(d)])
-    print(f"  ({n_queries:,} queries x {len(pool):,} terms in {took:.1f} s; nearest distance "
-          f"mean {nn.mean():.1f}, median {np.median(nn):.0f})", flush=True)
+    print(
+        f"  ({n_queries:,} queries x {len(pool):,} terms in {took:.1f} s; nearest distance "
+        f"mean {nn.mean():.1f}, median {np.median(nn):.0f})",
+        flush=True,
+    )
     projected = took / n_queries * FULL_QUERIES * (FULL_POOL / len(pool)) / 60
     baseline_projected = FULL_QUERIES * FULL_POOL / base / 60
-    report("projected 300,000 queries x 600,000 terms", projected, "min",
-           baseline=baseline_projected, goal="< 90 min on 2 cores", ok=projected < 90)
+    report(
+        "projected 300,000 queries x 600,000 terms",
+        projected,
+        "min",
+        baseline=baseline_projected,
+        goal="< 90 min on 2 cores",
+        ok=projected < 90,
+    )
 
     sub = pool[:100_000]
     pick = rng.choice(len(sub), 2000, replace=False)
@@ -132,10 +161,18 @@ def run(report) -> None:
     ex2 = [{int(i)} for i in pick]
     fast = snomed.nearest_allowed(q2, sub, excluded=[list(e) for e in ex2], need=1)
     slow = _exhaustive(q2, sub, ex2)
-    same = sum(1 for (idx, dist), (best, at) in zip(fast, slow)
-               if int(dist[0]) == best and set(idx.tolist()) == at)
-    report("nearest = exhaustive search (2,000 queries x 100,000 terms)", same, "queries",
-           goal="all 2,000", ok=same == 2000)
+    same = sum(
+        1
+        for (idx, dist), (best, at) in zip(fast, slow)
+        if int(dist[0]) == best and set(idx.tolist()) == at
+    )
+    report(
+        "nearest = exhaustive search (2,000 queries x 100,000 terms)",
+        same,
+        "queries",
+        goal="all 2,000",
+        ok=same == 2000,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         generate_release(10_000, seed=2).write(tmp, "snapshot")
@@ -144,5 +181,8 @@ def run(report) -> None:
         took = time.perf_counter() - t0
     pairs = sum(len(f) for f in result.files.values())
     report("whole build, synthetic release of 10,000 concepts (20 files)", took, "s")
-    print(f"  ({pairs:,} pairs written in 20 files; "
-          f"{result.positives.pairs['syn-syn'].shape[0]:,} syn-syn positives)", flush=True)
+    print(
+        f"  ({pairs:,} pairs written in 20 files; "
+        f"{result.positives.pairs['syn-syn'].shape[0]:,} syn-syn positives)",
+        flush=True,
+    )

@@ -2,13 +2,36 @@
 
 This package imports nothing else of the project (and never streamlit); see README.md here.
 """
+
 from . import columns
 from .ehr_rel import is_ehr_rel, split_ehr_rel
 from .errors import InputError, Problem
 from .pairs import validate_pairs
 from .ratings import to_ratings_frame, validate_ratings
-from .scales import BINARY, BUILT_IN, RELATEDNESS_0_3, SIMILARITY_0_6, Scale, ScaleOption, load_scale
+from .scales import (
+    BINARY,
+    BUILT_IN,
+    RELATEDNESS_0_3,
+    SIMILARITY_0_6,
+    Scale,
+    ScaleOption,
+    load_scale,
+)
 
-__all__ = ["columns", "InputError", "Problem", "validate_pairs", "validate_ratings",
-           "to_ratings_frame", "is_ehr_rel", "split_ehr_rel", "Scale", "ScaleOption", "BINARY",
-           "RELATEDNESS_0_3", "SIMILARITY_0_6", "BUILT_IN", "load_scale"]
+__all__ = [
+    "BINARY",
+    "BUILT_IN",
+    "RELATEDNESS_0_3",
+    "SIMILARITY_0_6",
+    "InputError",
+    "Problem",
+    "Scale",
+    "ScaleOption",
+    "columns",
+    "is_ehr_rel",
+    "load_scale",
+    "split_ehr_rel",
+    "to_ratings_frame",
+    "validate_pairs",
+    "validate_ratings",
+]

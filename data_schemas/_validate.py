@@ -1,4 +1,5 @@
 """Turn pandera's failure cases into problems that name the row and the column."""
+
 from __future__ import annotations
 
 import warnings
@@ -7,15 +8,18 @@ import pandas as pd
 
 # pandera imports pyspark when it is installed (the Spark engine extra); its pandas-version
 # notice is not ours to show.
-warnings.filterwarnings("ignore", message="PySpark does not yet fully support", category=FutureWarning)
+warnings.filterwarnings(
+    "ignore", message="PySpark does not yet fully support", category=FutureWarning
+)
 import pandera.pandas as pa  # noqa: E402
 from pandera.errors import SchemaErrors  # noqa: E402
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem  # noqa: E402
 
 
-def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, file: str | None,
-               explain: dict[str, str]) -> pd.DataFrame:
+def run_schema(
+    schema: pa.DataFrameSchema, frame: pd.DataFrame, file: str | None, explain: dict[str, str]
+) -> pd.DataFrame:
     """Validate *frame* lazily with *schema*; raise :class:`InputError` listing every failure.
 
     *explain* maps a check name (or ``column:check``) to the plain sentence shown to people.
@@ -35,13 +39,19 @@ def run_schema(schema: pa.DataFrameSchema, frame: pd.DataFrame, file: str | None
                 problems.append(Problem("required column is missing", column=str(failure)))
                 continue
             base = check.split("(", 1)[0]
-            message = (explain.get(f"{column}:{check}") or explain.get(f"{column}:{base}")
-                       or explain.get(check) or f"fails check {check}")
+            message = (
+                explain.get(f"{column}:{check}")
+                or explain.get(f"{column}:{base}")
+                or explain.get(check)
+                or f"fails check {check}"
+            )
             shown = "" if failure is None else str(failure)
             if len(shown) > 60:
                 shown = shown[:57] + "..."
             message = message.format(value=shown)
             row = int(index) + 2 if index is not None and not pd.isna(index) else None
-            problems.append(Problem(message, row=row, column=None if column is None else str(column)))
+            problems.append(
+                Problem(message, row=row, column=None if column is None else str(column))
+            )
         problems.sort(key=lambda p: (p.row is not None, p.row or 0, p.column or ""))
         raise InputError(problems, file) from None

@@ -2,6 +2,7 @@
 ``snomed_id_1, snomed_label_1, snomed_id_2, snomed_label_2, rater_<X>..., mean_rating,
 CUI_1, CUI_2``. Annotator names are the ``<X>`` suffixes; empty cells are "not rated".
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -16,16 +17,21 @@ def is_ehr_rel(columns) -> bool:
     """Whether a header is an EHR-Rel wide file (as opposed to a long ratings file)."""
     cols = set(columns)
     return all(c in cols for c in C.EHR_REQUIRED) and any(
-        str(c).startswith(C.EHR_RATER_PREFIX) for c in cols)
+        str(c).startswith(C.EHR_RATER_PREFIX) for c in cols
+    )
 
 
 def rater_columns(columns) -> list[str]:
-    return [c for c in columns if str(c).startswith(C.EHR_RATER_PREFIX)
-            and len(str(c)) > len(C.EHR_RATER_PREFIX)]
+    return [
+        c
+        for c in columns
+        if str(c).startswith(C.EHR_RATER_PREFIX) and len(str(c)) > len(C.EHR_RATER_PREFIX)
+    ]
 
 
-def split_ehr_rel(frame: pd.DataFrame, file: str | None = None,
-                  scale: Scale = RELATEDNESS_0_3) -> tuple[pd.DataFrame, pd.DataFrame]:
+def split_ehr_rel(
+    frame: pd.DataFrame, file: str | None = None, scale: Scale = RELATEDNESS_0_3
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Split a wide EHR-Rel frame (strings) into a pairs frame and a long ratings frame.
 
     ``pair_id`` is ``<snomed_id_1>-<snomed_id_2>``; ``concept_id_*`` are the SNOMED ids and the
@@ -40,13 +46,15 @@ def split_ehr_rel(frame: pd.DataFrame, file: str | None = None,
     df = frame.copy()
     for col in df.columns:
         df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()
-    pairs = pd.DataFrame({
-        C.PAIR_ID: df[C.EHR_ID_1] + "-" + df[C.EHR_ID_2],
-        C.TERM_1: df[C.EHR_LABEL_1],
-        C.TERM_2: df[C.EHR_LABEL_2],
-        C.CONCEPT_ID_1: df[C.EHR_ID_1],
-        C.CONCEPT_ID_2: df[C.EHR_ID_2],
-    })
+    pairs = pd.DataFrame(
+        {
+            C.PAIR_ID: df[C.EHR_ID_1] + "-" + df[C.EHR_ID_2],
+            C.TERM_1: df[C.EHR_LABEL_1],
+            C.TERM_2: df[C.EHR_LABEL_2],
+            C.CONCEPT_ID_1: df[C.EHR_ID_1],
+            C.CONCEPT_ID_2: df[C.EHR_ID_2],
+        }
+    )
     for extra in (C.EHR_CUI_1, C.EHR_CUI_2):
         if extra in df.columns:
             pairs[extra] = df[extra]
@@ -63,7 +71,7 @@ def split_ehr_rel(frame: pd.DataFrame, file: str | None = None,
             except ValueError as exc:
                 problems.append(Problem(str(exc), row=i + 2, column=col))
                 continue
-            rows.append((pairs.at[i, C.PAIR_ID], col[len(C.EHR_RATER_PREFIX):], value))
+            rows.append((pairs.at[i, C.PAIR_ID], col[len(C.EHR_RATER_PREFIX) :], value))
     if problems:
         raise InputError(problems, file)
     ratings = pd.DataFrame(rows, columns=[C.PAIR_ID, C.ANNOTATOR, C.RATING])

@@ -1,4 +1,5 @@
 """The one error type for bad input: it names the file, the row and the column."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,11 +41,17 @@ class InputError(Exception):
         super().__init__(self.summary())
 
     @classmethod
-    def single(cls, message: str, *, file: str | None = None, row: int | None = None,
-               column: str | None = None) -> "InputError":
+    def single(
+        cls,
+        message: str,
+        *,
+        file: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> InputError:
         return cls([Problem(message, row, column)], file)
 
-    def with_file(self, file: str) -> "InputError":
+    def with_file(self, file: str) -> InputError:
         return InputError(self.problems, self.file or str(file))
 
     def summary(self, limit: int = 1) -> str:

@@ -5,6 +5,7 @@ Columns: ``pair_id`` (unique; generated stably from the row when absent or empty
 ``dataset``, ``difficulty`` (easy|hard), ``negative_strategy`` (random|levenshtein),
 ``concept_id_1``, ``concept_id_2``. Any other column is kept as metadata.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,13 +33,16 @@ _non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, element_wise=False,
 
 SCHEMA = pa.DataFrameSchema(
     {
-        C.PAIR_ID: pa.Column(str, checks=[_non_empty], unique=True, report_duplicates="exclude_first"),
+        C.PAIR_ID: pa.Column(
+            str, checks=[_non_empty], unique=True, report_duplicates="exclude_first"
+        ),
         C.TERM_1: pa.Column(str, checks=[_non_empty]),
         C.TERM_2: pa.Column(str, checks=[_non_empty]),
         C.AUTO_LABEL: pa.Column(str, checks=pa.Check.isin(["", "0", "1"]), required=False),
-        C.DIFFICULTY: pa.Column(str, checks=pa.Check.isin(["", *C.DIFFICULTIES]),
-                                required=False),
-        C.NEGATIVE_STRATEGY: pa.Column(str, checks=pa.Check.isin(["", *C.NEGATIVE_STRATEGIES]), required=False),
+        C.DIFFICULTY: pa.Column(str, checks=pa.Check.isin(["", *C.DIFFICULTIES]), required=False),
+        C.NEGATIVE_STRATEGY: pa.Column(
+            str, checks=pa.Check.isin(["", *C.NEGATIVE_STRATEGIES]), required=False
+        ),
     },
     strict=False,
     coerce=False,
@@ -51,7 +55,7 @@ _EXPLAIN = {
     f"{C.AUTO_LABEL}:isin": "auto_label must be 0 or 1 (or empty), not '{value}'",
     f"{C.DIFFICULTY}:isin": "difficulty must be 'easy' or 'hard' (or empty), not '{value}'",
     f"{C.NEGATIVE_STRATEGY}:isin": "negative_strategy must be 'random' or 'levenshtein' (or empty), "
-                                   "not '{value}'",
+    "not '{value}'",
 }
 
 
@@ -69,23 +73,38 @@ def validate_pairs(frame: pd.DataFrame, file: str | None = None) -> pd.DataFrame
     for col in df.columns:
         df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()
     if C.AUTO_LABEL in df.columns:
-        df[C.AUTO_LABEL] = df[C.AUTO_LABEL].map(lambda v: str(_LABELS.get(v.lower(), v))
-                                                if v.lower() in _LABELS else
-                                                {"true": "1", "false": "0"}.get(v.lower(), v))
+        df[C.AUTO_LABEL] = df[C.AUTO_LABEL].map(
+            lambda v: (
+                str(_LABELS.get(v.lower(), v))
+                if v.lower() in _LABELS
+                else {"true": "1", "false": "0"}.get(v.lower(), v)
+            )
+        )
     if C.PAIR_ID not in df.columns:
         df.insert(0, C.PAIR_ID, "")
     empty_id = df[C.PAIR_ID] == ""
     if empty_id.any():
-        extra_cols = [c for c in (C.AUTO_LABEL, C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY,
-                                  C.CONCEPT_ID_1, C.CONCEPT_ID_2) if c in df.columns]
+        extra_cols = [
+            c
+            for c in (
+                C.AUTO_LABEL,
+                C.DATASET,
+                C.DIFFICULTY,
+                C.NEGATIVE_STRATEGY,
+                C.CONCEPT_ID_1,
+                C.CONCEPT_ID_2,
+            )
+            if c in df.columns
+        ]
         df.loc[empty_id, C.PAIR_ID] = [
             stable_pair_id(r[C.TERM_1], r[C.TERM_2], *(r[c] for c in extra_cols))
             for r in df.loc[empty_id].to_dict(orient="records")
         ]
     df = run_schema(SCHEMA, df, file, _EXPLAIN)
     if C.AUTO_LABEL in df.columns:
-        df[C.AUTO_LABEL] = pd.array([None if v == "" else int(v) for v in df[C.AUTO_LABEL]],
-                                    dtype="Int64")
+        df[C.AUTO_LABEL] = pd.array(
+            [None if v == "" else int(v) for v in df[C.AUTO_LABEL]], dtype="Int64"
+        )
     order = [c for c in (C.PAIR_ID, C.TERM_1, C.TERM_2) if c in df.columns]
     return df[order + [c for c in df.columns if c not in order]].reset_index(drop=True)
 

@@ -4,6 +4,7 @@ Columns: ``pair_id``, ``annotator``, ``rating`` (a value of the study's scale: `
 ``not_same``, ``dont_know`` for the binary scale, the number for numeric scales), optional
 ``rated_at`` (ISO 8601), ``comment``, ``unclear`` (true/false/1/0/yes/no).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,7 @@ SCHEMA = pa.DataFrameSchema(
         C.PAIR_ID: pa.Column(str, checks=[_non_empty]),
         C.ANNOTATOR: pa.Column(str, checks=[_non_empty]),
         C.RATING: pa.Column(str),
-        C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE)),
-                             required=False),
+        C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE)), required=False),
     },
     strict=False,
 )
@@ -36,8 +36,13 @@ _EXPLAIN = {
 }
 
 
-def validate_ratings(frame: pd.DataFrame, scale: Scale, file: str | None = None,
-                     *, known_pairs: set[str] | None = None) -> pd.DataFrame:
+def validate_ratings(
+    frame: pd.DataFrame,
+    scale: Scale,
+    file: str | None = None,
+    *,
+    known_pairs: set[str] | None = None,
+) -> pd.DataFrame:
     """Check a long ratings frame against *scale* and return it typed.
 
     ``rating`` becomes the scale's canonical value, empty ratings are "not rated" and dropped,
@@ -69,30 +74,46 @@ def validate_ratings(frame: pd.DataFrame, scale: Scale, file: str | None = None,
             values.append(None)
             keep.append(False)
         if known_pairs is not None and pid not in known_pairs:
-            problems.append(Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2,
-                                    column=C.PAIR_ID))
+            problems.append(
+                Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID)
+            )
     rated = pd.Series([pd.NaT] * len(df), dtype="datetime64[ns, UTC]")
     if C.RATED_AT in df.columns:
         for i, raw in enumerate(df[C.RATED_AT]):
             if raw == "":
                 continue
             try:
-                rated.iloc[i] = pd.Timestamp(raw).tz_localize("UTC") if pd.Timestamp(raw).tzinfo is None \
+                rated.iloc[i] = (
+                    pd.Timestamp(raw).tz_localize("UTC")
+                    if pd.Timestamp(raw).tzinfo is None
                     else pd.Timestamp(raw).tz_convert("UTC")
+                )
             except (ValueError, TypeError):
-                problems.append(Problem(f"rated_at '{raw}' is not an ISO 8601 date-time", row=i + 2,
-                                        column=C.RATED_AT))
+                problems.append(
+                    Problem(
+                        f"rated_at '{raw}' is not an ISO 8601 date-time",
+                        row=i + 2,
+                        column=C.RATED_AT,
+                    )
+                )
     if problems:
         raise InputError(problems, file)
-    out = pd.DataFrame({
-        C.PAIR_ID: df[C.PAIR_ID].to_numpy(),
-        C.ANNOTATOR: df[C.ANNOTATOR].to_numpy(),
-        C.RATING: pd.Series(values, dtype=object).to_numpy(),
-        C.RATED_AT: rated.to_numpy(),
-        C.COMMENT: (df[C.COMMENT] if C.COMMENT in df.columns else pd.Series([""] * len(df))).to_numpy(),
-        C.UNCLEAR: (df[C.UNCLEAR].isin(_TRUE) if C.UNCLEAR in df.columns
-                    else pd.Series([False] * len(df))).to_numpy(dtype=bool),
-    })
+    out = pd.DataFrame(
+        {
+            C.PAIR_ID: df[C.PAIR_ID].to_numpy(),
+            C.ANNOTATOR: df[C.ANNOTATOR].to_numpy(),
+            C.RATING: pd.Series(values, dtype=object).to_numpy(),
+            C.RATED_AT: rated.to_numpy(),
+            C.COMMENT: (
+                df[C.COMMENT] if C.COMMENT in df.columns else pd.Series([""] * len(df))
+            ).to_numpy(),
+            C.UNCLEAR: (
+                df[C.UNCLEAR].isin(_TRUE)
+                if C.UNCLEAR in df.columns
+                else pd.Series([False] * len(df))
+            ).to_numpy(dtype=bool),
+        }
+    )
     out = out[pd.Series(keep, dtype=bool).to_numpy()].reset_index(drop=True)
     out[C.RATED_AT] = pd.to_datetime(out[C.RATED_AT], utc=True)
     dup = out.duplicated([C.PAIR_ID, C.ANNOTATOR], keep=False) & out[C.RATED_AT].isna()
@@ -100,8 +121,10 @@ def validate_ratings(frame: pd.DataFrame, scale: Scale, file: str | None = None,
         first = out[dup].iloc[0]
         raise InputError.single(
             f"annotator '{first[C.ANNOTATOR]}' rates pair '{first[C.PAIR_ID]}' more than once "
-            "without rated_at: add rated_at so the latest rating can be told apart", file=file,
-            column=C.RATING)
+            "without rated_at: add rated_at so the latest rating can be told apart",
+            file=file,
+            column=C.RATING,
+        )
     return out
 
 
@@ -157,6 +180,7 @@ def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     if C.RATED_AT in df.columns and len(df):
         df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
         df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
+
     def value(v) -> float:
         c = scale.code(v)
         return float("nan") if c is None else float(c)

@@ -2,6 +2,7 @@
 measurement and the guideline text. Binary and 0–3 relatedness are two scales, not two
 code paths. Custom scales are read from YAML or JSON files of the same shape.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,16 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
 class ScaleOption(BaseModel):
-    value: str | float = Field(description="stored value: a string for nominal scales, a number otherwise")
+    value: str | float = Field(
+        description="stored value: a string for nominal scales, a number otherwise"
+    )
     label: str
     key: str = Field(min_length=1, max_length=1, description="one-key shortcut")
     description: str = ""
-    code: float | None = Field(default=None, description="numeric code for statistics; "
-                                                         "defaults to the value for numeric scales")
+    code: float | None = Field(
+        default=None,
+        description="numeric code for statistics; defaults to the value for numeric scales",
+    )
 
 
 class Scale(BaseModel):
@@ -30,14 +35,18 @@ class Scale(BaseModel):
     no_decision: list[str | float] = Field(default_factory=list)
     level: Level = "nominal"
     guideline: str = ""
-    unclear_flag: bool = Field(default=False, description="offer the 'unclear meaning' flag (key u)")
-    positive: str | float | None = Field(default=None, description="value meaning 'similar' "
-                                                                   "(matches auto_label 1)")
-    negative: str | float | None = Field(default=None, description="value meaning 'not similar' "
-                                                                   "(matches auto_label 0)")
+    unclear_flag: bool = Field(
+        default=False, description="offer the 'unclear meaning' flag (key u)"
+    )
+    positive: str | float | None = Field(
+        default=None, description="value meaning 'similar' (matches auto_label 1)"
+    )
+    negative: str | float | None = Field(
+        default=None, description="value meaning 'not similar' (matches auto_label 0)"
+    )
 
     @model_validator(mode="after")
-    def _check(self) -> "Scale":
+    def _check(self) -> Scale:
         values = [o.value for o in self.options]
         if len(set(map(str, values))) != len(values):
             raise ValueError("option values must be unique")
@@ -57,8 +66,9 @@ class Scale(BaseModel):
                 if str(o.value) in set(map(str, self.no_decision)):
                     continue
                 if o.code is None:
-                    raise ValueError(f"option {o.value!r} needs a numeric value or code "
-                                     f"for a {self.level} scale")
+                    raise ValueError(
+                        f"option {o.value!r} needs a numeric value or code for a {self.level} scale"
+                    )
         return self
 
     # ---- helpers -------------------------------------------------------------------------
@@ -121,7 +131,7 @@ class Scale(BaseModel):
         return self.model_dump_json()
 
     @classmethod
-    def from_json(cls, text: str) -> "Scale":
+    def from_json(cls, text: str) -> Scale:
         return cls.model_validate_json(text)
 
 
@@ -129,13 +139,27 @@ BINARY = Scale(
     name="binary",
     level="nominal",
     options=[
-        ScaleOption(value="same", label="Same", key="1", code=1,
-                    description="The two terms mean the same thing: they could be used "
-                                "interchangeably in consultation notes."),
-        ScaleOption(value="not_same", label="Not same", key="2", code=0,
-                    description="The two terms do not mean the same thing."),
-        ScaleOption(value="dont_know", label="Don't know", key="3",
-                    description="You cannot decide (unknown term, ambiguous meaning)."),
+        ScaleOption(
+            value="same",
+            label="Same",
+            key="1",
+            code=1,
+            description="The two terms mean the same thing: they could be used "
+            "interchangeably in consultation notes.",
+        ),
+        ScaleOption(
+            value="not_same",
+            label="Not same",
+            key="2",
+            code=0,
+            description="The two terms do not mean the same thing.",
+        ),
+        ScaleOption(
+            value="dont_know",
+            label="Don't know",
+            key="3",
+            description="You cannot decide (unknown term, ambiguous meaning).",
+        ),
     ],
     no_decision=["dont_know"],
     positive="same",
@@ -156,19 +180,35 @@ RELATEDNESS_0_3 = Scale(
     level="ordinal",
     unclear_flag=True,
     options=[
-        ScaleOption(value=0, label="0 Unrelated", key="0",
-                    description="Completely unrelated concepts: the concepts have nothing in common "
-                                "and no relationship links them."),
-        ScaleOption(value=1, label="1 Marginally related", key="1",
-                    description="There is a correlation between the concepts, but an established "
-                                "link might not exist."),
-        ScaleOption(value=2, label="2 Related", key="2",
-                    description="The concepts are strongly related medically, e.g. one leads to the "
-                                "other (nausea leads to vomiting), or the concepts have an established "
-                                "link (obesity and ischemic heart disease)."),
-        ScaleOption(value=3, label="3 Extremely related", key="3",
-                    description="The concepts always occur together medically, or one cannot happen "
-                                "without the other (alcoholic liver disease and liver cirrhosis)."),
+        ScaleOption(
+            value=0,
+            label="0 Unrelated",
+            key="0",
+            description="Completely unrelated concepts: the concepts have nothing in common "
+            "and no relationship links them.",
+        ),
+        ScaleOption(
+            value=1,
+            label="1 Marginally related",
+            key="1",
+            description="There is a correlation between the concepts, but an established "
+            "link might not exist.",
+        ),
+        ScaleOption(
+            value=2,
+            label="2 Related",
+            key="2",
+            description="The concepts are strongly related medically, e.g. one leads to the "
+            "other (nausea leads to vomiting), or the concepts have an established "
+            "link (obesity and ischemic heart disease).",
+        ),
+        ScaleOption(
+            value=3,
+            label="3 Extremely related",
+            key="3",
+            description="The concepts always occur together medically, or one cannot happen "
+            "without the other (alcoholic liver disease and liver cirrhosis).",
+        ),
     ],
     guideline=(
         "### How related are these two medical concepts?\n\n"
@@ -187,10 +227,19 @@ RELATEDNESS_0_3 = Scale(
 SIMILARITY_0_6 = Scale(
     name="similarity-0-6",
     level="interval",
-    options=[ScaleOption(value=i, label=str(i), key=str(i),
-                         description={0: "Not similar at all", 3: "Somewhat similar",
-                                      6: "Identical in meaning"}.get(i, ""))
-             for i in range(7)],
+    options=[
+        ScaleOption(
+            value=i,
+            label=str(i),
+            key=str(i),
+            description={
+                0: "Not similar at all",
+                3: "Somewhat similar",
+                6: "Identical in meaning",
+            }.get(i, ""),
+        )
+        for i in range(7)
+    ],
     guideline=(
         "### How similar in meaning are these two terms?\n\n"
         "Rate **similarity**, not relatedness (SimLex practice): 'fever' and 'pyrexia' are "
@@ -211,7 +260,8 @@ def load_scale(name_or_path: str | Path) -> Scale:
     if not path.exists():
         raise InputError.single(
             f"is neither a built-in scale ({', '.join(BUILT_IN)}) nor an existing scale file",
-            file=key)
+            file=key,
+        )
     text = path.read_text(encoding="utf-8-sig")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
@@ -221,10 +271,14 @@ def load_scale(name_or_path: str | Path) -> Scale:
         else:
             data = json.loads(text)
     except Exception as exc:
-        raise InputError.single(f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=key) from None
+        raise InputError.single(
+            f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=key
+        ) from None
     try:
         return Scale.model_validate(data)
     except ValidationError as exc:
-        problems = [Problem(err["msg"], column=".".join(str(p) for p in err["loc"]) or None)
-                    for err in exc.errors()]
+        problems = [
+            Problem(err["msg"], column=".".join(str(p) for p in err["loc"]) or None)
+            for err in exc.errors()
+        ]
         raise InputError(problems, key) from None

@@ -5,6 +5,7 @@ or sub-apps; this file only discovers them, so areas of the project never edit o
 Errors in input print one clear sentence (file, row, column, what is wrong) to stderr and
 exit with code 2; nothing is written then.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -16,9 +17,13 @@ import typer
 from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
 
-app = typer.Typer(name="medsim", no_args_is_help=True, add_completion=False,
-                  help="medsim-annot: verify, audit and benchmark medical term-similarity datasets.",
-                  pretty_exceptions_enable=False)
+app = typer.Typer(
+    name="medsim",
+    no_args_is_help=True,
+    add_completion=False,
+    help="medsim-annot: verify, audit and benchmark medical term-similarity datasets.",
+    pretty_exceptions_enable=False,
+)
 
 
 def _register_all() -> None:

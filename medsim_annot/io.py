@@ -6,6 +6,7 @@ coerce types and report problems by file, row and column.
 
 Writers are deterministic: the same frame gives a byte-identical file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,22 +20,34 @@ import pandas as pd
 from data_schemas.errors import InputError, Problem
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
-_EXT = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
-        ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+_EXT = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".txt": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 def format_of(path: str | Path, fmt: str | None = None) -> str:
     """The format of *path*: *fmt* when given, else from the extension."""
     if fmt:
         if fmt not in FORMATS:
-            raise InputError.single(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}",
-                                    file=str(path))
+            raise InputError.single(
+                f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}", file=str(path)
+            )
         return fmt
     suffix = Path(path).suffix.lower()
     if suffix not in _EXT:
         raise InputError.single(
             f"cannot tell the format from the extension '{suffix or '(none)'}'; "
-            "use .csv, .tsv, .jsonl or .parquet", file=str(path))
+            "use .csv, .tsv, .jsonl or .parquet",
+            file=str(path),
+        )
     return _EXT[suffix]
 
 
@@ -69,10 +82,12 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises many types
-            raise InputError.single(f"not a readable Parquet file ({exc.__class__.__name__}: {exc})",
-                                    file=name) from None
-        out = pd.DataFrame({str(c): [_cell(v) for v in frame[c].tolist()] for c in frame.columns},
-                           dtype=object)
+            raise InputError.single(
+                f"not a readable Parquet file ({exc.__class__.__name__}: {exc})", file=name
+            ) from None
+        out = pd.DataFrame(
+            {str(c): [_cell(v) for v in frame[c].tolist()] for c in frame.columns}, dtype=object
+        )
         _check_header(list(out.columns), name)
         return out
     raw = path.read_bytes()
@@ -82,7 +97,9 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError.single(
             f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); save it as UTF-8",
-            file=name, row=line) from None
+            file=name,
+            row=line,
+        ) from None
     if kind == "jsonl":
         return _read_jsonl(text, name)
     return _read_delimited(text, "," if kind == "csv" else "\t", name)
@@ -94,8 +111,9 @@ def _check_header(header: list[str], name: str) -> None:
         if col.strip() == "":
             raise InputError.single(f"header column {i + 1} has no name", file=name, row=1)
         if col in seen:
-            raise InputError.single("column name appears twice in the header", file=name, row=1,
-                                    column=col)
+            raise InputError.single(
+                "column name appears twice in the header", file=name, row=1, column=col
+            )
         seen.add(col)
 
 
@@ -106,7 +124,9 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
     try:
         rows = list(reader)
     except csv.Error as exc:
-        raise InputError.single(f"malformed quoting ({exc})", file=name, row=reader.line_num) from None
+        raise InputError.single(
+            f"malformed quoting ({exc})", file=name, row=reader.line_num
+        ) from None
     # Physical line numbers: csv.reader counts lines; recompute per record for messages.
     if not rows or not any(c.strip() for c in rows[0]):
         raise InputError.single("is empty: expected a header row", file=name, row=1)
@@ -124,8 +144,11 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
         records.append(row)
     if problems:
         raise InputError(problems, name)
-    return pd.DataFrame(records, columns=header, dtype=object) if records else \
-        pd.DataFrame({c: pd.Series(dtype=object) for c in header})
+    return (
+        pd.DataFrame(records, columns=header, dtype=object)
+        if records
+        else pd.DataFrame({c: pd.Series(dtype=object) for c in header})
+    )
 
 
 def _read_jsonl(text: str, name: str) -> pd.DataFrame:
@@ -149,8 +172,9 @@ def _read_jsonl(text: str, name: str) -> pd.DataFrame:
     return pd.DataFrame([[r.get(c, "") for c in cols] for r in records], columns=cols, dtype=object)
 
 
-def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *,
-                escape_formulas: bool = False) -> Path:
+def write_table(
+    frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *, escape_formulas: bool = False
+) -> Path:
     """Write *frame* deterministically; with *escape_formulas* guard CSV/TSV cells that a
     spreadsheet would run as a formula (leading ``=``, ``+``, ``-``, ``@``) with a ``'``.
 
@@ -165,8 +189,13 @@ def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *
     elif kind == "jsonl":
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             for rec in frame.to_dict(orient="records"):
-                fh.write(json.dumps({k: _json_value(v) for k, v in rec.items()},
-                                    ensure_ascii=False, sort_keys=False))
+                fh.write(
+                    json.dumps(
+                        {k: _json_value(v) for k, v in rec.items()},
+                        ensure_ascii=False,
+                        sort_keys=False,
+                    )
+                )
                 fh.write("\n")
     else:
         import pyarrow as pa
@@ -174,8 +203,14 @@ def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *
 
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata(None)
-        pq.write_table(table, tmp, compression="zstd", use_dictionary=True, write_statistics=True,
-                       store_schema=False)
+        pq.write_table(
+            table,
+            tmp,
+            compression="zstd",
+            use_dictionary=True,
+            write_statistics=True,
+            store_schema=False,
+        )
     tmp.replace(path)
     return path
 

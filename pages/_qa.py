@@ -1,6 +1,7 @@
 """Helpers of the QA pages (dashboard, export): the admin guard and engine from
 :mod:`pages._ui`, the cached dashboard (keyed by study and ratings version, so a new rating
 invalidates it) and CSV download buttons. No SQL and no statistics here."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -9,7 +10,7 @@ import streamlit as st
 from medsim_annot.io import escape_formula
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-from pages._ui import engine, require_admin
+from pages._ui import engine, require_admin  # noqa: F401 (re-exported for the QA pages)
 
 
 @st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")
@@ -46,8 +47,9 @@ def pick_study(key: str) -> str | None:
     """A study picker; shows a hint and returns None when there are no studies."""
     names = study_names()
     if not names:
-        st.info("There are no studies yet: create one on the Study setup page or run "
-                "`medsim demo`.")
+        st.info(
+            "There are no studies yet: create one on the Study setup page or run `medsim demo`."
+        )
         return None
     return st.selectbox("Study", names, key=key)
 
@@ -61,5 +63,10 @@ def csv_bytes(frame: pd.DataFrame, index: bool = False) -> bytes:
 def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:
     """Show *frame* and a button to download it as CSV."""
     st.dataframe(frame, hide_index=not index, width="stretch", **kwargs)
-    st.download_button(f"Download {name} (CSV)", csv_bytes(frame, index=index),
-                       file_name=f"{name}.csv", mime="text/csv", key=key)
+    st.download_button(
+        f"Download {name} (CSV)",
+        csv_bytes(frame, index=index),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=key,
+    )

@@ -3,6 +3,7 @@
 Every admin page calls :func:`require_admin` first, so opening its URL without the admin
 role shows a refusal and stops the script before anything else is rendered or sent.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -31,8 +32,10 @@ def role() -> str | None:
 def require_admin() -> None:
     """Refuse (and stop) unless the session signed in with the admin password."""
     if role() != "admin":
-        st.error("This page is for the study admin. Sign in with the admin password on the "
-                 "start page.", icon="🔒")
+        st.error(
+            "This page is for the study admin. Sign in with the admin password on the start page.",
+            icon="🔒",
+        )
         st.stop()
 
 
@@ -64,5 +67,7 @@ def problems_frame(exc):
     """An InputError's problems as a table (row, column, problem) for st.dataframe."""
     import pandas as pd
 
-    return pd.DataFrame([{"row": p.row, "column": p.column or "", "problem": p.message}
-                         for p in exc.problems], columns=["row", "column", "problem"])
+    return pd.DataFrame(
+        [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
+        columns=["row", "column", "problem"],
+    )

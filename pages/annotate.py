@@ -4,6 +4,7 @@ Only a :class:`~medsim_annot.services.annotation.PairView` is rendered: the two 
 scale and guideline, the annotator's own current rating and progress. Nothing else about a
 pair reaches the browser.
 """
+
 from __future__ import annotations
 
 import html
@@ -22,14 +23,17 @@ WARN = "annotate_straight_line"
 ident = _ui.require_annotator()
 eng = _ui.engine()
 
-st.markdown("""
+st.markdown(
+    """
 <style>
 .medsim-terms {display:flex; gap:1.2rem; align-items:stretch; margin:0.6rem 0 1rem 0;}
 .medsim-term {flex:1; font-size:2rem; font-weight:600; line-height:1.25; padding:1.1rem 1rem;
   border:1px solid rgba(128,128,128,.35); border-radius:0.6rem; text-align:center;
   overflow-wrap:anywhere;}
 .medsim-vs {align-self:center; opacity:.55; font-size:1.1rem;}
-</style>""", unsafe_allow_html=True)
+</style>""",
+    unsafe_allow_html=True,
+)
 
 
 def _state_key(name: str, pos: int) -> str:
@@ -50,13 +54,23 @@ def _rate(pos: int, value, saved_unclear: bool = False) -> None:
     unclear = bool(st.session_state.get(_state_key("unclear", pos), saved_unclear))
     comment = st.session_state.get(_state_key("comment", pos), "") or ""
     try:
-        res = A.submit_rating(ident.annotator_id, pos, value, unclear=unclear, comment=comment,
-                              elapsed_ms=elapsed, engine=eng)
+        res = A.submit_rating(
+            ident.annotator_id,
+            pos,
+            value,
+            unclear=unclear,
+            comment=comment,
+            elapsed_ms=elapsed,
+            engine=eng,
+        )
     except UsageProblem as exc:
         st.session_state["annotate_error"] = str(exc)
         return
-    st.session_state[WARN] = A.straight_line_warning(ident.annotator_id, pos, engine=eng) \
-        if res.saved else st.session_state.get(WARN, False)
+    st.session_state[WARN] = (
+        A.straight_line_warning(ident.annotator_id, pos, engine=eng)
+        if res.saved
+        else st.session_state.get(WARN, False)
+    )
     st.session_state[POS] = res.next_position
     st.session_state[SHOWN] = None
 
@@ -90,11 +104,18 @@ if pos is None:
     state = A.queue_state(ident.annotator_id, engine=eng)
     st.progress(1.0 if state.total else 0.0, text=f"{state.done} / {state.total}")
     if state.complete:
-        st.success("Your queue is complete — thank you! Every rating is saved. You can close "
-                   "this tab.", icon="🎉")
+        st.success(
+            "Your queue is complete — thank you! Every rating is saved. You can close this tab.",
+            icon="🎉",
+        )
         with st.container(key="annotate_complete"):
-            st.button("← Back to the last pair", key="annotate_back_end", shortcut="Backspace",
-                      on_click=_back, args=(None,))
+            st.button(
+                "← Back to the last pair",
+                key="annotate_back_end",
+                shortcut="Backspace",
+                on_click=_back,
+                args=(None,),
+            )
         st.stop()
     st.session_state[POS] = pos = state.first_unrated
 
@@ -110,55 +131,85 @@ if (st.session_state.get(SHOWN) or (None,))[0] != pos:
 scale = view.scale
 
 with st.container(key="annotate_progress"):
-    st.progress(view.done / view.total if view.total else 0.0,
-                text=f"{view.done} / {view.total} rated · pair {pos + 1} of {view.total}")
+    st.progress(
+        view.done / view.total if view.total else 0.0,
+        text=f"{view.done} / {view.total} rated · pair {pos + 1} of {view.total}",
+    )
 
 st.markdown(
     f'<div class="medsim-terms" data-testid="medsim-pair" data-position="{pos}">'
     f'<div class="medsim-term" data-testid="medsim-term-1">{html.escape(view.term_1)}</div>'
     f'<div class="medsim-vs">vs</div>'
     f'<div class="medsim-term" data-testid="medsim-term-2">{html.escape(view.term_2)}</div>'
-    f"</div>", unsafe_allow_html=True)
+    f"</div>",
+    unsafe_allow_html=True,
+)
 
 with st.container(key="annotate_options", horizontal=True):
     for opt in scale.options:
         current = view.rated and scale._same(view.rating, opt.value)
-        st.button(f"{opt.label}", key=f"annotate_opt_{pos}_{opt.key}", shortcut=opt.key,
-                  type="primary" if current else "secondary", help=opt.description or None,
-                  on_click=_rate, args=(pos, opt.value, view.unclear))
+        st.button(
+            f"{opt.label}",
+            key=f"annotate_opt_{pos}_{opt.key}",
+            shortcut=opt.key,
+            type="primary" if current else "secondary",
+            help=opt.description or None,
+            on_click=_rate,
+            args=(pos, opt.value, view.unclear),
+        )
 
 cols = st.columns([1, 1, 2])
 with cols[0]:
-    st.button("← Back", key=f"annotate_back_{pos}", shortcut="Backspace", disabled=pos == 0,
-              on_click=_back, args=(pos,))
+    st.button(
+        "← Back",
+        key=f"annotate_back_{pos}",
+        shortcut="Backspace",
+        disabled=pos == 0,
+        on_click=_back,
+        args=(pos,),
+    )
 with cols[1]:
     if scale.unclear_flag:
         unclear_now = st.session_state.get(_state_key("unclear", pos), view.unclear)
-        st.button("Unclear meaning ✓" if unclear_now else "Unclear meaning",
-                  key=f"annotate_unclear_btn_{pos}", shortcut="U",
-                  type="primary" if unclear_now else "secondary",
-                  on_click=_toggle_unclear, args=(pos, view.unclear))
-with cols[2]:
-    with st.popover("Guidelines and scale", width="stretch", key="annotate_guidelines"):
-        st.markdown(view.guideline)
-        st.markdown("\n".join(f"- **{o.label}** (key `{o.key}`): {o.description}"
-                              for o in scale.options))
-        if scale.unclear_flag:
-            st.markdown("- Key `u`: flag that a term's meaning is unclear to you.")
-        st.markdown("Key `Backspace`: back to the previous pair.")
+        st.button(
+            "Unclear meaning ✓" if unclear_now else "Unclear meaning",
+            key=f"annotate_unclear_btn_{pos}",
+            shortcut="U",
+            type="primary" if unclear_now else "secondary",
+            on_click=_toggle_unclear,
+            args=(pos, view.unclear),
+        )
+with cols[2], st.popover("Guidelines and scale", width="stretch", key="annotate_guidelines"):
+    st.markdown(view.guideline)
+    st.markdown(
+        "\n".join(f"- **{o.label}** (key `{o.key}`): {o.description}" for o in scale.options)
+    )
+    if scale.unclear_flag:
+        st.markdown("- Key `u`: flag that a term's meaning is unclear to you.")
+    st.markdown("Key `Backspace`: back to the previous pair.")
 
-st.text_input("Comment (optional) — press Tab to leave the field, then the rating key",
-              key=_state_key("comment", pos), value=view.comment)
+st.text_input(
+    "Comment (optional) — press Tab to leave the field, then the rating key",
+    key=_state_key("comment", pos),
+    value=view.comment,
+)
 
 if view.rated:
-    st.caption(f"Saved: {scale.option(view.rating).label}"
-               + (" · unclear meaning" if view.unclear else "")
-               + ". Press a key to change it.")
+    st.caption(
+        f"Saved: {scale.option(view.rating).label}"
+        + (" · unclear meaning" if view.unclear else "")
+        + ". Press a key to change it."
+    )
 if st.session_state.get(WARN):
-    st.info("You have given the same rating to the last 10 pairs. That can be right — just "
-            "a reminder to look at each pair afresh.", icon="👀")
+    st.info(
+        "You have given the same rating to the last 10 pairs. That can be right — just "
+        "a reminder to look at each pair afresh.",
+        icon="👀",
+    )
 
 # Rendered last: when the browser shows this marker for a position, every element of that
 # pair (terms, buttons with their shortcuts) has arrived. Browser tests wait for it.
-st.markdown(f'<div data-testid="medsim-ready" data-position="{pos}" style="display:none"></div>',
-            unsafe_allow_html=True)
+st.markdown(
+    f'<div data-testid="medsim-ready" data-position="{pos}" style="display:none"></div>',
+    unsafe_allow_html=True,
+)

@@ -1,5 +1,6 @@
 """QA dashboard (admin): completion, the published agreement tables, rater quality, the
 disagreement explorer and a one-click HTML report. Thin: widgets → one service → render."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -15,8 +16,11 @@ study = _qa.pick_study("dashboard_study")
 if study is None:
     st.stop()
 
-live = st.toggle("Refresh every 30 s", key="dashboard_live",
-                 help="Re-read completion and, when ratings were saved, the figures.")
+live = st.toggle(
+    "Refresh every 30 s",
+    key="dashboard_live",
+    help="Re-read completion and, when ratings were saved, the figures.",
+)
 
 
 @st.fragment(run_every=30 if live else None)
@@ -25,9 +29,11 @@ def _dashboard() -> None:
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
     for rec in comp.to_dict(orient="records"):
-        st.progress(min(1.0, float(rec["share"])),
-                    text=f"{rec['annotator']}: {rec['done']} / {rec['total']} rated"
-                         + ("" if rec["active"] else " (code revoked)"))
+        st.progress(
+            min(1.0, float(rec["share"])),
+            text=f"{rec['annotator']}: {rec['done']} / {rec['total']} rated"
+            + ("" if rec["active"] else " (code revoked)"),
+        )
 
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
@@ -38,22 +44,30 @@ def _dashboard() -> None:
     cols[1].metric("Krippendorff's alpha", "n/a" if alpha != alpha else f"{alpha:.2f}")
     cols[2].metric("Pairs without majority", head["no_majority"])
     if "accuracy" in head:
-        cols[3].metric("Auto-label accuracy", "n/a" if head["accuracy"] != head["accuracy"]
-                       else f"{head['accuracy']:.2f}")
+        cols[3].metric(
+            "Auto-label accuracy",
+            "n/a" if head["accuracy"] != head["accuracy"] else f"{head['accuracy']:.2f}",
+        )
     for what, why in dash.reasons.items():
         if what != "audit" or dash.kind == "binary":
             st.caption(f"{what}: {why}")
 
-    st.download_button("Download the HTML report",
-                       lambda: _qa.load_report(study, 1000 if boot else 0),
-                       file_name=f"qa-report-{study}.html", mime="text/html", key="dashboard_report",
-                       type="primary")
+    st.download_button(
+        "Download the HTML report",
+        lambda: _qa.load_report(study, 1000 if boot else 0),
+        file_name=f"qa-report-{study}.html",
+        mime="text/html",
+        key="dashboard_report",
+        type="primary",
+    )
 
     # ---- binary: AAAI 2020 Table 3 ----------------------------------------------------------
     if dash.audit is not None:
         st.header("Automatic labels vs majority")
-        st.caption("Per group as in Schulz & Juric (AAAI 2020) Table 3: items, share without a "
-                   "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive).")
+        st.caption(
+            "Per group as in Schulz & Juric (AAAI 2020) Table 3: items, share without a "
+            "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive)."
+        )
         audit = dash.audit_table()
         _qa.table(audit, "audit", "dashboard_dl_audit")
         st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
@@ -64,8 +78,10 @@ def _dashboard() -> None:
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")
-    st.caption("Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
-               "meaningful for graded scales.")
+    st.caption(
+        "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
+        "meaningful for graded scales."
+    )
     _qa.table(dash.summary(), "agreement", "dashboard_dl_summary")
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
@@ -91,8 +107,11 @@ def _dashboard() -> None:
 
     # ---- disagreement explorer -------------------------------------------------------------
     st.header("Disagreement explorer")
-    kinds = [k for k in dashboard_svc.DISAGREEMENT_KINDS
-             if dash.audit is not None or k != "auto-label ≠ majority"]
+    kinds = [
+        k
+        for k in dashboard_svc.DISAGREEMENT_KINDS
+        if dash.audit is not None or k != "auto-label ≠ majority"
+    ]
     chosen = st.multiselect("Show pairs with", kinds, default=kinds, key="dashboard_kinds")
     groups = {}
     options = {c: v for c, v in dash.group_options().items() if v}

@@ -1,5 +1,6 @@
 """Gold export (admin): the same export as ``medsim export gold`` — one row per pair, the
 filters in their fixed order, a manifest with counts and SHA-256 — as two downloads."""
+
 from __future__ import annotations
 
 import json
@@ -23,14 +24,21 @@ if study is None:
 with st.form("export_form"):
     fmt = st.selectbox("Format", ["csv", "tsv", "jsonl", "parquet"], key="export_format")
     st.caption("Filters run in this order; the manifest records the pairs before and after each.")
-    min_ratings = st.number_input("Minimum ratings per pair (0 = no minimum)", min_value=0,
-                                  value=0, step=1, key="export_min_ratings")
+    min_ratings = st.number_input(
+        "Minimum ratings per pair (0 = no minimum)",
+        min_value=0,
+        value=0,
+        step=1,
+        key="export_min_ratings",
+    )
     exclude_unclear = st.checkbox("Exclude pairs flagged unclear", key="export_exclude_unclear")
     require_majority = st.checkbox("Require a majority", key="export_require_majority")
-    exclude_all_different = st.checkbox("Exclude pairs whose ratings all differ",
-                                        key="export_exclude_all_different")
-    only_verified = st.checkbox("Only verified pairs (majority = automatic label)",
-                                key="export_only_verified")
+    exclude_all_different = st.checkbox(
+        "Exclude pairs whose ratings all differ", key="export_exclude_all_different"
+    )
+    only_verified = st.checkbox(
+        "Only verified pairs (majority = automatic label)", key="export_only_verified"
+    )
     go = st.form_submit_button("Prepare export", type="primary")
 
 if go:
@@ -38,17 +46,25 @@ if go:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / name
         try:
-            manifest = export_gold(study, out, fmt, require_majority=require_majority,
-                                   exclude_unclear=exclude_unclear,
-                                   exclude_all_different=exclude_all_different,
-                                   only_verified=only_verified,
-                                   min_ratings=int(min_ratings) or None, engine=_qa.engine())
+            manifest = export_gold(
+                study,
+                out,
+                fmt,
+                require_majority=require_majority,
+                exclude_unclear=exclude_unclear,
+                exclude_all_different=exclude_all_different,
+                only_verified=only_verified,
+                min_ratings=int(min_ratings) or None,
+                engine=_qa.engine(),
+            )
         except (UsageProblem, InputError) as exc:
             st.session_state.pop("export_result", None)
             st.error(str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines()))
         else:
             st.session_state["export_result"] = {
-                "study": study, "name": name, "data": out.read_bytes(),
+                "study": study,
+                "name": name,
+                "data": out.read_bytes(),
                 "manifest_name": manifest_path(out).name,
                 "manifest": manifest_path(out).read_bytes(),
             }
@@ -57,17 +73,29 @@ res = st.session_state.get("export_result")
 if res and res["study"] == study:
     manifest = json.loads(res["manifest"])
     c = manifest["counts"]
-    st.success(f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
-               f"SHA-256 {manifest['sha256'][:16]}…).")
+    st.success(
+        f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
+        f"SHA-256 {manifest['sha256'][:16]}…)."
+    )
     steps = manifest["filter_steps"]
     if steps:
-        st.table([{"filter": s["filter"], "before": s["before"], "after": s["after"]}
-                  for s in steps])
+        st.table(
+            [{"filter": s["filter"], "before": s["before"], "after": s["after"]} for s in steps]
+        )
     a, b = st.columns(2)
-    a.download_button(f"Download {res['name']}", res["data"], file_name=res["name"],
-                      key="export_download_file", type="primary")
-    b.download_button(f"Download {res['manifest_name']}", res["manifest"],
-                      file_name=res["manifest_name"], mime="application/json",
-                      key="export_download_manifest")
+    a.download_button(
+        f"Download {res['name']}",
+        res["data"],
+        file_name=res["name"],
+        key="export_download_file",
+        type="primary",
+    )
+    b.download_button(
+        f"Download {res['manifest_name']}",
+        res["manifest"],
+        file_name=res["manifest_name"],
+        mime="application/json",
+        key="export_download_manifest",
+    )
     with st.expander("Manifest"):
         st.json(manifest)

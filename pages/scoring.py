@@ -3,6 +3,7 @@ word embeddings, sentence-transformers models and lexical baselines, then evalua
 the papers' metrics and significance tests. Thin: every number comes from
 medsim_annot.services.scoring (the same functions as `medsim score` / `medsim evaluate`).
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -24,18 +25,26 @@ from medsim_annot.services import scoring  # noqa: E402
 from medsim_annot.services import studies as studies_svc  # noqa: E402
 
 KEY = "scoring_"
-LEXICAL = {"Normalised Levenshtein (rapidfuzz)": "levenshtein",
-           "Character n-gram TF-IDF cosine": "char-ngram"}
+LEXICAL = {
+    "Normalised Levenshtein (rapidfuzz)": "levenshtein",
+    "Character n-gram TF-IDF cosine": "char-ngram",
+}
 
 st.title("Embedding scoring")
-st.caption("Which representation of medical terms agrees best with the doctors — and is the "
-           "difference real? Pairs every selected method covers form the common subset; "
-           "significance is Bonferroni-corrected over all pairs of methods.")
+st.caption(
+    "Which representation of medical terms agrees best with the doctors — and is the "
+    "difference real? Pairs every selected method covers form the common subset; "
+    "significance is Bonferroni-corrected over all pairs of methods."
+)
 
 # ---------------------------------------------------------------- 1. pairs and gold
 st.subheader("1. Pairs and gold")
-source = st.radio("Pairs to score", ["Verified subset of a study", "Upload a pairs or gold file"],
-                  horizontal=True, key=KEY + "source")
+source = st.radio(
+    "Pairs to score",
+    ["Verified subset of a study", "Upload a pairs or gold file"],
+    horizontal=True,
+    key=KEY + "source",
+)
 pairs = gold_frame = None
 if source.startswith("Verified"):
     studies = [s["study"] for s in studies_svc.list_studies(engine=engine())]
@@ -47,24 +56,42 @@ if source.startswith("Verified"):
     has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
     binary = table.scale.level == "nominal"
     cols = st.columns(3)
-    only_verified = cols[0].checkbox("Only verified pairs (majority = automatic label)",
-                                     value=binary and has_auto, disabled=not (binary and has_auto),
-                                     key=KEY + "verified")
-    require_majority = cols[1].checkbox("Require a majority", value=binary, disabled=not binary,
-                                        key=KEY + "majority")
-    gold_choice = cols[2].radio("Gold", ["Doctors' verdict", "Automatic label"] if has_auto
-                                else ["Doctors' verdict"], key=KEY + "goldchoice")
-    kept, steps = gold_svc.apply_filters(table.table, only_verified=only_verified and binary and has_auto,
-                                         require_majority=require_majority and binary,
-                                         has_auto_label=has_auto)
-    st.write(f"{len(kept)} of {len(table.table)} pairs kept"
-             + "".join(f" · {s['filter']}: {s['before']} → {s['after']}" for s in steps))
+    only_verified = cols[0].checkbox(
+        "Only verified pairs (majority = automatic label)",
+        value=binary and has_auto,
+        disabled=not (binary and has_auto),
+        key=KEY + "verified",
+    )
+    require_majority = cols[1].checkbox(
+        "Require a majority", value=binary, disabled=not binary, key=KEY + "majority"
+    )
+    gold_choice = cols[2].radio(
+        "Gold",
+        ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
+        key=KEY + "goldchoice",
+    )
+    kept, steps = gold_svc.apply_filters(
+        table.table,
+        only_verified=only_verified and binary and has_auto,
+        require_majority=require_majority and binary,
+        has_auto_label=has_auto,
+    )
+    st.write(
+        f"{len(kept)} of {len(table.table)} pairs kept"
+        + "".join(f" · {s['filter']}: {s['before']} → {s['after']}" for s in steps)
+    )
     pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
-    gold_frame = kept if gold_choice == "Doctors' verdict" else \
-        kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
+    gold_frame = (
+        kept
+        if gold_choice == "Doctors' verdict"
+        else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
+    )
 else:
-    upload = st.file_uploader("Pairs file with auto_label, a gold export, or an EHR-Rel file",
-                              type=["csv", "tsv", "jsonl", "parquet"], key=KEY + "upload")
+    upload = st.file_uploader(
+        "Pairs file with auto_label, a gold export, or an EHR-Rel file",
+        type=["csv", "tsv", "jsonl", "parquet"],
+        key=KEY + "upload",
+    )
     if upload is None:
         st.stop()
     folder = Path(tempfile.mkdtemp(prefix="medsim-score-"))
@@ -78,8 +105,15 @@ else:
         scoring.gold_from_frame(gold_frame, file=upload.name)
     except InputError as exc:
         st.error(f"{upload.name} cannot be used:")
-        st.dataframe(pd.DataFrame([{"row": p.row, "column": p.column or "", "problem": p.message}
-                                   for p in exc.problems]), hide_index=True)
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"row": p.row, "column": p.column or "", "problem": p.message}
+                    for p in exc.problems
+                ]
+            ),
+            hide_index=True,
+        )
         st.stop()
 if pairs is None or not len(pairs):
     st.warning("No pairs to score with these filters.")
@@ -90,22 +124,36 @@ st.subheader("2. Representations and metrics")
 available = scoring.list_embeddings()
 folder = scoring.embeddings_dir()
 if folder is None:
-    st.caption("Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
-               "sentence-transformers model folders to offer them here.")
-chosen = st.multiselect("Embeddings" + (f" in {folder}" if folder else ""),
-                        list(available["name"]) if len(available) else [], key=KEY + "embeddings")
+    st.caption(
+        "Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
+        "sentence-transformers model folders to offer them here."
+    )
+chosen = st.multiselect(
+    "Embeddings" + (f" in {folder}" if folder else ""),
+    list(available["name"]) if len(available) else [],
+    key=KEY + "embeddings",
+)
 lexical = [v for k, v in LEXICAL.items() if st.checkbox(k, value=True, key=KEY + v)]
-word_metrics = st.multiselect("Word-embedding metrics", list(scoring.metrics_for("word2vec")),
-                              default=list(scoring.metrics_for("word2vec")), key=KEY + "metrics")
+word_metrics = st.multiselect(
+    "Word-embedding metrics",
+    list(scoring.metrics_for("word2vec")),
+    default=list(scoring.metrics_for("word2vec")),
+    key=KEY + "metrics",
+)
 
-if st.button("Score and evaluate", type="primary", key=KEY + "run",
-             disabled=not (chosen or lexical)):
+if st.button(
+    "Score and evaluate", type="primary", key=KEY + "run", disabled=not (chosen or lexical)
+):
     bar = st.progress(0.0, text="starting")
     frames: dict[str, pd.DataFrame] = {}
-    jobs = [(row["name"], row["path"], row["format"]) for _, row in available.iterrows()
-            if row["name"] in chosen] + [(m, None, m) for m in lexical]
+    jobs = [
+        (row["name"], row["path"], row["format"])
+        for _, row in available.iterrows()
+        if row["name"] in chosen
+    ] + [(m, None, m) for m in lexical]
     try:
         for i, (name, path, fmt) in enumerate(jobs):
+
             def progress(done, total, stage, _i=i, _name=name):
                 frac = (_i + done / max(total, 1)) / len(jobs)
                 bar.progress(min(frac, 1.0), text=f"{_name}: {stage} ({done}/{total})")
@@ -124,32 +172,59 @@ if st.button("Score and evaluate", type="primary", key=KEY + "run",
 if KEY + "result" in st.session_state:
     frames, result = st.session_state[KEY + "result"]
     st.subheader("3. Results")
-    st.write(f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
-             f"common subset {result.n_common} pairs · {result.n_comparisons} comparisons at "
-             f"α = {result.alpha} / {max(result.n_comparisons, 1)}")
+    st.write(
+        f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
+        f"common subset {result.n_common} pairs · {result.n_comparisons} comparisons at "
+        f"α = {result.alpha} / {max(result.n_comparisons, 1)}"
+    )
     methods = result.methods
     st.dataframe(methods, hide_index=True, use_container_width=True)
-    st.download_button("Download results (CSV)", methods.to_csv(index=False).encode(),
-                       "methods.csv", "text/csv", key=KEY + "dl_methods")
+    st.download_button(
+        "Download results (CSV)",
+        methods.to_csv(index=False).encode(),
+        "methods.csv",
+        "text/csv",
+        key=KEY + "dl_methods",
+    )
     if len(result.comparisons):
         with st.expander("Pairwise comparisons"):
             st.dataframe(result.comparisons, hide_index=True, use_container_width=True)
-            st.download_button("Download comparisons (CSV)",
-                               result.comparisons.to_csv(index=False).encode(), "comparisons.csv",
-                               "text/csv", key=KEY + "dl_comp")
+            st.download_button(
+                "Download comparisons (CSV)",
+                result.comparisons.to_csv(index=False).encode(),
+                "comparisons.csv",
+                "text/csv",
+                key=KEY + "dl_comp",
+            )
     if result.roc:
         fig = go.Figure()
         for name, curve in result.roc.items():
             fig.add_trace(go.Scatter(x=curve["fpr"], y=curve["tpr"], mode="lines", name=name))
-        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
-                                 line={"dash": "dot", "color": "grey"}))
-        fig.update_layout(title="ROC curves", xaxis_title="false positive rate",
-                          yaxis_title="true positive rate", height=450)
+        fig.add_trace(
+            go.Scatter(
+                x=[0, 1],
+                y=[0, 1],
+                mode="lines",
+                name="chance",
+                line={"dash": "dot", "color": "grey"},
+            )
+        )
+        fig.update_layout(
+            title="ROC curves",
+            xaxis_title="false positive rate",
+            yaxis_title="true positive rate",
+            height=450,
+        )
         st.plotly_chart(fig, use_container_width=True)
     method = st.selectbox("Worst errors of", list(methods["method"]), key=KEY + "errmethod")
     if method:
         errors = scoring.pair_errors(frames, gold_frame, method, result)
         st.dataframe(errors, hide_index=True, use_container_width=True)
     for name, frame in frames.items():
-        st.download_button(f"Download scores: {name}", frame.to_csv(index=False).encode(),
-                           f"scores-{name}.csv", "text/csv", key=KEY + "dl_" + name)
+        st.download_button(
+            f"Download scores: {name}",
+            frame.to_csv(index=False).encode(),
+            f"scores-{name}.csv",
+            "text/csv",
+            key=KEY + "dl_" + name,
+        )

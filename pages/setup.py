@@ -1,5 +1,6 @@
 """Study setup (admin): create a study from a pairs file with a sampling and assignment
 design, and manage annotators and their access codes."""
+
 from __future__ import annotations
 
 import random
@@ -46,12 +47,16 @@ def _local_pair_files() -> list[Path]:
     root = Path("data")
     if not root.is_dir():
         return []
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in PAIR_SUFFIXES and p.is_file())[:200]
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in PAIR_SUFFIXES and p.is_file())[
+        :200
+    ]
 
 
 def _show_problems(exc: InputError) -> None:
-    st.error(f"{exc.file or 'The file'}: {len(exc.problems)} problem(s) — nothing was created. "
-             "Fix the file and upload it again.")
+    st.error(
+        f"{exc.file or 'The file'}: {len(exc.problems)} problem(s) — nothing was created. "
+        "Fix the file and upload it again."
+    )
     st.dataframe(_ui.problems_frame(exc), hide_index=True, key="setup_problems")
 
 
@@ -68,18 +73,27 @@ with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
 st.header("New study")
 name = st.text_input("Study name", key="setup_name")
 
-source = st.radio("Pairs file", ["Upload", "Choose a file in data/"], horizontal=True,
-                  key="setup_source")
+source = st.radio(
+    "Pairs file", ["Upload", "Choose a file in data/"], horizontal=True, key="setup_source"
+)
 pairs_path: Path | None = None
 if source == "Upload":
-    up = st.file_uploader("Pairs file (CSV, TSV, JSONL or Parquet)", key="setup_upload",
-                          type=[s.lstrip(".") for s in PAIR_SUFFIXES])
+    up = st.file_uploader(
+        "Pairs file (CSV, TSV, JSONL or Parquet)",
+        key="setup_upload",
+        type=[s.lstrip(".") for s in PAIR_SUFFIXES],
+    )
     if up is not None:
         pairs_path = _saved_upload(up)
 else:
     files = _local_pair_files()
-    choice = st.selectbox("File", [str(p) for p in files], key="setup_file", index=None,
-                          placeholder="no pairs files under data/" if not files else "choose…")
+    choice = st.selectbox(
+        "File",
+        [str(p) for p in files],
+        key="setup_file",
+        index=None,
+        placeholder="no pairs files under data/" if not files else "choose…",
+    )
     pairs_path = Path(choice) if choice else None
 
 pairs = None
@@ -96,8 +110,9 @@ if pairs_path is not None:
         st.success(f"{pairs_path.name}: {len(pairs)} valid pairs.")
 
 scale_names = list(BUILT_IN)
-scale_choice = st.selectbox("Scale", [*scale_names, "Custom scale file (YAML/JSON)"],
-                            key="setup_scale")
+scale_choice = st.selectbox(
+    "Scale", [*scale_names, "Custom scale file (YAML/JSON)"], key="setup_scale"
+)
 scale = None
 if scale_choice in BUILT_IN:
     scale = load_scale(scale_choice)
@@ -109,19 +124,26 @@ else:
         except InputError as exc:
             _show_problems(exc.with_file(up_scale.name))
 if scale is not None:
-    st.caption(" · ".join(f"`{o.key}` {o.label}" for o in scale.options)
-               + (" · `u` unclear meaning" if scale.unclear_flag else ""))
+    st.caption(
+        " · ".join(f"`{o.key}` {o.label}" for o in scale.options)
+        + (" · `u` unclear meaning" if scale.unclear_flag else "")
+    )
     guide_key = f"setup_guideline_{scale.name}"
-    guideline = st.text_area("Guideline shown to annotators (markdown)", value=scale.guideline,
-                             height=220, key=guide_key)
+    guideline = st.text_area(
+        "Guideline shown to annotators (markdown)", value=scale.guideline, height=220, key=guide_key
+    )
     with st.expander("Preview the guideline"):
         st.markdown(guideline)
 else:
     guideline = None
 
 st.subheader("Sampling")
-sampling = st.radio("Pairs to rate", ["All pairs", "Stratified sample per group"],
-                    horizontal=True, key="setup_sampling")
+sampling = st.radio(
+    "Pairs to rate",
+    ["All pairs", "Stratified sample per group"],
+    horizontal=True,
+    key="setup_sampling",
+)
 if "setup_seed" not in st.session_state:
     st.session_state["setup_seed"] = random.SystemRandom().randrange(1, 10**6)
 sample = None
@@ -131,38 +153,67 @@ if sampling != "All pairs":
     c1, c2 = st.columns(2)
     p = c1.number_input("Positives per group (auto_label 1)", 0, 100000, 30, key="setup_pos")
     n = c2.number_input("Negatives per group (auto_label 0)", 0, 100000, 30, key="setup_neg")
-    candidates = [c for c in (pairs.columns if pairs is not None else C.GROUP_COLUMNS)
-                  if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.CONCEPT_ID_1,
-                               C.CONCEPT_ID_2)]
+    candidates = [
+        c
+        for c in (pairs.columns if pairs is not None else C.GROUP_COLUMNS)
+        if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.CONCEPT_ID_1, C.CONCEPT_ID_2)
+    ]
     default = [c for c in C.GROUP_COLUMNS if c in candidates]
     group_by = st.multiselect("Group columns", candidates, default=default, key="setup_group_by")
-    allow_fewer = st.checkbox("If a group has too few pairs, take all it has (with a warning)",
-                              key="setup_allow_fewer")
+    allow_fewer = st.checkbox(
+        "If a group has too few pairs, take all it has (with a warning)", key="setup_allow_fewer"
+    )
     sample = (int(p), int(n))
-seed = st.number_input("Seed (stored with the study; the same seed gives the same sample, "
-                       "design and order)", 0, 2**31 - 1, key="setup_seed")
+seed = st.number_input(
+    "Seed (stored with the study; the same seed gives the same sample, design and order)",
+    0,
+    2**31 - 1,
+    key="setup_seed",
+)
 
 st.subheader("Assignment design")
-design = st.radio("Who rates what", ["Every annotator rates every pair",
-                                     "Each pair rated by k of the n annotators (balanced)"],
-                  key="setup_design")
+design = st.radio(
+    "Who rates what",
+    ["Every annotator rates every pair", "Each pair rated by k of the n annotators (balanced)"],
+    key="setup_design",
+)
 per_item = None
 if design.startswith("Each"):
     per_item = int(st.number_input("k (annotators per pair)", 1, 100, 3, key="setup_k"))
 c1, c2 = st.columns(2)
-calibration = int(c1.number_input("Calibration set: pairs every annotator rates", 0, 100000, 0,
-                                  key="setup_calibration"))
-duplicates = float(c2.slider("Share of each queue shown again (swapped, later)", 0.0, 0.5, 0.0,
-                             0.01, key="setup_duplicates"))
+calibration = int(
+    c1.number_input(
+        "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
+    )
+)
+duplicates = float(
+    c2.slider(
+        "Share of each queue shown again (swapped, later)",
+        0.0,
+        0.5,
+        0.0,
+        0.01,
+        key="setup_duplicates",
+    )
+)
 
 st.subheader("Annotators")
-names_text = st.text_area("One name per line (pseudonyms are fine)", key="setup_annotators",
-                          placeholder="doctor_a\ndoctor_b\ndoctor_c")
+names_text = st.text_area(
+    "One name per line (pseudonyms are fine)",
+    key="setup_annotators",
+    placeholder="doctor_a\ndoctor_b\ndoctor_c",
+)
 names = [x.strip() for x in names_text.splitlines() if x.strip()]
 
-options = DesignOptions(sample_per_group=sample, group_by=group_by, allow_fewer=allow_fewer,
-                        per_item=per_item, calibration=calibration, duplicates=duplicates,
-                        seed=int(seed))
+options = DesignOptions(
+    sample_per_group=sample,
+    group_by=group_by,
+    allow_fewer=allow_fewer,
+    per_item=per_item,
+    calibration=calibration,
+    duplicates=duplicates,
+    seed=int(seed),
+)
 ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
 if pairs is not None and names:
     try:
@@ -183,8 +234,16 @@ if pairs is not None and names:
 
 if st.button("Create study", type="primary", disabled=not ready, key="setup_create"):
     try:
-        out = create_designed_study(name, pairs, scale, names, options, guideline=guideline,
-                                    file=pairs_path.name, engine=eng)
+        out = create_designed_study(
+            name,
+            pairs,
+            scale,
+            names,
+            options,
+            guideline=guideline,
+            file=pairs_path.name,
+            engine=eng,
+        )
     except InputError as exc:
         _show_problems(exc)
     except UsageProblem as exc:
@@ -196,8 +255,10 @@ if st.button("Create study", type="primary", disabled=not ready, key="setup_crea
 if new := st.session_state.get("setup_new_codes"):
     study_name, codes = new
     with st.container(key="setup_created"):
-        st.success(f"Study '{study_name}' created. Give each annotator their access code now: "
-                   "codes are shown only once (you can issue new ones below).")
+        st.success(
+            f"Study '{study_name}' created. Give each annotator their access code now: "
+            "codes are shown only once (you can issue new ones below)."
+        )
         st.code("\n".join(f"{c['name']}: {c['access_code']}" for c in codes), language=None)
 
 # ----------------------------------------------------------------------------- annotators
@@ -205,8 +266,9 @@ st.header("Annotators and access codes")
 if not studies:
     st.caption("Create a study first.")
     st.stop()
-study = st.selectbox("Study", [s["study"] for s in S.list_studies(engine=eng)],
-                     key="setup_manage_study")
+study = st.selectbox(
+    "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
+)
 st.dataframe(S.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
 people = S.annotators(study, engine=eng)["annotator"].tolist()
 tab_add, tab_rename, tab_code, tab_revoke = st.tabs(["Add", "Rename", "Issue code", "Revoke"])
@@ -238,8 +300,13 @@ with tab_revoke:
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
         S.revoke_code(study, who_r, engine=eng)
         st.session_state[result_key] = f"Revoked the access code of {who_r}."
-if any(st.session_state.get(k) for k in ("setup_add", "setup_rename", "setup_issue",
-                                         "setup_revoke")) and result_key in st.session_state:
+if (
+    any(
+        st.session_state.get(k)
+        for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke")
+    )
+    and result_key in st.session_state
+):
     st.rerun()  # show the updated table with the message
 if msg := st.session_state.get(result_key):
     (st.error if msg.startswith("error:") else st.success)(msg)

@@ -1,4 +1,5 @@
 """Shared fixtures: ../shared data, a temporary database, the CLI runner, hypothesis profiles."""
+
 from __future__ import annotations
 
 import os
@@ -12,10 +13,12 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEDSIM_SHARED_DIR", ROOT.parent / "shared"))
 
-settings.register_profile("ci", max_examples=100, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("fast", max_examples=15, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "fast", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -34,8 +37,11 @@ def need(condition: bool, reason: str, flag: str) -> None:
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    need((SHARED / "data" / "ehr-rel" / "EHR-RelA.tsv").exists(),
-         f"../shared not found at {SHARED}", "MEDSIM_REQUIRE_SHARED")
+    need(
+        (SHARED / "data" / "ehr-rel" / "EHR-RelA.tsv").exists(),
+        f"../shared not found at {SHARED}",
+        "MEDSIM_REQUIRE_SHARED",
+    )
     return SHARED
 
 
@@ -71,11 +77,15 @@ def backend_url(request, tmp_path, monkeypatch) -> str:
         dispose_all()
         return
     base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
-    need(bool(base), "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
-         "MEDSIM_REQUIRE_POSTGRES")
+    need(
+        bool(base),
+        "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
+        "MEDSIM_REQUIRE_POSTGRES",
+    )
     name = "medsim_t_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1),
-                             isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(
+        base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
+    )
     with admin.connect() as conn:
         conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
     url = base.rsplit("/", 1)[0] + "/" + name

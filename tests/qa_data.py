@@ -1,4 +1,5 @@
 """Small studies for the gold-export and dashboard tests (built through the public services)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,8 +40,9 @@ def make_tiny(folder: Path, name: str = "tiny", engine=None) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny_pairs.csv").write_text(TINY_PAIRS, encoding="utf-8")
     (folder / "tiny_ratings.csv").write_text(TINY_RATINGS, encoding="utf-8")
-    svc.import_ratings(folder / "tiny_ratings.csv", folder / "tiny_pairs.csv", "binary", name,
-                       engine=engine)
+    svc.import_ratings(
+        folder / "tiny_ratings.csv", folder / "tiny_pairs.csv", "binary", name, engine=engine
+    )
     return name
 
 
@@ -59,6 +61,7 @@ def make_quality(folder: Path, name: str = "quality", engine=None) -> str:
         lines.append(f"q{i:02d},lazy,same,{t}")
         lines.append(f"q{i:02d},unsure,{'dont_know' if i % 2 == 0 else truth},{t}")
     (folder / "q_ratings.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    svc.import_ratings(folder / "q_ratings.csv", folder / "q_pairs.csv", "binary", name,
-                       engine=engine)
+    svc.import_ratings(
+        folder / "q_ratings.csv", folder / "q_pairs.csv", "binary", name, engine=engine
+    )
     return name

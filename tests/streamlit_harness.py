@@ -1,5 +1,6 @@
 """One harness for tests that start the app: a `streamlit run app.py` server on a free
 loopback port with its own environment, and Debian's chromium driven by Playwright."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,8 +16,15 @@ import pytest
 from tests.conftest import ROOT, need
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -31,10 +39,28 @@ def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
     port = free_port()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.time() + timeout
@@ -58,8 +84,11 @@ def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
 
 
 def require_chromium() -> None:
-    need(CHROMIUM.exists(), f"{CHROMIUM} not found (apt-get install chromium)",
-         "MEDSIM_REQUIRE_BROWSER")
+    need(
+        CHROMIUM.exists(),
+        f"{CHROMIUM} not found (apt-get install chromium)",
+        "MEDSIM_REQUIRE_BROWSER",
+    )
 
 
 @contextlib.contextmanager
@@ -68,8 +97,9 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                    args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
         try:
             yield browser
         finally:

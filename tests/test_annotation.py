@@ -1,4 +1,5 @@
 """Annotation services: queue state, blinded pair view, append-only idempotent saves."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,13 +25,19 @@ def dburl(backend_url):
 
 
 def _pairs(n: int) -> pd.DataFrame:
-    df = pd.DataFrame({"pair_id": [f"pid{i:03d}" for i in range(n)],
-                       "term_1": [f"alpha {i}" for i in range(n)],
-                       "term_2": [f"beta {i}" for i in range(n)],
-                       "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
-                       "dataset": [SECRET] * n, "difficulty": ["hard"] * n,
-                       "negative_strategy": ["levenshtein"] * n,
-                       "concept_id_1": ["C0000001"] * n, "concept_id_2": ["C0000002"] * n})
+    df = pd.DataFrame(
+        {
+            "pair_id": [f"pid{i:03d}" for i in range(n)],
+            "term_1": [f"alpha {i}" for i in range(n)],
+            "term_2": [f"beta {i}" for i in range(n)],
+            "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
+            "dataset": [SECRET] * n,
+            "difficulty": ["hard"] * n,
+            "negative_strategy": ["levenshtein"] * n,
+            "concept_id_1": ["C0000001"] * n,
+            "concept_id_2": ["C0000002"] * n,
+        }
+    )
     return df
 
 
@@ -38,7 +45,9 @@ def _pairs(n: int) -> pd.DataFrame:
 def study(dburl):
     dispose_all()
     res = create_study("s1", _pairs(12), BINARY, ["ann", "bob"])
-    ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]}
+    ids = {
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+    }
     yield ids
     dispose_all()
 
@@ -59,8 +68,18 @@ def test_get_pair_is_blind(study):
     A.submit_rating(study["bob"], 0, "not_same", comment="bob's note")
     view = A.get_pair(a, 0)
     fields = {f.name for f in dataclasses.fields(view)}
-    assert fields == {"position", "total", "done", "term_1", "term_2", "scale", "guideline",
-                      "rating", "unclear", "comment"}
+    assert fields == {
+        "position",
+        "total",
+        "done",
+        "term_1",
+        "term_2",
+        "scale",
+        "guideline",
+        "rating",
+        "unclear",
+        "comment",
+    }
     text = repr(view)
     for secret in (SECRET, "levenshtein", "hard", "C0000001", "pid000", "auto_label", "bob"):
         assert secret not in text
@@ -70,7 +89,9 @@ def test_get_pair_is_blind(study):
 
 def test_swapped_slot_shows_terms_swapped(dburl):
     dispose_all()
-    res = create_study("s2", _pairs(3), BINARY, queues={"x": [Slot(0), Slot(2), Slot(0, "duplicate", True)]})
+    res = create_study(
+        "s2", _pairs(3), BINARY, queues={"x": [Slot(0), Slot(2), Slot(0, "duplicate", True)]}
+    )
     a = authenticate_annotator(res["annotators"][0]["access_code"]).annotator_id
     assert (A.get_pair(a, 2).term_1, A.get_pair(a, 2).term_2) == ("beta 0", "alpha 0")
     assert A.get_pair(a, 1).term_1 == "alpha 2"
@@ -80,7 +101,7 @@ def test_swapped_slot_shows_terms_swapped(dburl):
 def test_submit_is_idempotent_and_keeps_history(study):
     a = study["ann"]
     r1 = A.submit_rating(a, 0, "same", elapsed_ms=1234)
-    r2 = A.submit_rating(a, 0, "same")            # double press
+    r2 = A.submit_rating(a, 0, "same")  # double press
     assert r1.saved and not r2.saved
     assert r1.next_position == 1 and A.queue_state(a).done == 1
     A.submit_rating(a, 0, "not_same", comment="changed my mind")
@@ -88,7 +109,9 @@ def test_submit_is_idempotent_and_keeps_history(study):
     assert len(hist) == 2
     assert hist["elapsed_ms"].iloc[0] == 1234
     out = export_ratings("s1")
-    assert out.loc[(out.annotator == "ann") & (out.pair_id == "pid000"), "rating"].tolist() == ["not_same"]
+    assert out.loc[(out.annotator == "ann") & (out.pair_id == "pid000"), "rating"].tolist() == [
+        "not_same"
+    ]
     assert A.get_pair(a, 0).rating == "not_same"
     assert A.get_pair(a, 0).comment == "changed my mind"
 

@@ -4,6 +4,7 @@
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1 (CI), which makes
 a missing browser a failure.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,15 @@ from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, s
 
 ADMIN_PASSWORD = "browser-test-admin-pw"
 # Distinctive strings that must never reach an annotator's browser.
-SECRETS = ["QQXDATASETALPHAQQ", "QQXDATASETBETAQQ", "QQXCONCEPTQQ", "QQXPAIRIDQQ", "auto_label",
-           "levenshtein", "negative_strategy"]
+SECRETS = [
+    "QQXDATASETALPHAQQ",
+    "QQXDATASETBETAQQ",
+    "QQXCONCEPTQQ",
+    "QQXPAIRIDQQ",
+    "auto_label",
+    "levenshtein",
+    "negative_strategy",
+]
 N_PAIRS = 14
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -28,17 +36,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 def _pairs_frame() -> pd.DataFrame:
     n = N_PAIRS
-    return pd.DataFrame({
-        "pair_id": [f"QQXPAIRIDQQ{i:02d}" for i in range(n)],
-        "term_1": [f"myocardial infarction {i}" for i in range(n)],
-        "term_2": [f"heart attack {i}" for i in range(n)],
-        "auto_label": [str(i % 2) for i in range(n)],
-        "dataset": ["QQXDATASETALPHAQQ" if i < n // 2 else "QQXDATASETBETAQQ" for i in range(n)],
-        "difficulty": ["hard"] * n,
-        "negative_strategy": ["levenshtein"] * n,
-        "concept_id_1": [f"QQXCONCEPTQQ{i}" for i in range(n)],
-        "concept_id_2": [f"QQXCONCEPTQQ{i + 100}" for i in range(n)],
-    })
+    return pd.DataFrame(
+        {
+            "pair_id": [f"QQXPAIRIDQQ{i:02d}" for i in range(n)],
+            "term_1": [f"myocardial infarction {i}" for i in range(n)],
+            "term_2": [f"heart attack {i}" for i in range(n)],
+            "auto_label": [str(i % 2) for i in range(n)],
+            "dataset": [
+                "QQXDATASETALPHAQQ" if i < n // 2 else "QQXDATASETBETAQQ" for i in range(n)
+            ],
+            "difficulty": ["hard"] * n,
+            "negative_strategy": ["levenshtein"] * n,
+            "concept_id_1": [f"QQXCONCEPTQQ{i}" for i in range(n)],
+            "concept_id_2": [f"QQXCONCEPTQQ{i + 100}" for i in range(n)],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +58,12 @@ def server(tmp_path_factory):
     require_chromium()
     tmp = tmp_path_factory.mktemp("browser")
     url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
     pairs_file = tmp / "pairs.csv"
     _pairs_frame().to_csv(pairs_file, index=False)
     with streamlit_server(env, tmp / "streamlit.log") as base:
@@ -65,8 +81,9 @@ def _position(page) -> int:
 
 
 def _wait_position(page, pos: int) -> None:
-    page.wait_for_selector(f'[data-testid="medsim-ready"][data-position="{pos}"]', state="attached",
-                           timeout=20000)
+    page.wait_for_selector(
+        f'[data-testid="medsim-ready"][data-position="{pos}"]', state="attached", timeout=20000
+    )
 
 
 def _sign_in_annotator(page, base: str, code: str) -> None:
@@ -90,9 +107,12 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     admin.get_by_label("One name per line").fill("doc_a\ndoc_b")
     admin.get_by_label("One name per line").press("Tab")
     create = admin.get_by_role("button", name="Create study")
-    admin.wait_for_function("() => { const b = [...document.querySelectorAll('button')]"
-                            ".find(x => x.innerText.includes('Create study'));"
-                            " return b && !b.disabled; }", timeout=20000)
+    admin.wait_for_function(
+        "() => { const b = [...document.querySelectorAll('button')]"
+        ".find(x => x.innerText.includes('Create study'));"
+        " return b && !b.disabled; }",
+        timeout=20000,
+    )
     create.click()
     admin.locator(".st-key-setup_created").wait_for(timeout=20000)
     codes_text = admin.locator(".st-key-setup_created code").inner_text()
@@ -127,15 +147,32 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     out = server["tmp"] / "export.csv"
     commands = ROOT / "medsim_annot" / "commands" / "study.py"
     if commands.exists():
-        r = subprocess.run([sys.executable, "-m", "medsim_annot", "study", "export",
-                            "browser-study", "--out", str(out)], cwd=ROOT, env=server["env"],
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "medsim_annot",
+                "study",
+                "export",
+                "browser-study",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            env=server["env"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
     else:  # the CLI module is not merged yet: the service the command calls
-        code = ("from medsim_annot.services.studies import export_ratings; "
-                f"export_ratings('browser-study', {str(out)!r})")
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=server["env"], check=True,
-                       timeout=120)
+        code = (
+            "from medsim_annot.services.studies import export_ratings; "
+            f"export_ratings('browser-study', {str(out)!r})"
+        )
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=server["env"], check=True, timeout=120
+        )
     exported = pd.read_csv(out, dtype=str, keep_default_na=False)
     mine = exported[exported["annotator"] == "doc_a"]
     assert len(mine) == 10
@@ -153,19 +190,32 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
 
 def test_annotator_is_blind_and_cannot_open_admin_pages(server, browser):
     env = server["env"]
-    code = ("import pandas as pd, json; from data_schemas.scales import RELATEDNESS_0_3;"
-            "from medsim_annot.services.studies import create_study, load_pairs;"
-            f"p = load_pairs({str(server['pairs'])!r});"
-            "r = create_study('blind-study', p, RELATEDNESS_0_3, ['viewer']);"
-            "print(r['annotators'][0]['access_code'])")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=120, check=True)
+    code = (
+        "import pandas as pd, json; from data_schemas.scales import RELATEDNESS_0_3;"
+        "from medsim_annot.services.studies import create_study, load_pairs;"
+        f"p = load_pairs({str(server['pairs'])!r});"
+        "r = create_study('blind-study', p, RELATEDNESS_0_3, ['viewer']);"
+        "print(r['annotators'][0]['access_code'])"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     access = r.stdout.strip().splitlines()[-1]
 
     page = browser.new_context().new_page()
     frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on(
-        "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())
+        ),
+    )
     _sign_in_annotator(page, server["base"], access)
     seen_html = [page.content()]
     for key in ["0", "3", "2"]:

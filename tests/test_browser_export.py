@@ -6,6 +6,7 @@ Playwright drives Debian's chromium (launch arguments and server fixture as in
 tests/test_browser_annotate.py). Skipped when /usr/bin/chromium is missing, unless
 MEDSIM_REQUIRE_BROWSER=1 (CI), which makes a missing browser a failure.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,10 +29,20 @@ def server(tmp_path_factory):
     require_chromium()
     tmp = tmp_path_factory.mktemp("browser_export")
     url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
-           "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "medsim_annot", "demo"], cwd=ROOT, env=env,
-                   check=True, capture_output=True, timeout=180)
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    subprocess.run(
+        [sys.executable, "-m", "medsim_annot", "demo"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
     with streamlit_server(env, tmp / "streamlit.log") as base:
         yield {"base": base, "url": url, "tmp": tmp, "env": env}
 
@@ -65,9 +76,24 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     dl.value.save_as(browser_manifest)
 
     cli_file = tmp / "gold-demo-binary.csv"
-    r = subprocess.run([sys.executable, "-m", "medsim_annot", "export", "gold", "demo-binary",
-                        "--out", str(cli_file), "--require-majority"], cwd=ROOT,
-                       env=server["env"], capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medsim_annot",
+            "export",
+            "gold",
+            "demo-binary",
+            "--out",
+            str(cli_file),
+            "--require-majority",
+        ],
+        cwd=ROOT,
+        env=server["env"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr
     assert browser_file.read_bytes() == cli_file.read_bytes()
     ours = json.loads(browser_manifest.read_text(encoding="utf-8"))
@@ -88,6 +114,8 @@ def test_admin_sees_the_dashboard(server, browser):
     page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)
     charts = page.get_by_test_id("stPlotlyChart")
     charts.first.wait_for(timeout=60000)
-    page.wait_for_function("() => document.querySelectorAll("
-                           "'[data-testid=\"stPlotlyChart\"]').length >= 4", timeout=60000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 4",
+        timeout=60000,
+    )
     assert page.get_by_test_id("stException").count() == 0

@@ -1,4 +1,5 @@
 """``medsim study create`` design options and the annotator commands."""
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,17 @@ def _pairs_file(tmp_path, per_group=4):
         for diff in ("easy", "hard"):
             for label in (0, 1):
                 for i in range(per_group):
-                    rows.append({"pair_id": f"{ds}{diff}{label}{i}", "term_1": f"x{ds}{diff}{label}{i}",
-                                 "term_2": f"y{i}", "auto_label": label, "dataset": ds,
-                                 "difficulty": diff, "negative_strategy": "random"})
+                    rows.append(
+                        {
+                            "pair_id": f"{ds}{diff}{label}{i}",
+                            "term_1": f"x{ds}{diff}{label}{i}",
+                            "term_2": f"y{i}",
+                            "auto_label": label,
+                            "dataset": ds,
+                            "difficulty": diff,
+                            "negative_strategy": "random",
+                        }
+                    )
     path = tmp_path / "pairs.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
@@ -26,9 +35,28 @@ def _pairs_file(tmp_path, per_group=4):
 
 def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path):
     path = _pairs_file(tmp_path)
-    r = cli("study", "create", "d1", "--pairs", path, "--annotators", "a,b,c,d,e",
-            "--sample-per-group", "2,3", "--group-by", "dataset,difficulty", "--seed", "5",
-            "--per-item", "3", "--calibration", "2", "--duplicates", "0.1", "--json")
+    r = cli(
+        "study",
+        "create",
+        "d1",
+        "--pairs",
+        path,
+        "--annotators",
+        "a,b,c,d,e",
+        "--sample-per-group",
+        "2,3",
+        "--group-by",
+        "dataset,difficulty",
+        "--seed",
+        "5",
+        "--per-item",
+        "3",
+        "--calibration",
+        "2",
+        "--duplicates",
+        "0.1",
+        "--json",
+    )
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["items"] == 4 * 5
@@ -41,21 +69,41 @@ def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path)
     # 2 calibration + 18 * 3 / 5 main (10 or 11) + 10% duplicates
     assert table["total"].between(12, 15).all()
     # Same seed, same design.
-    r2 = cli("study", "create", "d2", "--pairs", path, "--annotators", "a,b,c,d,e",
-             "--sample-per-group", "2,3", "--group-by", "dataset,difficulty", "--seed", "5",
-             "--per-item", "3", "--calibration", "2", "--duplicates", "0.1")
+    r2 = cli(
+        "study",
+        "create",
+        "d2",
+        "--pairs",
+        path,
+        "--annotators",
+        "a,b,c,d,e",
+        "--sample-per-group",
+        "2,3",
+        "--group-by",
+        "dataset,difficulty",
+        "--seed",
+        "5",
+        "--per-item",
+        "3",
+        "--calibration",
+        "2",
+        "--duplicates",
+        "0.1",
+    )
     assert r2.exit_code == 0 and "seed 5" in r2.stdout
     assert svc.annotators("d2")["total"].tolist() == table["total"].tolist()
 
 
 def test_create_short_group_fails_and_writes_nothing(db_url, cli, tmp_path):
     path = _pairs_file(tmp_path, per_group=2)
-    r = cli("study", "create", "d3", "--pairs", path, "--annotators", "a",
-            "--sample-per-group", "3,3")
+    r = cli(
+        "study", "create", "d3", "--pairs", path, "--annotators", "a", "--sample-per-group", "3,3"
+    )
     assert r.exit_code == 2 and "wanted" in r.stderr
     assert svc.list_studies() == []
-    r = cli("study", "create", "d3", "--pairs", path, "--annotators", "a",
-            "--sample-per-group", "x")
+    r = cli(
+        "study", "create", "d3", "--pairs", path, "--annotators", "a", "--sample-per-group", "x"
+    )
     assert r.exit_code == 2 and "P,N" in r.stderr
 
 

@@ -1,9 +1,9 @@
 """The CLI forms users' scripts rely on: create -> export round trip, imports, demo, errors."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
 
 from data_schemas import columns as C
 from medsim_annot.io import read_table
@@ -14,8 +14,18 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "data_schemas" / "examples"
 
 
 def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
-    r = cli("study", "create", "audit-1", "--pairs", EXAMPLES / "pairs.csv", "--scale", "binary",
-            "--annotators", "dr_a,dr_b,dr_c", "--json")
+    r = cli(
+        "study",
+        "create",
+        "audit-1",
+        "--pairs",
+        EXAMPLES / "pairs.csv",
+        "--scale",
+        "binary",
+        "--annotators",
+        "dr_a,dr_b,dr_c",
+        "--json",
+    )
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"study", "items", "annotators"}
@@ -29,21 +39,44 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
 
     info = svc.get_study("audit-1")
     with session_scope() as s:
-        slots = s.execute(select(Assignment.id, Assignment.item_id, Assignment.annotator_id)
-                          .join(Annotator, Annotator.id == Assignment.annotator_id)
-                          .where(Annotator.name == "dr_a").order_by(Assignment.position)).all()
+        slots = s.execute(
+            select(Assignment.id, Assignment.item_id, Assignment.annotator_id)
+            .join(Annotator, Annotator.id == Assignment.annotator_id)
+            .where(Annotator.name == "dr_a")
+            .order_by(Assignment.position)
+        ).all()
         for (sid, iid, aid), value in zip(slots, ["same", "not_same", "dont_know"]):
-            s.add(Rating(study_id=info.id, annotator_id=aid, item_id=iid, assignment_id=sid, value=value))
+            s.add(
+                Rating(
+                    study_id=info.id, annotator_id=aid, item_id=iid, assignment_id=sid, value=value
+                )
+            )
     dest = tmp_path / "ratings.csv"
     r = cli("study", "export", "audit-1", "--out", dest)
     assert r.exit_code == 0, r.stderr
     back = read_table(dest)
-    assert list(back.columns) == [C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR]
+    assert list(back.columns) == [
+        C.PAIR_ID,
+        C.ANNOTATOR,
+        C.RATING,
+        C.RATED_AT,
+        C.COMMENT,
+        C.UNCLEAR,
+    ]
     assert list(back[C.RATING]) == ["same", "not_same", "dont_know"]
     assert all(t.endswith("Z") for t in back[C.RATED_AT])
     # The export is a valid ratings file: it imports as a completed study.
-    r = cli("import", "ratings", dest, "--pairs", EXAMPLES / "pairs.csv", "--scale", "binary",
-            "--study", "audit-1-copy")
+    r = cli(
+        "import",
+        "ratings",
+        dest,
+        "--pairs",
+        EXAMPLES / "pairs.csv",
+        "--scale",
+        "binary",
+        "--study",
+        "audit-1-copy",
+    )
     assert r.exit_code == 0, r.stderr
     again = svc.export_ratings("audit-1-copy")
     assert list(again[C.RATING]) == list(back[C.RATING])
@@ -104,8 +137,12 @@ def test_entry_point_exit_code_2(db_url, tmp_path, python):
 
     bad = tmp_path / "bad.csv"
     bad.write_text("term_1\nfever\n")
-    proc = subprocess.run([python, "-m", "medsim_annot", "study", "create", "x", "--pairs", str(bad)],
-                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [python, "-m", "medsim_annot", "study", "create", "x", "--pairs", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {bad}, column 'term_2': required column is missing"
     assert proc.stdout == ""

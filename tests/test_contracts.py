@@ -1,4 +1,5 @@
 """Contracts: valid and invalid examples, reader round trips, the malformed-input corpus."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from data_schemas import (BINARY, RELATEDNESS_0_3, InputError, is_ehr_rel, load_scale,
-                          split_ehr_rel, to_ratings_frame, validate_pairs, validate_ratings)
+from data_schemas import (
+    BINARY,
+    RELATEDNESS_0_3,
+    InputError,
+    is_ehr_rel,
+    load_scale,
+    split_ehr_rel,
+    to_ratings_frame,
+    validate_pairs,
+    validate_ratings,
+)
 from data_schemas import columns as C
 from medsim_annot.io import read_table, write_table
 
@@ -81,21 +91,34 @@ def test_writer_is_byte_identical(tmp_path, ext):
 
 
 def test_formula_escape_in_csv(tmp_path):
-    frame = pd.DataFrame({"term_1": ["=cmd|' /C calc'!A0", "+1", "-x", "@SUM(1)", "fever"],
-                          "n": [1, 2, 3, 4, -5]})
+    frame = pd.DataFrame(
+        {"term_1": ["=cmd|' /C calc'!A0", "+1", "-x", "@SUM(1)", "fever"], "n": [1, 2, 3, 4, -5]}
+    )
     write_table(frame, tmp_path / "x.csv", escape_formulas=True)
     text = (tmp_path / "x.csv").read_text()
     assert "'=cmd" in text and "'+1" in text and "'-x" in text and "'@SUM" in text
     assert ",-5" in text  # numbers are data, not formulas
 
 
-@given(st.lists(st.tuples(st.text(min_size=1, max_size=20).filter(lambda s: s.strip() and "\x00" not in s),
-                          st.text(min_size=1, max_size=20).filter(lambda s: s.strip() and "\x00" not in s)),
-                min_size=1, max_size=15))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=20).filter(lambda s: s.strip() and "\x00" not in s),
+            st.text(min_size=1, max_size=20).filter(lambda s: s.strip() and "\x00" not in s),
+        ),
+        min_size=1,
+        max_size=15,
+    )
+)
 def test_round_trip_keeps_any_terms(tmp_path_factory, rows):
     tmp = tmp_path_factory.mktemp("rt")
-    frame = pd.DataFrame({C.PAIR_ID: [f"p{i}" for i in range(len(rows))],
-                          C.TERM_1: [a for a, _ in rows], C.TERM_2: [b for _, b in rows]})
+    frame = pd.DataFrame(
+        {
+            C.PAIR_ID: [f"p{i}" for i in range(len(rows))],
+            C.TERM_1: [a for a, _ in rows],
+            C.TERM_2: [b for _, b in rows],
+        }
+    )
     for ext in ("csv", "jsonl", "parquet"):
         write_table(frame, tmp / f"f.{ext}")
         back = read_table(tmp / f"f.{ext}")
@@ -107,7 +130,11 @@ def test_scale_rejects_values_with_allowed_list():
     with pytest.raises(ValueError, match="allowed: 0, 1, 2, 3"):
         RELATEDNESS_0_3.canonical("4")
     assert RELATEDNESS_0_3.canonical("2.0") == 2
-    assert BINARY.code("same") == 1 and BINARY.code("not_same") == 0 and BINARY.code("dont_know") is None
+    assert (
+        BINARY.code("same") == 1
+        and BINARY.code("not_same") == 0
+        and BINARY.code("dont_know") is None
+    )
 
 
 def test_custom_scale_errors_name_the_field(tmp_path):

@@ -1,6 +1,7 @@
 """EHR co-occurrence candidates (issue 8) on DuckDB: hand-checked counts, categories,
 exclusion with descendants, the greedy per-concept cap against a brute-force reference,
 top/random modes, Parquet parts, bad inputs and the CLI."""
+
 from __future__ import annotations
 
 import random
@@ -31,15 +32,15 @@ HAND = [
     ("P1", "10", "fever", "symptom"),
     ("P1", "9", "cough", "symptom"),
     ("P1", "100", "asthma", "diagnosis"),
-    ("P1", "10", "fever", "symptom"),            # repeated: counts once for P1
+    ("P1", "10", "fever", "symptom"),  # repeated: counts once for P1
     ("P2", "10", "fever", "symptom"),
     ("P2", "9", "cough", "symptom"),
     ("P3", "9", "cough", "symptom"),
     ("P3", "100", "asthma", "diagnosis"),
     ("P3", "7", "did not attend", "administration"),
-    ("P4", "10", "fever", "symptom"),            # one concept only: no pair
+    ("P4", "10", "fever", "symptom"),  # one concept only: no pair
     ("P5", "100", "asthma", "Diagnosis"),
-    ("P5", "10", "Fever", "symptom"),            # minority label
+    ("P5", "10", "Fever", "symptom"),  # minority label
 ]
 # P1 {10, 9, 100}, P2 {10, 9}, P3 {9, 100, 7}, P5 {100, 10}:
 HAND_COUNTS = [("10", "100", 2), ("10", "9", 2), ("100", "9", 2), ("100", "7", 1), ("7", "9", 1)]
@@ -114,9 +115,16 @@ def test_categories_filter_case_insensitive(tmp_path):
 
 
 def test_ids_compare_as_text_and_labels_pick_most_frequent_then_smallest(tmp_path):
-    rows = [("p1", "B", "beta", ""), ("p1", "a", "alpha", ""), ("p2", "B", "Beta", ""),
-            ("p2", "a", "zeta", ""), ("p3", "a", "alpha", ""), ("p3", "é", "e-acute", ""),
-            ("p4", "a", "zeta", ""), ("p4", " B ", "", "")]
+    rows = [
+        ("p1", "B", "beta", ""),
+        ("p1", "a", "alpha", ""),
+        ("p2", "B", "Beta", ""),
+        ("p2", "a", "zeta", ""),
+        ("p3", "a", "alpha", ""),
+        ("p3", "é", "e-acute", ""),
+        ("p4", "a", "zeta", ""),
+        ("p4", " B ", "", ""),
+    ]
     _, out = run(write_csv(tmp_path / "e.csv", rows), tmp_path)
     # "B" < "a" < "é" in text (code point) order; " B " is trimmed to "B".
     assert triples(out) == [("B", "a", 3), ("a", "é", 1)]
@@ -128,10 +136,20 @@ def test_ids_compare_as_text_and_labels_pick_most_frequent_then_smallest(tmp_pat
 def test_exclusion_with_descendants_multilevel_hierarchy(tmp_path):
     # Administrative tree: A0 > A1 > {7, A2}; A2 > 8; 8 also under clinical 9 (a diamond);
     # a cycle A0 -> 8 -> A2 -> ... must not hang.
-    rows = HAND + [("P2", "8", "letter sent", "symptom"), ("P3", "8", "letter sent", "symptom"),
-                   ("P5", "X", "other", "symptom")]
-    edges = [("A1", "A0"), ("7", "A1"), ("A2", "A1"), ("8", "A2"), ("8", "9"), ("A0", "8"),
-             ("100", "50")]
+    rows = HAND + [
+        ("P2", "8", "letter sent", "symptom"),
+        ("P3", "8", "letter sent", "symptom"),
+        ("P5", "X", "other", "symptom"),
+    ]
+    edges = [
+        ("A1", "A0"),
+        ("7", "A1"),
+        ("A2", "A1"),
+        ("8", "A2"),
+        ("8", "9"),
+        ("A0", "8"),
+        ("100", "50"),
+    ]
     events = write_csv(tmp_path / "events.csv", rows)
     exclude = write_csv(tmp_path / "exclude.csv", [("A0",)], header=("concept_id",))
     hierarchy = write_csv(tmp_path / "isa.csv", edges, header=("child_id", "parent_id"))
@@ -159,16 +177,23 @@ def test_cap_hand_checked(tmp_path):
 
 
 @settings(max_examples=100, deadline=None)
-@given(pairs=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(1, 5)),
-                      max_size=80),
-       cap=st.integers(1, 4), top=st.integers(1, 30), cuts=st.lists(st.integers(1, 20), max_size=6))
+@given(
+    pairs=st.lists(
+        st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(1, 5)), max_size=80
+    ),
+    cap=st.integers(1, 4),
+    top=st.integers(1, 30),
+    cuts=st.lists(st.integers(1, 20), max_size=6),
+)
 def test_greedy_cap_is_the_greedy_prefix_whatever_the_batches(pairs, cap, top, cuts):
-    ordered = sorted({(min(a, b), max(a, b)): n for a, b, n in pairs if a != b}.items(),
-                     key=lambda kv: (-kv[1], kv[0]))
+    ordered = sorted(
+        {(min(a, b), max(a, b)): n for a, b, n in pairs if a != b}.items(),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
     rows = [(a, b, n) for (a, b), n in ordered]
     batches, i = [], 0
     for size in cuts + [len(rows)]:
-        chunk = rows[i:i + size]
+        chunk = rows[i : i + size]
         if chunk:
             batches.append([list(c) for c in zip(*chunk)])
         i += size
@@ -185,17 +210,30 @@ _VOCAB = ["1", "10", "100", "2", "20", "9", "B", "a", "é", "x-1"]
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.sampled_from(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]),
-                               st.sampled_from(_VOCAB), st.sampled_from(["symptom", "admin"])),
-                     max_size=60),
-       cap=st.integers(1, 4), top=st.integers(1, 25), filtered=st.booleans())
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]),
+            st.sampled_from(_VOCAB),
+            st.sampled_from(["symptom", "admin"]),
+        ),
+        max_size=60,
+    ),
+    cap=st.integers(1, 4),
+    top=st.integers(1, 25),
+    filtered=st.booleans(),
+)
 def test_duckdb_matches_brute_force_reference(rows, cap, top, filtered):
     events = [(p, c, f"label {c}", cat) for p, c, cat in rows]
     categories = {"symptom"} if filtered else None
     with tempfile.TemporaryDirectory() as tmp:
         path = write_csv(Path(tmp) / "events.csv", events)
-        result = cooc.cooccurrence_pairs(cooc.events_source(path, need_category=filtered),
-                                         categories=categories, max_per_concept=cap, top=top)
+        result = cooc.cooccurrence_pairs(
+            cooc.events_source(path, need_category=filtered),
+            categories=categories,
+            max_per_concept=cap,
+            top=top,
+        )
     expected = reference_cap(reference_counts(events, categories), cap, top)
     assert triples(result.pairs) == expected
     per_concept = Counter(c for a, b, _ in expected for c in (a, b))
@@ -241,8 +279,9 @@ def test_random_mode_is_seeded_uniform_order_by_draw_key(tmp_path):
     _, prefix = run(events, tmp_path, "d.csv", mode="random", top=3, seed=11)
     assert triples(prefix) == expected[:3]
     # No cap in random mode: all pairs come back when top exceeds their number.
-    _, everything = run(events, tmp_path, "e.csv", mode="random", top=10_000, seed=1,
-                        max_per_concept=1)
+    _, everything = run(
+        events, tmp_path, "e.csv", mode="random", top=10_000, seed=1, max_per_concept=1
+    )
     assert sorted(triples(everything)) == sorted(counts)
 
 
@@ -271,15 +310,22 @@ def test_parquet_folder_with_integer_ids_equals_csv(tmp_path):
     parts = tmp_path / "parts"
     parts.mkdir()
     for i, chunk in enumerate((HAND[:5], HAND[5:])):
-        pq.write_table(pa.table({
-            "patient_id": [r[0] for r in chunk],
-            "concept_id": pa.array([int(r[1]) for r in chunk], pa.int64()),
-            "concept_label": [r[2] for r in chunk],
-            "category": [r[3] for r in chunk],
-        }), parts / f"part-{i:05d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "patient_id": [r[0] for r in chunk],
+                    "concept_id": pa.array([int(r[1]) for r in chunk], pa.int64()),
+                    "concept_label": [r[2] for r in chunk],
+                    "category": [r[3] for r in chunk],
+                }
+            ),
+            parts / f"part-{i:05d}.parquet",
+        )
     (parts / "_SUCCESS").write_text("")
     run(parts, tmp_path, "from_parts.parquet", categories=["symptom", "diagnosis"])
-    assert (tmp_path / "from_csv.parquet").read_bytes() == (tmp_path / "from_parts.parquet").read_bytes()
+    assert (tmp_path / "from_csv.parquet").read_bytes() == (
+        tmp_path / "from_parts.parquet"
+    ).read_bytes()
     # A single Parquet file and TSV too.
     pq.write_table(pq.read_table(parts / "part-00000.parquet"), tmp_path / "one.parquet")
     report, _ = run(tmp_path / "one.parquet", tmp_path)
@@ -296,21 +342,46 @@ def test_output_formats_and_study_create(tmp_path, cli, db_url):
         assert r.exit_code == 0, r.stdout + r.stderr
         assert "3 pairs of 3 concepts written" in r.stdout
         assert triples(read_table(tmp_path / name)) == HAND_COUNTS[:3]
-    r = cli("study", "create", "ehr-cooc", "--pairs", tmp_path / "pairs.csv",
-            "--scale", "relatedness-0-3", "--annotators", "ann1,ann2")
+    r = cli(
+        "study",
+        "create",
+        "ehr-cooc",
+        "--pairs",
+        tmp_path / "pairs.csv",
+        "--scale",
+        "relatedness-0-3",
+        "--annotators",
+        "ann1,ann2",
+    )
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "3 pairs" in r.stdout
 
 
 def test_cli_json_and_progress_on_stderr(tmp_path, cli):
     events = write_csv(tmp_path / "events.csv", HAND)
-    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
-            "--categories", "symptom,diagnosis", "--max-per-concept", "1", "--json")
+    r = cli(
+        "build",
+        "cooccurrence",
+        "--events",
+        events,
+        "--out",
+        tmp_path / "o.csv",
+        "--categories",
+        "symptom,diagnosis",
+        "--max-per-concept",
+        "1",
+        "--json",
+    )
     assert r.exit_code == 0, r.stderr
     import json
 
     report = json.loads(r.stdout)
-    assert (report["pairs"], report["concepts"], report["mode"], report["engine"]) == (1, 2, "top", "duckdb")
+    assert (report["pairs"], report["concepts"], report["mode"], report["engine"]) == (
+        1,
+        2,
+        "top",
+        "duckdb",
+    )
     assert "counting" in r.stderr and "counting" not in r.stdout
 
 
@@ -324,28 +395,73 @@ def _error(r, *fragments):
 
 
 def test_missing_columns_name_the_file_and_column(tmp_path, cli):
-    bad = write_csv(tmp_path / "bad.csv", [("p1", "1", "x")], header=("patient_id", "concept_id", "label"))
+    bad = write_csv(
+        tmp_path / "bad.csv", [("p1", "1", "x")], header=("patient_id", "concept_id", "label")
+    )
     out = tmp_path / "o.csv"
-    _error(cli("build", "cooccurrence", "--events", bad, "--out", out), str(bad), "column 'concept_label'")
+    _error(
+        cli("build", "cooccurrence", "--events", bad, "--out", out),
+        str(bad),
+        "column 'concept_label'",
+    )
     nocat = write_csv(tmp_path / "nocat.csv", [("p1", "1", "x")], header=HEADER[:3])
-    _error(cli("build", "cooccurrence", "--events", nocat, "--out", out, "--categories", "symptom"),
-           str(nocat), "column 'category'")
+    _error(
+        cli("build", "cooccurrence", "--events", nocat, "--out", out, "--categories", "symptom"),
+        str(nocat),
+        "column 'category'",
+    )
     parts = tmp_path / "parts"
     parts.mkdir()
     pq.write_table(pa.table({c: ["1"] for c in HEADER}), parts / "a.parquet")
-    pq.write_table(pa.table({c: ["1"] for c in ("patient_id", "concept_label")}), parts / "b.parquet")
-    _error(cli("build", "cooccurrence", "--events", parts, "--out", out),
-           str(parts / "b.parquet"), "column 'concept_id'")
+    pq.write_table(
+        pa.table({c: ["1"] for c in ("patient_id", "concept_label")}), parts / "b.parquet"
+    )
+    _error(
+        cli("build", "cooccurrence", "--events", parts, "--out", out),
+        str(parts / "b.parquet"),
+        "column 'concept_id'",
+    )
     events = write_csv(tmp_path / "events.csv", HAND)
     ex = write_csv(tmp_path / "ex.csv", [("1",)], header=("id",))
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--exclude", ex),
-           str(ex), "column 'concept_id'")
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", out, "--exclude", ex),
+        str(ex),
+        "column 'concept_id'",
+    )
     isa = write_csv(tmp_path / "isa.csv", [("1",)], header=("child_id",))
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--exclude", ex.with_name("ok.csv"),
-               "--hierarchy", isa), "ok.csv", "file not found")
+    _error(
+        cli(
+            "build",
+            "cooccurrence",
+            "--events",
+            events,
+            "--out",
+            out,
+            "--exclude",
+            ex.with_name("ok.csv"),
+            "--hierarchy",
+            isa,
+        ),
+        "ok.csv",
+        "file not found",
+    )
     write_csv(tmp_path / "ok.csv", [("1",)], header=("concept_id",))
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--exclude", tmp_path / "ok.csv",
-               "--hierarchy", isa), str(isa), "column 'parent_id'")
+    _error(
+        cli(
+            "build",
+            "cooccurrence",
+            "--events",
+            events,
+            "--out",
+            out,
+            "--exclude",
+            tmp_path / "ok.csv",
+            "--hierarchy",
+            isa,
+        ),
+        str(isa),
+        "column 'parent_id'",
+    )
     assert not out.exists()
 
 
@@ -353,33 +469,65 @@ def test_empty_missing_and_malformed_files(tmp_path, cli):
     out = tmp_path / "o.csv"
     empty = tmp_path / "empty.csv"
     empty.write_bytes(b"")
-    _error(cli("build", "cooccurrence", "--events", empty, "--out", out), str(empty), "is empty", "row 1")
-    _error(cli("build", "cooccurrence", "--events", tmp_path / "nope.csv", "--out", out), "file not found")
+    _error(
+        cli("build", "cooccurrence", "--events", empty, "--out", out),
+        str(empty),
+        "is empty",
+        "row 1",
+    )
+    _error(
+        cli("build", "cooccurrence", "--events", tmp_path / "nope.csv", "--out", out),
+        "file not found",
+    )
     folder = tmp_path / "nothing"
     folder.mkdir()
     _error(cli("build", "cooccurrence", "--events", folder, "--out", out), "no .parquet")
-    _error(cli("build", "cooccurrence", "--events", tmp_path / "e.xlsx", "--out", out), "file not found")
+    _error(
+        cli("build", "cooccurrence", "--events", tmp_path / "e.xlsx", "--out", out),
+        "file not found",
+    )
     (tmp_path / "e.xlsx").write_bytes(b"x")
     _error(cli("build", "cooccurrence", "--events", tmp_path / "e.xlsx", "--out", out), "extension")
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("patient_id,concept_id,concept_label\np1,1,a\np1,2,b,extra,x\n")
-    _error(cli("build", "cooccurrence", "--events", ragged, "--out", out), str(ragged), "row 3",
-           "cannot be read")
+    _error(
+        cli("build", "cooccurrence", "--events", ragged, "--out", out),
+        str(ragged),
+        "row 3",
+        "cannot be read",
+    )
     notparquet = tmp_path / "bad.parquet"
     notparquet.write_bytes(b"not parquet")
-    _error(cli("build", "cooccurrence", "--events", notparquet, "--out", out), str(notparquet), "Parquet")
+    _error(
+        cli("build", "cooccurrence", "--events", notparquet, "--out", out),
+        str(notparquet),
+        "Parquet",
+    )
     events = write_csv(tmp_path / "events.csv", HAND)
-    _error(cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.xlsx"), "extension")
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.xlsx"), "extension"
+    )
     assert not out.exists()
 
 
-@pytest.mark.parametrize("rows,kwargs,reason", [
-    ([], {}, "has no rows"),
-    ([("p1", "1", "fever", "symptom"), ("p1", "1", "fever", "symptom"), ("p2", "2", "cough", "symptom")],
-     {}, "no patient has two or more distinct concepts (2 patients"),
-    (HAND, {"categories": ["procedure"]}, "in the categories procedure"),
-    ([("", "1", "a", ""), ("p1", "", "b", "")], {}, "has both a patient_id and a concept_id"),
-], ids=["header-only", "one-concept-patients", "no-such-category", "no-ids"])
+@pytest.mark.parametrize(
+    "rows,kwargs,reason",
+    [
+        ([], {}, "has no rows"),
+        (
+            [
+                ("p1", "1", "fever", "symptom"),
+                ("p1", "1", "fever", "symptom"),
+                ("p2", "2", "cough", "symptom"),
+            ],
+            {},
+            "no patient has two or more distinct concepts (2 patients",
+        ),
+        (HAND, {"categories": ["procedure"]}, "in the categories procedure"),
+        ([("", "1", "a", ""), ("p1", "", "b", "")], {}, "has both a patient_id and a concept_id"),
+    ],
+    ids=["header-only", "one-concept-patients", "no-such-category", "no-ids"],
+)
 def test_empty_results_have_a_reason(tmp_path, cli, rows, kwargs, reason):
     events = write_csv(tmp_path / "events.csv", rows)
     report, out = run(events, tmp_path, **kwargs)
@@ -395,7 +543,9 @@ def test_empty_results_have_a_reason(tmp_path, cli, rows, kwargs, reason):
 def test_everything_excluded_has_a_reason(tmp_path):
     events = write_csv(tmp_path / "events.csv", [("p1", "1", "a", ""), ("p1", "2", "b", "")])
     ex = write_csv(tmp_path / "ex.csv", [("0",)], header=("concept_id",))
-    isa = write_csv(tmp_path / "isa.csv", [("1", "0"), ("2", "1")], header=("child_id", "parent_id"))
+    isa = write_csv(
+        tmp_path / "isa.csv", [("1", "0"), ("2", "1")], header=("child_id", "parent_id")
+    )
     report, _ = run(events, tmp_path, exclude=ex, hierarchy=isa)
     assert "excluded concepts" in report["reason"]
 
@@ -403,15 +553,24 @@ def test_everything_excluded_has_a_reason(tmp_path):
 def test_bad_options(tmp_path, cli):
     events = write_csv(tmp_path / "events.csv", HAND)
     out = tmp_path / "o.csv"
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--engine", "hive"),
-           "unknown engine 'hive'", "duckdb, spark")
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--mode", "best"),
-           "unknown mode 'best'")
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", out, "--engine", "hive"),
+        "unknown engine 'hive'",
+        "duckdb, spark",
+    )
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", out, "--mode", "best"),
+        "unknown mode 'best'",
+    )
     _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--top", "0"), "--top")
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--max-per-concept", "0"),
-           "--max-per-concept")
-    _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--categories", " , "),
-           "--categories is empty")
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", out, "--max-per-concept", "0"),
+        "--max-per-concept",
+    )
+    _error(
+        cli("build", "cooccurrence", "--events", events, "--out", out, "--categories", " , "),
+        "--categories is empty",
+    )
     assert not out.exists()
     with pytest.raises(ValueError, match="unknown engine"):
         cooc.open_engine("hive")
@@ -423,16 +582,48 @@ def test_engine_settings_and_spill_folder_cleanup(tmp_path, cli):
     events = write_csv(tmp_path / "events.csv", HAND)
     spill = tmp_path / "spill"
     spill.mkdir()
-    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
-            "--memory-limit", "256MB", "--temp-dir", spill, "--hierarchy", tmp_path / "isa.csv")
+    r = cli(
+        "build",
+        "cooccurrence",
+        "--events",
+        events,
+        "--out",
+        tmp_path / "o.csv",
+        "--memory-limit",
+        "256MB",
+        "--temp-dir",
+        spill,
+        "--hierarchy",
+        tmp_path / "isa.csv",
+    )
     assert r.exit_code == 2 and "isa.csv" in r.stderr  # hierarchy file missing
     write_csv(tmp_path / "isa.csv", [("7", "1")], header=("child_id", "parent_id"))
-    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
-            "--memory-limit", "256MB", "--temp-dir", spill, "--hierarchy", tmp_path / "isa.csv")
+    r = cli(
+        "build",
+        "cooccurrence",
+        "--events",
+        events,
+        "--out",
+        tmp_path / "o.csv",
+        "--memory-limit",
+        "256MB",
+        "--temp-dir",
+        spill,
+        "--hierarchy",
+        tmp_path / "isa.csv",
+    )
     assert r.exit_code == 0, r.stderr
     assert "only used to find the descendants of --exclude" in r.stderr
     assert triples(read_table(tmp_path / "o.csv")) == HAND_COUNTS
     assert list(spill.iterdir()) == []  # DuckDB's private spill folder is removed
-    r = cli("build", "cooccurrence", "--events", events, "--out", tmp_path / "o.csv",
-            "--memory-limit", "lots")
+    r = cli(
+        "build",
+        "cooccurrence",
+        "--events",
+        events,
+        "--out",
+        tmp_path / "o.csv",
+        "--memory-limit",
+        "lots",
+    )
     assert r.exit_code == 2 and "cannot start DuckDB" in r.stderr

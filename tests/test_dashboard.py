@@ -1,6 +1,7 @@
 """Dashboard service: every table equals the agreement engine's numbers (demo studies and
 EHR-RelA imported, where the published figures are checked to 2 decimals), the cache is
 invalidated by a new rating, the explorer and the rater readings, the HTML report."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,11 +18,25 @@ from medsim_annot.storage import Assignment, Rating, get_engine, session_scope
 from medsim_annot.storage.models import utcnow
 from tests.qa_data import make_quality, make_tiny
 
-EHR_PAIRWISE = {("A", "B"): 0.77, ("A", "C"): 0.69, ("A", "D"): 0.70, ("A", "E"): 0.52,
-                ("B", "C"): 0.65, ("B", "D"): 0.73, ("B", "E"): 0.40, ("C", "D"): 0.68,
-                ("C", "E"): 0.57, ("D", "E"): 0.50}
-EHR_PER_DOCTOR = {"A": (0.67, 0.74, 0.70), "B": (0.64, 0.70, 0.69), "C": (0.65, 0.72, 0.67),
-                  "D": (0.65, 0.69, 0.68), "E": (0.50, 0.61, 0.60)}
+EHR_PAIRWISE = {
+    ("A", "B"): 0.77,
+    ("A", "C"): 0.69,
+    ("A", "D"): 0.70,
+    ("A", "E"): 0.52,
+    ("B", "C"): 0.65,
+    ("B", "D"): 0.73,
+    ("B", "E"): 0.40,
+    ("C", "D"): 0.68,
+    ("C", "E"): 0.57,
+    ("D", "E"): 0.50,
+}
+EHR_PER_DOCTOR = {
+    "A": (0.67, 0.74, 0.70),
+    "B": (0.64, 0.70, 0.69),
+    "C": (0.65, 0.72, 0.67),
+    "D": (0.65, 0.69, 0.68),
+    "E": (0.50, 0.61, 0.60),
+}
 
 
 @pytest.fixture
@@ -43,16 +58,18 @@ def test_ehr_rel_a_published_tables(ehr):
     assert d.kind == "graded" and d.audit is None
     s = d.summary().iloc[0]
     assert (s["items"], s["annotators"]) == (111, 5)
-    assert [round(float(s[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w",
-                                            "mean_rho")] == [0.64, 0.72, 0.93, 0.73, 0.67]
+    assert [
+        round(float(s[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
+    ] == [0.64, 0.72, 0.93, 0.73, 0.67]
     m = d.pairwise_alpha()
     for (a, b), v in EHR_PAIRWISE.items():
         assert round(m.loc[a, b], 2) == v and round(m.loc[b, a], 2) == v
     assert np.isnan(np.diag(m.to_numpy())).all()
     per = d.per_annotator().set_index("annotator")
     for doc, (alpha, kappa, rho) in EHR_PER_DOCTOR.items():
-        assert [round(per.loc[doc, c], 2) for c in ("mean_alpha", "mean_kappa_quadratic",
-                                                     "mean_rho")] == [alpha, kappa, rho]
+        assert [
+            round(per.loc[doc, c], 2) for c in ("mean_alpha", "mean_kappa_quadratic", "mean_rho")
+        ] == [alpha, kappa, rho]
     assert len(d.mean_scores()) == 111
 
 
@@ -80,16 +97,27 @@ def test_demo_binary_audit_equals_engine(demo):
     table = d.audit_table()
     assert table["group"].iloc[-1] == "overall"
     over = table.iloc[-1]
-    for ours, theirs in (("items", "n_items"), ("no_majority", "nan_fraction"),
-                         ("alpha", "krippendorff_alpha"), ("accuracy", "accuracy"),
-                         ("recall", "recall"), ("precision", "precision"), ("tp", "tp")):
+    for ours, theirs in (
+        ("items", "n_items"),
+        ("no_majority", "nan_fraction"),
+        ("alpha", "krippendorff_alpha"),
+        ("accuracy", "accuracy"),
+        ("recall", "recall"),
+        ("precision", "precision"),
+        ("tp", "tp"),
+    ):
         assert over[ours] == pytest.approx(res.overall[theirs], nan_ok=True)
     body = table.iloc[:-1].reset_index(drop=True)
     assert len(body) == len(res.by_group) == 8
-    for ours, theirs in (("items", "n_items"), ("alpha", "krippendorff_alpha"),
-                         ("accuracy", "accuracy"), ("precision", "precision")):
-        assert np.allclose(body[ours].astype(float), res.by_group[theirs].astype(float),
-                           equal_nan=True)
+    for ours, theirs in (
+        ("items", "n_items"),
+        ("alpha", "krippendorff_alpha"),
+        ("accuracy", "accuracy"),
+        ("precision", "precision"),
+    ):
+        assert np.allclose(
+            body[ours].astype(float), res.by_group[theirs].astype(float), equal_nan=True
+        )
     conf = d.confusion()
     assert conf.loc["auto: similar (1)", "majority: similar"] == res.overall["tp"]
     assert conf.loc["auto: similar (1)", "majority: not similar"] == res.overall["fp"]
@@ -117,14 +145,28 @@ def test_cache_hit_and_invalidated_by_a_new_rating(demo):
     sid = svc.get_study("demo-binary").id
     with session_scope(get_engine()) as s:
         rated = select(Rating.assignment_id)
-        slot = s.execute(select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
-                         .where(Assignment.study_id == sid, Assignment.id.not_in(rated))
-                         .order_by(Assignment.id)).first()
-        s.execute(insert(Rating), [{"study_id": sid, "annotator_id": slot.annotator_id,
-                                    "item_id": slot.item_id, "assignment_id": slot.id,
-                                    "value": "same", "unclear": False, "comment": "",
-                                    "rated_at": utcnow(), "elapsed_ms": 1000,
-                                    "source": "test"}])
+        slot = s.execute(
+            select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
+            .where(Assignment.study_id == sid, Assignment.id.not_in(rated))
+            .order_by(Assignment.id)
+        ).first()
+        s.execute(
+            insert(Rating),
+            [
+                {
+                    "study_id": sid,
+                    "annotator_id": slot.annotator_id,
+                    "item_id": slot.item_id,
+                    "assignment_id": slot.id,
+                    "value": "same",
+                    "unclear": False,
+                    "comment": "",
+                    "rated_at": utcnow(),
+                    "elapsed_ms": 1000,
+                    "source": "test",
+                }
+            ],
+        )
     after = dsvc.study_dashboard("demo-binary")
     assert after is not first
     assert after.version[0] == first.version[0] + 1 == 301
@@ -140,8 +182,9 @@ def test_disagreement_explorer(db_url, tmp_path):
     assert rows["pair_id"].tolist() == ["p3", "p4"]
     assert rows.set_index("pair_id").loc["p3", "why"] == "no majority; all different"
     assert rows.set_index("pair_id").loc["p4", "why"] == "auto-label ≠ majority"
-    assert {"term_1", "term_2", "rater_A", "rater_B", "rater_C", "comment_A",
-            "comment_C"} <= set(rows.columns)
+    assert {"term_1", "term_2", "rater_A", "rater_B", "rater_C", "comment_A", "comment_C"} <= set(
+        rows.columns
+    )
     assert rows.set_index("pair_id").loc["p3", "comment_C"] == "never heard of it"
     assert rows.set_index("pair_id").loc["p4", "comment_A"] == "what is @home?"
     only = d.disagreements(["auto-label ≠ majority"])
@@ -159,7 +202,7 @@ def test_rater_quality_readings_name_the_annotator(db_url, tmp_path):
     d = dsvc.study_dashboard("quality")
     q = d.quality_table().set_index("annotator")
     assert "lazy gave the same rating ('same') to 24 pairs in a row" in q.loc["lazy", "reading"]
-    assert "unsure answered \"don't know\"" in q.loc["unsure", "reading"]
+    assert 'unsure answered "don\'t know"' in q.loc["unsure", "reading"]
     assert "50%" in q.loc["unsure", "reading"]
     assert q.loc["good", "reading"] == "good: no concerns."
     assert q.loc["lazy", "longest_run"] == 24
@@ -173,8 +216,13 @@ def test_html_report(db_url, tmp_path):
     assert html.startswith("<!DOCTYPE html>")
     assert "<script src=" not in html
     assert html.count("Plotly.newPlot") >= 4
-    for title in ("Completion", "AAAI 2020 Table 3", "EHR-Rel Table 2", "Rater quality",
-                  "Disagreements"):
+    for title in (
+        "Completion",
+        "AAAI 2020 Table 3",
+        "EHR-Rel Table 2",
+        "Rater quality",
+        "Disagreements",
+    ):
         assert title in html
 
 
@@ -182,15 +230,16 @@ def test_load_current_equals_studies_current_ratings(demo, tmp_path):
     make_tiny(tmp_path)
     for study in ("demo-binary", "demo-relatedness", "tiny"):
         pd.testing.assert_frame_equal(
-            dsvc.load_current(study),
-            svc.current_ratings(study, include_duplicates=True))
+            dsvc.load_current(study), svc.current_ratings(study, include_duplicates=True)
+        )
 
 
 def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
     stored = dsvc.study_dashboard("demo-relatedness")
     info = svc.get_study("demo-relatedness")
-    frames = dsvc.compute_dashboard(svc.pairs_frame("demo-relatedness"),
-                                    svc.current_ratings("demo-relatedness"), info.scale)
+    frames = dsvc.compute_dashboard(
+        svc.pairs_frame("demo-relatedness"), svc.current_ratings("demo-relatedness"), info.scale
+    )
     pd.testing.assert_frame_equal(stored.summary(), frames.summary())
     pd.testing.assert_frame_equal(stored.gold.table, frames.gold.table)
 
@@ -212,18 +261,29 @@ def test_intra_rater_consistency_from_duplicate_slots(db_url):
     from medsim_annot.storage import Annotator
 
     dsvc.clear_cache()
-    pairs = validate_pairs(pd.DataFrame({"pair_id": [f"d{i}" for i in range(6)],
-                                         "term_1": [f"a{i}" for i in range(6)],
-                                         "term_2": [f"b{i}" for i in range(6)],
-                                         "auto_label": ["1", "0"] * 3}))
-    queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate"), Slot(1, "duplicate"),
-                                           Slot(2, "duplicate", swapped=True)]
+    pairs = validate_pairs(
+        pd.DataFrame(
+            {
+                "pair_id": [f"d{i}" for i in range(6)],
+                "term_1": [f"a{i}" for i in range(6)],
+                "term_2": [f"b{i}" for i in range(6)],
+                "auto_label": ["1", "0"] * 3,
+            }
+        )
+    )
+    queue = [Slot(i) for i in range(6)] + [
+        Slot(0, "duplicate"),
+        Slot(1, "duplicate"),
+        Slot(2, "duplicate", swapped=True),
+    ]
     svc.create_study("dups", pairs, BINARY, queues={"flip": queue, "steady": queue})
     with session_scope(get_engine()) as s:
         ids = dict(s.execute(select(Annotator.name, Annotator.id)).all())
     first = ["same", "not_same"] * 3
-    for who, again in (("steady", ["same", "not_same", "same"]),
-                       ("flip", ["not_same", "same", "not_same"])):
+    for who, again in (
+        ("steady", ["same", "not_same", "same"]),
+        ("flip", ["not_same", "same", "not_same"]),
+    ):
         for pos, value in enumerate(first + again):
             submit_rating(ids[who], pos, value)
     d = dsvc.study_dashboard("dups")

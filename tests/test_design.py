@@ -1,4 +1,5 @@
 """Study design: stratified sampler, balanced k-of-n, calibration set, swapped duplicates."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from data_schemas.errors import InputError
-from medsim_annot.design import (Slot, add_duplicates, balanced_k_of_n, plan_study,
-                                 stratified_sample)
+from medsim_annot.design import Slot, add_duplicates, balanced_k_of_n, plan_study, stratified_sample
 from medsim_annot.errors import UsageProblem
 
 
@@ -21,16 +21,28 @@ def _pairs(per_group: dict[tuple[str, str, str], tuple[int, int]]) -> pd.DataFra
     for (ds, diff, strat), (npos, nneg) in per_group.items():
         for label, count in ((1, npos), (0, nneg)):
             for i in range(count):
-                rows.append({"pair_id": f"{ds}-{diff}-{strat}-{label}-{i}", "term_1": f"a{i}",
-                             "term_2": f"b{i}", "auto_label": label, "dataset": ds,
-                             "difficulty": diff, "negative_strategy": strat})
+                rows.append(
+                    {
+                        "pair_id": f"{ds}-{diff}-{strat}-{label}-{i}",
+                        "term_1": f"a{i}",
+                        "term_2": f"b{i}",
+                        "auto_label": label,
+                        "dataset": ds,
+                        "difficulty": diff,
+                        "negative_strategy": strat,
+                    }
+                )
     df = pd.DataFrame(rows)
     df["auto_label"] = df["auto_label"].astype("Int64")
     return df
 
 
-GROUPS = {("FSN-SYN", "easy", "random"): (40, 35), ("FSN-SYN", "hard", "levenshtein"): (31, 50),
-          ("SAME-AS", "easy", "random"): (30, 30), ("SAME-AS", "hard", "random"): (60, 33)}
+GROUPS = {
+    ("FSN-SYN", "easy", "random"): (40, 35),
+    ("FSN-SYN", "hard", "levenshtein"): (31, 50),
+    ("SAME-AS", "easy", "random"): (30, 30),
+    ("SAME-AS", "hard", "random"): (60, 33),
+}
 
 
 def test_stratified_counts_per_group():
@@ -60,7 +72,11 @@ def test_stratified_seed_reproducible_and_seed_matters():
 def test_stratified_group_by_selection():
     res = stratified_sample(_pairs(GROUPS), 2, 3, group_by=["dataset"], seed=0)
     assert res.pairs.groupby(["dataset", "auto_label"]).size().to_dict() == {
-        ("FSN-SYN", 0): 3, ("FSN-SYN", 1): 2, ("SAME-AS", 0): 3, ("SAME-AS", 1): 2}
+        ("FSN-SYN", 0): 3,
+        ("FSN-SYN", 1): 2,
+        ("SAME-AS", 0): 3,
+        ("SAME-AS", 1): 2,
+    }
     assert list(res.counts["dataset"]) == ["FSN-SYN", "SAME-AS"]
 
 
@@ -163,11 +179,18 @@ def test_duplicates_swapped_later_never_adjacent(m, frac, seed):
 # ----------------------------------------------------------------------------- plan
 def test_plan_all_rate_all_with_calibration_and_duplicates():
     plan = plan_study(40, ["ann", "bob", "cy"], calibration=5, duplicates=0.1, seed=9)
-    assert plan.config == {"design": "all", "per_item": 3, "annotators": 3, "calibration": 5,
-                           "duplicates": 0.1, "seed": 9, "shuffle": True}
+    assert plan.config == {
+        "design": "all",
+        "per_item": 3,
+        "annotators": 3,
+        "calibration": 5,
+        "duplicates": 0.1,
+        "seed": 9,
+        "shuffle": True,
+    }
     calib = None
     orders = []
-    for name, q in plan.queues.items():
+    for _name, q in plan.queues.items():
         base = [s for s in q if s.kind != "duplicate"]
         assert sorted(s.item for s in base) == list(range(40))
         assert sum(s.kind == "duplicate" for s in q) == 4
@@ -177,8 +200,10 @@ def test_plan_all_rate_all_with_calibration_and_duplicates():
         assert c == calib
         orders.append([s.item for s in base])
     assert orders[0] != orders[1]  # each annotator has their own shuffled order
-    assert plan_study(40, ["ann", "bob", "cy"], calibration=5, duplicates=0.1, seed=9).queues \
+    assert (
+        plan_study(40, ["ann", "bob", "cy"], calibration=5, duplicates=0.1, seed=9).queues
         == plan.queues
+    )
 
 
 def test_plan_k_of_n_calibration_rated_by_all():

@@ -1,5 +1,6 @@
 """End to end: ``medsim score`` with small word2vec text and binary files written here, then
 ``medsim evaluate --scores A.csv B.csv --gold ... --json``."""
+
 from __future__ import annotations
 
 import csv
@@ -12,20 +13,36 @@ import pytest
 from medsim_annot.embeddings.metrics import WORD_METRICS, word_pair_scores_reference
 from medsim_annot.embeddings.tokenise import tokenise
 
-WORDS = ["heart", "attack", "myocardial", "infarction", "fever", "pyrexia", "kidney", "renal",
-         "failure", "disease", "acute", "chronic", "hypertension", "high", "blood", "pressure"]
+WORDS = [
+    "heart",
+    "attack",
+    "myocardial",
+    "infarction",
+    "fever",
+    "pyrexia",
+    "kidney",
+    "renal",
+    "failure",
+    "disease",
+    "acute",
+    "chronic",
+    "hypertension",
+    "high",
+    "blood",
+    "pressure",
+]
 PAIRS = [
     ("p01", "Heart attack", "Myocardial infarction", "1"),
     ("p02", "fever", "pyrexia", "1"),
     ("p03", "kidney failure", "renal failure", "1"),
     ("p04", "fever", "chronic kidney disease", "0"),
     ("p05", "acute heart failure", "pyrexia", "0"),
-    ("p06", "xyzzy", "fever", "0"),              # no known word in term_1
+    ("p06", "xyzzy", "fever", "0"),  # no known word in term_1
     ("p07", "heart disease", "renal disease", "0"),
     ("p08", "acute fever", "pyrexia", "1"),
     ("p09", "hypertension", "high blood pressure", "1"),
     ("p10", "blood pressure", "kidney disease", "0"),
-    ("p11", "fever fever", "pyrexia", "1"),       # repeated word
+    ("p11", "fever fever", "pyrexia", "1"),  # repeated word
     ("p12", "chronic renal failure", "chronic kidney disease", "1"),
 ]
 
@@ -66,15 +83,26 @@ def test_score_and_evaluate_end_to_end(cli, files):
     a, b = d / "A.csv", d / "B.csv"
     r = cli("score", "--pairs", files["pairs"], "--embedding", files["txt"], "--out", a)
     assert r.exit_code == 0, r.stderr
-    r = cli("score", "--pairs", files["pairs"], "--embedding", files["bin"],
-            "--format", "word2vec-binary", "--metrics", "avg_cos,fj,pair_tau", "--out", b)
+    r = cli(
+        "score",
+        "--pairs",
+        files["pairs"],
+        "--embedding",
+        files["bin"],
+        "--format",
+        "word2vec-binary",
+        "--metrics",
+        "avg_cos,fj,pair_tau",
+        "--out",
+        b,
+    )
     assert r.exit_code == 0, r.stderr
 
     A = pd.read_csv(a)
     assert list(A.columns) == ["pair_id", *WORD_METRICS]
     assert A["pair_id"].tolist() == [p[0] for p in PAIRS]
-    assert A.set_index("pair_id").loc["p06"].isna().all()           # not covered: NaN
-    assert "NaN" in a.read_text(encoding="utf-8").splitlines()[6]   # written as NaN
+    assert A.set_index("pair_id").loc["p06"].isna().all()  # not covered: NaN
+    assert "NaN" in a.read_text(encoding="utf-8").splitlines()[6]  # written as NaN
     exp = _expected(files["V"])
     for m in WORD_METRICS:
         np.testing.assert_allclose(A[m].to_numpy(), exp[m], atol=1e-9, err_msg=m)
@@ -104,8 +132,17 @@ def test_score_and_evaluate_end_to_end(cli, files):
 def test_second_score_uses_the_cache(cli, files):
     d = files["dir"]
     for _ in range(2):
-        r = cli("score", "--pairs", files["pairs"], "--embedding", files["txt"], "--out",
-                d / "A.parquet", "--metrics", "avg_cos")
+        r = cli(
+            "score",
+            "--pairs",
+            files["pairs"],
+            "--embedding",
+            files["txt"],
+            "--out",
+            d / "A.parquet",
+            "--metrics",
+            "avg_cos",
+        )
         assert r.exit_code == 0, r.stderr
     converted = list((d / "cache" / "embeddings").glob("vectors.txt-*"))
     assert len(converted) == 1
@@ -115,7 +152,10 @@ def test_second_score_uses_the_cache(cli, files):
 def test_graded_evaluate_with_ratings(cli, files):
     d = files["dir"]
     a = d / "A.csv"
-    assert cli("score", "--pairs", files["pairs"], "--format", "levenshtein", "--out", a).exit_code == 0
+    assert (
+        cli("score", "--pairs", files["pairs"], "--format", "levenshtein", "--out", a).exit_code
+        == 0
+    )
     ratings = d / "ratings.csv"
     rng = np.random.default_rng(1)
     with open(ratings, "w", newline="") as fh:
@@ -135,8 +175,17 @@ def test_graded_evaluate_with_ratings(cli, files):
 
 def test_bad_input_exits_2(cli, files):
     d = files["dir"]
-    r = cli("score", "--pairs", files["pairs"], "--embedding", files["txt"], "--metrics", "cosine",
-            "--out", d / "x.csv")
+    r = cli(
+        "score",
+        "--pairs",
+        files["pairs"],
+        "--embedding",
+        files["txt"],
+        "--metrics",
+        "cosine",
+        "--out",
+        d / "x.csv",
+    )
     assert r.exit_code == 2 and "cosine" in r.stderr
     assert not (d / "x.csv").exists()
     bad = d / "bad.csv"

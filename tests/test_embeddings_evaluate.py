@@ -1,7 +1,7 @@
 """Evaluation statistics against SciPy/statsmodels and brute force; gold parsing; the
 evaluate service on binary, graded and real (EHR-Rel) gold."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
@@ -12,8 +12,8 @@ from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
 from medsim_annot.services import scoring as svc
 
-
 # --------------------------------------------------------------------------- McNemar
+
 
 def _from_table(table):
     """Right/wrong vectors of two methods realising a 2x2 table."""
@@ -31,8 +31,8 @@ def test_mcnemar_chi_square_textbook():
     ca, cb = _from_table([[794, 86], [150, 570]])
     stat, p, table = ev.mcnemar_test(ca, cb)
     assert table.tolist() == [[794, 86], [150, 570]]
-    assert stat == pytest.approx(63 ** 2 / 236)
-    assert p == pytest.approx(stats.chi2.sf(63 ** 2 / 236, 1))
+    assert stat == pytest.approx(63**2 / 236)
+    assert p == pytest.approx(stats.chi2.sf(63**2 / 236, 1))
     ref = mcnemar(np.array([[794, 86], [150, 570]]), exact=False, correction=True)
     assert (stat, p) == pytest.approx((ref.statistic, ref.pvalue))
 
@@ -48,8 +48,14 @@ def test_mcnemar_exact_for_few_discordant_pairs():
 
 def test_bonferroni_and_significance_counts():
     np.testing.assert_allclose(ev.bonferroni(np.array([0.001, 0.02, 0.5]), 3), [0.003, 0.06, 1.0])
-    comp = pd.DataFrame({"method_a": ["a", "a", "b"], "method_b": ["b", "c", "c"],
-                         "significant": [True, True, False], "better": ["a", "c", ""]})
+    comp = pd.DataFrame(
+        {
+            "method_a": ["a", "a", "b"],
+            "method_b": ["b", "c", "c"],
+            "significant": [True, True, False],
+            "better": ["a", "c", ""],
+        }
+    )
     counts = ev.significance_counts(["a", "b", "c"], comp).set_index("method")
     assert counts.loc["a", ["better_than", "worse_than"]].tolist() == [1, 1]
     assert counts.loc["b", ["better_than", "worse_than"]].tolist() == [0, 1]
@@ -57,6 +63,7 @@ def test_bonferroni_and_significance_counts():
 
 
 # --------------------------------------------------------------------------- thresholds, AUC
+
 
 def test_best_threshold_matches_brute_force():
     rng = np.random.default_rng(2)
@@ -77,6 +84,7 @@ def test_roc_auc():
 
 
 # --------------------------------------------------------------------------- BCa bootstrap
+
 
 def _spearman_axis(x, y, axis=-1):
     rx = stats.rankdata(x, axis=axis)
@@ -99,8 +107,16 @@ def graded():
 def test_spearman_bca_equals_scipy_bootstrap(graded):
     gold, a, _ = graded
     ours = ev.spearman_ci(gold, a, n_resamples=999, seed=42, batch=256)
-    ref = stats.bootstrap((gold, a), _spearman_axis, paired=True, vectorized=True,
-                          n_resamples=999, batch=256, method="BCa", rng=42)
+    ref = stats.bootstrap(
+        (gold, a),
+        _spearman_axis,
+        paired=True,
+        vectorized=True,
+        n_resamples=999,
+        batch=256,
+        method="BCa",
+        rng=42,
+    )
     assert ours.estimate == pytest.approx(stats.spearmanr(gold, a).statistic, abs=1e-12)
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-10)
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-10)
@@ -112,10 +128,20 @@ def test_paired_bca_difference_equals_scipy_bootstrap(graded):
     def diff(g, x, y, axis=-1):
         return _spearman_axis(g, x, axis) - _spearman_axis(g, y, axis)
 
-    ours = ev.spearman_difference_ci(gold, a, b, confidence=0.99, n_resamples=999, seed=3,
-                                     batch=256)
-    ref = stats.bootstrap((gold, a, b), diff, paired=True, vectorized=True, n_resamples=999,
-                          batch=256, confidence_level=0.99, method="BCa", rng=3)
+    ours = ev.spearman_difference_ci(
+        gold, a, b, confidence=0.99, n_resamples=999, seed=3, batch=256
+    )
+    ref = stats.bootstrap(
+        (gold, a, b),
+        diff,
+        paired=True,
+        vectorized=True,
+        n_resamples=999,
+        batch=256,
+        confidence_level=0.99,
+        method="BCa",
+        rng=3,
+    )
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-10)
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-10)
     assert ours.estimate == pytest.approx(diff(gold, a, b), abs=1e-12)
@@ -131,45 +157,63 @@ def test_rank_resampler_equals_rankdata():
 
 # --------------------------------------------------------------------------- category separation
 
+
 def test_relative_overlap_error_matches_brute_force():
     rng = np.random.default_rng(4)
     S1 = rng.integers(0, 5, (5, 4)) / 4.0
     S2 = rng.integers(0, 5, (5, 3)) / 4.0
-    S1[2, :] = np.nan   # a term of A the method cannot encode
+    S1[2, :] = np.nan  # a term of A the method cannot encode
     S2[2, :] = np.nan
-    S1[:, 1] = np.nan   # a term of B it cannot encode
+    S1[:, 1] = np.nan  # a term of B it cannot encode
     O, count, sizes = ev.relative_overlap_error(S1, S2)
     rows = [i for i in range(5) if i != 2]
     cols = [j for j in range(4) if j != 1]
     brute = sum(S1[i, j] <= S2[i, k] for i in rows for j in cols for k in range(3))
     assert count == brute and sizes == (4, 3, 3)
-    assert O == pytest.approx(brute / 36)
+    assert pytest.approx(brute / 36) == O
 
 
 # --------------------------------------------------------------------------- gold parsing
 
+
 def test_gold_forms():
-    maj = pd.DataFrame({"pair_id": ["a", "b", "c"], "majority": ["same", "not_same", ""],
-                        "mean": ["1", "0.2", ""]})
+    maj = pd.DataFrame(
+        {"pair_id": ["a", "b", "c"], "majority": ["same", "not_same", ""], "mean": ["1", "0.2", ""]}
+    )
     g = svc.gold_from_frame(maj)
     assert g.task == "binary" and g.values.to_dict() == {"a": 1.0, "b": 0.0}
     g = svc.gold_from_frame(maj, "graded")
     assert g.task == "graded" and g.values.to_dict() == {"a": 1.0, "b": 0.2}
-    ratings = pd.DataFrame({"pair_id": ["a", "a", "b", "b", "c"],
-                            "annotator": ["x", "y", "x", "y", "x"],
-                            "rating": ["3", "2", "0", "1", ""]})
+    ratings = pd.DataFrame(
+        {
+            "pair_id": ["a", "a", "b", "b", "c"],
+            "annotator": ["x", "y", "x", "y", "x"],
+            "rating": ["3", "2", "0", "1", ""],
+        }
+    )
     g = svc.gold_from_frame(ratings)
     assert g.task == "graded" and g.values.to_dict() == {"a": 2.5, "b": 0.5}
-    binary_ratings = pd.DataFrame({"pair_id": ["a", "a", "b", "b", "c", "c"],
-                                   "annotator": ["x", "y"] * 3,
-                                   "rating": ["same", "same", "same", "not_same", "not_same",
-                                              "dont_know"]})
+    binary_ratings = pd.DataFrame(
+        {
+            "pair_id": ["a", "a", "b", "b", "c", "c"],
+            "annotator": ["x", "y"] * 3,
+            "rating": ["same", "same", "same", "not_same", "not_same", "dont_know"],
+        }
+    )
     g = svc.gold_from_frame(binary_ratings, "binary")
     assert g.values.to_dict() == {"a": 1.0, "c": 0.0}  # b is a tie: left out
-    pairs = pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["x", "y"], "term_2": ["z", "w"],
-                          "auto_label": ["1", "0"]})
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ["a", "b"],
+            "term_1": ["x", "y"],
+            "term_2": ["z", "w"],
+            "auto_label": ["1", "0"],
+        }
+    )
     g = svc.gold_from_frame(pairs)
-    assert g.task == "binary" and g.source == "auto_label" and g.values.to_dict() == {"a": 1, "b": 0}
+    assert (
+        g.task == "binary" and g.source == "auto_label" and g.values.to_dict() == {"a": 1, "b": 0}
+    )
     with pytest.raises(InputError, match="not a gold file"):
         svc.gold_from_frame(pd.DataFrame({"pair_id": ["a"], "x": ["1"]}))
     with pytest.raises(InputError, match="not a number"):
@@ -177,6 +221,7 @@ def test_gold_forms():
 
 
 # --------------------------------------------------------------------------- the service
+
 
 def test_evaluate_binary_service():
     rng = np.random.default_rng(1)
@@ -210,8 +255,13 @@ def test_evaluate_graded_service():
     gold_values = rng.integers(0, 4, n).astype(float)
     ids = [f"p{i}" for i in range(n)]
     gold = pd.DataFrame({"pair_id": ids, "mean": gold_values})
-    S = pd.DataFrame({"pair_id": ids, "close": gold_values + rng.normal(scale=0.5, size=n),
-                      "noise": rng.normal(size=n)})
+    S = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "close": gold_values + rng.normal(scale=0.5, size=n),
+            "noise": rng.normal(size=n),
+        }
+    )
     res = svc.evaluate_scores({"S": S}, gold, n_resamples=499)
     m = res.methods.set_index("method")
     assert m.loc["S:close", "rho_low"] < m.loc["S:close", "rho"] < m.loc["S:close", "rho_high"]
@@ -264,8 +314,14 @@ def test_ehr_rel_a_levenshtein_graded(ehr_rel_a):
 
 def test_pair_errors_graded_and_terms():
     ids = ["a", "b", "c", "d"]
-    gold = pd.DataFrame({"pair_id": ids, "term_1": ["w", "x", "y", "z"], "term_2": ["q"] * 4,
-                         "mean": ["0", "1", "2", "3"]})
+    gold = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "term_1": ["w", "x", "y", "z"],
+            "term_2": ["q"] * 4,
+            "mean": ["0", "1", "2", "3"],
+        }
+    )
     S = pd.DataFrame({"pair_id": ids, "m": [0.1, 0.2, 0.3, -1.0]})  # d is ranked last, gold first
     err = svc.pair_errors({"S": S}, gold, "S:m", limit=2)
     assert err["pair_id"].tolist()[0] == "d"
@@ -288,11 +344,18 @@ def test_list_embeddings(tmp_path, monkeypatch):
 def test_score_pairs_progress_and_coverage(tmp_path):
     path = tmp_path / "e.txt"
     path.write_text("2 3\nfever 1 0 0\npyrexia 0.9 0.1 0\n", encoding="utf-8")
-    pairs = pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["Fever", "zzz"],
-                          "term_2": ["pyrexia unknown", "fever"]})
+    pairs = pd.DataFrame(
+        {"pair_id": ["a", "b"], "term_1": ["Fever", "zzz"], "term_2": ["pyrexia unknown", "fever"]}
+    )
     calls = []
-    out = svc.score_pairs(pairs, path, None, ["avg_cos", "mj"],
-                          lambda d, t, s: calls.append((d, t, s)), cache_dir=tmp_path / "c")
+    out = svc.score_pairs(
+        pairs,
+        path,
+        None,
+        ["avg_cos", "mj"],
+        lambda d, t, s: calls.append((d, t, s)),
+        cache_dir=tmp_path / "c",
+    )
     cov = out.attrs["coverage"]
     assert (cov["covered"], cov["not_covered"], cov["oov_words"], cov["words"]) == (1, 1, 2, 4)
     assert out.loc[0, "avg_cos"] == pytest.approx(0.9 / np.sqrt(0.82))

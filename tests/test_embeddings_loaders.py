@@ -1,5 +1,6 @@
 """Loading word embeddings (word2vec text/binary, GloVe, fastText .bin with subwords), the
 memory-mapped cache, tokenising and the lexical baselines."""
+
 from __future__ import annotations
 
 import os
@@ -83,10 +84,24 @@ def test_fasttext_bin_with_subwords(tmp_path):
     from gensim.models import FastText
     from gensim.models.fasttext import load_facebook_vectors, save_facebook_model
 
-    sentences = [["acute", "myocardial", "infarction"], ["heart", "attack"],
-                 ["chronic", "kidney", "disease"], ["renal", "failure"], ["fever", "pyrexia"]] * 5
-    model = FastText(vector_size=8, window=2, min_count=1, epochs=2, bucket=2000, min_n=3,
-                     max_n=5, seed=1, workers=1)
+    sentences = [
+        ["acute", "myocardial", "infarction"],
+        ["heart", "attack"],
+        ["chronic", "kidney", "disease"],
+        ["renal", "failure"],
+        ["fever", "pyrexia"],
+    ] * 5
+    model = FastText(
+        vector_size=8,
+        window=2,
+        min_count=1,
+        epochs=2,
+        bucket=2000,
+        min_n=3,
+        max_n=5,
+        seed=1,
+        workers=1,
+    )
     model.build_vocab(corpus_iterable=sentences)
     model.train(corpus_iterable=sentences, total_examples=len(sentences), epochs=2)
     path = tmp_path / "ft.bin"
@@ -127,7 +142,10 @@ def test_tokeniser_default_and_options():
     assert tokenise("  T2DM -- type_2 diabetes ") == ["t2dm", "type", "2", "diabetes"]
     assert Tokeniser(lowercase=False)("Heart Attack") == ["Heart", "Attack"]
     assert Tokeniser(split=r"\s+")("covid-19 pneumonia") == ["covid-19", "pneumonia"]
-    assert Tokeniser(stopwords=frozenset({"of", "the"}))("fracture of the femur") == ["fracture", "femur"]
+    assert Tokeniser(stopwords=frozenset({"of", "the"}))("fracture of the femur") == [
+        "fracture",
+        "femur",
+    ]
     assert tokenise("fever fever") == ["fever", "fever"]  # repeats kept
     with pytest.raises(ValueError, match="regular expression"):
         Tokeniser(split="(")
@@ -136,8 +154,9 @@ def test_tokeniser_default_and_options():
 def test_levenshtein_and_char_ngram():
     lev = levenshtein_similarity(["kitten", "Fever", "abc"], ["sitting", "fever", "xyz"])
     np.testing.assert_allclose(lev, [1 - 3 / 7, 1.0, 0.0])
-    tf = char_ngram_similarity(["heart attack", "heart attack", "fever"],
-                               ["heart attack", "heart failure", "pyrexia"])
+    tf = char_ngram_similarity(
+        ["heart attack", "heart attack", "fever"], ["heart attack", "heart failure", "pyrexia"]
+    )
     assert tf[0] == pytest.approx(1.0)
     assert 0 < tf[1] < 1
     assert tf[2] == pytest.approx(0.0)

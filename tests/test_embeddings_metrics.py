@@ -1,5 +1,6 @@
 """The ten word metrics and the contextual metrics: hand-computed values, edge cases, and
 agreement of the fast (vectorised) and straightforward (per pair, SciPy) implementations."""
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from medsim_annot.embeddings.metrics import (VECTOR_METRICS, WORD_METRICS, similarity_reference,
-                                             vector_pair_scores, vector_pair_scores_reference,
-                                             word_pair_scores, word_pair_scores_reference)
+from medsim_annot.embeddings.metrics import (
+    VECTOR_METRICS,
+    WORD_METRICS,
+    similarity_reference,
+    vector_pair_scores,
+    vector_pair_scores_reference,
+    word_pair_scores,
+    word_pair_scores_reference,
+)
 
 
 def fast(X, Y, metrics=WORD_METRICS):
@@ -20,8 +27,9 @@ def fast(X, Y, metrics=WORD_METRICS):
     X = np.asarray(X, dtype=float).reshape(-1, np.shape(Y)[-1] if len(Y) else np.shape(X)[-1])
     Y = np.asarray(Y, dtype=float)
     E = np.vstack([X, Y]) if len(Y) else X
-    out = word_pair_scores(E, [list(range(len(X)))], [list(range(len(X), len(X) + len(Y)))],
-                           metrics)
+    out = word_pair_scores(
+        E, [list(range(len(X)))], [list(range(len(X), len(X) + len(Y)))], metrics
+    )
     return {m: float(v[0]) for m, v in out.items()}
 
 
@@ -39,13 +47,22 @@ def both(X, Y):
 
 # --------------------------------------------------------------------------- hand-computed
 
+
 def test_single_words_proportional_vectors():
     # x = (1,2,3), y = 2x: every correlation and cosine is 1.
     # fj: U = [x, y], <x,U> = (14, 28), <y,U> = (28, 56) -> (14+28)/(28+56) = 0.5
     # mj: mu_x = (1,2,3), mu_y = (2,4,6) -> 6/12 = 0.5
     f = both([[1, 2, 3]], [[2, 4, 6]])
-    for m in ("avg_cos", "avg_r", "avg_rho", "avg_tau", "pair_cos", "pair_r", "pair_rho",
-              "pair_tau"):
+    for m in (
+        "avg_cos",
+        "avg_r",
+        "avg_rho",
+        "avg_tau",
+        "pair_cos",
+        "pair_r",
+        "pair_rho",
+        "pair_tau",
+    ):
         assert f[m] == pytest.approx(1.0)
     assert f["fj"] == pytest.approx(0.5)
     assert f["mj"] == pytest.approx(0.5)
@@ -57,7 +74,7 @@ def test_two_word_term_against_one_word():
     # mean x = (.5,.5,0), y = (0,0,1): orthogonal; centred y = -2 * centred mean x
     assert f["avg_cos"] == pytest.approx(0.0)
     assert f["avg_r"] == pytest.approx(-1.0)
-    assert f["avg_rho"] == pytest.approx(-1.0)   # ranks (2.5,2.5,1) vs (1.5,1.5,3)
+    assert f["avg_rho"] == pytest.approx(-1.0)  # ranks (2.5,2.5,1) vs (1.5,1.5,3)
     # tau-b: 0 concordant, 2 discordant, one tie in each -> -2 / sqrt(2*2) = -1
     assert f["avg_tau"] == pytest.approx(-1.0)
     # word pairs (e1,e3), (e2,e3): cos 0; r = (-1/3)/(6/9) = -0.5; rho -0.5;
@@ -75,13 +92,13 @@ def test_repeated_word_is_weighted_twice():
     # X = [e1, e1, e2] vs Y = [e1]: mean x = (2/3, 1/3) -> cos = 2/sqrt(5)
     f = both([[1, 0], [1, 0], [0, 1]], [[1, 0]])
     assert f["avg_cos"] == pytest.approx(2 / math.sqrt(5))
-    assert f["pair_cos"] == pytest.approx(2 / 3)        # (1 + 1 + 0) / 3
-    g = both([[1, 0], [0, 1]], [[1, 0]])                 # without the repeat
+    assert f["pair_cos"] == pytest.approx(2 / 3)  # (1 + 1 + 0) / 3
+    g = both([[1, 0], [0, 1]], [[1, 0]])  # without the repeat
     assert g["avg_cos"] == pytest.approx(1 / math.sqrt(2))
     assert g["pair_cos"] == pytest.approx(0.5)
     # fj: U = [e1,e1,e2,e1]; mu_X = (1,1,1,1), mu_Y = (1,1,0,1) -> 3/4 (same with the repeat)
     assert f["fj"] == pytest.approx(0.75)
-    assert f["mj"] == pytest.approx(0.5)                 # mu_X = (1,1), mu_Y = (1,0)
+    assert f["mj"] == pytest.approx(0.5)  # mu_X = (1,1), mu_Y = (1,0)
 
 
 def test_constant_vector_gives_nan_correlations():
@@ -139,6 +156,7 @@ def test_single_word_terms_avg_equals_pair():
 
 # --------------------------------------------------------------------------- Kendall tau-b
 
+
 def test_kendall_is_tau_b_with_ties():
     x = [1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 0.5]
     y = [1.0, 2.0, 3.0, 3.0, 2.0, 4.0, 4.0]
@@ -165,6 +183,7 @@ def test_kendall_ties_in_only_one_vector():
 
 
 # --------------------------------------------------------------------------- fast == reference
+
 
 def _random_terms(rng, p, V, max_len=6, allow_empty=False):
     lo = 0 if allow_empty else 1

@@ -1,5 +1,6 @@
 """Gold export: each filter, the fixed filter order, byte-identical re-export, formula
 escaping, the manifest (counts, alpha, version, SHA-256), the EHR-RelA round trip, the CLI."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,8 +36,11 @@ def test_rows_columns_and_flags(tiny, tmp_path):
     assert list(t.columns[:5]) == ["pair_id", "term_1", "term_2", "dataset", "auto_label"]
     assert {"rater_A", "rater_B", "rater_C", "majority", "n_ratings"} <= set(t.columns)
     row = t.set_index("pair_id")
-    assert row.loc["p3", ["rater_A", "rater_B", "rater_C"]].tolist() == ["same", "not_same",
-                                                                         "dont_know"]
+    assert row.loc["p3", ["rater_A", "rater_B", "rater_C"]].tolist() == [
+        "same",
+        "not_same",
+        "dont_know",
+    ]
     assert row.loc["p5", "rater_B"] == "" and row.loc["p5", "n_ratings"] == "1"
     assert row["majority"].tolist() == ["same", "not_same", "", "same", "same"]
     assert row["no_majority"].tolist() == ["false", "false", "true", "false", "false"]
@@ -49,30 +53,46 @@ def test_rows_columns_and_flags(tiny, tmp_path):
     assert m["filter_steps"] == []
 
 
-@pytest.mark.parametrize("option, expected", [
-    ({"min_ratings": 2}, ["p1", "p2", "p3", "p4"]),
-    ({"exclude_unclear": True}, ["p1", "p2", "p3", "p5"]),
-    ({"require_majority": True}, ["p1", "p2", "p4", "p5"]),
-    ({"exclude_all_different": True}, ["p1", "p2", "p4", "p5"]),
-    ({"only_verified": True}, ["p1", "p2", "p5"]),
-])
+@pytest.mark.parametrize(
+    "option, expected",
+    [
+        ({"min_ratings": 2}, ["p1", "p2", "p3", "p4"]),
+        ({"exclude_unclear": True}, ["p1", "p2", "p3", "p5"]),
+        ({"require_majority": True}, ["p1", "p2", "p4", "p5"]),
+        ({"exclude_all_different": True}, ["p1", "p2", "p4", "p5"]),
+        ({"only_verified": True}, ["p1", "p2", "p5"]),
+    ],
+)
 def test_each_filter(tiny, tmp_path, option, expected):
     out = tmp_path / "gold.csv"
     m = export_gold(tiny, out, **option)
     assert _ids(out) == expected
     name = next(iter(option))
-    assert m["filter_steps"] == [{"filter": name, "value": option[name], "before": 5,
-                                  "after": len(expected)}]
+    assert m["filter_steps"] == [
+        {"filter": name, "value": option[name], "before": 5, "after": len(expected)}
+    ]
     assert m["filters"][name] == option[name]
 
 
 def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
     out = tmp_path / "gold.jsonl"
-    m = export_gold(tiny, out, only_verified=True, exclude_all_different=True,
-                    require_majority=True, exclude_unclear=True, min_ratings=2)
+    m = export_gold(
+        tiny,
+        out,
+        only_verified=True,
+        exclude_all_different=True,
+        require_majority=True,
+        exclude_unclear=True,
+        min_ratings=2,
+    )
     assert [s["filter"] for s in m["filter_steps"]] == list(FILTER_ORDER)
-    assert [(s["before"], s["after"]) for s in m["filter_steps"]] == \
-        [(5, 4), (4, 3), (3, 2), (2, 2), (2, 2)]
+    assert [(s["before"], s["after"]) for s in m["filter_steps"]] == [
+        (5, 4),
+        (4, 3),
+        (3, 2),
+        (2, 2),
+        (2, 2),
+    ]
     assert _ids(out) == ["p1", "p2"]
     assert m["counts"]["exported"] == 2
 
@@ -80,8 +100,7 @@ def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet"])
 def test_byte_identical_reexport(tiny, tmp_path, fmt):
     a, b = tmp_path / f"a.{fmt}", tmp_path / f"b.{fmt}"
-    ma = export_gold(tiny, a, require_majority=True,
-                     now=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    ma = export_gold(tiny, a, require_majority=True, now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     mb = export_gold(tiny, b, require_majority=True)
     assert a.read_bytes() == b.read_bytes()
     assert ma["sha256"] == mb["sha256"]
@@ -124,7 +143,8 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
     assert m["krippendorff_alpha"]["study"] == pytest.approx(expected)
     sub = ratings[ratings["pair_id"].isin(["p1", "p2", "p4", "p5"])]
     assert m["krippendorff_alpha"]["exported"] == pytest.approx(
-        agreement_svc.agreement_report(sub, scale).krippendorff_alpha)
+        agreement_svc.agreement_report(sub, scale).krippendorff_alpha
+    )
     frame = pd.read_parquet(out)
     assert frame["pair_id"].tolist() == ["p1", "p2", "p4", "p5"]
     assert list(frame.columns) == m["columns"]
@@ -146,15 +166,18 @@ def test_ehr_rel_a_round_trip(db_url, ehr_rel_a, tmp_path):
     original = read_table(ehr_rel_a)
     exported = read_table(out)
     assert len(exported) == len(original) == 111
-    assert exported["pair_id"].tolist() == (original["snomed_id_1"] + "-"
-                                            + original["snomed_id_2"]).tolist()
+    assert (
+        exported["pair_id"].tolist()
+        == (original["snomed_id_1"] + "-" + original["snomed_id_2"]).tolist()
+    )
     assert exported["term_1"].tolist() == original["snomed_label_1"].tolist()
     assert exported["concept_id_2"].tolist() == original["snomed_id_2"].tolist()
     assert exported["CUI_1"].tolist() == original["CUI_1"].tolist()
     for rater in "ABCDE":
         col = f"rater_{rater}"
-        assert [float(v) if v else None for v in exported[col]] == \
-            [float(v) if v else None for v in original[col]], col
+        assert [float(v) if v else None for v in exported[col]] == [
+            float(v) if v else None for v in original[col]
+        ], col
     mean = exported["mean"].astype(float)
     assert (mean - original["mean_rating"].astype(float)).abs().max() < 0.051
     assert m["scale"]["name"] == "relatedness-0-3"
@@ -170,14 +193,33 @@ def test_only_verified_needs_auto_labels(db_url, ehr_rel_a, tmp_path):
 
 def test_cli_export_gold_matches_service(tiny, tmp_path, cli):
     out = tmp_path / "cli.tsv"
-    r = cli("export", "gold", tiny, "--out", out, "--require-majority", "--min-ratings", "2",
-            "--exclude-unclear", "--exclude-all-different", "--only-verified", "--json")
+    r = cli(
+        "export",
+        "gold",
+        tiny,
+        "--out",
+        out,
+        "--require-majority",
+        "--min-ratings",
+        "2",
+        "--exclude-unclear",
+        "--exclude-all-different",
+        "--only-verified",
+        "--json",
+    )
     assert r.exit_code == 0, r.stderr
     m = json.loads(r.stdout)
     assert m["counts"]["exported"] == 2 and m["format"] == "tsv"
     svc_out = tmp_path / "svc.tsv"
-    export_gold(tiny, svc_out, require_majority=True, min_ratings=2, exclude_unclear=True,
-                exclude_all_different=True, only_verified=True)
+    export_gold(
+        tiny,
+        svc_out,
+        require_majority=True,
+        min_ratings=2,
+        exclude_unclear=True,
+        exclude_all_different=True,
+        only_verified=True,
+    )
     assert out.read_bytes() == svc_out.read_bytes()
     r = cli("export", "gold", tiny, "--out", tmp_path / "x.data", "--format", "parquet")
     assert r.exit_code == 0, r.stderr

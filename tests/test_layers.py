@@ -1,4 +1,5 @@
 """Layering: the core never imports streamlit; pages hold no SQL."""
+
 from __future__ import annotations
 
 import ast
@@ -19,19 +20,29 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_core_never_imports_streamlit():
-    offenders = [str(p.relative_to(ROOT)) for d in ("medsim_annot", "data_schemas")
-                 for p in (ROOT / d).rglob("*.py") if "streamlit" in _imports(p)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for d in ("medsim_annot", "data_schemas")
+        for p in (ROOT / d).rglob("*.py")
+        if "streamlit" in _imports(p)
+    ]
     assert offenders == []
 
 
 def test_data_schemas_imports_nothing_of_ours():
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "data_schemas").rglob("*.py")
-                 if "medsim_annot" in _imports(p)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "data_schemas").rglob("*.py")
+        if "medsim_annot" in _imports(p)
+    ]
     assert offenders == []
 
 
 def test_pages_hold_no_sql():
     files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py")]
-    offenders = [str(p.relative_to(ROOT)) for p in files if p.exists()
-                 and ({"sqlalchemy", "sqlite3", "psycopg"} & _imports(p))]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in files
+        if p.exists() and ({"sqlalchemy", "sqlite3", "psycopg"} & _imports(p))
+    ]
     assert offenders == []

@@ -1,4 +1,5 @@
 """Page logic with streamlit's AppTest: sign-in, role guards, Annotate, Study setup."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -16,11 +17,16 @@ TIMEOUT = 30
 
 
 def _pairs(n=6):
-    return pd.DataFrame({"pair_id": [f"ZZPID{i}" for i in range(n)],
-                         "term_1": [f"first {i}" for i in range(n)],
-                         "term_2": [f"second {i}" for i in range(n)],
-                         "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
-                         "dataset": [SECRET] * n, "concept_id_1": ["ZZCUI1"] * n})
+    return pd.DataFrame(
+        {
+            "pair_id": [f"ZZPID{i}" for i in range(n)],
+            "term_1": [f"first {i}" for i in range(n)],
+            "term_2": [f"second {i}" for i in range(n)],
+            "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
+            "dataset": [SECRET] * n,
+            "concept_id_1": ["ZZCUI1"] * n,
+        }
+    )
 
 
 @pytest.fixture
@@ -46,8 +52,19 @@ def _page(path, role=None, identity=None):
 
 def _all_text(at) -> str:
     parts = []
-    for kind in ("markdown", "caption", "title", "header", "subheader", "text", "info",
-                 "success", "error", "warning", "code"):
+    for kind in (
+        "markdown",
+        "caption",
+        "title",
+        "header",
+        "subheader",
+        "text",
+        "info",
+        "success",
+        "error",
+        "warning",
+        "code",
+    ):
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [b.label for b in at.button] + [t.value or "" for t in at.text_input]
     parts += [p.proto.text for p in at.get("progress")]
@@ -100,8 +117,12 @@ def test_annotate_back_change_comment_and_resume(db):
 def test_annotate_unclear_flag_and_end_screen(db):
     ident, _ = _annotator("rel", RELATEDNESS_0_3, n=2)
     at = _page("pages/annotate.py", "annotator", ident)
-    assert [b.label for b in at.button][:4] == ["0 Unrelated", "1 Marginally related", "2 Related",
-                                               "3 Extremely related"]
+    assert [b.label for b in at.button][:4] == [
+        "0 Unrelated",
+        "1 Marginally related",
+        "2 Related",
+        "3 Extremely related",
+    ]
     at.button(key="annotate_unclear_btn_0").click().run()
     assert at.button(key="annotate_unclear_btn_0").label == "Unclear meaning ✓"
     at.button(key="annotate_opt_0_2").click().run()
@@ -131,8 +152,11 @@ def test_straight_line_warning_shown(db):
 
 def test_guards_refuse_wrong_roles(db):
     ident, _ = _annotator()
-    admin_pages = [f"pages/{f}" for f in ("setup.py", "dashboard.py", "export.py", "scoring.py")
-                   if (ROOT / "pages" / f).exists()]
+    admin_pages = [
+        f"pages/{f}"
+        for f in ("setup.py", "dashboard.py", "export.py", "scoring.py")
+        if (ROOT / "pages" / f).exists()
+    ]
     for path in admin_pages:
         for role, who in ((None, None), ("annotator", ident)):
             at = _page(path, role, who)
@@ -163,9 +187,14 @@ def test_landing_sign_in(db, monkeypatch):
 def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"term_1": [f"a{i}" for i in range(20)], "term_2": [f"b{i}" for i in range(20)],
-                  "auto_label": [i % 2 for i in range(20)],
-                  "dataset": ["X"] * 10 + ["Y"] * 10}).to_csv(data / "pairs.csv", index=False)
+    pd.DataFrame(
+        {
+            "term_1": [f"a{i}" for i in range(20)],
+            "term_2": [f"b{i}" for i in range(20)],
+            "auto_label": [i % 2 for i in range(20)],
+            "dataset": ["X"] * 10 + ["Y"] * 10,
+        }
+    ).to_csv(data / "pairs.csv", index=False)
     (data / "bad.csv").write_text("term_1,term_2,auto_label\nfever,,1\nflu,influenza,7\n")
     monkeypatch.chdir(tmp_path)
     at = _page("pages/setup.py", "admin")
@@ -183,7 +212,8 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.multiselect(key="setup_group_by").set_value(["dataset"]).run()
     at.number_input(key="setup_seed").set_value(42).run()
     at.radio(key="setup_design").set_value(
-        "Each pair rated by k of the n annotators (balanced)").run()
+        "Each pair rated by k of the n annotators (balanced)"
+    ).run()
     at.number_input(key="setup_k").set_value(2).run()
     at.number_input(key="setup_calibration").set_value(2).run()
     at.text_area(key="setup_annotators").input("d1\nd2\nd3").run()
@@ -212,8 +242,9 @@ def test_app_routes_by_role(db):
     at.run()
     assert not at.exception
     assert "first 0" in _all_text(at)
-    assert [t.label for t in at.text_input] == ["Comment (optional) — press Tab to leave the "
-                                                "field, then the rating key"]
+    assert [t.label for t in at.text_input] == [
+        "Comment (optional) — press Tab to leave the field, then the rating key"
+    ]
     assert [p.proto.text for p in at.get("progress")] == ["0 / 6 rated · pair 1 of 6"]
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"

@@ -1,6 +1,7 @@
 """AppTest of the QA pages (dashboard, export): admin only; the tables shown equal the
 agreement engine's numbers on the demo studies and on EHR-RelA imported; the page export
 is the same file as the service's (and so the CLI's)."""
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,9 @@ def _table(at: AppTest, first_column: str):
     for df in at.dataframe:
         if df.value.columns[0] == first_column:
             return df.value
-    raise AssertionError(f"no table starting with {first_column!r}: "
-                         f"{[d.value.columns[0] for d in at.dataframe]}")
+    raise AssertionError(
+        f"no table starting with {first_column!r}: {[d.value.columns[0] for d in at.dataframe]}"
+    )
 
 
 def test_admin_only(app_db):
@@ -68,12 +70,19 @@ def test_dashboard_demo_binary_matches_engine(app_db):
     over = audit.iloc[-1]
     assert over["group"] == "overall"
     assert over["items"] == res.overall["n_items"]
-    for ours, theirs in (("no_majority", "nan_fraction"), ("alpha", "krippendorff_alpha"),
-                         ("accuracy", "accuracy"), ("recall", "recall"),
-                         ("precision", "precision")):
+    for ours, theirs in (
+        ("no_majority", "nan_fraction"),
+        ("alpha", "krippendorff_alpha"),
+        ("accuracy", "accuracy"),
+        ("recall", "recall"),
+        ("precision", "precision"),
+    ):
         assert over[ours] == pytest.approx(res.overall[theirs])
-    assert np.allclose(audit["accuracy"].iloc[:-1].astype(float),
-                       res.by_group["accuracy"].astype(float), equal_nan=True)
+    assert np.allclose(
+        audit["accuracy"].iloc[:-1].astype(float),
+        res.by_group["accuracy"].astype(float),
+        equal_nan=True,
+    )
     conf = _table(at, "majority: similar")
     assert conf["majority: similar"].tolist() == [res.overall["tp"], res.overall["fn"]]
     rep = agreement_svc.agreement_report(ratings, scale)
@@ -96,8 +105,9 @@ def test_dashboard_ehr_rel_a_published_figures(app_db, ehr_rel_a):
     assert not at.exception, at.exception
     assert not [d for d in at.dataframe if d.value.columns[0] == "group"]  # no audit
     summary = _table(at, "items").iloc[0]
-    assert [round(float(summary[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w",
-                                                  "mean_rho")] == [0.64, 0.72, 0.93, 0.73, 0.67]
+    assert [
+        round(float(summary[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
+    ] == [0.64, 0.72, 0.93, 0.73, 0.67]
     matrix = _table(at, "A")
     assert round(matrix.loc["A", "B"], 2) == 0.77 and round(matrix.loc["B", "E"], 2) == 0.40
     per = _table(at, "annotator").set_index("annotator")
@@ -127,8 +137,10 @@ def test_export_page_matches_service(app_db, tmp_path):
     assert shown["sha256"] == manifest["sha256"]
     assert shown["filter_steps"] == manifest["filter_steps"]
     labels = [b.label for b in at.get("download_button")]
-    assert labels == ["Download gold-demo-binary.tsv",
-                      "Download gold-demo-binary.tsv.manifest.json"]
+    assert labels == [
+        "Download gold-demo-binary.tsv",
+        "Download gold-demo-binary.tsv.manifest.json",
+    ]
 
 
 def test_dashboard_of_a_study_without_ratings(app_db):
@@ -137,8 +149,16 @@ def test_dashboard_of_a_study_without_ratings(app_db):
     from data_schemas.pairs import validate_pairs
     from data_schemas.scales import BINARY, RELATEDNESS_0_3
 
-    pairs = validate_pairs(pd.DataFrame({"pair_id": ["a", "b"], "term_1": ["x", "y"],
-                                         "term_2": ["z", "w"], "auto_label": ["1", "0"]}))
+    pairs = validate_pairs(
+        pd.DataFrame(
+            {
+                "pair_id": ["a", "b"],
+                "term_1": ["x", "y"],
+                "term_2": ["z", "w"],
+                "auto_label": ["1", "0"],
+            }
+        )
+    )
     svc.create_study("fresh", pairs, BINARY, ["A", "B"])
     svc.create_study("fresh-graded", pairs.drop(columns="auto_label"), RELATEDNESS_0_3, ["A"])
     at = _page("dashboard.py")

@@ -1,5 +1,6 @@
 """AppTest of the embedding-scoring page: admin only; on the demo study's verified subset the
 lexical baselines give exactly the numbers of the scoring service (and so of the CLI)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -54,6 +55,8 @@ def test_lexical_baselines_on_verified_subset_match_service(app_db):
     frames = {m: scoring.score_pairs(pairs, None, m) for m in ("levenshtein", "char-ngram")}
     expected = scoring.evaluate_scores(frames, kept, n_resamples=2000).methods.set_index("method")
     assert list(shown.index) == list(expected.index)
-    np.testing.assert_allclose(shown["auc"].astype(float), expected["auc"].astype(float), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        shown["auc"].astype(float), expected["auc"].astype(float), rtol=0, atol=1e-12
+    )
     np.testing.assert_allclose(shown["accuracy"].astype(float), expected["accuracy"].astype(float))
     assert 0.5 < float(shown["auc"].max()) <= 1.0

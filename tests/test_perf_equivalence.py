@@ -1,5 +1,6 @@
 """The fast paths of the dashboard give exactly what the straightforward code gives: the
 scale looked up once per distinct rating, the outlier check reusing the report's IAA-1."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,12 +10,20 @@ from hypothesis import strategies as st
 
 from data_schemas import BINARY, RELATEDNESS_0_3
 from data_schemas.ratings import per_distinct, to_ratings_frame
-from medsim_annot.stats import (agreement_report, outlier_annotators, rater_quality,
-                                ratings_from_matrix)
+from medsim_annot.stats import (
+    agreement_report,
+    outlier_annotators,
+    rater_quality,
+    ratings_from_matrix,
+)
 
-_VALUES = st.one_of(st.sampled_from(["same", "not_same", "dont_know", " same", "1", "0"]),
-                    st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan")]),
-                    st.booleans(), st.none())
+_VALUES = st.one_of(
+    st.sampled_from(["same", "not_same", "dont_know", " same", "1", "0"]),
+    st.integers(0, 3),
+    st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan")]),
+    st.booleans(),
+    st.none(),
+)
 
 
 def _row_by_row(values, fn):
@@ -33,17 +42,27 @@ def test_per_distinct_equals_row_by_row(values):
     for fn in (repr, BINARY.is_no_decision, RELATEDNESS_0_3.is_no_decision):
         assert per_distinct(col, fn) == [fn(v) for v in values]
     for scale in (BINARY, RELATEDNESS_0_3):
+
         def safe(v, scale=scale):
             try:
                 return ("ok", scale.code(v))
             except (ValueError, KeyError) as exc:
                 return ("error", str(exc))
+
         assert per_distinct(col, safe) == _row_by_row(values, scale.code)
 
 
-@given(st.lists(st.tuples(st.sampled_from("pqrs"), st.sampled_from(["A", "B", "Zoë"]),
-                          st.sampled_from(["same", "not_same", "dont_know"]),
-                          st.integers(0, 5)), max_size=25))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("pqrs"),
+            st.sampled_from(["A", "B", "Zoë"]),
+            st.sampled_from(["same", "not_same", "dont_know"]),
+            st.integers(0, 5),
+        ),
+        max_size=25,
+    )
+)
 def test_to_ratings_frame_equals_row_by_row(rows):
     cur = pd.DataFrame(rows, columns=["pair_id", "annotator", "rating", "t"])
     cur["rated_at"] = pd.to_datetime(cur["t"], unit="h", utc=True)
@@ -60,8 +79,9 @@ def test_outliers_from_the_reports_iaa_equal_recomputed():
         m[rng.random(m.shape) < 0.2] = np.nan
         r = ratings_from_matrix(m, annotators=[f"a{j}" for j in range(k)][::-1])
         rep = agreement_report(r, RELATEDNESS_0_3)
-        pd.testing.assert_frame_equal(outlier_annotators(r, iaa=rep.per_annotator),
-                                      outlier_annotators(r))
+        pd.testing.assert_frame_equal(
+            outlier_annotators(r, iaa=rep.per_annotator), outlier_annotators(r)
+        )
         a = rater_quality(r, RELATEDNESS_0_3, iaa=rep.per_annotator)
         b = rater_quality(r, RELATEDNESS_0_3)
         pd.testing.assert_frame_equal(a.per_annotator, b.per_annotator)

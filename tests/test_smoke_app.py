@@ -1,4 +1,5 @@
 """Smoke test: `streamlit run app.py` serves, and /_stcore/health answers 200."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """``medsim build snomed`` end to end: 20 files in the pairs contract, the statistics table,
 byte-identical outputs for the same seed, progress bars on stderr, clear errors (exit 2)."""
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,9 @@ def test_same_seed_gives_byte_identical_files_other_seed_differs(rf2, tmp_path):
 
 def test_a_subset_gives_the_same_files_as_the_full_build(rf2, tmp_path):
     build_snomed(rf2, tmp_path / "all", seed=42)
-    build_snomed(rf2, tmp_path / "some", seed=42, datasets=["same-as", "fsn-syn"],
-                 strategies=["levenshtein"])
+    build_snomed(
+        rf2, tmp_path / "some", seed=42, datasets=["same-as", "fsn-syn"], strategies=["levenshtein"]
+    )
     some = _bytes(tmp_path / "some")
     full = _bytes(tmp_path / "all")
     assert len(some) == 5
@@ -79,19 +81,37 @@ def test_a_subset_gives_the_same_files_as_the_full_build(rf2, tmp_path):
 
 
 def test_threshold_moves_pairs_between_easy_and_hard(rf2, tmp_path):
-    low = build_snomed(rf2, tmp_path / "t0", threshold=0, strategies=["random"],
-                       datasets=["syn-syn"]).statistics
-    high = build_snomed(rf2, tmp_path / "t9", threshold=9, strategies=["random"],
-                        datasets=["syn-syn"]).statistics
+    low = build_snomed(
+        rf2, tmp_path / "t0", threshold=0, strategies=["random"], datasets=["syn-syn"]
+    ).statistics
+    high = build_snomed(
+        rf2, tmp_path / "t9", threshold=9, strategies=["random"], datasets=["syn-syn"]
+    ).statistics
     assert low.loc[low["difficulty"] == "easy", "positives"].item() == 0
     assert high.loc[high["difficulty"] == "easy", "positives"].item() > 0
-    assert low.loc[low["difficulty"] == "all", "positives"].item() == \
-        high.loc[high["difficulty"] == "all", "positives"].item()
+    assert (
+        low.loc[low["difficulty"] == "all", "positives"].item()
+        == high.loc[high["difficulty"] == "all", "positives"].item()
+    )
 
 
 def test_json_output_and_other_format(cli, rf2, tmp_path):
-    r = cli("build", "snomed", "--rf2", rf2, "--out", tmp_path, "--quiet", "--json",
-            "--datasets", "replaced-by", "--strategies", "random", "--format", "parquet")
+    r = cli(
+        "build",
+        "snomed",
+        "--rf2",
+        rf2,
+        "--out",
+        tmp_path,
+        "--quiet",
+        "--json",
+        "--datasets",
+        "replaced-by",
+        "--strategies",
+        "random",
+        "--format",
+        "parquet",
+    )
     assert r.exit_code == 0, r.stderr
     data = json.loads(r.stdout)
     assert sorted(data["files"]) == ["replaced-by/easy/random", "replaced-by/hard/random"]
@@ -101,9 +121,25 @@ def test_json_output_and_other_format(cli, rf2, tmp_path):
 
 
 def test_progress_bars_go_to_stderr(rf2, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "medsim_annot", "build", "snomed", "--rf2",
-                           str(rf2), "--out", str(tmp_path), "--datasets", "same-as"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medsim_annot",
+            "build",
+            "snomed",
+            "--rf2",
+            str(rf2),
+            "--out",
+            str(tmp_path),
+            "--datasets",
+            "same-as",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "read RF2 files" in proc.stderr and "positives" in proc.stderr
     assert "same-as/easy/levenshtein" in proc.stderr and "write files" in proc.stderr
@@ -132,12 +168,15 @@ def test_file_missing_required_columns_exits_2_and_writes_nothing(cli, rf2, tmp_
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (("--datasets", "fsn-syn,synonyms"), "unknown dataset 'synonyms'"),
-    (("--strategies", "nearest"), "unknown negative strategy 'nearest'"),
-    (("--threshold", "-1"), "threshold must be 0 or more"),
-    (("--format", "xlsx"), "unknown format 'xlsx'"),
-])
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (("--datasets", "fsn-syn,synonyms"), "unknown dataset 'synonyms'"),
+        (("--strategies", "nearest"), "unknown negative strategy 'nearest'"),
+        (("--threshold", "-1"), "threshold must be 0 or more"),
+        (("--format", "xlsx"), "unknown format 'xlsx'"),
+    ],
+)
 def test_bad_options_exit_2(cli, rf2, tmp_path, args, fragment):
     r = cli("build", "snomed", "--rf2", rf2, "--out", tmp_path / "out", "--quiet", *args)
     assert r.exit_code == 2 and fragment in r.stderr

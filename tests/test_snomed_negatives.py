@@ -3,6 +3,7 @@
 a positive, never a case variant, never drawn twice, and -- for the Levenshtein strategy --
 the nearest allowed term, compared against brute force. The fast search itself is compared
 with brute force on random pools (hypothesis)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -15,8 +16,13 @@ from rapidfuzz.distance import Levenshtein
 
 from medsim_annot.builders import snomed
 from medsim_annot.builders.rf2 import read_release
-from medsim_annot.builders.synthetic_rf2 import (FSN, MODEL_MODULE, SYNONYM, generate_release,
-                                                 verhoeff_valid)
+from medsim_annot.builders.synthetic_rf2 import (
+    FSN,
+    MODEL_MODULE,
+    SYNONYM,
+    generate_release,
+    verhoeff_valid,
+)
 from tests.test_snomed_rules import handmade_release
 
 
@@ -85,8 +91,12 @@ def _files(result, strategy=None):
 
 def test_ids_of_the_synthetic_release_have_valid_check_digits(built):
     release, _ = built
-    ids = {r[0] for r in release.concepts} | {r[0] for r in release.descriptions} \
-        | {r[5] for r in release.associations} | {r[6] for r in release.associations}
+    ids = (
+        {r[0] for r in release.concepts}
+        | {r[0] for r in release.descriptions}
+        | {r[5] for r in release.associations}
+        | {r[6] for r in release.associations}
+    )
     assert len(ids) > 600
     assert all(verhoeff_valid(i) for i in ids)
 
@@ -112,8 +122,11 @@ def test_balanced_one_negative_per_positive(built):
 
 def test_negatives_never_positive_case_variant_or_repeated(built):
     _, result = built
-    every_positive = {_key(a, b) for f in result.positives.pairs.values()
-                      for a, b in zip(f["term_1"], f["term_2"])}
+    every_positive = {
+        _key(a, b)
+        for f in result.positives.pairs.values()
+        for a, b in zip(f["term_1"], f["term_2"])
+    }
     for key, frame in result.files.items():
         neg = frame[frame["auto_label"] == 0]
         keys = [_key(a, b) for a, b in zip(neg["term_1"], neg["term_2"])]
@@ -177,10 +190,13 @@ def test_statistics_match_the_files(built):
         row = stats.loc[(name, difficulty)]
         assert row["positives"] == len(pos)
         assert row[f"negatives_{strategy}"] == len(neg)
-        dist = [Levenshtein.distance(a.lower(), b.lower()) for a, b in zip(neg["term_1"], neg["term_2"])]
+        dist = [
+            Levenshtein.distance(a.lower(), b.lower()) for a, b in zip(neg["term_1"], neg["term_2"])
+        ]
         assert row[f"mean_distance_{strategy}"] == pytest.approx(np.mean(dist), abs=1e-4)
     assert stats.loc[("syn-syn", "all"), "positives"] == (
-        stats.loc[("syn-syn", "easy"), "positives"] + stats.loc[("syn-syn", "hard"), "positives"])
+        stats.loc[("syn-syn", "easy"), "positives"] + stats.loc[("syn-syn", "hard"), "positives"]
+    )
 
 
 def test_ties_are_broken_by_the_seed(tmp_path):
@@ -188,9 +204,14 @@ def test_ties_are_broken_by_the_seed(tmp_path):
     seed the same one."""
     import pandas as pd
 
-    pos = pd.DataFrame({"term_1": ["Abcd", "Zzzz", "Yyyy", "Xxxx", "Wwww"],
-                        "term_2": ["Qqqq qq", "Abce", "Abcf", "Abcg", "Abch"],
-                        "concept_id_1": list("12345"), "concept_id_2": list("12345")})
+    pos = pd.DataFrame(
+        {
+            "term_1": ["Abcd", "Zzzz", "Yyyy", "Xxxx", "Wwww"],
+            "term_2": ["Qqqq qq", "Abce", "Abcf", "Abcg", "Abch"],
+            "concept_id_1": list("12345"),
+            "concept_id_2": list("12345"),
+        }
+    )
     graph = snomed.SimilarityGraph([[a, b] for a, b in zip(pos["term_1"], pos["term_2"])])
     picks = set()
     for seed in range(12):
@@ -206,17 +227,28 @@ def test_ties_are_broken_by_the_seed(tmp_path):
 _words = st.text(alphabet="abc ", min_size=0, max_size=9)
 
 
-@given(pool=st.lists(_words, min_size=1, max_size=40, unique=True),
-       queries=st.lists(_words, min_size=1, max_size=8),
-       need=st.integers(1, 4), data=st.data())
+@given(
+    pool=st.lists(_words, min_size=1, max_size=40, unique=True),
+    queries=st.lists(_words, min_size=1, max_size=8),
+    need=st.integers(1, 4),
+    data=st.data(),
+)
 def test_nearest_allowed_equals_brute_force(pool, queries, need, data):
-    excluded = [data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=len(pool)))
-                for _ in queries]
-    got = snomed.nearest_allowed(queries, pool, excluded=excluded, need=need, workers=1,
-                                 neighbours=data.draw(st.integers(0, 3)))
+    excluded = [
+        data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=len(pool))) for _ in queries
+    ]
+    got = snomed.nearest_allowed(
+        queries,
+        pool,
+        excluded=excluded,
+        need=need,
+        workers=1,
+        neighbours=data.draw(st.integers(0, 3)),
+    )
     for q, ex, (idx, dist) in zip(queries, excluded, got):
-        allowed = sorted((Levenshtein.distance(q, p), i) for i, p in enumerate(pool)
-                         if i not in set(ex))
+        allowed = sorted(
+            (Levenshtein.distance(q, p), i) for i, p in enumerate(pool) if i not in set(ex)
+        )
         if len(allowed) >= need:
             bound = allowed[need - 1][0]
             expected = [(d, i) for d, i in allowed if d <= bound]
@@ -236,8 +268,9 @@ def test_nearest_allowed_on_realistic_terms_with_small_blocks():
     queries = [pool[i] for i in rng.choice(len(pool), 60, replace=False)]
     excluded = [[pool.index(q)] + rng.choice(len(pool), 5).tolist() for q in queries]
     # a tiny block budget forces many blocks and the growing-window rounds
-    got = snomed.nearest_allowed(queries, pool, excluded=excluded, need=2, max_cells=500,
-                                 neighbours=0)
+    got = snomed.nearest_allowed(
+        queries, pool, excluded=excluded, need=2, max_cells=500, neighbours=0
+    )
     for q, ex, (idx, dist) in zip(queries, excluded, got):
         allowed = sorted((Levenshtein.distance(q, p), i) for i, p in enumerate(pool) if i not in ex)
         bound = allowed[1][0]

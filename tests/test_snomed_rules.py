@@ -4,6 +4,7 @@ Every term is invented (the SNOMED CT licence forbids shipping SNOMED content). 
 has history (Full files with several effectiveTimes), and each rule of issue 7 has a
 concept, description or association row that exercises it; see the comments below.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,9 +12,15 @@ import pytest
 
 from medsim_annot.builders import snomed
 from medsim_annot.builders.rf2 import read_release
-from medsim_annot.builders.synthetic_rf2 import (MODEL_MODULE, POSSIBLY_EQUIVALENT_TO,
-                                                 REPLACED_BY, SAME_AS, WAS_A, CORE_MODULE,
-                                                 SyntheticRelease)
+from medsim_annot.builders.synthetic_rf2 import (
+    CORE_MODULE,
+    MODEL_MODULE,
+    POSSIBLY_EQUIVALENT_TO,
+    REPLACED_BY,
+    SAME_AS,
+    WAS_A,
+    SyntheticRelease,
+)
 
 T1, T2, T3, T4 = "20180131", "20190131", "20200131", "20210131"
 ON = ((T1, True),)
@@ -36,20 +43,26 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
         r.add_metadata_concepts()
     c = {}
     # A synonym equal to the clean FSN is dropped; an inactivated synonym is dropped.
-    c["brenox"] = r.concept("Brenoxia of valum (disorder)", "Brenoxia of valum", "Valum brenoxia",
-                            "Brenoxial valumitis")
+    c["brenox"] = r.concept(
+        "Brenoxia of valum (disorder)", "Brenoxia of valum", "Valum brenoxia", "Brenoxial valumitis"
+    )
     r.add_description(c["brenox"], "Brenox valum old", "syn", ((T1, True), (T3, False)))
     # Case-equal synonyms dropped; a reactivated synonym kept.
-    c["gorvin"] = r.concept("Gorvin vexal (finding)", "GORVIN VEXAL", "gorvin vexal",
-                            "Vexal of gorvin")
-    r.add_description(c["gorvin"], "Gorvinic vexaloma", "syn", ((T1, True), (T2, False), (T4, True)))
+    c["gorvin"] = r.concept(
+        "Gorvin vexal (finding)", "GORVIN VEXAL", "gorvin vexal", "Vexal of gorvin"
+    )
+    r.add_description(
+        c["gorvin"], "Gorvinic vexaloma", "syn", ((T1, True), (T2, False), (T4, True))
+    )
     # Synonyms at distance 5 (easy) and 6 (hard) of the FSN; the FSN text changed once (the
     # old FSN description inactivated, a new one added).
     c["trask"] = r.new_id()
     r.add_concept(c["trask"])
-    r.add_description(c["trask"], "Traskelion mordantic (disorder)", "fsn", ((T1, True), (T3, False)))
+    r.add_description(
+        c["trask"], "Traskelion mordantic (disorder)", "fsn", ((T1, True), (T3, False))
+    )
     r.add_description(c["trask"], "Traskelion mordant (disorder)", "fsn", ((T3, True),))
-    r.add_description(c["trask"], "Traskelion mordantiosis", "syn", ON)   # +5 characters
+    r.add_description(c["trask"], "Traskelion mordantiosis", "syn", ON)  # +5 characters
     r.add_description(c["trask"], "Traskelion mordantiosism", "syn", ON)  # +6 characters
     # Non-ASCII terms; a non-ASCII case variant.
     c["odem"] = r.concept("Ödemal brantisis (disorder)", "ÖDEMAL BRANTISIS", "Brantisis ödemal")
@@ -65,14 +78,20 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
     r.add_description(c["inact"], "Sennic ploom (disorder)", "fsn", ON)
     r.add_description(c["inact"], "Ploom sennic", "syn", ON)
     c["react"] = r.new_id()
-    r.add_concept(c["react"], ((T1, True, CORE_MODULE), (T2, False, CORE_MODULE),
-                               (T3, True, CORE_MODULE)))
-    r.add_description(c["react"], "", "fsn", ((T1, True, "Quandrel fobixia (disorder)"),
-                                              (T3, True, "Quandrel fobix (disorder)")))
+    r.add_concept(
+        c["react"], ((T1, True, CORE_MODULE), (T2, False, CORE_MODULE), (T3, True, CORE_MODULE))
+    )
+    r.add_description(
+        c["react"],
+        "",
+        "fsn",
+        ((T1, True, "Quandrel fobixia (disorder)"), (T3, True, "Quandrel fobix (disorder)")),
+    )
     r.add_description(c["react"], "Fobix quandrel", "syn", ON)
     # A concept in the model component module (no pairs).
-    c["model"] = r.concept("Kelmic structure (synthetic metadata)", "Kelm structure",
-                           module=MODEL_MODULE)
+    c["model"] = r.concept(
+        "Kelmic structure (synthetic metadata)", "Kelm structure", module=MODEL_MODULE
+    )
     # Terms shared across concepts.
     c["sharedA"] = r.concept("Pelorix dunal (disorder)", "Dunal ache")
     c["sharedB"] = r.concept("Vintrix moly (finding)", "Dunal ache", "Moly vintrix")
@@ -92,7 +111,7 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
     r.add_association(REPLACED_BY, s["rb_easy"], c["react"], ((T2, True),))
     s["rb_hard"] = _inactive_source(r, "Stavic ormune (disorder)")
     r.add_association(REPLACED_BY, s["rb_hard"], c["odem"], ((T2, True),))
-    s["sa_easy"] = _inactive_source(r, "[D]Pelorix dunel (disorder)")   # [D] at the start
+    s["sa_easy"] = _inactive_source(r, "[D]Pelorix dunel (disorder)")  # [D] at the start
     r.add_association(SAME_AS, s["sa_easy"], c["sharedA"], ((T2, True),))
     s["sa_hard"] = _inactive_source(r, "Murnox helt (disorder)")
     r.add_association(SAME_AS, s["sa_hard"], c["trask"], ((T2, True),))
@@ -104,8 +123,9 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
     s["off"] = _inactive_source(r, "Jolvo tress (disorder)")
     r.add_association(REPLACED_BY, s["off"], c["gorvin"], ((T2, True), (T3, False)))
     s["again"] = _inactive_source(r, "Rostel vimp (disorder)")
-    r.add_association(POSSIBLY_EQUIVALENT_TO, s["again"], c["sharedA"],
-                      ((T2, True), (T3, False), (T4, True)))
+    r.add_association(
+        POSSIBLY_EQUIVALENT_TO, s["again"], c["sharedA"], ((T2, True), (T3, False), (T4, True))
+    )
     # The pair is already a SYN-SYN pair (dropped); the two terms are equal (dropped).
     s["in_syn"] = _inactive_source(r, "Valum brenoxia (disorder)")
     r.add_association(SAME_AS, s["in_syn"], c["brenox"], ((T2, True),))
@@ -166,15 +186,25 @@ EXPECTED = {
         ("hard", "Hastor plen", "Plen hastor"),
     ],
 }
-EXPECTED["syn-syn"] = EXPECTED["fsn-syn"][:2] + [
-    ("hard", "Valum brenoxia", "Brenoxial valumitis"),
-] + EXPECTED["fsn-syn"][2:4] + [
-    ("hard", "Vexal of gorvin", "Gorvinic vexaloma"),
-] + EXPECTED["fsn-syn"][4:6] + [
-    ("easy", "Traskelion mordantiosis", "Traskelion mordantiosism"),
-] + EXPECTED["fsn-syn"][6:15] + [
-    ("hard", "Dunal ache", "Moly vintrix"),
-] + EXPECTED["fsn-syn"][15:]
+EXPECTED["syn-syn"] = (
+    EXPECTED["fsn-syn"][:2]
+    + [
+        ("hard", "Valum brenoxia", "Brenoxial valumitis"),
+    ]
+    + EXPECTED["fsn-syn"][2:4]
+    + [
+        ("hard", "Vexal of gorvin", "Gorvinic vexaloma"),
+    ]
+    + EXPECTED["fsn-syn"][4:6]
+    + [
+        ("easy", "Traskelion mordantiosis", "Traskelion mordantiosism"),
+    ]
+    + EXPECTED["fsn-syn"][6:15]
+    + [
+        ("hard", "Dunal ache", "Moly vintrix"),
+    ]
+    + EXPECTED["fsn-syn"][15:]
+)
 EXPECTED["possibly-equivalent-to"] = [
     ("easy", "Brenoxia of valim", "Brenoxia of valum"),
     ("hard", "Zantric holp", "Gorvin vexal"),
@@ -238,33 +268,49 @@ def test_dropped_concepts_and_rows_leave_no_pair(handmade_positives):
     positives, _ = handmade_positives
     every = pd.concat(positives.pairs.values())
     terms = set(every["term_1"]) | set(every["term_2"])
-    for gone in ("Sennic ploom", "Ploom sennic", "Kelmic structure", "Kelm structure",
-                 "Brenox valum old", "Quandrel fobixia", "Traskelion mordantic", "Jolvo tress",
-                 "Farnic oll", "Halvic tumber", "Cresto pild", "Gantel morb", "Wexil durant",
-                 "GORVIN VEXAL", "ÖDEMAL BRANTISIS"):
+    for gone in (
+        "Sennic ploom",
+        "Ploom sennic",
+        "Kelmic structure",
+        "Kelm structure",
+        "Brenox valum old",
+        "Quandrel fobixia",
+        "Traskelion mordantic",
+        "Jolvo tress",
+        "Farnic oll",
+        "Halvic tumber",
+        "Cresto pild",
+        "Gantel morb",
+        "Wexil durant",
+        "GORVIN VEXAL",
+        "ÖDEMAL BRANTISIS",
+    ):
         assert gone not in terms, gone
 
 
-@pytest.mark.parametrize("fsn,clean", [
-    ("Brenoxia of valum (disorder)", "Brenoxia of valum"),
-    ("Plurax (left) of daro (finding)", "Plurax (left) of daro"),
-    ("Tremix of harbo or (stelan) (disorder)", "Tremix of harbo or (stelan)"),
-    ("Tremix of harbo or (stelan)", "Tremix of harbo or (stelan)"),
-    ("Tremix of harbo and (stelan)", "Tremix of harbo and (stelan)"),
-    ("Delvo & (cranit)", "Delvo & (cranit)"),
-    ("Delvo trinal (& quist)", "Delvo trinal (& quist)"),
-    ("Nesta (brolic (finding))", "Nesta (brolic (finding))"),
-    ("Lactavo: [bris] or [& yolm])", "Lactavo: [bris] or [& yolm])"),
-    ("(disorder)", "(disorder)"),
-    ("Vexal(finding)", "Vexal(finding)"),
-    ("[D]Lorvax pinthic (situation)", "Lorvax pinthic"),
-    ("[D] Lorvax pinthic (situation)", "Lorvax pinthic"),
-    ("Morvanic strell [D] (situation)", "Morvanic strell"),
-    ("Morvanic strell (situation) [D]", "Morvanic strell"),
-    ("Morvanic [D] strell (situation)", "Morvanic [D] strell"),
-    ("Ödemal brantisis (disorder)", "Ödemal brantisis"),
-    ("Gorvin vexal (SNOMED RT+CTV3)", "Gorvin vexal"),
-])
+@pytest.mark.parametrize(
+    "fsn,clean",
+    [
+        ("Brenoxia of valum (disorder)", "Brenoxia of valum"),
+        ("Plurax (left) of daro (finding)", "Plurax (left) of daro"),
+        ("Tremix of harbo or (stelan) (disorder)", "Tremix of harbo or (stelan)"),
+        ("Tremix of harbo or (stelan)", "Tremix of harbo or (stelan)"),
+        ("Tremix of harbo and (stelan)", "Tremix of harbo and (stelan)"),
+        ("Delvo & (cranit)", "Delvo & (cranit)"),
+        ("Delvo trinal (& quist)", "Delvo trinal (& quist)"),
+        ("Nesta (brolic (finding))", "Nesta (brolic (finding))"),
+        ("Lactavo: [bris] or [& yolm])", "Lactavo: [bris] or [& yolm])"),
+        ("(disorder)", "(disorder)"),
+        ("Vexal(finding)", "Vexal(finding)"),
+        ("[D]Lorvax pinthic (situation)", "Lorvax pinthic"),
+        ("[D] Lorvax pinthic (situation)", "Lorvax pinthic"),
+        ("Morvanic strell [D] (situation)", "Morvanic strell"),
+        ("Morvanic strell (situation) [D]", "Morvanic strell"),
+        ("Morvanic [D] strell (situation)", "Morvanic [D] strell"),
+        ("Ödemal brantisis (disorder)", "Ödemal brantisis"),
+        ("Gorvin vexal (SNOMED RT+CTV3)", "Gorvin vexal"),
+    ],
+)
 def test_clean_fsn_edge_cases(fsn, clean):
     assert snomed.clean_fsn(fsn) == clean
 

@@ -1,19 +1,54 @@
 """``medsim agreement`` and ``medsim audit``: keys, values, tables and bad input."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-AGREEMENT_KEYS = {"n_items", "n_annotators", "n_ratings", "level", "krippendorff_alpha", "pairwise",
-                  "per_annotator", "mean_pairwise_spearman", "icc", "kendall_w",
-                  "human_upper_bound"}
-PAIRWISE_KEYS = {"annotator_a", "annotator_b", "n_items", "krippendorff_alpha", "cohen_kappa",
-                 "cohen_kappa_quadratic", "spearman_rho"}
-PER_ANNOTATOR_KEYS = {"annotator", "krippendorff_alpha", "cohen_kappa_quadratic", "spearman_rho",
-                      "iaa_1", "iaa_2"}
-AUDIT_KEYS = {"n_items", "nan_fraction", "krippendorff_alpha", "accuracy", "precision", "recall",
-              "f1", "tp", "fp", "fn", "tn"}
+AGREEMENT_KEYS = {
+    "n_items",
+    "n_annotators",
+    "n_ratings",
+    "level",
+    "krippendorff_alpha",
+    "pairwise",
+    "per_annotator",
+    "mean_pairwise_spearman",
+    "icc",
+    "kendall_w",
+    "human_upper_bound",
+}
+PAIRWISE_KEYS = {
+    "annotator_a",
+    "annotator_b",
+    "n_items",
+    "krippendorff_alpha",
+    "cohen_kappa",
+    "cohen_kappa_quadratic",
+    "spearman_rho",
+}
+PER_ANNOTATOR_KEYS = {
+    "annotator",
+    "krippendorff_alpha",
+    "cohen_kappa_quadratic",
+    "spearman_rho",
+    "iaa_1",
+    "iaa_2",
+}
+AUDIT_KEYS = {
+    "n_items",
+    "nan_fraction",
+    "krippendorff_alpha",
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+}
 
 
 def test_agreement_ehr_rel_a_json(cli, ehr_rel_a):
@@ -33,15 +68,24 @@ def test_agreement_ehr_rel_a_json(cli, ehr_rel_a):
     ab = next(p for p in d["pairwise"] if (p["annotator_a"], p["annotator_b"]) == ("A", "B"))
     assert round(ab["krippendorff_alpha"], 2) == 0.77 and ab["n_items"] == 111
     e = next(p for p in d["per_annotator"] if p["annotator"] == "E")
-    assert (round(e["krippendorff_alpha"], 2), round(e["cohen_kappa_quadratic"], 2),
-            round(e["spearman_rho"], 2)) == (0.50, 0.61, 0.60)
+    assert (
+        round(e["krippendorff_alpha"], 2),
+        round(e["cohen_kappa_quadratic"], 2),
+        round(e["spearman_rho"], 2),
+    ) == (0.50, 0.61, 0.60)
 
 
 def test_agreement_tables_and_level(cli, ehr_rel_a):
     r = cli("agreement", ehr_rel_a)
     assert r.exit_code == 0
-    for text in ("Krippendorff's alpha", "ICC(C,1)", "Pairwise agreement", "Per annotator",
-                 "0.636", "0.732"):
+    for text in (
+        "Krippendorff's alpha",
+        "ICC(C,1)",
+        "Pairwise agreement",
+        "Per annotator",
+        "0.636",
+        "0.732",
+    ):
         assert text in r.stdout
     r = cli("agreement", ehr_rel_a, "--level", "interval", "--json")
     assert json.loads(r.stdout)["level"] == "interval"
@@ -53,9 +97,14 @@ def audit_files(tmp_path):
     ratings = tmp_path / "ratings.csv"
     lines = ["pair_id,term_1,term_2,auto_label,dataset,difficulty,negative_strategy"]
     rlines = ["pair_id,annotator,rating,rated_at"]
-    votes = {0: ("same", "same", "same"), 1: ("same", "same", "dont_know"),
-             2: ("not_same", "not_same", "same"), 3: ("same", "not_same", "dont_know"),
-             4: ("not_same", "not_same", "not_same"), 5: ("same", "same", "not_same")}
+    votes = {
+        0: ("same", "same", "same"),
+        1: ("same", "same", "dont_know"),
+        2: ("not_same", "not_same", "same"),
+        3: ("same", "not_same", "dont_know"),
+        4: ("not_same", "not_same", "not_same"),
+        5: ("same", "same", "not_same"),
+    }
     n = 0
     for ds in ("snomed", "mimic"):
         for i, label in enumerate((1, 1, 0, 0, 0, 0)):
@@ -88,8 +137,22 @@ def test_audit_json(cli, audit_files):
 
 def test_audit_options(cli, audit_files):
     pairs, ratings = audit_files
-    r = cli("audit", "--pairs", pairs, "--ratings", ratings, "--by", "dataset", "--majority",
-            "decisive", "--bootstrap", "60", "--seed", "1", "--json")
+    r = cli(
+        "audit",
+        "--pairs",
+        pairs,
+        "--ratings",
+        ratings,
+        "--by",
+        "dataset",
+        "--majority",
+        "decisive",
+        "--bootstrap",
+        "60",
+        "--seed",
+        "1",
+        "--json",
+    )
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
     assert [set(g) - AUDIT_KEYS for g in d["by_group"]][0] >= {"dataset", "accuracy_ci"}
@@ -120,8 +183,9 @@ def test_bad_input_exit_2(cli, audit_files, tmp_path):
     r = cli("agreement", tmp_path / "missing.csv", "--json")
     assert r.exit_code == 2
     numeric = tmp_path / "num.csv"
-    numeric.write_text("pair_id,annotator,rating\nsnomed-0,x,1\nsnomed-0,y,2\nsnomed-1,x,0\n"
-                       "snomed-1,y,3\n")
+    numeric.write_text(
+        "pair_id,annotator,rating\nsnomed-0,x,1\nsnomed-0,y,2\nsnomed-1,x,0\nsnomed-1,y,3\n"
+    )
     r = cli("audit", "--pairs", pairs, "--ratings", numeric)
     assert r.exit_code == 2 and "scale" in r.stderr
     r = cli("agreement", numeric, "--level", "bogus")
@@ -139,9 +203,13 @@ def test_agreement_long_file_degenerate(cli, tmp_path):
 
 def test_services_file_helpers(audit_files, ehr_rel_a):
     from data_schemas.scales import BINARY
-    from medsim_annot.services.agreement import (alpha_by_group_report, load_pairs_file,
-                                                 load_ratings_file, majority_table,
-                                                 rater_quality_report)
+    from medsim_annot.services.agreement import (
+        alpha_by_group_report,
+        load_pairs_file,
+        load_ratings_file,
+        majority_table,
+        rater_quality_report,
+    )
 
     pairs_path, ratings_path = audit_files
     pairs = load_pairs_file(pairs_path)

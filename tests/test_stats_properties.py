@@ -1,4 +1,5 @@
 """Invariants of the statistics (hypothesis)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,18 +9,27 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from data_schemas import columns as C
-from medsim_annot.stats import (cohen_kappa, confusion_scores, intraclass_corr, kendall_w,
-                                krippendorff_alpha, majority_vote, pairwise_agreement,
-                                ratings_from_matrix, simlex_agreement)
-from medsim_annot.stats.audit import audit_labels
 from data_schemas.scales import BINARY
+from medsim_annot.stats import (
+    cohen_kappa,
+    confusion_scores,
+    intraclass_corr,
+    kendall_w,
+    krippendorff_alpha,
+    majority_vote,
+    pairwise_agreement,
+    ratings_from_matrix,
+    simlex_agreement,
+)
+from medsim_annot.stats.audit import audit_labels
 
 LEVELS = ["nominal", "ordinal", "interval", "ratio"]
 
 
 @st.composite
-def matrices(draw, min_items=3, max_items=12, min_raters=2, max_raters=5, values=(1, 2, 3, 4),
-             missing=True):
+def matrices(
+    draw, min_items=3, max_items=12, min_raters=2, max_raters=5, values=(1, 2, 3, 4), missing=True
+):
     n = draw(st.integers(min_items, max_items))
     k = draw(st.integers(min_raters, max_raters))
     cells = st.sampled_from(list(values) + ([None] if missing else []))
@@ -39,11 +49,15 @@ def test_perfect_agreement_gives_one(n, k, level, data):
     r = ratings_from_matrix(m)
     assert krippendorff_alpha(r, level).value == pytest.approx(1.0)
     pw = pairwise_agreement(r, level)
-    assert np.allclose(pw[["krippendorff_alpha", "cohen_kappa", "cohen_kappa_quadratic",
-                           "spearman_rho"]].to_numpy(), 1.0)
+    assert np.allclose(
+        pw[
+            ["krippendorff_alpha", "cohen_kappa", "cohen_kappa_quadratic", "spearman_rho"]
+        ].to_numpy(),
+        1.0,
+    )
     assert simlex_agreement(r).iaa_1 == pytest.approx(1.0)
     assert kendall_w(r).value == pytest.approx(1.0)
-    assert intraclass_corr(r).C1 == pytest.approx(1.0)
+    assert pytest.approx(1.0) == intraclass_corr(r).C1
 
 
 @given(matrices(), st.sampled_from(LEVELS), st.randoms(use_true_random=False))
@@ -84,15 +98,23 @@ def test_kappa_symmetric(m):
 @given(matrices(), st.sampled_from(LEVELS), st.sampled_from([1.0, 2.0, 3.0, 4.0]))
 def test_never_pairable_item_changes_nothing(m, level, value):
     r = ratings_from_matrix(m)
-    extra = pd.DataFrame({C.PAIR_ID: ["zz-single"], C.ANNOTATOR: [r[C.ANNOTATOR].iloc[0]
-                                                                   if len(r) else "r1"],
-                          C.VALUE: [value], C.NO_DECISION: [False]})
+    extra = pd.DataFrame(
+        {
+            C.PAIR_ID: ["zz-single"],
+            C.ANNOTATOR: [r[C.ANNOTATOR].iloc[0] if len(r) else "r1"],
+            C.VALUE: [value],
+            C.NO_DECISION: [False],
+        }
+    )
     r2 = pd.concat([r, extra], ignore_index=True)
     assert _same(krippendorff_alpha(r, level).value, krippendorff_alpha(r2, level).value)
 
 
-@given(st.integers(1, 7), st.sampled_from([0.0, 1.0, 2.0, 3.0]),
-       st.sampled_from(["strict", "decisive"]))
+@given(
+    st.integers(1, 7),
+    st.sampled_from([0.0, 1.0, 2.0, 3.0]),
+    st.sampled_from(["strict", "decisive"]),
+)
 def test_majority_of_identical_ratings_is_that_rating(k, value, rule):
     r = ratings_from_matrix(np.full((3, k), value))
     assert (majority_vote(r, rule=rule)["majority"] == value).all()

@@ -1,4 +1,5 @@
 """Every figure of ../shared/reference/stats-reference.md, reproduced."""
+
 from __future__ import annotations
 
 import krippendorff
@@ -10,22 +11,31 @@ from data_schemas.ehr_rel import split_ehr_rel
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.io import read_table
-from medsim_annot.stats import (agreement_report, intraclass_corr, kendall_w, krippendorff_alpha,
-                                ratings_from_matrix)
-from medsim_annot.stats.alpha import alpha_from_coincidence, grouped_alpha, unit_coincidences
+from medsim_annot.stats import (
+    agreement_report,
+    intraclass_corr,
+    kendall_w,
+    krippendorff_alpha,
+    ratings_from_matrix,
+)
 from medsim_annot.stats._frame import encode
+from medsim_annot.stats.alpha import alpha_from_coincidence, grouped_alpha, unit_coincidences
 
 NAN = np.nan
 # Krippendorff (2011): observers A-D (rows) x units 1-12 (columns).
-K2011 = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-])
+K2011 = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+    ]
+)
 K2011_ALPHA = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797}
-SF = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9],
-               [6, 2, 4, 7]], dtype=float)
+SF = np.array(
+    [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],
+    dtype=float,
+)
 
 
 @pytest.mark.parametrize("level", list(K2011_ALPHA))
@@ -60,11 +70,25 @@ def test_shrout_fleiss_icc():
 
 
 # ---- EHR-RelA, Schulz et al. (2020) --------------------------------------------------------------
-TABLE2_ALPHA = {("A", "B"): 0.77, ("A", "C"): 0.69, ("A", "D"): 0.70, ("A", "E"): 0.52,
-                ("B", "C"): 0.65, ("B", "D"): 0.73, ("B", "E"): 0.40,
-                ("C", "D"): 0.68, ("C", "E"): 0.57, ("D", "E"): 0.50}
-TABLE2_MEANS = {"A": (0.67, 0.74, 0.70), "B": (0.64, 0.70, 0.69), "C": (0.65, 0.72, 0.67),
-                "D": (0.65, 0.69, 0.68), "E": (0.50, 0.61, 0.60)}
+TABLE2_ALPHA = {
+    ("A", "B"): 0.77,
+    ("A", "C"): 0.69,
+    ("A", "D"): 0.70,
+    ("A", "E"): 0.52,
+    ("B", "C"): 0.65,
+    ("B", "D"): 0.73,
+    ("B", "E"): 0.40,
+    ("C", "D"): 0.68,
+    ("C", "E"): 0.57,
+    ("D", "E"): 0.50,
+}
+TABLE2_MEANS = {
+    "A": (0.67, 0.74, 0.70),
+    "B": (0.64, 0.70, 0.69),
+    "C": (0.65, 0.72, 0.67),
+    "D": (0.65, 0.69, 0.68),
+    "E": (0.50, 0.61, 0.60),
+}
 
 
 @pytest.fixture(scope="module")
@@ -84,15 +108,22 @@ def test_ehr_rel_a_shape(ehr_a_report):
 
 
 def test_ehr_rel_a_table2_pairwise_alpha(ehr_a_report):
-    got = {(r["annotator_a"], r["annotator_b"]): round(r["krippendorff_alpha"], 2)
-           for r in ehr_a_report.to_dict()["pairwise"]}
+    got = {
+        (r["annotator_a"], r["annotator_b"]): round(r["krippendorff_alpha"], 2)
+        for r in ehr_a_report.to_dict()["pairwise"]
+    }
     assert got == TABLE2_ALPHA
 
 
 def test_ehr_rel_a_table2_per_doctor_means(ehr_a_report):
-    got = {r["annotator"]: (round(r["krippendorff_alpha"], 2), round(r["cohen_kappa_quadratic"], 2),
-                            round(r["spearman_rho"], 2))
-           for r in ehr_a_report.to_dict()["per_annotator"]}
+    got = {
+        r["annotator"]: (
+            round(r["krippendorff_alpha"], 2),
+            round(r["cohen_kappa_quadratic"], 2),
+            round(r["spearman_rho"], 2),
+        )
+        for r in ehr_a_report.to_dict()["per_annotator"]
+    }
     assert got == TABLE2_MEANS
 
 
@@ -115,7 +146,7 @@ def test_ehr_rel_a_icc_matches_pingouin_directly(ehr_a):
     long = wide.reset_index().melt(id_vars="pair_id", var_name="rater", value_name="v")
     table = pg.intraclass_corr(long, "pair_id", "rater", "v").set_index("Type")["ICC"]
     res = intraclass_corr(ehr_a)
-    assert res.C1 == pytest.approx(table["ICC(C,1)"], abs=1e-12)
+    assert pytest.approx(table["ICC(C,1)"], abs=1e-12) == res.C1
     assert res.Ck == pytest.approx(table["ICC(C,k)"], abs=1e-12)
 
 
@@ -141,14 +172,18 @@ def test_grouped_and_bootstrap_alpha_match_package_to_1e_12(ehr_a):
     for level in K2011_ALPHA:
         got = grouped_alpha(counts, group, 4, enc.values, level)
         for g in range(4):
-            ref = krippendorff.alpha(reliability_data=mat[:, group == g],
-                                     level_of_measurement=level, value_domain=enc.values)
+            ref = krippendorff.alpha(
+                reliability_data=mat[:, group == g],
+                level_of_measurement=level,
+                value_domain=enc.values,
+            )
             assert abs(got[g] - ref) < 1e-12
         # a bootstrap resample: weights = draw counts
         idx = rng.integers(0, enc.n_items, enc.n_items)
         w = np.bincount(idx, minlength=enc.n_items).astype(float)
         o = w @ unit_coincidences(counts).reshape(enc.n_items, -1)
         mine = alpha_from_coincidence(o.reshape(len(enc.values), -1), enc.values, level)
-        ref = krippendorff.alpha(reliability_data=mat[:, idx], level_of_measurement=level,
-                                 value_domain=enc.values)
+        ref = krippendorff.alpha(
+            reliability_data=mat[:, idx], level_of_measurement=level, value_domain=enc.values
+        )
         assert abs(mine - ref) < 1e-12

@@ -1,4 +1,5 @@
 """Majority vote, degenerate input, k-of-n designs, audit, bootstrap and rater quality."""
+
 from __future__ import annotations
 
 import krippendorff
@@ -9,28 +10,60 @@ import pytest
 
 from data_schemas import columns as C
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
-from medsim_annot.stats import (agreement_report, audit_labels, bootstrap_ci, cohen_kappa,
-                                dont_know_share, intra_rater_consistency, intraclass_corr,
-                                kendall_w, krippendorff_alpha, majority_vote,
-                                outlier_annotators, pairwise_agreement, rater_quality,
-                                ratings_from_matrix, slot_matrix, spearman_rho, straight_lining)
+from medsim_annot.stats import (
+    agreement_report,
+    audit_labels,
+    bootstrap_ci,
+    cohen_kappa,
+    dont_know_share,
+    intra_rater_consistency,
+    intraclass_corr,
+    kendall_w,
+    krippendorff_alpha,
+    majority_vote,
+    outlier_annotators,
+    pairwise_agreement,
+    rater_quality,
+    ratings_from_matrix,
+    slot_matrix,
+    spearman_rho,
+    straight_lining,
+)
 
 NAN = np.nan
 
 
 def frame(rows):
     """rows: (pair_id, annotator, value) with None = no decision."""
-    return pd.DataFrame({C.PAIR_ID: [r[0] for r in rows], C.ANNOTATOR: [r[1] for r in rows],
-                         C.VALUE: [NAN if r[2] is None else float(r[2]) for r in rows],
-                         C.NO_DECISION: [r[2] is None for r in rows]})
+    return pd.DataFrame(
+        {
+            C.PAIR_ID: [r[0] for r in rows],
+            C.ANNOTATOR: [r[1] for r in rows],
+            C.VALUE: [NAN if r[2] is None else float(r[2]) for r in rows],
+            C.NO_DECISION: [r[2] is None for r in rows],
+        }
+    )
 
 
 # ---- majority ------------------------------------------------------------------------------------
 def test_majority_rules_and_numeric_summaries():
-    r = frame([("p1", "A", 1), ("p1", "B", 1), ("p1", "C", None),
-               ("p2", "A", 1), ("p2", "B", 0), ("p2", "C", None),
-               ("p3", "A", 1), ("p3", "B", None), ("p3", "C", None),
-               ("p4", "A", 0), ("p4", "B", 0), ("p4", "C", 0), ("p4", "D", 1)])
+    r = frame(
+        [
+            ("p1", "A", 1),
+            ("p1", "B", 1),
+            ("p1", "C", None),
+            ("p2", "A", 1),
+            ("p2", "B", 0),
+            ("p2", "C", None),
+            ("p3", "A", 1),
+            ("p3", "B", None),
+            ("p3", "C", None),
+            ("p4", "A", 0),
+            ("p4", "B", 0),
+            ("p4", "C", 0),
+            ("p4", "D", 1),
+        ]
+    )
     strict = majority_vote(r)
     assert strict.loc["p1", "majority"] == 1.0 and np.isnan(strict.loc["p2", "majority"])
     assert np.isnan(strict.loc["p3", "majority"]) and strict.loc["p4", "majority"] == 0.0
@@ -38,8 +71,9 @@ def test_majority_rules_and_numeric_summaries():
     assert strict["n_decisive"].tolist() == [2, 2, 1, 4]
     decisive = majority_vote(r, rule="decisive")
     assert decisive.loc["p3", "majority"] == 1.0 and np.isnan(decisive.loc["p2", "majority"])
-    num = majority_vote(frame([("a", "A", 0), ("a", "B", 3), ("a", "C", 3), ("a", "D", 2)]),
-                        numeric=True)
+    num = majority_vote(
+        frame([("a", "A", 0), ("a", "B", 3), ("a", "C", 3), ("a", "D", 2)]), numeric=True
+    )
     assert num.loc["a", "mean"] == 2.0 and num.loc["a", "median"] == 2.5
     assert np.isnan(num.loc["a", "majority"])  # 3 has 2 of 4: not more than half
     with pytest.raises(ValueError):
@@ -77,8 +111,16 @@ def test_constant_rater():
 
 
 def test_no_overlap_between_two_annotators():
-    r = frame([("p1", "A", 1), ("p1", "B", 2), ("p2", "A", 2), ("p2", "B", 2),
-               ("p3", "C", 1), ("p4", "C", 3)])
+    r = frame(
+        [
+            ("p1", "A", 1),
+            ("p1", "B", 2),
+            ("p2", "A", 2),
+            ("p2", "B", 2),
+            ("p3", "C", 1),
+            ("p4", "C", 3),
+        ]
+    )
     pw = pairwise_agreement(r, "ordinal").set_index(["annotator_a", "annotator_b"])
     assert pw.loc[("A", "C"), "n_items"] == 0
     assert np.isnan(pw.loc[("A", "C"), "krippendorff_alpha"])
@@ -120,10 +162,11 @@ def test_slot_rule_for_three_of_five():
     row = m[1][~np.isnan(m[1])]
     assert np.array_equal(sm.matrix[0], row)
     res = intraclass_corr(r)
-    long = pd.DataFrame({"t": np.repeat(np.arange(59), 3), "r": np.tile(np.arange(3), 59),
-                         "v": sm.matrix.ravel()})
+    long = pd.DataFrame(
+        {"t": np.repeat(np.arange(59), 3), "r": np.tile(np.arange(3), 59), "v": sm.matrix.ravel()}
+    )
     ref = pg.intraclass_corr(long, "t", "r", "v").set_index("Type")["ICC"]
-    assert res.C1 == pytest.approx(ref["ICC(C,1)"]) and res.Ck == pytest.approx(ref["ICC(C,k)"])
+    assert pytest.approx(ref["ICC(C,1)"]) == res.C1 and res.Ck == pytest.approx(ref["ICC(C,k)"])
     assert 0 < kendall_w(r).value <= 1
     # alpha handles the missing cells natively, pairwise uses shared items only
     ref_alpha = krippendorff.alpha(reliability_data=m.T, level_of_measurement="ordinal")
@@ -166,8 +209,9 @@ def test_audit_matches_naive_computation():
     assert len(res.by_group) == 4
     maj = majority_vote(r)["majority"]
     for rec in res.by_group.to_dict(orient="records"):
-        sel = pairs[(pairs[C.DATASET] == rec[C.DATASET])
-                    & (pairs[C.DIFFICULTY] == rec[C.DIFFICULTY])]
+        sel = pairs[
+            (pairs[C.DATASET] == rec[C.DATASET]) & (pairs[C.DIFFICULTY] == rec[C.DIFFICULTY])
+        ]
         truth = maj.reindex(sel[C.PAIR_ID]).to_numpy()
         label = sel[C.AUTO_LABEL].to_numpy(dtype=float)
         ok = ~np.isnan(truth)
@@ -188,8 +232,19 @@ def test_audit_matches_naive_computation():
     assert res.overall["n_items"] == 80
     d = res.to_dict()
     assert set(d) == {"overall", "by_group"}
-    keys = {"n_items", "nan_fraction", "krippendorff_alpha", "accuracy", "precision", "recall",
-            "f1", "tp", "fp", "fn", "tn"}
+    keys = {
+        "n_items",
+        "nan_fraction",
+        "krippendorff_alpha",
+        "accuracy",
+        "precision",
+        "recall",
+        "f1",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+    }
     assert set(d["overall"]) == keys
     assert set(d["by_group"][0]) == keys | {C.DATASET, C.DIFFICULTY}
 
@@ -228,8 +283,12 @@ def test_bootstrap_percentile_fallback_with_reason():
     # undefined in some resamples (precision with rare predicted positives)
     rare = np.zeros((40, 2))
     rare[0] = [1, 1]
-    ci = bootstrap_ci(rare, lambda t: np.where(t[:, 1] > 0, t[:, 0] / np.maximum(t[:, 1], 1),
-                                               np.nan), n_resamples=200, seed=2)
+    ci = bootstrap_ci(
+        rare,
+        lambda t: np.where(t[:, 1] > 0, t[:, 0] / np.maximum(t[:, 1], 1), np.nan),
+        n_resamples=200,
+        seed=2,
+    )
     assert ci.method == "percentile" and "undefined" in ci.reason
 
 
@@ -243,6 +302,7 @@ def test_bootstrap_alpha_interval_covers_estimate_and_jackknife_shortcut():
     from medsim_annot.stats._frame import encode
     from medsim_annot.stats.alpha import alpha_from_coincidence, unit_coincidences
     from medsim_annot.stats.bootstrap import weights_from_indices
+
     enc = encode(r)
     o = unit_coincidences(enc.counts()).reshape(enc.n_items, -1)
     v = len(enc.values)
@@ -254,10 +314,15 @@ def test_bootstrap_alpha_interval_covers_estimate_and_jackknife_shortcut():
     est = krippendorff_alpha(r, "ordinal").value
     assert ci.method == "BCa" and ci.reason is None and ci.low < est < ci.high
     # same interval as scipy with the plain (dense-weights) statistic
-    ref = bootstrap((np.arange(enc.n_items),),
-                    lambda idx, axis=-1: stat(weights_from_indices(
-                        idx.reshape(-1, idx.shape[-1]), enc.n_items) @ o).reshape(idx.shape[:-1]),
-                    vectorized=True, n_resamples=300, rng=np.random.default_rng(3))
+    ref = bootstrap(
+        (np.arange(enc.n_items),),
+        lambda idx, axis=-1: stat(
+            weights_from_indices(idx.reshape(-1, idx.shape[-1]), enc.n_items) @ o
+        ).reshape(idx.shape[:-1]),
+        vectorized=True,
+        n_resamples=300,
+        rng=np.random.default_rng(3),
+    )
     assert ci.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert ci.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
 
@@ -267,10 +332,10 @@ def test_rater_quality():
     t = pd.date_range("2026-01-01", periods=30, freq="min", tz="UTC")
     rows = []
     for i in range(12):
-        rows.append((f"p{i}", "A", 1.0, t[i]))        # A: 12 identical in a row
+        rows.append((f"p{i}", "A", 1.0, t[i]))  # A: 12 identical in a row
         rows.append((f"p{i}", "B", float(i % 2), t[i]))
-    rows.append(("p0", "B", 0.0, t[20]))               # B rates p0 again: consistent
-    rows.append(("p1", "B", 0.0, t[21]))               # ... and p1 again: inconsistent
+    rows.append(("p0", "B", 0.0, t[20]))  # B rates p0 again: consistent
+    rows.append(("p1", "B", 0.0, t[21]))  # ... and p1 again: inconsistent
     rows.append(("p2", "B", NAN, t[22]))
     h = pd.DataFrame(rows, columns=[C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT])
     h[C.NO_DECISION] = h[C.VALUE].isna()
@@ -291,8 +356,9 @@ def test_rater_quality():
 def test_outlier_annotator_leave_one_out():
     rng = np.random.default_rng(4)
     truth = rng.integers(0, 7, 80).astype(float)
-    m = np.column_stack([truth + rng.normal(0, 0.5, 80) for _ in range(4)]
-                        + [rng.integers(0, 7, 80).astype(float)])
+    m = np.column_stack(
+        [truth + rng.normal(0, 0.5, 80) for _ in range(4)] + [rng.integers(0, 7, 80).astype(float)]
+    )
     out = outlier_annotators(ratings_from_matrix(np.round(m), annotators="ABCDE"))
     assert out["outlier"].tolist() == [False, False, False, False, True]
 

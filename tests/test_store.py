@@ -1,6 +1,6 @@
 """Store behaviour, the same on SQLite (WAL) and PostgreSQL (MEDSIM_TEST_POSTGRES_URL)."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pandas as pd
 import pytest
@@ -15,10 +15,15 @@ from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
 from medsim_annot.storage import Rating, dispose_all, get_engine, session_scope
 
-PAIRS = pd.DataFrame({C.PAIR_ID: ["p1", "p2", "p3"], C.TERM_1: ["fever", "cough", "rash"],
-                      C.TERM_2: ["pyrexia", "tussis", "exanthema"],
-                      C.AUTO_LABEL: pd.array([1, 1, 0], dtype="Int64"),
-                      C.DATASET: ["d", "d", "d"]})
+PAIRS = pd.DataFrame(
+    {
+        C.PAIR_ID: ["p1", "p2", "p3"],
+        C.TERM_1: ["fever", "cough", "rash"],
+        C.TERM_2: ["pyrexia", "tussis", "exanthema"],
+        C.AUTO_LABEL: pd.array([1, 1, 0], dtype="Int64"),
+        C.DATASET: ["d", "d", "d"],
+    }
+)
 
 
 @pytest.fixture
@@ -34,12 +39,23 @@ def _rate(engine, study, annotator, pair_id, value, **kw):
 
     with session_scope(engine) as s:
         sid = s.scalar(select(Study.id).where(Study.name == study))
-        aid = s.scalar(select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == annotator))
+        aid = s.scalar(
+            select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == annotator)
+        )
         iid = s.scalar(select(Item.id).where(Item.study_id == sid, Item.pair_id == pair_id))
-        slot = s.scalar(select(Assignment.id).where(Assignment.annotator_id == aid,
-                                                    Assignment.item_id == iid))
-        s.add(Rating(study_id=sid, annotator_id=aid, item_id=iid, assignment_id=slot, value=str(value),
-                     **kw))
+        slot = s.scalar(
+            select(Assignment.id).where(Assignment.annotator_id == aid, Assignment.item_id == iid)
+        )
+        s.add(
+            Rating(
+                study_id=sid,
+                annotator_id=aid,
+                item_id=iid,
+                assignment_id=slot,
+                value=str(value),
+                **kw,
+            )
+        )
 
 
 def test_create_list_and_codes(engine):
@@ -68,12 +84,10 @@ def test_ratings_append_only_current_is_latest(engine):
     assert dict(zip(cur[C.PAIR_ID], cur[C.RATING])) == {"p1": "not_same", "p2": "dont_know"}
     hist = svc.rating_history("s", engine=engine)
     assert list(hist[C.RATING]) == ["same", "not_same", "dont_know"]  # history kept
-    with pytest.raises(sa.exc.DBAPIError, match="append-only"):
-        with engine.begin() as conn:
-            conn.exec_driver_sql("UPDATE ratings SET value = 'same'")
-    with pytest.raises(sa.exc.DBAPIError, match="append-only"):
-        with engine.begin() as conn:
-            conn.exec_driver_sql("DELETE FROM ratings")
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"), engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE ratings SET value = 'same'")
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"), engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM ratings")
     assert len(svc.rating_history("s", engine=engine)) == 3
     frame, scale = svc.ratings_frame("s", engine=engine)
     assert scale.name == "binary" and frame[C.NO_DECISION].sum() == 1
@@ -81,7 +95,7 @@ def test_ratings_append_only_current_is_latest(engine):
 
 def test_failed_create_leaves_nothing(engine):
     bad = PAIRS.copy()
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (any store error must roll back)
         # annotators must be strings: the failure happens after items were inserted
         svc.create_study("half", bad, BINARY, ["ok", None], engine=engine)  # type: ignore[list-item]
     assert svc.list_studies(engine=engine) == []
@@ -148,8 +162,16 @@ def test_fresh_url_is_migrated_on_first_use(tmp_path):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["p1", "p2", "p3"]), st.sampled_from(["a", "b"]),
-                          st.sampled_from(["same", "not_same", "dont_know"])), max_size=12))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["p1", "p2", "p3"]),
+            st.sampled_from(["a", "b"]),
+            st.sampled_from(["same", "not_same", "dont_know"]),
+        ),
+        max_size=12,
+    )
+)
 def test_round_trip_loses_nothing(tmp_path_factory, saves):
     """Property: after any sequence of saves, the current rating of each (pair, annotator) is
     the last one saved, and the history holds every save in order."""
@@ -173,8 +195,11 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     from medsim_annot.services import dashboard, gold
 
     svc.create_study("q", PAIRS, BINARY, ["a", "b", "c"], engine=engine)
-    votes = {"a": ["same", "same", "not_same"], "b": ["same", "not_same", "not_same"],
-             "c": ["same", "same", "dont_know"]}
+    votes = {
+        "a": ["same", "same", "not_same"],
+        "b": ["same", "not_same", "not_same"],
+        "c": ["same", "same", "dont_know"],
+    }
     for who, values in votes.items():
         for pid, value in zip(["p1", "p2", "p3"], values):
             _rate(engine, "q", who, pid, value, comment="=1+1" if who == "a" else "")

@@ -2,6 +2,7 @@
 exactly the frame of a full ``current_ratings`` read, on SQLite and PostgreSQL: after
 re-ratings, first ratings, duplicate slots, a renamed annotator and a rating with a lower
 id committed late."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,14 +16,25 @@ from data_schemas import columns as C
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
-from medsim_annot.storage import (Annotator, Assignment, Item, Rating, Study, get_engine,
-                                  session_scope)
+from medsim_annot.storage import (
+    Annotator,
+    Assignment,
+    Item,
+    Rating,
+    Study,
+    get_engine,
+    session_scope,
+)
 
-PAIRS = pd.DataFrame({C.PAIR_ID: [f"p{i}" for i in range(6)],
-                      C.TERM_1: [f"t{i}" for i in range(6)],
-                      C.TERM_2: [f"u{i}" for i in range(6)],
-                      C.AUTO_LABEL: pd.array([1, 0, 1, 0, 1, None], dtype="Int64"),
-                      C.DATASET: ["a", "a", "b", "b", "c", "c"]})
+PAIRS = pd.DataFrame(
+    {
+        C.PAIR_ID: [f"p{i}" for i in range(6)],
+        C.TERM_1: [f"t{i}" for i in range(6)],
+        C.TERM_2: [f"u{i}" for i in range(6)],
+        C.AUTO_LABEL: pd.array([1, 0, 1, 0, 1, None], dtype="Int64"),
+        C.DATASET: ["a", "a", "b", "b", "c", "c"],
+    }
+)
 
 
 @pytest.fixture
@@ -30,36 +42,56 @@ def engine(backend_url):
     return get_engine(backend_url)
 
 
-_T0 = dt.datetime(2026, 2, 1, 9, 0, tzinfo=dt.timezone.utc)
+_T0 = dt.datetime(2026, 2, 1, 9, 0, tzinfo=dt.UTC)
 
 
 def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0, **kw):
     with session_scope(engine) as s:
         sid = s.scalar(sa.select(Study.id).where(Study.name == "inc"))
-        aid = s.scalar(sa.select(Annotator.id).where(Annotator.study_id == sid,
-                                                     Annotator.name == annotator))
+        aid = s.scalar(
+            sa.select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == annotator)
+        )
         iid = s.scalar(sa.select(Item.id).where(Item.study_id == sid, Item.pair_id == pair_id))
-        slot = s.scalar(sa.select(Assignment.id).where(Assignment.annotator_id == aid,
-                                                       Assignment.item_id == iid,
-                                                       Assignment.kind == kind))
+        slot = s.scalar(
+            sa.select(Assignment.id).where(
+                Assignment.annotator_id == aid, Assignment.item_id == iid, Assignment.kind == kind
+            )
+        )
         extra = {"id": rid} if rid is not None else {}
-        s.add(Rating(study_id=sid, annotator_id=aid, item_id=iid, assignment_id=slot,
-                     value=value, rated_at=_T0 + dt.timedelta(minutes=minute), **extra, **kw))
+        s.add(
+            Rating(
+                study_id=sid,
+                annotator_id=aid,
+                item_id=iid,
+                assignment_id=slot,
+                value=value,
+                rated_at=_T0 + dt.timedelta(minutes=minute),
+                **extra,
+                **kw,
+            )
+        )
 
 
 def _check(reader, engine, expected_read):
     version = svc.ratings_version("inc", engine=engine)
     got = reader.read(version)
     assert reader.last_read == expected_read
-    pd.testing.assert_frame_equal(got, svc.current_ratings("inc", include_duplicates=True,
-                                                           engine=engine))
+    pd.testing.assert_frame_equal(
+        got, svc.current_ratings("inc", include_duplicates=True, engine=engine)
+    )
     return got
 
 
 def test_incremental_read_equals_full_read(engine):
     queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate"), Slot(2, "duplicate")]
-    svc.create_study("inc", PAIRS, BINARY, ["ann", "bo"],
-                     queues={"ann": queue, "bo": [Slot(i) for i in range(6)]}, engine=engine)
+    svc.create_study(
+        "inc",
+        PAIRS,
+        BINARY,
+        ["ann", "bo"],
+        queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
+        engine=engine,
+    )
     info = svc.get_study("inc", engine=engine)
     reader = svc.CurrentRatingsReader(info.id, info.scale, engine)
     empty = reader.read(svc.ratings_version("inc", engine=engine))
@@ -76,8 +108,9 @@ def test_incremental_read_equals_full_read(engine):
     _rate(engine, "bo", "p2", "same", minute=13)
     _rate(engine, "bo", "p2", "dont_know", minute=14)
     got = _check(reader, engine, "increment")
-    assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() \
-        == ["dont_know"]
+    assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() == [
+        "dont_know"
+    ]
     svc.rename_annotator("inc", "bo", "aaron", engine=engine)  # renames move rows
     _rate(engine, "aaron", "p4", "same", minute=15)
     _check(reader, engine, "increment")

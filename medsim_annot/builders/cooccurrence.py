@@ -28,6 +28,7 @@ Concept Relatedness -- A large EHR-based benchmark. *Proceedings of the 28th Int
 Conference on Computational Linguistics (COLING)*, 6565-6575.
 https://doi.org/10.18653/v1/2020.coling-main.577
 """
+
 from __future__ import annotations
 
 import csv
@@ -126,7 +127,9 @@ def events_source(path: str | Path, *, need_category: bool = False) -> EventsSou
     if not path.exists():
         raise InputError.single("file not found", file=name)
     if path.is_dir():
-        parts = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_")))
+        parts = sorted(
+            p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+        )
         parquet = [p for p in parts if p.suffix.lower() in _PARQUET]
         delimited = [p for p in parts if p.suffix.lower() in _DELIMITED]
         if parquet:
@@ -134,7 +137,9 @@ def events_source(path: str | Path, *, need_category: bool = False) -> EventsSou
         elif delimited:
             kinds = {("tsv" if _DELIMITED[p.suffix.lower()] == "\t" else "csv") for p in delimited}
             if len(kinds) > 1:
-                raise InputError.single("folder mixes .csv and .tsv parts; keep one format", file=name)
+                raise InputError.single(
+                    "folder mixes .csv and .tsv parts; keep one format", file=name
+                )
             files, kind = delimited, kinds.pop()
         else:
             raise InputError.single("folder has no .parquet (or .csv/.tsv) parts", file=name)
@@ -147,20 +152,29 @@ def events_source(path: str | Path, *, need_category: bool = False) -> EventsSou
         else:
             raise InputError.single(
                 f"cannot tell the format from the extension '{suffix or '(none)'}'; events must be "
-                ".csv, .tsv or .parquet (or a folder of .parquet parts)", file=name)
+                ".csv, .tsv or .parquet (or a folder of .parquet parts)",
+                file=name,
+            )
         files = [path]
     required = EVENT_REQUIRED + ((CATEGORY,) if need_category else ())
     header: tuple[str, ...] | None = None
     for f in files:
-        cols = _parquet_columns(f) if kind == "parquet" else _delimited_header(f, "\t" if kind == "tsv" else ",")
+        cols = (
+            _parquet_columns(f)
+            if kind == "parquet"
+            else _delimited_header(f, "\t" if kind == "tsv" else ",")
+        )
         missing = [c for c in required if c not in cols]
         if missing:
             why = {CATEGORY: "required column is missing (--categories filters on it)"}
-            raise InputError([Problem(why.get(c, "required column is missing"), column=c)
-                              for c in missing], str(f))
+            raise InputError(
+                [Problem(why.get(c, "required column is missing"), column=c) for c in missing],
+                str(f),
+            )
         if kind != "parquet" and header is not None and cols != header:
-            raise InputError.single(f"header differs from the first part's ({files[0].name})",
-                                    file=str(f), row=1)
+            raise InputError.single(
+                f"header differs from the first part's ({files[0].name})", file=str(f), row=1
+            )
         header = header or cols
     return EventsSource(path, kind, tuple(files), header or ())
 
@@ -171,8 +185,9 @@ def _parquet_columns(path: Path) -> tuple[str, ...]:
     try:
         return tuple(pq.read_schema(path).names)
     except Exception as exc:  # pyarrow raises several types
-        raise InputError.single(f"not a readable Parquet file ({exc.__class__.__name__}: {exc})",
-                                file=str(path)) from None
+        raise InputError.single(
+            f"not a readable Parquet file ({exc.__class__.__name__}: {exc})", file=str(path)
+        ) from None
 
 
 def _delimited_header(path: Path, delimiter: str) -> tuple[str, ...]:
@@ -180,7 +195,9 @@ def _delimited_header(path: Path, delimiter: str) -> tuple[str, ...]:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             row = next(csv.reader(fh, delimiter=delimiter), None)
     except UnicodeDecodeError:
-        raise InputError.single("is not UTF-8 text; save it as UTF-8", file=str(path), row=1) from None
+        raise InputError.single(
+            "is not UTF-8 text; save it as UTF-8", file=str(path), row=1
+        ) from None
     if not row or not any(c.strip() for c in row):
         raise InputError.single("is empty: expected a header row", file=str(path), row=1)
     cols = tuple(c.strip() for c in row)
@@ -188,8 +205,9 @@ def _delimited_header(path: Path, delimiter: str) -> tuple[str, ...]:
         if not c:
             raise InputError.single(f"header column {i + 1} has no name", file=str(path), row=1)
         if c in cols[:i]:
-            raise InputError.single("column name appears twice in the header", file=str(path),
-                                    row=1, column=c)
+            raise InputError.single(
+                "column name appears twice in the header", file=str(path), row=1, column=c
+            )
     return cols
 
 
@@ -217,8 +235,14 @@ def _ctes(shape: QueryShape) -> tuple[bool, list[str]]:
 )""")
     elif shape.exclude:
         ctes.append(f"excluded(concept_id) AS (SELECT DISTINCT concept_id FROM {EXCLUDE_VIEW})")
-    category = (f"\n      AND lower(trim(CAST(category AS STRING))) IN "
-                f"(SELECT category FROM {CATEGORIES_VIEW})") if shape.categories else ""
+    category = (
+        (
+            f"\n      AND lower(trim(CAST(category AS STRING))) IN "
+            f"(SELECT category FROM {CATEGORIES_VIEW})"
+        )
+        if shape.categories
+        else ""
+    )
     ctes.append(f"""events_f AS (
     SELECT patient_id,
            trim(CAST(concept_id AS STRING)) AS concept_id,
@@ -226,8 +250,11 @@ def _ctes(shape: QueryShape) -> tuple[bool, list[str]]:
     FROM {EVENTS_VIEW}
     WHERE patient_id IS NOT NULL AND concept_id IS NOT NULL{category}
 )""")
-    not_excluded = ("\n      AND NOT EXISTS (SELECT 1 FROM excluded x WHERE x.concept_id = e.concept_id)"
-                    if shape.exclude else "")
+    not_excluded = (
+        "\n      AND NOT EXISTS (SELECT 1 FROM excluded x WHERE x.concept_id = e.concept_id)"
+        if shape.exclude
+        else ""
+    )
     ctes.append(f"""kept_events AS (
     SELECT e.patient_id, e.concept_id, e.label
     FROM events_f e
@@ -261,7 +288,6 @@ _COUNTING = [
     GROUP BY a.code, b.code
 )""",
 ]
-
 
 
 def _pairs_select(extra: str = "") -> str:
@@ -317,17 +343,20 @@ def labels_sql(shape: QueryShape = QueryShape()) -> str:
 
     The wanted concepts are those of kept pairs, which are never excluded, so the builder
     passes a *shape* without the exclusion."""
-    more = [f"""label_counts AS (
+    more = [
+        f"""label_counts AS (
     SELECT concept_id, label, COUNT(*) AS n
     FROM kept_events
     WHERE label IS NOT NULL AND label <> ''
       AND concept_id IN (SELECT concept_id FROM {WANTED_VIEW})
     GROUP BY concept_id, label
-)""", """ranked AS (
+)""",
+        """ranked AS (
     SELECT concept_id, label,
            ROW_NUMBER() OVER (PARTITION BY concept_id ORDER BY n DESC, label) AS rn
     FROM label_counts
-)"""]
+)""",
+    ]
     return _with(shape, more, "SELECT concept_id, label FROM ranked WHERE rn = 1")
 
 
@@ -347,12 +376,13 @@ def draw_key(seed: int, concept_id_1: str, concept_id_2: str) -> str:
     >>> draw_key(7, "22298006", "38341003")
     '401027f9a1e5e31a53a41f333930dbf5'
     """
-    return hashlib.md5(f"{int(seed)}|{concept_id_1}|{concept_id_2}".encode("utf-8")).hexdigest()
+    return hashlib.md5(f"{int(seed)}|{concept_id_1}|{concept_id_2}".encode()).hexdigest()
 
 
 # --------------------------------------------------------------------------- the cap
-def greedy_cap(batches: Iterable[Sequence], *, max_per_concept: int, top: int
-               ) -> tuple[list[tuple], int]:
+def greedy_cap(
+    batches: Iterable[Sequence], *, max_per_concept: int, top: int
+) -> tuple[list[tuple], int]:
     r"""Walk sorted pairs, keeping one only while both its concepts are in fewer than
     *max_per_concept* kept pairs; stop after *top* kept pairs.
 
@@ -472,15 +502,21 @@ class DuckDBEngine(_Engine):
 
     name = "duckdb"
 
-    def __init__(self, *, memory_limit: str | None = None, temp_dir: str | Path | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        memory_limit: str | None = None,
+        temp_dir: str | Path | None = None,
+        threads: int | None = None,
+    ) -> None:
         import duckdb
 
         self._duckdb = duckdb
         self._source: EventsSource | None = None
         self._tmp = tempfile.mkdtemp(prefix="medsim-duckdb-", dir=temp_dir)
         config = {
-            "memory_limit": memory_limit or os.environ.get("MEDSIM_DUCKDB_MEMORY_LIMIT")
+            "memory_limit": memory_limit
+            or os.environ.get("MEDSIM_DUCKDB_MEMORY_LIMIT")
             or DEFAULT_MEMORY_LIMIT,
             "temp_directory": self._tmp,
             "preserve_insertion_order": False,
@@ -501,15 +537,18 @@ class DuckDBEngine(_Engine):
             reader = f"read_parquet({files}, union_by_name = true)"
         else:
             cols = "{" + ", ".join(f"{_sql_text(c)}: 'VARCHAR'" for c in source.columns) + "}"
-            reader = (f"read_csv({files}, header = true, auto_detect = false, columns = {cols}, "
-                      f"delim = {_sql_text(source.delimiter)}, quote = '\"', escape = '\"')")
+            reader = (
+                f"read_csv({files}, header = true, auto_detect = false, columns = {cols}, "
+                f"delim = {_sql_text(source.delimiter)}, quote = '\"', escape = '\"')"
+            )
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {EVENTS_VIEW} AS SELECT * FROM {reader}")
 
     def load_table(self, name: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
         import pyarrow as pa
 
-        table = pa.table({c: pa.array([r[i] for r in rows], type=pa.string())
-                          for i, c in enumerate(columns)})
+        table = pa.table(
+            {c: pa.array([r[i] for r in rows], type=pa.string()) for i, c in enumerate(columns)}
+        )
         self.con.register(f"{name}_arrow", table)
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
         self.con.unregister(f"{name}_arrow")
@@ -518,15 +557,21 @@ class DuckDBEngine(_Engine):
         try:
             return call()
         except self._duckdb.OutOfMemoryException as exc:
-            raise ValueError(f"DuckDB ran out of memory ({str(exc).strip().splitlines()[0]}); raise "
-                             "--memory-limit or give it a --temp-dir with more free disk") from None
-        except (self._duckdb.InvalidInputException, self._duckdb.IOException,
-                self._duckdb.ConversionException) as exc:
+            raise ValueError(
+                f"DuckDB ran out of memory ({str(exc).strip().splitlines()[0]}); raise "
+                "--memory-limit or give it a --temp-dir with more free disk"
+            ) from None
+        except (
+            self._duckdb.InvalidInputException,
+            self._duckdb.IOException,
+            self._duckdb.ConversionException,
+        ) as exc:
             file = str(self._source.path) if self._source else None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
             line = re.search(r"CSV Error on Line: (\d+)", first)
-            raise InputError.single(f"cannot be read ({first})", file=file,
-                                    row=int(line.group(1)) if line else None) from None
+            raise InputError.single(
+                f"cannot be read ({first})", file=file, row=int(line.group(1)) if line else None
+            ) from None
 
     def stream(self, sql: str, batch_rows: int = BATCH_ROWS) -> Iterator[list]:
         import pyarrow as pa
@@ -538,8 +583,10 @@ class DuckDBEngine(_Engine):
                     batch = self._run(reader.read_next_batch)
                 except StopIteration:
                     return
-                yield [col.to_numpy(zero_copy_only=False) if pa.types.is_integer(col.type) else col
-                       for col in batch.columns]
+                yield [
+                    col.to_numpy(zero_copy_only=False) if pa.types.is_integer(col.type) else col
+                    for col in batch.columns
+                ]
         finally:
             reader.close()
 
@@ -565,19 +612,25 @@ class SparkEngine(_Engine):
         try:
             from pyspark.sql import SparkSession
         except ImportError:
-            raise EngineUnavailable("engine 'spark' needs pyspark (pip install pyspark) and "
-                                    "Java 17 or newer") from None
+            raise EngineUnavailable(
+                "engine 'spark' needs pyspark (pip install pyspark) and Java 17 or newer"
+            ) from None
         self._source: EventsSource | None = None
         base = spark or SparkSession.getActiveSession()
         self._owned = None
         if base is None:
             try:
-                base = (SparkSession.builder.appName("medsim-cooccurrence")
-                        .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+                base = (
+                    SparkSession.builder.appName("medsim-cooccurrence")
+                    .config("spark.ui.showConsoleProgress", "false")
+                    .getOrCreate()
+                )
             except Exception as exc:  # Java missing, gateway failure
                 first = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-                raise EngineUnavailable(f"could not start Spark ({first}); Spark needs Java 17 or "
-                                        "newer (check `java -version` and JAVA_HOME)") from None
+                raise EngineUnavailable(
+                    f"could not start Spark ({first}); Spark needs Java 17 or "
+                    "newer (check `java -version` and JAVA_HOME)"
+                ) from None
             self._owned = base
         self.spark = base.newSession()
         self.spark.conf.set("spark.sql.cteRecursionRowLimit", str(2**31 - 1))
@@ -591,14 +644,24 @@ class SparkEngine(_Engine):
             df = self.spark.read.parquet(*files)
         else:
             schema = StructType([StructField(c, StringType(), True) for c in source.columns])
-            df = self.spark.read.csv(files, schema=schema, header=True, enforceSchema=True,
-                                     sep=source.delimiter, quote='"', escape='"', mode="FAILFAST",
-                                     encoding="UTF-8")
+            df = self.spark.read.csv(
+                files,
+                schema=schema,
+                header=True,
+                enforceSchema=True,
+                sep=source.delimiter,
+                quote='"',
+                escape='"',
+                mode="FAILFAST",
+                encoding="UTF-8",
+            )
         df.createOrReplaceTempView(EVENTS_VIEW)
 
     def load_table(self, name: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
         schema = ", ".join(f"{c} string" for c in columns)
-        self.spark.createDataFrame([tuple(r) for r in rows], schema=schema).createOrReplaceTempView(name)
+        self.spark.createDataFrame([tuple(r) for r in rows], schema=schema).createOrReplaceTempView(
+            name
+        )
 
     def _run(self, call):
         try:
@@ -608,7 +671,9 @@ class SparkEngine(_Engine):
             if "MALFORMED" in text.upper() or "FAILFAST" in text.upper():
                 file = str(self._source.path) if self._source else None
                 line = next((l for l in text.splitlines() if "alformed" in l), text.splitlines()[0])
-                raise InputError.single(f"cannot be read ({line.strip()[:200]})", file=file) from None
+                raise InputError.single(
+                    f"cannot be read ({line.strip()[:200]})", file=file
+                ) from None
             raise
 
     def stream(self, sql: str, batch_rows: int = BATCH_ROWS) -> Iterator[list]:
@@ -630,14 +695,20 @@ class SparkEngine(_Engine):
         for view in (EVENTS_VIEW, EXCLUDE_VIEW, HIERARCHY_VIEW, CATEGORIES_VIEW, WANTED_VIEW):
             try:
                 self.spark.catalog.dropTempView(view)
-            except Exception:  # noqa: BLE001 - the session may already be gone
+            except Exception:
                 pass
         if self._owned is not None:
             self._owned.stop()
 
 
-def open_engine(engine: str, *, spark=None, memory_limit: str | None = None,
-                temp_dir: str | Path | None = None, threads: int | None = None) -> _Engine:
+def open_engine(
+    engine: str,
+    *,
+    spark=None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    threads: int | None = None,
+) -> _Engine:
     """A ready engine by name (``duckdb`` or ``spark``)."""
     if engine == "duckdb":
         return DuckDBEngine(memory_limit=memory_limit, temp_dir=temp_dir, threads=threads)
@@ -665,28 +736,41 @@ class CooccurrenceResult:
         return len(set(self.pairs[C.CONCEPT_ID_1]) | set(self.pairs[C.CONCEPT_ID_2]))
 
 
-def check_options(*, max_per_concept: int, top: int, mode: str, engine: str,
-                  seed: int | None) -> None:
+def check_options(
+    *, max_per_concept: int, top: int, mode: str, engine: str, seed: int | None
+) -> None:
     """Raise ``ValueError`` naming the valid choices for a bad option."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
     if not isinstance(max_per_concept, (int, np.integer)) or max_per_concept < 1:
-        raise ValueError(f"--max-per-concept must be a whole number of at least 1, not {max_per_concept!r}")
+        raise ValueError(
+            f"--max-per-concept must be a whole number of at least 1, not {max_per_concept!r}"
+        )
     if not isinstance(top, (int, np.integer)) or top < 1:
         raise ValueError(f"--top must be a whole number of at least 1, not {top!r}")
     if seed is not None and not isinstance(seed, (int, np.integer)):
         raise ValueError(f"--seed must be a whole number, not {seed!r}")
 
 
-def cooccurrence_pairs(source: EventsSource, *, categories: Sequence[str] | None = None,
-                       exclude: Sequence[str] = (), hierarchy: Sequence[tuple[str, str]] = (),
-                       max_per_concept: int = 6, top: int = 4000, mode: str = "top",
-                       seed: int | None = None, engine: str = "duckdb", spark=None,
-                       memory_limit: str | None = None, temp_dir: str | Path | None = None,
-                       threads: int | None = None, progress: Progress | None = None
-                       ) -> CooccurrenceResult:
+def cooccurrence_pairs(
+    source: EventsSource,
+    *,
+    categories: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    hierarchy: Sequence[tuple[str, str]] = (),
+    max_per_concept: int = 6,
+    top: int = 4000,
+    mode: str = "top",
+    seed: int | None = None,
+    engine: str = "duckdb",
+    spark=None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> CooccurrenceResult:
     """Count co-occurring concept pairs in *source* and select the candidates.
 
     Parameters
@@ -725,25 +809,45 @@ def cooccurrence_pairs(source: EventsSource, *, categories: Sequence[str] | None
     check_options(max_per_concept=max_per_concept, top=top, mode=mode, engine=engine, seed=seed)
     say = progress or (lambda _msg: None)
     started = time.perf_counter()
-    cats = None if categories is None else sorted({c.strip().lower() for c in categories if c.strip()})
+    cats = (
+        None if categories is None else sorted({c.strip().lower() for c in categories if c.strip()})
+    )
     if categories is not None and not cats:
         raise ValueError("--categories is empty; name at least one category or leave it out")
     if cats is not None and not source.has_category:
-        raise InputError.single("required column is missing (--categories filters on it)",
-                                file=str(source.path), column=CATEGORY)
+        raise InputError.single(
+            "required column is missing (--categories filters on it)",
+            file=str(source.path),
+            column=CATEGORY,
+        )
     exclude = sorted({str(c).strip() for c in exclude if str(c).strip()})
-    hierarchy = sorted({(str(c).strip(), str(p).strip()) for c, p in hierarchy
-                        if str(c).strip() and str(p).strip()})
-    shape = QueryShape(categories=cats is not None, exclude=bool(exclude),
-                       hierarchy=bool(exclude) and bool(hierarchy))
+    hierarchy = sorted(
+        {
+            (str(c).strip(), str(p).strip())
+            for c, p in hierarchy
+            if str(c).strip() and str(p).strip()
+        }
+    )
+    shape = QueryShape(
+        categories=cats is not None,
+        exclude=bool(exclude),
+        hierarchy=bool(exclude) and bool(hierarchy),
+    )
     if mode == "random" and seed is None:
         seed = int.from_bytes(os.urandom(4), "big") >> 1
-    result = CooccurrenceResult(pd.DataFrame(columns=list(OUTPUT_COLUMNS)), mode, engine,
-                                seed=seed if mode == "random" else None)
-    with open_engine(engine, spark=spark, memory_limit=memory_limit, temp_dir=temp_dir,
-                     threads=threads) as eng:
-        say(f"{engine}: reading {source.path} ({len(source.files)} {source.kind} "
-            f"file{'s' if len(source.files) != 1 else ''})")
+    result = CooccurrenceResult(
+        pd.DataFrame(columns=list(OUTPUT_COLUMNS)),
+        mode,
+        engine,
+        seed=seed if mode == "random" else None,
+    )
+    with open_engine(
+        engine, spark=spark, memory_limit=memory_limit, temp_dir=temp_dir, threads=threads
+    ) as eng:
+        say(
+            f"{engine}: reading {source.path} ({len(source.files)} {source.kind} "
+            f"file{'s' if len(source.files) != 1 else ''})"
+        )
         eng.load_events(source)
         if cats is not None:
             eng.load_table(CATEGORIES_VIEW, ["category"], [(c,) for c in cats])
@@ -768,8 +872,10 @@ def cooccurrence_pairs(source: EventsSource, *, categories: Sequence[str] | None
             finally:
                 walk.close()
             result.walked = walked
-            say(f"kept {len(kept):,} pairs after walking {walked:,} "
-                f"(at most {max_per_concept} per concept)")
+            say(
+                f"kept {len(kept):,} pairs after walking {walked:,} "
+                f"(at most {max_per_concept} per concept)"
+            )
         else:
             say(f"{engine}: counting pairs and drawing {top:,} at random (seed {seed})")
             kept = eng.fetch(random_pairs_sql(seed, top, shape))
@@ -795,15 +901,22 @@ def _explain_empty(counts: tuple, categories: list[str] | None, exclude: list[st
         return "the events file has no rows"
     if selected == 0:
         if categories is not None:
-            return (f"none of the {events:,} events has a patient_id and a concept_id in the "
-                    f"categories {', '.join(categories)}")
+            return (
+                f"none of the {events:,} events has a patient_id and a concept_id in the "
+                f"categories {', '.join(categories)}"
+            )
         return f"none of the {events:,} events has both a patient_id and a concept_id"
     if kept == 0:
-        return (f"all {selected:,} selected events are of excluded concepts "
-                f"({len(exclude):,} excluded, with descendants when a hierarchy is given)"
-                if exclude else f"all {selected:,} selected events have an empty concept_id")
-    return (f"no patient has two or more distinct concepts ({patients:,} patient"
-            f"{'s' if patients != 1 else ''}, {kept:,} kept events)")
+        return (
+            f"all {selected:,} selected events are of excluded concepts "
+            f"({len(exclude):,} excluded, with descendants when a hierarchy is given)"
+            if exclude
+            else f"all {selected:,} selected events have an empty concept_id"
+        )
+    return (
+        f"no patient has two or more distinct concepts ({patients:,} patient"
+        f"{'s' if patients != 1 else ''}, {kept:,} kept events)"
+    )
 
 
 def _frame(kept: list[tuple], labels: dict[str, str]) -> pd.DataFrame:
@@ -812,11 +925,13 @@ def _frame(kept: list[tuple], labels: dict[str, str]) -> pd.DataFrame:
     ids = [f"{a}-{b}" for a, b in zip(c1, c2)]
     if len(set(ids)) != len(ids):  # ids containing "-" can collide; fall back to hashes
         ids = [stable_pair_id(a, b) for a, b in zip(c1, c2)]
-    return pd.DataFrame({
-        C.PAIR_ID: ids,
-        C.TERM_1: [labels.get(a, a) for a in c1],
-        C.TERM_2: [labels.get(b, b) for b in c2],
-        C.CONCEPT_ID_1: c1,
-        C.CONCEPT_ID_2: c2,
-        COUNT: np.array([int(r[4]) for r in kept], dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            C.PAIR_ID: ids,
+            C.TERM_1: [labels.get(a, a) for a in c1],
+            C.TERM_2: [labels.get(b, b) for b in c2],
+            C.CONCEPT_ID_1: c1,
+            C.CONCEPT_ID_2: c2,
+            COUNT: np.array([int(r[4]) for r in kept], dtype=np.int64),
+        }
+    )

@@ -21,6 +21,7 @@ same reduction is applied to both, so a Full and a Snapshot of one release read 
 Files are read with the multi-threaded pyarrow CSV reader (quoting off), which reads the
 ~3 million rows of an international Full description file in seconds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,18 +33,32 @@ from data_schemas.errors import InputError, Problem
 
 CONCEPT_COLUMNS = ("id", "effectiveTime", "active", "moduleId")
 DESCRIPTION_COLUMNS = ("id", "effectiveTime", "active", "conceptId", "typeId", "term")
-ASSOCIATION_COLUMNS = ("id", "effectiveTime", "active", "moduleId", "refsetId",
-                       "referencedComponentId", "targetComponentId")
+ASSOCIATION_COLUMNS = (
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "refsetId",
+    "referencedComponentId",
+    "targetComponentId",
+)
 
 KINDS = {
     "concept": (("Snapshot", "sct2_Concept_Snapshot_*.txt"), ("Full", "sct2_Concept_Full_*.txt")),
-    "description": (("Snapshot", "sct2_Description_Snapshot-en*.txt"),
-                    ("Full", "sct2_Description_Full-en*.txt")),
-    "association": (("Snapshot", "der2_cRefset_Association*Snapshot_*.txt"),
-                    ("Full", "der2_cRefset_Association*Full_*.txt")),
+    "description": (
+        ("Snapshot", "sct2_Description_Snapshot-en*.txt"),
+        ("Full", "sct2_Description_Full-en*.txt"),
+    ),
+    "association": (
+        ("Snapshot", "der2_cRefset_Association*Snapshot_*.txt"),
+        ("Full", "der2_cRefset_Association*Full_*.txt"),
+    ),
 }
-_COLUMNS = {"concept": CONCEPT_COLUMNS, "description": DESCRIPTION_COLUMNS,
-            "association": ASSOCIATION_COLUMNS}
+_COLUMNS = {
+    "concept": CONCEPT_COLUMNS,
+    "description": DESCRIPTION_COLUMNS,
+    "association": ASSOCIATION_COLUMNS,
+}
 
 
 @dataclass
@@ -89,8 +104,7 @@ def find_release_files(folder: str | Path) -> dict[str, tuple[str, list[Path]]]:
     return found
 
 
-def read_release(folder: str | Path, *, need_associations: bool = True,
-                 progress=None) -> Release:
+def read_release(folder: str | Path, *, need_associations: bool = True, progress=None) -> Release:
     """Read the concepts, descriptions and associations of the release in *folder* and
     reduce each to its current state.
 
@@ -120,8 +134,13 @@ def read_release(folder: str | Path, *, need_associations: bool = True,
     needed = ["concept", "description"] + (["association"] if need_associations else [])
     missing = [k for k in needed if k not in found]
     if missing:
-        problems = [Problem(f"no RF2 {k} file found in this folder or below (expected "
-                            f"{KINDS[k][0][1]} or {KINDS[k][1][1]})") for k in missing]
+        problems = [
+            Problem(
+                f"no RF2 {k} file found in this folder or below (expected "
+                f"{KINDS[k][0][1]} or {KINDS[k][1][1]})"
+            )
+            for k in missing
+        ]
         raise InputError(problems, str(folder))
     frames: dict[str, pd.DataFrame] = {}
     total = sum(len(found[k][1]) for k in found)
@@ -135,13 +154,18 @@ def read_release(folder: str | Path, *, need_associations: bool = True,
             parts.append(read_rf2_file(path, _COLUMNS[kind]))
             if bar is not None:
                 bar.update(1)
-        frames[kind] = current_state(pd.concat(parts, ignore_index=True) if len(parts) > 1
-                                     else parts[0])
+        frames[kind] = current_state(
+            pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        )
     if bar is not None:
         bar.close()
-    return Release(frames["concept"], frames["description"], frames["association"],
-                   files={k: v[1] for k, v in found.items()},
-                   release_type={k: v[0] for k, v in found.items()})
+    return Release(
+        frames["concept"],
+        frames["description"],
+        frames["association"],
+        files={k: v[1] for k, v in found.items()},
+        release_type={k: v[0] for k, v in found.items()},
+    )
 
 
 def read_rf2_file(path: str | Path, columns) -> pd.DataFrame:
@@ -164,30 +188,51 @@ def read_rf2_file(path: str | Path, columns) -> pd.DataFrame:
     try:
         header_line = first.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
-        raise InputError.single("is not UTF-8 text; RF2 files are UTF-8", file=name, row=1) from None
+        raise InputError.single(
+            "is not UTF-8 text; RF2 files are UTF-8", file=name, row=1
+        ) from None
     header = header_line.split("\t")
     if not header_line.strip():
         raise InputError.single("is empty: expected an RF2 header row", file=name, row=1)
     missing = [c for c in columns if c not in header]
     if missing:
-        raise InputError([Problem("required RF2 column is missing from the header", row=1,
-                                  column=c) for c in missing], name)
+        raise InputError(
+            [
+                Problem("required RF2 column is missing from the header", row=1, column=c)
+                for c in missing
+            ],
+            name,
+        )
     dupes = sorted({c for c in header if header.count(c) > 1})
     if dupes:
-        raise InputError.single("column name appears twice in the header", file=name, row=1,
-                                column=dupes[0])
-    read_options = pacsv.ReadOptions(column_names=header, skip_rows=1, use_threads=True,
-                                     block_size=1 << 24)
-    parse_options = pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
-                                       escape_char=False, newlines_in_values=False,
-                                       ignore_empty_lines=True)
-    convert_options = pacsv.ConvertOptions(column_types={c: pa.string() for c in header},
-                                           include_columns=list(columns), null_values=[],
-                                           strings_can_be_null=False,
-                                           quoted_strings_can_be_null=False)
+        raise InputError.single(
+            "column name appears twice in the header", file=name, row=1, column=dupes[0]
+        )
+    read_options = pacsv.ReadOptions(
+        column_names=header, skip_rows=1, use_threads=True, block_size=1 << 24
+    )
+    parse_options = pacsv.ParseOptions(
+        delimiter="\t",
+        quote_char=False,
+        double_quote=False,
+        escape_char=False,
+        newlines_in_values=False,
+        ignore_empty_lines=True,
+    )
+    convert_options = pacsv.ConvertOptions(
+        column_types={c: pa.string() for c in header},
+        include_columns=list(columns),
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
     try:
-        table = pacsv.read_csv(path, read_options=read_options, parse_options=parse_options,
-                               convert_options=convert_options)
+        table = pacsv.read_csv(
+            path,
+            read_options=read_options,
+            parse_options=parse_options,
+            convert_options=convert_options,
+        )
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise _explain_failure(path, len(header), str(exc)) from None
     frame = table.to_pandas()[list(columns)]
@@ -203,12 +248,16 @@ def _explain_failure(path: Path, width: int, arrow_message: str) -> InputError:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
-                return InputError.single("is not UTF-8 text; RF2 files are UTF-8", file=name,
-                                         row=number)
+                return InputError.single(
+                    "is not UTF-8 text; RF2 files are UTF-8", file=name, row=number
+                )
             line = line.rstrip("\r\n")
             if number > 1 and line and line.count("\t") + 1 != width:
-                return InputError.single(f"has {line.count(chr(9)) + 1} tab-separated fields but "
-                                         f"the header has {width}", file=name, row=number)
+                return InputError.single(
+                    f"has {line.count(chr(9)) + 1} tab-separated fields but the header has {width}",
+                    file=name,
+                    row=number,
+                )
     first = arrow_message.split("\n")[0]
     return InputError.single(f"is not a valid RF2 file ({first})", file=name)
 
@@ -218,14 +267,24 @@ def _check_values(frame: pd.DataFrame, name: str) -> None:
     if "active" in frame.columns:
         bad = ~frame["active"].isin(["0", "1"])
         for i in bad[bad].index[:5]:
-            problems.append(Problem(f"active must be 0 or 1, not '{frame.at[i, 'active']}'",
-                                    row=int(i) + 2, column="active"))
+            problems.append(
+                Problem(
+                    f"active must be 0 or 1, not '{frame.at[i, 'active']}'",
+                    row=int(i) + 2,
+                    column="active",
+                )
+            )
     if "effectiveTime" in frame.columns:
         et = frame["effectiveTime"].astype(str)
         bad = ~(et.str.len().eq(8) & et.str.isdigit())
         for i in bad[bad].index[:5]:
-            problems.append(Problem(f"effectiveTime must be YYYYMMDD, not '{frame.at[i, 'effectiveTime']}'",
-                                    row=int(i) + 2, column="effectiveTime"))
+            problems.append(
+                Problem(
+                    f"effectiveTime must be YYYYMMDD, not '{frame.at[i, 'effectiveTime']}'",
+                    row=int(i) + 2,
+                    column="effectiveTime",
+                )
+            )
     if "id" in frame.columns:
         bad = frame["id"].astype(str).str.strip().eq("")
         for i in bad[bad].index[:5]:

@@ -38,13 +38,14 @@ Large-Scale Medical Term Similarity Datasets Have the Answer! *Proceedings of th
 Conference on Artificial Intelligence*, 34(05), 8775-8782.
 https://doi.org/10.1609/aaai.v34i05.6404
 """
+
 from __future__ import annotations
 
 import bisect
 import itertools
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -66,11 +67,27 @@ REFSETS = {
 }
 DATASETS = ("fsn-syn", "syn-syn", "possibly-equivalent-to", "replaced-by", "same-as")
 STRATEGIES = C.NEGATIVE_STRATEGIES  # ("random", "levenshtein")
-OUTPUT_COLUMNS = (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.DATASET, C.DIFFICULTY,
-                  C.NEGATIVE_STRATEGY, C.CONCEPT_ID_1, C.CONCEPT_ID_2)
-STAT_COLUMNS = ("dataset", "difficulty", "positives", "negatives_random",
-                "negatives_levenshtein", "mean_distance_positive", "mean_distance_random",
-                "mean_distance_levenshtein")
+OUTPUT_COLUMNS = (
+    C.PAIR_ID,
+    C.TERM_1,
+    C.TERM_2,
+    C.AUTO_LABEL,
+    C.DATASET,
+    C.DIFFICULTY,
+    C.NEGATIVE_STRATEGY,
+    C.CONCEPT_ID_1,
+    C.CONCEPT_ID_2,
+)
+STAT_COLUMNS = (
+    "dataset",
+    "difficulty",
+    "positives",
+    "negatives_random",
+    "negatives_levenshtein",
+    "mean_distance_positive",
+    "mean_distance_random",
+    "mean_distance_levenshtein",
+)
 
 Progress = Callable[[str, int], object]
 
@@ -116,9 +133,15 @@ def clean_fsn(term: str) -> str:
                     break
         if start > 0 and text[start - 1] == " ":
             head = text[:start].rstrip()
-            tag = text[start + 1:-1]
-            if (head and "(" not in tag and ")" not in tag and not tag.lstrip().startswith("&")
-                    and not head.endswith((" or", " and", "&")) and head not in ("or", "and")):
+            tag = text[start + 1 : -1]
+            if (
+                head
+                and "(" not in tag
+                and ")" not in tag
+                and not tag.lstrip().startswith("&")
+                and not head.endswith((" or", " and", "&"))
+                and head not in ("or", "and")
+            ):
                 text = head
     return _strip_deprecated(text)
 
@@ -160,28 +183,44 @@ class Positives:
 def extract_positives(release: Release, progress: Progress | None = None) -> Positives:
     """All positive pairs of the five datasets from a release's current state."""
     concepts = release.concepts
-    state = dict(zip(concepts["id"].astype(str),
-                     zip(concepts["active"].astype(str), concepts["moduleId"].astype(str))))
-    medical = {cid for cid, (active, module) in state.items()
-               if active == "1" and module != MODEL_MODULE}
+    state = dict(
+        zip(
+            concepts["id"].astype(str),
+            zip(concepts["active"].astype(str), concepts["moduleId"].astype(str)),
+        )
+    )
+    medical = {
+        cid for cid, (active, module) in state.items() if active == "1" and module != MODEL_MODULE
+    }
 
     desc = release.descriptions
-    desc = pd.DataFrame({c: desc[c].astype(str) for c in ("id", "effectiveTime", "active",
-                                                          "conceptId", "typeId", "term")})
+    desc = pd.DataFrame(
+        {
+            c: desc[c].astype(str)
+            for c in ("id", "effectiveTime", "active", "conceptId", "typeId", "term")
+        }
+    )
     desc["term"] = desc["term"].str.strip()
     desc = desc[desc["term"] != ""]
     # The FSN of a concept: active first, then the most recent, then the smallest id.
-    fsn = desc[desc["typeId"] == FSN_TYPE].assign(
-        _dl=lambda f: f["id"].str.len()).sort_values(
-        ["conceptId", "active", "effectiveTime", "_dl", "id"],
-        ascending=[True, False, False, True, True], kind="stable")
+    fsn = (
+        desc[desc["typeId"] == FSN_TYPE]
+        .assign(_dl=lambda f: f["id"].str.len())
+        .sort_values(
+            ["conceptId", "active", "effectiveTime", "_dl", "id"],
+            ascending=[True, False, False, True, True],
+            kind="stable",
+        )
+    )
     fsn = fsn.drop_duplicates("conceptId", keep="first")
     recent_fsn = {c: clean_fsn(t) for c, t in zip(fsn["conceptId"], fsn["term"])}
-    active_fsn = {c: clean_fsn(t) for c, t, a in zip(fsn["conceptId"], fsn["term"], fsn["active"])
-                  if a == "1"}
+    active_fsn = {
+        c: clean_fsn(t) for c, t, a in zip(fsn["conceptId"], fsn["term"], fsn["active"]) if a == "1"
+    }
     syn = desc[(desc["typeId"] == SYNONYM_TYPE) & (desc["active"] == "1")]
     syn = syn.assign(_cl=syn["conceptId"].str.len(), _dl=syn["id"].str.len()).sort_values(
-        ["_cl", "conceptId", "_dl", "id"], kind="stable")
+        ["_cl", "conceptId", "_dl", "id"], kind="stable"
+    )
     synonyms: dict[str, list[str]] = {}
     for cid, term in zip(syn["conceptId"], syn["term"]):
         synonyms.setdefault(cid, []).append(term)
@@ -218,15 +257,20 @@ def extract_positives(release: Release, progress: Progress | None = None) -> Pos
     assoc = release.associations
     assoc = pd.DataFrame({c: assoc[c].astype(str) for c in assoc.columns}) if len(assoc) else assoc
     if len(assoc):
-        assoc = assoc[(assoc["active"] == "1") & (assoc["moduleId"] != MODEL_MODULE)
-                      & assoc["refsetId"].isin(list(REFSETS.values()))]
+        assoc = assoc[
+            (assoc["active"] == "1")
+            & (assoc["moduleId"] != MODEL_MODULE)
+            & assoc["refsetId"].isin(list(REFSETS.values()))
+        ]
     source_groups_done: set[str] = set()
     for name, refset in REFSETS.items():
         rows: list[tuple[str, str, str, str]] = []
         if len(assoc):
             part = assoc[assoc["refsetId"] == refset]
-            keyed = sorted(zip(part["referencedComponentId"], part["targetComponentId"]),
-                           key=lambda st: (len(st[0]), st[0], len(st[1]), st[1]))
+            keyed = sorted(
+                zip(part["referencedComponentId"], part["targetComponentId"]),
+                key=lambda st: (len(st[0]), st[0], len(st[1]), st[1]),
+            )
             for source, target in dict.fromkeys(keyed):
                 src_state = state.get(source)
                 if src_state is None or src_state[0] != "0" or src_state[1] == MODEL_MODULE:
@@ -260,8 +304,9 @@ def _dedupe(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
             continue
         seen.add(key)
         kept.append(row)
-    frame = pd.DataFrame(kept, columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2],
-                         dtype=object)
+    frame = pd.DataFrame(
+        kept, columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2], dtype=object
+    )
     frame["distance"] = _distances(frame[C.TERM_1].tolist(), frame[C.TERM_2].tolist())
     return frame
 
@@ -269,15 +314,18 @@ def _dedupe(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
 def _distances(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     if not len(a):
         return np.zeros(0, dtype=np.int64)
-    return np.asarray(process.cpdist([x.lower() for x in a], [y.lower() for y in b],
-                                     scorer=Levenshtein.distance, workers=-1), dtype=np.int64)
+    return np.asarray(
+        process.cpdist(
+            [x.lower() for x in a], [y.lower() for y in b], scorer=Levenshtein.distance, workers=-1
+        ),
+        dtype=np.int64,
+    )
 
 
 def split_difficulty(frame: pd.DataFrame, threshold: int = 5) -> dict[str, pd.DataFrame]:
     """``easy`` (distance <= threshold) and ``hard`` (the rest) parts of a positives frame."""
     easy = frame["distance"] <= threshold
-    return {"easy": frame[easy].reset_index(drop=True),
-            "hard": frame[~easy].reset_index(drop=True)}
+    return {"easy": frame[easy].reset_index(drop=True), "hard": frame[~easy].reset_index(drop=True)}
 
 
 # ============================================================================ similarity graph
@@ -333,20 +381,28 @@ class SimilarityGraph:
         if i < 0:
             return np.zeros(0, dtype=np.int64)
         idx = np.asarray([i])
-        one = np.unique(_gather(self.group_ptr, self.group_terms,
-                                _gather(self.term_ptr, self.term_groups, idx)))
+        one = np.unique(
+            _gather(self.group_ptr, self.group_terms, _gather(self.term_ptr, self.term_groups, idx))
+        )
         groups2 = np.unique(_gather(self.term_ptr, self.term_groups, one))
         two = np.unique(_gather(self.group_ptr, self.group_terms, groups2))
         return np.union1d(two, idx)
 
 
 # ============================================================================ nearest search
-def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
-                    excluded: Sequence[Sequence[int]] | None = None,
-                    need: int | Sequence[int] = 1, workers: int = -1,
-                    max_cells: int = 1 << 23, max_rows: int = 256, neighbours: int = 6,
-                    index: "PoolIndex | None" = None,
-                    progress: Progress | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+def nearest_allowed(
+    queries: Sequence[str],
+    pool: Sequence[str],
+    *,
+    excluded: Sequence[Sequence[int]] | None = None,
+    need: int | Sequence[int] = 1,
+    workers: int = -1,
+    max_cells: int = 1 << 23,
+    max_rows: int = 256,
+    neighbours: int = 6,
+    index: PoolIndex | None = None,
+    progress: Progress | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """For each query, the pool entries nearest by Levenshtein distance, excluded ones left out.
 
     Strings are compared exactly as given (lower-case them first for a case-insensitive
@@ -393,10 +449,14 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     queries = list(queries)
     nq, n = len(queries), len(pool)
     needs = np.broadcast_to(np.asarray(need, dtype=np.int64), (nq,)).copy()
-    ex_lists = [np.asarray(e, dtype=np.int64) for e in excluded] if excluded is not None \
+    ex_lists = (
+        [np.asarray(e, dtype=np.int64) for e in excluded]
+        if excluded is not None
         else [np.zeros(0, dtype=np.int64)] * nq
+    )
     results: list[tuple[np.ndarray, np.ndarray]] = [
-        (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))] * nq
+        (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    ] * nq
     if nq == 0 or n == 0:
         return results
     order, sorted_pool, slen, rank = ix.order, ix.sorted_pool, ix.slen, ix.rank
@@ -412,12 +472,13 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
         # shares one cdist call with the largest cutoff and the union of their windows.
         pending.sort(key=lambda qc: (_cut_class(qc[1]), len(queries[qc[0]]), qc[0]))
         unresolved: list[tuple[int, int]] = []
-        lens = np.fromiter((len(queries[q]) for q, _ in pending), dtype=np.int64,
-                           count=len(pending))
-        cuts = np.fromiter((_cut_class(c) for _, c in pending), dtype=np.int64,
-                           count=len(pending))
-        own_w = (np.searchsorted(slen, lens + cuts, "right")
-                 - np.searchsorted(slen, lens - cuts, "left"))
+        lens = np.fromiter(
+            (len(queries[q]) for q, _ in pending), dtype=np.int64, count=len(pending)
+        )
+        cuts = np.fromiter((_cut_class(c) for _, c in pending), dtype=np.int64, count=len(pending))
+        own_w = np.searchsorted(slen, lens + cuts, "right") - np.searchsorted(
+            slen, lens - cuts, "left"
+        )
         start = 0
         while start < len(pending):
             # Grow the block while its cost (rows x window) stays close to the sum of the
@@ -429,12 +490,16 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
             while stop < len(pending) and stop - start < max_rows:
                 n_cut = max(cut, int(cuts[stop]))
                 n_lo, n_hi = min(lo_len, int(lens[stop])), max(hi_len, int(lens[stop]))
-                width = int(np.searchsorted(slen, n_hi + n_cut, "right")
-                            - np.searchsorted(slen, n_lo - n_cut, "left"))
+                width = int(
+                    np.searchsorted(slen, n_hi + n_cut, "right")
+                    - np.searchsorted(slen, n_lo - n_cut, "left")
+                )
                 rows = stop - start + 1
                 allowance = 2.0 if rows <= 16 else 1.1
-                if rows * width > max(max_cells, 1) or \
-                        rows * width > allowance * (own_sum + int(own_w[stop])) + 64:
+                if (
+                    rows * width > max(max_cells, 1)
+                    or rows * width > allowance * (own_sum + int(own_w[stop])) + 64
+                ):
                     break
                 cut, lo_len, hi_len = n_cut, n_lo, n_hi
                 own_sum += int(own_w[stop])
@@ -443,9 +508,14 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
             lo = int(np.searchsorted(slen, lo_len - cut, "left"))
             hi = int(np.searchsorted(slen, hi_len + cut, "right"))
             if hi > lo:
-                mat = process.cdist([queries[q] for q, _ in block], sorted_pool[lo:hi],
-                                    scorer=Levenshtein.distance, score_cutoff=cut,
-                                    dtype=np.int32, workers=workers)
+                mat = process.cdist(
+                    [queries[q] for q, _ in block],
+                    sorted_pool[lo:hi],
+                    scorer=Levenshtein.distance,
+                    score_cutoff=cut,
+                    dtype=np.int32,
+                    workers=workers,
+                )
             else:
                 mat = np.zeros((len(block), 0), dtype=np.int32)
             before = len(unresolved)
@@ -479,8 +549,11 @@ def nearest_allowed(queries: Sequence[str], pool: Sequence[str], *,
     return results
 
 
-_CUT_CLASSES = np.unique(np.concatenate([np.arange(1, 17), np.arange(18, 33, 2),
-                                          np.arange(36, 65, 4), 2 ** np.arange(7, 16)]))
+_CUT_CLASSES = np.unique(
+    np.concatenate(
+        [np.arange(1, 17), np.arange(18, 33, 2), np.arange(36, 65, 4), 2 ** np.arange(7, 16)]
+    )
+)
 
 
 def _cut_class(cut: int) -> int:
@@ -535,9 +608,15 @@ def _neighbour_bounds(queries, ix: PoolIndex, ex_lists, needs, width, workers) -
             ci.extend(cands)
         if not qi:
             continue
-        d = np.asarray(process.cpdist([queries[q] for q in qi], [pool[c] for c in ci],
-                                      scorer=Levenshtein.distance, workers=workers),
-                       dtype=np.int64)
+        d = np.asarray(
+            process.cpdist(
+                [queries[q] for q in qi],
+                [pool[c] for c in ci],
+                scorer=Levenshtein.distance,
+                workers=workers,
+            ),
+            dtype=np.int64,
+        )
         qa = np.asarray(qi)
         srt = np.lexsort((d, qa))
         qa, d = qa[srt], d[srt]
@@ -569,9 +648,9 @@ def brute_force_nearest(query: str, pool: Sequence[str], excluded=()) -> tuple[i
 # ============================================================================ negatives
 @dataclass
 class _Pool:
-    gids: np.ndarray          # graph id of each pool term
-    text: list[str]           # original spelling (first seen)
-    concept: list[str]        # concept id of the first occurrence
+    gids: np.ndarray  # graph id of each pool term
+    text: list[str]  # original spelling (first seen)
+    concept: list[str]  # concept id of the first occurrence
     lower: list[str]
 
 
@@ -579,8 +658,9 @@ def _make_pool(pos: pd.DataFrame, graph: SimilarityGraph) -> _Pool:
     seen: dict[str, int] = {}
     text: list[str] = []
     concept: list[str] = []
-    for t1, t2, c1, c2 in zip(pos[C.TERM_1], pos[C.TERM_2], pos[C.CONCEPT_ID_1],
-                              pos[C.CONCEPT_ID_2]):
+    for t1, t2, c1, c2 in zip(
+        pos[C.TERM_1], pos[C.TERM_2], pos[C.CONCEPT_ID_1], pos[C.CONCEPT_ID_2]
+    ):
         for t, c in ((t1, c1), (t2, c2)):
             low = t.lower()
             if low not in seen:
@@ -598,9 +678,15 @@ def _rng(seed: int, *parts: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), *(zlib.crc32(p.encode()) for p in parts)])
 
 
-def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
-                   rng: np.random.Generator, *, workers: int = -1,
-                   progress: Progress | None = None) -> pd.DataFrame:
+def draw_negatives(
+    pos: pd.DataFrame,
+    graph: SimilarityGraph,
+    strategy: str,
+    rng: np.random.Generator,
+    *,
+    workers: int = -1,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
     """One negative per positive of *pos* (fewer only when no allowed term exists).
 
     Returns a frame with ``term_1, term_2, concept_id_1, concept_id_2, distance`` and
@@ -652,20 +738,34 @@ def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
                     chosen = j
                     break
             if chosen < 0:  # few allowed terms left: choose among the allowed ones directly
-                allowed = [j for j in range(n) if j != i and int(p2[j]) not in ex
-                           and ((q, int(p2[j])) if q <= p2[j] else (int(p2[j]), q)) not in drawn]
+                allowed = [
+                    j
+                    for j in range(n)
+                    if j != i
+                    and int(p2[j]) not in ex
+                    and ((q, int(p2[j])) if q <= p2[j] else (int(p2[j]), q)) not in drawn
+                ]
                 if allowed:
                     chosen = allowed[int(rng.integers(len(allowed)))]
             if chosen >= 0:
                 c = int(p2[chosen])
                 take(i, q, c, t2[chosen], c2[chosen], levenshtein_lower(t1[i], t2[chosen]))
             else:
-                rest = [p for p in range(len(pool.text)) if p not in ex
-                        and ((q, p) if q <= p else (p, q)) not in drawn]
+                rest = [
+                    p
+                    for p in range(len(pool.text))
+                    if p not in ex and ((q, p) if q <= p else (p, q)) not in drawn
+                ]
                 if rest:
                     c = rest[int(rng.integers(len(rest)))]
-                    take(i, q, c, pool.text[c], pool.concept[c],
-                         levenshtein_lower(t1[i], pool.text[c]))
+                    take(
+                        i,
+                        q,
+                        c,
+                        pool.text[c],
+                        pool.concept[c],
+                        levenshtein_lower(t1[i], pool.text[c]),
+                    )
             if bar is not None and (i + 1) % 1000 == 0:
                 bar.update(1000)
         if bar is not None:
@@ -676,20 +776,29 @@ def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
         index = PoolIndex(pool.lower)
         # one spare candidate per query: a mutual nearest neighbour drawn the other way
         # round ((c, q) before (q, c)) is then no reason to search again
-        found = nearest_allowed([pool.lower[q] for q in queries], pool.lower,
-                                excluded=[related(q) for q in queries],
-                                need=[int(need[q]) + 1 for q in queries], workers=workers,
-                                index=index, progress=progress)
+        found = nearest_allowed(
+            [pool.lower[q] for q in queries],
+            pool.lower,
+            excluded=[related(q) for q in queries],
+            need=[int(need[q]) + 1 for q in queries],
+            workers=workers,
+            index=index,
+            progress=progress,
+        )
         candidates = dict(zip(queries, found))
         for i in range(len(t1)):
             q = int(p1[i])
             idx, dist = candidates[q]
-            ok = np.fromiter((((q, c) if q <= c else (c, q)) not in drawn for c in idx.tolist()),
-                             dtype=bool, count=len(idx))
+            ok = np.fromiter(
+                (((q, c) if q <= c else (c, q)) not in drawn for c in idx.tolist()),
+                dtype=bool,
+                count=len(idx),
+            )
             if not ok.any():  # every stored candidate already drawn: search again
                 ex = np.union1d(related(q), partners.get(q, []))
-                (idx, dist), = nearest_allowed([pool.lower[q]], pool.lower, excluded=[ex],
-                                               need=1, workers=workers, index=index)
+                ((idx, dist),) = nearest_allowed(
+                    [pool.lower[q]], pool.lower, excluded=[ex], need=1, workers=workers, index=index
+                )
                 candidates[q] = (idx, dist)
                 ok = np.ones(len(idx), dtype=bool)
             if ok.any():
@@ -703,8 +812,9 @@ def draw_negatives(pos: pd.DataFrame, graph: SimilarityGraph, strategy: str,
             bar.update(len(t1) % 1000)
     if bar is not None:
         bar.close()
-    return pd.DataFrame(out, columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2,
-                                      "distance", "source_row"])
+    return pd.DataFrame(
+        out, columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2, "distance", "source_row"]
+    )
 
 
 # ============================================================================ whole build
@@ -723,10 +833,16 @@ class BuildResult:
     missing_negatives: dict[tuple[str, str, str], int]
 
 
-def build_datasets(release: Release, *, threshold: int = 5, seed: int = 42,
-                   strategies: Sequence[str] = STRATEGIES,
-                   datasets: Sequence[str] = DATASETS, workers: int = -1,
-                   progress: Progress | None = None) -> BuildResult:
+def build_datasets(
+    release: Release,
+    *,
+    threshold: int = 5,
+    seed: int = 42,
+    strategies: Sequence[str] = STRATEGIES,
+    datasets: Sequence[str] = DATASETS,
+    workers: int = -1,
+    progress: Progress | None = None,
+) -> BuildResult:
     """Build the positives of all five datasets (the exclusions need all of them) and the
     requested dataset x difficulty x strategy files with their statistics.
 
@@ -743,9 +859,16 @@ def build_datasets(release: Release, *, threshold: int = 5, seed: int = 42,
             for strategy in strategies:
                 key = (name, difficulty, strategy)
                 rng = _rng(seed, *key)
-                neg = draw_negatives(pos, graph, strategy, rng, workers=workers,
-                                     progress=(lambda d, t, k=key: progress(
-                                         f"{'/'.join(k)} {d}", t)) if progress else None)
+                neg = draw_negatives(
+                    pos,
+                    graph,
+                    strategy,
+                    rng,
+                    workers=workers,
+                    progress=(lambda d, t, k=key: progress(f"{'/'.join(k)} {d}", t))
+                    if progress
+                    else None,
+                )
                 negatives[key] = neg
                 missing[key] = len(pos) - len(neg)
                 files[key] = _file_frame(pos, neg, key, _rng(seed, *key, "order"))
@@ -753,29 +876,58 @@ def build_datasets(release: Release, *, threshold: int = 5, seed: int = 42,
     return BuildResult(files, stats, positives, missing)
 
 
-def _file_frame(pos: pd.DataFrame, neg: pd.DataFrame, key: tuple[str, str, str],
-                rng: np.random.Generator) -> pd.DataFrame:
+def _file_frame(
+    pos: pd.DataFrame, neg: pd.DataFrame, key: tuple[str, str, str], rng: np.random.Generator
+) -> pd.DataFrame:
     name, difficulty, strategy = key
-    frame = pd.concat([
-        pd.DataFrame({C.TERM_1: pos[C.TERM_1], C.TERM_2: pos[C.TERM_2], C.AUTO_LABEL: 1,
-                      C.CONCEPT_ID_1: pos[C.CONCEPT_ID_1], C.CONCEPT_ID_2: pos[C.CONCEPT_ID_2]}),
-        pd.DataFrame({C.TERM_1: neg[C.TERM_1], C.TERM_2: neg[C.TERM_2], C.AUTO_LABEL: 0,
-                      C.CONCEPT_ID_1: neg[C.CONCEPT_ID_1], C.CONCEPT_ID_2: neg[C.CONCEPT_ID_2]}),
-    ], ignore_index=True)
+    frame = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    C.TERM_1: pos[C.TERM_1],
+                    C.TERM_2: pos[C.TERM_2],
+                    C.AUTO_LABEL: 1,
+                    C.CONCEPT_ID_1: pos[C.CONCEPT_ID_1],
+                    C.CONCEPT_ID_2: pos[C.CONCEPT_ID_2],
+                }
+            ),
+            pd.DataFrame(
+                {
+                    C.TERM_1: neg[C.TERM_1],
+                    C.TERM_2: neg[C.TERM_2],
+                    C.AUTO_LABEL: 0,
+                    C.CONCEPT_ID_1: neg[C.CONCEPT_ID_1],
+                    C.CONCEPT_ID_2: neg[C.CONCEPT_ID_2],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     frame[C.AUTO_LABEL] = frame[C.AUTO_LABEL].astype(np.int64)
     frame[C.DATASET] = name
     frame[C.DIFFICULTY] = difficulty
     frame[C.NEGATIVE_STRATEGY] = strategy
     frame[C.PAIR_ID] = [
         stable_pair_id(a, b, str(label), name, difficulty, strategy, ca, cb)
-        for a, b, label, ca, cb in zip(frame[C.TERM_1], frame[C.TERM_2], frame[C.AUTO_LABEL],
-                                       frame[C.CONCEPT_ID_1], frame[C.CONCEPT_ID_2])]
+        for a, b, label, ca, cb in zip(
+            frame[C.TERM_1],
+            frame[C.TERM_2],
+            frame[C.AUTO_LABEL],
+            frame[C.CONCEPT_ID_1],
+            frame[C.CONCEPT_ID_2],
+        )
+    ]
     frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
     return frame[list(OUTPUT_COLUMNS)]
 
 
-def statistics_table(positives: Positives, negatives: dict[tuple[str, str, str], pd.DataFrame],
-                     *, threshold: int = 5, datasets: Sequence[str] = DATASETS) -> pd.DataFrame:
+def statistics_table(
+    positives: Positives,
+    negatives: dict[tuple[str, str, str], pd.DataFrame],
+    *,
+    threshold: int = 5,
+    datasets: Sequence[str] = DATASETS,
+) -> pd.DataFrame:
     """Table 2 of the paper: per dataset (all, easy, hard) the number of positives and of
     negatives per strategy, and the mean Levenshtein distance (lower-cased terms) of the
     positives and of the random and Levenshtein negatives (empty when not built)."""
@@ -785,11 +937,18 @@ def statistics_table(positives: Positives, negatives: dict[tuple[str, str, str],
         for difficulty in ("all", "easy", "hard"):
             diffs = ("easy", "hard") if difficulty == "all" else (difficulty,)
             pos_d = np.concatenate([parts[d]["distance"].to_numpy(dtype=float) for d in diffs])
-            row = {"dataset": name, "difficulty": difficulty, "positives": len(pos_d),
-                   "mean_distance_positive": _mean(pos_d)}
+            row = {
+                "dataset": name,
+                "difficulty": difficulty,
+                "positives": len(pos_d),
+                "mean_distance_positive": _mean(pos_d),
+            }
             for strategy in STRATEGIES:
-                negs = [negatives[(name, d, strategy)] for d in diffs
-                        if (name, d, strategy) in negatives]
+                negs = [
+                    negatives[(name, d, strategy)]
+                    for d in diffs
+                    if (name, d, strategy) in negatives
+                ]
                 if negs:
                     d = np.concatenate([n["distance"].to_numpy(dtype=float) for n in negs])
                     row[f"negatives_{strategy}"] = len(d)
@@ -810,22 +969,32 @@ def _mean(values: np.ndarray) -> float:
 
 def format_statistics(stats: pd.DataFrame) -> str:
     """The statistics as an aligned text table, like Table 2 of the paper."""
-    header = ("dataset", "split", "positives", "neg-R", "neg-L", "pos", "neg-R dist",
-              "neg-L dist")
+    header = ("dataset", "split", "positives", "neg-R", "neg-L", "pos", "neg-R dist", "neg-L dist")
     lines = []
     for r in stats.itertuples(index=False):
+
         def num(v):
             return "" if v is None or pd.isna(v) else f"{v:,.2f}"
 
         def cnt(v):
             return "" if v is None or pd.isna(v) else f"{int(v):,}"
 
-        lines.append((r.dataset if r.difficulty == "all" else "", r.difficulty,
-                      cnt(r.positives), cnt(r.negatives_random), cnt(r.negatives_levenshtein),
-                      num(r.mean_distance_positive), num(r.mean_distance_random),
-                      num(r.mean_distance_levenshtein)))
-    widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
-              for i, h in enumerate(header)]
-    fmt = lambda row: "  ".join(c.ljust(w) if i < 2 else c.rjust(w)  # noqa: E731
-                                for i, (c, w) in enumerate(zip(row, widths)))
+        lines.append(
+            (
+                r.dataset if r.difficulty == "all" else "",
+                r.difficulty,
+                cnt(r.positives),
+                cnt(r.negatives_random),
+                cnt(r.negatives_levenshtein),
+                num(r.mean_distance_positive),
+                num(r.mean_distance_random),
+                num(r.mean_distance_levenshtein),
+            )
+        )
+    widths = [
+        max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(header)
+    ]
+    fmt = lambda row: "  ".join(
+        c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+    )
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths))] + [fmt(l) for l in lines])

@@ -19,6 +19,7 @@ Mathematisch Centrum, Amsterdam.
 SNOMED International. *SNOMED CT Technical Implementation Guide*, section "Component
 features - Identifiers" (SCTID structure and check digit) and "Release file naming".
 """
+
 from __future__ import annotations
 
 import random
@@ -88,7 +89,7 @@ def verhoeff_valid(number: str) -> bool:
 
 
 SYNTHETIC_NAMESPACE = "9999999"
-PARTITION_CONCEPT = "10"      # long format (with namespace): concept
+PARTITION_CONCEPT = "10"  # long format (with namespace): concept
 PARTITION_DESCRIPTION = "11"  # long format: description
 
 
@@ -119,10 +120,26 @@ WAS_A = "900000000000528000"  # another historical association; the builder igno
 PRIMITIVE = sctid(1, PARTITION_CONCEPT)  # an invented definition status concept
 
 CONCEPT_HEADER = ("id", "effectiveTime", "active", "moduleId", "definitionStatusId")
-DESCRIPTION_HEADER = ("id", "effectiveTime", "active", "moduleId", "conceptId", "languageCode",
-                      "typeId", "term", "caseSignificanceId")
-ASSOCIATION_HEADER = ("id", "effectiveTime", "active", "moduleId", "refsetId",
-                      "referencedComponentId", "targetComponentId")
+DESCRIPTION_HEADER = (
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "conceptId",
+    "languageCode",
+    "typeId",
+    "term",
+    "caseSignificanceId",
+)
+ASSOCIATION_HEADER = (
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "refsetId",
+    "referencedComponentId",
+    "targetComponentId",
+)
 
 T0 = "20200131"  # the default effectiveTime of invented components
 
@@ -159,9 +176,16 @@ class SyntheticRelease:
             self.concepts.append((cid, time, "1" if active else "0", module, PRIMITIVE))
         return cid
 
-    def add_description(self, concept_id: str, term: str, kind: str = "syn",
-                        states=((T0, True),), *, did: str | None = None,
-                        module: str = CORE_MODULE) -> str:
+    def add_description(
+        self,
+        concept_id: str,
+        term: str,
+        kind: str = "syn",
+        states=((T0, True),),
+        *,
+        did: str | None = None,
+        module: str = CORE_MODULE,
+    ) -> str:
         """Rows for one description of *concept_id*; *kind* is ``fsn`` or ``syn``, or a list
         of kinds per state (a description whose type changed); *states* are
         ``(effectiveTime, active)`` pairs, or ``(effectiveTime, active, term)`` triples for a
@@ -172,23 +196,50 @@ class SyntheticRelease:
             time, active = state[0], state[1]
             text = state[2] if len(state) > 2 else term
             type_id = {"fsn": FSN, "syn": SYNONYM}[k]
-            self.descriptions.append((did, time, "1" if active else "0", module, concept_id,
-                                      "en", type_id, text, CASE_INSENSITIVE))
+            self.descriptions.append(
+                (
+                    did,
+                    time,
+                    "1" if active else "0",
+                    module,
+                    concept_id,
+                    "en",
+                    type_id,
+                    text,
+                    CASE_INSENSITIVE,
+                )
+            )
         return did
 
-    def add_association(self, refset: str, source: str, target: str,
-                        states=((T0, True),), *, module: str = CORE_MODULE,
-                        member_id: str | None = None) -> str:
+    def add_association(
+        self,
+        refset: str,
+        source: str,
+        target: str,
+        states=((T0, True),),
+        *,
+        module: str = CORE_MODULE,
+        member_id: str | None = None,
+    ) -> str:
         """Rows for one association refset member (*source* -> *target*) per state."""
-        member_id = member_id or str(uuid.uuid5(uuid.NAMESPACE_OID,
-                                                f"{refset}:{source}:{target}:{len(self.associations)}"))
+        member_id = member_id or str(
+            uuid.uuid5(uuid.NAMESPACE_OID, f"{refset}:{source}:{target}:{len(self.associations)}")
+        )
         for time, active in states:
-            self.associations.append((member_id, time, "1" if active else "0", module, refset,
-                                      source, target))
+            self.associations.append(
+                (member_id, time, "1" if active else "0", module, refset, source, target)
+            )
         return member_id
 
-    def concept(self, fsn: str, *synonyms: str, active: bool = True,
-                module: str = CORE_MODULE, time: str = T0, cid: str | None = None) -> str:
+    def concept(
+        self,
+        fsn: str,
+        *synonyms: str,
+        active: bool = True,
+        module: str = CORE_MODULE,
+        time: str = T0,
+        cid: str | None = None,
+    ) -> str:
         """One concept with its FSN and active synonyms, all at *time*; returns its id."""
         cid = cid or self.new_id(PARTITION_CONCEPT)
         self.add_concept(cid, ((time, active, module),))
@@ -199,30 +250,60 @@ class SyntheticRelease:
 
     def add_metadata_concepts(self) -> None:
         """The metadata concepts the files refer to (model module), with invented names."""
-        for mid in (CORE_MODULE, MODEL_MODULE, FSN, SYNONYM, PRIMITIVE, CASE_INSENSITIVE,
-                    POSSIBLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS, WAS_A):
-            self.concept(f"Synthetic metadata item {mid[-7:]} (synthetic metadata)",
-                         f"Synthetic metadata item {mid[-7:]} alias", module=MODEL_MODULE,
-                         cid=mid)
+        for mid in (
+            CORE_MODULE,
+            MODEL_MODULE,
+            FSN,
+            SYNONYM,
+            PRIMITIVE,
+            CASE_INSENSITIVE,
+            POSSIBLY_EQUIVALENT_TO,
+            REPLACED_BY,
+            SAME_AS,
+            WAS_A,
+        ):
+            self.concept(
+                f"Synthetic metadata item {mid[-7:]} (synthetic metadata)",
+                f"Synthetic metadata item {mid[-7:]} alias",
+                module=MODEL_MODULE,
+                cid=mid,
+            )
 
     # ------------------------------------------------------------------ writing
-    def write(self, folder: str | Path, release: str = "both", *, date: str = "20250131",
-              edition: str = "INT") -> Path:
+    def write(
+        self,
+        folder: str | Path,
+        release: str = "both",
+        *,
+        date: str = "20250131",
+        edition: str = "INT",
+    ) -> Path:
         """Write the release under *folder* in the standard layout.
 
         *release* is ``full``, ``snapshot`` or ``both``. The Snapshot holds, for each id,
         its row with the latest ``effectiveTime`` (what a real Snapshot is).
         """
         folder = Path(folder)
-        kinds = {"full": ("Full",), "snapshot": ("Snapshot",), "both": ("Full", "Snapshot")}[release]
+        kinds = {"full": ("Full",), "snapshot": ("Snapshot",), "both": ("Full", "Snapshot")}[
+            release
+        ]
         for kind in kinds:
             files = (
-                (f"{kind}/Terminology/sct2_Concept_{kind}_{edition}_{date}.txt", CONCEPT_HEADER,
-                 self.concepts),
-                (f"{kind}/Terminology/sct2_Description_{kind}-en_{edition}_{date}.txt",
-                 DESCRIPTION_HEADER, self.descriptions),
-                (f"{kind}/Refset/Content/der2_cRefset_Association{kind}_{edition}_{date}.txt",
-                 ASSOCIATION_HEADER, self.associations),
+                (
+                    f"{kind}/Terminology/sct2_Concept_{kind}_{edition}_{date}.txt",
+                    CONCEPT_HEADER,
+                    self.concepts,
+                ),
+                (
+                    f"{kind}/Terminology/sct2_Description_{kind}-en_{edition}_{date}.txt",
+                    DESCRIPTION_HEADER,
+                    self.descriptions,
+                ),
+                (
+                    f"{kind}/Refset/Content/der2_cRefset_Association{kind}_{edition}_{date}.txt",
+                    ASSOCIATION_HEADER,
+                    self.associations,
+                ),
             )
             for name, header, rows in files:
                 if kind == "Snapshot":
@@ -245,8 +326,34 @@ def _snapshot(rows):
 
 
 # --------------------------------------------------------------------------- invented words
-_ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "k", "l", "m", "n", "p", "ph",
-           "pl", "r", "s", "st", "t", "th", "tr", "v", "x", "z")
+_ONSETS = (
+    "b",
+    "br",
+    "c",
+    "ch",
+    "d",
+    "dr",
+    "f",
+    "g",
+    "gr",
+    "h",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "ph",
+    "pl",
+    "r",
+    "s",
+    "st",
+    "t",
+    "th",
+    "tr",
+    "v",
+    "x",
+    "z",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "y", "ae", "io", "ou")
 _CODAS = ("", "", "", "n", "r", "s", "l", "x", "m", "th", "st")
 _FUNCTION_WORDS = ("of", "of the", "with", "due to", "in", "and", "on", "without", "by")
@@ -256,8 +363,9 @@ _SUFFIXES = ("itis", "osis", "oma", "algia", "ectomy", "al", "ic", "ous", "ia", 
 def invented_word(rng: random.Random) -> str:
     """A pronounceable invented word of 1-3 syllables (never a real SNOMED term)."""
     syllables = rng.choice((1, 1, 2, 2, 2, 3))
-    word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-                   for _ in range(syllables))
+    word = "".join(
+        rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables)
+    )
     if rng.random() < 0.2:
         word += rng.choice(_SUFFIXES)
     return word
@@ -272,8 +380,15 @@ def invented_vocabulary(size: int, seed: int = 0) -> list[str]:
     return list(words)
 
 
-def invented_terms(n: int, *, seed: int = 0, vocabulary: int = 20000,
-                   min_words: int = 2, max_words: int = 10, family: float = 0.5) -> list[str]:
+def invented_terms(
+    n: int,
+    *,
+    seed: int = 0,
+    vocabulary: int = 20000,
+    min_words: int = 2,
+    max_words: int = 10,
+    family: float = 0.5,
+) -> list[str]:
     """*n* distinct realistic-looking invented terms of *min_words*-*max_words* words
     (about 30 characters on average), drawn with Zipf-like word frequencies.
 
@@ -325,8 +440,18 @@ def invented_terms(n: int, *, seed: int = 0, vocabulary: int = 20000,
     return list(out)
 
 
-_TAGS = ("disorder", "finding", "procedure", "body structure", "substance", "qualifier value",
-         "morphologic abnormality", "regime/therapy", "observable entity", "situation")
+_TAGS = (
+    "disorder",
+    "finding",
+    "procedure",
+    "body structure",
+    "substance",
+    "qualifier value",
+    "morphologic abnormality",
+    "regime/therapy",
+    "observable entity",
+    "situation",
+)
 
 
 def _small_edit(text: str, rng: random.Random) -> str:
@@ -340,8 +465,9 @@ def _small_edit(text: str, rng: random.Random) -> str:
     return "".join(chars)
 
 
-def generate_release(n_concepts: int = 300, *, seed: int = 0,
-                     metadata: bool = True) -> SyntheticRelease:
+def generate_release(
+    n_concepts: int = 300, *, seed: int = 0, metadata: bool = True
+) -> SyntheticRelease:
     """A random release of about *n_concepts* invented concepts with realistic structure.
 
     Each concept has an FSN with a semantic tag and 0-4 synonyms (a preferred term equal to
@@ -372,8 +498,14 @@ def generate_release(n_concepts: int = 300, *, seed: int = 0,
         cid = release.new_id()
         history = rng.random()
         if history < 0.05:  # inactivated then reactivated
-            release.add_concept(cid, ((times[0], True, CORE_MODULE), (times[1], False, CORE_MODULE),
-                                      (times[2], True, CORE_MODULE)))
+            release.add_concept(
+                cid,
+                (
+                    (times[0], True, CORE_MODULE),
+                    (times[1], False, CORE_MODULE),
+                    (times[2], True, CORE_MODULE),
+                ),
+            )
         else:
             release.add_concept(cid, ((times[0], True, CORE_MODULE),))
         release.add_description(cid, fsn, "fsn", ((times[0], True),))
@@ -393,8 +525,9 @@ def generate_release(n_concepts: int = 300, *, seed: int = 0,
             if r < 0.05:  # inactivated synonym
                 release.add_description(cid, s, "syn", ((times[0], True), (times[2], False)))
             elif r < 0.08:  # reactivated synonym
-                release.add_description(cid, s, "syn", ((times[0], True), (times[1], False),
-                                                        (times[3], True)))
+                release.add_description(
+                    cid, s, "syn", ((times[0], True), (times[1], False), (times[3], True))
+                )
             else:
                 release.add_description(cid, s, "syn", ((times[0], True),))
         active_ids.append(cid)
@@ -411,10 +544,13 @@ def generate_release(n_concepts: int = 300, *, seed: int = 0,
         else:
             source_name = take()
         prefix = "[D]" if rng.random() < 0.1 else ""
-        release.add_description(source, f"{prefix}{source_name} ({rng.choice(_TAGS)})", "fsn",
-                                ((times[0], True),))
+        release.add_description(
+            source, f"{prefix}{source_name} ({rng.choice(_TAGS)})", "fsn", ((times[0], True),)
+        )
         refset = refsets[i % 3]
-        states = ((times[2], True),) if rng.random() > 0.1 else ((times[2], True), (times[3], False))
+        states = (
+            ((times[2], True),) if rng.random() > 0.1 else ((times[2], True), (times[3], False))
+        )
         release.add_association(refset, source, target, states)
         if rng.random() < 0.15:  # a source with two targets
             release.add_association(refset, source, rng.choice(active_ids), ((times[2], True),))

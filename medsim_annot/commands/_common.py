@@ -1,4 +1,5 @@
 """Helpers shared by CLI command modules."""
+
 from __future__ import annotations
 
 import json

@@ -1,10 +1,10 @@
 """``medsim agreement`` and ``medsim audit``: the agreement report of a ratings file and the
 audit of automatic labels against the doctors' majority vote."""
+
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Optional
 
 import pandas as pd
 import typer
@@ -41,69 +41,109 @@ def _notes(reasons: dict) -> None:
 
 
 def agreement(
-    ratings: Path = typer.Argument(..., help="Long ratings file (pair_id, annotator, rating) or "
-                                              "an EHR-Rel wide file (detected from the header)."),
-    pairs: Optional[Path] = typer.Option(None, "--pairs", help="Pairs file: every rated pair_id "
-                                                                "must be in it."),
-    level: Optional[LevelChoice] = typer.Option(None, "--level", help="Level of measurement "
-                                                "(default: the scale's own level)."),
-    scale: Optional[str] = typer.Option(None, "--scale", help="Scale name or file (default: "
-                                        "inferred from the rating values)."),
+    ratings: Path = typer.Argument(
+        ...,
+        help="Long ratings file (pair_id, annotator, rating) or "
+        "an EHR-Rel wide file (detected from the header).",
+    ),
+    pairs: Path | None = typer.Option(
+        None, "--pairs", help="Pairs file: every rated pair_id must be in it."
+    ),
+    level: LevelChoice | None = typer.Option(
+        None, "--level", help="Level of measurement (default: the scale's own level)."
+    ),
+    scale: str | None = typer.Option(
+        None, "--scale", help="Scale name or file (default: inferred from the rating values)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
     from medsim_annot.services.agreement import agreement_report_file
 
-    rep = agreement_report_file(ratings, pairs_path=pairs, level=level.value if level else None,
-                                scale=scale)
+    rep = agreement_report_file(
+        ratings, pairs_path=pairs, level=level.value if level else None, scale=scale
+    )
     if as_json:
         emit_json(rep.to_dict())
         _notes(rep.reasons)
         return
     d = rep.to_dict()
-    typer.echo(f"{d['n_items']} items, {d['n_annotators']} annotators, {d['n_ratings']} ratings; "
-               f"level {d['level']}")
-    summary = pd.DataFrame({
-        "statistic": ["Krippendorff's alpha", "mean pairwise Spearman rho", "ICC(C,1)",
-                      "ICC(C,k)", "Kendall's W (tie-corrected)", "human upper bound (inclusive)",
-                      "human upper bound (exclusive)"],
-        "value": [_num(d["krippendorff_alpha"]), _num(d["mean_pairwise_spearman"]),
-                  _num(d["icc"]["C1"]), _num(d["icc"]["Ck"]), _num(d["kendall_w"]),
-                  _num(d["human_upper_bound"]["inclusive"]),
-                  _num(d["human_upper_bound"]["exclusive"])],
-    })
+    typer.echo(
+        f"{d['n_items']} items, {d['n_annotators']} annotators, {d['n_ratings']} ratings; "
+        f"level {d['level']}"
+    )
+    summary = pd.DataFrame(
+        {
+            "statistic": [
+                "Krippendorff's alpha",
+                "mean pairwise Spearman rho",
+                "ICC(C,1)",
+                "ICC(C,k)",
+                "Kendall's W (tie-corrected)",
+                "human upper bound (inclusive)",
+                "human upper bound (exclusive)",
+            ],
+            "value": [
+                _num(d["krippendorff_alpha"]),
+                _num(d["mean_pairwise_spearman"]),
+                _num(d["icc"]["C1"]),
+                _num(d["icc"]["Ck"]),
+                _num(d["kendall_w"]),
+                _num(d["human_upper_bound"]["inclusive"]),
+                _num(d["human_upper_bound"]["exclusive"]),
+            ],
+        }
+    )
     typer.echo("\n" + _fmt(summary))
     if rep.icc.rule and rep.icc.k:
-        typer.echo(f"(ICC and W: {rep.icc.rule}; {rep.icc.n_items} items, "
-                   f"{rep.icc.n_dropped} dropped)")
+        typer.echo(
+            f"(ICC and W: {rep.icc.rule}; {rep.icc.n_items} items, {rep.icc.n_dropped} dropped)"
+        )
     if d["pairwise"]:
         typer.echo("\nPairwise agreement\n" + _fmt(pd.DataFrame(d["pairwise"])))
     if d["per_annotator"]:
-        typer.echo("\nPer annotator (means over pairings; IAA-1, IAA-2)\n"
-                   + _fmt(pd.DataFrame(d["per_annotator"])))
+        typer.echo(
+            "\nPer annotator (means over pairings; IAA-1, IAA-2)\n"
+            + _fmt(pd.DataFrame(d["per_annotator"]))
+        )
     _notes(rep.reasons)
 
 
 def audit(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs file with auto_label and groups."),
     ratings: Path = typer.Option(..., "--ratings", help="Long ratings file."),
-    by: Optional[str] = typer.Option(None, "--by", help="Comma-separated group columns "
-                                     "(default: dataset, difficulty, negative_strategy present)."),
-    majority: MajorityChoice = typer.Option(MajorityChoice.strict, "--majority",
-                                            help="strict: > half of ratings cast; decisive: > "
-                                                 "half of decisive ratings."),
-    bootstrap: int = typer.Option(0, "--bootstrap", min=0, help="Bootstrap resamples for "
-                                  "confidence intervals (0 = none)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed of the bootstrap."),
-    scale: Optional[str] = typer.Option(None, "--scale", help="Scale name or file (default: "
-                                        "inferred from the rating values)."),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        help="Comma-separated group columns "
+        "(default: dataset, difficulty, negative_strategy present).",
+    ),
+    majority: MajorityChoice = typer.Option(
+        MajorityChoice.strict,
+        "--majority",
+        help="strict: > half of ratings cast; decisive: > half of decisive ratings.",
+    ),
+    bootstrap: int = typer.Option(
+        0, "--bootstrap", min=0, help="Bootstrap resamples for confidence intervals (0 = none)."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed of the bootstrap."),
+    scale: str | None = typer.Option(
+        None, "--scale", help="Scale name or file (default: inferred from the rating values)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
     from medsim_annot.services.agreement import audit_report_files
 
-    res = audit_report_files(pairs, ratings, by=split_list(by) if by is not None else None,
-                             majority=majority.value, bootstrap=bootstrap, seed=seed, scale=scale)
+    res = audit_report_files(
+        pairs,
+        ratings,
+        by=split_list(by) if by is not None else None,
+        majority=majority.value,
+        bootstrap=bootstrap,
+        seed=seed,
+        scale=scale,
+    )
     if as_json:
         emit_json(res.to_dict())
         _notes(res.reasons)
@@ -117,8 +157,9 @@ def audit(
     if cis:
         rows = [{"group": "overall", **{k: _ci(res.overall[k]) for k in cis}}]
         for rec in res.by_group.to_dict(orient="records"):
-            rows.append({"group": " / ".join(str(rec[c]) for c in res.by),
-                         **{k: _ci(rec[k]) for k in cis}})
+            rows.append(
+                {"group": " / ".join(str(rec[c]) for c in res.by), **{k: _ci(rec[k]) for k in cis}}
+            )
         typer.echo("\nBootstrap confidence intervals\n" + pd.DataFrame(rows).to_string(index=False))
     _notes(res.reasons)
 

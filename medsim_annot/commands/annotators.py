@@ -1,4 +1,5 @@
 """``medsim study annotators STUDY`` and ``medsim annotator add|rename|issue-code|revoke``."""
+
 from __future__ import annotations
 
 import typer
@@ -12,8 +13,10 @@ def register(app: typer.Typer) -> None:
     ann = get_group(app, "annotator", "Annotators of a study: add, rename, access codes.")
 
     @study.command("annotators")
-    def list_annotators(name: str = typer.Argument(..., help="study"),
-                        as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    def list_annotators(
+        name: str = typer.Argument(..., help="study"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
         """Annotators of a study with their progress (done / total)."""
         frame = svc.annotators(name)
         if as_json:
@@ -24,28 +27,34 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{r['annotator']:<24} {r['done']:>7}/{r['total']:<7} {state}")
 
     @ann.command("add")
-    def add(study_name: str = typer.Argument(..., metavar="STUDY"),
-            name: str = typer.Argument(...)) -> None:
+    def add(
+        study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
+    ) -> None:
         """Add an annotator (queue: every pair in file order) and print their access code."""
         out = svc.add_annotator(study_name, name)
         typer.echo(f"{out['name']}: {out['access_code']}")
 
     @ann.command("rename")
-    def rename(study_name: str = typer.Argument(..., metavar="STUDY"),
-               old: str = typer.Argument(...), new: str = typer.Argument(...)) -> None:
+    def rename(
+        study_name: str = typer.Argument(..., metavar="STUDY"),
+        old: str = typer.Argument(...),
+        new: str = typer.Argument(...),
+    ) -> None:
         """Rename an annotator (ratings stay with them)."""
         svc.rename_annotator(study_name, old, new)
         typer.echo(f"renamed {old} to {new.strip()}")
 
     @ann.command("issue-code")
-    def issue(study_name: str = typer.Argument(..., metavar="STUDY"),
-              name: str = typer.Argument(...)) -> None:
+    def issue(
+        study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
+    ) -> None:
         """Issue a new access code (the old one stops working) and print it."""
         typer.echo(f"{name}: {svc.issue_code(study_name, name)}")
 
     @ann.command("revoke")
-    def revoke(study_name: str = typer.Argument(..., metavar="STUDY"),
-               name: str = typer.Argument(...)) -> None:
+    def revoke(
+        study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
+    ) -> None:
         """Revoke an annotator's access code; their ratings are kept."""
         svc.revoke_code(study_name, name)
         typer.echo(f"revoked the access code of {name}")

@@ -1,9 +1,9 @@
 """``medsim export gold`` (the reproducible gold subset) and ``medsim report`` (the study's
 QA report as one self-contained HTML file)."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,19 +17,24 @@ def register(app: typer.Typer) -> None:
     def export_gold_cmd(
         study: str = typer.Argument(..., help="Study name."),
         out: Path = typer.Option(..., "--out", help="Output file (.csv, .tsv, .jsonl, .parquet)."),
-        fmt: Optional[str] = typer.Option(None, "--format",
-                                          help="csv|tsv|jsonl|parquet (default: from --out)."),
-        require_majority: bool = typer.Option(False, "--require-majority",
-                                              help="Keep pairs with a majority verdict."),
-        exclude_unclear: bool = typer.Option(False, "--exclude-unclear",
-                                             help="Drop pairs any annotator flagged unclear."),
-        exclude_all_different: bool = typer.Option(False, "--exclude-all-different",
-                                                   help="Drop pairs whose ratings all differ."),
-        only_verified: bool = typer.Option(False, "--only-verified",
-                                           help="Keep pairs whose majority equals the "
-                                                "automatic label."),
-        min_ratings: Optional[int] = typer.Option(None, "--min-ratings", metavar="K",
-                                                  help="Keep pairs with at least K ratings."),
+        fmt: str | None = typer.Option(
+            None, "--format", help="csv|tsv|jsonl|parquet (default: from --out)."
+        ),
+        require_majority: bool = typer.Option(
+            False, "--require-majority", help="Keep pairs with a majority verdict."
+        ),
+        exclude_unclear: bool = typer.Option(
+            False, "--exclude-unclear", help="Drop pairs any annotator flagged unclear."
+        ),
+        exclude_all_different: bool = typer.Option(
+            False, "--exclude-all-different", help="Drop pairs whose ratings all differ."
+        ),
+        only_verified: bool = typer.Option(
+            False, "--only-verified", help="Keep pairs whose majority equals the automatic label."
+        ),
+        min_ratings: int | None = typer.Option(
+            None, "--min-ratings", metavar="K", help="Keep pairs with at least K ratings."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
         """One row per pair (every annotator's rating, verdict, flags) plus FILE.manifest.json.
@@ -39,16 +44,24 @@ def register(app: typer.Typer) -> None:
         """
         from medsim_annot.services.gold import export_gold, manifest_path
 
-        manifest = export_gold(study, out, fmt, require_majority=require_majority,
-                               exclude_unclear=exclude_unclear,
-                               exclude_all_different=exclude_all_different,
-                               only_verified=only_verified, min_ratings=min_ratings)
+        manifest = export_gold(
+            study,
+            out,
+            fmt,
+            require_majority=require_majority,
+            exclude_unclear=exclude_unclear,
+            exclude_all_different=exclude_all_different,
+            only_verified=only_verified,
+            min_ratings=min_ratings,
+        )
         if as_json:
             emit_json(manifest)
             return
         c = manifest["counts"]
-        typer.echo(f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
-                   f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)")
+        typer.echo(
+            f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
+            f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)"
+        )
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
         typer.echo(f"manifest: {manifest_path(out)}")
@@ -57,8 +70,9 @@ def register(app: typer.Typer) -> None:
     def report_cmd(
         study: str = typer.Argument(..., help="Study name."),
         out: Path = typer.Option(..., "--out", help="Output HTML file."),
-        bootstrap: int = typer.Option(0, "--bootstrap", metavar="N",
-                                      help="Bootstrap resamples for confidence intervals."),
+        bootstrap: int = typer.Option(
+            0, "--bootstrap", metavar="N", help="Bootstrap resamples for confidence intervals."
+        ),
     ) -> None:
         """The study's QA report (tables and charts) as one self-contained HTML file."""
         from medsim_annot.services.dashboard import html_report

@@ -1,4 +1,5 @@
 """``medsim score`` and ``medsim evaluate``: benchmark embeddings on verified pairs."""
+
 from __future__ import annotations
 
 import math
@@ -28,9 +29,14 @@ class _Bars:
         if stage != self.stage:
             self.close()
             self.stage = stage
-            self.bar = tqdm(total=max(total, 1), desc=stage, file=sys.stderr, leave=False,
-                            disable=None if self.enabled is None else not self.enabled,
-                            dynamic_ncols=True)
+            self.bar = tqdm(
+                total=max(total, 1),
+                desc=stage,
+                file=sys.stderr,
+                leave=False,
+                disable=None if self.enabled is None else not self.enabled,
+                dynamic_ncols=True,
+            )
         if self.bar is not None:
             if total and total != self.bar.total:
                 self.bar.total = total
@@ -55,31 +61,53 @@ def _text_scores(frame: pd.DataFrame) -> pd.DataFrame:
     for col in frame.columns:
         if col == C.PAIR_ID:
             continue
-        out[col] = ["NaN" if (v is None or (isinstance(v, float) and math.isnan(v)))
-                    else repr(float(v)) for v in frame[col].tolist()]
+        out[col] = [
+            "NaN" if (v is None or (isinstance(v, float) and math.isnan(v))) else repr(float(v))
+            for v in frame[col].tolist()
+        ]
     return out
 
 
 def register(app: typer.Typer) -> None:
     @app.command("score")
     def score(
-        pairs: Path = typer.Option(..., "--pairs", help="Pairs file (pair_id, term_1, term_2) "
-                                   "or an EHR-Rel file."),
-        out: Path = typer.Option(..., "--out", help="Scores file to write (CSV: pair_id and one "
-                                 "column per metric, NaN where not covered)."),
-        embedding: str = typer.Option(None, "--embedding", help="Embedding file, "
-                                      "sentence-transformers model folder or model package."),
-        fmt: str = typer.Option(None, "--format", help="word2vec | word2vec-binary | glove | "
-                                "fasttext | sentence-transformers | levenshtein | char-ngram "
-                                "(guessed from the file when omitted)."),
-        metrics: str = typer.Option(None, "--metrics", help="Comma-separated metrics (default: "
-                                    "all of the format's)."),
-        keep_case: bool = typer.Option(False, "--keep-case", help="Do not lower-case terms "
-                                       "before looking words up."),
-        token_split: str = typer.Option(None, "--token-split", help="Regular expression of the "
-                                        "separators between words (default: non-alphanumerics)."),
-        cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache folder (default "
-                                       ".medsim-cache/embeddings or $MEDSIM_CACHE_DIR)."),
+        pairs: Path = typer.Option(
+            ..., "--pairs", help="Pairs file (pair_id, term_1, term_2) or an EHR-Rel file."
+        ),
+        out: Path = typer.Option(
+            ...,
+            "--out",
+            help="Scores file to write (CSV: pair_id and one "
+            "column per metric, NaN where not covered).",
+        ),
+        embedding: str = typer.Option(
+            None,
+            "--embedding",
+            help="Embedding file, sentence-transformers model folder or model package.",
+        ),
+        fmt: str = typer.Option(
+            None,
+            "--format",
+            help="word2vec | word2vec-binary | glove | "
+            "fasttext | sentence-transformers | levenshtein | char-ngram "
+            "(guessed from the file when omitted).",
+        ),
+        metrics: str = typer.Option(
+            None, "--metrics", help="Comma-separated metrics (default: all of the format's)."
+        ),
+        keep_case: bool = typer.Option(
+            False, "--keep-case", help="Do not lower-case terms before looking words up."
+        ),
+        token_split: str = typer.Option(
+            None,
+            "--token-split",
+            help="Regular expression of the separators between words (default: non-alphanumerics).",
+        ),
+        cache_dir: Path = typer.Option(
+            None,
+            "--cache-dir",
+            help="Cache folder (default .medsim-cache/embeddings or $MEDSIM_CACHE_DIR).",
+        ),
         batch_size: int = typer.Option(64, "--batch-size", help="Terms per batch (contextual)."),
     ) -> None:
         """Score every pair with one embedding and write pair_id plus one column per metric."""
@@ -92,35 +120,55 @@ def register(app: typer.Typer) -> None:
         tokeniser = Tokeniser(lowercase=not keep_case, split=token_split or DEFAULT_SPLIT)
         bars = _Bars()
         try:
-            scores = svc.score_pairs(frame, embedding, fmt, split_list(metrics) or None, bars,
-                                     tokeniser=tokeniser, cache_dir=cache_dir,
-                                     batch_size=batch_size)
+            scores = svc.score_pairs(
+                frame,
+                embedding,
+                fmt,
+                split_list(metrics) or None,
+                bars,
+                tokeniser=tokeniser,
+                cache_dir=cache_dir,
+                batch_size=batch_size,
+            )
         except (svc.ScoringProblem, MissingExtra) as exc:
             raise _usage(exc) from None
         finally:
             bars.close()
         info = scores.attrs.get("coverage", {})
         kind = out.suffix.lower()
-        write_table(_text_scores(scores) if kind in (".csv", ".tsv", ".tab", ".txt") else scores, out)
-        msg = (f"scored {info.get('pairs', len(scores))} pairs ({info.get('format')}): "
-               f"{info.get('covered')} covered, {info.get('not_covered')} not covered")
+        write_table(
+            _text_scores(scores) if kind in (".csv", ".tsv", ".tab", ".txt") else scores, out
+        )
+        msg = (
+            f"scored {info.get('pairs', len(scores))} pairs ({info.get('format')}): "
+            f"{info.get('covered')} covered, {info.get('not_covered')} not covered"
+        )
         if "oov_words" in info:
-            msg += (f"; {info['oov_words']} of {info['words']} distinct words not in the "
-                    f"embedding ({info['tokeniser']})")
+            msg += (
+                f"; {info['oov_words']} of {info['words']} distinct words not in the "
+                f"embedding ({info['tokeniser']})"
+            )
         typer.echo(f"{msg}; wrote {out}", err=True)
 
     @app.command("evaluate")
     def evaluate(
-        scores: list[Path] = typer.Option(..., "--scores", help="Scores file(s) from medsim "
-                                          "score: --scores A.csv B.csv ..."),
+        scores: list[Path] = typer.Option(
+            ..., "--scores", help="Scores file(s) from medsim score: --scores A.csv B.csv ..."
+        ),
         more_scores: list[Path] = typer.Argument(None, hidden=True),
-        gold: Path = typer.Option(..., "--gold", help="Gold: pairs with auto_label, a gold "
-                                  "export (majority / mean), a ratings file or an EHR-Rel file."),
-        task: str = typer.Option(None, "--task", help="binary | graded (inferred from the gold "
-                                 "when omitted)."),
+        gold: Path = typer.Option(
+            ...,
+            "--gold",
+            help="Gold: pairs with auto_label, a gold "
+            "export (majority / mean), a ratings file or an EHR-Rel file.",
+        ),
+        task: str = typer.Option(
+            None, "--task", help="binary | graded (inferred from the gold when omitted)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-        alpha: float = typer.Option(0.05, "--alpha", help="Family-wise level (Bonferroni over "
-                                    "all pairs of methods)."),
+        alpha: float = typer.Option(
+            0.05, "--alpha", help="Family-wise level (Bonferroni over all pairs of methods)."
+        ),
         n_resamples: int = typer.Option(9999, "--resamples", help="Bootstrap resamples (graded)."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap."),
     ) -> None:
@@ -138,8 +186,15 @@ def register(app: typer.Typer) -> None:
             frames[name] = svc.read_scores(f)
         bars = _Bars()
         try:
-            result = svc.evaluate_scores(frames, svc.read_gold(gold, task), task, alpha=alpha,
-                                         n_resamples=n_resamples, seed=seed, progress=bars)
+            result = svc.evaluate_scores(
+                frames,
+                svc.read_gold(gold, task),
+                task,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                progress=bars,
+            )
         except svc.ScoringProblem as exc:
             raise _usage(exc) from None
         finally:
@@ -157,21 +212,27 @@ def _fmt(v, digits=3) -> str:
 
 
 def _print_result(result) -> None:
-    typer.echo(f"task: {result.task} (gold: {result.gold_source}); {result.n_common} of "
-               f"{result.n_gold} gold pairs scored by every method; alpha {result.alpha} "
-               f"Bonferroni over {result.n_comparisons} comparisons")
+    typer.echo(
+        f"task: {result.task} (gold: {result.gold_source}); {result.n_common} of "
+        f"{result.n_gold} gold pairs scored by every method; alpha {result.alpha} "
+        f"Bonferroni over {result.n_comparisons} comparisons"
+    )
     m = result.methods
     if result.task == "binary":
         head = f"{'method':40} {'coverage':>8} {'AUC':>6} {'acc':>6} {'threshold':>10} {'+/-':>7}"
         typer.echo(head)
         for r in m.itertuples(index=False):
-            typer.echo(f"{r.method:40} {r.coverage:8.1%} {_fmt(r.auc):>6} {_fmt(r.accuracy):>6} "
-                       f"{_fmt(r.threshold, 4):>10} {f'{r.better_than}/-{r.worse_than}':>7}")
+            typer.echo(
+                f"{r.method:40} {r.coverage:8.1%} {_fmt(r.auc):>6} {_fmt(r.accuracy):>6} "
+                f"{_fmt(r.threshold, 4):>10} {f'{r.better_than}/-{r.worse_than}':>7}"
+            )
     else:
         head = f"{'method':40} {'coverage':>8} {'rho':>6} {'95% CI':>16} {'+/-':>7}"
         typer.echo(head)
         for r in m.itertuples(index=False):
             ci = f"[{_fmt(r.rho_low)}, {_fmt(r.rho_high)}]"
-            typer.echo(f"{r.method:40} {r.coverage:8.1%} {_fmt(r.rho):>6} {ci:>16} "
-                       f"{f'{r.better_than}/-{r.worse_than}':>7}")
+            typer.echo(
+                f"{r.method:40} {r.coverage:8.1%} {_fmt(r.rho):>6} {ci:>16} "
+                f"{f'{r.better_than}/-{r.worse_than}':>7}"
+            )
     typer.echo("+N/-M: significantly better than N methods, worse than M.")

@@ -1,9 +1,9 @@
 """``medsim study ...``, ``medsim import ...``, ``medsim demo`` and ``medsim admin ...``."""
+
 from __future__ import annotations
 
 import getpass
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -23,41 +23,66 @@ def _print_import(result: dict, study_name: str, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        typer.echo(f"imported {result['items']} pairs and {result['ratings']} ratings by "
-                   f"{len(result['annotators'])} annotators into study '{study_name}'")
+        typer.echo(
+            f"imported {result['items']} pairs and {result['ratings']} ratings by "
+            f"{len(result['annotators'])} annotators into study '{study_name}'"
+        )
 
 
 def register(app: typer.Typer) -> None:
     study = get_group(app, "study", "Create, list and export studies.")
-    importer = get_group(app, "import", "Import completed studies (EHR-Rel wide files, ratings files).")
+    importer = get_group(
+        app, "import", "Import completed studies (EHR-Rel wide files, ratings files)."
+    )
     admin = get_group(app, "admin", "Administration: the admin password.")
 
     @study.command("create")
-    def create(name: str = typer.Argument(..., help="name of the new study"),
-               pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
-               scale: str = typer.Option("binary", "--scale",
-                                         help="binary | relatedness-0-3 | similarity-0-6 | SCALE_FILE"),
-               annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
-               sample_per_group: Optional[str] = typer.Option(
-                   None, "--sample-per-group", metavar="P,N",
-                   help="stratified sample: P positives and N negatives (auto_label 1/0) per group"),
-               group_by: str = typer.Option("dataset,difficulty,negative_strategy", "--group-by",
-                                            help="group columns for --sample-per-group"),
-               allow_fewer: bool = typer.Option(False, "--allow-fewer",
-                                                help="take all pairs of a group that has fewer "
-                                                     "than P or N (with a warning) instead of failing"),
-               seed: Optional[int] = typer.Option(None, "--seed",
-                                                  help="seed of sampling, design and order "
-                                                       "(random when omitted; always stored)"),
-               per_item: Optional[int] = typer.Option(None, "--per-item", metavar="K",
-                                                      help="each pair rated by K of the annotators "
-                                                           "(balanced); default: all rate all"),
-               calibration: int = typer.Option(0, "--calibration", metavar="N",
-                                               help="N pairs every annotator rates"),
-               duplicates: float = typer.Option(0.0, "--duplicates", metavar="FRACTION",
-                                                help="share of each queue shown again, later, "
-                                                     "terms swapped"),
-               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    def create(
+        name: str = typer.Argument(..., help="name of the new study"),
+        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        scale: str = typer.Option(
+            "binary", "--scale", help="binary | relatedness-0-3 | similarity-0-6 | SCALE_FILE"
+        ),
+        annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
+        sample_per_group: str | None = typer.Option(
+            None,
+            "--sample-per-group",
+            metavar="P,N",
+            help="stratified sample: P positives and N negatives (auto_label 1/0) per group",
+        ),
+        group_by: str = typer.Option(
+            "dataset,difficulty,negative_strategy",
+            "--group-by",
+            help="group columns for --sample-per-group",
+        ),
+        allow_fewer: bool = typer.Option(
+            False,
+            "--allow-fewer",
+            help="take all pairs of a group that has fewer "
+            "than P or N (with a warning) instead of failing",
+        ),
+        seed: int | None = typer.Option(
+            None,
+            "--seed",
+            help="seed of sampling, design and order (random when omitted; always stored)",
+        ),
+        per_item: int | None = typer.Option(
+            None,
+            "--per-item",
+            metavar="K",
+            help="each pair rated by K of the annotators (balanced); default: all rate all",
+        ),
+        calibration: int = typer.Option(
+            0, "--calibration", metavar="N", help="N pairs every annotator rates"
+        ),
+        duplicates: float = typer.Option(
+            0.0,
+            "--duplicates",
+            metavar="FRACTION",
+            help="share of each queue shown again, later, terms swapped",
+        ),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
         """Create a study. Without design options every annotator gets every pair in file
         order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates
         plans the queues (each shuffled with the seed). Prints the access codes once."""
@@ -68,26 +93,43 @@ def register(app: typer.Typer) -> None:
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
-        designed = any(v is not None for v in (sample_per_group, seed, per_item)) \
-            or calibration or duplicates
+        designed = (
+            any(v is not None for v in (sample_per_group, seed, per_item))
+            or calibration
+            or duplicates
+        )
         if not designed:  # file order, everyone rates everything
-            result = svc.create_study(name, frame, sc, split_list(annotators),
-                                      config={"pairs_file": pairs.name})
+            result = svc.create_study(
+                name, frame, sc, split_list(annotators), config={"pairs_file": pairs.name}
+            )
             emit_json(result) if as_json else _print_codes(result)
             return
         sample = None
         if sample_per_group is not None:
             parts = split_list(sample_per_group)
             if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise UsageProblem(f"--sample-per-group takes P,N (two whole numbers), "
-                                   f"not '{sample_per_group}'")
+                raise UsageProblem(
+                    f"--sample-per-group takes P,N (two whole numbers), not '{sample_per_group}'"
+                )
             sample = (int(parts[0]), int(parts[1]))
-        options = DesignOptions(sample_per_group=sample, group_by=split_list(group_by),
-                                allow_fewer=allow_fewer, per_item=per_item,
-                                calibration=calibration, duplicates=duplicates,
-                                seed=secrets.randbelow(10**6) if seed is None else seed)
-        result = create_designed_study(name, frame, sc, split_list(annotators), options,
-                                       file=str(pairs), extra_config={"pairs_file": pairs.name})
+        options = DesignOptions(
+            sample_per_group=sample,
+            group_by=split_list(group_by),
+            allow_fewer=allow_fewer,
+            per_item=per_item,
+            calibration=calibration,
+            duplicates=duplicates,
+            seed=secrets.randbelow(10**6) if seed is None else seed,
+        )
+        result = create_designed_study(
+            name,
+            frame,
+            sc,
+            split_list(annotators),
+            options,
+            file=str(pairs),
+            extra_config={"pairs_file": pairs.name},
+        )
         if as_json:
             emit_json(result)
         else:
@@ -106,40 +148,53 @@ def register(app: typer.Typer) -> None:
         if not rows:
             typer.echo("no studies yet (medsim demo seeds two)")
         for r in rows:
-            typer.echo(f"{r['study']:<30} {r['scale']:<16} {r['items']:>7} pairs  "
-                       f"{r['annotators']:>3} annotators  {r['rated']:>7}/{r['assigned']} rated")
+            typer.echo(
+                f"{r['study']:<30} {r['scale']:<16} {r['items']:>7} pairs  "
+                f"{r['annotators']:>3} annotators  {r['rated']:>7}/{r['assigned']} rated"
+            )
 
     @study.command("export")
-    def export(name: str = typer.Argument(...),
-               out: Path = typer.Option(..., "--out", help="output file; format from the extension")) -> None:
+    def export(
+        name: str = typer.Argument(...),
+        out: Path = typer.Option(..., "--out", help="output file; format from the extension"),
+    ) -> None:
         """Export current ratings (long format, with rated_at)."""
         frame = svc.export_ratings(name, out)
         typer.echo(f"wrote {len(frame)} current ratings to {out}")
 
     @importer.command("ehr-rel")
-    def import_ehr(file: Path = typer.Argument(..., help="EHR-Rel wide file (e.g. EHR-RelA.tsv)"),
-                   study_name: str = typer.Option(..., "--study", help="name of the new study"),
-                   as_json: bool = typer.Option(False, "--json")) -> None:
+    def import_ehr(
+        file: Path = typer.Argument(..., help="EHR-Rel wide file (e.g. EHR-RelA.tsv)"),
+        study_name: str = typer.Option(..., "--study", help="name of the new study"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
         """Import an EHR-Rel wide file as a completed study (0–3 relatedness)."""
         result = svc.import_ehr_rel(file, study_name)
         _print_import(result, study_name, as_json)
 
     @importer.command("ratings")
-    def import_ratings(ratings: Path = typer.Argument(..., help="long ratings file"),
-                       pairs: Path = typer.Option(..., "--pairs"),
-                       scale: str = typer.Option(..., "--scale"),
-                       study_name: str = typer.Option(..., "--study"),
-                       as_json: bool = typer.Option(False, "--json")) -> None:
+    def import_ratings(
+        ratings: Path = typer.Argument(..., help="long ratings file"),
+        pairs: Path = typer.Option(..., "--pairs"),
+        scale: str = typer.Option(..., "--scale"),
+        study_name: str = typer.Option(..., "--study"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
         """Import ratings collected elsewhere (e.g. spreadsheets) as a completed study."""
         result = svc.import_ratings(ratings, pairs, scale, study_name)
         _print_import(result, study_name, as_json)
 
     @app.command("demo")
-    def demo(as_json: bool = typer.Option(False, "--json"),
-             force: bool = typer.Option(False, "--force", help="seed even if studies exist"),
-             credentials: Optional[Path] = typer.Option(
-                 None, "--credentials", help="also write the demo sign-in details to this file "
-                                             "(mode 600), and print that file when already seeded")) -> None:
+    def demo(
+        as_json: bool = typer.Option(False, "--json"),
+        force: bool = typer.Option(False, "--force", help="seed even if studies exist"),
+        credentials: Path | None = typer.Option(
+            None,
+            "--credentials",
+            help="also write the demo sign-in details to this file "
+            "(mode 600), and print that file when already seeded",
+        ),
+    ) -> None:
         """Seed the demo studies (binary and relatedness) when the database has none."""
         import os
 
@@ -153,7 +208,9 @@ def register(app: typer.Typer) -> None:
             if credentials is not None and credentials.exists():
                 typer.echo(credentials.read_text(encoding="utf-8"), nl=False)
             else:
-                typer.echo("the database already has studies; demo not seeded (use --force to add it)")
+                typer.echo(
+                    "the database already has studies; demo not seeded (use --force to add it)"
+                )
             return
         text = credentials_text(result)
         if credentials is not None:
@@ -164,8 +221,11 @@ def register(app: typer.Typer) -> None:
         typer.echo(text, nl=False)
 
     @admin.command("set-password")
-    def set_password(password: Optional[str] = typer.Option(None, "--password",
-                                                            help="omit to be asked (hidden input)")) -> None:
+    def set_password(
+        password: str | None = typer.Option(
+            None, "--password", help="omit to be asked (hidden input)"
+        ),
+    ) -> None:
         """Set the admin password (stored as a salted scrypt hash)."""
         from medsim_annot.services.auth import set_admin_password
 

@@ -7,8 +7,16 @@
 - :func:`plan_study` — the queues for :func:`medsim_annot.services.studies.create_study`:
   calibration set, k-of-n (or all-rate-all) main items, swapped duplicates, seeded shuffle.
 """
+
 from .assignment import Slot, StudyPlan, add_duplicates, balanced_k_of_n, plan_study
 from .sampling import SampleResult, stratified_sample
 
-__all__ = ["Slot", "StudyPlan", "SampleResult", "add_duplicates", "balanced_k_of_n", "plan_study",
-           "stratified_sample"]
+__all__ = [
+    "SampleResult",
+    "Slot",
+    "StudyPlan",
+    "add_duplicates",
+    "balanced_k_of_n",
+    "plan_study",
+    "stratified_sample",
+]

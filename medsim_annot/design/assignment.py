@@ -3,6 +3,7 @@
 All functions are pure and seeded: the same arguments give the same plan, so the plan can be
 re-derived from the parameters stored in the study's config.
 """
+
 from __future__ import annotations
 
 import collections
@@ -43,8 +44,9 @@ def _rng(seed: int, *stream: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), *stream])
 
 
-def balanced_k_of_n(n_items: int, annotators: list[str] | int, k: int, seed: int = 0
-                    ) -> list[tuple[str, ...]]:
+def balanced_k_of_n(
+    n_items: int, annotators: list[str] | int, k: int, seed: int = 0
+) -> list[tuple[str, ...]]:
     """The k annotators who rate each of *n_items* items, balanced.
 
     Every one of the :math:`\\binom{n}{k}` annotator combinations is used
@@ -95,8 +97,10 @@ def balanced_k_of_n(n_items: int, annotators: list[str] | int, k: int, seed: int
         raise UsageProblem("the number of items must be >= 0")
     n_comb = math.comb(n, k)
     if n_comb > MAX_COMBINATIONS:
-        raise UsageProblem(f"{n} annotators choose {k} gives {n_comb:,} combinations; "
-                           f"at most {MAX_COMBINATIONS:,} are supported")
+        raise UsageProblem(
+            f"{n} annotators choose {k} gives {n_comb:,} combinations; "
+            f"at most {MAX_COMBINATIONS:,} are supported"
+        )
     combos = list(itertools.combinations(range(n), k))
     rng = _rng(seed, 1)
     order = rng.permutation(n_comb)
@@ -109,22 +113,23 @@ def balanced_k_of_n(n_items: int, annotators: list[str] | int, k: int, seed: int
     return [tuple(names[i] for i in chosen[p]) for p in perm]
 
 
-def _greedy(combos: list[tuple[int, ...]], n: int, k: int, r: int, tiebreak: np.ndarray
-            ) -> tuple[list[tuple[int, ...]], tuple[int, int, int]]:
+def _greedy(
+    combos: list[tuple[int, ...]], n: int, k: int, r: int, tiebreak: np.ndarray
+) -> tuple[list[tuple[int, ...]], tuple[int, int, int]]:
     """One greedy pass over the remainder; returns the sets and their quality
     (most uses of one set, load spread, overlap spread), lower is better."""
     n_comb = len(combos)
     load = np.zeros(n, dtype=np.int64)
     overlap = np.zeros((n, n), dtype=np.int64)
     used = np.zeros(n_comb, dtype=np.int64)
-    comb_arr = np.asarray(combos, dtype=np.int64)               # (C, k)
+    comb_arr = np.asarray(combos, dtype=np.int64)  # (C, k)
     pairs_idx = list(itertools.combinations(range(k), 2))
     a = comb_arr[:, [p[0] for p in pairs_idx]] if pairs_idx else None
     b = comb_arr[:, [p[1] for p in pairs_idx]] if pairs_idx else None
     out = []
     for _ in range(r):
         # Increase of a sum of squares when each member goes up by one: sum(2x + 1).
-        load_cost = (2 * load[comb_arr] + 1).sum(axis=1)        # (C,)
+        load_cost = (2 * load[comb_arr] + 1).sum(axis=1)  # (C,)
         ov_cost = (2 * overlap[a, b] + 1).sum(axis=1) if pairs_idx else np.zeros(n_comb, np.int64)
         best = np.lexsort((tiebreak, ov_cost, used, load_cost))[0]
         c = combos[best]
@@ -138,8 +143,9 @@ def _greedy(combos: list[tuple[int, ...]], n: int, k: int, r: int, tiebreak: np.
     return out, (int(used.max()), int(load.max() - load.min()), int(ov.max() - ov.min()))
 
 
-def _remainder(combos: list[tuple[int, ...]], n: int, k: int, r: int, seed: int
-               ) -> list[tuple[int, ...]]:
+def _remainder(
+    combos: list[tuple[int, ...]], n: int, k: int, r: int, seed: int
+) -> list[tuple[int, ...]]:
     """Sets for the last ``r < C(n, k)`` items: greedy passes with seeded tie-break orders,
     keeping the best (each set at most once, then load spread, then overlap spread)."""
     n_comb = len(combos)
@@ -169,15 +175,23 @@ def _spreads(chosen: list[tuple[int, ...]], n: int) -> tuple[int, int, int]:
         for i, j in itertools.combinations(c, 2):
             overlap[i, j] += 1
     ov = overlap[np.triu_indices(n, 1)] if n > 1 else np.zeros(1, np.int64)
-    return (max(collections.Counter(chosen).values()), int(load.max() - load.min()),
-            int(ov.max() - ov.min()))
+    return (
+        max(collections.Counter(chosen).values()),
+        int(load.max() - load.min()),
+        int(ov.max() - ov.min()),
+    )
 
 
 _LOCAL_SEARCH_MAX = 5_000  # combinations; beyond, greedy passes only
 
 
-def _improve_by_swaps(chosen: list[tuple[int, ...]], combos: list[tuple[int, ...]], n: int,
-                      seed: int = 0, proposals: int = 5_000) -> list[tuple[int, ...]]:
+def _improve_by_swaps(
+    chosen: list[tuple[int, ...]],
+    combos: list[tuple[int, ...]],
+    n: int,
+    seed: int = 0,
+    proposals: int = 5_000,
+) -> list[tuple[int, ...]]:
     """Local search after a greedy pass: propose replacing one remainder set by an unused
     combination (seeded), and accept when the sum of squared loads does not rise and the sum
     of squared pairwise overlaps does not rise either (sideways moves let the search cross
@@ -228,8 +242,9 @@ def _improve_by_swaps(chosen: list[tuple[int, ...]], combos: list[tuple[int, ...
     return chosen
 
 
-def add_duplicates(queue: list[Slot], fraction: float, seed: int = 0, *, stream: int = 0
-                   ) -> list[Slot]:
+def add_duplicates(
+    queue: list[Slot], fraction: float, seed: int = 0, *, stream: int = 0
+) -> list[Slot]:
     """Show ``round(fraction * len(queue))`` of the queue's items a second time, later in the
     queue, with the two terms swapped, never directly after (or before) the first showing.
 
@@ -268,9 +283,16 @@ def add_duplicates(queue: list[Slot], fraction: float, seed: int = 0, *, stream:
     return out
 
 
-def plan_study(n_items: int, annotators: list[str], *, per_item: int | None = None,
-               calibration: int = 0, duplicates: float = 0.0, seed: int = 0,
-               shuffle: bool = True) -> StudyPlan:
+def plan_study(
+    n_items: int,
+    annotators: list[str],
+    *,
+    per_item: int | None = None,
+    calibration: int = 0,
+    duplicates: float = 0.0,
+    seed: int = 0,
+    shuffle: bool = True,
+) -> StudyPlan:
     """Plan every annotator's queue.
 
     Parameters
@@ -304,15 +326,18 @@ def plan_study(n_items: int, annotators: list[str], *, per_item: int | None = No
         raise UsageProblem("a study design needs at least one annotator")
     n = len(names)
     if calibration < 0 or calibration > n_items:
-        raise UsageProblem(f"the calibration set must have between 0 and {n_items} items, "
-                           f"not {calibration}")
+        raise UsageProblem(
+            f"the calibration set must have between 0 and {n_items} items, not {calibration}"
+        )
     k = n if per_item is None else int(per_item)
     if not 1 <= k <= n:
-        raise UsageProblem(f"--per-item must be between 1 and the number of annotators ({n}), "
-                           f"not {k}")
+        raise UsageProblem(
+            f"--per-item must be between 1 and the number of annotators ({n}), not {k}"
+        )
     rng = _rng(seed, 0)
-    calib = sorted(rng.choice(n_items, size=calibration, replace=False).tolist()) \
-        if calibration else []
+    calib = (
+        sorted(rng.choice(n_items, size=calibration, replace=False).tolist()) if calibration else []
+    )
     calib_set = set(calib)
     main = [i for i in range(n_items) if i not in calib_set]
     queues: dict[str, list[Slot]] = {a: [Slot(i, "calibration") for i in calib] for a in names}
@@ -335,7 +360,13 @@ def plan_study(n_items: int, annotators: list[str], *, per_item: int | None = No
             if before and len(q) == before:
                 warnings.append(f"annotator {a} has too few items for duplicates")
         queues[a] = q
-    config = {"design": "all" if k == n else "k_of_n", "per_item": k, "annotators": n,
-              "calibration": int(calibration), "duplicates": float(duplicates),
-              "seed": int(seed), "shuffle": bool(shuffle)}
+    config = {
+        "design": "all" if k == n else "k_of_n",
+        "per_item": k,
+        "annotators": n,
+        "calibration": int(calibration),
+        "duplicates": float(duplicates),
+        "seed": int(seed),
+        "shuffle": bool(shuffle),
+    }
     return StudyPlan(queues, config, warnings)

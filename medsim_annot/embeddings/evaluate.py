@@ -31,6 +31,7 @@ proportions or percentages. Psychometrika, 12(2), 153-157. https://doi.org/10.10
 Efron, B. (1987). Better bootstrap confidence intervals. Journal of the American Statistical
 Association, 82(397), 171-185. https://doi.org/10.1080/01621459.1987.10478410
 """
+
 from __future__ import annotations
 
 import warnings
@@ -41,10 +42,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-
 # ---------------------------------------------------------------------------------------
 # Coverage and the common subset
 # ---------------------------------------------------------------------------------------
+
 
 def coverage(scores: pd.Series, pair_ids: Sequence[str]) -> tuple[int, int]:
     """``(covered, total)``: pairs of *pair_ids* with a non-NaN score in *scores* (by pair id)."""
@@ -70,6 +71,7 @@ def common_subset(methods: Mapping[str, pd.Series], pair_ids: Sequence[str]) -> 
 # ---------------------------------------------------------------------------------------
 # Binary gold
 # ---------------------------------------------------------------------------------------
+
 
 def roc_auc(gold: np.ndarray, scores: np.ndarray) -> float:
     """Area under the ROC curve (scikit-learn); NaN when the gold has only one class.
@@ -121,8 +123,9 @@ def best_threshold(gold: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
     return float(candidates[k]), float(acc[k])
 
 
-def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, *,
-                 exact: bool | None = None) -> tuple[float, float, np.ndarray]:
+def mcnemar_test(
+    correct_a: np.ndarray, correct_b: np.ndarray, *, exact: bool | None = None
+) -> tuple[float, float, np.ndarray]:
     r"""McNemar's test on the right/wrong decisions of two methods on the same pairs.
 
     Parameters
@@ -164,6 +167,7 @@ def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, *,
 # ---------------------------------------------------------------------------------------
 # Graded gold: Spearman with BCa bootstrap
 # ---------------------------------------------------------------------------------------
+
 
 class _RankResampler:
     """Spearman's rho of resamples given as index arrays, without sorting any resample.
@@ -218,8 +222,9 @@ def _weighted_spearman(counts: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> np
     da, db = ra - m, rb - m
     wa = counts * da
     with np.errstate(all="ignore"):
-        r = np.einsum("ij,ij->i", wa, db) / np.sqrt(np.einsum("ij,ij->i", wa, da)
-                                                   * np.einsum("ij,ij->i", counts * db, db))
+        r = np.einsum("ij,ij->i", wa, db) / np.sqrt(
+            np.einsum("ij,ij->i", wa, da) * np.einsum("ij,ij->i", counts * db, db)
+        )
     return np.clip(r, -1.0, 1.0)
 
 
@@ -249,9 +254,16 @@ def _bootstrap(statistic, n: int, *, confidence: float, n_resamples: int, seed, 
     estimate = float(statistic(np.arange(n)[None, :])[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = stats.bootstrap((np.arange(n),), lambda i, axis=-1: _apply(statistic, i),
-                              vectorized=True, n_resamples=n_resamples, batch=batch,
-                              confidence_level=confidence, method="BCa", rng=seed)
+        res = stats.bootstrap(
+            (np.arange(n),),
+            lambda i, axis=-1: _apply(statistic, i),
+            vectorized=True,
+            n_resamples=n_resamples,
+            batch=batch,
+            confidence_level=confidence,
+            method="BCa",
+            rng=seed,
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     dist = res.bootstrap_distribution
     if (np.isnan(low) or np.isnan(high)) and np.all(dist == dist[0]):
@@ -264,8 +276,15 @@ def _apply(statistic, idx):
     return statistic(rows).reshape(lead)
 
 
-def spearman_ci(gold: np.ndarray, scores: np.ndarray, *, confidence: float = 0.95,
-                n_resamples: int = 9999, seed=0, batch: int = 256) -> Interval:
+def spearman_ci(
+    gold: np.ndarray,
+    scores: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed=0,
+    batch: int = 256,
+) -> Interval:
     r"""Spearman's :math:`\rho` of *scores* with *gold* and its BCa bootstrap interval.
 
     Pairs are resampled with replacement (``scipy.stats.bootstrap``, ``method="BCa"``, the
@@ -287,13 +306,21 @@ def spearman_ci(gold: np.ndarray, scores: np.ndarray, *, confidence: float = 0.9
         c = _counts(idx, g.n)
         return _weighted_spearman(c, g.ranks_from_counts(c), s.ranks_from_counts(c))
 
-    return _bootstrap(stat, g.n, confidence=confidence, n_resamples=n_resamples,
-                      seed=seed, batch=batch)
+    return _bootstrap(
+        stat, g.n, confidence=confidence, n_resamples=n_resamples, seed=seed, batch=batch
+    )
 
 
-def spearman_difference_ci(gold: np.ndarray, scores_a: np.ndarray, scores_b: np.ndarray, *,
-                           confidence: float = 0.95, n_resamples: int = 9999, seed=0,
-                           batch: int = 256) -> Interval:
+def spearman_difference_ci(
+    gold: np.ndarray,
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed=0,
+    batch: int = 256,
+) -> Interval:
     r""":math:`\rho_a - \rho_b` on the same pairs, with a paired BCa bootstrap interval.
 
     Both methods are evaluated on the same resampled pairs, so the interval accounts for
@@ -305,11 +332,13 @@ def spearman_difference_ci(gold: np.ndarray, scores_a: np.ndarray, scores_b: np.
     def stat(idx):
         c = _counts(idx, g.n)
         rg = g.ranks_from_counts(c)
-        return (_weighted_spearman(c, rg, a.ranks_from_counts(c))
-                - _weighted_spearman(c, rg, b.ranks_from_counts(c)))
+        return _weighted_spearman(c, rg, a.ranks_from_counts(c)) - _weighted_spearman(
+            c, rg, b.ranks_from_counts(c)
+        )
 
-    return _bootstrap(stat, g.n, confidence=confidence, n_resamples=n_resamples,
-                      seed=seed, batch=batch)
+    return _bootstrap(
+        stat, g.n, confidence=confidence, n_resamples=n_resamples, seed=seed, batch=batch
+    )
 
 
 def bonferroni(p_values: np.ndarray, n_tests: int | None = None) -> np.ndarray:
@@ -337,18 +366,25 @@ def significance_counts(methods: Sequence[str], comparisons: pd.DataFrame) -> pd
         loser = row.method_b if row.better == row.method_a else row.method_a
         better[row.better].append(loser)
         worse[loser].append(row.better)
-    return pd.DataFrame({"method": list(methods),
-                         "better_than": [len(better[m]) for m in methods],
-                         "worse_than": [len(worse[m]) for m in methods],
-                         "better_than_methods": [", ".join(better[m]) for m in methods],
-                         "worse_than_methods": [", ".join(worse[m]) for m in methods]})
+    return pd.DataFrame(
+        {
+            "method": list(methods),
+            "better_than": [len(better[m]) for m in methods],
+            "worse_than": [len(worse[m]) for m in methods],
+            "better_than_methods": [", ".join(better[m]) for m in methods],
+            "worse_than_methods": [", ".join(worse[m]) for m in methods],
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # Category separation
 # ---------------------------------------------------------------------------------------
 
-def relative_overlap_error(sim_close: np.ndarray, sim_distant: np.ndarray) -> tuple[float, int, tuple[int, int, int]]:
+
+def relative_overlap_error(
+    sim_close: np.ndarray, sim_distant: np.ndarray
+) -> tuple[float, int, tuple[int, int, int]]:
     r"""Relative overlap error :math:`O` of Schulz & Juric (2020, §5.3).
 
     With categories :math:`A, B` semantically close and :math:`C` distant,

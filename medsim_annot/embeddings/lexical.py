@@ -14,6 +14,7 @@ ones by construction.
 
 A term that is empty after normalisation gives NaN.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,16 +45,21 @@ def levenshtein_similarity(terms_1: Sequence[str], terms_2: Sequence[str]) -> np
     b = [_normalise(t) for t in terms_2]
     if not a:
         return np.zeros(0)
-    out = np.asarray(cpdist(a, b, scorer=Levenshtein.normalized_similarity, workers=1),
-                     dtype=np.float64)
+    out = np.asarray(
+        cpdist(a, b, scorer=Levenshtein.normalized_similarity, workers=1), dtype=np.float64
+    )
     empty = np.array([not x or not y for x, y in zip(a, b)])
     out[empty] = np.nan
     return out
 
 
-def char_ngram_similarity(terms_1: Sequence[str], terms_2: Sequence[str], *,
-                          ngram_range: tuple[int, int] = (2, 4),
-                          analyzer: str = "char_wb") -> np.ndarray:
+def char_ngram_similarity(
+    terms_1: Sequence[str],
+    terms_2: Sequence[str],
+    *,
+    ngram_range: tuple[int, int] = (2, 4),
+    analyzer: str = "char_wb",
+) -> np.ndarray:
     """Cosine of character n-gram TF-IDF vectors of each pair, in [0, 1].
 
     Examples

@@ -19,6 +19,7 @@ vocabulary vectors go into gensim's native format; the n-gram matrix is stored n
 ``.npy`` file (also memory-mapped), because gensim's own fastText format recomputes every
 word's vector on load, which takes minutes for a million words.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -143,7 +144,7 @@ class WordVectors:
         return self._keyed
 
     def _word(self, i: int) -> bytes:
-        return self._blob[self._offsets[i]:self._offsets[i + 1]].tobytes()
+        return self._blob[self._offsets[i] : self._offsets[i + 1]].tobytes()
 
     def index_of(self, words: list[str]) -> np.ndarray:
         """Row of each word in :attr:`vectors`, ``-1`` when not in the vocabulary."""
@@ -214,9 +215,13 @@ def _source_key(path: Path, fmt: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
-def load_word_vectors(path: str | os.PathLike, fmt: str | None = None, *,
-                      cache_dir: str | os.PathLike | None = None,
-                      progress: Callable[[str], None] | None = None) -> WordVectors:
+def load_word_vectors(
+    path: str | os.PathLike,
+    fmt: str | None = None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> WordVectors:
     """Load a word embedding, converting it to the cache on first use.
 
     Parameters
@@ -244,13 +249,17 @@ def load_word_vectors(path: str | os.PathLike, fmt: str | None = None, *,
     if not source.exists():
         raise InputError.single("embedding file not found", file=str(source))
     if source.is_dir():
-        raise InputError.single("is a folder; a word embedding is one file (use "
-                                "--format sentence-transformers for a model folder)",
-                                file=str(source))
+        raise InputError.single(
+            "is a folder; a word embedding is one file (use "
+            "--format sentence-transformers for a model folder)",
+            file=str(source),
+        )
     fmt = fmt or detect_format(source)
     if fmt not in WORD_FORMATS:
-        raise InputError.single(f"unknown word-embedding format '{fmt}'; use one of "
-                                f"{', '.join(WORD_FORMATS)}", file=str(source))
+        raise InputError.single(
+            f"unknown word-embedding format '{fmt}'; use one of {', '.join(WORD_FORMATS)}",
+            file=str(source),
+        )
     root = cache_root(cache_dir)
     key = _source_key(source, fmt)
     target = root / f"{source.name}-{key}"
@@ -276,12 +285,27 @@ def _read_source(source: Path, fmt: str):
 
             return load_facebook_vectors(str(source))
         return KeyedVectors.load_word2vec_format(
-            str(source), binary=(fmt == "word2vec-binary"), no_header=(fmt == "glove"),
-            unicode_errors="replace")
-    except (ValueError, EOFError, UnicodeDecodeError, struct.error, IndexError, KeyError,
-            NotImplementedError, AssertionError, OverflowError, MemoryError) as exc:
-        raise InputError.single(f"not a readable {fmt} embedding file "
-                                f"({exc.__class__.__name__}: {exc})", file=str(source)) from None
+            str(source),
+            binary=(fmt == "word2vec-binary"),
+            no_header=(fmt == "glove"),
+            unicode_errors="replace",
+        )
+    except (
+        ValueError,
+        EOFError,
+        UnicodeDecodeError,
+        struct.error,
+        IndexError,
+        KeyError,
+        NotImplementedError,
+        AssertionError,
+        OverflowError,
+        MemoryError,
+    ) as exc:
+        raise InputError.single(
+            f"not a readable {fmt} embedding file ({exc.__class__.__name__}: {exc})",
+            file=str(source),
+        ) from None
 
 
 def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
@@ -293,8 +317,13 @@ def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=root))
     try:
-        meta = {"source": str(source.resolve()), "format": fmt, "words": len(loaded.index_to_key),
-                "dim": int(loaded.vector_size), "version": _CACHE_VERSION}
+        meta = {
+            "source": str(source.resolve()),
+            "format": fmt,
+            "words": len(loaded.index_to_key),
+            "dim": int(loaded.vector_size),
+            "version": _CACHE_VERSION,
+        }
         if fmt == "fasttext":
             kv = KeyedVectors(loaded.vector_size, count=0, dtype=np.float32)
             kv.add_vectors(list(loaded.index_to_key), np.asarray(loaded.vectors, dtype=np.float32))
@@ -335,10 +364,16 @@ def _load_cached(target: Path, source: str, fmt: str) -> WordVectors:
     def load(name):
         return np.load(target / name, mmap_mode="r")
 
-    wv = WordVectors(vectors=load("vectors.kv.vectors.npy"), source=source, fmt=fmt,
-                     cache_path=str(target), _hashes=load("index_hashes.npy"),
-                     _order=load("index_order.npy"), _blob=load("index_blob.npy"),
-                     _offsets=load("index_offsets.npy"))
+    wv = WordVectors(
+        vectors=load("vectors.kv.vectors.npy"),
+        source=source,
+        fmt=fmt,
+        cache_path=str(target),
+        _hashes=load("index_hashes.npy"),
+        _order=load("index_order.npy"),
+        _blob=load("index_blob.npy"),
+        _offsets=load("index_offsets.npy"),
+    )
     if fmt == "fasttext":
         wv.ngrams = load("ngrams.npy")
         wv.min_n, wv.max_n, wv.bucket = meta["min_n"], meta["max_n"], meta["bucket"]

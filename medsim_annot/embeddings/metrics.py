@@ -56,6 +56,7 @@ https://openreview.net/forum?id=SkxXg2C5FX
 Zhelezniak, V., Savkov, A., Shen, A., & Hammerla, N. Y. (2019). Correlation coefficients and
 semantic textual similarity. NAACL-HLT 2019, 951-962. https://doi.org/10.18653/v1/N19-1100
 """
+
 from __future__ import annotations
 
 import warnings
@@ -64,8 +65,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
-WORD_METRICS = ("avg_cos", "avg_r", "avg_rho", "avg_tau", "pair_cos", "pair_r", "pair_rho",
-                "pair_tau", "fj", "mj")
+WORD_METRICS = (
+    "avg_cos",
+    "avg_r",
+    "avg_rho",
+    "avg_tau",
+    "pair_cos",
+    "pair_r",
+    "pair_rho",
+    "pair_tau",
+    "fj",
+    "mj",
+)
 VECTOR_METRICS = ("cos", "r", "rho", "tau")
 _KINDS = {"cos": "cos", "r": "r", "rho": "rho", "tau": "tau"}
 
@@ -75,6 +86,7 @@ Progress = Callable[[int, int], None]
 # ---------------------------------------------------------------------------------------
 # Straightforward reference implementation
 # ---------------------------------------------------------------------------------------
+
 
 def _ref_vector(x: np.ndarray, y: np.ndarray, kind: str) -> float:
     """One similarity between two vectors with NumPy/SciPy, NaN where SciPy gives NaN."""
@@ -138,10 +150,14 @@ def similarity_reference(X: np.ndarray, Y: np.ndarray, metric: str) -> float:
         return float(np.minimum(mu_x, mu_y).sum() / den) if den > 0 else float("nan")
 
 
-def word_pair_scores_reference(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
-                               terms_2: Sequence[Sequence[int]],
-                               metrics: Sequence[str] = WORD_METRICS,
-                               *, progress: Progress | None = None) -> dict[str, np.ndarray]:
+def word_pair_scores_reference(
+    vectors: np.ndarray,
+    terms_1: Sequence[Sequence[int]],
+    terms_2: Sequence[Sequence[int]],
+    metrics: Sequence[str] = WORD_METRICS,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, np.ndarray]:
     """The straightforward counterpart of :func:`word_pair_scores` (a loop over pairs)."""
     vectors = np.asarray(vectors, dtype=np.float64)
     _check_metrics(metrics, WORD_METRICS)
@@ -158,9 +174,12 @@ def word_pair_scores_reference(vectors: np.ndarray, terms_1: Sequence[Sequence[i
     return out
 
 
-def vector_pair_scores_reference(vectors: np.ndarray, index_1: Sequence[int],
-                                 index_2: Sequence[int],
-                                 metrics: Sequence[str] = VECTOR_METRICS) -> dict[str, np.ndarray]:
+def vector_pair_scores_reference(
+    vectors: np.ndarray,
+    index_1: Sequence[int],
+    index_2: Sequence[int],
+    metrics: Sequence[str] = VECTOR_METRICS,
+) -> dict[str, np.ndarray]:
     """The straightforward counterpart of :func:`vector_pair_scores`."""
     vectors = np.asarray(vectors, dtype=np.float64)
     _check_metrics(metrics, VECTOR_METRICS)
@@ -177,11 +196,13 @@ def vector_pair_scores_reference(vectors: np.ndarray, index_1: Sequence[int],
 # Fast implementation
 # ---------------------------------------------------------------------------------------
 
+
 def _check_metrics(metrics: Sequence[str], allowed: Sequence[str]) -> None:
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
-        raise ValueError(f"unknown metric {', '.join(map(repr, unknown))}; "
-                         f"use one of {', '.join(allowed)}")
+        raise ValueError(
+            f"unknown metric {', '.join(map(repr, unknown))}; use one of {', '.join(allowed)}"
+        )
 
 
 def _unit(A: np.ndarray) -> np.ndarray:
@@ -198,7 +219,7 @@ def _pearson_unit(A: np.ndarray) -> np.ndarray:
 
     Rows constant (every value equal to the first, SciPy's test) become NaN.
     """
-    constant = (A == A[:, :1]).all(axis=1)
+    constant = (A[:, :1] == A).all(axis=1)
     C = A - A.mean(axis=1, keepdims=True)
     out = _unit(C)
     out[constant] = np.nan
@@ -219,8 +240,9 @@ class _Ranks:
         S = np.take_along_axis(A, order, axis=1)
         self.ties = (S[:, 1:] == S[:, :-1]).any(axis=1) if d > 1 else np.zeros(k, dtype=bool)
         ranks = np.empty((k, d), dtype=np.int16)
-        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(d, dtype=np.int16), (k, d)),
-                          axis=1)
+        np.put_along_axis(
+            ranks, order, np.broadcast_to(np.arange(d, dtype=np.int16), (k, d)), axis=1
+        )
         average = ranks.astype(np.float64) + 1.0
         if self.ties.any():
             tied = A[self.ties]
@@ -246,7 +268,7 @@ class _Bits:
         self.ties = ranks.ties
         self.gt = self._pack(R, np.greater)
         valid = np.zeros(self.gt.shape[1] * 64, dtype=bool)
-        valid[:self.P] = True
+        valid[: self.P] = True
         self.valid = np.packbits(valid).view(np.uint64)
         tot = np.full(k, self.P, dtype=np.int64)
         # explicit "less than" bits only for the (rare) rows with ties
@@ -267,12 +289,12 @@ class _Bits:
         step = 64
         flags = np.empty((min(step, k), self.P), dtype=bool)
         for s in range(0, k, step):
-            f = _upper_flags(R[s:s + step], op, flags)
-            out[s:s + step, :nbytes] = np.packbits(f, axis=1)
+            f = _upper_flags(R[s : s + step], op, flags)
+            out[s : s + step, :nbytes] = np.packbits(f, axis=1)
         return out.view(np.uint64)
 
     @staticmethod
-    def concat(a: "_Bits", b: "_Bits") -> "_Bits":
+    def concat(a: _Bits, b: _Bits) -> _Bits:
         out = _Bits.__new__(_Bits)
         out.P, out.valid = a.P, a.valid
         out.ties = np.concatenate([a.ties, b.ties])
@@ -299,16 +321,16 @@ def _upper_flags(block: np.ndarray, op, flags: np.ndarray) -> np.ndarray:
     """``op(block[:, a], block[:, b])`` for every coordinate pair ``a < b`` (row-major upper
     triangle), written into the first rows of *flags* (k, d(d-1)/2)."""
     d = block.shape[1]
-    f = flags[:len(block)]
+    f = flags[: len(block)]
     pos = 0
     for a in range(d - 1):  # row a of the upper triangle: coordinates b > a
         width = d - 1 - a
-        op(block[:, a:a + 1], block[:, a + 1:], out=f[:, pos:pos + width])
+        op(block[:, a : a + 1], block[:, a + 1 :], out=f[:, pos : pos + width])
         pos += width
     return f
 
 
-def _avg_kendall(terms: "_Stats", i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def _avg_kendall(terms: _Stats, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """tau-b between rows ``i[k]`` and ``j[k]`` of the averaged term vectors.
 
     Each term vector is used by about one pair, so instead of a bit set per term (two per
@@ -327,11 +349,11 @@ def _avg_kendall(terms: "_Stats", i: np.ndarray, j: np.ndarray) -> np.ndarray:
     flags = np.empty((min(step, len(free)), P), dtype=bool)
     full = np.full(step, P, dtype=np.int64)
     for s in range(0, len(free), step):
-        f = free[s:s + step]
+        f = free[s : s + step]
         Rx, Ry = R[i[f]], R[j[f]]
         y = np.take_along_axis(Ry, np.argsort(Rx, axis=1), axis=1)  # y in the order of x
         D = np.count_nonzero(_upper_flags(y, np.greater, flags), axis=1)
-        vals[f] = _tau_from_counts(P - 2 * D.astype(np.int64), full[:len(f)], full[:len(f)])
+        vals[f] = _tau_from_counts(P - 2 * D.astype(np.int64), full[: len(f)], full[: len(f)])
     t = np.flatnonzero(tied)
     if len(t):
         sub = np.unique(np.concatenate([i[t], j[t]]))
@@ -358,15 +380,19 @@ def _kendall_rows(bx: _Bits, by: _Bits, i: np.ndarray, j: np.ndarray) -> np.ndar
     out = np.empty(len(i), dtype=np.float64)
     step = 4096
     for s in range(0, len(i), step):
-        ii, jj = i[s:s + step], j[s:s + step]
+        ii, jj = i[s : s + step], j[s : s + step]
         num = bx.P - 2 * _popcount(bx.gt[ii] ^ by.gt[jj])
         tied = bx.ties[ii] | by.ties[jj]
         if tied.any():
             ti, tj = ii[tied], jj[tied]
             gx, gy, lxx, lyy = bx.gt[ti], by.gt[tj], bx.lt_of(ti), by.lt_of(tj)
-            num[tied] = (_popcount(gx & gy) + _popcount(lxx & lyy)
-                         - _popcount(gx & lyy) - _popcount(lxx & gy))
-        out[s:s + step] = _tau_from_counts(num, bx.tot[ii], by.tot[jj])
+            num[tied] = (
+                _popcount(gx & gy)
+                + _popcount(lxx & lyy)
+                - _popcount(gx & lyy)
+                - _popcount(lxx & gy)
+            )
+        out[s : s + step] = _tau_from_counts(num, bx.tot[ii], by.tot[jj])
     return out
 
 
@@ -374,7 +400,7 @@ def _row_dot(U: np.ndarray, V: np.ndarray, i: np.ndarray, j: np.ndarray, clip: b
     out = np.empty(len(i), dtype=np.float64)
     step = 8192
     for s in range(0, len(i), step):
-        out[s:s + step] = np.einsum("kd,kd->k", U[i[s:s + step]], V[j[s:s + step]])
+        out[s : s + step] = np.einsum("kd,kd->k", U[i[s : s + step]], V[j[s : s + step]])
     return np.clip(out, -1.0, 1.0) if clip else out
 
 
@@ -400,7 +426,7 @@ class _Stats:
         return self._cache[kind]
 
     @staticmethod
-    def concat(a: "_Stats", b: "_Stats", kinds: Sequence[str]) -> "_Stats":
+    def concat(a: _Stats, b: _Stats, kinds: Sequence[str]) -> _Stats:
         """Statistics of ``vstack([a.A, b.A])`` from those of the parts (no recomputation)."""
         out = _Stats(np.concatenate([a.A, b.A]))
         for kind in kinds:
@@ -417,8 +443,12 @@ def _rows_similarity(sx: _Stats, sy: _Stats, i: np.ndarray, j: np.ndarray, kind:
     return _row_dot(sx.get(kind), sy.get(kind), i, j, clip=kind != "cos")
 
 
-def vector_pair_scores(vectors: np.ndarray, index_1: Sequence[int], index_2: Sequence[int],
-                       metrics: Sequence[str] = VECTOR_METRICS) -> dict[str, np.ndarray]:
+def vector_pair_scores(
+    vectors: np.ndarray,
+    index_1: Sequence[int],
+    index_2: Sequence[int],
+    metrics: Sequence[str] = VECTOR_METRICS,
+) -> dict[str, np.ndarray]:
     """``cos``, ``r``, ``rho``, ``tau`` between rows of *vectors* (one vector per term).
 
     Parameters
@@ -458,15 +488,19 @@ def vector_pair_scores(vectors: np.ndarray, index_1: Sequence[int], index_2: Seq
 
 def _flatten(terms: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=len(terms))
-    flat = (np.concatenate([np.asarray(t, dtype=np.int64) for t in terms])
-            if lengths.sum() else np.zeros(0, dtype=np.int64))
+    flat = (
+        np.concatenate([np.asarray(t, dtype=np.int64) for t in terms])
+        if lengths.sum()
+        else np.zeros(0, dtype=np.int64)
+    )
     offsets = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return flat, offsets
 
 
-def _chunks(flat1, off1, flat2, off2, max_words: int,
-            hot: frozenset = frozenset()) -> list[tuple[int, int]]:
+def _chunks(
+    flat1, off1, flat2, off2, max_words: int, hot: frozenset = frozenset()
+) -> list[tuple[int, int]]:
     """Consecutive pair ranges whose distinct words (not counting *hot* ones) number at
     most ~max_words each."""
     bounds = [0]
@@ -475,7 +509,7 @@ def _chunks(flat1, off1, flat2, off2, max_words: int,
     f1, f2 = flat1.tolist(), flat2.tolist()
     o1, o2 = off1.tolist(), off2.tolist()
     for p in range(len(o1) - 1):
-        words = f1[o1[p]:o1[p + 1]] + f2[o2[p]:o2[p + 1]]
+        words = f1[o1[p] : o1[p + 1]] + f2[o2[p] : o2[p + 1]]
         new = [w for w in words if w not in seen]
         if len(seen) + len(new) > budget and p > bounds[-1]:
             bounds.append(p)
@@ -485,10 +519,16 @@ def _chunks(flat1, off1, flat2, off2, max_words: int,
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
-                     terms_2: Sequence[Sequence[int]], metrics: Sequence[str] = WORD_METRICS,
-                     *, progress: Progress | None = None, chunk_words: int = 16384,
-                     chunk_pairs: int = 4096) -> dict[str, np.ndarray]:
+def word_pair_scores(
+    vectors: np.ndarray,
+    terms_1: Sequence[Sequence[int]],
+    terms_2: Sequence[Sequence[int]],
+    metrics: Sequence[str] = WORD_METRICS,
+    *,
+    progress: Progress | None = None,
+    chunk_words: int = 16384,
+    chunk_pairs: int = 4096,
+) -> dict[str, np.ndarray]:
     """The word metrics for many pairs at once (fast, vectorised).
 
     Parameters
@@ -532,26 +572,60 @@ def word_pair_scores(vectors: np.ndarray, terms_1: Sequence[Sequence[int]],
     flat2, off2 = _flatten(terms_2)
     kinds = [m[5:] for m in metrics if m.startswith("pair_")]  # word-level statistics needed
     # the most frequent words: statistics computed once, shared by every chunk
-    counts = np.bincount(np.concatenate([flat1, flat2]), minlength=len(E)) if total else \
-        np.zeros(len(E), dtype=np.int64)
+    counts = (
+        np.bincount(np.concatenate([flat1, flat2]), minlength=len(E))
+        if total
+        else np.zeros(len(E), dtype=np.int64)
+    )
     n_hot = min(chunk_words // 4, int((counts >= 2).sum()))
     hot = np.sort(np.argsort(-counts, kind="stable")[:n_hot]) if kinds else np.zeros(0, np.int64)
     hot_stats = _Stats(E[hot])
     for kind in kinds:
         hot_stats.get(kind)
-    for start, stop in _chunks(flat1, off1, flat2, off2, chunk_words - len(hot),
-                               frozenset(hot.tolist())):
-        _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
-                     progress, total, hot, hot_stats, kinds)
+    for start, stop in _chunks(
+        flat1, off1, flat2, off2, chunk_words - len(hot), frozenset(hot.tolist())
+    ):
+        _score_chunk(
+            E,
+            flat1,
+            off1,
+            flat2,
+            off2,
+            start,
+            stop,
+            metrics,
+            out,
+            chunk_pairs,
+            progress,
+            total,
+            hot,
+            hot_stats,
+            kinds,
+        )
     if progress is not None and total == 0:
         progress(0, 0)
     return out
 
 
-def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_pairs,
-                 progress, total, hot, hot_stats, kinds) -> None:
-    w1 = flat1[off1[start]:off1[stop]]
-    w2 = flat2[off2[start]:off2[stop]]
+def _score_chunk(
+    E,
+    flat1,
+    off1,
+    flat2,
+    off2,
+    start,
+    stop,
+    metrics,
+    out,
+    chunk_pairs,
+    progress,
+    total,
+    hot,
+    hot_stats,
+    kinds,
+) -> None:
+    w1 = flat1[off1[start] : off1[stop]]
+    w2 = flat2[off2[start] : off2[stop]]
     rest = np.setdiff1d(np.unique(np.concatenate([w1, w2])), hot, assume_unique=True)
     used = np.concatenate([hot, rest])
     remap = np.full(len(E), -1, dtype=np.int64)
@@ -563,8 +637,8 @@ def _score_chunk(E, flat1, off1, flat2, off2, start, stop, metrics, out, chunk_p
     jac = [mm for mm in metrics if mm in ("fj", "mj")]
     for s0 in range(start, stop, chunk_pairs):
         s1 = min(stop, s0 + chunk_pairs)
-        n = off1[s0 + 1:s1 + 1] - off1[s0:s1]
-        m = off2[s0 + 1:s1 + 1] - off2[s0:s1]
+        n = off1[s0 + 1 : s1 + 1] - off1[s0:s1]
+        m = off2[s0 + 1 : s1 + 1] - off2[s0:s1]
         pairs = np.arange(s0, s1)
         ok = (n > 0) & (m > 0)
         if ok.any():
@@ -598,7 +672,7 @@ def _pair_group(words: _Stats, P, ix, iy, pair_metrics, out) -> None:
         if kind == "tau":
             bits = words.get("tau")
             for s in range(0, B, step):
-                a, b = ix[s:s + step], iy[s:s + step]
+                a, b = ix[s : s + step], iy[s : s + step]
                 gx, gy = bits.gt[a], bits.gt[b]  # (b, n, W), (b, m, W)
                 num = bits.P - 2 * _popcount(gx[:, :, None, :] ^ gy[:, None, :, :])
                 tied = bits.ties[a][:, :, None] | bits.ties[b][:, None, :]
@@ -606,19 +680,23 @@ def _pair_group(words: _Stats, P, ix, iy, pair_metrics, out) -> None:
                     bb, ii, jj = np.nonzero(tied)
                     ra, rb = a[bb, ii], b[bb, jj]
                     g1, g2, l1, l2 = bits.gt[ra], bits.gt[rb], bits.lt_of(ra), bits.lt_of(rb)
-                    num[bb, ii, jj] = (_popcount(g1 & g2) + _popcount(l1 & l2)
-                                       - _popcount(g1 & l2) - _popcount(l1 & g2))
+                    num[bb, ii, jj] = (
+                        _popcount(g1 & g2)
+                        + _popcount(l1 & l2)
+                        - _popcount(g1 & l2)
+                        - _popcount(l1 & g2)
+                    )
                 tau = _tau_from_counts(num, bits.tot[a][:, :, None], bits.tot[b][:, None, :])
-                vals[s:s + step] = tau.reshape(len(a), -1).mean(axis=1)
+                vals[s : s + step] = tau.reshape(len(a), -1).mean(axis=1)
         else:
             U = words.get(kind)
             step2 = max(1, 20000 // (nn + mm_))
             for s in range(0, B, step2):
-                X, Y = U[ix[s:s + step2]], U[iy[s:s + step2]]
+                X, Y = U[ix[s : s + step2]], U[iy[s : s + step2]]
                 G = np.matmul(X, Y.transpose(0, 2, 1))
                 if kind != "cos":
                     G = np.clip(G, -1.0, 1.0)
-                vals[s:s + step2] = G.reshape(len(X), -1).mean(axis=1)
+                vals[s : s + step2] = G.reshape(len(X), -1).mean(axis=1)
         out[mname][P] = vals
 
 
@@ -626,18 +704,18 @@ def _jaccard_group(W, P, ix, iy, jac_metrics, out) -> None:
     B, nn = ix.shape
     step = max(1, 20000 // (ix.shape[1] + iy.shape[1]))
     for s in range(0, B, step):
-        X, Y = W[ix[s:s + step]], W[iy[s:s + step]]
+        X, Y = W[ix[s : s + step]], W[iy[s : s + step]]
         with np.errstate(all="ignore"):
             if "fj" in jac_metrics:
                 Z = np.concatenate([X, Y], axis=1)  # (b, n+m, d)
                 G = np.matmul(Z, Z.transpose(0, 2, 1))  # (b, n+m, n+m)
                 mu_x = np.maximum(G[:, :nn, :].max(axis=1), 0.0)
                 mu_y = np.maximum(G[:, nn:, :].max(axis=1), 0.0)
-                out["fj"][P[s:s + step]] = _fuzzy_ratio(mu_x, mu_y)
+                out["fj"][P[s : s + step]] = _fuzzy_ratio(mu_x, mu_y)
             if "mj" in jac_metrics:
                 mu_x = np.maximum(X.max(axis=1), 0.0)
                 mu_y = np.maximum(Y.max(axis=1), 0.0)
-                out["mj"][P[s:s + step]] = _fuzzy_ratio(mu_x, mu_y)
+                out["mj"][P[s : s + step]] = _fuzzy_ratio(mu_x, mu_y)
 
 
 def _fuzzy_ratio(mu_x: np.ndarray, mu_y: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ words to drop.
 Repeated words are kept: ``"fever fever"`` is two occurrences of one word, so the averaged
 term vector and the word-pair metrics weight it twice.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,9 @@ class Tokeniser:
         try:
             object.__setattr__(self, "_pattern", re.compile(self.split))
         except re.error as exc:
-            raise ValueError(f"token split pattern {self.split!r} is not a valid regular "
-                             f"expression: {exc}") from None
+            raise ValueError(
+                f"token split pattern {self.split!r} is not a valid regular expression: {exc}"
+            ) from None
 
     def __call__(self, term: str) -> list[str]:
         text = term.lower() if self.lowercase else term

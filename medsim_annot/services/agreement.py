@@ -16,6 +16,7 @@ File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred),
 ``load_pairs_file(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
 ratings)``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,11 +29,24 @@ from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import group_columns, validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
-from data_schemas.scales import (BINARY, RELATEDNESS_0_3, SIMILARITY_0_6, Scale, ScaleOption,
-                                 load_scale)
+from data_schemas.scales import (
+    BINARY,
+    RELATEDNESS_0_3,
+    SIMILARITY_0_6,
+    Scale,
+    ScaleOption,
+    load_scale,
+)
 from medsim_annot.io import read_table
-from medsim_annot.stats import (AgreementReport, AuditResult, RaterQuality, alpha_by_group,
-                                audit_labels, majority_vote, rater_quality)
+from medsim_annot.stats import (
+    AgreementReport,
+    AuditResult,
+    RaterQuality,
+    alpha_by_group,
+    audit_labels,
+    majority_vote,
+    rater_quality,
+)
 from medsim_annot.stats import agreement_report as _agreement_report
 
 MAJORITY_RULES = ("strict", "decisive")
@@ -53,18 +67,27 @@ class LoadedRatings:
 
 
 # ---- frame level -------------------------------------------------------------------------------
-def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
-                     level: str | None = None) -> AgreementReport:
+def agreement_report(
+    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+) -> AgreementReport:
     """The full agreement report of a ratings frame (see
     :func:`medsim_annot.stats.agreement_report`); ``report.to_dict()`` is the JSON of
     ``medsim agreement --json``."""
     return _agreement_report(ratings, scale_or_level, level=level)
 
 
-def audit_report(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
-                 by: list[str] | None = None, majority: str = "strict", bootstrap: int = 0,
-                 seed: int | None = None, confidence: float = 0.95,
-                 file: str | None = None) -> AuditResult:
+def audit_report(
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    *,
+    by: list[str] | None = None,
+    majority: str = "strict",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    confidence: float = 0.95,
+    file: str | None = None,
+) -> AuditResult:
     """Audit the pairs' automatic labels against the majority vote, per group.
 
     *by* defaults to every group column present (``dataset``, ``difficulty``,
@@ -81,35 +104,65 @@ def audit_report(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
         raise InputError.single(
             f"the audit compares auto_label (0/1) with the doctors' majority, so it needs a "
             f"scale with positive and negative values such as 'binary'; the ratings are on the "
-            f"{scale.name} scale", file=file)
+            f"{scale.name} scale",
+            file=file,
+        )
     if C.AUTO_LABEL not in pairs.columns:
-        raise InputError.single("required column is missing (the audit compares automatic "
-                                "labels with the majority vote)", file=file, column=C.AUTO_LABEL)
+        raise InputError.single(
+            "required column is missing (the audit compares automatic "
+            "labels with the majority vote)",
+            file=file,
+            column=C.AUTO_LABEL,
+        )
     if by is not None:
         missing = [c for c in by if c not in pairs.columns]
         if missing:
-            raise InputError([Problem(f"group column '{c}' is not in the pairs file "
-                                      f"(columns: {', '.join(map(str, pairs.columns))})", column=c)
-                              for c in missing], file)
-    return audit_labels(pairs, ratings, scale, by=by, rule=majority, bootstrap=bootstrap,
-                        confidence=confidence, seed=seed)
+            raise InputError(
+                [
+                    Problem(
+                        f"group column '{c}' is not in the pairs file "
+                        f"(columns: {', '.join(map(str, pairs.columns))})",
+                        column=c,
+                    )
+                    for c in missing
+                ],
+                file,
+            )
+    return audit_labels(
+        pairs,
+        ratings,
+        scale,
+        by=by,
+        rule=majority,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
 
 
-def alpha_by_group_report(ratings: pd.DataFrame, pairs: pd.DataFrame,
-                          scale_or_level: Scale | str, *, by: list[str] | None = None,
-                          file: str | None = None) -> pd.DataFrame:
+def alpha_by_group_report(
+    ratings: pd.DataFrame,
+    pairs: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    by: list[str] | None = None,
+    file: str | None = None,
+) -> pd.DataFrame:
     """Krippendorff's alpha per group of pairs, for any scale (the audit needs a binary one).
     *by* defaults to the group columns present; an unknown column is an :class:`InputError`."""
     by = list(group_columns(pairs)) if by is None else list(by)
     missing = [c for c in by if c not in pairs.columns]
     if missing:
-        raise InputError([Problem(f"group column '{c}' is not in the pairs file", column=c)
-                          for c in missing], file)
+        raise InputError(
+            [Problem(f"group column '{c}' is not in the pairs file", column=c) for c in missing],
+            file,
+        )
     return alpha_by_group(ratings, pairs, scale_or_level, by=by)
 
 
-def majority_table(ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict",
-                   items=None) -> pd.DataFrame:
+def majority_table(
+    ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict", items=None
+) -> pd.DataFrame:
     """Per pair: ``majority`` (code, NaN without a majority), ``majority_value`` (the scale's
     option value, None without a majority), ``n_ratings`` (cast), ``n_decisive`` and, for
     numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
@@ -117,15 +170,26 @@ def majority_table(ratings: pd.DataFrame, scale: Scale, *, rule: str = "strict",
         raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
     table = majority_vote(ratings, rule=rule, numeric=scale.numeric, items=items)
     by_code = {o.code: o.value for o in scale.options if o.code is not None}
-    table.insert(1, "majority_value", pd.Series(
-        [None if pd.isna(c) else by_code.get(c, c) for c in table["majority"]],
-        index=table.index, dtype=object))
+    table.insert(
+        1,
+        "majority_value",
+        pd.Series(
+            [None if pd.isna(c) else by_code.get(c, c) for c in table["majority"]],
+            index=table.index,
+            dtype=object,
+        ),
+    )
     return table
 
 
-def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
-                         history: pd.DataFrame | None = None, min_run: int = 10,
-                         iaa: pd.DataFrame | None = None) -> RaterQuality:
+def rater_quality_report(
+    ratings: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    history: pd.DataFrame | None = None,
+    min_run: int = 10,
+    iaa: pd.DataFrame | None = None,
+) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
     consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
@@ -136,8 +200,9 @@ def rater_quality_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
         if scale is None:
             raise ValueError("history without a value column needs a Scale to code it")
         hist = history.copy()
-        hist[C.VALUE] = [float("nan") if scale.code(v) is None else float(scale.code(v))
-                         for v in hist[C.RATING]]
+        hist[C.VALUE] = [
+            float("nan") if scale.code(v) is None else float(scale.code(v)) for v in hist[C.RATING]
+        ]
         hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
     elif history is not None:
         hist = history
@@ -151,8 +216,9 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
     otherwise an interval scale of the numbers seen. Use ``--scale`` to be explicit."""
     seen = {str(v).strip() for v in raw_ratings if str(v).strip() != ""}
     if not seen:
-        raise InputError.single("has no ratings (every rating cell is empty)", file=file,
-                                column=C.RATING)
+        raise InputError.single(
+            "has no ratings (every rating cell is empty)", file=file, column=C.RATING
+        )
     binary = {str(o.value) for o in BINARY.options}
     if seen & binary:
         return BINARY  # validation then reports any other value by row
@@ -166,18 +232,29 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
         bad = sorted(seen)[:3]
         raise InputError.single(
             f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
-            "--scale binary|relatedness-0-3|similarity-0-6|FILE", file=file, column=C.RATING)
+            "--scale binary|relatedness-0-3|similarity-0-6|FILE",
+            file=file,
+            column=C.RATING,
+        )
     nums = sorted(set(nums))
     for scale in (RELATEDNESS_0_3, SIMILARITY_0_6):
         if set(nums) <= {float(o.value) for o in scale.options}:
             return scale
     keys = "0123456789abcdefghijklmnopqrstvwxyz"
     if len(nums) > len(keys):
-        raise InputError.single(f"has {len(nums)} distinct numeric ratings; pass --scale FILE",
-                                file=file, column=C.RATING)
-    return Scale(name="numeric", level="interval",
-                 options=[ScaleOption(value=v, label=str(Scale.display(v)), key=keys[i])
-                          for i, v in enumerate(nums)])
+        raise InputError.single(
+            f"has {len(nums)} distinct numeric ratings; pass --scale FILE",
+            file=file,
+            column=C.RATING,
+        )
+    return Scale(
+        name="numeric",
+        level="interval",
+        options=[
+            ScaleOption(value=v, label=str(Scale.display(v)), key=keys[i])
+            for i, v in enumerate(nums)
+        ],
+    )
 
 
 def load_pairs_file(path: str | Path) -> pd.DataFrame:
@@ -185,8 +262,9 @@ def load_pairs_file(path: str | Path) -> pd.DataFrame:
     return validate_pairs(read_table(path), str(path))
 
 
-def load_ratings_file(path: str | Path, *, scale: Scale | str | None = None,
-                      pairs: pd.DataFrame | None = None) -> LoadedRatings:
+def load_ratings_file(
+    path: str | Path, *, scale: Scale | str | None = None, pairs: pd.DataFrame | None = None
+) -> LoadedRatings:
     """Read a long ratings file or an EHR-Rel wide file (told apart by the header).
 
     *scale*: a Scale or a built-in name / file path; inferred from the values when None
@@ -205,8 +283,10 @@ def load_ratings_file(path: str | Path, *, scale: Scale | str | None = None,
         if known is not None:
             unknown = sorted(set(long[C.PAIR_ID]) - known)
             if unknown:
-                raise InputError.single(f"pair '{unknown[0]}' is not in the pairs file "
-                                        f"({len(unknown)} such pairs)", file=name)
+                raise InputError.single(
+                    f"pair '{unknown[0]}' is not in the pairs file ({len(unknown)} such pairs)",
+                    file=name,
+                )
         source, out_pairs = "ehr_rel", pairs if pairs is not None else file_pairs
     else:
         if C.RATING in raw.columns and scale is None:
@@ -215,34 +295,55 @@ def load_ratings_file(path: str | Path, *, scale: Scale | str | None = None,
         source, out_pairs = "long", pairs
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
-    return LoadedRatings(to_ratings_frame(history, scale), _coded(history, scale), scale,
-                         out_pairs, source)
+    return LoadedRatings(
+        to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source
+    )
 
 
 def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     out = history.copy()
-    out[C.VALUE] = [float("nan") if scale.code(v) is None else float(scale.code(v))
-                    for v in out[C.RATING]]
+    out[C.VALUE] = [
+        float("nan") if scale.code(v) is None else float(scale.code(v)) for v in out[C.RATING]
+    ]
     out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
     return out
 
 
-def agreement_report_file(ratings_path: str | Path, *, pairs_path: str | Path | None = None,
-                          level: str | None = None, scale: Scale | str | None = None
-                          ) -> AgreementReport:
+def agreement_report_file(
+    ratings_path: str | Path,
+    *,
+    pairs_path: str | Path | None = None,
+    level: str | None = None,
+    scale: Scale | str | None = None,
+) -> AgreementReport:
     """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
     pairs = load_pairs_file(pairs_path) if pairs_path else None
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
     return agreement_report(loaded.ratings, loaded.scale, level=level)
 
 
-def audit_report_files(pairs_path: str | Path, ratings_path: str | Path, *,
-                       by: list[str] | None = None, majority: str = "strict", bootstrap: int = 0,
-                       seed: int | None = None, scale: Scale | str | None = None,
-                       confidence: float = 0.95) -> AuditResult:
+def audit_report_files(
+    pairs_path: str | Path,
+    ratings_path: str | Path,
+    *,
+    by: list[str] | None = None,
+    majority: str = "strict",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    scale: Scale | str | None = None,
+    confidence: float = 0.95,
+) -> AuditResult:
     """``medsim audit``: audit a pairs file's automatic labels against a ratings file."""
     pairs = load_pairs_file(pairs_path)
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
-    return audit_report(pairs, loaded.ratings, loaded.scale, by=by, majority=majority,
-                        bootstrap=bootstrap, seed=seed, confidence=confidence,
-                        file=str(pairs_path))
+    return audit_report(
+        pairs,
+        loaded.ratings,
+        loaded.scale,
+        by=by,
+        majority=majority,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        file=str(pairs_path),
+    )

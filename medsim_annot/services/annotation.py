@@ -14,6 +14,7 @@ Speed: every call is a handful of indexed queries (``assignments (annotator_id, 
 and ``ratings (assignment_id, id)``); nothing loads a whole queue. See
 ``benchmarks/bench_annotation.py``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,12 +22,20 @@ import threading
 from dataclasses import dataclass
 
 from sqlalchemy import exists, func, select
-from sqlalchemy.orm import aliased
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
 
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.storage import Annotator, Assignment, Item, Rating, Study, get_engine, session_scope
+from medsim_annot.storage import (
+    Annotator,
+    Assignment,
+    Item,
+    Rating,
+    Study,
+    get_engine,
+    session_scope,
+)
 from medsim_annot.storage.models import utcnow
 
 #: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
@@ -106,8 +115,9 @@ def _new_slots(study_id: int, annotator_id: int, lo: int, hi: int | None = None)
     cond = [Rating.study_id == study_id, Rating.annotator_id == annotator_id, Rating.id > lo]
     if hi is not None:
         cond.append(Rating.id <= hi)
-    return select(func.count(func.distinct(Rating.assignment_id)).filter(~earlier),
-                  func.max(Rating.id)).where(*cond)
+    return select(
+        func.count(func.distinct(Rating.assignment_id)).filter(~earlier), func.max(Rating.id)
+    ).where(*cond)
 
 
 def _progress(s, annotator_id: int, study_id: int) -> tuple[int, int]:
@@ -123,8 +133,14 @@ def _progress(s, annotator_id: int, study_id: int) -> tuple[int, int]:
     with _PROGRESS_LOCK:
         cached = _PROGRESS.get(key)
     if cached is None or cached[0] != study_id:
-        total = s.scalar(select(func.count()).select_from(Assignment)
-                         .where(Assignment.annotator_id == annotator_id)) or 0
+        total = (
+            s.scalar(
+                select(func.count())
+                .select_from(Assignment)
+                .where(Assignment.annotator_id == annotator_id)
+            )
+            or 0
+        )
         base, base_done = 0, 0
     else:
         _, total, base, base_done = cached
@@ -143,17 +159,24 @@ def _first_unrated(s, annotator_id: int, after: int = -1) -> int | None:
     # ORDER BY + LIMIT 1 walks the (annotator_id, position) index and stops at the first
     # slot without a rating (a nested-loop anti-join on ratings(assignment_id)); min()
     # would make PostgreSQL hash-join the whole rest of the queue.
-    return s.scalar(select(Assignment.position)
-                    .where(Assignment.annotator_id == annotator_id, Assignment.position > after,
-                           ~_rated(Assignment.id))
-                    .order_by(Assignment.position).limit(1))
+    return s.scalar(
+        select(Assignment.position)
+        .where(
+            Assignment.annotator_id == annotator_id,
+            Assignment.position > after,
+            ~_rated(Assignment.id),
+        )
+        .order_by(Assignment.position)
+        .limit(1)
+    )
 
 
 def _slot(s, annotator_id: int, position: int, *columns) -> tuple:
     """*columns* of the slot at *position* in the annotator's queue (assignment joined with its
     item, study and annotator); refuses a position outside the queue or a revoked annotator."""
     row = s.execute(
-        select(Annotator.active, *columns).select_from(Assignment)
+        select(Annotator.active, *columns)
+        .select_from(Assignment)
         .join(Item, Item.id == Assignment.item_id)
         .join(Study, Study.id == Assignment.study_id)
         .join(Annotator, Annotator.id == Assignment.annotator_id)
@@ -175,8 +198,9 @@ def queue_state(annotator_id: int, *, engine: Engine | None = None) -> QueueStat
         if study_id is None:
             raise UsageProblem(f"there is no annotator with id {annotator_id}")
         with _PROGRESS_LOCK:
-            _PROGRESS.pop((s.get_bind().url.render_as_string(hide_password=True), annotator_id),
-                          None)
+            _PROGRESS.pop(
+                (s.get_bind().url.render_as_string(hide_password=True), annotator_id), None
+            )
         done, total = _progress(s, annotator_id, study_id)
         first = _first_unrated(s, annotator_id) if done < total else None
     return QueueState(done, total, first)
@@ -189,24 +213,50 @@ def get_pair(annotator_id: int, position: int, *, engine: Engine | None = None) 
     """
     with session_scope(_engine(engine)) as s:
         slot_id, swapped, t1, t2, scale_json, guideline, study_id = _slot(
-            s, annotator_id, position, Assignment.id, Assignment.swapped, Item.term_1, Item.term_2,
-            Study.scale_json, Study.guideline, Assignment.study_id)
-        latest = s.execute(select(Rating.value, Rating.unclear, Rating.comment)
-                           .where(Rating.assignment_id == slot_id)
-                           .order_by(Rating.id.desc()).limit(1)).first()
+            s,
+            annotator_id,
+            position,
+            Assignment.id,
+            Assignment.swapped,
+            Item.term_1,
+            Item.term_2,
+            Study.scale_json,
+            Study.guideline,
+            Assignment.study_id,
+        )
+        latest = s.execute(
+            select(Rating.value, Rating.unclear, Rating.comment)
+            .where(Rating.assignment_id == slot_id)
+            .order_by(Rating.id.desc())
+            .limit(1)
+        ).first()
         done, total = _progress(s, annotator_id, study_id)
     scale = _scale(scale_json)
     value = scale.canonical(latest[0]) if latest else None
-    return PairView(position=position, total=total, done=done,
-                    term_1=t2 if swapped else t1, term_2=t1 if swapped else t2,
-                    scale=scale, guideline=guideline or scale.guideline, rating=value,
-                    unclear=bool(latest[1]) if latest else False,
-                    comment=(latest[2] or "") if latest else "")
+    return PairView(
+        position=position,
+        total=total,
+        done=done,
+        term_1=t2 if swapped else t1,
+        term_2=t1 if swapped else t2,
+        scale=scale,
+        guideline=guideline or scale.guideline,
+        rating=value,
+        unclear=bool(latest[1]) if latest else False,
+        comment=(latest[2] or "") if latest else "",
+    )
 
 
-def submit_rating(annotator_id: int, position: int, value, unclear: bool = False,
-                  comment: str = "", elapsed_ms: int | None = None, *,
-                  engine: Engine | None = None) -> SubmitResult:
+def submit_rating(
+    annotator_id: int,
+    position: int,
+    value,
+    unclear: bool = False,
+    comment: str = "",
+    elapsed_ms: int | None = None,
+    *,
+    engine: Engine | None = None,
+) -> SubmitResult:
     """Save *value* for the slot at *position* and return where to go next.
 
     The row is committed before this returns. If the slot's current rating already has the
@@ -224,8 +274,14 @@ def submit_rating(annotator_id: int, position: int, value, unclear: bool = False
         elapsed_ms = max(0, min(int(elapsed_ms), 2**31 - 1))
     with session_scope(_engine(engine)) as s:
         slot_id, study_id, item_id, scale_json = _slot(
-            s, annotator_id, position, Assignment.id, Assignment.study_id, Assignment.item_id,
-            Study.scale_json)
+            s,
+            annotator_id,
+            position,
+            Assignment.id,
+            Assignment.study_id,
+            Assignment.item_id,
+            Study.scale_json,
+        )
         scale = _scale(scale_json)
         try:
             canon = scale.canonical(value)
@@ -233,15 +289,33 @@ def submit_rating(annotator_id: int, position: int, value, unclear: bool = False
             raise UsageProblem(str(exc)) from None
         if unclear and not scale.unclear_flag:
             raise UsageProblem(f"the {scale.name} scale has no 'unclear meaning' flag")
-        latest = s.execute(select(Rating.value, Rating.unclear, Rating.comment)
-                           .where(Rating.assignment_id == slot_id)
-                           .order_by(Rating.id.desc()).limit(1)).first()
-        same = latest is not None and Scale._same(scale.canonical(latest[0]), canon) \
-            and bool(latest[1]) == unclear and (latest[2] or "") == comment
+        latest = s.execute(
+            select(Rating.value, Rating.unclear, Rating.comment)
+            .where(Rating.assignment_id == slot_id)
+            .order_by(Rating.id.desc())
+            .limit(1)
+        ).first()
+        same = (
+            latest is not None
+            and Scale._same(scale.canonical(latest[0]), canon)
+            and bool(latest[1]) == unclear
+            and (latest[2] or "") == comment
+        )
         if not same:
-            s.add(Rating(study_id=study_id, annotator_id=annotator_id, item_id=item_id,
-                         assignment_id=slot_id, value=str(Scale.display(canon)), unclear=unclear,
-                         comment=comment, rated_at=utcnow(), elapsed_ms=elapsed_ms, source="app"))
+            s.add(
+                Rating(
+                    study_id=study_id,
+                    annotator_id=annotator_id,
+                    item_id=item_id,
+                    assignment_id=slot_id,
+                    value=str(Scale.display(canon)),
+                    unclear=unclear,
+                    comment=comment,
+                    rated_at=utcnow(),
+                    elapsed_ms=elapsed_ms,
+                    source="app",
+                )
+            )
             s.flush()
         nxt = _first_unrated(s, annotator_id, position)
         if nxt is None:
@@ -249,8 +323,13 @@ def submit_rating(annotator_id: int, position: int, value, unclear: bool = False
     return SubmitResult(saved=not same, next_position=nxt)
 
 
-def straight_line_warning(annotator_id: int, position: int | None = None, *,
-                          run: int = STRAIGHT_LINE_RUN, engine: Engine | None = None) -> bool:
+def straight_line_warning(
+    annotator_id: int,
+    position: int | None = None,
+    *,
+    run: int = STRAIGHT_LINE_RUN,
+    engine: Engine | None = None,
+) -> bool:
     """Whether the *run* slots ending at *position* (in queue order; default: the slot just
     before the first unrated one) all carry the same current rating value.
 
@@ -261,16 +340,24 @@ def straight_line_warning(annotator_id: int, position: int | None = None, *,
         if position is None:
             first = _first_unrated(s, annotator_id)
             if first is None:
-                position = s.scalar(select(func.max(Assignment.position))
-                                    .where(Assignment.annotator_id == annotator_id))
+                position = s.scalar(
+                    select(func.max(Assignment.position)).where(
+                        Assignment.annotator_id == annotator_id
+                    )
+                )
             else:
                 position = first - 1
             if position is None or position < 0:
                 return False
-        latest = (select(Rating.assignment_id, func.max(Rating.id).label("rid"))
-                  .join(Assignment, Assignment.id == Rating.assignment_id)
-                  .where(Assignment.annotator_id == annotator_id,
-                         Assignment.position.between(position - run + 1, position))
-                  .group_by(Rating.assignment_id).subquery())
+        latest = (
+            select(Rating.assignment_id, func.max(Rating.id).label("rid"))
+            .join(Assignment, Assignment.id == Rating.assignment_id)
+            .where(
+                Assignment.annotator_id == annotator_id,
+                Assignment.position.between(position - run + 1, position),
+            )
+            .group_by(Rating.assignment_id)
+            .subquery()
+        )
         values = s.scalars(select(Rating.value).join(latest, latest.c.rid == Rating.id)).all()
     return len(values) >= run and len(set(values)) == 1

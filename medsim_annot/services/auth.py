@@ -5,6 +5,7 @@ and accepted with or without the dashes, in any case); only their SHA-256 is sto
 is safe for codes of that entropy. The admin password is stored as a salted scrypt hash in
 the ``settings`` table, or given by ``MEDSIM_ADMIN_PASSWORD`` (which then wins).
 """
+
 from __future__ import annotations
 
 import base64
@@ -26,7 +27,7 @@ ADMIN_KEY = "admin_password_scrypt"
 def new_access_code() -> str:
     """A fresh access code: 130 bits, e.g. ``ABCD-EFGH-...`` (7 groups)."""
     raw = base64.b32encode(secrets.token_bytes(17)).decode("ascii").rstrip("=")[:26]
-    return "-".join(raw[i:i + 4] for i in range(0, len(raw), 4))
+    return "-".join(raw[i : i + 4] for i in range(0, len(raw), 4))
 
 
 def normalise_code(code: str) -> str:
@@ -59,7 +60,7 @@ def authenticate_annotator(code: str, *, engine: Engine | None = None) -> Annota
 
 
 def _scrypt(password: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=2 ** 14, r=8, p=1, dklen=32)
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=2**14, r=8, p=1, dklen=32)
 
 
 def set_admin_password(password: str, *, engine: Engine | None = None) -> None:

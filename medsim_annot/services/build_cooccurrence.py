@@ -3,6 +3,7 @@
 The CLI (``medsim build cooccurrence``) and any page call :func:`build_cooccurrence`; the
 counting and the selection live in :mod:`medsim_annot.builders.cooccurrence`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -14,13 +15,24 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import format_of, read_table, write_table
 
 
-def build_cooccurrence(events: str | Path, out: str | Path, categories: Sequence[str] | None = None,
-                       exclude: str | Path | None = None, hierarchy: str | Path | None = None,
-                       max_per_concept: int = 6, top: int = 4000, mode: str = "top",
-                       seed: int | None = None, engine: str = "duckdb",
-                       progress: Callable[[str], None] | None = None, *, spark=None,
-                       memory_limit: str | None = None, temp_dir: str | Path | None = None,
-                       threads: int | None = None) -> dict:
+def build_cooccurrence(
+    events: str | Path,
+    out: str | Path,
+    categories: Sequence[str] | None = None,
+    exclude: str | Path | None = None,
+    hierarchy: str | Path | None = None,
+    max_per_concept: int = 6,
+    top: int = 4000,
+    mode: str = "top",
+    seed: int | None = None,
+    engine: str = "duckdb",
+    progress: Callable[[str], None] | None = None,
+    *,
+    spark=None,
+    memory_limit: str | None = None,
+    temp_dir: str | Path | None = None,
+    threads: int | None = None,
+) -> dict:
     """Count concept co-occurrence in *events*, select candidate pairs, write them to *out*.
 
     Parameters
@@ -61,8 +73,9 @@ def build_cooccurrence(events: str | Path, out: str | Path, categories: Sequence
     """
     say = progress or (lambda _msg: None)
     try:
-        cooc.check_options(max_per_concept=max_per_concept, top=top, mode=mode, engine=engine,
-                           seed=seed)
+        cooc.check_options(
+            max_per_concept=max_per_concept, top=top, mode=mode, engine=engine, seed=seed
+        )
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     format_of(out)  # an unknown output extension fails before any work
@@ -75,10 +88,21 @@ def build_cooccurrence(events: str | Path, out: str | Path, categories: Sequence
         say("note: --max-per-concept applies to --mode top only")
     try:
         result = cooc.cooccurrence_pairs(
-            source, categories=categories, exclude=[r[0] for r in excluded], hierarchy=edges,
-            max_per_concept=max_per_concept, top=top, mode=mode, seed=seed, engine=engine,
-            spark=spark, memory_limit=memory_limit, temp_dir=temp_dir, threads=threads,
-            progress=say)
+            source,
+            categories=categories,
+            exclude=[r[0] for r in excluded],
+            hierarchy=edges,
+            max_per_concept=max_per_concept,
+            top=top,
+            mode=mode,
+            seed=seed,
+            engine=engine,
+            spark=spark,
+            memory_limit=memory_limit,
+            temp_dir=temp_dir,
+            threads=threads,
+            progress=say,
+        )
     except cooc.EngineUnavailable as exc:
         raise UsageProblem(str(exc)) from None
     except InputError:
@@ -86,8 +110,10 @@ def build_cooccurrence(events: str | Path, out: str | Path, categories: Sequence
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     if result.unlabelled:
-        say(f"note: {len(result.unlabelled)} concept(s) have no label; their id is used as the term "
-            f"(e.g. {', '.join(result.unlabelled[:3])})")
+        say(
+            f"note: {len(result.unlabelled)} concept(s) have no label; their id is used as the term "
+            f"(e.g. {', '.join(result.unlabelled[:3])})"
+        )
     write_table(result.pairs, out)
     say(f"wrote {len(result.pairs):,} pairs to {out}")
     return {
@@ -113,5 +139,7 @@ def _read_ids(path: str | Path | None, columns: list[str]) -> list[tuple[str, ..
     frame = read_table(path)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], str(path))
+        raise InputError(
+            [Problem("required column is missing", column=c) for c in missing], str(path)
+        )
     return list(frame[columns].itertuples(index=False, name=None))

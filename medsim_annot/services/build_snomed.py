@@ -5,11 +5,12 @@ of :mod:`medsim_annot.builders.snomed` and writes one pairs file per dataset x d
 negative strategy plus ``statistics.csv``. Everything is checked before anything is written,
 and each file is written atomically, so bad input never leaves half a build.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -53,10 +54,18 @@ def _check_choice(values: Sequence[str], allowed: Sequence[str], what: str) -> l
     return [v for v in allowed if v in values]  # canonical order
 
 
-def build_snomed(rf2_dir: str | Path, out_dir: str | Path, threshold: int = 5, seed: int = 42,
-                 strategies: Sequence[str] = snomed.STRATEGIES,
-                 datasets: Sequence[str] = snomed.DATASETS, progress=None, *,
-                 fmt: str = "tsv", workers: int = -1) -> SnomedBuild:
+def build_snomed(
+    rf2_dir: str | Path,
+    out_dir: str | Path,
+    threshold: int = 5,
+    seed: int = 42,
+    strategies: Sequence[str] = snomed.STRATEGIES,
+    datasets: Sequence[str] = snomed.DATASETS,
+    progress=None,
+    *,
+    fmt: str = "tsv",
+    workers: int = -1,
+) -> SnomedBuild:
     """Build the datasets of the release in *rf2_dir* into *out_dir*.
 
     Parameters
@@ -90,9 +99,15 @@ def build_snomed(rf2_dir: str | Path, out_dir: str | Path, threshold: int = 5, s
         raise InputError.single(f"threshold must be 0 or more, not {threshold}")
     need_assoc = any(d in snomed.REFSETS for d in datasets)
     release = read_release(rf2_dir, need_associations=need_assoc, progress=progress)
-    result = snomed.build_datasets(release, threshold=int(threshold), seed=int(seed),
-                                   strategies=strategies, datasets=datasets, workers=workers,
-                                   progress=progress)
+    result = snomed.build_datasets(
+        release,
+        threshold=int(threshold),
+        seed=int(seed),
+        strategies=strategies,
+        datasets=datasets,
+        workers=workers,
+        progress=progress,
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[tuple[str, str, str], Path] = {}
@@ -105,5 +120,6 @@ def build_snomed(rf2_dir: str | Path, out_dir: str | Path, threshold: int = 5, s
     if bar is not None:
         bar.update(1)
         bar.close()
-    return SnomedBuild(paths, result.statistics, stats_path, release.release_type,
-                       result.missing_negatives)
+    return SnomedBuild(
+        paths, result.statistics, stats_path, release.release_type, result.missing_negatives
+    )

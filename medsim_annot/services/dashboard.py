@@ -15,6 +15,7 @@ Tables follow the published layouts: Schulz & Juric (AAAI 2020) Table 3 for bina
 with automatic labels, Schulz et al. (COLING 2020) Tables 2 and 3 and Figure 1 for graded
 studies.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,14 +34,16 @@ from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
-from medsim_annot.services.gold import (FLAGS, GoldTable, code_ratings, gold_table,
-                                       rater_column)
+from medsim_annot.services.gold import FLAGS, GoldTable, code_ratings, gold_table, rater_column
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.storage import (get_engine)
+from medsim_annot.storage import get_engine
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
-DISAGREEMENT_KINDS = {"no majority": "no_majority", "all different": "all_different",
-                      "auto-label ≠ majority": "auto_label_disagrees"}
+DISAGREEMENT_KINDS = {
+    "no majority": "no_majority",
+    "all different": "all_different",
+    "auto-label ≠ majority": "auto_label_disagrees",
+}
 #: Thresholds of the plain-language rater readings.
 DONT_KNOW_CONCERN = 0.10
 CONSISTENCY_CONCERN = 0.80
@@ -78,22 +81,45 @@ class Dashboard:
             return pd.DataFrame()
         by = list(self.audit.by)
         g = self.audit.by_group.copy() if by else self.audit.by_group.iloc[0:0].copy()
-        g.insert(0, "group", [" / ".join(str(v) for v in r) if by else "all"
-                              for r in g[by].itertuples(index=False)] if by else "all")
+        g.insert(
+            0,
+            "group",
+            [" / ".join(str(v) for v in r) if by else "all" for r in g[by].itertuples(index=False)]
+            if by
+            else "all",
+        )
         over = {"group": "overall", **{c: "" for c in by}, **self.audit.overall}
         rows = pd.concat([g, pd.DataFrame([over])], ignore_index=True)
-        cols = ["group", *by, "n_items", "nan_fraction", "krippendorff_alpha", "accuracy",
-                "recall", "precision"]
-        cis = [f"{m}_ci" for m in ("krippendorff_alpha", "accuracy", "recall", "precision")
-               if f"{m}_ci" in rows.columns]
-        out = rows[cols + cis + ["tp", "fp", "fn", "tn"]].rename(columns={
-            "n_items": "items", "nan_fraction": "no_majority", "krippendorff_alpha": "alpha",
-            "krippendorff_alpha_ci": "alpha_ci"})
+        cols = [
+            "group",
+            *by,
+            "n_items",
+            "nan_fraction",
+            "krippendorff_alpha",
+            "accuracy",
+            "recall",
+            "precision",
+        ]
+        cis = [
+            f"{m}_ci"
+            for m in ("krippendorff_alpha", "accuracy", "recall", "precision")
+            if f"{m}_ci" in rows.columns
+        ]
+        out = rows[cols + cis + ["tp", "fp", "fn", "tn"]].rename(
+            columns={
+                "n_items": "items",
+                "nan_fraction": "no_majority",
+                "krippendorff_alpha": "alpha",
+                "krippendorff_alpha_ci": "alpha_ci",
+            }
+        )
         for c in [c for c in out.columns if c.endswith("_ci")]:
-            out[c.replace("_ci", "_ci_low")] = [v[0] if isinstance(v, (list, tuple)) else np.nan
-                                                for v in out[c]]
-            out[c.replace("_ci", "_ci_high")] = [v[1] if isinstance(v, (list, tuple)) else np.nan
-                                                 for v in out[c]]
+            out[c.replace("_ci", "_ci_low")] = [
+                v[0] if isinstance(v, (list, tuple)) else np.nan for v in out[c]
+            ]
+            out[c.replace("_ci", "_ci_high")] = [
+                v[1] if isinstance(v, (list, tuple)) else np.nan for v in out[c]
+            ]
             out = out.drop(columns=c)
         return out
 
@@ -109,9 +135,11 @@ class Dashboard:
         rows = {}
         for name, lv in (("auto: similar (1)", 1.0), ("auto: not similar (0)", 0.0)):
             sel = rated & (lab == lv)
-            rows[name] = {"majority: similar": int((sel & (tru == 1)).sum()),
-                          "majority: not similar": int((sel & (tru == 0)).sum()),
-                          "no majority": int((sel & np.isnan(tru)).sum())}
+            rows[name] = {
+                "majority: similar": int((sel & (tru == 1)).sum()),
+                "majority: not similar": int((sel & (tru == 0)).sum()),
+                "no majority": int((sel & np.isnan(tru)).sum()),
+            }
         return pd.DataFrame(rows).T
 
     # ------------------------------------------------------------------ graded (EHR-Rel)
@@ -119,8 +147,11 @@ class Dashboard:
         """EHR-Rel Table 2 upper triangle as a symmetric annotator x annotator matrix of
         pairwise Krippendorff's alpha (diagonal NaN)."""
         pw = self.agreement.pairwise
-        names = sorted(set(pw["annotator_a"]) | set(pw["annotator_b"])) if len(pw) else \
-            list(self.agreement.per_annotator[C.ANNOTATOR])
+        names = (
+            sorted(set(pw["annotator_a"]) | set(pw["annotator_b"]))
+            if len(pw)
+            else list(self.agreement.per_annotator[C.ANNOTATOR])
+        )
         m = pd.DataFrame(np.nan, index=names, columns=names, dtype=float)
         for a, b, v in zip(pw["annotator_a"], pw["annotator_b"], pw["krippendorff_alpha"]):
             m.loc[a, b] = m.loc[b, a] = v
@@ -134,21 +165,37 @@ class Dashboard:
     def per_annotator(self) -> pd.DataFrame:
         """EHR-Rel Table 2 right part: per annotator the mean alpha, mean quadratic kappa
         and mean Spearman rho over their pairings (plus IAA-1, IAA-2)."""
-        return self.agreement.per_annotator.rename(columns={
-            "krippendorff_alpha": "mean_alpha", "cohen_kappa": "mean_kappa",
-            "cohen_kappa_quadratic": "mean_kappa_quadratic", "spearman_rho": "mean_rho"})
+        return self.agreement.per_annotator.rename(
+            columns={
+                "krippendorff_alpha": "mean_alpha",
+                "cohen_kappa": "mean_kappa",
+                "cohen_kappa_quadratic": "mean_kappa_quadratic",
+                "spearman_rho": "mean_rho",
+            }
+        )
 
     def summary(self) -> pd.DataFrame:
         """EHR-Rel Table 3 layout (one row): items, annotators, alpha at the scale's level,
         ICC(C,1), ICC(C,k), Kendall's W, mean pairwise rho, human upper bound (inclusive,
         exclusive)."""
         a = self.agreement
-        return pd.DataFrame([{
-            "items": a.n_items, "annotators": a.n_annotators, "ratings": a.n_ratings,
-            "level": a.level, "alpha": a.krippendorff_alpha, "icc_c1": a.icc.C1,
-            "icc_ck": a.icc.Ck, "kendall_w": a.kendall_w, "mean_rho": a.mean_pairwise_spearman,
-            "hub_inclusive": a.human_upper_bound["inclusive"],
-            "hub_exclusive": a.human_upper_bound["exclusive"]}])
+        return pd.DataFrame(
+            [
+                {
+                    "items": a.n_items,
+                    "annotators": a.n_annotators,
+                    "ratings": a.n_ratings,
+                    "level": a.level,
+                    "alpha": a.krippendorff_alpha,
+                    "icc_c1": a.icc.C1,
+                    "icc_ck": a.icc.Ck,
+                    "kendall_w": a.kendall_w,
+                    "mean_rho": a.mean_pairwise_spearman,
+                    "hub_inclusive": a.human_upper_bound["inclusive"],
+                    "hub_exclusive": a.human_upper_bound["exclusive"],
+                }
+            ]
+        )
 
     def mean_scores(self) -> pd.Series:
         """Mean rating of every rated pair (EHR-Rel Figure 1); empty for non-numeric scales."""
@@ -180,7 +227,9 @@ class Dashboard:
         kinds = list(DISAGREEMENT_KINDS) if kinds is None else list(kinds)
         unknown = [k for k in kinds if k not in DISAGREEMENT_KINDS]
         if unknown:
-            raise ValueError(f"unknown disagreement kind(s) {unknown}; use {list(DISAGREEMENT_KINDS)}")
+            raise ValueError(
+                f"unknown disagreement kind(s) {unknown}; use {list(DISAGREEMENT_KINDS)}"
+            )
         t = self.gold.table
         sel = np.zeros(len(t), dtype=bool)
         why = [[] for _ in range(len(t))]
@@ -194,8 +243,12 @@ class Dashboard:
                 sel &= (t[col].astype(str) == str(value)).to_numpy()
         idx = np.flatnonzero(sel)
         raters = [rater_column(a) for a in self.gold.annotators]
-        base = [C.PAIR_ID, C.TERM_1, C.TERM_2,
-                *[c for c in (*C.GROUP_COLUMNS, C.AUTO_LABEL) if c in t.columns]]
+        base = [
+            C.PAIR_ID,
+            C.TERM_1,
+            C.TERM_2,
+            *[c for c in (*C.GROUP_COLUMNS, C.AUTO_LABEL) if c in t.columns],
+        ]
         out = t.iloc[idx][base + raters + ["majority"]].reset_index(drop=True)
         out.insert(3, "why", ["; ".join(why[i]) for i in idx])
         cur = self.gold.current
@@ -210,19 +263,27 @@ class Dashboard:
     def group_options(self) -> dict[str, list[str]]:
         """The values of every group column (for the explorer's filter)."""
         t = self.gold.table
-        return {c: sorted(v for v in t[c].astype(str).unique() if v)
-                for c in C.GROUP_COLUMNS if c in t.columns}
+        return {
+            c: sorted(v for v in t[c].astype(str).unique() if v)
+            for c in C.GROUP_COLUMNS
+            if c in t.columns
+        }
 
     # ------------------------------------------------------------------ headline
     def headline(self) -> dict:
         """The few numbers a QA lead reads first."""
         t = self.gold.table
         rated = int((t["n_ratings"] > 0).sum())
-        out = {"study": self.study, "scale": self.scale.name, "pairs": int(len(t)),
-               "rated_pairs": rated, "ratings": int(self.agreement.n_ratings),
-               "annotators": int(self.agreement.n_annotators),
-               "krippendorff_alpha": float(self.agreement.krippendorff_alpha),
-               "no_majority": int(t["no_majority"].sum())}
+        out = {
+            "study": self.study,
+            "scale": self.scale.name,
+            "pairs": int(len(t)),
+            "rated_pairs": rated,
+            "ratings": int(self.agreement.n_ratings),
+            "annotators": int(self.agreement.n_annotators),
+            "krippendorff_alpha": float(self.agreement.krippendorff_alpha),
+            "no_majority": int(t["no_majority"].sum()),
+        }
         if self.audit is not None:
             out["accuracy"] = float(self.audit.overall["accuracy"])
         return out
@@ -239,37 +300,56 @@ def _reading(r: dict, per: pd.DataFrame, q: RaterQuality) -> str:
     share = r.get("dont_know_share", np.nan)
     others = per.loc[per[C.ANNOTATOR] != name, "dont_know_share"]
     if share is not None and not np.isnan(share) and share > DONT_KNOW_CONCERN:
-        notes.append(f"{name} answered \"don't know\" (or no decision) for {share:.0%} of their "
-                     f"pairs (others: {others.mean():.0%} on average)." if len(others) else
-                     f"{name} answered \"don't know\" for {share:.0%} of their pairs.")
+        notes.append(
+            f'{name} answered "don\'t know" (or no decision) for {share:.0%} of their '
+            f"pairs (others: {others.mean():.0%} on average)."
+            if len(others)
+            else f'{name} answered "don\'t know" for {share:.0%} of their pairs.'
+        )
     if r.get("outlier"):
         mu = per.loc[per[C.ANNOTATOR] != name, "iaa_1"].mean()
-        notes.append(f"{name} agrees clearly less with the others than they do with each other "
-                     f"(IAA-1 {_fmt(r.get('iaa_1'))} vs {_fmt(mu)}): worth a word about the "
-                     "guideline.")
+        notes.append(
+            f"{name} agrees clearly less with the others than they do with each other "
+            f"(IAA-1 {_fmt(r.get('iaa_1'))} vs {_fmt(mu)}): worth a word about the "
+            "guideline."
+        )
     run = int(r.get("longest_run") or 0)
     if run:
         rr = q.runs[q.runs[C.ANNOTATOR] == name].sort_values("length", ascending=False).iloc[0]
-        notes.append(f"{name} gave the same rating ('{rr[C.RATING]}') to {run} pairs in a row "
-                     f"(from pair {rr['first_pair_id']}): check for straight-lining.")
+        notes.append(
+            f"{name} gave the same rating ('{rr[C.RATING]}') to {run} pairs in a row "
+            f"(from pair {rr['first_pair_id']}): check for straight-lining."
+        )
     nd = int(r.get("n_duplicates") or 0)
     if nd:
         agree = r.get("exact_agreement")
         if agree is not None and not np.isnan(agree) and agree < CONSISTENCY_CONCERN:
-            notes.append(f"{name} rated {nd} pairs twice and gave the same answer only "
-                         f"{agree:.0%} of the time.")
+            notes.append(
+                f"{name} rated {nd} pairs twice and gave the same answer only "
+                f"{agree:.0%} of the time."
+            )
         else:
-            notes.append(f"{name} rated {nd} pairs twice and was consistent "
-                         f"({_fmt(agree, 0) if agree is None else f'{agree:.0%}'} identical).")
+            notes.append(
+                f"{name} rated {nd} pairs twice and was consistent "
+                f"({_fmt(agree, 0) if agree is None else f'{agree:.0%}'} identical)."
+            )
     if not notes or (nd and len(notes) == 1 and "consistent" in notes[0]):
         notes.insert(0, f"{name}: no concerns.")
     return " ".join(notes)
 
 
-def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
-                      history: pd.DataFrame | None = None, study: str = "",
-                      version: tuple[int, int] = (0, 0), bootstrap: int = 0,
-                      majority: str = "strict", seed: int = BOOTSTRAP_SEED) -> Dashboard:
+def compute_dashboard(
+    pairs: pd.DataFrame,
+    current: pd.DataFrame,
+    scale: Scale,
+    *,
+    history: pd.DataFrame | None = None,
+    study: str = "",
+    version: tuple[int, int] = (0, 0),
+    bootstrap: int = 0,
+    majority: str = "strict",
+    seed: int = BOOTSTRAP_SEED,
+) -> Dashboard:
     """Every dashboard table from frames, by calling the agreement services.
 
     Parameters
@@ -293,8 +373,15 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
     binary = scale.positive is not None and scale.negative is not None
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
-        audit = agreement_svc.audit_report(pairs, ratings, scale, by=group_columns(pairs),
-                                           majority=majority, bootstrap=bootstrap, seed=seed)
+        audit = agreement_svc.audit_report(
+            pairs,
+            ratings,
+            scale,
+            by=group_columns(pairs),
+            majority=majority,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
     elif binary:
         reasons["audit"] = "the pairs have no automatic labels"
     else:
@@ -308,13 +395,25 @@ def compute_dashboard(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, 
         if isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
             # Naive UTC: the engine orders by time, and naive datetime64 avoids an object
             # array of Timestamps (runs' start/end are UTC).
-            hist = hist.assign(**{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC")
-                                  .dt.tz_localize(None)})
+            hist = hist.assign(
+                **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
+            )
     # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
-    quality = agreement_svc.rater_quality_report(ratings, scale, history=hist,
-                                                 iaa=report.per_annotator)
-    return Dashboard(study, scale, "binary" if binary else "graded", tuple(version), report,
-                     audit, quality, gt, bootstrap, reasons)
+    quality = agreement_svc.rater_quality_report(
+        ratings, scale, history=hist, iaa=report.per_annotator
+    )
+    return Dashboard(
+        study,
+        scale,
+        "binary" if binary else "graded",
+        tuple(version),
+        report,
+        audit,
+        quality,
+        gt,
+        bootstrap,
+        reasons,
+    )
 
 
 # ---------------------------------------------------------------------- store + cache
@@ -372,8 +471,9 @@ def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
     a = studies_svc.annotators(study, engine=engine)
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
-    out["share"] = np.where(out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1),
-                            0.0)
+    out["share"] = np.where(
+        out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
+    )
     return out
 
 
@@ -388,8 +488,14 @@ def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
 
 
-def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
-                    engine: Engine | None = None, use_cache: bool = True) -> Dashboard:
+def study_dashboard(
+    study: str,
+    *,
+    bootstrap: int = 0,
+    majority: str = "strict",
+    engine: Engine | None = None,
+    use_cache: bool = True,
+) -> Dashboard:
     """The dashboard of a stored study, cached per (database URL, study, ratings version,
     bootstrap, majority); at most :data:`CACHE_SIZE` entries are kept (least recently used
     out). A saved rating changes the version, so a cached result is never stale.
@@ -399,8 +505,13 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
     new rating reads only the ratings saved since; ``use_cache=False`` reads everything."""
     engine = engine or get_engine()
     version = ratings_version(study, engine=engine)
-    key = (engine.url.render_as_string(hide_password=True), study, version, int(bootstrap),
-           majority)
+    key = (
+        engine.url.render_as_string(hide_password=True),
+        study,
+        version,
+        int(bootstrap),
+        majority,
+    )
     if use_cache:
         with _LOCK:
             if key in _CACHE:
@@ -415,10 +526,21 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
     else:
         pairs = load_pairs(study, engine=engine)
         history = load_current(study, engine=engine)
-    current = history[history["slot"] != "duplicate"].reset_index(drop=True) \
-        if "slot" in history.columns else history
-    dash = compute_dashboard(pairs, current, info.scale, history=history, study=study,
-                             version=version, bootstrap=bootstrap, majority=majority)
+    current = (
+        history[history["slot"] != "duplicate"].reset_index(drop=True)
+        if "slot" in history.columns
+        else history
+    )
+    dash = compute_dashboard(
+        pairs,
+        current,
+        info.scale,
+        history=history,
+        study=study,
+        version=version,
+        bootstrap=bootstrap,
+        majority=majority,
+    )
     if use_cache:
         with _LOCK:
             _CACHE[key] = dash
@@ -432,12 +554,19 @@ def study_dashboard(study: str, *, bootstrap: int = 0, majority: str = "strict",
 def _table_html(frame: pd.DataFrame, digits: int = 2) -> str:
     if frame is None or frame.empty:
         return "<p><em>nothing to show</em></p>"
-    return frame.to_html(index=False, escape=True, na_rep="–", float_format=lambda x: f"{x:.{digits}f}",
-                         border=0, classes="tbl")
+    return frame.to_html(
+        index=False,
+        escape=True,
+        na_rep="–",
+        float_format=lambda x: f"{x:.{digits}f}",
+        border=0,
+        classes="tbl",
+    )
 
 
-def html_report(study: str, *, bootstrap: int = 0, engine: Engine | None = None,
-                now: dt.datetime | None = None) -> str:
+def html_report(
+    study: str, *, bootstrap: int = 0, engine: Engine | None = None, now: dt.datetime | None = None
+) -> str:
     """The study's QA report as one self-contained HTML page (plotly.js inline, no
     internet needed): headline, completion, the published tables, the charts, rater
     quality and the disagreement list."""
@@ -446,12 +575,14 @@ def html_report(study: str, *, bootstrap: int = 0, engine: Engine | None = None,
     engine = engine or get_engine()
     dash = study_dashboard(study, bootstrap=bootstrap, engine=engine)
     comp = completion(study, engine=engine)
-    when = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    when = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     figs = []
-    parts = [f"<h1>QA report: {_html.escape(study)}</h1>",
-             f"<p>Scale <b>{_html.escape(dash.scale.name)}</b> ({dash.scale.level}); ratings "
-             f"version {dash.version[0]} / {dash.version[1]}; medsim-annot "
-             f"{medsim_annot.__version__}; generated {when}.</p>"]
+    parts = [
+        f"<h1>QA report: {_html.escape(study)}</h1>",
+        f"<p>Scale <b>{_html.escape(dash.scale.name)}</b> ({dash.scale.level}); ratings "
+        f"version {dash.version[0]} / {dash.version[1]}; medsim-annot "
+        f"{medsim_annot.__version__}; generated {when}.</p>",
+    ]
     head = dash.headline()
     parts.append(_table_html(pd.DataFrame([head])))
     parts.append("<h2>Completion</h2>")
@@ -467,8 +598,11 @@ def html_report(study: str, *, bootstrap: int = 0, engine: Engine | None = None,
     parts.append("<h2>Agreement (EHR-Rel Table 3 layout)</h2>")
     parts.append(_table_html(dash.summary()))
     parts.append("<h2>Pairwise agreement (EHR-Rel Table 2 layout)</h2>")
-    parts.append(dash.pairwise_alpha().to_html(escape=True, border=0, classes="tbl", na_rep="–",
-                                               float_format=lambda x: f"{x:.2f}"))
+    parts.append(
+        dash.pairwise_alpha().to_html(
+            escape=True, border=0, classes="tbl", na_rep="–", float_format=lambda x: f"{x:.2f}"
+        )
+    )
     parts.append(_table_html(dash.per_annotator()))
     figs.append(("Pairwise Krippendorff's alpha", plots.pairwise_heatmap(dash.pairwise_alpha())))
     ms = dash.mean_scores()
@@ -481,16 +615,37 @@ def html_report(study: str, *, bootstrap: int = 0, engine: Engine | None = None,
     fig_html = []
     for i, (title, fig) in enumerate(figs):
         fig_html.append(f"<h2>{_html.escape(title)}</h2>")
-        fig_html.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False,
-                                    default_width="100%", default_height="420px"))
-    style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
-             ".tbl{border-collapse:collapse;font-size:13px}.tbl td,.tbl th{padding:3px 8px;"
-             "border-bottom:1px solid #ddd;text-align:right}")
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-            f"<title>QA report {_html.escape(study)}</title><style>{style}</style></head><body>"
-            + "\n".join(parts[:3]) + "\n".join(fig_html) + "\n".join(parts[3:])
-            + "</body></html>")
+        fig_html.append(
+            fig.to_html(
+                full_html=False,
+                include_plotlyjs="inline" if i == 0 else False,
+                default_width="100%",
+                default_height="420px",
+            )
+        )
+    style = (
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
+        ".tbl{border-collapse:collapse;font-size:13px}.tbl td,.tbl th{padding:3px 8px;"
+        "border-bottom:1px solid #ddd;text-align:right}"
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>QA report {_html.escape(study)}</title><style>{style}</style></head><body>"
+        + "\n".join(parts[:3])
+        + "\n".join(fig_html)
+        + "\n".join(parts[3:])
+        + "</body></html>"
+    )
 
 
-__all__ = ["Dashboard", "DISAGREEMENT_KINDS", "FLAGS", "compute_dashboard", "completion",
-           "study_dashboard", "ratings_version", "html_report", "clear_cache"]
+__all__ = [
+    "DISAGREEMENT_KINDS",
+    "FLAGS",
+    "Dashboard",
+    "clear_cache",
+    "completion",
+    "compute_dashboard",
+    "html_report",
+    "ratings_version",
+    "study_dashboard",
+]

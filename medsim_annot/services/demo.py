@@ -2,6 +2,7 @@
 text) with three demo doctors each and simulated ratings for most of their queues, so that
 every dashboard table has something to show and a demo doctor still has pairs to rate.
 """
+
 from __future__ import annotations
 
 import random
@@ -57,8 +58,16 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
     results = []
     name_b = _free_name(BINARY_STUDY, engine)
     pairs = demo_pairs()
-    results.append(svc.create_study(name_b, pairs, BINARY, DOCTORS, engine=engine,
-                                    config={"demo": True, "pairs_file": "demo_pairs.csv"}))
+    results.append(
+        svc.create_study(
+            name_b,
+            pairs,
+            BINARY,
+            DOCTORS,
+            engine=engine,
+            config={"demo": True, "pairs_file": "demo_pairs.csv"},
+        )
+    )
     truth = [int(x) for x in pairs[C.AUTO_LABEL]]
     # A generator makes mistakes: a few "negatives" are in fact similar (CKD vs CKD 3, ...).
     for i, (t1, t2) in enumerate(zip(pairs[C.TERM_1], pairs[C.TERM_2])):
@@ -76,8 +85,16 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
 
     name_r = _free_name(RELATEDNESS_STUDY, engine)
     rel_pairs, reference = demo_relatedness_pairs()
-    results.append(svc.create_study(name_r, rel_pairs, RELATEDNESS_0_3, DOCTORS, engine=engine,
-                                    config={"demo": True, "pairs_file": "relatedness.tsv"}))
+    results.append(
+        svc.create_study(
+            name_r,
+            rel_pairs,
+            RELATEDNESS_0_3,
+            DOCTORS,
+            engine=engine,
+            config={"demo": True, "pairs_file": "relatedness.tsv"},
+        )
+    )
 
     def graded_vote(i: int, who: int) -> float:
         return float(min(3, max(0, round(reference[i] + rng.gauss(0, 0.45 + 0.15 * who)))))
@@ -111,21 +128,34 @@ def _simulate(study: str, upto: int, vote, engine, rng: random.Random) -> None:
     info = svc.get_study(study, engine=engine)
     now = utcnow()
     with session_scope(engine) as s:
-        anns = s.execute(select(Annotator.id, Annotator.name).where(Annotator.study_id == info.id)
-                         .order_by(Annotator.name)).all()
+        anns = s.execute(
+            select(Annotator.id, Annotator.name)
+            .where(Annotator.study_id == info.id)
+            .order_by(Annotator.name)
+        ).all()
         rows = []
         for who, (ann_id, _name) in enumerate(anns):
-            slots = s.execute(select(Assignment.id, Assignment.item_id, Assignment.position)
-                              .where(Assignment.annotator_id == ann_id, Assignment.position < upto)
-                              .order_by(Assignment.position)).all()
+            slots = s.execute(
+                select(Assignment.id, Assignment.item_id, Assignment.position)
+                .where(Assignment.annotator_id == ann_id, Assignment.position < upto)
+                .order_by(Assignment.position)
+            ).all()
             item_index = {iid: k for k, iid in enumerate(sorted({sl.item_id for sl in slots}))}
             for slot in slots:
-                rows.append({"study_id": info.id, "annotator_id": ann_id, "item_id": slot.item_id,
-                             "assignment_id": slot.id,
-                             "value": str(vote(item_index[slot.item_id], who)),
-                             "unclear": False, "comment": "",
-                             "rated_at": now - pd.Timedelta(seconds=(upto - slot.position) * 7 + who),
-                             "elapsed_ms": rng.randint(1500, 9000), "source": "demo"})
+                rows.append(
+                    {
+                        "study_id": info.id,
+                        "annotator_id": ann_id,
+                        "item_id": slot.item_id,
+                        "assignment_id": slot.id,
+                        "value": str(vote(item_index[slot.item_id], who)),
+                        "unclear": False,
+                        "comment": "",
+                        "rated_at": now - pd.Timedelta(seconds=(upto - slot.position) * 7 + who),
+                        "elapsed_ms": rng.randint(1500, 9000),
+                        "source": "demo",
+                    }
+                )
         rows.sort(key=lambda r: r["rated_at"])
         if rows:
             s.execute(insert(Rating), rows)

@@ -1,6 +1,7 @@
 """Study design use case shared by ``medsim study create`` and the Study setup page:
 sample the pairs, plan the queues and create the study in one call.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -45,15 +46,23 @@ class PreparedStudy:
     warnings: list[str] = field(default_factory=list)
 
     def queue_sizes(self) -> pd.DataFrame:
-        return pd.DataFrame([{"annotator": a, "slots": len(q),
-                              "calibration": sum(s.kind == "calibration" for s in q),
-                              "duplicates": sum(s.kind == "duplicate" for s in q)}
-                             for a, q in self.queues.items()],
-                            columns=["annotator", "slots", "calibration", "duplicates"])
+        return pd.DataFrame(
+            [
+                {
+                    "annotator": a,
+                    "slots": len(q),
+                    "calibration": sum(s.kind == "calibration" for s in q),
+                    "duplicates": sum(s.kind == "duplicate" for s in q),
+                }
+                for a, q in self.queues.items()
+            ],
+            columns=["annotator", "slots", "calibration", "duplicates"],
+        )
 
 
-def prepare_study(pairs: pd.DataFrame, annotators: list[str], options: DesignOptions, *,
-                  file: str | None = None) -> PreparedStudy:
+def prepare_study(
+    pairs: pd.DataFrame, annotators: list[str], options: DesignOptions, *, file: str | None = None
+) -> PreparedStudy:
     """Sample *pairs* and plan every annotator's queue (nothing is written)."""
     names = list(dict.fromkeys(a.strip() for a in annotators if a and a.strip()))
     if not names:
@@ -62,21 +71,42 @@ def prepare_study(pairs: pd.DataFrame, annotators: list[str], options: DesignOpt
     counts, warnings = None, []
     if options.sample_per_group is not None:
         pos, neg = options.sample_per_group
-        res = stratified_sample(pairs, pos, neg, options.group_by, options.seed,
-                                allow_fewer=options.allow_fewer, file=file)
+        res = stratified_sample(
+            pairs,
+            pos,
+            neg,
+            options.group_by,
+            options.seed,
+            allow_fewer=options.allow_fewer,
+            file=file,
+        )
         pairs, counts, warnings = res.pairs, res.counts, list(res.warnings)
         config.update(res.config)
-    plan = plan_study(len(pairs), names, per_item=options.per_item,
-                      calibration=options.calibration, duplicates=options.duplicates,
-                      seed=options.seed, shuffle=options.shuffle)
+    plan = plan_study(
+        len(pairs),
+        names,
+        per_item=options.per_item,
+        calibration=options.calibration,
+        duplicates=options.duplicates,
+        seed=options.seed,
+        shuffle=options.shuffle,
+    )
     config.update(plan.config)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings)
 
 
-def create_designed_study(name: str, pairs: pd.DataFrame, scale: Scale, annotators: list[str],
-                          options: DesignOptions, *, guideline: str | None = None,
-                          file: str | None = None, extra_config: dict | None = None,
-                          engine: Engine | None = None) -> dict:
+def create_designed_study(
+    name: str,
+    pairs: pd.DataFrame,
+    scale: Scale,
+    annotators: list[str],
+    options: DesignOptions,
+    *,
+    guideline: str | None = None,
+    file: str | None = None,
+    extra_config: dict | None = None,
+    engine: Engine | None = None,
+) -> dict:
     """Prepare (sample + plan) and create study *name* in one transaction. Returns
     :func:`~medsim_annot.services.studies.create_study`'s result plus ``config`` and
     ``warnings``."""
@@ -84,8 +114,15 @@ def create_designed_study(name: str, pairs: pd.DataFrame, scale: Scale, annotato
 
     prep = prepare_study(pairs, annotators, options, file=file)
     prep.config.update(extra_config or {})
-    out = create_study(name, prep.pairs, scale, queues=prep.queues, config=prep.config,
-                       guideline=guideline, engine=engine)
+    out = create_study(
+        name,
+        prep.pairs,
+        scale,
+        queues=prep.queues,
+        config=prep.config,
+        guideline=guideline,
+        engine=engine,
+    )
     out["config"] = prep.config
     out["warnings"] = prep.warnings
     return out

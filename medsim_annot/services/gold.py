@@ -18,6 +18,7 @@ The file is a deterministic function of the study's pairs, current ratings and t
 options: the same inputs give a byte-identical file. The export time lives only in the
 manifest (``FILE.manifest.json``), which also holds the SHA-256 of the file.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -43,11 +44,22 @@ from medsim_annot.stats import majority_vote
 
 RATER_PREFIX = "rater_"
 #: Agreement flag columns of the per-pair table, in file order.
-FLAGS = ("no_majority", "all_different", "unanimous", "unclear_any", "auto_label_disagrees",
-         "verified")
+FLAGS = (
+    "no_majority",
+    "all_different",
+    "unanimous",
+    "unclear_any",
+    "auto_label_disagrees",
+    "verified",
+)
 #: The filters in the order they are applied.
-FILTER_ORDER = ("min_ratings", "exclude_unclear", "require_majority", "exclude_all_different",
-                "only_verified")
+FILTER_ORDER = (
+    "min_ratings",
+    "exclude_unclear",
+    "require_majority",
+    "exclude_all_different",
+    "only_verified",
+)
 MAJORITY_RULES = ("strict", "decisive")
 
 
@@ -77,8 +89,9 @@ def rater_column(name: str) -> str:
 
 
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
-    return [c for c in cols if c in pairs.columns
-            and (pairs[c].astype("string").fillna("") != "").any()]
+    return [
+        c for c in cols if c in pairs.columns and (pairs[c].astype("string").fillna("") != "").any()
+    ]
 
 
 def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
@@ -91,8 +104,10 @@ def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     """
     df = frame.copy()
     codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-    value = np.array([np.nan if scale.code(v) is None else float(scale.code(v))
-                      for v in uniques], dtype=np.float64)
+    value = np.array(
+        [np.nan if scale.code(v) is None else float(scale.code(v)) for v in uniques],
+        dtype=np.float64,
+    )
     nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
     df[C.VALUE] = pd.array(value[codes] if len(codes) else np.zeros(0), dtype="float64")
     df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
@@ -122,8 +137,9 @@ def ratings_frame_of(current: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     return df[cols].sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable").reset_index(drop=True)
 
 
-def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
-               majority: str = "strict") -> GoldTable:
+def gold_table(
+    pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *, majority: str = "strict"
+) -> GoldTable:
     """One row per pair with every annotator's current rating, the verdict and the flags.
 
     Parameters
@@ -181,10 +197,20 @@ def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
     ids = pairs[C.PAIR_ID].astype(str).to_numpy()
     n = len(ids)
     cur = current.reset_index(drop=True)
-    ratings = ratings_frame_of(cur, scale) if len(cur) else pd.DataFrame(
-        {C.PAIR_ID: pd.Series(dtype=object), C.ANNOTATOR: pd.Series(dtype=object),
-         C.VALUE: pd.Series(dtype="float64"), C.RATED_AT: pd.Series(dtype="datetime64[ns, UTC]"),
-         C.NO_DECISION: pd.Series(dtype=bool), C.RATING: pd.Series(dtype=object)})
+    ratings = (
+        ratings_frame_of(cur, scale)
+        if len(cur)
+        else pd.DataFrame(
+            {
+                C.PAIR_ID: pd.Series(dtype=object),
+                C.ANNOTATOR: pd.Series(dtype=object),
+                C.VALUE: pd.Series(dtype="float64"),
+                C.RATED_AT: pd.Series(dtype="datetime64[ns, UTC]"),
+                C.NO_DECISION: pd.Series(dtype=bool),
+                C.RATING: pd.Series(dtype=object),
+            }
+        )
+    )
     latest = ratings
     items = pd.Index(ids)
     row = items.get_indexer(latest[C.PAIR_ID].astype(str).to_numpy())
@@ -203,9 +229,13 @@ def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
     for c in lead + ids_groups + extra:
         out[c] = pairs[c] if c in pairs.columns else pd.Series([""] * n, dtype=object)
     has_label = C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any()
-    label = (pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce").to_numpy(dtype=np.float64,
-                                                                          na_value=np.nan)
-             if C.AUTO_LABEL in pairs.columns else np.full(n, np.nan))
+    label = (
+        pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
+        if C.AUTO_LABEL in pairs.columns
+        else np.full(n, np.nan)
+    )
     if has_label:
         out[C.AUTO_LABEL] = pd.array(pairs[C.AUTO_LABEL].tolist(), dtype="Int64")
 
@@ -231,16 +261,21 @@ def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
             code_to_value.setdefault(float(o.code), o.value)
     mcode, muniq = pd.factorize(major_code, use_na_sentinel=False)
     if numeric:
-        mval = np.array([code_to_value.get(c, c) if not np.isnan(c) else np.nan for c in muniq],
-                        dtype=np.float64)
+        mval = np.array(
+            [code_to_value.get(c, c) if not np.isnan(c) else np.nan for c in muniq],
+            dtype=np.float64,
+        )
         out["majority"] = mval[mcode] if len(mcode) else np.zeros(0)
         out["mean"] = mv["mean"].to_numpy(dtype=np.float64)
         out["median"] = mv["median"].to_numpy(dtype=np.float64)
     else:
-        mval = np.array([None if np.isnan(c) else str(Scale.display(code_to_value[c]))
-                         for c in muniq] + [None], dtype=object)[:-1]
-        out["majority"] = pd.Series(mval[mcode] if len(mcode) else np.zeros(0, dtype=object),
-                                    dtype=object)
+        mval = np.array(
+            [None if np.isnan(c) else str(Scale.display(code_to_value[c])) for c in muniq] + [None],
+            dtype=object,
+        )[:-1]
+        out["majority"] = pd.Series(
+            mval[mcode] if len(mcode) else np.zeros(0, dtype=object), dtype=object
+        )
     out["n_ratings"] = n_cast
     out["n_decisive"] = mv["n_decisive"].to_numpy(dtype=np.int64)
 
@@ -249,8 +284,11 @@ def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
     n_distinct = np.bincount(pair_value // (len(runiq) + 1), minlength=n)
     nd = latest[C.NO_DECISION].to_numpy(dtype=bool)
     n_nd = np.bincount(row[nd], minlength=n)
-    unclear = latest[C.UNCLEAR].to_numpy(dtype=bool) if C.UNCLEAR in latest.columns \
+    unclear = (
+        latest[C.UNCLEAR].to_numpy(dtype=bool)
+        if C.UNCLEAR in latest.columns
         else np.zeros(len(latest), dtype=bool)
+    )
     out["no_majority"] = (n_cast > 0) & np.isnan(major_code)
     out["all_different"] = (n_cast >= 2) & (n_distinct == n_cast)
     out["unanimous"] = (n_cast >= 2) & (n_distinct == 1) & (n_nd == 0)
@@ -268,8 +306,9 @@ def gold_table(pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *,
     return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators)
 
 
-def study_gold_table(study: str, *, majority: str = "strict",
-                     engine: Engine | None = None) -> GoldTable:
+def study_gold_table(
+    study: str, *, majority: str = "strict", engine: Engine | None = None
+) -> GoldTable:
     """:func:`gold_table` of a stored study (its pairs and current ratings)."""
     info = studies_svc.get_study(study, engine=engine)
     pairs = studies_svc.pairs_frame(study, engine=engine)
@@ -277,10 +316,16 @@ def study_gold_table(study: str, *, majority: str = "strict",
     return gold_table(pairs, cur, info.scale, majority=majority)
 
 
-def apply_filters(table: pd.DataFrame, *, require_majority: bool = False,
-                  exclude_unclear: bool = False, exclude_all_different: bool = False,
-                  only_verified: bool = False, min_ratings: int | None = None,
-                  has_auto_label: bool = True) -> tuple[pd.DataFrame, list[dict]]:
+def apply_filters(
+    table: pd.DataFrame,
+    *,
+    require_majority: bool = False,
+    exclude_unclear: bool = False,
+    exclude_all_different: bool = False,
+    only_verified: bool = False,
+    min_ratings: int | None = None,
+    has_auto_label: bool = True,
+) -> tuple[pd.DataFrame, list[dict]]:
     """Apply the export filters in the fixed order :data:`FILTER_ORDER`.
 
     Returns the kept rows (file order) and one step per filter asked for:
@@ -298,12 +343,18 @@ def apply_filters(table: pd.DataFrame, *, require_majority: bool = False,
     if min_ratings is not None and (int(min_ratings) != min_ratings or min_ratings < 1):
         raise UsageProblem(f"--min-ratings must be a whole number of at least 1, not {min_ratings}")
     if only_verified and not has_auto_label:
-        raise UsageProblem("--only-verified keeps pairs whose majority equals the automatic "
-                           "label, but this study has no automatic labels (or its scale has no "
-                           "positive/negative values)")
-    asked = {"min_ratings": min_ratings, "exclude_unclear": exclude_unclear,
-             "require_majority": require_majority, "exclude_all_different": exclude_all_different,
-             "only_verified": only_verified}
+        raise UsageProblem(
+            "--only-verified keeps pairs whose majority equals the automatic "
+            "label, but this study has no automatic labels (or its scale has no "
+            "positive/negative values)"
+        )
+    asked = {
+        "min_ratings": min_ratings,
+        "exclude_unclear": exclude_unclear,
+        "require_majority": require_majority,
+        "exclude_all_different": exclude_all_different,
+        "only_verified": only_verified,
+    }
     keep = np.ones(len(table), dtype=bool)
     steps = []
     for name in FILTER_ORDER:
@@ -321,8 +372,14 @@ def apply_filters(table: pd.DataFrame, *, require_majority: bool = False,
             keep &= ~table["all_different"].to_numpy(dtype=bool)
         else:
             keep &= table["verified"].to_numpy(dtype=bool)
-        steps.append({"filter": name, "value": int(value) if name == "min_ratings" else True,
-                      "before": before, "after": int(keep.sum())})
+        steps.append(
+            {
+                "filter": name,
+                "value": int(value) if name == "min_ratings" else True,
+                "before": before,
+                "after": int(keep.sum()),
+            }
+        )
     return table[keep].reset_index(drop=True), steps
 
 
@@ -355,11 +412,20 @@ def _alpha(ratings: pd.DataFrame, scale: Scale) -> tuple[float | None, str | Non
     return value, None
 
 
-def export_gold(study: str, out: str | Path, fmt: str | None = None, *,
-                require_majority: bool = False, exclude_unclear: bool = False,
-                exclude_all_different: bool = False, only_verified: bool = False,
-                min_ratings: int | None = None, majority: str = "strict",
-                engine: Engine | None = None, now: dt.datetime | None = None) -> dict:
+def export_gold(
+    study: str,
+    out: str | Path,
+    fmt: str | None = None,
+    *,
+    require_majority: bool = False,
+    exclude_unclear: bool = False,
+    exclude_all_different: bool = False,
+    only_verified: bool = False,
+    min_ratings: int | None = None,
+    majority: str = "strict",
+    engine: Engine | None = None,
+    now: dt.datetime | None = None,
+) -> dict:
     """Export the gold subset of *study* to *out* and write ``out.manifest.json`` beside it.
 
     Parameters
@@ -398,40 +464,58 @@ def export_gold(study: str, out: str | Path, fmt: str | None = None, *,
     out = Path(out)
     gt = study_gold_table(study, majority=majority, engine=engine)
     scale = gt.scale
-    has_label = (C.AUTO_LABEL in gt.table.columns and scale.positive is not None
-                 and scale.negative is not None)
-    kept, steps = apply_filters(gt.table, require_majority=require_majority,
-                                exclude_unclear=exclude_unclear,
-                                exclude_all_different=exclude_all_different,
-                                only_verified=only_verified, min_ratings=min_ratings,
-                                has_auto_label=has_label)
+    has_label = (
+        C.AUTO_LABEL in gt.table.columns
+        and scale.positive is not None
+        and scale.negative is not None
+    )
+    kept, steps = apply_filters(
+        gt.table,
+        require_majority=require_majority,
+        exclude_unclear=exclude_unclear,
+        exclude_all_different=exclude_all_different,
+        only_verified=only_verified,
+        min_ratings=min_ratings,
+        has_auto_label=has_label,
+    )
     write_table(kept, out, kind, escape_formulas=kind in ("csv", "tsv"))
     digest = sha256_file(out)
     alpha_all, why_all = _alpha(gt.ratings, scale)
     sub = gt.ratings[gt.ratings[C.PAIR_ID].isin(set(kept[C.PAIR_ID].astype(str)))]
     alpha_sub, why_sub = _alpha(sub, scale)
     version = studies_svc.ratings_version(study, engine=engine)
-    when = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     manifest = {
         "study": study,
-        "scale": {"name": scale.name, "level": scale.level,
-                  "options": [Scale.display(o.value) for o in scale.options],
-                  "no_decision": [Scale.display(v) for v in scale.no_decision]},
+        "scale": {
+            "name": scale.name,
+            "level": scale.level,
+            "options": [Scale.display(o.value) for o in scale.options],
+            "no_decision": [Scale.display(v) for v in scale.no_decision],
+        },
         "file": out.name,
         "format": kind,
-        "filters": {"min_ratings": min_ratings, "exclude_unclear": bool(exclude_unclear),
-                    "require_majority": bool(require_majority),
-                    "exclude_all_different": bool(exclude_all_different),
-                    "only_verified": bool(only_verified), "majority_rule": majority,
-                    "order": list(FILTER_ORDER)},
+        "filters": {
+            "min_ratings": min_ratings,
+            "exclude_unclear": bool(exclude_unclear),
+            "require_majority": bool(require_majority),
+            "exclude_all_different": bool(exclude_all_different),
+            "only_verified": bool(only_verified),
+            "majority_rule": majority,
+            "order": list(FILTER_ORDER),
+        },
         "filter_steps": steps,
-        "counts": {"pairs": int(len(gt.table)),
-                   "rated": int((gt.table["n_ratings"] > 0).sum()),
-                   "exported": int(len(kept)), "annotators": len(gt.annotators),
-                   "ratings": int(len(gt.ratings))},
+        "counts": {
+            "pairs": int(len(gt.table)),
+            "rated": int((gt.table["n_ratings"] > 0).sum()),
+            "exported": int(len(kept)),
+            "annotators": len(gt.annotators),
+            "ratings": int(len(gt.ratings)),
+        },
         "krippendorff_alpha": {"study": alpha_all, "exported": alpha_sub},
-        "krippendorff_alpha_reasons": {k: v for k, v in (("study", why_all), ("exported", why_sub))
-                                       if v},
+        "krippendorff_alpha_reasons": {
+            k: v for k, v in (("study", why_all), ("exported", why_sub)) if v
+        },
         "ratings_version": {"count": version[0], "max_rating_id": version[1]},
         "columns": [str(c) for c in kept.columns],
         "formula_escaping": kind in ("csv", "tsv"),
@@ -442,7 +526,8 @@ def export_gold(study: str, out: str | Path, fmt: str | None = None, *,
     }
     mpath = manifest_path(out)
     tmp = mpath.with_name(mpath.name + ".part")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n",
-                   encoding="utf-8")
+    tmp.write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
+    )
     tmp.replace(mpath)
     return manifest

@@ -1,6 +1,7 @@
 """Plotly figures of the QA dashboard, built from the tables of
 :class:`medsim_annot.services.dashboard.Dashboard` (no statistics here: only drawing).
 Used by the dashboard page (``st.plotly_chart``) and the HTML report."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +15,21 @@ _LAYOUT = dict(margin=dict(l=40, r=20, t=50, b=40), template="plotly_white")
 
 def completion_figure(completion: pd.DataFrame) -> go.Figure:
     """Horizontal bars: ratings done / assigned per annotator."""
-    fig = go.Figure(go.Bar(
-        y=completion["annotator"], x=completion["share"] * 100, orientation="h",
-        text=[f"{d} / {t}" for d, t in zip(completion["done"], completion["total"])],
-        textposition="auto", marker_color="#2a9d8f"))
-    fig.update_layout(title="Completion per annotator", xaxis=dict(title="% of queue rated",
-                                                                   range=[0, 100]), **_LAYOUT)
+    fig = go.Figure(
+        go.Bar(
+            y=completion["annotator"],
+            x=completion["share"] * 100,
+            orientation="h",
+            text=[f"{d} / {t}" for d, t in zip(completion["done"], completion["total"])],
+            textposition="auto",
+            marker_color="#2a9d8f",
+        )
+    )
+    fig.update_layout(
+        title="Completion per annotator",
+        xaxis=dict(title="% of queue rated", range=[0, 100]),
+        **_LAYOUT,
+    )
     return fig
 
 
@@ -27,52 +37,100 @@ def audit_figure(audit_table: pd.DataFrame) -> go.Figure:
     """Grouped bars of accuracy, recall and precision per group (AAAI 2020 Table 3), with
     bootstrap intervals as error bars when present."""
     fig = go.Figure()
-    for metric, color in (("accuracy", "#264653"), ("recall", "#2a9d8f"),
-                          ("precision", "#e9c46a"), ("alpha", "#e76f51")):
+    for metric, color in (
+        ("accuracy", "#264653"),
+        ("recall", "#2a9d8f"),
+        ("precision", "#e9c46a"),
+        ("alpha", "#e76f51"),
+    ):
         err = None
         lo, hi = f"{metric}_ci_low", f"{metric}_ci_high"
         if lo in audit_table.columns:
             v = audit_table[metric].to_numpy(dtype=float)
-            err = dict(type="data", symmetric=False,
-                       array=audit_table[hi].to_numpy(dtype=float) - v,
-                       arrayminus=v - audit_table[lo].to_numpy(dtype=float))
-        fig.add_bar(name=metric, x=audit_table["group"], y=audit_table[metric], error_y=err,
-                    marker_color=color)
-    fig.update_layout(title="Automatic labels vs majority, per group", barmode="group",
-                      yaxis=dict(range=[0, 1.05]), **_LAYOUT)
+            err = dict(
+                type="data",
+                symmetric=False,
+                array=audit_table[hi].to_numpy(dtype=float) - v,
+                arrayminus=v - audit_table[lo].to_numpy(dtype=float),
+            )
+        fig.add_bar(
+            name=metric,
+            x=audit_table["group"],
+            y=audit_table[metric],
+            error_y=err,
+            marker_color=color,
+        )
+    fig.update_layout(
+        title="Automatic labels vs majority, per group",
+        barmode="group",
+        yaxis=dict(range=[0, 1.05]),
+        **_LAYOUT,
+    )
     return fig
 
 
 def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
     """Heatmap of the confusion matrix automatic label x majority (counts)."""
     z = confusion.to_numpy(dtype=float)
-    fig = go.Figure(go.Heatmap(z=z, x=list(confusion.columns), y=list(confusion.index),
-                               text=confusion.to_numpy().astype(int), texttemplate="%{text}",
-                               colorscale="Blues", showscale=False))
-    fig.update_layout(title="Automatic label vs majority", yaxis=dict(autorange="reversed"),
-                      **_LAYOUT)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(confusion.columns),
+            y=list(confusion.index),
+            text=confusion.to_numpy().astype(int),
+            texttemplate="%{text}",
+            colorscale="Blues",
+            showscale=False,
+        )
+    )
+    fig.update_layout(
+        title="Automatic label vs majority", yaxis=dict(autorange="reversed"), **_LAYOUT
+    )
     return fig
 
 
 def pairwise_heatmap(matrix: pd.DataFrame) -> go.Figure:
     """Heatmap of pairwise Krippendorff's alpha (EHR-Rel Table 2)."""
     z = matrix.to_numpy(dtype=float)
-    text = np.where(np.isnan(z), "", np.vectorize(lambda x: f"{x:.2f}", otypes=[str])(np.nan_to_num(z)))
-    fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=list(matrix.index), text=text,
-                               texttemplate="%{text}", zmin=0, zmax=1, colorscale="Viridis",
-                               colorbar=dict(title="alpha")))
-    fig.update_layout(title="Pairwise Krippendorff's alpha", yaxis=dict(autorange="reversed"),
-                      **_LAYOUT)
+    text = np.where(
+        np.isnan(z), "", np.vectorize(lambda x: f"{x:.2f}", otypes=[str])(np.nan_to_num(z))
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(matrix.columns),
+            y=list(matrix.index),
+            text=text,
+            texttemplate="%{text}",
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            colorbar=dict(title="alpha"),
+        )
+    )
+    fig.update_layout(
+        title="Pairwise Krippendorff's alpha", yaxis=dict(autorange="reversed"), **_LAYOUT
+    )
     return fig
 
 
 def mean_score_histogram(means: pd.Series, scale: Scale | None = None) -> go.Figure:
     """Distribution of the pairs' mean ratings (EHR-Rel Figure 1)."""
-    fig = go.Figure(go.Histogram(x=means.to_numpy(dtype=float), nbinsx=None,
-                                 xbins=dict(size=0.2) if scale is None or scale.numeric else None,
-                                 marker_color="#457b9d"))
-    fig.update_layout(title="Distribution of mean scores", xaxis_title="mean rating",
-                      yaxis_title="pairs", bargap=0.05, **_LAYOUT)
+    fig = go.Figure(
+        go.Histogram(
+            x=means.to_numpy(dtype=float),
+            nbinsx=None,
+            xbins=dict(size=0.2) if scale is None or scale.numeric else None,
+            marker_color="#457b9d",
+        )
+    )
+    fig.update_layout(
+        title="Distribution of mean scores",
+        xaxis_title="mean rating",
+        yaxis_title="pairs",
+        bargap=0.05,
+        **_LAYOUT,
+    )
     return fig
 
 
@@ -81,7 +139,11 @@ def quality_figure(quality: pd.DataFrame) -> go.Figure:
     colors = ["#d62828" if o else "#457b9d" for o in quality.get("outlier", [False] * len(quality))]
     fig = go.Figure()
     fig.add_bar(name="IAA-1", x=quality["annotator"], y=quality["iaa_1"], marker_color=colors)
-    fig.add_bar(name="don't-know share", x=quality["annotator"], y=quality["dont_know_share"],
-                marker_color="#adb5bd")
+    fig.add_bar(
+        name="don't-know share",
+        x=quality["annotator"],
+        y=quality["dont_know_share"],
+        marker_color="#adb5bd",
+    )
     fig.update_layout(title="Rater quality", barmode="group", **_LAYOUT)
     return fig

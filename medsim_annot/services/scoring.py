@@ -5,6 +5,7 @@ both report the same numbers. Long work reports through an optional ``progress``
 ``progress(done: int, total: int, stage: str)`` — the CLI draws tqdm bars with it, a page can
 pass ``lambda d, t, s: bar.progress(d / max(t, 1), text=s)``.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,11 +22,18 @@ from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
 from medsim_annot.embeddings import evaluate as ev
-from medsim_annot.embeddings.lexical import (LEXICAL_METRICS, char_ngram_similarity,
-                                             levenshtein_similarity)
+from medsim_annot.embeddings.lexical import (
+    LEXICAL_METRICS,
+    char_ngram_similarity,
+    levenshtein_similarity,
+)
 from medsim_annot.embeddings.loaders import WORD_FORMATS, detect_format, load_word_vectors
-from medsim_annot.embeddings.metrics import (VECTOR_METRICS, WORD_METRICS, vector_pair_scores,
-                                             word_pair_scores)
+from medsim_annot.embeddings.metrics import (
+    VECTOR_METRICS,
+    WORD_METRICS,
+    vector_pair_scores,
+    word_pair_scores,
+)
 from medsim_annot.embeddings.tokenise import DEFAULT_TOKENISER, Tokeniser
 
 Progress = Callable[[int, int, str], None]
@@ -73,8 +81,9 @@ def list_embeddings(folder: str | os.PathLike | None = None) -> pd.DataFrame:
                 fmt = detect_format(p)
             except (InputError, OSError):
                 continue
-            if fmt == CONTEXTUAL_FORMAT and not ((p / "modules.json").exists()
-                                                 or (p / "config.json").exists()):
+            if fmt == CONTEXTUAL_FORMAT and not (
+                (p / "modules.json").exists() or (p / "config.json").exists()
+            ):
                 continue
             rows.append((p.name, str(p), fmt))
     return pd.DataFrame(rows, columns=["name", "path", "format"])
@@ -83,6 +92,7 @@ def list_embeddings(folder: str | os.PathLike | None = None) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 # Reading files
 # ---------------------------------------------------------------------------------------
+
 
 def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
     """A pairs file (pairs contract) or an EHR-Rel wide file, validated."""
@@ -104,8 +114,16 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
 
 
 _NAN_TEXT = {"", "nan", "na", "null", "none"}
-_SKIP_COLUMNS = {C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY,
-                 C.CONCEPT_ID_1, C.CONCEPT_ID_2}
+_SKIP_COLUMNS = {
+    C.TERM_1,
+    C.TERM_2,
+    C.AUTO_LABEL,
+    C.DATASET,
+    C.DIFFICULTY,
+    C.NEGATIVE_STRATEGY,
+    C.CONCEPT_ID_1,
+    C.CONCEPT_ID_2,
+}
 
 
 def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
@@ -113,8 +131,10 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
         raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
-    problems = [Problem(f"pair_id '{ids[i]}' appears more than once", row=i + 2, column=C.PAIR_ID)
-                for i in np.flatnonzero(dup.to_numpy())]
+    problems = [
+        Problem(f"pair_id '{ids[i]}' appears more than once", row=i + 2, column=C.PAIR_ID)
+        for i in np.flatnonzero(dup.to_numpy())
+    ]
     out = pd.DataFrame({C.PAIR_ID: ids.to_numpy()})
     metric_cols = [c for c in frame.columns if c != C.PAIR_ID and c not in _SKIP_COLUMNS]
     for col in metric_cols:
@@ -145,16 +165,24 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
 # Scoring
 # ---------------------------------------------------------------------------------------
 
+
 def _stage(progress: Progress | None, stage: str):
     if progress is None:
         return None
     return lambda done, total: progress(done, total, stage)
 
 
-def score_pairs(pairs_frame: pd.DataFrame, embedding_path: str | os.PathLike | None,
-                fmt: str | None = None, metrics: Sequence[str] | None = None,
-                progress: Progress | None = None, *, tokeniser: Tokeniser = DEFAULT_TOKENISER,
-                cache_dir: str | os.PathLike | None = None, batch_size: int = 64) -> pd.DataFrame:
+def score_pairs(
+    pairs_frame: pd.DataFrame,
+    embedding_path: str | os.PathLike | None,
+    fmt: str | None = None,
+    metrics: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    *,
+    tokeniser: Tokeniser = DEFAULT_TOKENISER,
+    cache_dir: str | os.PathLike | None = None,
+    batch_size: int = 64,
+) -> pd.DataFrame:
     """Score every pair with one embedding (or lexical baseline).
 
     Parameters
@@ -200,12 +228,17 @@ def score_pairs(pairs_frame: pd.DataFrame, embedding_path: str | os.PathLike | N
     metrics = tuple(metrics) if metrics else allowed
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
-        raise ScoringProblem(f"metric {', '.join(map(repr, unknown))} is not available for "
-                             f"format '{fmt}'; use {', '.join(allowed)}")
+        raise ScoringProblem(
+            f"metric {', '.join(map(repr, unknown))} is not available for "
+            f"format '{fmt}'; use {', '.join(allowed)}"
+        )
     t1 = [str(t) for t in pairs_frame[C.TERM_1]]
     t2 = [str(t) for t in pairs_frame[C.TERM_2]]
-    info: dict = {"pairs": len(t1), "format": fmt,
-                  "embedding": None if embedding_path is None else str(embedding_path)}
+    info: dict = {
+        "pairs": len(t1),
+        "format": fmt,
+        "embedding": None if embedding_path is None else str(embedding_path),
+    }
     if fmt in LEXICAL_METRICS:
         if progress is not None:
             progress(0, len(t1), "scoring pairs")
@@ -216,8 +249,9 @@ def score_pairs(pairs_frame: pd.DataFrame, embedding_path: str | os.PathLike | N
     elif fmt == CONTEXTUAL_FORMAT:
         values = _score_contextual(t1, t2, embedding_path, metrics, progress, cache_dir, batch_size)
     else:
-        values = _score_words(t1, t2, embedding_path, fmt, metrics, progress, tokeniser,
-                              cache_dir, info)
+        values = _score_words(
+            t1, t2, embedding_path, fmt, metrics, progress, tokeniser, cache_dir, info
+        )
     out = pd.DataFrame({C.PAIR_ID: pairs_frame[C.PAIR_ID].astype(str).to_numpy()})
     for m in metrics:
         out[m] = values[m]
@@ -232,8 +266,12 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
         raise ScoringProblem(f"format '{fmt}' needs an embedding file")
     if progress is not None:
         progress(0, 1, "loading embedding")
-    wv = load_word_vectors(path, fmt, cache_dir=cache_dir,
-                           progress=(lambda msg: progress(0, 1, msg)) if progress else None)
+    wv = load_word_vectors(
+        path,
+        fmt,
+        cache_dir=cache_dir,
+        progress=(lambda msg: progress(0, 1, msg)) if progress else None,
+    )
     if progress is not None:
         progress(1, 1, "loading embedding")
     words1 = [tokeniser(t) for t in t1]
@@ -242,9 +280,15 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
     matrix, rows = wv.lookup(vocab)
     idx1 = [[rows[w] for w in t if w in rows] for t in words1]
     idx2 = [[rows[w] for w in t if w in rows] for t in words2]
-    info.update(tokeniser=tokeniser.describe(), words=len(vocab), oov_words=len(vocab) - len(rows),
-                vocabulary=len(wv), dim=wv.dim, load_seconds=round(wv.load_seconds, 3),
-                converted=wv.converted)
+    info.update(
+        tokeniser=tokeniser.describe(),
+        words=len(vocab),
+        oov_words=len(vocab) - len(rows),
+        vocabulary=len(wv),
+        dim=wv.dim,
+        load_seconds=round(wv.load_seconds, 3),
+        converted=wv.converted,
+    )
     return word_pair_scores(matrix, idx1, idx2, metrics, progress=_stage(progress, "scoring pairs"))
 
 
@@ -267,8 +311,22 @@ def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) ->
 # Gold
 # ---------------------------------------------------------------------------------------
 
-_BINARY_TEXT = {"1": 1, "0": 0, "1.0": 1, "0.0": 0, "true": 1, "false": 0, "yes": 1, "no": 0,
-                "same": 1, "not_same": 0, "similar": 1, "dissimilar": 0, "y": 1, "n": 0}
+_BINARY_TEXT = {
+    "1": 1,
+    "0": 0,
+    "1.0": 1,
+    "0.0": 0,
+    "true": 1,
+    "false": 0,
+    "yes": 1,
+    "no": 0,
+    "same": 1,
+    "not_same": 0,
+    "similar": 1,
+    "dissimilar": 0,
+    "y": 1,
+    "n": 0,
+}
 
 
 @dataclass
@@ -289,7 +347,9 @@ def read_gold(path: str | os.PathLike, task: str | None = None) -> Gold:
     return gold_from_frame(read_table(path), task, file=str(path))
 
 
-def gold_from_frame(frame: pd.DataFrame, task: str | None = None, *, file: str | None = None) -> Gold:
+def gold_from_frame(
+    frame: pd.DataFrame, task: str | None = None, *, file: str | None = None
+) -> Gold:
     """Gold values from any of the files the project writes.
 
     * an EHR-Rel wide file — mean rating per pair (graded);
@@ -311,10 +371,14 @@ def gold_from_frame(frame: pd.DataFrame, task: str | None = None, *, file: str |
         return _finish(values, task or "graded", "EHR-Rel mean rating", pairs, file)
     if C.PAIR_ID not in cols:
         raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
-    terms = frame[[c for c in (C.PAIR_ID, C.TERM_1, C.TERM_2) if c in cols]].drop_duplicates(C.PAIR_ID) \
-        if {C.TERM_1, C.TERM_2} <= cols else None
+    terms = (
+        frame[[c for c in (C.PAIR_ID, C.TERM_1, C.TERM_2) if c in cols]].drop_duplicates(C.PAIR_ID)
+        if {C.TERM_1, C.TERM_2} <= cols
+        else None
+    )
     majority_binary = "majority" in cols and all(
-        str(v).strip().lower() in _BINARY_TEXT or str(v).strip() == "" for v in frame["majority"])
+        str(v).strip().lower() in _BINARY_TEXT or str(v).strip() == "" for v in frame["majority"]
+    )
     if "majority" in cols and majority_binary and task != "graded":
         values = _parse_column(frame, "majority", file, binary=True)
         return _finish(values, "binary", "majority", terms, file)
@@ -327,14 +391,20 @@ def gold_from_frame(frame: pd.DataFrame, task: str | None = None, *, file: str |
         return _finish(mean, task or "graded", "mean of ratings", terms, file)
     if C.AUTO_LABEL in cols:
         pairs = validate_pairs(frame, file)
-        values = pd.Series(pairs[C.AUTO_LABEL].astype("Float64").to_numpy(dtype=np.float64,
-                                                                            na_value=np.nan),
-                           index=pairs[C.PAIR_ID].to_numpy())
-        return _finish(values, task or "binary", "auto_label",
-                       pairs[[C.PAIR_ID, C.TERM_1, C.TERM_2]], file)
-    raise InputError.single("is not a gold file: it needs a 'majority' or 'mean' column, "
-                            "ratings (annotator, rating), an 'auto_label' column or the "
-                            "EHR-Rel rater columns", file=file, row=1)
+        values = pd.Series(
+            pairs[C.AUTO_LABEL].astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan),
+            index=pairs[C.PAIR_ID].to_numpy(),
+        )
+        return _finish(
+            values, task or "binary", "auto_label", pairs[[C.PAIR_ID, C.TERM_1, C.TERM_2]], file
+        )
+    raise InputError.single(
+        "is not a gold file: it needs a 'majority' or 'mean' column, "
+        "ratings (annotator, rating), an 'auto_label' column or the "
+        "EHR-Rel rater columns",
+        file=file,
+        row=1,
+    )
 
 
 def _parse_column(frame, col, file, *, binary: bool, allow_binary_words: bool = False) -> pd.Series:
@@ -351,8 +421,13 @@ def _parse_column(frame, col, file, *, binary: bool, allow_binary_words: bool = 
             try:
                 values[i] = float(text)
             except ValueError:
-                problems.append(Problem(f"'{text}' is not a number" + (" or a binary label"
-                                        if binary else ""), row=i + 2, column=col))
+                problems.append(
+                    Problem(
+                        f"'{text}' is not a number" + (" or a binary label" if binary else ""),
+                        row=i + 2,
+                        column=col,
+                    )
+                )
                 values[i] = np.nan
     if problems:
         raise InputError(problems, file)
@@ -360,7 +435,9 @@ def _parse_column(frame, col, file, *, binary: bool, allow_binary_words: bool = 
 
 
 def _finish(values: pd.Series, task: str, source: str, terms, file) -> Gold:
-    values = values[~values.index.duplicated(keep="last")] if source != "mean of ratings" else values
+    values = (
+        values[~values.index.duplicated(keep="last")] if source != "mean of ratings" else values
+    )
     values = values.dropna().astype(np.float64)
     if task == "binary":
         if source == "mean of ratings" or not set(np.unique(values)) <= {0.0, 1.0}:
@@ -377,6 +454,7 @@ def _finish(values: pd.Series, task: str, source: str, terms, file) -> Gold:
 # ---------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class EvaluationResult:
@@ -418,12 +496,18 @@ class EvaluationResult:
 
     def to_dict(self) -> dict:
         """Plain data for JSON (ROC curves left out)."""
-        return {"task": self.task, "gold_source": self.gold_source, "n_gold": self.n_gold,
-                "n_common": self.n_common, "alpha": self.alpha,
-                "n_comparisons": self.n_comparisons,
-                "alpha_per_comparison": self.alpha / max(self.n_comparisons, 1),
-                "settings": self.settings,
-                "methods": _records(self.methods), "comparisons": _records(self.comparisons)}
+        return {
+            "task": self.task,
+            "gold_source": self.gold_source,
+            "n_gold": self.n_gold,
+            "n_common": self.n_common,
+            "alpha": self.alpha,
+            "n_comparisons": self.n_comparisons,
+            "alpha_per_comparison": self.alpha / max(self.n_comparisons, 1),
+            "settings": self.settings,
+            "methods": _records(self.methods),
+            "comparisons": _records(self.comparisons),
+        }
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -441,25 +525,38 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
     series: dict[str, pd.Series] = {}
     meta = []
     for name, frame in items:
-        typed = _typed_scores(frame, name) if not all(
-            pd.api.types.is_float_dtype(frame[c]) for c in frame.columns if c != C.PAIR_ID) \
+        typed = (
+            _typed_scores(frame, name)
+            if not all(
+                pd.api.types.is_float_dtype(frame[c]) for c in frame.columns if c != C.PAIR_ID
+            )
             else frame
+        )
         for col in typed.columns:
             if col == C.PAIR_ID or col in _SKIP_COLUMNS:
                 continue
             method = f"{name}:{col}"
-            series[method] = pd.Series(typed[col].to_numpy(dtype=np.float64),
-                                       index=typed[C.PAIR_ID].astype(str).to_numpy())
+            series[method] = pd.Series(
+                typed[col].to_numpy(dtype=np.float64), index=typed[C.PAIR_ID].astype(str).to_numpy()
+            )
             meta.append((method, name, col))
     if not series:
         raise ScoringProblem("no score columns to evaluate")
     return series, meta
 
 
-def evaluate_scores(score_frames, gold_frame, task: str | None = None, *, alpha: float = 0.05,
-                    confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
-                    mcnemar_exact: bool | None = None,
-                    progress: Progress | None = None) -> EvaluationResult:
+def evaluate_scores(
+    score_frames,
+    gold_frame,
+    task: str | None = None,
+    *,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed: int = 0,
+    mcnemar_exact: bool | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
     """Evaluate one or more score sets against gold on the common subset of pairs.
 
     Parameters
@@ -496,15 +593,23 @@ def evaluate_scores(score_frames, gold_frame, task: str | None = None, *, alpha:
     gold_ids = list(gold.values.index)
     common = ev.common_subset(series, gold_ids)
     if not common:
-        raise InputError.single("no pair has a gold value and a score from every method "
-                                "(check that the pair_ids match)")
+        raise InputError.single(
+            "no pair has a gold value and a score from every method (check that the pair_ids match)"
+        )
     y = gold.values.reindex(common).to_numpy()
     X = {m: series[m].reindex(common).to_numpy() for m in names}
     rows = []
     for m, file, metric in meta:
         covered, total = ev.coverage(series[m], gold_ids)
-        rows.append({"method": m, "file": file, "metric": metric, "covered": covered,
-                     "coverage": covered / total if total else float("nan")})
+        rows.append(
+            {
+                "method": m,
+                "file": file,
+                "metric": metric,
+                "covered": covered,
+                "coverage": covered / total if total else float("nan"),
+            }
+        )
     methods = pd.DataFrame(rows)
     K = len(names) * (len(names) - 1) // 2
     level = alpha / K if K else alpha
@@ -512,17 +617,29 @@ def evaluate_scores(score_frames, gold_frame, task: str | None = None, *, alpha:
     if gold.task == "binary":
         methods, comparisons, roc = _binary(names, y, X, methods, K, alpha, mcnemar_exact, progress)
     else:
-        methods, comparisons = _graded(names, y, X, methods, level, confidence, n_resamples,
-                                       seed, progress)
+        methods, comparisons = _graded(
+            names, y, X, methods, level, confidence, n_resamples, seed, progress
+        )
     counts = ev.significance_counts(names, comparisons)
     methods = methods.merge(counts, on="method", how="left")
-    settings = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed} \
-        if gold.task == "graded" else {"mcnemar_exact": mcnemar_exact,
-                                       "prediction": "similar when score >= threshold"}
-    return EvaluationResult(task=gold.task, gold_source=gold.source, n_gold=len(gold_ids),
-                            n_common=len(common), alpha=alpha, n_comparisons=K, methods=methods,
-                            comparisons=comparisons, roc=roc, common_pairs=common,
-                            settings=settings)
+    settings = (
+        {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+        if gold.task == "graded"
+        else {"mcnemar_exact": mcnemar_exact, "prediction": "similar when score >= threshold"}
+    )
+    return EvaluationResult(
+        task=gold.task,
+        gold_source=gold.source,
+        n_gold=len(gold_ids),
+        n_common=len(common),
+        alpha=alpha,
+        n_comparisons=K,
+        methods=methods,
+        comparisons=comparisons,
+        roc=roc,
+        common_pairs=common,
+        settings=settings,
+    )
 
 
 def _binary(names, y, X, methods, K, alpha, exact, progress):
@@ -546,19 +663,36 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
     total = K
     done = 0
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             stat, p, table = ev.mcnemar_test(correct[a], correct[b], exact=exact)
             p_adj = float(ev.bonferroni(np.array([p]), K)[0])
             sig = p_adj < alpha
             better = a if accuracy[a] > accuracy[b] else b if accuracy[b] > accuracy[a] else ""
-            rows.append({"method_a": a, "method_b": b, "statistic": stat, "p_value": p,
-                         "p_adjusted": p_adj, "table": table.tolist(), "significant": bool(sig),
-                         "better": better if sig else ""})
+            rows.append(
+                {
+                    "method_a": a,
+                    "method_b": b,
+                    "statistic": stat,
+                    "p_value": p,
+                    "p_adjusted": p_adj,
+                    "table": table.tolist(),
+                    "significant": bool(sig),
+                    "better": better if sig else "",
+                }
+            )
             done += 1
             if progress is not None:
                 progress(done, total, "McNemar tests")
-    cols = ["method_a", "method_b", "statistic", "p_value", "p_adjusted", "table", "significant",
-            "better"]
+    cols = [
+        "method_a",
+        "method_b",
+        "statistic",
+        "p_value",
+        "p_adjusted",
+        "table",
+        "significant",
+        "better",
+    ]
     return methods, pd.DataFrame(rows, columns=cols), roc
 
 
@@ -577,24 +711,48 @@ def _graded(names, y, X, methods, level, confidence, n_resamples, seed, progress
     methods = methods.assign(rho=rho, rho_low=low, rho_high=high)
     rows = []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            ci = ev.spearman_difference_ci(y, X[a], X[b], confidence=1 - level,
-                                           n_resamples=n_resamples, seed=seed)
+        for b in names[i + 1 :]:
+            ci = ev.spearman_difference_ci(
+                y, X[a], X[b], confidence=1 - level, n_resamples=n_resamples, seed=seed
+            )
             sig = bool(np.isfinite(ci.low) and (ci.low > 0 or ci.high < 0))
             better = (a if ci.estimate > 0 else b) if sig else ""
-            rows.append({"method_a": a, "method_b": b, "difference": ci.estimate,
-                         "low": ci.low, "high": ci.high, "confidence": ci.confidence,
-                         "significant": sig, "better": better})
+            rows.append(
+                {
+                    "method_a": a,
+                    "method_b": b,
+                    "difference": ci.estimate,
+                    "low": ci.low,
+                    "high": ci.high,
+                    "confidence": ci.confidence,
+                    "significant": sig,
+                    "better": better,
+                }
+            )
             done += 1
             if progress is not None:
                 progress(done, total, "bootstrap intervals")
-    cols = ["method_a", "method_b", "difference", "low", "high", "confidence", "significant",
-            "better"]
+    cols = [
+        "method_a",
+        "method_b",
+        "difference",
+        "low",
+        "high",
+        "confidence",
+        "significant",
+        "better",
+    ]
     return methods, pd.DataFrame(rows, columns=cols)
 
 
-def pair_errors(score_frames, gold_frame, method: str, result: EvaluationResult | None = None,
-                *, limit: int = 50) -> pd.DataFrame:
+def pair_errors(
+    score_frames,
+    gold_frame,
+    method: str,
+    result: EvaluationResult | None = None,
+    *,
+    limit: int = 50,
+) -> pd.DataFrame:
     """The pairs a method gets most wrong, for the per-pair explorer.
 
     Binary gold: misclassified pairs (at the method's accuracy-optimising threshold), the
@@ -606,10 +764,18 @@ def pair_errors(score_frames, gold_frame, method: str, result: EvaluationResult 
     series, _ = _methods(score_frames)
     if method not in series:
         raise ScoringProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
-    ids = result.common_pairs if result is not None else \
-        ev.common_subset({method: series[method]}, list(gold.values.index))
-    frame = pd.DataFrame({C.PAIR_ID: ids, "gold": gold.values.reindex(ids).to_numpy(),
-                          "score": series[method].reindex(ids).to_numpy()})
+    ids = (
+        result.common_pairs
+        if result is not None
+        else ev.common_subset({method: series[method]}, list(gold.values.index))
+    )
+    frame = pd.DataFrame(
+        {
+            C.PAIR_ID: ids,
+            "gold": gold.values.reindex(ids).to_numpy(),
+            "score": series[method].reindex(ids).to_numpy(),
+        }
+    )
     if gold.task == "binary":
         if result is not None:
             t = float(result.methods.set_index("method").at[method, "threshold"])
@@ -633,11 +799,20 @@ def pair_errors(score_frames, gold_frame, method: str, result: EvaluationResult 
 # Category separation
 # ---------------------------------------------------------------------------------------
 
-def category_separation(terms_frame: pd.DataFrame, embedding_path, fmt: str | None = None,
-                        metrics: Sequence[str] | None = None, *, close: tuple[str, str],
-                        distant: str, category_column: str = "category",
-                        term_column: str = "term", progress: Progress | None = None,
-                        **score_options) -> pd.DataFrame:
+
+def category_separation(
+    terms_frame: pd.DataFrame,
+    embedding_path,
+    fmt: str | None = None,
+    metrics: Sequence[str] | None = None,
+    *,
+    close: tuple[str, str],
+    distant: str,
+    category_column: str = "category",
+    term_column: str = "term",
+    progress: Progress | None = None,
+    **score_options,
+) -> pd.DataFrame:
     """Relative overlap error O (Schulz & Juric 2020, §5.3) for user-given term categories.
 
     Every term of the first close category is paired with every term of the second close
@@ -662,8 +837,13 @@ def category_separation(terms_frame: pd.DataFrame, embedding_path, fmt: str | No
             raise InputError.single(f"category '{c}' has no terms", column=category_column)
     A, B, Cd = groups[close[0]], groups[close[1]], groups[distant]
     rows = [(a, b) for a in A for b in B] + [(a, c) for a in A for c in Cd]
-    pairs = pd.DataFrame({C.PAIR_ID: [f"x{i}" for i in range(len(rows))],
-                          C.TERM_1: [r[0] for r in rows], C.TERM_2: [r[1] for r in rows]})
+    pairs = pd.DataFrame(
+        {
+            C.PAIR_ID: [f"x{i}" for i in range(len(rows))],
+            C.TERM_1: [r[0] for r in rows],
+            C.TERM_2: [r[1] for r in rows],
+        }
+    )
     scores = score_pairs(pairs, embedding_path, fmt, metrics, progress, **score_options)
     out = []
     n_ab = len(A) * len(B)
@@ -672,7 +852,16 @@ def category_separation(terms_frame: pd.DataFrame, embedding_path, fmt: str | No
         S1 = v[:n_ab].reshape(len(A), len(B))
         S2 = v[n_ab:].reshape(len(A), len(Cd))
         O, count, (na, nb, nc) = ev.relative_overlap_error(S1, S2)
-        out.append({"metric": m, "O": O, "errors": count, "n_a": na, "n_b": nb, "n_c": nc,
-                    "sim_close": float(np.nanmean(S1)) if np.isfinite(S1).any() else float("nan"),
-                    "sim_distant": float(np.nanmean(S2)) if np.isfinite(S2).any() else float("nan")})
+        out.append(
+            {
+                "metric": m,
+                "O": O,
+                "errors": count,
+                "n_a": na,
+                "n_b": nb,
+                "n_c": nc,
+                "sim_close": float(np.nanmean(S1)) if np.isfinite(S1).any() else float("nan"),
+                "sim_distant": float(np.nanmean(S2)) if np.isfinite(S2).any() else float("nan"),
+            }
+        )
     return pd.DataFrame(out)

@@ -4,6 +4,7 @@ read a study's pairs and current ratings as frames for the statistics.
 Every write happens in one transaction (:func:`medsim_annot.storage.session_scope`): a
 failure leaves the database as it was.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,12 +28,26 @@ from data_schemas.scales import Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.storage import (Annotator, Assignment, Event, Item, Rating, Study, get_engine,
-                                  session_scope)
+from medsim_annot.storage import (
+    Annotator,
+    Assignment,
+    Event,
+    Item,
+    Rating,
+    Study,
+    get_engine,
+    session_scope,
+)
 from medsim_annot.storage.models import utcnow
 
-ITEM_COLUMNS = (C.AUTO_LABEL, C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY, C.CONCEPT_ID_1,
-                C.CONCEPT_ID_2)
+ITEM_COLUMNS = (
+    C.AUTO_LABEL,
+    C.DATASET,
+    C.DIFFICULTY,
+    C.NEGATIVE_STRATEGY,
+    C.CONCEPT_ID_1,
+    C.CONCEPT_ID_2,
+)
 
 
 @dataclass
@@ -63,9 +78,17 @@ def load_pairs(path: str | Path) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- create
-def create_study(name: str, pairs: pd.DataFrame, scale: Scale, annotators: list[str] | None = None,
-                 *, queues: dict[str, list[Slot]] | None = None, config: dict | None = None,
-                 guideline: str | None = None, engine: Engine | None = None) -> dict:
+def create_study(
+    name: str,
+    pairs: pd.DataFrame,
+    scale: Scale,
+    annotators: list[str] | None = None,
+    *,
+    queues: dict[str, list[Slot]] | None = None,
+    config: dict | None = None,
+    guideline: str | None = None,
+    engine: Engine | None = None,
+) -> dict:
     """Create study *name* from a validated pairs frame, in one transaction.
 
     Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
@@ -83,26 +106,51 @@ def create_study(name: str, pairs: pd.DataFrame, scale: Scale, annotators: list[
     with session_scope(engine) as s:
         if s.scalar(select(Study.id).where(Study.name == name)) is not None:
             raise UsageProblem(f"a study named '{name}' already exists")
-        study = Study(name=name, scale_json=scale.to_json(),
-                      guideline=guideline if guideline is not None else scale.guideline,
-                      config_json=json.dumps(config or {}, sort_keys=True), created_at=utcnow())
+        study = Study(
+            name=name,
+            scale_json=scale.to_json(),
+            guideline=guideline if guideline is not None else scale.guideline,
+            config_json=json.dumps(config or {}, sort_keys=True),
+            created_at=utcnow(),
+        )
         s.add(study)
         s.flush()
         item_ids = _insert_items(s, study.id, pairs)
         for who in annotators:
             code = new_access_code()
-            ann = Annotator(study_id=study.id, name=who, code_hash=hash_code(code), active=True,
-                            created_at=utcnow())
+            ann = Annotator(
+                study_id=study.id,
+                name=who,
+                code_hash=hash_code(code),
+                active=True,
+                created_at=utcnow(),
+            )
             s.add(ann)
             s.flush()
-            queue = queues[who] if queues is not None and who in queues else \
-                [Slot(i) for i in range(len(item_ids))]
+            queue = (
+                queues[who]
+                if queues is not None and who in queues
+                else [Slot(i) for i in range(len(item_ids))]
+            )
             _insert_queue(s, study.id, ann.id, item_ids, queue)
             codes.append({"name": who, "access_code": code})
-        s.add(Event(study_id=study.id, kind="study_created", at=utcnow(),
-                    detail_json=json.dumps({"items": len(item_ids), "annotators": annotators,
-                                            "scale": scale.name, "config": config or {}},
-                                           sort_keys=True, default=str)))
+        s.add(
+            Event(
+                study_id=study.id,
+                kind="study_created",
+                at=utcnow(),
+                detail_json=json.dumps(
+                    {
+                        "items": len(item_ids),
+                        "annotators": annotators,
+                        "scale": scale.name,
+                        "config": config or {},
+                    },
+                    sort_keys=True,
+                    default=str,
+                ),
+            )
+        )
     return {"study": name, "items": len(pairs), "annotators": codes}
 
 
@@ -111,15 +159,25 @@ def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
     rows = []
     for pos, rec in enumerate(pairs.to_dict(orient="records")):
         label = rec.get(C.AUTO_LABEL)
-        rows.append({
-            "study_id": study_id, "pair_id": str(rec[C.PAIR_ID]), "position": pos,
-            "term_1": rec[C.TERM_1], "term_2": rec[C.TERM_2],
-            "auto_label": None if label is None or pd.isna(label) else int(label),
-            **{c: "" if rec.get(c) is None or (isinstance(rec.get(c), float) and pd.isna(rec.get(c)))
-               else str(rec.get(c)) for c in ITEM_COLUMNS[1:]},
-            "meta_json": json.dumps({c: _plain(rec[c]) for c in extra}, ensure_ascii=False,
-                                    sort_keys=True),
-        })
+        rows.append(
+            {
+                "study_id": study_id,
+                "pair_id": str(rec[C.PAIR_ID]),
+                "position": pos,
+                "term_1": rec[C.TERM_1],
+                "term_2": rec[C.TERM_2],
+                "auto_label": None if label is None or pd.isna(label) else int(label),
+                **{
+                    c: ""
+                    if rec.get(c) is None or (isinstance(rec.get(c), float) and pd.isna(rec.get(c)))
+                    else str(rec.get(c))
+                    for c in ITEM_COLUMNS[1:]
+                },
+                "meta_json": json.dumps(
+                    {c: _plain(rec[c]) for c in extra}, ensure_ascii=False, sort_keys=True
+                ),
+            }
+        )
     if rows:
         s.execute(insert(Item), rows)
     ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
@@ -132,11 +190,20 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def _insert_queue(s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot],
-                  start: int = 0) -> None:
-    rows = [{"study_id": study_id, "annotator_id": annotator_id, "item_id": item_ids[slot.item],
-             "position": start + pos, "kind": slot.kind, "swapped": bool(slot.swapped)}
-            for pos, slot in enumerate(queue)]
+def _insert_queue(
+    s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
+) -> None:
+    rows = [
+        {
+            "study_id": study_id,
+            "annotator_id": annotator_id,
+            "item_id": item_ids[slot.item],
+            "position": start + pos,
+            "kind": slot.kind,
+            "swapped": bool(slot.swapped),
+        }
+        for pos, slot in enumerate(queue)
+    ]
     if rows:
         s.execute(insert(Assignment), rows)
 
@@ -147,29 +214,53 @@ def get_study(name: str, *, engine: Engine | None = None) -> StudyInfo:
         st = s.scalar(select(Study).where(Study.name == name))
         if st is None:
             known = s.scalars(select(Study.name).order_by(Study.name)).all()
-            hint = f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
+            hint = (
+                f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
+            )
             raise UsageProblem(f"there is no study named '{name}'{hint}")
-        return StudyInfo(st.id, st.name, Scale.from_json(st.scale_json), st.guideline,
-                         json.loads(st.config_json or "{}"), st.created_at)
+        return StudyInfo(
+            st.id,
+            st.name,
+            Scale.from_json(st.scale_json),
+            st.guideline,
+            json.loads(st.config_json or "{}"),
+            st.created_at,
+        )
 
 
 def list_studies(*, engine: Engine | None = None) -> list[dict]:
     """Every study with its scale, item, annotator and current-rating counts."""
     engine = engine or get_engine()
     with session_scope(engine) as s:
-        studies = s.execute(select(Study.id, Study.name, Study.scale_json, Study.created_at)
-                            .order_by(Study.name)).all()
+        studies = s.execute(
+            select(Study.id, Study.name, Study.scale_json, Study.created_at).order_by(Study.name)
+        ).all()
         items = dict(s.execute(select(Item.study_id, func.count()).group_by(Item.study_id)).all())
-        anns = dict(s.execute(select(Annotator.study_id, func.count())
-                              .group_by(Annotator.study_id)).all())
-        rated = dict(s.execute(select(Rating.study_id, func.count(func.distinct(Rating.assignment_id)))
-                               .group_by(Rating.study_id)).all())
-        slots = dict(s.execute(select(Assignment.study_id, func.count())
-                               .group_by(Assignment.study_id)).all())
-    return [{"study": name, "scale": json.loads(scale)["name"], "items": items.get(sid, 0),
-             "annotators": anns.get(sid, 0), "assigned": slots.get(sid, 0),
-             "rated": rated.get(sid, 0), "created_at": created.isoformat() if created else None}
-            for sid, name, scale, created in studies]
+        anns = dict(
+            s.execute(select(Annotator.study_id, func.count()).group_by(Annotator.study_id)).all()
+        )
+        rated = dict(
+            s.execute(
+                select(Rating.study_id, func.count(func.distinct(Rating.assignment_id))).group_by(
+                    Rating.study_id
+                )
+            ).all()
+        )
+        slots = dict(
+            s.execute(select(Assignment.study_id, func.count()).group_by(Assignment.study_id)).all()
+        )
+    return [
+        {
+            "study": name,
+            "scale": json.loads(scale)["name"],
+            "items": items.get(sid, 0),
+            "annotators": anns.get(sid, 0),
+            "assigned": slots.get(sid, 0),
+            "rated": rated.get(sid, 0),
+            "created_at": created.isoformat() if created else None,
+        }
+        for sid, name, scale, created in studies
+    ]
 
 
 def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -177,18 +268,38 @@ def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     with session_scope(engine) as s:
-        rows = s.execute(select(Annotator.id, Annotator.name, Annotator.active,
-                                Annotator.code_hash.is_not(None))
-                         .where(Annotator.study_id == info.id).order_by(Annotator.name)).all()
-        total = dict(s.execute(select(Assignment.annotator_id, func.count())
-                               .where(Assignment.study_id == info.id)
-                               .group_by(Assignment.annotator_id)).all())
-        done = dict(s.execute(select(Rating.annotator_id, func.count(func.distinct(Rating.assignment_id)))
-                              .where(Rating.study_id == info.id)
-                              .group_by(Rating.annotator_id)).all())
-    return pd.DataFrame([{"annotator": n, "active": bool(a), "has_code": bool(h),
-                          "done": done.get(i, 0), "total": total.get(i, 0)} for i, n, a, h in rows],
-                        columns=["annotator", "active", "has_code", "done", "total"])
+        rows = s.execute(
+            select(Annotator.id, Annotator.name, Annotator.active, Annotator.code_hash.is_not(None))
+            .where(Annotator.study_id == info.id)
+            .order_by(Annotator.name)
+        ).all()
+        total = dict(
+            s.execute(
+                select(Assignment.annotator_id, func.count())
+                .where(Assignment.study_id == info.id)
+                .group_by(Assignment.annotator_id)
+            ).all()
+        )
+        done = dict(
+            s.execute(
+                select(Rating.annotator_id, func.count(func.distinct(Rating.assignment_id)))
+                .where(Rating.study_id == info.id)
+                .group_by(Rating.annotator_id)
+            ).all()
+        )
+    return pd.DataFrame(
+        [
+            {
+                "annotator": n,
+                "active": bool(a),
+                "has_code": bool(h),
+                "done": done.get(i, 0),
+                "total": total.get(i, 0),
+            }
+            for i, n, a, h in rows
+        ],
+        columns=["annotator", "active", "has_code", "done", "total"],
+    )
 
 
 def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -199,10 +310,22 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
-    q = (select(Item.pair_id, Item.term_1, Item.term_2, Item.auto_label, Item.dataset,
-                Item.difficulty, Item.negative_strategy, Item.concept_id_1, Item.concept_id_2,
-                Item.meta_json)
-         .where(Item.study_id == info.id).order_by(Item.position))
+    q = (
+        select(
+            Item.pair_id,
+            Item.term_1,
+            Item.term_2,
+            Item.auto_label,
+            Item.dataset,
+            Item.difficulty,
+            Item.negative_strategy,
+            Item.concept_id_1,
+            Item.concept_id_2,
+            Item.meta_json,
+        )
+        .where(Item.study_id == info.id)
+        .order_by(Item.position)
+    )
     data = _fetch_columns(engine, q, len(cols) + 1)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
@@ -218,8 +341,9 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     return frame
 
 
-def current_ratings(study: str, *, include_duplicates: bool = False,
-                    engine: Engine | None = None) -> pd.DataFrame:
+def current_ratings(
+    study: str, *, include_duplicates: bool = False, engine: Engine | None = None
+) -> pd.DataFrame:
     """Current rating of every rated assignment (the latest saved row), long format.
 
     Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
@@ -230,20 +354,39 @@ def current_ratings(study: str, *, include_duplicates: bool = False,
     """
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    raw = _current_columns(engine, info.id, include_duplicates=include_duplicates,
-                           bookkeeping=False)
+    raw = _current_columns(
+        engine, info.id, include_duplicates=include_duplicates, bookkeeping=False
+    )
     return _current_frame(raw, _annotator_names(engine, info.id), info.scale)
 
 
 #: Raw columns of :func:`_current_columns`, in query order; the last three only with
 #: ``bookkeeping`` (for :class:`CurrentRatingsReader`).
-_RAW = ("_annotator", C.PAIR_ID, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
-        "slot", "position", "_item_pos", "_rid", "_assignment", "_total")
+_RAW = (
+    "_annotator",
+    C.PAIR_ID,
+    C.RATING,
+    C.RATED_AT,
+    C.COMMENT,
+    C.UNCLEAR,
+    "elapsed_ms",
+    "slot",
+    "position",
+    "_item_pos",
+    "_rid",
+    "_assignment",
+    "_total",
+)
 
 
-def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool = True,
-                     after: int | None = None, bookkeeping: bool = True
-                     ) -> dict[str, np.ndarray]:
+def _current_columns(
+    engine: Engine,
+    study_id: int,
+    *,
+    include_duplicates: bool = True,
+    after: int | None = None,
+    bookkeeping: bool = True,
+) -> dict[str, np.ndarray]:
     """Current ratings of study *study_id* as raw driver values, one array per name of
     :data:`_RAW`: annotator id, the pair's id, the rating's fields, the slot's kind and
     queue position, the pair's file position and, with *bookkeeping*, the rating id, the
@@ -253,19 +396,33 @@ def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool 
     With *after*, only ratings saved with an id above it, every one of them (not only the
     latest per assignment): the increment of :class:`CurrentRatingsReader`.
     """
-    columns = [Rating.annotator_id, Item.pair_id, Rating.value, Rating.rated_at, Rating.comment,
-               Rating.unclear, Rating.elapsed_ms, Assignment.kind, Assignment.position,
-               Item.position.label("item_position")]
+    columns = [
+        Rating.annotator_id,
+        Item.pair_id,
+        Rating.value,
+        Rating.rated_at,
+        Rating.comment,
+        Rating.unclear,
+        Rating.elapsed_ms,
+        Assignment.kind,
+        Assignment.position,
+        Item.position.label("item_position"),
+    ]
     if bookkeeping:
-        total = (select(func.count(Rating.id)).where(Rating.study_id == study_id)
-                 .scalar_subquery())
+        total = select(func.count(Rating.id)).where(Rating.study_id == study_id).scalar_subquery()
         columns += [Rating.id, Rating.assignment_id, total.label("total")]
-    q = (select(*columns)
-         .join(Assignment, Assignment.id == Rating.assignment_id)
-         .join(Item, Item.id == Rating.item_id))
+    q = (
+        select(*columns)
+        .join(Assignment, Assignment.id == Rating.assignment_id)
+        .join(Item, Item.id == Rating.item_id)
+    )
     if after is None:
-        latest = (select(func.max(Rating.id).label("rid")).where(Rating.study_id == study_id)
-                  .group_by(Rating.assignment_id).subquery())
+        latest = (
+            select(func.max(Rating.id).label("rid"))
+            .where(Rating.study_id == study_id)
+            .group_by(Rating.assignment_id)
+            .subquery()
+        )
         q = q.join(latest, latest.c.rid == Rating.id)
     else:
         q = q.where(Rating.study_id == study_id, Rating.id > int(after))
@@ -276,12 +433,14 @@ def _current_columns(engine: Engine, study_id: int, *, include_duplicates: bool 
 
 def _annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
     with engine.connect() as conn:
-        return dict(conn.execute(select(Annotator.id, Annotator.name)
-                                 .where(Annotator.study_id == study_id)).all())
+        return dict(
+            conn.execute(
+                select(Annotator.id, Annotator.name).where(Annotator.study_id == study_id)
+            ).all()
+        )
 
 
-def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str],
-                   scale: Scale) -> pd.DataFrame:
+def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str], scale: Scale) -> pd.DataFrame:
     """The frame of :func:`current_ratings` from the raw columns of
     :func:`_current_columns` and the annotators' names by id."""
     n = len(raw[C.PAIR_ID])
@@ -296,8 +455,16 @@ def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str],
     position = raw["position"].astype(np.int64)
     ann_code = pd.factorize(annotator, sort=True)[0] if n else np.zeros(0, np.int64)
     order = np.lexsort((position, ann_code, item_pos))
-    cols = (C.PAIR_ID, C.ANNOTATOR, C.RATING, C.RATED_AT, C.COMMENT, C.UNCLEAR, "elapsed_ms",
-            "slot")
+    cols = (
+        C.PAIR_ID,
+        C.ANNOTATOR,
+        C.RATING,
+        C.RATED_AT,
+        C.COMMENT,
+        C.UNCLEAR,
+        "elapsed_ms",
+        "slot",
+    )
     data = {c: (annotator if c == C.ANNOTATOR else raw[c])[order] for c in cols}
     df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
     if n:
@@ -345,8 +512,11 @@ class CurrentRatingsReader:
     def read(self, version: tuple[int, int] | None = None) -> pd.DataFrame:
         """The current ratings now (see :func:`current_ratings`)."""
         with self._lock:
-            if self._raw is not None and version is not None and \
-                    (int(version[0]), int(version[1])) == (self._count, self._top):
+            if (
+                self._raw is not None
+                and version is not None
+                and (int(version[0]), int(version[1])) == (self._count, self._top)
+            ):
                 self.last_read = "kept"
                 raw = self._raw
             elif self._raw is not None and self._increment():
@@ -426,8 +596,11 @@ def _utc_times(raw: pd.Series) -> pd.Series:
     kind = pd.api.types.infer_dtype(raw, skipna=True) if len(raw) else "empty"
     if kind in ("datetime", "datetime64", "empty"):
         return pd.to_datetime(raw, utc=True)
-    text = raw.notna().to_numpy(dtype=bool) if kind == "string" else \
-        raw.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    text = (
+        raw.notna().to_numpy(dtype=bool)
+        if kind == "string"
+        else raw.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    )
     if not text.any():
         return pd.to_datetime(raw, utc=True)
     out = pd.to_datetime(raw.where(text, None), utc=True, format="ISO8601")
@@ -445,23 +618,28 @@ def ratings_frame(study: str, *, engine: Engine | None = None) -> tuple[pd.DataF
     return to_ratings_frame(cur, info.scale), info.scale
 
 
-def export_ratings(study: str, out: str | Path | None = None, *,
-                   engine: Engine | None = None) -> pd.DataFrame:
+def export_ratings(
+    study: str, out: str | Path | None = None, *, engine: Engine | None = None
+) -> pd.DataFrame:
     """Current ratings in the long ratings contract (pair_id, annotator, rating, rated_at,
     comment, unclear); written to *out* (any supported format) when given."""
     from medsim_annot.io import write_table
 
     info = get_study(study, engine=engine)
     cur = current_ratings(study, engine=engine)
-    frame = pd.DataFrame({
-        C.PAIR_ID: cur[C.PAIR_ID],
-        C.ANNOTATOR: cur[C.ANNOTATOR],
-        C.RATING: [info.scale.display(v) for v in cur[C.RATING]],
-        C.RATED_AT: [t.isoformat().replace("+00:00", "Z") if not pd.isna(t) else ""
-                     for t in cur[C.RATED_AT]],
-        C.COMMENT: cur[C.COMMENT],
-        C.UNCLEAR: ["true" if u else "false" for u in cur[C.UNCLEAR]],
-    })
+    frame = pd.DataFrame(
+        {
+            C.PAIR_ID: cur[C.PAIR_ID],
+            C.ANNOTATOR: cur[C.ANNOTATOR],
+            C.RATING: [info.scale.display(v) for v in cur[C.RATING]],
+            C.RATED_AT: [
+                t.isoformat().replace("+00:00", "Z") if not pd.isna(t) else ""
+                for t in cur[C.RATED_AT]
+            ],
+            C.COMMENT: cur[C.COMMENT],
+            C.UNCLEAR: ["true" if u else "false" for u in cur[C.UNCLEAR]],
+        }
+    )
     if out is not None:
         write_table(frame, out, escape_formulas=True)
     return frame
@@ -473,27 +651,55 @@ def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None
     ``rater_<X>`` column becomes annotator X, who is assigned exactly the pairs X rated."""
     frame = read_table(path)
     if not is_ehr_rel(frame.columns):
-        raise InputError.single("is not an EHR-Rel wide file: expected snomed_id_1, snomed_label_1, "
-                                "snomed_id_2, snomed_label_2 and rater_<name> columns",
-                                file=str(path), row=1)
+        raise InputError.single(
+            "is not an EHR-Rel wide file: expected snomed_id_1, snomed_label_1, "
+            "snomed_id_2, snomed_label_2 and rater_<name> columns",
+            file=str(path),
+            row=1,
+        )
     pairs, ratings = split_ehr_rel(frame, str(path))
-    return _import_completed(study, pairs, ratings, load_scale("relatedness-0-3"),
-                             {"imported_from": Path(path).name, "format": "ehr-rel"}, engine)
+    return _import_completed(
+        study,
+        pairs,
+        ratings,
+        load_scale("relatedness-0-3"),
+        {"imported_from": Path(path).name, "format": "ehr-rel"},
+        engine,
+    )
 
 
-def import_ratings(ratings_path: str | Path, pairs_path: str | Path, scale: str | Scale, study: str,
-                   *, engine: Engine | None = None) -> dict:
+def import_ratings(
+    ratings_path: str | Path,
+    pairs_path: str | Path,
+    scale: str | Scale,
+    study: str,
+    *,
+    engine: Engine | None = None,
+) -> dict:
     """Import ratings collected elsewhere (long ratings file + pairs file) as a completed study."""
     sc = scale if isinstance(scale, Scale) else load_scale(scale)
     pairs = load_pairs(pairs_path)
-    ratings = validate_ratings(read_table(ratings_path), sc, str(ratings_path),
-                               known_pairs=set(pairs[C.PAIR_ID]))
-    return _import_completed(study, pairs, ratings, sc,
-                             {"imported_from": Path(ratings_path).name, "format": "ratings"}, engine)
+    ratings = validate_ratings(
+        read_table(ratings_path), sc, str(ratings_path), known_pairs=set(pairs[C.PAIR_ID])
+    )
+    return _import_completed(
+        study,
+        pairs,
+        ratings,
+        sc,
+        {"imported_from": Path(ratings_path).name, "format": "ratings"},
+        engine,
+    )
 
 
-def _import_completed(study: str, pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale,
-                      config: dict, engine: Engine | None) -> dict:
+def _import_completed(
+    study: str,
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    config: dict,
+    engine: Engine | None,
+) -> dict:
     engine = engine or get_engine()
     index = {pid: i for i, pid in enumerate(pairs[C.PAIR_ID])}
     names = list(dict.fromkeys(ratings[C.ANNOTATOR]))
@@ -507,8 +713,13 @@ def _import_completed(study: str, pairs: pd.DataFrame, ratings: pd.DataFrame, sc
     with session_scope(engine) as s:
         if s.scalar(select(Study.id).where(Study.name == study)) is not None:
             raise UsageProblem(f"a study named '{study}' already exists")
-        st = Study(name=study, scale_json=scale.to_json(), guideline=scale.guideline,
-                   config_json=json.dumps(config, sort_keys=True), created_at=now)
+        st = Study(
+            name=study,
+            scale_json=scale.to_json(),
+            guideline=scale.guideline,
+            config_json=json.dumps(config, sort_keys=True),
+            created_at=now,
+        )
         s.add(st)
         s.flush()
         item_ids = _insert_items(s, st.id, pairs)
@@ -519,24 +730,49 @@ def _import_completed(study: str, pairs: pd.DataFrame, ratings: pd.DataFrame, sc
             s.flush()
             ann_ids[who] = ann.id
             _insert_queue(s, st.id, ann.id, item_ids, queues[who])
-        slot_ids = {(a, i): sid for sid, a, i in s.execute(
-            select(Assignment.id, Assignment.annotator_id, Assignment.item_id)
-            .where(Assignment.study_id == st.id)).all()}
+        slot_ids = {
+            (a, i): sid
+            for sid, a, i in s.execute(
+                select(Assignment.id, Assignment.annotator_id, Assignment.item_id).where(
+                    Assignment.study_id == st.id
+                )
+            ).all()
+        }
         ordered = ratings.assign(_t=ratings[C.RATED_AT].fillna(pd.Timestamp(now)))
         ordered = ordered.sort_values("_t", kind="stable")
         rows = []
         for rec in ordered.to_dict(orient="records"):
             a_id = ann_ids[rec[C.ANNOTATOR]]
             i_id = item_ids[index[rec[C.PAIR_ID]]]
-            rows.append({"study_id": st.id, "annotator_id": a_id, "item_id": i_id,
-                         "assignment_id": slot_ids[(a_id, i_id)], "value": str(rec[C.RATING]),
-                         "unclear": bool(rec.get(C.UNCLEAR, False)), "comment": rec.get(C.COMMENT) or "",
-                         "rated_at": rec["_t"].to_pydatetime(), "elapsed_ms": None, "source": "import"})
+            rows.append(
+                {
+                    "study_id": st.id,
+                    "annotator_id": a_id,
+                    "item_id": i_id,
+                    "assignment_id": slot_ids[(a_id, i_id)],
+                    "value": str(rec[C.RATING]),
+                    "unclear": bool(rec.get(C.UNCLEAR, False)),
+                    "comment": rec.get(C.COMMENT) or "",
+                    "rated_at": rec["_t"].to_pydatetime(),
+                    "elapsed_ms": None,
+                    "source": "import",
+                }
+            )
         s.execute(insert(Rating), rows)
-        s.add(Event(study_id=st.id, kind="study_imported", at=now,
-                    detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True)))
-    return {"study": study, "items": len(pairs), "ratings": len(ratings),
-            "annotators": [{"name": n, "access_code": None} for n in names]}
+        s.add(
+            Event(
+                study_id=st.id,
+                kind="study_imported",
+                at=now,
+                detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True),
+            )
+        )
+    return {
+        "study": study,
+        "items": len(pairs),
+        "ratings": len(ratings),
+        "annotators": [{"name": n, "access_code": None} for n in names],
+    }
 
 
 # --------------------------------------------------------------------------- annotators
@@ -549,18 +785,31 @@ def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dic
         raise UsageProblem("an annotator needs a name")
     code = new_access_code()
     with session_scope(engine) as s:
-        if s.scalar(select(Annotator.id).where(Annotator.study_id == info.id,
-                                              Annotator.name == name)) is not None:
+        if (
+            s.scalar(
+                select(Annotator.id).where(Annotator.study_id == info.id, Annotator.name == name)
+            )
+            is not None
+        ):
             raise UsageProblem(f"study '{study}' already has an annotator named '{name}'")
-        ann = Annotator(study_id=info.id, name=name, code_hash=hash_code(code), active=True,
-                        created_at=utcnow())
+        ann = Annotator(
+            study_id=info.id, name=name, code_hash=hash_code(code), active=True, created_at=utcnow()
+        )
         s.add(ann)
         s.flush()
-        item_ids = s.scalars(select(Item.id).where(Item.study_id == info.id)
-                             .order_by(Item.position)).all()
+        item_ids = s.scalars(
+            select(Item.id).where(Item.study_id == info.id).order_by(Item.position)
+        ).all()
         _insert_queue(s, info.id, ann.id, list(item_ids), [Slot(i) for i in range(len(item_ids))])
-        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="annotator_added", at=utcnow(),
-                    detail_json=json.dumps({"name": name})))
+        s.add(
+            Event(
+                study_id=info.id,
+                annotator_id=ann.id,
+                kind="annotator_added",
+                at=utcnow(),
+                detail_json=json.dumps({"name": name}),
+            )
+        )
     return {"name": name, "access_code": code}
 
 
@@ -578,13 +827,24 @@ def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = 
     if not new:
         raise UsageProblem("an annotator needs a name")
     with session_scope(engine) as s:
-        if s.scalar(select(Annotator.id).where(Annotator.study_id == info.id,
-                                              Annotator.name == new)) is not None:
+        if (
+            s.scalar(
+                select(Annotator.id).where(Annotator.study_id == info.id, Annotator.name == new)
+            )
+            is not None
+        ):
             raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
         ann = _annotator(s, info, old)
         ann.name = new
-        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="annotator_renamed", at=utcnow(),
-                    detail_json=json.dumps({"from": old, "to": new})))
+        s.add(
+            Event(
+                study_id=info.id,
+                annotator_id=ann.id,
+                kind="annotator_renamed",
+                at=utcnow(),
+                detail_json=json.dumps({"from": old, "to": new}),
+            )
+        )
 
 
 def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
@@ -615,15 +875,42 @@ def rating_history(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Every saved rating (the append-only history), oldest first."""
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    q = (select(Rating.id, Item.pair_id, Annotator.name, Rating.value, Rating.unclear,
-                Rating.comment, Rating.rated_at, Rating.elapsed_ms, Rating.source, Assignment.kind)
-         .join(Item, Item.id == Rating.item_id).join(Annotator, Annotator.id == Rating.annotator_id)
-         .join(Assignment, Assignment.id == Rating.assignment_id)
-         .where(Rating.study_id == info.id).order_by(Rating.id))
+    q = (
+        select(
+            Rating.id,
+            Item.pair_id,
+            Annotator.name,
+            Rating.value,
+            Rating.unclear,
+            Rating.comment,
+            Rating.rated_at,
+            Rating.elapsed_ms,
+            Rating.source,
+            Assignment.kind,
+        )
+        .join(Item, Item.id == Rating.item_id)
+        .join(Annotator, Annotator.id == Rating.annotator_id)
+        .join(Assignment, Assignment.id == Rating.assignment_id)
+        .where(Rating.study_id == info.id)
+        .order_by(Rating.id)
+    )
     with session_scope(engine) as s:
         rows = s.execute(q).all()
-    return pd.DataFrame(rows, columns=["rating_id", C.PAIR_ID, C.ANNOTATOR, C.RATING, C.UNCLEAR,
-                                       C.COMMENT, C.RATED_AT, "elapsed_ms", "source", "slot"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "rating_id",
+            C.PAIR_ID,
+            C.ANNOTATOR,
+            C.RATING,
+            C.UNCLEAR,
+            C.COMMENT,
+            C.RATED_AT,
+            "elapsed_ms",
+            "source",
+            "slot",
+        ],
+    )
 
 
 def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
@@ -632,6 +919,9 @@ def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, i
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     with session_scope(engine) as s:
-        n, top = s.execute(select(func.count(Rating.id), func.coalesce(func.max(Rating.id), 0))
-                           .where(Rating.study_id == info.id)).one()
+        n, top = s.execute(
+            select(func.count(Rating.id), func.coalesce(func.max(Rating.id), 0)).where(
+                Rating.study_id == info.id
+            )
+        ).one()
     return int(n), int(top)

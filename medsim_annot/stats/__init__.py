@@ -5,6 +5,7 @@ NaN for a no-decision rating; see :func:`data_schemas.ratings.to_ratings_frame`)
 or a level of measurement, and returns plain values, dataclasses or frames. Degenerate input
 (one annotator, a constant rater, no overlap, no pairable item) gives NaN with a reason.
 """
+
 from ._frame import Estimate, ratings_from_matrix, slot_matrix
 from .alpha import alpha_by_group, grouped_alpha, krippendorff_alpha
 from .audit import AuditResult, audit_labels, confusion_scores
@@ -13,18 +14,45 @@ from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
 from .majority import majority_vote
 from .pairwise import cohen_kappa, pairwise_agreement, per_annotator_means, spearman_rho
-from .quality import (RaterQuality, dont_know_share, intra_rater_consistency,
-                      outlier_annotators, rater_quality, straight_lining)
+from .quality import (
+    RaterQuality,
+    dont_know_share,
+    intra_rater_consistency,
+    outlier_annotators,
+    rater_quality,
+    straight_lining,
+)
 from .report import AgreementReport, agreement_report
 from .simlex import SimLexAgreement, simlex_agreement
 
 __all__ = [
-    "Estimate", "ratings_from_matrix", "slot_matrix", "krippendorff_alpha", "grouped_alpha",
+    "AgreementReport",
+    "AuditResult",
+    "ConfidenceInterval",
+    "Estimate",
+    "ICCResult",
+    "RaterQuality",
+    "SimLexAgreement",
+    "agreement_report",
     "alpha_by_group",
-    "AuditResult", "audit_labels", "confusion_scores", "ConfidenceInterval", "bootstrap_ci",
-    "ICCResult", "intraclass_corr", "kendall_w", "majority_vote", "cohen_kappa",
-    "pairwise_agreement", "per_annotator_means", "spearman_rho", "RaterQuality",
-    "dont_know_share", "intra_rater_consistency", "outlier_annotators", "rater_quality",
-    "straight_lining", "AgreementReport", "agreement_report", "SimLexAgreement",
+    "audit_labels",
+    "bootstrap_ci",
+    "cohen_kappa",
+    "confusion_scores",
+    "dont_know_share",
+    "grouped_alpha",
+    "intra_rater_consistency",
+    "intraclass_corr",
+    "kendall_w",
+    "krippendorff_alpha",
+    "majority_vote",
+    "outlier_annotators",
+    "pairwise_agreement",
+    "per_annotator_means",
+    "rater_quality",
+    "ratings_from_matrix",
     "simlex_agreement",
+    "slot_matrix",
+    "spearman_rho",
+    "straight_lining",
 ]

@@ -1,5 +1,6 @@
 """Private helpers shared by the statistics: result types, level names and the encoding of a
 ratings frame into integer arrays (items, annotators, values) without loops over items."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,8 +87,10 @@ class Encoded:
 def check_frame(ratings: pd.DataFrame) -> None:
     missing = [c for c in (C.PAIR_ID, C.ANNOTATOR, C.VALUE) if c not in ratings.columns]
     if missing:
-        raise ValueError(f"the ratings frame lacks the column(s) {', '.join(missing)} "
-                         "(build it with data_schemas.ratings.to_ratings_frame)")
+        raise ValueError(
+            f"the ratings frame lacks the column(s) {', '.join(missing)} "
+            "(build it with data_schemas.ratings.to_ratings_frame)"
+        )
 
 
 def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
@@ -119,8 +122,15 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
         if not np.array_equal(values[pos], value[ok]):
             raise ValueError("a rating value is not in the value domain")
         vidx[ok] = pos
-    return Encoded(item.astype(np.int64), ann.astype(np.int64), value, vidx, items,
-                   pd.Index(np.asarray(anns, dtype=object)), values)
+    return Encoded(
+        item.astype(np.int64),
+        ann.astype(np.int64),
+        value,
+        vidx,
+        items,
+        pd.Index(np.asarray(anns, dtype=object)),
+        values,
+    )
 
 
 def positions(keys: pd.Series, items: pd.Index) -> np.ndarray:
@@ -186,12 +196,14 @@ def ratings_from_matrix(matrix, *, annotators=None, items=None) -> pd.DataFrame:
     annotators = list(annotators) if annotators is not None else [f"r{j + 1}" for j in range(k)]
     items = list(items) if items is not None else [f"i{i + 1}" for i in range(n)]
     ii, jj = np.nonzero(~np.isnan(m))
-    return pd.DataFrame({
-        C.PAIR_ID: np.asarray(items, dtype=object)[ii],
-        C.ANNOTATOR: np.asarray(annotators, dtype=object)[jj],
-        C.VALUE: m[ii, jj],
-        C.NO_DECISION: np.zeros(len(ii), dtype=bool),
-    })
+    return pd.DataFrame(
+        {
+            C.PAIR_ID: np.asarray(items, dtype=object)[ii],
+            C.ANNOTATOR: np.asarray(annotators, dtype=object)[jj],
+            C.VALUE: m[ii, jj],
+            C.NO_DECISION: np.zeros(len(ii), dtype=bool),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -229,5 +241,10 @@ def slot_matrix(ratings: pd.DataFrame) -> SlotMatrix:
     keep = per_item >= k
     order = np.argsort(~mask[keep], axis=1, kind="stable")[:, :k]
     out = np.take_along_axis(m[keep], order, axis=1)
-    return SlotMatrix(out, enc.items[keep], k, int((~keep).sum()),
-                      f"the {k} rating slots of each item as raters (annotator-name order)")
+    return SlotMatrix(
+        out,
+        enc.items[keep],
+        k,
+        int((~keep).sum()),
+        f"the {k} rating slots of each item as raters (annotator-name order)",
+    )

@@ -5,6 +5,7 @@ The coincidence contributions of a unit are additive, so the coincidence matrix 
 multiset of units (a group, a bootstrap resample) is a weighted sum of per-unit matrices:
 ``O = w @ o`` with ``o`` of shape (n_units, V*V). This is what makes 1,000 resamples cheap.
 """
+
 from __future__ import annotations
 
 import krippendorff
@@ -84,8 +85,9 @@ def alpha_from_coincidence(o: np.ndarray, values: np.ndarray, level: str) -> np.
     return np.where((d_e > 0) & (n > 1), out, np.nan)
 
 
-def grouped_alpha(counts: np.ndarray, group: np.ndarray, n_groups: int, values: np.ndarray,
-                  level: str) -> np.ndarray:
+def grouped_alpha(
+    counts: np.ndarray, group: np.ndarray, n_groups: int, values: np.ndarray, level: str
+) -> np.ndarray:
     """Alpha per group in one pass (shape (n_groups,)); *group* gives each unit's group index
     (-1 = in no group). Equals :func:`krippendorff_alpha` on each group's units."""
     o = unit_coincidences(counts).reshape(len(counts), -1)
@@ -93,8 +95,13 @@ def grouped_alpha(counts: np.ndarray, group: np.ndarray, n_groups: int, values: 
     ok = group >= 0
     g = group[ok]
     o = o[ok]
-    summed = np.stack([np.bincount(g, weights=o[:, j], minlength=n_groups)
-                       for j in range(v * v)], axis=-1) if v else np.zeros((n_groups, 0))
+    summed = (
+        np.stack(
+            [np.bincount(g, weights=o[:, j], minlength=n_groups) for j in range(v * v)], axis=-1
+        )
+        if v
+        else np.zeros((n_groups, 0))
+    )
     return alpha_from_coincidence(summed.reshape(n_groups, v, v), values, level)
 
 
@@ -173,10 +180,16 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim != 2:
             raise ValueError("reliability data must be 2-D (annotators x units)")
-        values = np.unique(arr[~np.isnan(arr)]) if value_domain is None else \
-            np.asarray(value_domain, dtype=np.float64)
-        counts = np.stack([(arr == v).sum(axis=0) for v in values], axis=1).astype(np.float64) \
-            if len(values) else np.zeros((arr.shape[1], 0))
+        values = (
+            np.unique(arr[~np.isnan(arr)])
+            if value_domain is None
+            else np.asarray(value_domain, dtype=np.float64)
+        )
+        counts = (
+            np.stack([(arr == v).sum(axis=0) for v in values], axis=1).astype(np.float64)
+            if len(values)
+            else np.zeros((arr.shape[1], 0))
+        )
     if counts.shape[1] == 0:
         return nan("no decisive ratings")
     reason = _degenerate(counts)
@@ -184,13 +197,15 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
     if reason:
         return nan(reason, n_pairable)
     pairable = counts.sum(axis=1) >= 2
-    value = krippendorff.alpha(value_counts=counts[pairable], value_domain=values,
-                               level_of_measurement=level)
+    value = krippendorff.alpha(
+        value_counts=counts[pairable], value_domain=values, level_of_measurement=level
+    )
     return Estimate(float(value), n_pairable, None)
 
 
-def alpha_by_group(ratings: pd.DataFrame, pairs: pd.DataFrame, level: Scale | str, *,
-                   by: list[str]) -> pd.DataFrame:
+def alpha_by_group(
+    ratings: pd.DataFrame, pairs: pd.DataFrame, level: Scale | str, *, by: list[str]
+) -> pd.DataFrame:
     """Krippendorff's alpha per group of pairs (every combination of the *by* columns of
     *pairs* present), in one vectorised pass.
 
@@ -210,13 +225,15 @@ def alpha_by_group(ratings: pd.DataFrame, pairs: pd.DataFrame, level: Scale | st
     """
     lv = level_of(level)
     ids = pairs[C.PAIR_ID]
-    enc = encode(ratings, items=pd.Index(ids if pd.api.types.is_string_dtype(ids)
-                                         else ids.astype(str)))
+    enc = encode(
+        ratings, items=pd.Index(ids if pd.api.types.is_string_dtype(ids) else ids.astype(str))
+    )
     counts = enc.counts()
     group, keys = group_index(pairs, list(by))
     n = len(keys)
-    alpha = grouped_alpha(counts, group, n, enc.values, lv) if len(enc.values) \
-        else np.full(n, np.nan)
+    alpha = (
+        grouped_alpha(counts, group, n, enc.values, lv) if len(enc.values) else np.full(n, np.nan)
+    )
     pairable = np.bincount(group[counts.sum(axis=1) >= 2], minlength=n)
     out = keys.reset_index(drop=True).copy()
     out["n_items"] = pairable

@@ -1,6 +1,7 @@
 """Audit of automatic labels against the doctors' majority vote, per group: the shape of
 Table 3 of Schulz & Juric (AAAI 2020). Everything is a ``bincount`` over item arrays, so a
 million items take well under a second."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,8 +18,19 @@ from .alpha import alpha_from_coincidence, unit_coincidences
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .majority import Rule, majority_from_counts
 
-METRICS = ("n_items", "nan_fraction", "krippendorff_alpha", "accuracy", "precision", "recall",
-           "f1", "tp", "fp", "fn", "tn")
+METRICS = (
+    "n_items",
+    "nan_fraction",
+    "krippendorff_alpha",
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+)
 CI_METRICS = ("krippendorff_alpha", "accuracy", "precision", "recall")
 
 
@@ -36,8 +48,10 @@ class AuditResult:
 
     def to_dict(self) -> dict:
         """JSON-ready: ``{"overall": {...}, "by_group": [{...}, ...]}``."""
-        return {"overall": dict(self.overall),
-                "by_group": [dict(r) for r in self.by_group.to_dict(orient="records")]}
+        return {
+            "overall": dict(self.overall),
+            "by_group": [dict(r) for r in self.by_group.to_dict(orient="records")],
+        }
 
 
 def confusion_scores(tp, fp, fn, tn) -> dict[str, np.ndarray]:
@@ -66,9 +80,17 @@ def confusion_scores(tp, fp, fn, tn) -> dict[str, np.ndarray]:
     return {"accuracy": acc, "precision": prec, "recall": rec, "f1": f1}
 
 
-def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
-                 by: list[str] | None = None, rule: Rule = "strict", bootstrap: int = 0,
-                 confidence: float = 0.95, seed=None) -> AuditResult:
+def audit_labels(
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    *,
+    by: list[str] | None = None,
+    rule: Rule = "strict",
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed=None,
+) -> AuditResult:
     """Audit the automatic labels (``auto_label``) of *pairs* against the majority vote.
 
     Parameters
@@ -120,11 +142,14 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     {'n_items': 3, 'tp': 1, 'fp': 0, 'fn': 1, 'tn': 1}
     """
     if scale.positive is None or scale.negative is None:
-        raise ValueError(f"the audit needs a scale with positive and negative values; "
-                         f"the {scale.name} scale has none")
+        raise ValueError(
+            f"the audit needs a scale with positive and negative values; "
+            f"the {scale.name} scale has none"
+        )
     pos, neg = scale.code(scale.positive), scale.code(scale.negative)
-    domain = sorted({o.code for o in scale.options
-                     if o.code is not None and not scale.is_no_decision(o.value)})
+    domain = sorted(
+        {o.code for o in scale.options if o.code is not None and not scale.is_no_decision(o.value)}
+    )
     by = list(group_columns(pairs)) if by is None else list(by)
     reasons: dict[str, str] = {}
     ids = pairs[C.PAIR_ID]
@@ -135,8 +160,9 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     major = majority_from_counts(counts, n_cast, enc.values, rule)
     truth = np.where(major == pos, 1.0, np.where(major == neg, 0.0, np.nan))
     if C.AUTO_LABEL in pairs.columns:
-        label = pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce").to_numpy(dtype=np.float64,
-                                                                               na_value=np.nan)
+        label = pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
     else:
         label = np.full(len(items), np.nan)
         reasons["accuracy"] = "the pairs have no auto_label column"
@@ -148,8 +174,10 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
     g = len(keys)
 
     def tally(gr: np.ndarray, n: int) -> dict[str, np.ndarray]:
-        out = {"n_items": np.bincount(gr[rated], minlength=n),
-               "n_nan": np.bincount(gr[rated & np.isnan(truth)], minlength=n)}
+        out = {
+            "n_items": np.bincount(gr[rated], minlength=n),
+            "n_nan": np.bincount(gr[rated & np.isnan(truth)], minlength=n),
+        }
         for name, c in (("tp", 3), ("fn", 2), ("fp", 1), ("tn", 0)):
             out[name] = np.bincount(gr[cell == c], minlength=n)
         return out
@@ -158,50 +186,77 @@ def audit_labels(pairs: pd.DataFrame, ratings: pd.DataFrame, scale: Scale, *,
         s = confusion_scores(t["tp"], t["fp"], t["fn"], t["tn"])
         with np.errstate(invalid="ignore", divide="ignore"):
             nan_frac = np.where(t["n_items"] > 0, t["n_nan"] / t["n_items"], np.nan)
-        return pd.DataFrame({"n_items": t["n_items"], "nan_fraction": nan_frac,
-                             "krippendorff_alpha": alpha, **s,
-                             **{k: t[k] for k in ("tp", "fp", "fn", "tn")}})
+        return pd.DataFrame(
+            {
+                "n_items": t["n_items"],
+                "nan_fraction": nan_frac,
+                "krippendorff_alpha": alpha,
+                **s,
+                **{k: t[k] for k in ("tp", "fp", "fn", "tn")},
+            }
+        )
 
     values = enc.values
     v = len(values)
     o_unit = unit_coincidences(counts).reshape(len(items), -1)
-    o_group = np.stack([np.bincount(group, weights=o_unit[:, j], minlength=g)
-                        for j in range(v * v)], axis=-1).reshape(g, v, v)
+    o_group = np.stack(
+        [np.bincount(group, weights=o_unit[:, j], minlength=g) for j in range(v * v)], axis=-1
+    ).reshape(g, v, v)
     per_group = table(tally(group, g), alpha_from_coincidence(o_group, values, scale.level))
     zero = np.zeros(len(items), dtype=np.int64)
-    overall = table(tally(zero, 1), alpha_from_coincidence(o_group.sum(axis=0)[None], values,
-                                                           scale.level))
-    by_group = pd.concat([keys.reset_index(drop=True), per_group], axis=1) if by \
-        else per_group.iloc[0:0]
+    overall = table(
+        tally(zero, 1), alpha_from_coincidence(o_group.sum(axis=0)[None], values, scale.level)
+    )
+    by_group = (
+        pd.concat([keys.reset_index(drop=True), per_group], axis=1) if by else per_group.iloc[0:0]
+    )
     overall_d = {k: (v.item() if hasattr(v, "item") else v) for k, v in overall.iloc[0].items()}
     for k in ("n_items", "tp", "fp", "fn", "tn"):
         overall_d[k] = int(overall_d[k])
     if np.isnan(overall_d["krippendorff_alpha"]):
-        reasons.setdefault("krippendorff_alpha",
-                           "no pairable items or no variation among the ratings")
+        reasons.setdefault(
+            "krippendorff_alpha", "no pairable items or no variation among the ratings"
+        )
     for k in ("precision", "recall"):
         if np.isnan(overall_d[k]) and "accuracy" not in reasons:
             reasons[k] = f"undefined: no {'predicted' if k == 'precision' else 'true'} positives"
     if bootstrap:
         onehot = np.stack([cell == c for c in (3, 1, 2, 0)], axis=1).astype(np.float64)
         cis_all = []
-        for gi in (range(g + 1) if by else [g]):
+        for gi in range(g + 1) if by else [g]:
             sel = rated & ((group == gi) if gi < g else True)
-            cis_all.append(_bootstrap_group(o_unit[sel], onehot[sel], values, scale.level,
-                                            bootstrap, confidence, seed))
+            cis_all.append(
+                _bootstrap_group(
+                    o_unit[sel], onehot[sel], values, scale.level, bootstrap, confidence, seed
+                )
+            )
         for name in CI_METRICS:
             by_group[f"{name}_ci"] = [cis[name].pair() for cis in cis_all[:-1]]
             overall_d[f"{name}_ci"] = cis_all[-1][name].pair()
             r = cis_all[-1][name].reason
             if r:
                 reasons[f"{name}_ci"] = r
-    item_frame = pd.DataFrame({"majority": major, "truth": truth, "auto_label": label,
-                               "n_ratings": n_cast.astype(np.int64)}, index=items)
+    item_frame = pd.DataFrame(
+        {
+            "majority": major,
+            "truth": truth,
+            "auto_label": label,
+            "n_ratings": n_cast.astype(np.int64),
+        },
+        index=items,
+    )
     return AuditResult(overall_d, by_group, by, item_frame, reasons)
 
 
-def _bootstrap_group(o_unit: np.ndarray, onehot: np.ndarray, values: np.ndarray, level: str,
-                     n_resamples: int, confidence: float, seed) -> dict[str, ConfidenceInterval]:
+def _bootstrap_group(
+    o_unit: np.ndarray,
+    onehot: np.ndarray,
+    values: np.ndarray,
+    level: str,
+    n_resamples: int,
+    confidence: float,
+    seed,
+) -> dict[str, ConfidenceInterval]:
     v = len(values)
 
     def alpha_stat(t: np.ndarray) -> np.ndarray:
@@ -210,11 +265,16 @@ def _bootstrap_group(o_unit: np.ndarray, onehot: np.ndarray, values: np.ndarray,
     def score(name: str):
         def stat(t: np.ndarray) -> np.ndarray:
             return confusion_scores(t[:, 0], t[:, 1], t[:, 2], t[:, 3])[name]
+
         return stat
 
-    out = {"krippendorff_alpha": bootstrap_ci(o_unit, alpha_stat, n_resamples=n_resamples,
-                                              confidence=confidence, seed=seed)}
+    out = {
+        "krippendorff_alpha": bootstrap_ci(
+            o_unit, alpha_stat, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+    }
     for name in ("accuracy", "precision", "recall"):
-        out[name] = bootstrap_ci(onehot, score(name), n_resamples=n_resamples,
-                                 confidence=confidence, seed=seed)
+        out[name] = bootstrap_ci(
+            onehot, score(name), n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
     return out

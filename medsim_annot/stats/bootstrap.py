@@ -5,11 +5,12 @@ Statistics are written as functions of a *weight matrix* ``W`` of shape (B, n_it
 project is a function of item-additive sums (coincidence matrices, confusion counts), so a
 resample costs one matrix product ``W @ F`` instead of a recomputation.
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.stats import bootstrap
@@ -43,9 +44,15 @@ def weights_from_indices(idx: np.ndarray, n_items: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n_items).reshape(b, n_items).astype(np.float64)
 
 
-def bootstrap_ci(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *,
-                 n_resamples: int = 1000, confidence: float = 0.95, seed=None,
-                 method: str = "BCa") -> ConfidenceInterval:
+def bootstrap_ci(
+    sums: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed=None,
+    method: str = "BCa",
+) -> ConfidenceInterval:
     """Bootstrap confidence interval, over items, of a statistic of item-additive sums.
 
     Parameters
@@ -95,13 +102,16 @@ def bootstrap_ci(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
     n_items = len(sums)
     total = sums.sum(axis=0)
     if n_items < 2:
-        return ConfidenceInterval(np.nan, np.nan, method, confidence, n_resamples,
-                                  "fewer than two items to resample")
+        return ConfidenceInterval(
+            np.nan, np.nan, method, confidence, n_resamples, "fewer than two items to resample"
+        )
     reason = None
     if method == "BCa" and n_items > BCA_MAX_ITEMS:
         method = "percentile"
-        reason = (f"percentile interval: BCa needs a jackknife over {n_items:,} items "
-                  f"(used up to {BCA_MAX_ITEMS:,})")
+        reason = (
+            f"percentile interval: BCa needs a jackknife over {n_items:,} items "
+            f"(used up to {BCA_MAX_ITEMS:,})"
+        )
 
     def stat(idx, axis=-1):
         idx = np.asarray(idx)
@@ -117,15 +127,29 @@ def bootstrap_ci(sums: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = bootstrap((np.arange(n_items),), stat, vectorized=True, n_resamples=n_resamples,
-                        confidence_level=confidence, method=method, batch=batch, rng=rng)
+        res = bootstrap(
+            (np.arange(n_items),),
+            stat,
+            vectorized=True,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method=method,
+            batch=batch,
+            rng=rng,
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     dist = np.asarray(res.bootstrap_distribution, dtype=np.float64)
     n_undefined = int(np.isnan(dist).sum())
     if np.isnan(low) or np.isnan(high):
         if n_undefined == len(dist):
-            return ConfidenceInterval(np.nan, np.nan, method, confidence, n_resamples,
-                                      "the statistic is undefined in every resample")
+            return ConfidenceInterval(
+                np.nan,
+                np.nan,
+                method,
+                confidence,
+                n_resamples,
+                "the statistic is undefined in every resample",
+            )
         q = (1 - confidence) / 2
         low, high = (float(v) for v in np.nanpercentile(dist, [100 * q, 100 * (1 - q)]))
         if n_undefined:

@@ -1,5 +1,6 @@
 """Intraclass correlation for consistency, ICC(C,1) and ICC(C,k) (McGraw & Wong 1996),
 computed by ``pingouin.intraclass_corr`` on a complete items x raters matrix."""
+
 from __future__ import annotations
 
 import warnings
@@ -82,14 +83,19 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
     m = sm.matrix
     resid = m - m.mean(axis=1, keepdims=True) - m.mean(axis=0, keepdims=True) + m.mean()
     ms_r = k * ((m.mean(axis=1) - m.mean()) ** 2).sum() / (n - 1)
-    ms_e = (resid ** 2).sum() / ((n - 1) * (k - 1))
+    ms_e = (resid**2).sum() / ((n - 1) * (k - 1))
     if ms_r <= 0 or ms_r + (k - 1) * ms_e <= 0:
         return fail("no variance between items (every item has the same mean rating)")
     c1 = (ms_r - ms_e) / (ms_r + (k - 1) * ms_e)
     ck = (ms_r - ms_e) / ms_r
     if n * k >= 5:  # pingouin's own minimum; below it the closed form above is used
-        long = pd.DataFrame({"item": np.repeat(np.arange(n), k),
-                             "rater": np.tile(np.arange(k), n), "value": m.ravel()})
+        long = pd.DataFrame(
+            {
+                "item": np.repeat(np.arange(n), k),
+                "rater": np.tile(np.arange(k), n),
+                "value": m.ravel(),
+            }
+        )
         import pingouin as pg  # imported here: pingouin's plotting imports cost ~1.5 s
 
         with warnings.catch_warnings():

@@ -1,4 +1,5 @@
 """Kendall's coefficient of concordance W, with the correction for tied ranks."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,8 +58,9 @@ def kendall_w(ratings: pd.DataFrame, *, correct_ties: bool = True) -> Estimate:
     sm = slot_matrix(ratings)
     m = sm.matrix
     if m.size == 0 or m.shape[1] < 2:
-        return nan("fewer than two raters per item (one annotator only?)",
-                   m.shape[0] if m.size else 0)
+        return nan(
+            "fewer than two raters per item (one annotator only?)", m.shape[0] if m.size else 0
+        )
     n, k = m.shape
     if n < 2:
         return nan("fewer than two items with a complete set of ratings", n)
@@ -69,8 +71,8 @@ def kendall_w(ratings: pd.DataFrame, *, correct_ties: bool = True) -> Estimate:
     if correct_ties:
         for j in range(k):
             _, cnt = np.unique(m[:, j], return_counts=True)
-            t += float((cnt ** 3 - cnt).sum())
-    denom = k ** 2 * (n ** 3 - n) - k * t
+            t += float((cnt**3 - cnt).sum())
+    denom = k**2 * (n**3 - n) - k * t
     if denom <= 0:
         return nan("every rater gave every item the same rating (all ranks tied)", n)
     return Estimate(float(12 * s / denom), n, None)

@@ -1,5 +1,6 @@
 """Majority vote per item (the ground truth of an audit), plus mean and median for numeric
 scales. Vectorised: value counts per item come from one ``bincount``."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -15,8 +16,9 @@ MAJORITY = "majority"
 Rule = Literal["strict", "decisive"]
 
 
-def majority_from_counts(counts: np.ndarray, n_cast: np.ndarray, values: np.ndarray,
-                         rule: Rule = "strict") -> np.ndarray:
+def majority_from_counts(
+    counts: np.ndarray, n_cast: np.ndarray, values: np.ndarray, rule: Rule = "strict"
+) -> np.ndarray:
     """Majority code per item from value counts (shape (n_items, V)) and the number of
     ratings cast per item (decisive + no decision); NaN where no value wins."""
     if rule not in ("strict", "decisive"):
@@ -43,8 +45,9 @@ def _median_from_counts(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.where(n > 0, med, np.nan)
 
 
-def majority_vote(ratings: pd.DataFrame, *, rule: Rule = "strict", numeric: bool = False,
-                  items=None) -> pd.DataFrame:
+def majority_vote(
+    ratings: pd.DataFrame, *, rule: Rule = "strict", numeric: bool = False, items=None
+) -> pd.DataFrame:
     """The majority rating of every item.
 
     Parameters
@@ -98,11 +101,14 @@ def majority_vote(ratings: pd.DataFrame, *, rule: Rule = "strict", numeric: bool
     enc = encode(ratings, items=items)
     counts = enc.counts()
     n_cast = np.bincount(enc.item, minlength=enc.n_items).astype(np.float64)
-    out = pd.DataFrame({
-        MAJORITY: majority_from_counts(counts, n_cast, enc.values, rule),
-        "n_ratings": n_cast.astype(np.int64),
-        "n_decisive": counts.sum(axis=1).astype(np.int64),
-    }, index=pd.Index(enc.items, name=C.PAIR_ID))
+    out = pd.DataFrame(
+        {
+            MAJORITY: majority_from_counts(counts, n_cast, enc.values, rule),
+            "n_ratings": n_cast.astype(np.int64),
+            "n_decisive": counts.sum(axis=1).astype(np.int64),
+        },
+        index=pd.Index(enc.items, name=C.PAIR_ID),
+    )
     if numeric:
         with np.errstate(invalid="ignore", divide="ignore"):
             out["mean"] = (counts @ enc.values) / counts.sum(axis=1)

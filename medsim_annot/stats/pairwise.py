@@ -1,5 +1,6 @@
 """Pairwise agreement: for every two annotators over the items both rated (decisively),
 Krippendorff's alpha, Cohen's kappa (unweighted and quadratic), Spearman's rho."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,15 @@ from data_schemas.scales import Scale
 from ._frame import Estimate, encode, level_of, nan
 from .alpha import krippendorff_alpha
 
-PAIRWISE_COLUMNS = ("annotator_a", "annotator_b", "n_items", "krippendorff_alpha", "cohen_kappa",
-                    "cohen_kappa_quadratic", "spearman_rho")
+PAIRWISE_COLUMNS = (
+    "annotator_a",
+    "annotator_b",
+    "n_items",
+    "krippendorff_alpha",
+    "cohen_kappa",
+    "cohen_kappa_quadratic",
+    "spearman_rho",
+)
 MEAN_COLUMNS = ("krippendorff_alpha", "cohen_kappa", "cohen_kappa_quadratic", "spearman_rho")
 
 
@@ -84,9 +92,14 @@ def cohen_kappa(a, b, *, weights: str | None = None, labels=None) -> Estimate:
     pos_x = np.searchsorted(labels, x)
     pos_y = np.searchsorted(labels, y)
     k = len(labels)
-    if (pos_x >= k).any() or (pos_y >= k).any() or not (
+    if (
+        (pos_x >= k).any()
+        or (pos_y >= k).any()
+        or not (
             np.array_equal(labels[np.minimum(pos_x, k - 1)], x)
-            and np.array_equal(labels[np.minimum(pos_y, k - 1)], y)):
+            and np.array_equal(labels[np.minimum(pos_y, k - 1)], y)
+        )
+    ):
         raise ValueError("a rating is not among the labels")
     observed = np.bincount(pos_x * k + pos_y, minlength=k * k).reshape(k, k) / len(x)
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
@@ -130,8 +143,7 @@ def spearman_rho(a, b) -> Estimate:
     return Estimate(float(spearmanr(x, y)[0]), len(x), None)
 
 
-def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None
-                       ) -> pd.DataFrame:
+def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None) -> pd.DataFrame:
     """Agreement of every two annotators over the items both rated decisively.
 
     Parameters
@@ -171,8 +183,11 @@ def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None
     """
     lv = level_of(level)
     if labels is None and isinstance(level, Scale):
-        codes = [o.code for o in level.options
-                 if o.code is not None and not level.is_no_decision(o.value)]
+        codes = [
+            o.code
+            for o in level.options
+            if o.code is not None and not level.is_no_decision(o.value)
+        ]
         labels = sorted(set(codes)) if codes else None
     enc = encode(ratings)
     m = enc.matrix()
@@ -185,18 +200,31 @@ def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None
         if len(x) == 0:
             ests = [nan("no overlap: the two annotators rated no item in common")] * 4
         else:
-            ests = [krippendorff_alpha(np.vstack([x, y]), lv, value_domain=np.unique(
-                        np.concatenate([x, y]))) if len(x) >= 1 else nan("no overlap"),
-                    cohen_kappa(x, y, labels=labels),
-                    cohen_kappa(x, y, labels=labels, weights="quadratic"),
-                    spearman_rho(x, y)]
-        for name, e in zip(MEAN_COLUMNS, ests):
+            ests = [
+                krippendorff_alpha(
+                    np.vstack([x, y]), lv, value_domain=np.unique(np.concatenate([x, y]))
+                )
+                if len(x) >= 1
+                else nan("no overlap"),
+                cohen_kappa(x, y, labels=labels),
+                cohen_kappa(x, y, labels=labels, weights="quadratic"),
+                spearman_rho(x, y),
+            ]
+        for _name, e in zip(MEAN_COLUMNS, ests):
             if e.reason and e.reason not in reasons:
                 reasons.append(e.reason)
-        rows.append((enc.annotators[i], enc.annotators[j], len(x),
-                     *(e.value for e in ests), "; ".join(reasons) or None))
+        rows.append(
+            (
+                enc.annotators[i],
+                enc.annotators[j],
+                len(x),
+                *(e.value for e in ests),
+                "; ".join(reasons) or None,
+            )
+        )
     return pd.DataFrame(rows, columns=[*PAIRWISE_COLUMNS, "reason"]).astype(
-        {"n_items": "int64", **{c: "float64" for c in MEAN_COLUMNS}})
+        {"n_items": "int64", **{c: "float64" for c in MEAN_COLUMNS}}
+    )
 
 
 def per_annotator_means(pairwise: pd.DataFrame) -> pd.DataFrame:
@@ -211,10 +239,12 @@ def per_annotator_means(pairwise: pd.DataFrame) -> pd.DataFrame:
     >>> per_annotator_means(pw)["krippendorff_alpha"].round(2).tolist()
     [0.6, 0.7, 0.8]
     """
-    both = pd.concat([
-        pairwise.rename(columns={"annotator_a": C.ANNOTATOR})[[C.ANNOTATOR, *MEAN_COLUMNS]],
-        pairwise.rename(columns={"annotator_b": C.ANNOTATOR})[[C.ANNOTATOR, *MEAN_COLUMNS]],
-    ])
+    both = pd.concat(
+        [
+            pairwise.rename(columns={"annotator_a": C.ANNOTATOR})[[C.ANNOTATOR, *MEAN_COLUMNS]],
+            pairwise.rename(columns={"annotator_b": C.ANNOTATOR})[[C.ANNOTATOR, *MEAN_COLUMNS]],
+        ]
+    )
     if both.empty:
         return pd.DataFrame(columns=[C.ANNOTATOR, *MEAN_COLUMNS])
     return both.groupby(C.ANNOTATOR, sort=True)[list(MEAN_COLUMNS)].mean().reset_index()

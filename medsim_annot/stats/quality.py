@@ -1,6 +1,7 @@
 """Rater quality (Chiu et al. 2018 practice): intra-rater consistency on items shown twice,
 straight-lining (runs of identical consecutive ratings), "don't know" share, and outlier
 annotators by leave-one-out IAA-1."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -81,12 +82,16 @@ def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.Dat
     rows = []
     for ann, sec in second.groupby(level=0, sort=True):
         fst = first.loc[sec.index]
-        same = (fst["_key"].to_numpy() == sec["_key"].to_numpy())
-        est = krippendorff_alpha(np.vstack([fst[C.VALUE].to_numpy(dtype=float),
-                                            sec[C.VALUE].to_numpy(dtype=float)]), level)
+        same = fst["_key"].to_numpy() == sec["_key"].to_numpy()
+        est = krippendorff_alpha(
+            np.vstack([fst[C.VALUE].to_numpy(dtype=float), sec[C.VALUE].to_numpy(dtype=float)]),
+            level,
+        )
         rows.append((ann, len(sec), float(same.mean()), est.value, est.reason))
-    return pd.DataFrame(rows, columns=[C.ANNOTATOR, "n_duplicates", "exact_agreement",
-                                       "krippendorff_alpha", "reason"])
+    return pd.DataFrame(
+        rows,
+        columns=[C.ANNOTATOR, "n_duplicates", "exact_agreement", "krippendorff_alpha", "reason"],
+    )
 
 
 def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.DataFrame:
@@ -108,8 +113,9 @@ def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.Data
     key = _key(df).to_numpy()
     ann = df[C.ANNOTATOR].to_numpy()
     if len(df) == 0:
-        return pd.DataFrame(columns=[C.ANNOTATOR, C.RATING, "length", "first_pair_id",
-                                     "start", "end"])
+        return pd.DataFrame(
+            columns=[C.ANNOTATOR, C.RATING, "length", "first_pair_id", "start", "end"]
+        )
     new = np.ones(len(df), dtype=bool)
     new[1:] = (key[1:] != key[:-1]) | (ann[1:] != ann[:-1])
     run_id = np.cumsum(new) - 1
@@ -120,8 +126,16 @@ def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.Data
     e = s + lengths[long] - 1
     times = df[C.RATED_AT].to_numpy()
     pids = df[C.PAIR_ID].to_numpy()
-    return pd.DataFrame({C.ANNOTATOR: ann[s], C.RATING: key[s], "length": lengths[long],
-                         "first_pair_id": pids[s], "start": times[s], "end": times[e]})
+    return pd.DataFrame(
+        {
+            C.ANNOTATOR: ann[s],
+            C.RATING: key[s],
+            "length": lengths[long],
+            "first_pair_id": pids[s],
+            "start": times[s],
+            "end": times[e],
+        }
+    )
 
 
 def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -135,8 +149,11 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
     [0.25]
     """
     check_frame(ratings)
-    nd = ratings[C.NO_DECISION].astype(bool) if C.NO_DECISION in ratings.columns \
+    nd = (
+        ratings[C.NO_DECISION].astype(bool)
+        if C.NO_DECISION in ratings.columns
         else ratings[C.VALUE].isna()
+    )
     g = pd.DataFrame({C.ANNOTATOR: ratings[C.ANNOTATOR].to_numpy(), "nd": nd.to_numpy()})
     out = g.groupby(C.ANNOTATOR, sort=True)["nd"].agg(["size", "sum"]).reset_index()
     out.columns = [C.ANNOTATOR, "n_ratings", "n_no_decision"]
@@ -144,8 +161,9 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float = 0.1,
-                       iaa: pd.DataFrame | None = None) -> pd.DataFrame:
+def outlier_annotators(
+    ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float = 0.1, iaa: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Annotators whose IAA-1 is far below the others' (leave-one-out).
 
     For annotator *a* with IAA-1 :math:`x_a`, the others' IAA-1 values have mean
@@ -169,8 +187,11 @@ def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float 
     >>> outlier_annotators(ratings_from_matrix(m, annotators="ABCD"))["outlier"].tolist()
     [False, False, False, True]
     """
-    per = simlex_agreement(ratings).per_annotator if iaa is None else \
-        iaa.sort_values(C.ANNOTATOR, kind="stable")
+    per = (
+        simlex_agreement(ratings).per_annotator
+        if iaa is None
+        else iaa.sort_values(C.ANNOTATOR, kind="stable")
+    )
     x = per["iaa_1"].to_numpy(dtype=float)
     rows = []
     for i, ann in enumerate(per[C.ANNOTATOR]):
@@ -181,8 +202,9 @@ def outlier_annotators(ratings: pd.DataFrame, *, z: float = 2.0, min_gap: float 
         gap = mu - x[i]
         flag = bool(len(others) > 0 and not np.isnan(x[i]) and gap > max(z * sd, min_gap))
         rows.append((ann, x[i], mu, sd, gap, flag))
-    return pd.DataFrame(rows, columns=[C.ANNOTATOR, "iaa_1", "others_mean", "others_sd", "gap",
-                                       "outlier"])
+    return pd.DataFrame(
+        rows, columns=[C.ANNOTATOR, "iaa_1", "others_mean", "others_sd", "gap", "outlier"]
+    )
 
 
 @dataclass
@@ -196,14 +218,22 @@ class RaterQuality:
     reasons: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"per_annotator": self.per_annotator.to_dict(orient="records"),
-                "runs": self.runs.astype({"start": str, "end": str}).to_dict(orient="records")
-                if len(self.runs) else []}
+        return {
+            "per_annotator": self.per_annotator.to_dict(orient="records"),
+            "runs": self.runs.astype({"start": str, "end": str}).to_dict(orient="records")
+            if len(self.runs)
+            else [],
+        }
 
 
-def rater_quality(ratings: pd.DataFrame, level: Scale | str, *,
-                  history: pd.DataFrame | None = None, min_run: int = MIN_RUN,
-                  iaa: pd.DataFrame | None = None) -> RaterQuality:
+def rater_quality(
+    ratings: pd.DataFrame,
+    level: Scale | str,
+    *,
+    history: pd.DataFrame | None = None,
+    min_run: int = MIN_RUN,
+    iaa: pd.DataFrame | None = None,
+) -> RaterQuality:
     """All rater-quality checks in one table.
 
     *ratings* is the current ratings frame; *history* (all saved ratings, with repeats) is
@@ -215,12 +245,18 @@ def rater_quality(ratings: pd.DataFrame, level: Scale | str, *,
     out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
     cons = intra_rater_consistency(hist, level)
     runs = straight_lining(hist, min_run=min_run)
-    longest = runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run") if len(runs) \
+    longest = (
+        runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run")
+        if len(runs)
         else pd.Series(dtype="int64", name="longest_run")
-    per = share.merge(out, on=C.ANNOTATOR, how="left") \
-        .merge(cons[[C.ANNOTATOR, "n_duplicates", "exact_agreement"]], on=C.ANNOTATOR, how="left") \
-        .merge(longest.reset_index().rename(columns={"index": C.ANNOTATOR}), on=C.ANNOTATOR,
-               how="left")
+    )
+    per = (
+        share.merge(out, on=C.ANNOTATOR, how="left")
+        .merge(cons[[C.ANNOTATOR, "n_duplicates", "exact_agreement"]], on=C.ANNOTATOR, how="left")
+        .merge(
+            longest.reset_index().rename(columns={"index": C.ANNOTATOR}), on=C.ANNOTATOR, how="left"
+        )
+    )
     per["n_duplicates"] = per["n_duplicates"].fillna(0).astype("int64")
     per["longest_run"] = per["longest_run"].fillna(0).astype("int64")
     per["outlier"] = per["outlier"].fillna(False).astype(bool)

@@ -1,5 +1,6 @@
 """The full agreement report: every coefficient of the issue in one dataclass whose
 :meth:`AgreementReport.to_dict` gives exactly the JSON keys of ``medsim agreement --json``."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,13 +18,36 @@ from .kendall import kendall_w
 from .pairwise import pairwise_agreement, per_annotator_means
 from .simlex import simlex_agreement
 
-PER_ANNOTATOR_KEYS = ("annotator", "krippendorff_alpha", "cohen_kappa_quadratic", "spearman_rho",
-                      "iaa_1", "iaa_2")
-PAIRWISE_KEYS = ("annotator_a", "annotator_b", "n_items", "krippendorff_alpha", "cohen_kappa",
-                 "cohen_kappa_quadratic", "spearman_rho")
-REPORT_KEYS = ("n_items", "n_annotators", "n_ratings", "level", "krippendorff_alpha", "pairwise",
-               "per_annotator", "mean_pairwise_spearman", "icc", "kendall_w",
-               "human_upper_bound")
+PER_ANNOTATOR_KEYS = (
+    "annotator",
+    "krippendorff_alpha",
+    "cohen_kappa_quadratic",
+    "spearman_rho",
+    "iaa_1",
+    "iaa_2",
+)
+PAIRWISE_KEYS = (
+    "annotator_a",
+    "annotator_b",
+    "n_items",
+    "krippendorff_alpha",
+    "cohen_kappa",
+    "cohen_kappa_quadratic",
+    "spearman_rho",
+)
+REPORT_KEYS = (
+    "n_items",
+    "n_annotators",
+    "n_ratings",
+    "level",
+    "krippendorff_alpha",
+    "pairwise",
+    "per_annotator",
+    "mean_pairwise_spearman",
+    "icc",
+    "kendall_w",
+    "human_upper_bound",
+)
 
 
 @dataclass
@@ -69,13 +93,18 @@ class AgreementReport:
 def _records(frame: pd.DataFrame, keys) -> list[dict]:
     out = []
     for rec in frame[list(keys)].to_dict(orient="records"):
-        out.append({k: (int(v) if k == "n_items" else v if isinstance(v, str) else float(v))
-                    for k, v in rec.items()})
+        out.append(
+            {
+                k: (int(v) if k == "n_items" else v if isinstance(v, str) else float(v))
+                for k, v in rec.items()
+            }
+        )
     return out
 
 
-def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
-                     level: str | None = None) -> AgreementReport:
+def agreement_report(
+    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+) -> AgreementReport:
     """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
 
     Parameters
@@ -123,8 +152,13 @@ def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
     annotators = sorted(ratings[C.ANNOTATOR].unique())
     domain = None
     if isinstance(scale_or_level, Scale):
-        codes = sorted({o.code for o in scale_or_level.options
-                        if o.code is not None and not scale_or_level.is_no_decision(o.value)})
+        codes = sorted(
+            {
+                o.code
+                for o in scale_or_level.options
+                if o.code is not None and not scale_or_level.is_no_decision(o.value)
+            }
+        )
         observed = set(ratings[C.VALUE].dropna().unique())
         domain = codes if observed <= set(codes) else None
 
@@ -145,8 +179,9 @@ def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
         reasons["pairwise"] = "one annotator only: no pairs of annotators"
     if np.isnan(rho).all():
         mean_rho = float("nan")
-        reasons["mean_pairwise_spearman"] = ("no pair of annotators has a defined Spearman rho"
-                                             if len(rho) else "one annotator only")
+        reasons["mean_pairwise_spearman"] = (
+            "no pair of annotators has a defined Spearman rho" if len(rho) else "one annotator only"
+        )
     else:
         mean_rho = float(np.nanmean(rho))
     for r in pw["reason"].dropna():
@@ -160,9 +195,19 @@ def agreement_report(ratings: pd.DataFrame, scale_or_level: Scale | str, *,
     for k, v in sl.reasons.items():
         reasons.setdefault(k, v)
     return AgreementReport(
-        n_items=n_items, n_annotators=len(annotators), n_ratings=int(len(ratings)), level=lv,
-        krippendorff_alpha=alpha.value, pairwise=pw, per_annotator=per,
-        mean_pairwise_spearman=mean_rho, icc=icc, kendall_w=w.value,
-        human_upper_bound={"inclusive": sl.human_upper_bound_inclusive,
-                           "exclusive": sl.human_upper_bound_exclusive},
-        reasons=reasons)
+        n_items=n_items,
+        n_annotators=len(annotators),
+        n_ratings=int(len(ratings)),
+        level=lv,
+        krippendorff_alpha=alpha.value,
+        pairwise=pw,
+        per_annotator=per,
+        mean_pairwise_spearman=mean_rho,
+        icc=icc,
+        kendall_w=w.value,
+        human_upper_bound={
+            "inclusive": sl.human_upper_bound_inclusive,
+            "exclusive": sl.human_upper_bound_exclusive,
+        },
+        reasons=reasons,
+    )

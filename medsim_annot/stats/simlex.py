@@ -1,4 +1,5 @@
 """SimLex-style agreement (IAA-1, IAA-2) and the human upper bound (EHR-Rel section 6)."""
+
 from __future__ import annotations
 
 import warnings
@@ -88,8 +89,15 @@ def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
     reasons: dict[str, str] = {}
     if k < 2:
         reasons["iaa"] = "fewer than two annotators"
-        per = pd.DataFrame({C.ANNOTATOR: list(enc.annotators), "iaa_1": np.nan, "iaa_2": np.nan,
-                            "hub_inclusive": np.nan, "hub_exclusive": np.nan})
+        per = pd.DataFrame(
+            {
+                C.ANNOTATOR: list(enc.annotators),
+                "iaa_1": np.nan,
+                "iaa_2": np.nan,
+                "hub_inclusive": np.nan,
+                "hub_exclusive": np.nan,
+            }
+        )
         return SimLexAgreement(np.nan, np.nan, np.nan, np.nan, per, reasons)
     rho = _rho_matrix(m)
     with warnings.catch_warnings():
@@ -103,12 +111,22 @@ def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_all = total / count
         for a in range(k):
-            others = np.where(mask[:, a] & (count > 1),
-                              (total - np.where(mask[:, a], m[:, a], 0.0)) / (count - 1), np.nan)
+            others = np.where(
+                mask[:, a] & (count > 1),
+                (total - np.where(mask[:, a], m[:, a], 0.0)) / (count - 1),
+                np.nan,
+            )
             iaa2[a] = spearman_rho(m[:, a], others).value
             incl[a] = spearman_rho(m[:, a], np.where(mask[:, a], mean_all, np.nan)).value
-    per = pd.DataFrame({C.ANNOTATOR: list(enc.annotators), "iaa_1": iaa1, "iaa_2": iaa2,
-                        "hub_inclusive": incl, "hub_exclusive": iaa2})
+    per = pd.DataFrame(
+        {
+            C.ANNOTATOR: list(enc.annotators),
+            "iaa_1": iaa1,
+            "iaa_2": iaa2,
+            "hub_inclusive": incl,
+            "hub_exclusive": iaa2,
+        }
+    )
 
     def agg(values: np.ndarray, fn, name: str) -> float:
         if np.isnan(values).all():
@@ -116,6 +134,11 @@ def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
             return float("nan")
         return float(fn(values))
 
-    return SimLexAgreement(agg(iaa1, np.nanmean, "iaa_1"), agg(iaa2, np.nanmean, "iaa_2"),
-                           agg(incl, np.nanmax, "human_upper_bound"),
-                           agg(iaa2, np.nanmax, "human_upper_bound"), per, reasons)
+    return SimLexAgreement(
+        agg(iaa1, np.nanmean, "iaa_1"),
+        agg(iaa2, np.nanmean, "iaa_2"),
+        agg(incl, np.nanmax, "human_upper_bound"),
+        agg(iaa2, np.nanmax, "human_upper_bound"),
+        per,
+        reasons,
+    )

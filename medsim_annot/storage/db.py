@@ -5,13 +5,14 @@
 foreign keys on. Every command and the app call :func:`get_engine`, which creates the file
 and runs the Alembic migrations up to head on first use, so a fresh URL just works.
 """
+
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
@@ -51,7 +52,7 @@ def get_engine(url: str | None = None) -> Engine:
         if engine is not None:
             return engine
         if key.startswith("sqlite:///") and key != "sqlite:///:memory:":
-            Path(key[len("sqlite:///"):]).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(key[len("sqlite:///") :]).expanduser().parent.mkdir(parents=True, exist_ok=True)
         if key.startswith("sqlite"):
             engine = create_engine(key, connect_args={"check_same_thread": False, "timeout": 30})
             event.listen(engine, "connect", _sqlite_pragmas)

@@ -5,12 +5,22 @@ Ratings are append-only: a save inserts a row; the *current* rating of an assign
 row with the highest id. A database trigger (see the initial migration) refuses UPDATE and
 DELETE on ``ratings``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import (Boolean, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator,
-                        UniqueConstraint)
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -24,17 +34,17 @@ class UTCDateTime(TypeDecorator):
         if value is None:
             return None
         if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
         return value
 
     def process_result_value(self, value, dialect):
         if value is None:
             return None
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Base(DeclarativeBase):
@@ -82,8 +92,10 @@ class Annotator(Base):
 
 class Assignment(Base):
     __tablename__ = "assignments"
-    __table_args__ = (UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
-                      Index("ix_assignments_annotator_item", "annotator_id", "item_id"))
+    __table_args__ = (
+        UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
+        Index("ix_assignments_annotator_item", "annotator_id", "item_id"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
@@ -95,9 +107,11 @@ class Assignment(Base):
 
 class Rating(Base):
     __tablename__ = "ratings"
-    __table_args__ = (Index("ix_ratings_assignment", "assignment_id", "id"),
-                      Index("ix_ratings_study", "study_id", "id"),
-                      Index("ix_ratings_annotator_assignment", "annotator_id", "assignment_id"))
+    __table_args__ = (
+        Index("ix_ratings_assignment", "assignment_id", "id"),
+        Index("ix_ratings_study", "study_id", "id"),
+        Index("ix_ratings_annotator_assignment", "annotator_id", "assignment_id"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
@@ -114,7 +128,9 @@ class Rating(Base):
 class Event(Base):
     __tablename__ = "events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    study_id: Mapped[int | None] = mapped_column(ForeignKey("studies.id"), nullable=True, index=True)
+    study_id: Mapped[int | None] = mapped_column(
+        ForeignKey("studies.id"), nullable=True, index=True
+    )
     annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
     kind: Mapped[str] = mapped_column(String(60))
     detail_json: Mapped[str] = mapped_column(Text, default="{}")

@@ -1,5 +1,6 @@
 """Alembic environment: run against the connection handed over by medsim_annot.storage.db,
 or against MEDSIM_DATABASE_URL when run with the alembic command line."""
+
 from alembic import context
 from sqlalchemy import create_engine
 
@@ -10,8 +11,11 @@ target_metadata = Base.metadata
 
 
 def _run(connection) -> None:
-    context.configure(connection=connection, target_metadata=target_metadata,
-                      render_as_batch=connection.dialect.name == "sqlite")
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
     with context.begin_transaction():
         context.run_migrations()
 

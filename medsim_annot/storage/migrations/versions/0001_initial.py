@@ -4,6 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2026-11-22
 """
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -98,14 +99,17 @@ def upgrade() -> None:
         for action in ("UPDATE", "DELETE"):
             op.execute(
                 f"CREATE TRIGGER ratings_append_only_{action.lower()} BEFORE {action} ON ratings "
-                "BEGIN SELECT RAISE(ABORT, 'ratings are append-only'); END;")
+                "BEGIN SELECT RAISE(ABORT, 'ratings are append-only'); END;"
+            )
     elif dialect == "postgresql":
         op.execute(
             "CREATE FUNCTION medsim_ratings_append_only() RETURNS trigger AS $$ BEGIN "
-            "RAISE EXCEPTION 'ratings are append-only'; END; $$ LANGUAGE plpgsql;")
+            "RAISE EXCEPTION 'ratings are append-only'; END; $$ LANGUAGE plpgsql;"
+        )
         op.execute(
             "CREATE TRIGGER ratings_append_only BEFORE UPDATE OR DELETE ON ratings "
-            "FOR EACH ROW EXECUTE FUNCTION medsim_ratings_append_only();")
+            "FOR EACH ROW EXECUTE FUNCTION medsim_ratings_append_only();"
+        )
 
 
 def downgrade() -> None:
