@@ -1,0 +1,9 @@
+"""Limits shared by the contracts, the services and the browser widget (documented in
+docs/annotation.md)."""
+
+#: Longest comment an annotator may save with a rating (characters, after stripping).
+COMMENT_MAX_CHARS = 2000
+
+#: A key press within this many milliseconds of a pair being drawn is ignored (and shown as
+#: ignored): it cannot be a judgement of a pair the doctor has had no time to read.
+MIN_VIEW_MS = 150
