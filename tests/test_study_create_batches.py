@@ -16,7 +16,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, get_study
-from medsim_annot.storage import bulk, dispose_all, get_engine
+from medsim_annot.storage import bulk, db, dispose_all, get_engine
 
 
 def _pairs(n: int) -> pd.DataFrame:
@@ -78,7 +78,9 @@ def test_doctors_keep_rating_while_a_big_study_is_created(db_url, monkeypatch):
         latencies.append(time.perf_counter() - t0)
     t.join()
     assert not errors
-    assert latencies and max(latencies) < 2.5, max(latencies)  # one batch, never a timeout
+    # Presses went on during the create (they did not queue behind one long transaction)
+    # and none came near the busy timeout (on a quiet machine a press waits one batch).
+    assert len(latencies) >= 5 and max(latencies) < db.BUSY_TIMEOUT_MS / 1000, latencies
     assert seen_unready and not any(seen_unready)  # invisible while being written
     assert get_study("big").id and _counts(engine)["assignments"] == 400 + 60_000
     with engine.connect() as conn:

@@ -317,16 +317,22 @@ def submit_rating(
                 if not stored:
                     raise _LostRace
                 version += 1
+        return SubmitResult(saved=not same, next_position=None, version=version)
+
+    def next_position() -> int | None:
+        # After the commit, in a read of its own: the write lock (SQLite) is held only for
+        # the insert itself.
+        with session_scope(_engine(engine)) as s:
             nxt = store.first_unrated(s, annotator_id, position)
-            if nxt is None:
-                nxt = store.first_unrated(s, annotator_id)
-        return SubmitResult(saved=not same, next_position=nxt, version=version)
+            return store.first_unrated(s, annotator_id) if nxt is None else nxt
 
     while True:
         try:
-            return with_retry(attempt)
+            done = with_retry(attempt)
+            break
         except _LostRace:
             continue  # the winner's row is committed now: the next read sees it
+    return SubmitResult(done.saved, with_retry(next_position), done.version)
 
 
 def straight_line_warning(

@@ -86,7 +86,8 @@ def get_engine(url: str | None = None) -> Engine:
             )
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
-            engine = create_engine(key, pool_pre_ping=True, pool_size=5, max_overflow=10)
+            # 20 annotators and the dashboard at once: up to 30 connections per process.
+            engine = create_engine(key, pool_pre_ping=True, pool_size=10, max_overflow=20)
         migrate(engine)
         _ENGINES[key] = engine
         return engine
