@@ -9,7 +9,7 @@ annotator.
 
 Saving is append-only (history is kept; the *current* rating of a slot is its newest row) and
 committed before :func:`submit_rating` returns ("saved" means committed: see
-docs/annotation.md for what survives a crash). A save may carry the slot's version the page
+docs/store.md for what survives a crash). A save may carry the slot's version the page
 showed (``expected_version``): it is stored only if nobody changed the slot since, so a stale
 tab can never overwrite an answer it did not show; re-sending the answer that is already
 current inserts nothing — also when several requests race (the store's unique

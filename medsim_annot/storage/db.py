@@ -41,7 +41,7 @@ BUSY_TIMEOUT_MS = 5000
 RETRY_BUDGET_S = 10.0
 #: SQLite's synchronous mode: FULL syncs the WAL on every commit, so an acknowledged rating
 #: survives an OS crash or power loss (NORMAL may lose the last commits). Cost: see
-#: docs/annotation.md and benchmarks/bench_annotation.py.
+#: docs/store.md and benchmarks/bench_annotation.py.
 SQLITE_SYNCHRONOUS = "FULL"
 #: Busy timeout while waiting for another process's migration (a big backfill can take long).
 MIGRATION_BUSY_TIMEOUT_MS = 600_000
