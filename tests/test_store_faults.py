@@ -210,3 +210,104 @@ def test_sqlite_is_durable_and_waits_one_busy_timeout(tmp_path):
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == db.BUSY_TIMEOUT_MS
     dispose_all()
+
+
+class _Proxy:
+    """A TCP proxy in front of PostgreSQL that can be 'stopped' (listener closed, every open
+    connection cut, like a server restart) and 'started' again on the same port."""
+
+    def __init__(self, target: tuple[str, int]):
+        import socket
+
+        self.target = target
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self.conns: list = []
+        self.listener = None
+
+    def start(self) -> None:
+        import socket
+        import threading
+
+        lst = socket.socket()
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind(("127.0.0.1", self.port))
+        lst.listen(64)
+        self.listener = lst
+        threading.Thread(target=self._accept, args=(lst,), daemon=True).start()
+
+    def _accept(self, lst) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = lst.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        import socket
+
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread (Linux)
+        except OSError:
+            pass
+        self.listener.close()
+        for s in self.conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            except OSError:
+                pass
+        self.conns = []
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+def test_postgres_restart_not_saved_then_recovered(backend_url, monkeypatch):
+    """PostgreSQL goes away mid-session: a save fails with StoreUnavailable (nothing stored);
+    a save made while it comes back within the retry budget succeeds; afterwards the same
+    engine works again without any reconnect by the caller."""
+    import threading
+    from urllib.parse import urlsplit
+
+    dispose_all()
+    ann = _study(backend_url)
+    parts = urlsplit(backend_url)
+    proxy = _Proxy((parts.hostname, parts.port or 5432))
+    proxy.start()
+    via = backend_url.replace(f"{parts.hostname}:{parts.port or 5432}", f"127.0.0.1:{proxy.port}")
+    engine = get_engine(via)
+    assert A.get_pair(ann, 0, engine=engine).version == 0
+    proxy.stop()
+    monkeypatch.setattr(db, "RETRY_BUDGET_S", 0.5)
+    with pytest.raises(StoreUnavailable):
+        A.submit_rating(ann, 0, "same", expected_version=0, engine=engine)
+    monkeypatch.setattr(db, "RETRY_BUDGET_S", 10.0)
+    threading.Timer(0.7, proxy.start).start()  # back while the next save is retrying
+    res = A.submit_rating(ann, 0, "same", expected_version=0, engine=engine)
+    assert (res.saved, res.version) == (True, 1)
+    assert A.get_pair(ann, 0, engine=engine).rating == "same"
+    assert len(rating_history("faults", engine=get_engine(backend_url))) == 1
+    proxy.stop()
+    dispose_all()
