@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from medsim_annot.services.auth import AnnotatorIdentity
-from medsim_annot.storage import database_url, get_engine
+from medsim_annot.services.store import open_store, store_url
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -17,12 +17,12 @@ IDENTITY = "auth_identity"
 
 @st.cache_resource(show_spinner=False)
 def _engine(url: str):
-    return get_engine(url)
+    return open_store(url)
 
 
 def engine():
     """The database engine for MEDSIM_DATABASE_URL (one per process and URL)."""
-    return _engine(database_url())
+    return _engine(store_url())
 
 
 def role() -> str | None:

@@ -164,7 +164,7 @@ if st.button(
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
         st.session_state[KEY + "result"] = (frames, result)
         bar.empty()
-    except (InputError, UsageProblem, scoring.ScoringProblem) as exc:
+    except (InputError, UsageProblem) as exc:
         bar.empty()
         st.error(str(exc))
 

@@ -10,6 +10,7 @@ from scipy import stats
 
 from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
 
 # --------------------------------------------------------------------------- McNemar
@@ -361,7 +362,7 @@ def test_score_pairs_progress_and_coverage(tmp_path):
     assert out.loc[0, "avg_cos"] == pytest.approx(0.9 / np.sqrt(0.82))
     assert np.isnan(out.loc[1, "avg_cos"])
     assert calls[-1][0] == calls[-1][1] == 2 and calls[-1][2] == "scoring pairs"
-    with pytest.raises(svc.ScoringProblem, match="not available"):
+    with pytest.raises(UsageProblem, match="not available"):
         svc.score_pairs(pairs, path, "word2vec", ["cos"], cache_dir=tmp_path / "c")
 
 

@@ -49,12 +49,6 @@ class _Bars:
             self.bar = None
 
 
-def _usage(exc: Exception):
-    from medsim_annot.cli import UsageProblem
-
-    return UsageProblem(str(exc))
-
-
 def _text_scores(frame: pd.DataFrame) -> pd.DataFrame:
     """Scores as text: full precision (repr) and ``NaN`` where not covered."""
     out = pd.DataFrame({C.PAIR_ID: frame[C.PAIR_ID].astype(str)})
@@ -111,13 +105,11 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(64, "--batch-size", help="Terms per batch (contextual)."),
     ) -> None:
         """Score every pair with one embedding and write pair_id plus one column per metric."""
-        from medsim_annot.embeddings.contextual import MissingExtra
-        from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, Tokeniser
         from medsim_annot.io import write_table
         from medsim_annot.services import scoring as svc
 
         frame = svc.read_pairs(pairs)
-        tokeniser = Tokeniser(lowercase=not keep_case, split=token_split or DEFAULT_SPLIT)
+        tokeniser = svc.tokeniser(keep_case=keep_case, split=token_split)
         bars = _Bars()
         try:
             scores = svc.score_pairs(
@@ -130,8 +122,6 @@ def register(app: typer.Typer) -> None:
                 cache_dir=cache_dir,
                 batch_size=batch_size,
             )
-        except (svc.ScoringProblem, MissingExtra) as exc:
-            raise _usage(exc) from None
         finally:
             bars.close()
         info = scores.attrs.get("coverage", {})
@@ -195,8 +185,6 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 progress=bars,
             )
-        except svc.ScoringProblem as exc:
-            raise _usage(exc) from None
         finally:
             bars.close()
         if as_json:

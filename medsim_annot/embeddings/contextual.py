@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from medsim_annot.errors import UsageProblem
+
 from .loaders import cache_root
 
 
-class MissingExtra(ValueError):
+class MissingExtra(UsageProblem):
     """An optional package (torch, sentence-transformers, a model package) is not installed."""
 
 

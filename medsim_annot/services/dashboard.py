@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 import medsim_annot
 from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services import annotators as annotators_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.gold import FLAGS, GoldTable, code_ratings, gold_table, rater_column
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.storage import get_engine
+from medsim_annot.storage import Engine, get_engine
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -469,7 +469,7 @@ def _reader(info, url: str, engine: Engine) -> studies_svc.CurrentRatingsReader:
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
-    a = studies_svc.annotators(study, engine=engine)
+    a = annotators_svc.annotators(study, engine=engine)
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
     out["share"] = np.where(
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 import medsim_annot
 from data_schemas import columns as C
@@ -41,6 +40,7 @@ from medsim_annot.io import FORMATS, format_of, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
+from medsim_annot.storage import Engine
 
 RATER_PREFIX = "rater_"
 #: Agreement flag columns of the per-pair table, in file order.

@@ -34,7 +34,8 @@ from medsim_annot.embeddings.metrics import (
     vector_pair_scores,
     word_pair_scores,
 )
-from medsim_annot.embeddings.tokenise import DEFAULT_TOKENISER, Tokeniser
+from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
+from medsim_annot.errors import UsageProblem
 
 Progress = Callable[[int, int, str], None]
 
@@ -43,8 +44,10 @@ FORMATS = (*WORD_FORMATS, CONTEXTUAL_FORMAT, *LEXICAL_METRICS)
 TASKS = ("binary", "graded")
 
 
-class ScoringProblem(ValueError):
-    """A problem with how scoring was asked for (unknown format or metric, missing extra)."""
+def tokeniser(*, keep_case: bool = False, split: str | None = None) -> Tokeniser:
+    """The tokeniser of word-embedding scoring: lower-cased unless *keep_case*, words split
+    on the regular expression *split* (default: non-alphanumerics)."""
+    return Tokeniser(lowercase=not keep_case, split=split or DEFAULT_SPLIT)
 
 
 def metrics_for(fmt: str) -> tuple[str, ...]:
@@ -59,7 +62,7 @@ def metrics_for(fmt: str) -> tuple[str, ...]:
         return VECTOR_METRICS
     if fmt in LEXICAL_METRICS:
         return (LEXICAL_METRICS[fmt],)
-    raise ScoringProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    raise UsageProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
 
 
 def embeddings_dir() -> Path | None:
@@ -216,7 +219,7 @@ def score_pairs(
             raise InputError([Problem("required column is missing", column=col)])
     if fmt is None:
         if embedding_path is None:
-            raise ScoringProblem("give an embedding path or a format")
+            raise UsageProblem("give an embedding path or a format")
         spec = str(embedding_path)
         if Path(spec).exists():
             fmt = detect_format(spec)
@@ -228,7 +231,7 @@ def score_pairs(
     metrics = tuple(metrics) if metrics else allowed
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
-        raise ScoringProblem(
+        raise UsageProblem(
             f"metric {', '.join(map(repr, unknown))} is not available for "
             f"format '{fmt}'; use {', '.join(allowed)}"
         )
@@ -263,7 +266,7 @@ def score_pairs(
 
 def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, info) -> dict:
     if path is None:
-        raise ScoringProblem(f"format '{fmt}' needs an embedding file")
+        raise UsageProblem(f"format '{fmt}' needs an embedding file")
     if progress is not None:
         progress(0, 1, "loading embedding")
     wv = load_word_vectors(
@@ -296,7 +299,7 @@ def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) ->
     from medsim_annot.embeddings.contextual import ContextualEncoder
 
     if spec is None:
-        raise ScoringProblem("format 'sentence-transformers' needs a model folder or package")
+        raise UsageProblem("format 'sentence-transformers' needs a model folder or package")
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
     matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, "encoding terms"))
     if progress is not None:
@@ -363,7 +366,7 @@ def gold_from_frame(
     Pairs with an empty gold value are left out.
     """
     if task is not None and task not in TASKS:
-        raise ScoringProblem(f"unknown task '{task}'; use binary or graded")
+        raise UsageProblem(f"unknown task '{task}'; use binary or graded")
     cols = set(frame.columns)
     if is_ehr_rel(frame.columns):
         pairs, ratings = split_ehr_rel(frame, file)
@@ -541,7 +544,7 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
             )
             meta.append((method, name, col))
     if not series:
-        raise ScoringProblem("no score columns to evaluate")
+        raise UsageProblem("no score columns to evaluate")
     return series, meta
 
 
@@ -587,7 +590,7 @@ def evaluate_scores(
     if task is not None and task != gold.task:
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
-            raise ScoringProblem("the gold values are not binary (0/1); use --task graded")
+            raise UsageProblem("the gold values are not binary (0/1); use --task graded")
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
     gold_ids = list(gold.values.index)
@@ -763,7 +766,7 @@ def pair_errors(
     gold = gold_frame if isinstance(gold_frame, Gold) else gold_from_frame(gold_frame)
     series, _ = _methods(score_frames)
     if method not in series:
-        raise ScoringProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
+        raise UsageProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
     ids = (
         result.common_pairs
         if result is not None
