@@ -14,6 +14,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.io import upload_types
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
@@ -22,7 +23,7 @@ from pages import _ui
 _ui.require_admin()
 eng = _ui.engine()
 
-PAIR_SUFFIXES = (".csv", ".tsv", ".jsonl", ".parquet")
+PAIR_SUFFIXES = tuple("." + t for t in upload_types())
 
 
 def _saved_upload(upload) -> Path:

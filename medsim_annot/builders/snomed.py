@@ -46,6 +46,7 @@ import itertools
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -89,7 +90,22 @@ STAT_COLUMNS = (
     "mean_distance_levenshtein",
 )
 
-Progress = Callable[[str, int], object]
+
+class ProgressBar(Protocol):
+    """What a progress callback returns (a tqdm bar fits)."""
+
+    def update(self, n: int) -> object: ...
+
+    def close(self) -> object: ...
+
+
+#: ``progress(label, total)`` opens a bar for one stage of a build.
+Progress = Callable[[str, int], ProgressBar]
+
+
+def _prefixed(progress: Progress, key: tuple[str, ...]) -> Progress:
+    """*progress* with the labels prefixed by *key* (``dataset/difficulty/strategy``)."""
+    return lambda label, total: progress(f"{'/'.join(key)} {label}", total)
 
 
 # ============================================================================ FSN cleaning
@@ -394,7 +410,7 @@ def nearest_allowed(
     queries: Sequence[str],
     pool: Sequence[str],
     *,
-    excluded: Sequence[Sequence[int]] | None = None,
+    excluded: Sequence[Sequence[int] | np.ndarray] | None = None,
     need: int | Sequence[int] = 1,
     workers: int = -1,
     max_cells: int = 1 << 23,
@@ -795,9 +811,14 @@ def draw_negatives(
                 count=len(idx),
             )
             if not ok.any():  # every stored candidate already drawn: search again
-                ex = np.union1d(related(q), partners.get(q, []))
+                again = np.union1d(related(q), partners.get(q, []))
                 ((idx, dist),) = nearest_allowed(
-                    [pool.lower[q]], pool.lower, excluded=[ex], need=1, workers=workers, index=index
+                    [pool.lower[q]],
+                    pool.lower,
+                    excluded=[again],
+                    need=1,
+                    workers=workers,
+                    index=index,
                 )
                 candidates[q] = (idx, dist)
                 ok = np.ones(len(idx), dtype=bool)
@@ -865,9 +886,7 @@ def build_datasets(
                     strategy,
                     rng,
                     workers=workers,
-                    progress=(lambda d, t, k=key: progress(f"{'/'.join(k)} {d}", t))
-                    if progress
-                    else None,
+                    progress=_prefixed(progress, key) if progress else None,
                 )
                 negatives[key] = neg
                 missing[key] = len(pos) - len(neg)
@@ -937,7 +956,7 @@ def statistics_table(
         for difficulty in ("all", "easy", "hard"):
             diffs = ("easy", "hard") if difficulty == "all" else (difficulty,)
             pos_d = np.concatenate([parts[d]["distance"].to_numpy(dtype=float) for d in diffs])
-            row = {
+            row: dict[str, object] = {
                 "dataset": name,
                 "difficulty": difficulty,
                 "positives": len(pos_d),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,8 +21,8 @@ class _Bars:
 
     def __init__(self, enabled: bool | None = None) -> None:
         self.enabled = enabled
-        self.stage = None
-        self.bar = None
+        self.stage: str | None = None
+        self.bar: Any = None
 
     def __call__(self, done: int, total: int, stage: str) -> None:
         from tqdm import tqdm
@@ -105,7 +106,7 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(64, "--batch-size", help="Terms per batch (contextual)."),
     ) -> None:
         """Score every pair with one embedding and write pair_id plus one column per metric."""
-        from medsim_annot.io import write_table
+        from medsim_annot.io import delimiter_of, write_table
         from medsim_annot.services import scoring as svc
 
         frame = svc.read_pairs(pairs)
@@ -125,10 +126,7 @@ def register(app: typer.Typer) -> None:
         finally:
             bars.close()
         info = scores.attrs.get("coverage", {})
-        kind = out.suffix.lower()
-        write_table(
-            _text_scores(scores) if kind in (".csv", ".tsv", ".tab", ".txt") else scores, out
-        )
+        write_table(_text_scores(scores) if delimiter_of(out) else scores, out)
         msg = (
             f"scored {info.get('pairs', len(scores))} pairs ({info.get('format')}): "
             f"{info.get('covered')} covered, {info.get('not_covered')} not covered"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -48,8 +49,9 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
+from medsim_annot.stats.majority import RULES, Rule
 
-MAJORITY_RULES = ("strict", "decisive")
+MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -133,7 +135,7 @@ def audit_report(
         ratings,
         scale,
         by=by,
-        rule=majority,
+        rule=cast(Rule, majority),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
@@ -168,7 +170,7 @@ def majority_table(
     numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
     if rule not in MAJORITY_RULES:
         raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
-    table = majority_vote(ratings, rule=rule, numeric=scale.numeric, items=items)
+    table = majority_vote(ratings, rule=cast(Rule, rule), numeric=scale.numeric, items=items)
     by_code = {o.code: o.value for o in scale.options if o.code is not None}
     table.insert(
         1,
@@ -201,7 +203,7 @@ def rater_quality_report(
             raise ValueError("history without a value column needs a Scale to code it")
         hist = history.copy()
         hist[C.VALUE] = [
-            float("nan") if scale.code(v) is None else float(scale.code(v)) for v in hist[C.RATING]
+            float("nan") if (c := scale.code(v)) is None else float(c) for v in hist[C.RATING]
         ]
         hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
     elif history is not None:
@@ -291,7 +293,8 @@ def load_ratings_file(
     else:
         if C.RATING in raw.columns and scale is None:
             scale = infer_scale(raw[C.RATING], name)
-        history = validate_ratings(raw, scale or BINARY, name, known_pairs=known)
+        scale = scale or BINARY
+        history = validate_ratings(raw, scale, name, known_pairs=known)
         source, out_pairs = "long", pairs
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
@@ -303,7 +306,7 @@ def load_ratings_file(
 def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     out = history.copy()
     out[C.VALUE] = [
-        float("nan") if scale.code(v) is None else float(scale.code(v)) for v in out[C.RATING]
+        float("nan") if (c := scale.code(v)) is None else float(c) for v in out[C.RATING]
     ]
     out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
     return out

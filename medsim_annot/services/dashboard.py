@@ -232,7 +232,7 @@ class Dashboard:
             )
         t = self.gold.table
         sel = np.zeros(len(t), dtype=bool)
-        why = [[] for _ in range(len(t))]
+        why: list[list[str]] = [[] for _ in range(len(t))]
         for k in kinds:
             flag = t[DISAGREEMENT_KINDS[k]].to_numpy(dtype=bool)
             sel |= flag
@@ -406,7 +406,7 @@ def compute_dashboard(
         study,
         scale,
         "binary" if binary else "graded",
-        tuple(version),
+        (int(version[0]), int(version[1])),
         report,
         audit,
         quality,

@@ -135,7 +135,7 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
     problems = [
-        Problem(f"pair_id '{ids[i]}' appears more than once", row=i + 2, column=C.PAIR_ID)
+        Problem(f"pair_id '{ids[i]}' appears more than once", row=int(i) + 2, column=C.PAIR_ID)
         for i in np.flatnonzero(dup.to_numpy())
     ]
     out = pd.DataFrame({C.PAIR_ID: ids.to_numpy()})

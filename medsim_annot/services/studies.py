@@ -22,6 +22,7 @@ from data_schemas.errors import InputError
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import Scale, load_scale
+from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
@@ -36,16 +37,6 @@ ITEM_COLUMNS = (
     C.CONCEPT_ID_1,
     C.CONCEPT_ID_2,
 )
-
-
-@dataclass
-class Slot:
-    """One place in an annotator's queue: the index of the pair (row of the pairs frame),
-    its kind (``main``, ``calibration`` or ``duplicate``) and whether the terms are swapped."""
-
-    item: int
-    kind: str = "main"
-    swapped: bool = False
 
 
 @dataclass
@@ -383,6 +374,8 @@ class CurrentRatingsReader:
         _, first = np.unique(asg[by_id], return_index=True)
         keep = np.sort(by_id[first])  # the newest row of each assignment
         old = self._raw
+        if old is None:
+            return False
         stay = ~np.isin(old["_assignment"].astype(np.int64), asg[keep])
         self._raw = {c: np.concatenate([old[c][stay], new[c][keep]]) for c in _RAW}
         self._count += len(rid)
@@ -448,7 +441,7 @@ def export_ratings(
         }
     )
     if out is not None:
-        write_table(frame, out, escape_formulas=True)
+        write_table(frame, out)
     return frame
 
 

@@ -391,7 +391,9 @@ def current_rating_columns(
     return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, len(columns))))
 
 
-def fetch_columns(engine: Engine, query: Select[Any], n_columns: int) -> list[np.ndarray]:
+def fetch_columns(
+    engine: Engine, query: Select[*tuple[Any, ...]], n_columns: int
+) -> list[np.ndarray]:
     """The result of a Core *query* as one object array per column, fetched through the
     DBAPI cursor: no SQLAlchemy row or type processing (which costs several times the query
     itself at 100,000s of rows). The caller converts the raw driver values: SQLite gives
