@@ -3,7 +3,6 @@ design, and manage annotators and their access codes."""
 
 from __future__ import annotations
 
-import random
 import tempfile
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from data_schemas.errors import InputError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import upload_types
+from medsim_annot.seeds import new_seed
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
@@ -147,7 +147,7 @@ sampling = st.radio(
     key="setup_sampling",
 )
 if "setup_seed" not in st.session_state:
-    st.session_state["setup_seed"] = random.SystemRandom().randrange(1, 10**6)
+    st.session_state["setup_seed"] = new_seed()
 sample = None
 group_by = list(C.GROUP_COLUMNS)
 allow_fewer = False

@@ -12,6 +12,7 @@ from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
+from medsim_annot.services.gold_files import read_gold
 
 # --------------------------------------------------------------------------- McNemar
 
@@ -301,7 +302,7 @@ def test_category_separation_service():
 def test_ehr_rel_a_levenshtein_graded(ehr_rel_a):
     pairs = svc.read_pairs(ehr_rel_a)
     scores = svc.score_pairs(pairs, None, "levenshtein")
-    gold = svc.read_gold(ehr_rel_a)
+    gold = read_gold(ehr_rel_a)
     res = svc.evaluate_scores({"lev": scores}, gold, n_resamples=199)
     assert res.task == "graded" and res.gold_source == "EHR-Rel mean rating"
     m = res.methods.iloc[0]

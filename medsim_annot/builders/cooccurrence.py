@@ -51,6 +51,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import stable_pair_id
 from medsim_annot.io import DELIMITERS, EXTENSIONS
+from medsim_annot.seeds import new_seed
 
 # --------------------------------------------------------------------------- contract
 PATIENT_ID = "patient_id"
@@ -839,7 +840,7 @@ def cooccurrence_pairs(
         hierarchy=bool(exclude) and bool(hierarchy),
     )
     if mode == "random" and seed is None:
-        seed = int.from_bytes(os.urandom(4), "big") >> 1
+        seed = new_seed()
     result = CooccurrenceResult(
         pd.DataFrame(columns=list(OUTPUT_COLUMNS)),
         mode,

@@ -162,6 +162,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare score files against gold: AUC/accuracy + McNemar, or Spearman + BCa."""
         from medsim_annot.services import scoring as svc
+        from medsim_annot.services.gold_files import read_gold
 
         files = list(scores) + list(more_scores or [])
         frames: dict[str, pd.DataFrame] = {}
@@ -176,7 +177,7 @@ def register(app: typer.Typer) -> None:
         try:
             result = svc.evaluate_scores(
                 frames,
-                svc.read_gold(gold, task),
+                read_gold(gold, task),
                 task,
                 alpha=alpha,
                 n_resamples=n_resamples,

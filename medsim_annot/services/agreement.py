@@ -13,7 +13,7 @@ Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from th
     quality = rater_quality_report(ratings, scale, history=all_saved_ratings)
 
 File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred),
-``load_pairs_file(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
+``load_pairs(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
 ratings)``.
 """
 
@@ -28,10 +28,11 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
-from data_schemas.pairs import group_columns, validate_pairs
+from data_schemas.pairs import group_columns
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import (
     BINARY,
+    BUILT_IN,
     RELATEDNESS_0_3,
     SIMILARITY_0_6,
     Scale,
@@ -39,6 +40,7 @@ from data_schemas.scales import (
     load_scale,
 )
 from medsim_annot.io import read_table
+from medsim_annot.services.studies import load_pairs
 from medsim_annot.stats import (
     AgreementReport,
     AuditResult,
@@ -234,7 +236,7 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
         bad = sorted(seen)[:3]
         raise InputError.single(
             f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
-            "--scale binary|relatedness-0-3|similarity-0-6|FILE",
+            f"--scale {'|'.join(BUILT_IN)}|FILE",
             file=file,
             column=C.RATING,
         )
@@ -257,11 +259,6 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
             for i, v in enumerate(nums)
         ],
     )
-
-
-def load_pairs_file(path: str | Path) -> pd.DataFrame:
-    """Read and validate a pairs file."""
-    return validate_pairs(read_table(path), str(path))
 
 
 def load_ratings_file(
@@ -320,7 +317,7 @@ def agreement_report_file(
     scale: Scale | str | None = None,
 ) -> AgreementReport:
     """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
-    pairs = load_pairs_file(pairs_path) if pairs_path else None
+    pairs = load_pairs(pairs_path) if pairs_path else None
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
     return agreement_report(loaded.ratings, loaded.scale, level=level)
 
@@ -337,7 +334,7 @@ def audit_report_files(
     confidence: float = 0.95,
 ) -> AuditResult:
     """``medsim audit``: audit a pairs file's automatic labels against a ratings file."""
-    pairs = load_pairs_file(pairs_path)
+    pairs = load_pairs(pairs_path)
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
     return audit_report(
         pairs,

@@ -432,7 +432,7 @@ def clear_cache() -> None:
         _READERS.clear()
 
 
-def load_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
     return studies_svc.pairs_frame(study, engine=engine)
 
@@ -445,7 +445,7 @@ def _pairs(study: str, info, url: str, engine: Engine) -> pd.DataFrame:
         if key in _PAIRS:
             _PAIRS.move_to_end(key)
             return _PAIRS[key]
-    pairs = load_pairs(study, engine=engine)
+    pairs = study_pairs(study, engine=engine)
     with _LOCK:
         _PAIRS[key] = pairs
         while len(_PAIRS) > 4:
@@ -524,7 +524,7 @@ def study_dashboard(
         pairs = _pairs(study, info, key[0], engine)
         history = _reader(info, key[0], engine).read(version)
     else:
-        pairs = load_pairs(study, engine=engine)
+        pairs = study_pairs(study, engine=engine)
         history = load_current(study, engine=engine)
     current = (
         history[history["slot"] != "duplicate"].reset_index(drop=True)

@@ -21,7 +21,7 @@ from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
-from data_schemas.scales import Scale, load_scale
+from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
@@ -462,7 +462,7 @@ def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None
         study,
         pairs,
         ratings,
-        load_scale("relatedness-0-3"),
+        RELATEDNESS_0_3,
         {"imported_from": Path(path).name, "format": "ehr-rel"},
         engine,
     )
