@@ -20,11 +20,15 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import rankdata, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from data_schemas.ehr_rel import read_ehr_rel, repeated_pairs_note, row_pair_ids
 from data_schemas.errors import InputError
+from data_schemas.ratings import to_ratings_frame
+from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.io import read_table, write_table
 
 RATERS = "ABCDE"
@@ -373,3 +377,57 @@ def test_pairs_file_with_an_explicit_duplicate_id_stays_an_error(cli, tmp_path):
     )
     r = cli("audit", "--pairs", bad, "--ratings", ratings)
     assert r.exit_code == 2 and "appears more than once" in r.stderr
+
+
+# --------------------------------------------------------------------------- invariants
+@st.composite
+def _wide_with_repeats(draw):
+    """A small wide frame whose rows draw their concept pair from a few, so pairs repeat."""
+    n = draw(st.integers(3, 12))
+    concepts = draw(st.lists(st.sampled_from(["1-2", "3-4", "5-6", "2-1"]), min_size=n, max_size=n))
+    cells = st.sampled_from(["", "0", "1", "2", "3"])
+    rows = []
+    for pair in concepts:
+        a, b = pair.split("-")
+        rec = {
+            "snomed_id_1": a,
+            "snomed_label_1": f"t{a}",
+            "snomed_id_2": b,
+            "snomed_label_2": f"t{b}",
+        }
+        values = draw(st.lists(cells, min_size=3, max_size=3).filter(lambda v: any(v)))
+        rec.update({f"rater_{r}": v for r, v in zip("ABC", values)})
+        rows.append(rec)
+    return pd.DataFrame(rows, dtype=object)
+
+
+@given(_wide_with_repeats())
+@settings(max_examples=40)
+def test_repeated_rows_read_like_distinct_pairs(frame):
+    """Reading a file whose pairs repeat gives the same items, ratings and alpha as the same
+    file with every row made a distinct pair; ids are unique and the same on every read."""
+    from medsim_annot.stats import krippendorff_alpha
+
+    read = read_ehr_rel(frame)
+    again = read_ehr_rel(frame)
+    ids = read.pairs["pair_id"].tolist()
+    assert ids == again.pairs["pair_id"].tolist() and len(set(ids)) == len(frame)
+    distinct = frame.assign(snomed_id_2=[f"{b}x{i}" for i, b in enumerate(frame["snomed_id_2"])])
+    other = read_ehr_rel(distinct)
+    assert other.notes == ()
+    assert len(read.ratings) == len(other.ratings)
+    row_of = dict(zip(ids, range(len(ids))))
+    row_of_other = dict(zip(other.pairs["pair_id"], range(len(ids))))
+    got = sorted(
+        (row_of[p], a, v) for p, a, v in read.ratings[["pair_id", "annotator", "rating"]].values
+    )
+    want = sorted(
+        (row_of_other[p], a, v)
+        for p, a, v in other.ratings[["pair_id", "annotator", "rating"]].values
+    )
+    assert got == want
+    repeats = int((frame["snomed_id_1"] + "-" + frame["snomed_id_2"]).value_counts().gt(1).sum())
+    assert read.notes == ((repeated_pairs_note(repeats),) if repeats else ())
+    a = krippendorff_alpha(to_ratings_frame(read.ratings, RELATEDNESS_0_3), "ordinal").value
+    b = krippendorff_alpha(to_ratings_frame(other.ratings, RELATEDNESS_0_3), "ordinal").value
+    assert (np.isnan(a) and np.isnan(b)) or abs(a - b) < 1e-12
