@@ -159,8 +159,8 @@ class ValueMatcher:
     >>> from data_schemas.scales import BINARY, RELATEDNESS_0_3
     >>> ValueMatcher(BINARY, Mapping()).match("Don't know")
     'dont_know'
-    >>> ValueMatcher(RELATEDNESS_0_3, Mapping()).match(2.0)
-    2
+    >>> ValueMatcher(RELATEDNESS_0_3, Mapping()).match("2")
+    2.0
     """
 
     def __init__(self, scale: Scale, mapping: Mapping):
