@@ -91,7 +91,7 @@ def test_croissant_validates_and_reads_the_same_records(tiny, tmp_path):
 
 def test_split_is_seeded_and_stratified(tiny, tmp_path):
     a = export_gold_hf(tiny, tmp_path / "a", split=True, seed=7, test_size=0.4)
-    b = export_gold_hf(tiny, tmp_path / "b", split=True, seed=7, test_size=0.4)
+    export_gold_hf(tiny, tmp_path / "b", split=True, seed=7, test_size=0.4)
     assert a["counts"]["split_train"] + a["counts"]["split_test"] == 5
     test = pd.read_parquet(tmp_path / "a" / "data" / "test.parquet")
     assert sorted(test["dataset"]) == ["A", "B"]  # one per group: round(0.4 * 2), round(0.4 * 3)
