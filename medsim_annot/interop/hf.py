@@ -416,3 +416,23 @@ def group_counts(kept: pd.DataFrame) -> dict[str, dict[str, int]]:
             counts = kept[col].astype(str).value_counts().sort_index()
             out[col] = {str(k): int(v) for k, v in counts.items()}
     return out
+
+
+def zip_folder(folder, prefix: str) -> bytes:
+    """The files of *folder* as one ZIP (for a browser download), each under *prefix*/;
+    fixed entry times and modes, so the same folder gives the same bytes."""
+    import io
+    import zipfile
+    from pathlib import Path
+
+    folder = Path(folder)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and not p.name.endswith(".part"):
+                info = zipfile.ZipInfo(f"{prefix}/{p.relative_to(folder).as_posix()}")
+                info.date_time = (1980, 1, 1, 0, 0, 0)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                z.writestr(info, p.read_bytes())
+    return buf.getvalue()
