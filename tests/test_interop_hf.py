@@ -138,3 +138,24 @@ def test_cli_hf_export(tiny, tmp_path, cli):
     assert bad.exit_code == 2 and "--format hf" in bad.stderr
     worse = cli("export", "gold", tiny, "--out", out, "--format", "hf", "--split", "70/30")
     assert worse.exit_code == 2 and "train/test" in worse.stderr
+
+
+def test_card_describes_a_designed_study(db_url, tmp_path):
+    from data_schemas.scales import load_scale
+    from medsim_annot.services.design import DesignOptions, create_designed_study
+
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"d{i}" for i in range(12)],
+            "term_1": [f"term {i}" for i in range(12)],
+            "term_2": [f"other {i}" for i in range(12)],
+        }
+    )
+    options = DesignOptions(per_item=2, calibration=2, duplicates=0.1, seed=11)
+    create_designed_study("designed", pairs, load_scale("binary"), ["a", "b", "c"], options)
+    export_gold_hf("designed", tmp_path / "hf")
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "2 of the 3 doctors (balanced k-of-n design)" in card
+    assert "calibration pairs (rated by every doctor): 2" in card
+    assert "terms swapped: 0.1" in card and "seed: 11" in card
+    assert "undefined (no ratings)" in card  # nothing rated yet: alpha has no value

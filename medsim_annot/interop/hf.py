@@ -331,23 +331,46 @@ def summary(facts: CardFacts) -> str:
 
 
 def _design_lines(design: dict) -> list[tuple[str, str]]:
+    """The study's design as card lines (keys of the study's stored config).
+
+    >>> _design_lines({"design": "k_of_n", "per_item": 2, "annotators": 3, "calibration": 5,
+    ...                "duplicates": 0.1, "seed": 7})[0]
+    ('each pair rated by', '2 of the 3 doctors (balanced k-of-n design)')
+    """
     out = []
     if design.get("imported_from"):
-        out.append(("imported from", f"{design['imported_from']} ({design.get('format', '')})"))
-    kind = design.get("design")
-    if kind:
-        out.append(("design", str(kind)))
-    if design.get("per_item"):
-        out.append(("each pair rated by", f"{design['per_item']} of the doctors (k-of-n)"))
-    elif not design.get("imported_from"):
+        out.append(
+            ("imported from", f"{design['imported_from']} ({design.get('format', 'ratings')})")
+        )
+    if design.get("design") == "k_of_n":
+        out.append(
+            (
+                "each pair rated by",
+                f"{design.get('per_item')} of the {design.get('annotators')} doctors "
+                "(balanced k-of-n design)",
+            )
+        )
+    elif design.get("design") == "all":
         out.append(("each pair rated by", "every doctor"))
+    if design.get("sampling") == "stratified":
+        out.append(
+            (
+                "sampling",
+                f"stratified by {', '.join(design.get('group_by') or [])}: "
+                f"{design.get('positives')} positives and {design.get('negatives')} negatives "
+                f"per group ({design.get('pairs_sampled')} of {design.get('pairs_in_file')} "
+                "pairs)",
+            )
+        )
     if design.get("calibration"):
-        out.append(("calibration pairs rated by every doctor", str(design["calibration"])))
+        out.append(("calibration pairs (rated by every doctor)", str(design["calibration"])))
     if design.get("duplicates"):
-        out.append(("share shown again, terms swapped", str(design["duplicates"])))
+        out.append(
+            ("share of each queue shown again later, terms swapped", str(design["duplicates"]))
+        )
     if design.get("seed") is not None:
         out.append(("seed", str(design["seed"])))
-    return out or [("design", "not recorded")]
+    return out or [("design", "every doctor rated the pairs given to them (not recorded)")]
 
 
 def croissant(facts: CardFacts, files: dict[str, str]) -> dict:
