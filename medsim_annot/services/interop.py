@@ -70,11 +70,15 @@ def import_from_tool(
 HF_LICENSE_DEFAULT = "other"
 ALPHA_RESAMPLES = 1000
 ALPHA_SEED = 0
+#: Above this many pairs the card's intervals are percentile intervals: BCa's jackknife
+#: (one alpha per left-out pair) takes most of the export's time on large studies.
+ALPHA_BCA_MAX_ITEMS = 5_000
 
 
 def _alpha_with_interval(ratings, scale: Scale) -> dict:
     """Krippendorff's alpha of *ratings* (the statistics' frame) with a 95% bootstrap interval
-    over pairs (fixed seed, so the card is reproducible)."""
+    over pairs (fixed seed, so the card is reproducible; BCa up to
+    :data:`ALPHA_BCA_MAX_ITEMS` pairs, percentile above)."""
     import numpy as np
 
     from medsim_annot.stats import bootstrap_ci, krippendorff_alpha
@@ -96,6 +100,7 @@ def _alpha_with_interval(ratings, scale: Scale) -> dict:
         lambda t: alpha_from_coincidence(t.reshape(-1, v, v), values, scale.level),
         n_resamples=ALPHA_RESAMPLES,
         seed=ALPHA_SEED,
+        method="BCa" if len(enc.items) <= ALPHA_BCA_MAX_ITEMS else "percentile",
     )
     out = {"value": value, "low": None, "high": None, "method": ci.method}
     if np.isfinite(ci.low) and np.isfinite(ci.high):
