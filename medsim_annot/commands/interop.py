@@ -75,7 +75,9 @@ def _command(tool: str):
 
 def register(app: typer.Typer) -> None:
     importer = get_group(
-        app, "import", "Import completed studies (EHR-Rel wide files, ratings files)."
+        app,
+        "import",
+        "Import completed studies (EHR-Rel wide files, ratings files, Label Studio, Prodigy, Argilla).",
     )
     for tool in ("labelstudio", "prodigy", "argilla"):
         importer.command(tool)(_command(tool))
