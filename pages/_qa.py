@@ -10,7 +10,11 @@ import streamlit as st
 from medsim_annot.io import escape_formula
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-from pages._ui import engine, require_admin  # noqa: F401 (re-exported for the QA pages)
+from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
+    download_name,
+    engine,
+    require_admin,
+)
 
 
 @st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")
@@ -66,7 +70,7 @@ def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kw
     st.download_button(
         f"Download {name} (CSV)",
         csv_bytes(frame, index=index),
-        file_name=f"{name}.csv",
+        file_name=download_name(name, "csv"),
         mime="text/csv",
         key=key,
     )

@@ -42,7 +42,7 @@ with st.form("export_form"):
     go = st.form_submit_button("Prepare export", type="primary")
 
 if go:
-    name = f"gold-{study}.{fmt}"
+    name = _qa.download_name(f"gold-{study}", fmt)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / name
         try:

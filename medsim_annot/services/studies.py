@@ -28,6 +28,7 @@ from data_schemas.scales import Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
+from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import (
     Annotator,
     Assignment,
@@ -95,10 +96,10 @@ def create_study(
     Returns ``{"study", "items", "annotators": [{"name", "access_code"}]}``; access codes
     are shown once here and stored only hashed.
     """
-    name = (name or "").strip()
-    if not name:
-        raise UsageProblem("a study needs a name")
-    annotators = list(dict.fromkeys(a.strip() for a in (annotators or []) if a.strip()))
+    name = check_study_name(name)
+    annotators = list(
+        dict.fromkeys(check_annotator_name(a) for a in (annotators or []) if a.strip())
+    )
     if queues is not None:
         annotators = list(dict.fromkeys([*annotators, *queues]))
     engine = engine or get_engine()
@@ -701,6 +702,7 @@ def _import_completed(
     engine: Engine | None,
 ) -> dict:
     engine = engine or get_engine()
+    study = check_study_name(study)
     index = {pid: i for i, pid in enumerate(pairs[C.PAIR_ID])}
     names = list(dict.fromkeys(ratings[C.ANNOTATOR]))
     queues = {}
@@ -780,9 +782,7 @@ def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dic
     """Add annotator *name* to *study* with a queue of every pair (file order) and a new code."""
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    name = name.strip()
-    if not name:
-        raise UsageProblem("an annotator needs a name")
+    name = check_annotator_name(name)
     code = new_access_code()
     with session_scope(engine) as s:
         if (
@@ -823,9 +823,7 @@ def _annotator(s, info: StudyInfo, name: str) -> Annotator:
 def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = None) -> None:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    new = new.strip()
-    if not new:
-        raise UsageProblem("an annotator needs a name")
+    new = check_annotator_name(new)
     with session_scope(engine) as s:
         if (
             s.scalar(
