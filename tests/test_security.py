@@ -1,0 +1,124 @@
+"""Regression tests of the security review's findings (issue 14 §2), one or more per finding.
+
+Findings 5 (formula escaping) and 7 (comment cap) are tested with their own work; the
+credential-version checks of the annotation services with theirs (test_annotation.py).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
+
+from data_schemas import validate_pairs, validate_ratings
+from data_schemas._validate import CONTROL_CHARS, has_control_chars
+from data_schemas.errors import InputError
+from data_schemas.scales import BINARY
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services import studies as svc
+from medsim_annot.services.names import check_annotator_name, check_study_name, file_slug
+from medsim_annot.storage import dispose_all, get_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pairs(**cols) -> pd.DataFrame:
+    base = {"term_1": ["fever", "cough"], "term_2": ["pyrexia", "tussis"]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+# ---------------------------------------------------------------- finding 2: control characters
+@pytest.mark.parametrize("column", ["term_1", "term_2", "pair_id", "concept_id_1", "dataset"])
+@pytest.mark.parametrize(
+    "bad",
+    ["a\n\n![x](https://evil.example/x.png)", "a\rb", "a\tb", "a\x00b", "a\u2028b", "a\u202eb"],
+)
+def test_control_characters_refused_with_row_and_column(column, bad):
+    cols = {column: ["ok-1", bad]} if column not in ("term_1", "term_2") else {column: ["x", bad]}
+    with pytest.raises(InputError) as err:
+        validate_pairs(_pairs(**cols), "pairs.csv")
+    lines = err.value.lines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"pairs.csv, row 3, column '{column}': contains a line break")
+
+
+def test_leading_and_trailing_whitespace_is_still_stripped_not_refused():
+    out = validate_pairs(_pairs(term_1=["\nfever\r\n", "cough"]), "pairs.csv")
+    assert out["term_1"].tolist() == ["fever", "cough"]
+
+
+@pytest.mark.parametrize("column", ["pair_id", "annotator"])
+def test_ratings_ids_and_names_refuse_control_characters(column):
+    frame = pd.DataFrame({"pair_id": ["p1", "p2"], "annotator": ["a", "b"], "rating": ["same"] * 2})
+    frame.loc[1, column] = "x\ny"
+    with pytest.raises(InputError) as err:
+        validate_ratings(frame, BINARY, "ratings.csv")
+    assert f"row 3, column '{column}'" in err.value.lines()[0]
+
+
+@given(hs.text(max_size=30))
+def test_control_check_agrees_with_the_pattern(text):
+    assert has_control_chars(text) == any(CONTROL_CHARS.match(ch) for ch in text)
+
+
+# ---------------------------------------------------------------- finding 4: study names
+@pytest.mark.parametrize(
+    "bad", ["../x", "a/b", "a\\b", "..", "a..b", "line\nbreak", "tab\there", "", "   ", "x" * 201]
+)
+def test_study_names_refused(bad, db_url):
+    with pytest.raises(UsageProblem):
+        check_study_name(bad)
+    with pytest.raises(UsageProblem):
+        svc.create_study(bad, validate_pairs(_pairs()), BINARY, ["a"])
+    assert svc.list_studies() == []
+
+
+def test_annotator_names_refuse_control_characters(db_url):
+    with pytest.raises(UsageProblem):
+        check_annotator_name("dr\n![x](https://evil.example/x.png)")
+    svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    with pytest.raises(UsageProblem):
+        svc.add_annotator("s", "b\nc")
+    with pytest.raises(UsageProblem):
+        svc.rename_annotator("s", "a", "x\ty")
+    assert svc.annotators("s")["annotator"].tolist() == ["a"]
+
+
+@given(hs.text(max_size=60))
+def test_file_slug_is_always_a_safe_file_name(name):
+    slug = file_slug(name)
+    assert slug and "/" not in slug and "\\" not in slug and ".." not in slug
+    assert all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in slug)
+
+
+# ---------------------------------------------------------------- finding 8: file modes
+def test_database_file_0600_and_new_data_folder_0700(tmp_path, monkeypatch):
+    dispose_all()
+    folder = tmp_path / "data"
+    url = f"sqlite:///{folder}/medsim.db"
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    try:
+        svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"], engine=get_engine(url))
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        for path in folder.iterdir():  # medsim.db, -wal, -shm
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        dispose_all()
+
+
+def test_existing_world_readable_database_is_tightened(tmp_path):
+    dispose_all()
+    db = tmp_path / "old.db"
+    db.touch()
+    os.chmod(db, 0o644)
+    try:
+        get_engine(f"sqlite:///{db}")
+        assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    finally:
+        dispose_all()
