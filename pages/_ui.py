@@ -100,6 +100,18 @@ def plain_markdown(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def html_text(text: str) -> str:
+    """*text* for a raw-HTML block inside markdown: every character that is not a letter,
+    digit or space becomes a numeric character reference. No line break, ``<``, ``[``, ``!``
+    or ``*`` is left for HTML *or* markdown to interpret, so a term can neither end the HTML
+    block nor become a link or an image (security finding 2).
+
+    >>> html_text("a\\n\\n![x](http://e.org)")
+    'a&#10;&#10;&#33;&#91;x&#93;&#40;http&#58;&#47;&#47;e&#46;org&#41;'
+    """
+    return "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};" for ch in str(text))
+
+
 def upload_base_name(name: str) -> str:
     """The base name of an uploaded file's name (never a path: ``../x.csv`` gives ``x.csv``)."""
     base = Path((name or "").replace("\\", "/")).name

@@ -7,7 +7,6 @@ pair reaches the browser.
 
 from __future__ import annotations
 
-import html
 import time
 
 import streamlit as st
@@ -96,7 +95,7 @@ if POS not in st.session_state:
     st.session_state[POS] = A.queue_state(ident.annotator_id, engine=eng).first_unrated
 pos = st.session_state[POS]
 
-st.markdown(f"#### Hello, {html.escape(ident.name)}")
+st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
 if err := st.session_state.pop("annotate_error", None):
     st.error(err)
 
@@ -138,9 +137,9 @@ with st.container(key="annotate_progress"):
 
 st.markdown(
     f'<div class="medsim-terms" data-testid="medsim-pair" data-position="{pos}">'
-    f'<div class="medsim-term" data-testid="medsim-term-1">{html.escape(view.term_1)}</div>'
+    f'<div class="medsim-term" data-testid="medsim-term-1">{_ui.html_text(view.term_1)}</div>'
     f'<div class="medsim-vs">vs</div>'
-    f'<div class="medsim-term" data-testid="medsim-term-2">{html.escape(view.term_2)}</div>'
+    f'<div class="medsim-term" data-testid="medsim-term-2">{_ui.html_text(view.term_2)}</div>'
     f"</div>",
     unsafe_allow_html=True,
 )

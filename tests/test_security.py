@@ -122,3 +122,29 @@ def test_existing_world_readable_database_is_tightened(tmp_path):
         assert stat.S_IMODE(db.stat().st_mode) == 0o600
     finally:
         dispose_all()
+
+
+# ---------------------------------------------------------------- finding 2: rendering
+def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
+    """A term stored before validation refused line breaks (or written straight into the
+    database) still cannot leave the HTML block or become markdown."""
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.auth import authenticate_annotator
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    evil = "fever\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
+    frame = pd.DataFrame({"pair_id": ["p1"], "term_1": [evil], "term_2": ["<b>pyrexia</b>"]})
+    res = svc.create_study("s", frame, BINARY, ["doc [me](https://evil.example)"])
+    ident = authenticate_annotator(res["annotators"][0]["access_code"])
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    at.run()
+    assert not at.exception, at.exception
+    bodies = [m.value for m in at.markdown]
+    pair = next(b for b in bodies if 'data-testid="medsim-pair"' in b)
+    assert "\n" not in pair and "](" not in pair and "![" not in pair and "<b>" not in pair
+    assert "&#60;b&#62;pyrexia&#60;&#47;b&#62;" in pair
+    hello = next(b for b in bodies if "Hello" in b)
+    assert "](" not in hello and "\\[me\\]\\(https\\:" in hello
