@@ -257,7 +257,7 @@ if st.button("Create study", type="primary", disabled=not ready, key="setup_crea
         )
         st.rerun()
 
-_ui.codes_shown_once(NEW_CODES, "create", key="setup_created")
+_ui.codes_shown_once(NEW_CODES, "create", "setup_created")
 
 # ----------------------------------------------------------------------------- annotators
 st.header("Annotators and access codes")
@@ -312,4 +312,4 @@ if any(
     st.rerun()  # show the updated table with the message
 if msg := st.session_state.get(result_key):
     (st.error if msg.startswith("error:") else st.success)(_ui.plain_markdown(msg))
-_ui.codes_shown_once(NEW_CODES, "manage", key="setup_issued")
+_ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")

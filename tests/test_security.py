@@ -148,3 +148,72 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     assert "&#60;b&#62;pyrexia&#60;&#47;b&#62;" in pair
     hello = next(b for b in bodies if "Hello" in b)
     assert "](" not in hello and "\\[me\\]\\(https\\:" in hello
+
+
+# ---------------------------------------------------------------- finding 3: uploads
+def _admin_page(name: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
+    at.session_state["auth_role"] = "admin"
+    return at.run()
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """tempfile's folder, watched: uploads must leave nothing behind, nor write outside.
+    (AppTest keeps a folder of its own there.)"""
+    import tempfile
+
+    folder = tmp_path / "tmp" / "deep"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.syspath_prepend(str(ROOT))
+    return folder
+
+
+def _upload_leftovers(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.name.startswith("medsim-") or p.name == "escaped.csv"]
+
+
+def test_scoring_upload_uses_base_name_and_leaves_no_copy(db_url, private_tmp):
+    csv = b"pair_id,term_1,term_2,auto_label\np1,fever,pyrexia,1\np2,fever,fracture,0\n"
+    at = _admin_page("scoring.py")
+    at.radio(key="scoring_source").set_value("Upload a pairs or gold file").run()
+    for _ in range(2):  # every rerun used to leave another copy behind
+        at.file_uploader(key="scoring_upload").set_value(
+            ("../../escaped.csv", csv, "text/csv")
+        ).run()
+        assert not at.exception, at.exception
+    assert not (private_tmp.parent / "escaped.csv").exists()
+    assert not (private_tmp.parent.parent / "escaped.csv").exists()
+    assert _upload_leftovers(private_tmp) == []
+    assert at.button(key="scoring_run") is not None  # the file was read
+
+
+def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tmp):
+    csv = b"term_1,term_2\nfever,pyrexia\ncough,tussis\n"
+    at = _admin_page("setup.py")
+    at.file_uploader(key="setup_upload").set_value(("../../escaped.csv", csv, "text/csv")).run()
+    assert not at.exception, at.exception
+    assert any("escaped.csv: 2 valid pairs" in s.value for s in at.success)
+    assert _upload_leftovers(private_tmp) == []
+    assert not (private_tmp.parent.parent / "escaped.csv").exists()
+    at.text_input(key="setup_name").input("s").run()
+    at.text_area(key="setup_annotators").input("d1\nd2").run()
+    at.button(key="setup_create").click().run()
+    assert not at.exception, at.exception
+    codes = at.code[0].value
+    assert codes.count(": ") == 2
+    downloads = [b for b in at.get("download_button") if "codes" in b.label]
+    assert len(downloads) == 1
+    # Shown once: the next run (any click) no longer has them, nor does the session.
+    at.run()
+    assert len(at.code) == 0
+    assert all(c.split(": ")[1] not in repr(dict(at.session_state)) for c in codes.splitlines())
+    at.selectbox(key="setup_code_who").set_value("d1").run()
+    at.button(key="setup_issue").click().run()
+    assert not at.exception, at.exception
+    assert len(at.code) == 1 and at.code[0].value.startswith("d1: ")
+    at.run()
+    assert len(at.code) == 0
