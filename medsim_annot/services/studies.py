@@ -39,6 +39,7 @@ from medsim_annot.storage import (
     get_engine,
     session_scope,
 )
+from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
 
 ITEM_COLUMNS = (
@@ -760,7 +761,7 @@ def _import_completed(
                     "source": "import",
                 }
             )
-        s.execute(insert(Rating), rows)
+        insert_ratings(s, rows)
         s.add(
             Event(
                 study_id=st.id,
