@@ -22,6 +22,7 @@ from medsim_annot.storage import database_url, get_engine
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
+NOTICE = "auth_notice"
 
 
 @st.cache_resource(show_spinner=False)
@@ -70,6 +71,12 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
 
 def sign_out() -> None:
     st.session_state.clear()
+
+
+def end_session(reason: str) -> None:
+    """Sign out because the credential is no longer valid; the start page shows *reason*."""
+    st.session_state.clear()
+    st.session_state[NOTICE] = reason
 
 
 def download_name(stem: str, ext: str) -> str:

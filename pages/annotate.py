@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from medsim_annot.errors import UsageProblem
+from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import annotation as A
 from pages import _ui
 
@@ -21,6 +21,20 @@ WARN = "annotate_straight_line"
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
+# Every read and save carries the credential version of the sign-in: once the admin issues a
+# new code or revokes this one, the services refuse with SessionEnded (security finding 1).
+cred = ident.credential_version
+
+
+def _live(fn, *args, **kwargs):
+    """Call an annotation service from the page body; a session that has ended is signed out
+    (back to the start page, with the reason)."""
+    try:
+        return fn(*args, credential=cred, engine=eng, **kwargs)
+    except SessionEnded as exc:
+        _ui.end_session(str(exc))
+        st.rerun()
+
 
 st.markdown(
     """
@@ -60,8 +74,12 @@ def _rate(pos: int, value, saved_unclear: bool = False) -> None:
             unclear=unclear,
             comment=comment,
             elapsed_ms=elapsed,
+            credential=cred,
             engine=eng,
         )
+    except SessionEnded as exc:
+        _ui.end_session(str(exc))
+        return
     except UsageProblem as exc:
         st.session_state["annotate_error"] = str(exc)
         return
@@ -78,7 +96,11 @@ def _back(pos: int | None) -> None:
     if pos != st.session_state.get(POS):
         return
     if pos is None:
-        state = A.queue_state(ident.annotator_id, engine=eng)
+        try:
+            state = A.queue_state(ident.annotator_id, credential=cred, engine=eng)
+        except SessionEnded as exc:
+            _ui.end_session(str(exc))
+            return
         st.session_state[POS] = max(0, state.total - 1)
     elif pos > 0:
         st.session_state[POS] = pos - 1
@@ -92,7 +114,7 @@ def _toggle_unclear(pos: int, current: bool) -> None:
 
 
 if POS not in st.session_state:
-    st.session_state[POS] = A.queue_state(ident.annotator_id, engine=eng).first_unrated
+    st.session_state[POS] = _live(A.queue_state, ident.annotator_id).first_unrated
 pos = st.session_state[POS]
 
 st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
@@ -100,7 +122,7 @@ if err := st.session_state.pop("annotate_error", None):
     st.error(err)
 
 if pos is None:
-    state = A.queue_state(ident.annotator_id, engine=eng)
+    state = _live(A.queue_state, ident.annotator_id)
     st.progress(1.0 if state.total else 0.0, text=f"{state.done} / {state.total}")
     if state.complete:
         st.success(
@@ -119,7 +141,7 @@ if pos is None:
     st.session_state[POS] = pos = state.first_unrated
 
 try:
-    view = A.get_pair(ident.annotator_id, pos, engine=eng)
+    view = _live(A.get_pair, ident.annotator_id, pos)
 except UsageProblem as exc:
     st.error(str(exc))
     st.stop()

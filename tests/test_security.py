@@ -217,3 +217,64 @@ def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tm
     assert len(at.code) == 1 and at.code[0].value.startswith("d1: ")
     at.run()
     assert len(at.code) == 0
+
+
+# ---------------------------------------------------------------- finding 1: credential version
+def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
+    from medsim_annot.errors import SessionEnded
+    from medsim_annot.services import annotation as A
+    from medsim_annot.services.auth import authenticate_annotator
+
+    res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a", "b"])
+    old = authenticate_annotator(res["annotators"][0]["access_code"])
+    other = authenticate_annotator(res["annotators"][1]["access_code"])
+    assert old.credential_version == other.credential_version == 1
+    A.submit_rating(old.annotator_id, 0, "same", credential=old.credential_version)
+
+    new_code = svc.issue_code("s", "a")
+    assert authenticate_annotator(res["annotators"][0]["access_code"]) is None
+    new = authenticate_annotator(new_code)
+    assert new.annotator_id == old.annotator_id and new.credential_version == 2
+    for call in (
+        lambda c: A.get_pair(old.annotator_id, 1, credential=c),
+        lambda c: A.queue_state(old.annotator_id, credential=c),
+        lambda c: A.get_window(old.annotator_id, 0, 2, credential=c),
+        lambda c: A.submit_rating(old.annotator_id, 1, "same", credential=c),
+    ):
+        with pytest.raises(SessionEnded):
+            call(old.credential_version)
+        call(new.credential_version)  # the new sign-in works
+    ratings = svc.export_ratings("s")
+    assert len(ratings) == 2  # slot 0 before the new code, slot 1 with it; none refused saved
+    # The other annotator's session is untouched.
+    A.get_pair(other.annotator_id, 0, credential=other.credential_version)
+
+    svc.revoke_code("s", "a")
+    with pytest.raises(SessionEnded):
+        A.get_pair(new.annotator_id, 0, credential=new.credential_version)
+    assert authenticate_annotator(new_code) is None
+    again = authenticate_annotator(svc.issue_code("s", "a"))
+    assert again.credential_version == 4
+
+
+def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.auth import authenticate_annotator
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    ident = authenticate_annotator(res["annotators"][0]["access_code"])
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    at.run()
+    assert not at.exception and "fever" in at.markdown[1].value + at.markdown[2].value
+    svc.issue_code("s", "a")
+    # A key press from the old session: refused, nothing saved, signed out with the reason.
+    at.button(key="annotate_opt_0_1").click().run()
+    assert not at.exception, at.exception
+    assert svc.export_ratings("s").empty
+    assert "auth_identity" not in at.session_state
+    assert "session has ended" in at.session_state["auth_notice"]
+    assert any("Sign in with your access code" in e.value for e in at.error)

@@ -40,6 +40,7 @@ from medsim_annot.storage import (
     session_scope,
 )
 from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.credentials import bump_credential_version
 from medsim_annot.storage.models import utcnow
 
 ITEM_COLUMNS = (
@@ -855,6 +856,8 @@ def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
         ann = _annotator(s, info, name)
         ann.code_hash = hash_code(code)
         ann.active = True
+        s.flush()
+        bump_credential_version(s, ann.id)  # sessions opened with the old code end
         s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_issued", at=utcnow()))
     return code
 
@@ -867,6 +870,8 @@ def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
         ann = _annotator(s, info, name)
         ann.code_hash = None
         ann.active = False
+        s.flush()
+        bump_credential_version(s, ann.id)  # sessions opened with the code end
         s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_revoked", at=utcnow()))
 
 
