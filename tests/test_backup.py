@@ -10,7 +10,6 @@ import threading
 import time
 
 import pandas as pd
-import pytest
 
 from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
