@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.errors import SessionEnded, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
 from pages import _ui
 
@@ -34,6 +34,9 @@ def _live(fn, *args, **kwargs):
     except SessionEnded as exc:
         _ui.end_session(str(exc))
         st.rerun()
+    except StoreUnavailable as exc:
+        st.error(f"{exc}. Reload the page in a moment.", icon="⏳")
+        st.stop()
 
 
 st.markdown(
@@ -79,6 +82,14 @@ def _rate(pos: int, value, saved_unclear: bool = False) -> None:
         )
     except SessionEnded as exc:
         _ui.end_session(str(exc))
+        return
+    except StoreUnavailable:
+        # The pair stays on screen with the answer unsaved: the annotator is told and
+        # presses the key again once the store is back (the widget of issue 13 queues it).
+        st.session_state["annotate_error"] = (
+            "The study store is unavailable right now: this answer was NOT saved. "
+            "Press the key again in a moment."
+        )
         return
     except UsageProblem as exc:
         st.session_state["annotate_error"] = str(exc)
