@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from slugify import slugify
 
-from data_schemas._validate import has_control_chars
+from data_schemas import has_control_chars
 from medsim_annot.errors import UsageProblem
 
 #: Longest study or annotator name (the columns are VARCHAR(200)).
