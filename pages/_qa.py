@@ -13,6 +13,7 @@ from medsim_annot.services import studies as studies_svc
 from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
     download_name,
     engine,
+    plain_markdown,
     require_admin,
 )
 

@@ -59,7 +59,11 @@ if go:
             )
         except (UsageProblem, InputError) as exc:
             st.session_state.pop("export_result", None)
-            st.error(str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines()))
+            st.error(
+                _qa.plain_markdown(
+                    str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines())
+                )
+            )
         else:
             st.session_state["export_result"] = {
                 "study": study,
