@@ -5,7 +5,7 @@ This package imports nothing else of the project (and never streamlit); see READ
 
 from . import columns
 from ._validate import has_control_chars
-from .ehr_rel import is_ehr_rel, split_ehr_rel
+from .ehr_rel import EhrRelFile, is_ehr_rel, read_ehr_rel, split_ehr_rel
 from .errors import InputError, Problem
 from .pairs import validate_pairs
 from .ratings import to_ratings_frame, validate_ratings
@@ -24,6 +24,7 @@ __all__ = [
     "BUILT_IN",
     "RELATEDNESS_0_3",
     "SIMILARITY_0_6",
+    "EhrRelFile",
     "InputError",
     "Problem",
     "Scale",
@@ -32,6 +33,7 @@ __all__ = [
     "has_control_chars",
     "is_ehr_rel",
     "load_scale",
+    "read_ehr_rel",
     "split_ehr_rel",
     "to_ratings_frame",
     "validate_pairs",

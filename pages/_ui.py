@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
+from medsim_annot.io import table_bytes
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.services.names import file_slug
-from medsim_annot.storage import database_url, get_engine
+from medsim_annot.services.store import open_store, store_url
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -27,12 +29,12 @@ NOTICE = "auth_notice"
 
 @st.cache_resource(show_spinner=False)
 def _engine(url: str):
-    return get_engine(url)
+    return open_store(url)
 
 
 def engine():
     """The database engine for MEDSIM_DATABASE_URL (one per process and URL)."""
-    return _engine(database_url())
+    return _engine(store_url())
 
 
 def role() -> str | None:
@@ -177,4 +179,18 @@ def problems_frame(exc):
     return pd.DataFrame(
         [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
         columns=["row", "column", "problem"],
+    )
+
+
+def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):
+    """A button that downloads *frame* as CSV, through the one writer that escapes spreadsheet
+    formulas in every cell, header and index included (:func:`medsim_annot.io.table_bytes`).
+    The file name gets this session's random part (:func:`download_name`)."""
+    name = Path(file_name)
+    st.download_button(
+        label,
+        table_bytes(frame, index=index),
+        file_name=download_name(name.stem, name.suffix.lstrip(".") or "csv"),
+        mime="text/csv",
+        key=key,
     )

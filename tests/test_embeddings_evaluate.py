@@ -10,7 +10,10 @@ from scipy import stats
 
 from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
+from medsim_annot.services.gold_files import read_gold
+from tests import published as P
 
 # --------------------------------------------------------------------------- McNemar
 
@@ -24,16 +27,18 @@ def _from_table(table):
 
 
 def test_mcnemar_chi_square_textbook():
-    # Agresti (2007), Table 8.1: approval of the president's performance in two surveys,
-    # 794/150/86/570. McNemar's chi-square with continuity correction: (|86-150|-1)^2/236.
+    # Agresti (2007), Table 8.1 (tests.published): approval of the president's performance in
+    # two surveys, 794/150/86/570. McNemar's chi-square with continuity correction:
+    # (|86-150|-1)^2/236 (the statistic does not depend on which survey is the rows).
     from statsmodels.stats.contingency_tables import mcnemar
 
-    ca, cb = _from_table([[794, 86], [150, 570]])
+    book = P.AGRESTI_PRESIDENT_APPROVAL.value.T.tolist()  # method a = second survey
+    ca, cb = _from_table(book)
     stat, p, table = ev.mcnemar_test(ca, cb)
-    assert table.tolist() == [[794, 86], [150, 570]]
+    assert table.tolist() == book
     assert stat == pytest.approx(63**2 / 236)
     assert p == pytest.approx(stats.chi2.sf(63**2 / 236, 1))
-    ref = mcnemar(np.array([[794, 86], [150, 570]]), exact=False, correction=True)
+    ref = mcnemar(np.array(book), exact=False, correction=True)
     assert (stat, p) == pytest.approx((ref.statistic, ref.pvalue))
 
 
@@ -300,7 +305,7 @@ def test_category_separation_service():
 def test_ehr_rel_a_levenshtein_graded(ehr_rel_a):
     pairs = svc.read_pairs(ehr_rel_a)
     scores = svc.score_pairs(pairs, None, "levenshtein")
-    gold = svc.read_gold(ehr_rel_a)
+    gold = read_gold(ehr_rel_a)
     res = svc.evaluate_scores({"lev": scores}, gold, n_resamples=199)
     assert res.task == "graded" and res.gold_source == "EHR-Rel mean rating"
     m = res.methods.iloc[0]
@@ -361,7 +366,7 @@ def test_score_pairs_progress_and_coverage(tmp_path):
     assert out.loc[0, "avg_cos"] == pytest.approx(0.9 / np.sqrt(0.82))
     assert np.isnan(out.loc[1, "avg_cos"])
     assert calls[-1][0] == calls[-1][1] == 2 and calls[-1][2] == "scoring pairs"
-    with pytest.raises(svc.ScoringProblem, match="not available"):
+    with pytest.raises(UsageProblem, match="not available"):
         svc.score_pairs(pairs, path, "word2vec", ["cos"], cache_dir=tmp_path / "c")
 
 

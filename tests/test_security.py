@@ -20,6 +20,7 @@ from data_schemas._validate import CONTROL_CHARS, has_control_chars
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.names import check_annotator_name, check_study_name, file_slug
 from medsim_annot.storage import dispose_all, get_engine
@@ -84,10 +85,10 @@ def test_annotator_names_refuse_control_characters(db_url):
         check_annotator_name("dr\n![x](https://evil.example/x.png)")
     svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
     with pytest.raises(UsageProblem):
-        svc.add_annotator("s", "b\nc")
+        ann_svc.add_annotator("s", "b\nc")
     with pytest.raises(UsageProblem):
-        svc.rename_annotator("s", "a", "x\ty")
-    assert svc.annotators("s")["annotator"].tolist() == ["a"]
+        ann_svc.rename_annotator("s", "a", "x\ty")
+    assert ann_svc.annotators("s")["annotator"].tolist() == ["a"]
 
 
 @given(hs.text(max_size=60))
@@ -231,7 +232,7 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     assert old.credential_version == other.credential_version == 1
     A.submit_rating(old.annotator_id, 0, "same", credential=old.credential_version)
 
-    new_code = svc.issue_code("s", "a")
+    new_code = ann_svc.issue_code("s", "a")
     assert authenticate_annotator(res["annotators"][0]["access_code"]) is None
     new = authenticate_annotator(new_code)
     assert new.annotator_id == old.annotator_id and new.credential_version == 2
@@ -249,11 +250,11 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     # The other annotator's session is untouched.
     A.get_pair(other.annotator_id, 0, credential=other.credential_version)
 
-    svc.revoke_code("s", "a")
+    ann_svc.revoke_code("s", "a")
     with pytest.raises(SessionEnded):
         A.get_pair(new.annotator_id, 0, credential=new.credential_version)
     assert authenticate_annotator(new_code) is None
-    again = authenticate_annotator(svc.issue_code("s", "a"))
+    again = authenticate_annotator(ann_svc.issue_code("s", "a"))
     assert again.credential_version == 4
 
 
@@ -270,7 +271,7 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception and "fever" in at.markdown[1].value + at.markdown[2].value
-    svc.issue_code("s", "a")
+    ann_svc.issue_code("s", "a")
     # A key press from the old session: refused, nothing saved, signed out with the reason.
     at.button(key="annotate_opt_0_1").click().run()
     assert not at.exception, at.exception

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from medsim_annot.errors import UsageProblem
 from medsim_annot.storage import backup as store
 from medsim_annot.storage import database_url, dispose_all, get_engine
 
 
 def _pg_hint(url: str, action: str) -> str:
-    shown = make_url(url).set(drivername="postgresql").render_as_string(hide_password=True)
+    shown = store.shown_url(url)
     if action == "backup":
         return (
             "this store is PostgreSQL: back it up with pg_dump, e.g. "
@@ -31,13 +29,13 @@ def _pg_hint(url: str, action: str) -> str:
 
 
 def _sqlite_file(url: str, action: str) -> Path:
-    backend = make_url(url).get_backend_name()
+    backend = store.backend_name(url)
     if backend == "postgresql":
         raise UsageProblem(_pg_hint(url, action))
     path = store.sqlite_path(url)
     if path is None:
         raise UsageProblem(
-            f"cannot {action} {make_url(url).render_as_string(hide_password=True)}: "
+            f"cannot {action} {store.shown_url(url)}: "
             "only a SQLite file or PostgreSQL (with pg_dump) can be backed up"
         )
     return path

@@ -30,6 +30,20 @@ class SqliteCopy:
     ratings: int
 
 
+def backend_name(url: str) -> str:
+    """``sqlite``, ``postgresql``, ... of a database URL."""
+    return make_url(url).get_backend_name()
+
+
+def shown_url(url: str) -> str:
+    """*url* without its password, with the plain ``postgresql://`` scheme for PostgreSQL
+    (what pg_dump and psql accept)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        parsed = parsed.set(drivername="postgresql")
+    return parsed.render_as_string(hide_password=True)
+
+
 def sqlite_path(url: str) -> Path | None:
     """The database file of a SQLite URL; ``None`` for any other database (or in-memory)."""
     parsed = make_url(url)
