@@ -9,7 +9,7 @@ annotator.
 
 Saving is append-only (history is kept; the *current* rating of a slot is its newest row) and
 committed before :func:`submit_rating` returns ("saved" means committed: see
-docs/annotation.md for what survives a crash). A save may carry the slot's version the page
+docs/store.md for what survives a crash). A save may carry the slot's version the page
 showed (``expected_version``): it is stored only if nobody changed the slot since, so a stale
 tab can never overwrite an answer it did not show; re-sending the answer that is already
 current inserts nothing — also when several requests race (the store's unique
@@ -317,16 +317,22 @@ def submit_rating(
                 if not stored:
                     raise _LostRace
                 version += 1
+        return SubmitResult(saved=not same, next_position=None, version=version)
+
+    def next_position() -> int | None:
+        # After the commit, in a read of its own: the write lock (SQLite) is held only for
+        # the insert itself.
+        with session_scope(_engine(engine)) as s:
             nxt = store.first_unrated(s, annotator_id, position)
-            if nxt is None:
-                nxt = store.first_unrated(s, annotator_id)
-        return SubmitResult(saved=not same, next_position=nxt, version=version)
+            return store.first_unrated(s, annotator_id) if nxt is None else nxt
 
     while True:
         try:
-            return with_retry(attempt)
+            done = with_retry(attempt)
+            break
         except _LostRace:
             continue  # the winner's row is committed now: the next read sees it
+    return SubmitResult(done.saved, with_retry(next_position), done.version)
 
 
 def straight_line_warning(

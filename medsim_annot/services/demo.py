@@ -19,7 +19,6 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.auth import admin_password_configured, set_admin_password
 from medsim_annot.storage import get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
-from medsim_annot.storage.annotation import insert_ratings
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo"
 BINARY_STUDY = "demo-binary"
@@ -149,4 +148,4 @@ def _simulate(study: str, upto: int, vote, engine, rng: random.Random) -> None:
                     }
                 )
         rows.sort(key=lambda r: r["rated_at"])
-        insert_ratings(s, rows)  # numbers revisions (migration 0003)
+        store.insert_ratings(s, rows)

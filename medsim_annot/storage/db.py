@@ -41,7 +41,7 @@ BUSY_TIMEOUT_MS = 5000
 RETRY_BUDGET_S = 10.0
 #: SQLite's synchronous mode: FULL syncs the WAL on every commit, so an acknowledged rating
 #: survives an OS crash or power loss (NORMAL may lose the last commits). Cost: see
-#: docs/annotation.md and benchmarks/bench_annotation.py.
+#: docs/store.md and benchmarks/bench_annotation.py.
 SQLITE_SYNCHRONOUS = "FULL"
 #: Busy timeout while waiting for another process's migration (a big backfill can take long).
 MIGRATION_BUSY_TIMEOUT_MS = 600_000
@@ -105,7 +105,8 @@ def get_engine(url: str | None = None) -> Engine:
             )
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
-            engine = create_engine(key, pool_pre_ping=True, pool_size=5, max_overflow=10)
+            # 20 annotators and the dashboard at once: up to 30 connections per process.
+            engine = create_engine(key, pool_pre_ping=True, pool_size=10, max_overflow=20)
         migrate(engine)
         _ENGINES[key] = engine
         return engine
