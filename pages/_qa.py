@@ -9,7 +9,13 @@ import streamlit as st
 
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-from pages._ui import download_csv, engine, require_admin  # noqa: F401 (re-exported for the QA pages)
+from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
+    download_csv,
+    download_name,
+    engine,
+    plain_markdown,
+    require_admin,
+)
 
 
 @st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")

@@ -7,12 +7,11 @@ pair reaches the browser.
 
 from __future__ import annotations
 
-import html
 import time
 
 import streamlit as st
 
-from medsim_annot.errors import UsageProblem
+from medsim_annot.errors import SessionEnded, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
 from pages import _ui
 
@@ -22,6 +21,23 @@ WARN = "annotate_straight_line"
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
+# Every read and save carries the credential version of the sign-in: once the admin issues a
+# new code or revokes this one, the services refuse with SessionEnded (security finding 1).
+cred = ident.credential_version
+
+
+def _live(fn, *args, **kwargs):
+    """Call an annotation service from the page body; a session that has ended is signed out
+    (back to the start page, with the reason)."""
+    try:
+        return fn(*args, credential=cred, engine=eng, **kwargs)
+    except SessionEnded as exc:
+        _ui.end_session(str(exc))
+        st.rerun()
+    except StoreUnavailable as exc:
+        st.error(f"{exc}. Reload the page in a moment.", icon="⏳")
+        st.stop()
+
 
 st.markdown(
     """
@@ -61,8 +77,20 @@ def _rate(pos: int, value, saved_unclear: bool = False) -> None:
             unclear=unclear,
             comment=comment,
             elapsed_ms=elapsed,
+            credential=cred,
             engine=eng,
         )
+    except SessionEnded as exc:
+        _ui.end_session(str(exc))
+        return
+    except StoreUnavailable:
+        # The pair stays on screen with the answer unsaved: the annotator is told and
+        # presses the key again once the store is back (the widget of issue 13 queues it).
+        st.session_state["annotate_error"] = (
+            "The study store is unavailable right now: this answer was NOT saved. "
+            "Press the key again in a moment."
+        )
+        return
     except UsageProblem as exc:
         st.session_state["annotate_error"] = str(exc)
         return
@@ -79,7 +107,11 @@ def _back(pos: int | None) -> None:
     if pos != st.session_state.get(POS):
         return
     if pos is None:
-        state = A.queue_state(ident.annotator_id, engine=eng)
+        try:
+            state = A.queue_state(ident.annotator_id, credential=cred, engine=eng)
+        except SessionEnded as exc:
+            _ui.end_session(str(exc))
+            return
         st.session_state[POS] = max(0, state.total - 1)
     elif pos > 0:
         st.session_state[POS] = pos - 1
@@ -93,15 +125,15 @@ def _toggle_unclear(pos: int, current: bool) -> None:
 
 
 if POS not in st.session_state:
-    st.session_state[POS] = A.queue_state(ident.annotator_id, engine=eng).first_unrated
+    st.session_state[POS] = _live(A.queue_state, ident.annotator_id).first_unrated
 pos = st.session_state[POS]
 
-st.markdown(f"#### Hello, {html.escape(ident.name)}")
+st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
 if err := st.session_state.pop("annotate_error", None):
     st.error(err)
 
 if pos is None:
-    state = A.queue_state(ident.annotator_id, engine=eng)
+    state = _live(A.queue_state, ident.annotator_id)
     st.progress(1.0 if state.total else 0.0, text=f"{state.done} / {state.total}")
     if state.complete:
         st.success(
@@ -120,7 +152,7 @@ if pos is None:
     st.session_state[POS] = pos = state.first_unrated
 
 try:
-    view = A.get_pair(ident.annotator_id, pos, engine=eng)
+    view = _live(A.get_pair, ident.annotator_id, pos)
 except UsageProblem as exc:
     st.error(str(exc))
     st.stop()
@@ -138,9 +170,9 @@ with st.container(key="annotate_progress"):
 
 st.markdown(
     f'<div class="medsim-terms" data-testid="medsim-pair" data-position="{pos}">'
-    f'<div class="medsim-term" data-testid="medsim-term-1">{html.escape(view.term_1)}</div>'
+    f'<div class="medsim-term" data-testid="medsim-term-1">{_ui.html_text(view.term_1)}</div>'
     f'<div class="medsim-vs">vs</div>'
-    f'<div class="medsim-term" data-testid="medsim-term-2">{html.escape(view.term_2)}</div>'
+    f'<div class="medsim-term" data-testid="medsim-term-2">{_ui.html_text(view.term_2)}</div>'
     f"</div>",
     unsafe_allow_html=True,
 )

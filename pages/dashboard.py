@@ -28,12 +28,19 @@ def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
-    for rec in comp.to_dict(orient="records"):
-        st.progress(
-            min(1.0, float(rec["share"])),
-            text=f"{rec['annotator']}: {rec['done']} / {rec['total']} rated"
-            + ("" if rec["active"] else " (code revoked)"),
-        )
+    # A table, never markdown: annotator names are shown as typed (security finding 6).
+    comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
+    st.dataframe(
+        comp[["annotator", "done", "total", "share", "access"]],
+        hide_index=True,
+        width="stretch",
+        key="dashboard_completion",
+        column_config={
+            "share": st.column_config.ProgressColumn(
+                "rated", min_value=0.0, max_value=1.0, format="percent"
+            )
+        },
+    )
 
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
@@ -57,7 +64,7 @@ def _dashboard() -> None:
     st.download_button(
         "Download the HTML report",
         lambda: _qa.load_report(study, 1000 if boot else 0),
-        file_name=f"qa-report-{study}.html",
+        file_name=_qa.download_name(f"qa-report-{study}", "html"),
         mime="text/html",
         key="dashboard_report",
         type="primary",
@@ -101,7 +108,7 @@ def _dashboard() -> None:
     st.header("Rater quality")
     quality = dash.quality_table()
     for reading in quality["reading"]:
-        st.markdown(f"- {reading}")
+        st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
     st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
     if len(dash.runs()):

@@ -33,6 +33,50 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_streamlit(env: dict, log_path: Path, timeout: float = 60):
+    """Start ``streamlit run app.py`` with *env* on a free port; return (process, base URL)
+    once /_stcore/health answers 200. The caller stops it (fault tests kill it with -9)."""
+    port = free_port()
+    log = open(log_path, "a")  # noqa: SIM115 - the server process owns it
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    log.close()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, base
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
+        time.sleep(0.3)
+
+
 @contextlib.contextmanager
 def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
     """Serve app.py with *env*; yield the base URL once /_stcore/health answers 200."""

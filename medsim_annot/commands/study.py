@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
             return
         text = credentials_text(result)
         if credentials is not None:
-            credentials.parent.mkdir(parents=True, exist_ok=True)
+            credentials.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
