@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medsim_annot.services.admins import AdminIdentity, set_actor
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.storage import database_url, get_engine
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
+ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 
 
 @st.cache_resource(show_spinner=False)
@@ -48,9 +50,33 @@ def require_annotator() -> AnnotatorIdentity:
     return ident
 
 
-def sign_in_admin() -> None:
+def sign_in_admin(admin: AdminIdentity | None = None) -> None:
     st.session_state.clear()
     st.session_state[ROLE] = "admin"
+    st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
+
+
+def current_admin() -> AdminIdentity | None:
+    admin = st.session_state.get(ADMIN)
+    return admin if role() == "admin" and isinstance(admin, AdminIdentity) else None
+
+
+def act_as_signed_in() -> None:
+    """Name the signed-in admin (or nobody) as the actor of events recorded in this run."""
+    admin = current_admin()
+    set_actor(admin.actor if admin else None)
+
+
+def client_id() -> str:
+    """Who is signing in, for counting failed attempts: the connection's address (behind a
+    trusted reverse proxy, MEDSIM_TRUST_FORWARDED=1, the last X-Forwarded-For hop)."""
+    import os
+
+    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):
+        fwd = st.context.headers.get("X-Forwarded-For", "")
+        if fwd.strip():
+            return fwd.split(",")[-1].strip()
+    return st.context.ip_address or "local"
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:

@@ -17,7 +17,7 @@ from data_schemas.pairs import validate_pairs
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
-from medsim_annot.services.auth import admin_password_configured, set_admin_password
+from medsim_annot.services.admins import ENV_ADMIN, admin_password_configured, set_password
 from medsim_annot.storage import Annotator, Assignment, Rating, get_engine, session_scope
 from medsim_annot.storage.models import utcnow
 
@@ -53,7 +53,7 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
     password = None
     if not admin_password_configured(engine=engine):
         password = "demo-" + secrets.token_urlsafe(9)
-        set_admin_password(password, engine=engine)
+        set_password(ENV_ADMIN, password, engine=engine)
     rng = random.Random(seed)
     results = []
     name_b = _free_name(BINARY_STUDY, engine)

@@ -59,6 +59,8 @@ class Study(Base):
     guideline: Mapped[str] = mapped_column(Text, default="")
     config_json: Mapped[str] = mapped_column(Text, default="{}")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Whether annotators with a linked SSO identity may sign in by SSO (0005).
+    annotator_sso: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Item(Base):
@@ -88,6 +90,8 @@ class Annotator(Base):
     code_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The SSO identity (e-mail or subject id) the admin linked to this annotator (0005).
+    sso_identity: Mapped[str | None] = mapped_column(String(320), nullable=True)
 
 
 class Assignment(Base):
@@ -135,6 +139,21 @@ class Event(Base):
     kind: Mapped[str] = mapped_column(String(60))
     detail_json: Mapped[str] = mapped_column(Text, default="{}")
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Who did it: "admin:NAME", "sso:IDENTITY", "cli:USER" (0005); filled from
+    # storage.admins.acting_as when the caller does not set it.
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
+
+
+class Admin(Base):
+    """A named study admin: a scrypt password hash and/or an SSO identity (0005)."""
+
+    __tablename__ = "admins"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(400), nullable=True)
+    sso_identity: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class Setting(Base):
