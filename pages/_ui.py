@@ -76,7 +76,8 @@ def client_id() -> str:
         fwd = st.context.headers.get("X-Forwarded-For", "")
         if fwd.strip():
             return fwd.split(",")[-1].strip()
-    return st.context.ip_address or "local"
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) and ip else "local"
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:
