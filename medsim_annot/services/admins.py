@@ -44,7 +44,7 @@ _HASHES = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
 # ---------------------------------------------------------------------------- hashing
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
     if not _HASHES.acquire(timeout=HASH_WAIT_S):
-        raise Throttled(1.0)
+        raise Throttled(1.0, busy=True)
     try:
         return hashlib.scrypt(
             password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=SCRYPT_MAXMEM, dklen=32

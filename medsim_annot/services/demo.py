@@ -107,7 +107,7 @@ def credentials_text(result: dict) -> str:
     """The demo sign-in details as plain text (what ``make run`` prints)."""
     lines = ["medsim-annot demo sign-in (demo data only; never use demo codes for real studies)"]
     if result.get("admin_password"):
-        lines.append(f"  admin password: {result['admin_password']}")
+        lines.append(f"  admin password: {result['admin_password']}  (admin name: {ENV_ADMIN})")
     for st in result["studies"]:
         lines.append(f"  study {st['study']}:")
         for a in st["annotators"]:

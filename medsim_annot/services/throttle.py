@@ -28,14 +28,15 @@ log = logging.getLogger("medsim_annot.signin")
 class Throttled(Exception):
     """Too many failed attempts: try again after ``retry_after`` seconds."""
 
-    def __init__(self, retry_after: float, *, locked: bool = False):
+    def __init__(self, retry_after: float, *, locked: bool = False, busy: bool = False):
         self.retry_after = max(0.0, float(retry_after))
         self.locked = locked
         wait = math.ceil(self.retry_after)
-        what = "temporarily locked" if locked else "slowed down"
-        super().__init__(
-            f"too many failed sign-ins: {what}; try again in {wait} second{'s' * (wait != 1)}"
-        )
+        if busy:
+            why = "too many sign-ins at once"
+        else:
+            why = "too many failed sign-ins: " + ("temporarily locked" if locked else "slowed down")
+        super().__init__(f"{why}; try again in {wait} second{'s' * (wait != 1)}")
 
 
 @dataclass(frozen=True)
