@@ -178,7 +178,6 @@ def choose_study(outcome: SsoOutcome):
 
 
 outcome = _sso_session()
-_ui.act_as_signed_in()
 role = _ui.role()
 if role == "annotator":
     pages = [st.Page("pages/annotate.py", title="Annotate", icon="✍️", default=True)]

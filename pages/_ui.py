@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from medsim_annot.services.admins import AdminIdentity, set_actor
+from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.storage import database_url, get_engine
 
@@ -61,10 +61,18 @@ def current_admin() -> AdminIdentity | None:
     return admin if role() == "admin" and isinstance(admin, AdminIdentity) else None
 
 
-def act_as_signed_in() -> None:
-    """Name the signed-in admin (or nobody) as the actor of events recorded in this run."""
+def _session_actor() -> str | None:
+    """The signed-in admin of the Streamlit session running this thread (or nobody)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
     admin = current_admin()
-    set_actor(admin.actor if admin else None)
+    return admin.actor if admin else None
+
+
+# Events recorded while a session runs (page script or widget callback) name its admin.
+set_actor_provider(_session_actor)
 
 
 def client_id() -> str:

@@ -319,6 +319,10 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
     assert sum("failed access-code sign-in" in x for x in lines) == 3
     assert all("client=1.2.3.4" in x for x in lines)
     assert not any("guess" in x or "ZZZZ" in x or "long password" in x for x in lines)
+    # a password typed into the name field is not logged either
+    assert admins.sign_in_admin("my secret pw!", "x", client="7.7.7.7", engine=engine) is None
+    assert "admin=<unknown>" in caplog.records[-1].getMessage()
+    assert "secret" not in caplog.records[-1].getMessage()
     assert CODE_SIGNINS.failures("1.2.3.4") == 3
 
 

@@ -55,7 +55,7 @@ def test_activity_page_is_admin_only_and_lists_events(db):
 
 def test_setup_links_annotators_and_enables_sso(db):
     _study()
-    at = _page("pages/setup.py", "admin")
+    at = _page("pages/setup.py", "admin", AdminIdentity("alice", "named"))
     at.selectbox(key="setup_sso_who").select("bea")
     at.text_input(key="setup_sso_identity").input("Bea@Hospital.example")
     at.button(key="setup_sso_link").click().run()
@@ -69,6 +69,9 @@ def test_setup_links_annotators_and_enables_sso(db):
     at.selectbox(key="setup_sso_who").select("ann")
     at.button(key="setup_sso_link").click().run()
     assert "another annotator" in at.error[0].value
+    log = admins.activity()  # the switch (a widget callback) and the link name their admin
+    assert log["action"].tolist()[:2] == ["annotator_sso_enabled", "sso_linked"]
+    assert log["actor"].tolist()[:2] == ["admin:alice", "admin:alice"]
 
 
 def test_landing_named_admin_and_throttled_guessing(db):

@@ -213,7 +213,11 @@ def sign_in_admin(
     if check_admin_password(name, password, engine=engine):
         ADMIN_SIGNINS.success(client)
         return AdminIdentity(name=name, via="named")
-    ADMIN_SIGNINS.failure(client, detail=f"admin={name!r}")
+    known = (name == ENV_ADMIN and bool(os.environ.get("MEDSIM_ADMIN_PASSWORD"))) or (
+        store.get_admin(name, engine=engine) is not None
+    )
+    # Only a known admin's name is logged: a password typed into the name field is not.
+    ADMIN_SIGNINS.failure(client, detail=f"admin={name!r}" if known else "admin=<unknown>")
     return None
 
 
@@ -261,7 +265,9 @@ def sso_role(
     shown = ids[0] if ids else ""
     configured = {normalise_identity(a) for a in admins if str(a).strip()}
     configured |= {
-        normalise_identity(a) for a in os.environ.get("MEDSIM_SSO_ADMINS", "").split(",") if a
+        normalise_identity(a)
+        for a in os.environ.get("MEDSIM_SSO_ADMINS", "").split(",")
+        if a.strip()
     }
     hit = next((i for i in ids if i in configured), None)
     if hit is not None:
@@ -320,6 +326,7 @@ def set_annotator_sso(study: str, enabled: bool, *, engine: Engine | None = None
 # ---------------------------------------------------------------------- event log
 acting_as = store.acting_as
 set_actor = store.set_actor
+set_actor_provider = store.set_actor_provider
 
 
 def cli_actor() -> str:

@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sqlalchemy import event as sa_event
@@ -40,14 +40,27 @@ def set_actor(actor: str | None) -> None:
     _ACTOR.set(actor)
 
 
+_PROVIDER: list[Callable[[], str | None]] = []
+
+
+def set_actor_provider(provider: Callable[[], str | None] | None) -> None:
+    """Ask *provider* for the actor when :func:`acting_as` set none: the app registers one
+    that reads the signed-in admin of the current Streamlit session (widget callbacks run
+    before the page script, so a per-run setting would miss them)."""
+    _PROVIDER[:] = [provider] if provider is not None else []
+
+
 def current_actor() -> str | None:
-    return _ACTOR.get()
+    actor = _ACTOR.get()
+    if actor is None and _PROVIDER:
+        actor = _PROVIDER[0]()
+    return actor
 
 
 @sa_event.listens_for(Event, "before_insert")
 def _fill_actor(_mapper, _connection, target: Event) -> None:
     if target.actor is None:
-        target.actor = _ACTOR.get()
+        target.actor = current_actor()
 
 
 # ------------------------------------------------------------------------------- admins
