@@ -155,7 +155,7 @@ def refused(outcome: SsoOutcome):
         st.error(
             f"You are signed in as {outcome.identity or 'an unknown user'}, but this account "
             "is not a study admin and is not linked to an annotator of a study that allows "
-            "SSO sign-in. Ask the study admin to add you.",
+            "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
             icon="🔒",
         )
         st.button("Sign out", key="sso_refused_signout", on_click=_sso_sign_out)
