@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import admins
+from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, Throttled
 from medsim_annot.storage import dispose_all, get_engine
@@ -134,11 +135,11 @@ def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkey
 def test_events_name_their_actor(engine, tmp_path):
     with admins.acting_as("admin:alice"):
         _study(engine)
-        svc.add_annotator("s", "c", engine=engine)
-        svc.issue_code("s", "a", engine=engine)
+        ann_svc.add_annotator("s", "c", engine=engine)
+        ann_svc.issue_code("s", "a", engine=engine)
     with admins.acting_as("sso:bob@hospital.example"):
-        svc.revoke_code("s", "b", engine=engine)
-        svc.rename_annotator("s", "c", "cee", engine=engine)
+        ann_svc.revoke_code("s", "b", engine=engine)
+        ann_svc.rename_annotator("s", "c", "cee", engine=engine)
         svc.export_ratings("s", tmp_path / "r.csv", engine=engine)
         admins.link_annotator_sso("s", "a", "A@Hospital.example", engine=engine)
         admins.set_annotator_sso("s", True, engine=engine)
@@ -233,7 +234,7 @@ def test_sso_role_mapping(engine, monkeypatch):
     annie = admins.sso_role({"sub": "sub-annie", "email": "annie@x.example"}, engine=engine)
     assert annie.role == "annotator"
     assert sorted(a.study_name for a in annie.annotators) == ["s", "t"]
-    svc.revoke_code("t", "a", engine=engine)  # a revoked annotator cannot use SSO either
+    ann_svc.revoke_code("t", "a", engine=engine)  # a revoked annotator cannot use SSO either
     annie = admins.sso_role({"sub": "sub-annie"}, engine=engine)
     assert [a.study_name for a in annie.annotators] == ["s"]
     monkeypatch.setenv("MEDSIM_SSO_ADMINS", "ops@hospital.example")

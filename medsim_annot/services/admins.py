@@ -25,11 +25,10 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy.engine import Engine
-
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
+from medsim_annot.storage import Engine
 from medsim_annot.storage import admins_store as store
 
 MIN_PASSWORD_CHARS = 12

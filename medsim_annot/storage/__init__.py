@@ -1,17 +1,34 @@
-"""The study store: SQLAlchemy models, engine/session helpers and Alembic migrations."""
+"""The study store: SQLAlchemy models, engine/session helpers, Alembic migrations and the
+queries (:mod:`.studies`). The only package that speaks SQL; services call its functions."""
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
 
 from . import admins as admins_store  # registers the event-actor hook
 from .db import database_url, dispose_all, get_engine, migrate, session_scope
-from .models import Admin, Annotator, Assignment, Base, Event, Item, Rating, Setting, Study
+from .models import (
+    Admin,
+    Annotator,
+    Assignment,
+    Base,
+    Event,
+    Item,
+    Rating,
+    Setting,
+    Study,
+    utcnow,
+)
 
 __all__ = [
     "Admin",
     "Annotator",
     "Assignment",
     "Base",
+    "Engine",
     "Event",
     "Item",
     "Rating",
+    "Session",
     "Setting",
     "Study",
     "admins_store",
@@ -20,4 +37,5 @@ __all__ = [
     "get_engine",
     "migrate",
     "session_scope",
+    "utcnow",
 ]
