@@ -110,6 +110,7 @@ def count_admins_with_password(*, engine: Engine | None = None) -> int:
                     Admin.password_hash.is_not(None), Admin.active.is_(True)
                 )
             )
+            or 0
         )
 
 
@@ -165,9 +166,10 @@ def update_admin_password(
 ) -> bool:
     """Store a new hash for *name*; ``record=False`` for a silent re-hash at sign-in."""
     with session_scope(engine or get_engine()) as s:
-        done = s.execute(
-            update(Admin).where(Admin.name == name).values(password_hash=password_hash)
-        ).rowcount
+        admin = s.scalar(select(Admin).where(Admin.name == name))
+        done = admin is not None
+        if admin is not None:
+            admin.password_hash = password_hash
         if done and record:
             s.add(
                 Event(
