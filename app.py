@@ -29,7 +29,7 @@ from pages import _ui
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
-st.set_page_config(page_title="medsim-annot", page_icon="🩺", layout="centered")
+st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
 
 
 def _secrets(section: str) -> dict:
@@ -156,7 +156,7 @@ def refused(outcome: SsoOutcome):
             f"You are signed in as {outcome.identity or 'an unknown user'}, but this account "
             "is not a study admin and is not linked to an annotator of a study that allows "
             "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
-            icon="🔒",
+            icon=":material/lock:",
         )
         st.button("Sign out", key="sso_refused_signout", on_click=_sso_sign_out)
 
@@ -180,23 +180,29 @@ def choose_study(outcome: SsoOutcome):
 outcome = _sso_session()
 role = _ui.role()
 if role == "annotator":
-    pages = [st.Page("pages/annotate.py", title="Annotate", icon="✍️", default=True)]
+    pages = [
+        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
+    ]
 elif role == "admin":
-    pages = [st.Page("pages/setup.py", title="Study setup", icon="🛠️", default=True)]
+    pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
-        ("dashboard.py", "Dashboard", "📊"),
-        ("activity.py", "Activity", "🕑"),
-        ("export.py", "Export", "📤"),
-        ("scoring.py", "Embedding scoring", "🧮"),
+        ("dashboard.py", "Dashboard", ":material/monitoring:"),
+        ("activity.py", "Activity", ":material/history:"),
+        ("export.py", "Export", ":material/download:"),
+        ("scoring.py", "Embedding scoring", ":material/calculate:"),
     ):
         if (HERE / "pages" / file).exists():
             pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
 elif outcome is not None and outcome.role == "refused":
-    pages = [st.Page(refused(outcome), title="Sign in", icon="🔑", default=True)]
+    pages = [st.Page(refused(outcome), title="Sign in", icon=":material/login:", default=True)]
 elif outcome is not None and outcome.role == "annotator":
-    pages = [st.Page(choose_study(outcome), title="Choose a study", icon="🔑", default=True)]
+    pages = [
+        st.Page(
+            choose_study(outcome), title="Choose a study", icon=":material/login:", default=True
+        )
+    ]
 else:
-    pages = [st.Page(landing, title="Sign in", icon="🔑", default=True)]
+    pages = [st.Page(landing, title="Sign in", icon=":material/login:", default=True)]
 
 nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:

@@ -9,6 +9,7 @@ from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
 from medsim_annot.storage import Rating, session_scope
+from tests import published as P
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data_schemas" / "examples"
 
@@ -92,7 +93,8 @@ def test_list_json(db_url, cli):
 def test_import_ehr_rel_cli(db_url, cli, ehr_rel_a, tmp_path):
     r = cli("import", "ehr-rel", ehr_rel_a, "--study", "ehr-a", "--json")
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["ratings"] == 555
+    shape = P.EHR_REL_A_SHAPE.value
+    assert json.loads(r.stdout)["ratings"] == shape["items"] * shape["annotators"]
     r = cli("import", "ehr-rel", ehr_rel_a, "--study", "ehr-a")
     assert r.exit_code == 2 and "already exists" in r.stderr
 
