@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from medsim_annot.io import table_bytes
+from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.services.names import file_slug
 from medsim_annot.services.store import open_store, store_url
@@ -25,6 +26,7 @@ ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
 NOTICE = "auth_notice"
+ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 
 
 @st.cache_resource(show_spinner=False)
@@ -62,9 +64,42 @@ def require_annotator() -> AnnotatorIdentity:
     return ident
 
 
-def sign_in_admin() -> None:
+def sign_in_admin(admin: AdminIdentity | None = None) -> None:
     st.session_state.clear()
     st.session_state[ROLE] = "admin"
+    st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
+
+
+def current_admin() -> AdminIdentity | None:
+    admin = st.session_state.get(ADMIN)
+    return admin if role() == "admin" and isinstance(admin, AdminIdentity) else None
+
+
+def _session_actor() -> str | None:
+    """The signed-in admin of the Streamlit session running this thread (or nobody)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    admin = current_admin()
+    return admin.actor if admin else None
+
+
+# Events recorded while a session runs (page script or widget callback) name its admin.
+set_actor_provider(_session_actor)
+
+
+def client_id() -> str:
+    """Who is signing in, for counting failed attempts: the connection's address (behind a
+    trusted reverse proxy, MEDSIM_TRUST_FORWARDED=1, the last X-Forwarded-For hop)."""
+    import os
+
+    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):
+        fwd = st.context.headers.get("X-Forwarded-For", "")
+        if fwd.strip():
+            return fwd.split(",")[-1].strip()
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) and ip else "local"
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:

@@ -14,6 +14,7 @@ from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import upload_types
 from medsim_annot.seeds import new_seed
+from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
@@ -271,7 +272,9 @@ study = st.selectbox(
 )
 st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
 people = A.annotators(study, engine=eng)["annotator"].tolist()
-tab_add, tab_rename, tab_code, tab_revoke = st.tabs(["Add", "Rename", "Issue code", "Revoke"])
+tab_add, tab_rename, tab_code, tab_revoke, tab_sso = st.tabs(
+    ["Add", "Rename", "Issue code", "Revoke", "Single sign-on"]
+)
 result_key = "setup_manage_result"
 with tab_add:
     new_name = st.text_input("New annotator", key="setup_add_name")
@@ -308,8 +311,50 @@ with tab_revoke:
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
         A.revoke_code(study, who_r, engine=eng)
         st.session_state[result_key] = f"Revoked the access code of {who_r}."
+with tab_sso:
+    st.caption(
+        "Annotators linked to their identity in your organisation's sign-in may use "
+        "*Sign in with SSO* when this study allows it; access codes keep working."
+    )
+    sso_key = f"setup_sso_enabled:{study}"
+
+    def _switch_sso() -> None:
+        allow = bool(st.session_state[sso_key])
+        ADM.set_annotator_sso(study, allow, engine=eng)
+        st.session_state[result_key] = (
+            f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study}."
+        )
+
+    st.toggle(
+        "Annotators of this study may sign in by SSO",
+        value=ADM.annotator_sso_enabled(study, engine=eng),
+        key=sso_key,
+        on_change=_switch_sso,
+    )
+    links = ADM.sso_links(study, engine=eng)
+    st.dataframe(
+        pd.DataFrame({"annotator": list(links), "SSO identity": [v or "" for v in links.values()]}),
+        hide_index=True,
+        key="setup_sso_table",
+    )
+    who_s = st.selectbox("Annotator", people, key="setup_sso_who")
+    ident = st.text_input(
+        "SSO identity (e-mail address or subject id; empty removes the link)",
+        key="setup_sso_identity",
+    )
+    if st.button("Link", key="setup_sso_link") and who_s:
+        try:
+            ADM.link_annotator_sso(study, who_s, ident, engine=eng)
+            st.session_state[result_key] = (
+                f"Linked {who_s} to {ADM.normalise_identity(ident)}."
+                if ident.strip()
+                else f"Removed the SSO link of {who_s}."
+            )
+        except UsageProblem as exc:
+            st.session_state[result_key] = f"error: {exc}"
 if any(
-    st.session_state.get(k) for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke")
+    st.session_state.get(k)
+    for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke", "setup_sso_link")
 ) and (result_key in st.session_state or NEW_CODES in st.session_state):
     st.rerun()  # show the updated table with the message
 if msg := st.session_state.get(result_key):

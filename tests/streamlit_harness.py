@@ -78,9 +78,17 @@ def start_streamlit(env: dict, log_path: Path, timeout: float = 60):
 
 
 @contextlib.contextmanager
-def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
-    """Serve app.py with *env*; yield the base URL once /_stcore/health answers 200."""
-    port = free_port()
+def streamlit_server(
+    env: dict,
+    log_path: Path,
+    timeout: float = 60,
+    *,
+    port: int | None = None,
+    args: tuple[str, ...] = (),
+):
+    """Serve app.py with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
+    base URL once /_stcore/health answers 200."""
+    port = port or free_port()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [
@@ -99,6 +107,7 @@ def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
                 "false",
                 "--server.fileWatcherType",
                 "none",
+                *args,
             ],
             cwd=ROOT,
             env=env,

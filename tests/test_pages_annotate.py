@@ -171,7 +171,7 @@ def test_landing_sign_in(db, monkeypatch):
     monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "apptest-admin-pw")
     ident, res = _annotator()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    assert [t.label for t in at.text_input] == ["Access code", "Admin password"]
+    assert [t.label for t in at.text_input] == ["Access code", "Admin name", "Admin password"]
     at.text_input(key="login_code").input("WRONG-CODE-0000-0000-0000-00")
     at.button[0].click().run()
     assert "not valid" in at.error[0].value

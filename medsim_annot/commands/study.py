@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import typer
@@ -38,7 +37,6 @@ def register(app: typer.Typer) -> None:
     importer = get_group(
         app, "import", "Import completed studies (EHR-Rel wide files, ratings files)."
     )
-    admin = get_group(app, "admin", "Administration: the admin password.")
 
     @study.command("create")
     def create(
@@ -219,22 +217,3 @@ def register(app: typer.Typer) -> None:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
         typer.echo(text, nl=False)
-
-    @admin.command("set-password")
-    def set_password(
-        password: str | None = typer.Option(
-            None, "--password", help="omit to be asked (hidden input)"
-        ),
-    ) -> None:
-        """Set the admin password (stored as a salted scrypt hash)."""
-        from medsim_annot.services.auth import set_admin_password
-
-        if password is None:
-            password = getpass.getpass("new admin password: ")
-            again = getpass.getpass("again: ")
-            if password != again:
-                from medsim_annot.errors import UsageProblem
-
-                raise UsageProblem("the two passwords differ")
-        set_admin_password(password)
-        typer.echo("admin password set")

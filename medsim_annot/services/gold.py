@@ -532,4 +532,12 @@ def export_gold(
         json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
     )
     tmp.replace(mpath)
+    from medsim_annot.storage.admins import record_event
+
+    record_event(
+        "gold_exported",
+        study_id=studies_svc.get_study(study, engine=engine).id,
+        detail={"file": out.name, "format": kind, "pairs": int(len(kept)), "sha256": digest},
+        engine=engine,
+    )
     return manifest

@@ -466,6 +466,14 @@ def export_ratings(
     )
     if out is not None:
         write_table(frame, out)
+        from medsim_annot.storage.admins import record_event
+
+        record_event(
+            "ratings_exported",
+            study_id=info.id,
+            detail={"file": Path(out).name, "ratings": int(len(frame))},
+            engine=engine,
+        )
     return frame
 
 
