@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from sqlalchemy.exc import DBAPIError
 
+from medsim_annot.errors import StoreUnavailable
 from medsim_annot.services.auth import (
     admin_password_configured,
     authenticate_annotator,
@@ -20,6 +22,11 @@ from pages import _ui
 
 HERE = Path(__file__).resolve().parent
 st.set_page_config(page_title="medsim-annot", page_icon="🩺", layout="centered")
+st.session_state[_ui.ROUTED] = True
+STORE_DOWN = (
+    "The rating store cannot be reached right now, so your code could not be checked. "
+    "Nothing is lost: try again in a moment."
+)
 
 
 def landing() -> None:
@@ -35,17 +42,25 @@ def landing() -> None:
         code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
         go = st.form_submit_button("Sign in", type="primary")
     if go:
-        ident = authenticate_annotator(code, engine=_ui.engine())
-        if ident is None:
-            st.error(
-                "This access code is not valid (or was revoked). Check it, or ask the "
-                "study admin for a new one."
-            )
+        try:
+            ident = authenticate_annotator(code, engine=_ui.engine())
+        except (StoreUnavailable, DBAPIError):
+            st.error(STORE_DOWN, icon="⏳")
         else:
-            _ui.sign_in_annotator(ident)
-            st.rerun()
+            if ident is None:
+                st.error(
+                    "This access code is not valid (or was revoked). Check it, or ask the "
+                    "study admin for a new one."
+                )
+            else:
+                _ui.sign_in_annotator(ident)
+                st.rerun()
     with st.expander("Study admin"):
-        if not admin_password_configured(engine=_ui.engine()):
+        try:
+            configured = admin_password_configured(engine=_ui.engine())
+        except (StoreUnavailable, DBAPIError):
+            configured = True
+        if not configured:
             st.info(
                 "No admin password is set yet: run `medsim admin set-password` or set "
                 "MEDSIM_ADMIN_PASSWORD."
@@ -54,11 +69,16 @@ def landing() -> None:
             pw = st.text_input("Admin password", type="password", key="login_password")
             go_admin = st.form_submit_button("Sign in as admin")
         if go_admin:
-            if check_admin_password(pw, engine=_ui.engine()):
-                _ui.sign_in_admin()
-                st.rerun()
+            try:
+                admin_ok = check_admin_password(pw, engine=_ui.engine())
+            except (StoreUnavailable, DBAPIError):
+                st.error(STORE_DOWN, icon="⏳")
             else:
-                st.error("Wrong admin password.")
+                if admin_ok:
+                    _ui.sign_in_admin()
+                    st.rerun()
+                else:
+                    st.error("Wrong admin password.")
 
 
 role = _ui.role()

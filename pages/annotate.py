@@ -29,8 +29,9 @@ ACKED = "annotate_acked"
 LOG = "annotate_log"
 LAST = "annotate_last"
 ENDED = "annotate_ended"
-#: Pairs ahead of the doctor's position the browser holds (plus two behind, for Back).
-WINDOW = 20
+#: Pairs from the doctor's position on sent per refill (plus two behind, for Back); the
+#: widget asks for more when it holds fewer than 20 ahead.
+WINDOW = 40
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
@@ -73,20 +74,22 @@ if ss.get(ENDED) is None and entries:
     if outcome.ended:
         ss[ENDED] = _ended_message(SessionEnded(outcome.ended))
 
-at = outbox.get("at")
-resume = not isinstance(at, int) or at < 0
+# need: the position from which the browser needs pairs; -1 (or no message yet): where to
+# resume (the first unrated slot); None: its window suffices, only acknowledge.
+need = outbox.get("need", -1) if outbox else -1
+resume = isinstance(need, int) and need < 0
 data_extra: dict = {"resume": bool(outbox) and resume}
 views = []
 unavailable = outcome.unavailable
-if ss.get(ENDED) is None:
+if ss.get(ENDED) is None and (resume or isinstance(need, int)):
     try:
+        wpos = need
         if resume:
             state = RQ.resume_state(ident.annotator_id, credential=credential, engine=eng)
-            start = state.first_unrated
-            data_extra.update(start=start, complete=state.complete)
-            wpos = start if start is not None else max(0, state.total - 1)
-        else:
-            wpos = at
+            data_extra.update(start=state.first_unrated, complete=state.complete)
+            wpos = state.first_unrated
+            if wpos is None:
+                wpos = max(0, state.total - 1)
         if not resume or state.total:
             views = RQ.read_window(
                 ident.annotator_id, max(0, wpos - 2), WINDOW + 2, credential=credential, engine=eng
@@ -147,7 +150,7 @@ data = {
     "min_view_ms": MIN_VIEW_MS,
     "comment_max": COMMENT_MAX_CHARS,
     "total": last["total"],
-    "done": last["done"],
+    "done": last["done"] if not views else views[0].done,
     "window": last["window"] if views else [],
     "start": None,
     "complete": False,

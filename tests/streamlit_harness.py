@@ -113,3 +113,46 @@ def sign_in_admin(page, base: str, password: str, timeout: float = 30000) -> Non
     page.get_by_label("Admin password").fill(password)
     page.get_by_role("button", name="Sign in as admin").click()
     page.get_by_role("heading", name="Study setup").wait_for(timeout=timeout)
+
+
+def start_streamlit(env: dict, log_path: Path, port: int, timeout: float = 60):
+    """Start ``streamlit run app.py`` on *port* (a fixed port survives a restart, and with it
+    the browser's sessionStorage); return the process once /_stcore/health answers 200.
+    The caller stops it (``terminate``, or ``kill`` for a crash)."""
+    with open(log_path, "a") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
+        time.sleep(0.3)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import threading
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
@@ -36,6 +37,15 @@ from medsim_annot.services import annotation as A
 LOG_SIZE = 500
 #: Entries accepted in one message from the browser.
 MAX_BATCH = 500
+#: One commit at a time per annotator in this process: a Streamlit rerun may start while the
+#: interrupted one is still inside a save, and both carry the same entries.
+_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock(annotator_id: int) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(annotator_id, threading.Lock())
 
 
 @dataclass(frozen=True)
@@ -138,7 +148,13 @@ def commit_pending(
 
     *log* maps sequence numbers committed earlier in this session to the version they stored;
     it is updated in place (and trimmed to :data:`LOG_SIZE`). Returns a :class:`CommitOutcome`.
+    Entries found in *log* are acknowledged without another save.
     """
+    with _lock(annotator_id):
+        return _commit(annotator_id, entries, acked, log, credential, engine)
+
+
+def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutcome:
     todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)[:MAX_BATCH]
     out = CommitOutcome(ack=acked)
     by_seq = {e.seq: e for e in todo}
@@ -148,6 +164,8 @@ def commit_pending(
     versioned = _submit_accepts("expected_version")
     with_credential = _submit_accepts("credential")
     for e in todo:
+        if e.seq in log and e.seq not in out.versions:
+            out.versions[e.seq] = log[e.seq]
         if e.seq in out.versions or e.seq in refused_seqs:
             out.ack = e.seq
             continue

@@ -24,6 +24,4 @@ _mount = st.components.v2.component(
 
 def annotator(*, data: dict, key: str, on_outbox_change):
     """Mount the widget with *data*; *on_outbox_change* runs when the browser sends ratings."""
-    return _mount(
-        key=key, data=data, default={"outbox": None}, on_outbox_change=on_outbox_change
-    )
+    return _mount(key=key, data=data, default={"outbox": None}, on_outbox_change=on_outbox_change)

@@ -13,6 +13,7 @@ const INSTANCES = new WeakMap();
 const RESEND_AFTER_MS = 4000;
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
 const REMINDER_RUN = 10;
+const REFILL_BELOW = 20; // pairs held ahead of the doctor before more are asked for
 
 function $(root, sel) {
   return root.querySelector(sel);
@@ -52,7 +53,7 @@ class Annotator {
       progressText: $(root, ".medsim-progress-text"),
     };
     this.cache = new Map(); // position -> pair (with local answers applied)
-    this.serverRated = new Map(); // position -> rated in the last server data
+    this.newly = new Set(); // positions first rated in this tab since baseDone was counted
     this.pending = [];
     this.seq = 0;
     this.acked = 0;
@@ -110,7 +111,6 @@ class Annotator {
 
   // ---------------------------------------------------------------- server data
   receive(data, setStateValue) {
-    console.log("DBG", JSON.stringify({reply: data && data.reply_to, ack: data && data.ack, n: this.pending.length}));
     this.setStateValue = setStateValue;
     if (!data) return;
     if (!this.who) {
@@ -123,11 +123,11 @@ class Annotator {
       if (this.pending.length) {
         this.acked = 0;
         this.showWait(`Sending ${this.pending.length} rating(s) kept from before…`);
-        this.send(null);
+        this.send(-1);
       }
     }
     this.total = Number(data.total) || 0;
-    this.serverDone = Number(data.done) || 0;
+    if (this.baseDone === undefined) this.baseDone = Number(data.done) || 0;
     this.unavailable = !!data.unavailable;
     if (data.ended) {
       this.stop(data.ended);
@@ -144,9 +144,13 @@ class Annotator {
       }
       this.started = true;
       this.hideWait();
+      this.baseDone = Number(data.done) || 0;
+      this.newly.clear();
       if (data.complete) this.showEnd();
       else this.go(data.start);
     } else if (fresh && data.resume) {
+      this.baseDone = Number(data.done) || 0;
+      this.newly.clear();
       if (data.complete) this.showEnd();
       else this.go(data.start);
     } else if (this.pos === null && this.want !== null && this.cache.has(this.want)) {
@@ -214,7 +218,6 @@ class Annotator {
 
   merge(p) {
     const pos = Number(p.position);
-    this.serverRated.set(pos, p.rating !== null);
     const local = this.pending.some((e) => e.position === pos);
     const have = this.cache.get(pos);
     if (have && local) return; // the browser's own unacknowledged answer wins
@@ -231,13 +234,14 @@ class Annotator {
   }
 
   // ---------------------------------------------------------------- sending
-  send(at) {
+  send(need) {
+    // need: the position from which the browser needs pairs (null: its window suffices;
+    // -1: where to resume, i.e. the first unrated slot).
     this.sent += 1;
-    this.lastSend = performance.now();
     if (this.setStateValue) {
       this.setStateValue("outbox", {
         pending: this.pending.slice(0, 500),
-        at: at,
+        need: need,
         sent: this.sent,
         attempt: this.attempt,
       });
@@ -251,7 +255,7 @@ class Annotator {
     this.resendTimer = setTimeout(() => {
       if (this.pending.length && !this.ended) {
         this.attempt += 1;
-        this.send(this.pos);
+        this.send(this.want);
       }
     }, RESEND_AFTER_MS);
   }
@@ -261,7 +265,7 @@ class Annotator {
     const wait = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.timer = setTimeout(() => {
       this.attempt += 1;
-      this.send(this.pos);
+      this.send(this.want);
     }, wait);
   }
 
@@ -292,7 +296,7 @@ class Annotator {
     return o ? o.label : value;
   }
 
-  go(pos) {
+  go(pos, mustSend) {
     if (pos === null || pos === undefined) {
       this.showEnd();
       return;
@@ -320,7 +324,7 @@ class Annotator {
     this.refreshAnswer();
     this.renderProgress();
     this.el.announce.textContent = `Pair ${pos + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
-    this.maybeRefill();
+    this.maybeRefill(mustSend);
   }
 
   refreshAnswer() {
@@ -337,11 +341,7 @@ class Annotator {
   }
 
   renderProgress() {
-    const counted = new Set();
-    for (const e of this.pending) {
-      if (!this.serverRated.get(e.position)) counted.add(e.position);
-    }
-    const done = Math.min(this.total, this.serverDone + counted.size);
+    const done = Math.min(this.total, (this.baseDone || 0) + this.newly.size);
     this.done = done;
     const frac = this.total ? done / this.total : 0;
     this.el.fill.style.width = `${(frac * 100).toFixed(2)}%`;
@@ -433,8 +433,13 @@ class Annotator {
       if (!e.repeat) this.back();
       return;
     }
-    if (this.pos === null) return;
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (this.pos === null) {
+      if (this.el.wait.hidden || !this.scale.options.some((o) => o.key.toLowerCase() === key)) return;
+      e.preventDefault();
+      this.ignore("Key ignored: the next pair is still loading. Press again when it appears.");
+      return;
+    }
     const opt = this.scale.options.find((o) => o.key.toLowerCase() === key);
     if (opt) {
       e.preventDefault();
@@ -451,13 +456,9 @@ class Annotator {
     if (this.pos === null || this.ended) return;
     const shown = at - this.drawnAt;
     if (shown < this.minView) {
-      this.ignored += 1;
-      this.root.host && (this.root.host.dataset.ignored = String(this.ignored));
-      this.el.status.dataset.ignored = String(this.ignored);
-      this.notice(
+      this.ignore(
         `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
           "Look at it and press again.",
-        "ignored",
       );
       return;
     }
@@ -481,6 +482,7 @@ class Annotator {
         version: earlier ? null : pair.version,
         after: earlier ? earlier.seq : null,
       });
+      if (!pair.rated) this.newly.add(pos);
       pair.rating = value;
       pair.unclear = unclear;
       pair.comment = comment;
@@ -495,11 +497,16 @@ class Annotator {
       this.pos = null;
       this.send(-1);
     } else {
-      this.go(next);
-      if (!same) this.send(this.pos === null ? this.want : this.pos);
+      this.go(next, !same);
     }
     this.renderReminder(pos);
     this.renderStatus();
+  }
+
+  ignore(text) {
+    this.ignored += 1;
+    this.el.status.dataset.ignored = String(this.ignored);
+    this.notice(text, "ignored");
   }
 
   nextPosition(pos) {
@@ -517,11 +524,13 @@ class Annotator {
     return undefined;
   }
 
-  maybeRefill() {
+  maybeRefill(mustSend) {
+    // Ask for more pairs when fewer than half a window is held ahead of the doctor.
     let ahead = 0;
     for (let q = this.pos + 1; q < this.total && this.cache.has(q); q++) ahead++;
-    const wanted = Math.min(10, this.total - this.pos - 1);
-    if (ahead < wanted && !this.pending.length) this.send(this.pos);
+    const wanted = Math.min(REFILL_BELOW, this.total - this.pos - 1);
+    if (ahead < wanted) this.send(this.pos);
+    else if (mustSend) this.send(null);
   }
 
   back() {
