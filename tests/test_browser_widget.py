@@ -374,3 +374,63 @@ def test_two_tabs_the_stale_tab_is_refused_and_shown_the_current_answer(server, 
     assert "Saved answer: Same" in tab_a.locator('[data-testid="medsim-saved-note"]').inner_text()
     stored = _stored(url, "tabs", "doc")
     assert [(r["position"], r["value"]) for r in stored] == [(0, "same")]
+
+
+def test_store_unavailable_mid_session_says_not_saved_and_recovers(server, browser, tmp_path):
+    """PostgreSQL stops accepting connections mid-session (as while it restarts): the page
+    stays, the widget says "not saved — will retry", and saves once the store is back."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from medsim_annot.storage import dispose_all
+    from tests.conftest import need
+
+    base_url = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    need(bool(base_url), "MEDSIM_TEST_POSTGRES_URL is not set", "MEDSIM_REQUIRE_POSTGRES")
+    name = "medsim_w_" + uuid.uuid4().hex[:10]
+    admin = sa.create_engine(
+        base_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
+    )
+
+    def sql(statement: str) -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(statement)
+
+    sql(f'CREATE DATABASE "{name}"')
+    url = base_url.rsplit("/", 1)[0] + "/" + name
+    proc = None
+    try:
+        codes = _study(url, "pg", 10)
+        dispose_all()
+        port = free_port()
+        proc = start_streamlit(
+            {**server["env"], "MEDSIM_DATABASE_URL": url}, tmp_path / "streamlit.log", port
+        )
+        page = browser.new_context().new_page()
+        _sign_in(page, f"http://127.0.0.1:{port}", codes["doc"])
+        time.sleep(0.3)
+        page.keyboard.press("1")
+        _all_saved(page)
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+        time.sleep(0.3)
+        page.keyboard.press("2")
+        status = page.locator('[data-testid="medsim-save-status"]')
+        status.get_by_text("1 not saved — will retry").wait_for(timeout=60000)
+        assert page.locator('[data-testid="medsim-term-1"]').inner_text() == "pgalpha 2"
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        _all_saved(page, timeout=60000)
+        stored = _stored(url, "pg", "doc")
+        assert [(r["term"], r["value"]) for r in stored] == [
+            ("pgalpha 0", "same"),
+            ("pgalpha 1", "not_same"),
+        ]
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+        dispose_all()
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
