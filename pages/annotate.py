@@ -97,11 +97,8 @@ if ss.get(ENDED) is None and (resume or isinstance(need, int)):
     except SessionEnded as exc:
         ss[ENDED] = _ended_message(exc)
     except UsageProblem as exc:
-        if "revoked" in str(exc):
-            ss[ENDED] = _ended_message(exc)
-        else:
-            st.error(str(exc))
-            st.stop()
+        st.error(str(exc))
+        st.stop()
     except (StoreUnavailable, DBAPIError):
         unavailable = True
 

@@ -21,7 +21,6 @@ is harmless: the service stores the same answer on the same version once.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import math
 import threading
 from dataclasses import dataclass, field
@@ -131,10 +130,6 @@ def _same_answer(entry: PendingRating, current: dict) -> bool:
     )
 
 
-def _submit_accepts(name: str) -> bool:
-    return name in inspect.signature(A.submit_rating).parameters
-
-
 def commit_pending(
     annotator_id: int,
     entries: list[PendingRating],
@@ -161,8 +156,6 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
     # The last edit of each chain (entry -> later entries chained onto it).
     nxt: dict[int, int] = {e.after: e.seq for e in todo if e.after is not None}
     refused_seqs: set[int] = set()
-    versioned = _submit_accepts("expected_version")
-    with_credential = _submit_accepts("credential")
     for e in todo:
         if e.seq in log and e.seq not in out.versions:
             out.versions[e.seq] = log[e.seq]
@@ -191,11 +184,6 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
                 )
                 out.ack = e.seq
                 continue
-        kwargs: dict = {"engine": engine}
-        if versioned:
-            kwargs["expected_version"] = expected
-        if with_credential:
-            kwargs["credential"] = credential
         try:
             res = A.submit_rating(
                 annotator_id,
@@ -204,7 +192,9 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
                 unclear=e.unclear,
                 comment=e.comment,
                 elapsed_ms=e.elapsed_ms,
-                **kwargs,
+                expected_version=expected,
+                credential=credential,
+                engine=engine,
             )
         except SessionEnded as exc:
             out.ended = str(exc)
@@ -228,9 +218,6 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
             out.ack = e.seq
             continue
         except UsageProblem as exc:
-            if "revoked" in str(exc):
-                out.ended = str(exc)
-                break
             refused_seqs.add(e.seq)
             out.refused.append(
                 {"seq": e.seq, "position": e.position, "message": str(exc), "current": None}
@@ -240,7 +227,7 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
         except (StoreUnavailable, DBAPIError):
             out.unavailable = True
             break
-        out.versions[e.seq] = int(getattr(res, "version", 0) or 0)
+        out.versions[e.seq] = int(res.version)
         out.ack = e.seq
     log.update(out.versions)
     for k in sorted(log)[: max(0, len(log) - LOG_SIZE)]:
@@ -262,15 +249,7 @@ def read_window(
     engine: Engine | None = None,
 ) -> list[A.PairView]:
     """The slot at *position* and the next ``n - 1`` in queue order (fewer at the end)."""
-    if hasattr(A, "get_window"):
-        return A.get_window(annotator_id, position, n, credential=credential, engine=engine)
-    kwargs: dict = {"engine": engine}
-    if "credential" in inspect.signature(A.get_pair).parameters:
-        kwargs["credential"] = credential
-    views = [A.get_pair(annotator_id, position, **kwargs)]
-    for pos in range(position + 1, min(position + n, views[0].total)):
-        views.append(A.get_pair(annotator_id, pos, **kwargs))
-    return views
+    return A.get_window(annotator_id, position, n, credential=credential, engine=engine)
 
 
 def widget_pair(view: A.PairView) -> dict:
@@ -287,7 +266,7 @@ def widget_pair(view: A.PairView) -> dict:
         "rating": None if rating is None else str(rating),
         "unclear": bool(view.unclear),
         "comment": view.comment or "",
-        "version": int(getattr(view, "version", 0) or 0),
+        "version": int(view.version),
     }
 
 
@@ -310,7 +289,4 @@ def resume_state(
     annotator_id: int, *, credential: int | None = None, engine: Engine | None = None
 ) -> A.QueueState:
     """Progress and the first unrated position (where a sign-in or a reload resumes)."""
-    kwargs: dict = {"engine": engine}
-    if "credential" in inspect.signature(A.queue_state).parameters:
-        kwargs["credential"] = credential
-    return A.queue_state(annotator_id, **kwargs)
+    return A.queue_state(annotator_id, credential=credential, engine=engine)
