@@ -115,10 +115,12 @@ def sign_in_admin(page, base: str, password: str, timeout: float = 30000) -> Non
     page.get_by_role("heading", name="Study setup").wait_for(timeout=timeout)
 
 
-def start_streamlit(env: dict, log_path: Path, port: int, timeout: float = 60):
-    """Start ``streamlit run app.py`` on *port* (a fixed port survives a restart, and with it
-    the browser's sessionStorage); return the process once /_stcore/health answers 200.
-    The caller stops it (``terminate``, or ``kill`` for a crash)."""
+def start_streamlit(
+    env: dict, log_path: Path, port: int, timeout: float = 60, script: str = "app.py"
+):
+    """Start ``streamlit run app.py`` (or *script*) on *port* (a fixed port survives a
+    restart, and with it the browser's sessionStorage); return the process once
+    /_stcore/health answers 200. The caller stops it (``terminate``, or ``kill``)."""
     with open(log_path, "a") as log:
         proc = subprocess.Popen(
             [
@@ -126,7 +128,7 @@ def start_streamlit(env: dict, log_path: Path, port: int, timeout: float = 60):
                 "-m",
                 "streamlit",
                 "run",
-                "app.py",
+                script,
                 "--server.headless",
                 "true",
                 "--server.port",

@@ -525,12 +525,31 @@ class Annotator {
   }
 
   maybeRefill(mustSend) {
-    // Ask for more pairs when fewer than half a window is held ahead of the doctor.
+    // Ask for more pairs when fewer than half a window is held ahead of the doctor. The
+    // message goes after the frame with the new pair has been painted: handing state to
+    // Streamlit does work on the page's main thread that must not delay that frame.
     let ahead = 0;
     for (let q = this.pos + 1; q < this.total && this.cache.has(q); q++) ahead++;
     const wanted = Math.min(REFILL_BELOW, this.total - this.pos - 1);
-    if (ahead < wanted) this.send(this.pos);
-    else if (mustSend) this.send(null);
+    const need = ahead < wanted ? this.pos : null;
+    if (need === null && !mustSend) return;
+    this.sendAfterPaint(need);
+  }
+
+  sendAfterPaint(need) {
+    if (this.paintTimer) {
+      this.queuedNeed = this.queuedNeed ?? need;
+      return;
+    }
+    this.queuedNeed = need;
+    this.paintTimer = requestAnimationFrame(() => {
+      setTimeout(() => {
+        this.paintTimer = null;
+        const n = this.queuedNeed;
+        this.queuedNeed = null;
+        this.send(n);
+      }, 0);
+    });
   }
 
   back() {
@@ -573,6 +592,7 @@ class Annotator {
 
   destroy() {
     document.removeEventListener("keydown", this.onKey);
+    if (this.paintTimer) cancelAnimationFrame(this.paintTimer);
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
   }
