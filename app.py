@@ -10,14 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from sqlalchemy.exc import DBAPIError
 
-from medsim_annot.errors import StoreUnavailable
 from medsim_annot.services.auth import (
     admin_password_configured,
     authenticate_annotator,
     check_admin_password,
 )
+from medsim_annot.services.rating_queue import STORE_ERRORS
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +43,7 @@ def landing() -> None:
     if go:
         try:
             ident = authenticate_annotator(code, engine=_ui.engine())
-        except (StoreUnavailable, DBAPIError):
+        except STORE_ERRORS:
             st.error(STORE_DOWN, icon="⏳")
         else:
             if ident is None:
@@ -58,7 +57,7 @@ def landing() -> None:
     with st.expander("Study admin"):
         try:
             configured = admin_password_configured(engine=_ui.engine())
-        except (StoreUnavailable, DBAPIError):
+        except STORE_ERRORS:
             configured = True
         if not configured:
             st.info(
@@ -71,7 +70,7 @@ def landing() -> None:
         if go_admin:
             try:
                 admin_ok = check_admin_password(pw, engine=_ui.engine())
-            except (StoreUnavailable, DBAPIError):
+            except STORE_ERRORS:
                 st.error(STORE_DOWN, icon="⏳")
             else:
                 if admin_ok:

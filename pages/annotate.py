@@ -16,10 +16,9 @@ from __future__ import annotations
 import html
 
 import streamlit as st
-from sqlalchemy.exc import DBAPIError
 
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
-from medsim_annot.errors import SessionEnded, StoreUnavailable, UsageProblem
+from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import rating_queue as RQ
 from pages import _ui
 from pages.components.annotator import annotator
@@ -99,7 +98,7 @@ if ss.get(ENDED) is None and (resume or isinstance(need, int)):
     except UsageProblem as exc:
         st.error(str(exc))
         st.stop()
-    except (StoreUnavailable, DBAPIError):
+    except RQ.STORE_ERRORS:
         unavailable = True
 
 if views:

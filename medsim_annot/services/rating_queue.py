@@ -32,6 +32,9 @@ from data_schemas.limits import COMMENT_MAX_CHARS
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
 
+#: Errors that mean "the store cannot be reached": the services raise StoreUnavailable after
+#: retrying; a driver error that escapes them (e.g. from a service without retries) counts too.
+STORE_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable, DBAPIError)
 #: Committed sequence numbers remembered per session (for chaining later edits).
 LOG_SIZE = 500
 #: Entries accepted in one message from the browser.
@@ -224,7 +227,7 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
             )
             out.ack = e.seq
             continue
-        except (StoreUnavailable, DBAPIError):
+        except STORE_ERRORS:
             out.unavailable = True
             break
         out.versions[e.seq] = int(res.version)
