@@ -28,6 +28,7 @@ ACKED = "annotate_acked"
 LOG = "annotate_log"
 LAST = "annotate_last"
 ENDED = "annotate_ended"
+EPOCH = "annotate_epoch"
 #: Pairs from the doctor's position on sent per refill (plus two behind, for Back); the
 #: widget asks for more when it holds fewer than 20 ahead.
 WINDOW = 40
@@ -52,6 +53,9 @@ def _ended_message(exc: Exception) -> str:
 
 
 outbox = _outbox()
+if outbox and outbox.get("epoch") != ss.get(EPOCH):
+    # Sequence numbers count within the browser tab's epoch: a new epoch starts afresh.
+    ss[EPOCH], ss[ACKED], ss[LOG] = outbox.get("epoch"), 0, {}
 acked = int(ss.get(ACKED, 0))
 log: dict[int, int] = ss.setdefault(LOG, {})
 refused_bad: list[dict] = []

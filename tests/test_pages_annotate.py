@@ -82,7 +82,7 @@ def _widget(at) -> dict:
 def _send(at, pending, need=None, sent=1):
     """What the widget's JavaScript does on a key press: set its outbox state, rerun."""
     at.session_state["annotate_widget"] = {
-        "outbox": {"pending": pending, "need": need, "sent": sent, "attempt": 0}
+        "outbox": {"epoch": "t", "pending": pending, "need": need, "sent": sent, "attempt": 0}
     }
     return at.run()
 

@@ -92,9 +92,16 @@ class Annotator {
         const saved = JSON.parse(raw);
         this.pending = Array.isArray(saved.pending) ? saved.pending : [];
         this.seq = Number(saved.seq) || 0;
+        this.epoch = typeof saved.epoch === "string" ? saved.epoch : null;
       }
     } catch (err) {
       this.pending = [];
+    }
+    // Sequence numbers count within an epoch; a tab without storage starts a new epoch, so
+    // the server never mistakes a restarted count for ratings it has acknowledged.
+    if (!this.epoch) {
+      this.epoch = Math.random().toString(36).slice(2) + Date.now().toString(36);
+      this.seq = 0;
     }
   }
 
@@ -102,7 +109,7 @@ class Annotator {
     try {
       sessionStorage.setItem(
         this.storageKey(),
-        JSON.stringify({ seq: this.seq, pending: this.pending }),
+        JSON.stringify({ epoch: this.epoch, seq: this.seq, pending: this.pending }),
       );
     } catch (err) {
       // Storage full or disabled: the list still lives in memory and in component state.
@@ -240,6 +247,7 @@ class Annotator {
     this.sent += 1;
     if (this.setStateValue) {
       this.setStateValue("outbox", {
+        epoch: this.epoch,
         pending: this.pending.slice(0, 500),
         need: need,
         sent: this.sent,
