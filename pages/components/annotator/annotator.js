@@ -147,6 +147,7 @@ class Annotator {
     if (!this.started) {
       if (this.pending.length) {
         this.renderStatus();
+        if (this.unavailable) this.scheduleRetry();
         return; // resend first, show new pairs after
       }
       this.started = true;
