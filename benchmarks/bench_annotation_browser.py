@@ -152,6 +152,7 @@ def _settle(page, widget: bool) -> None:
 def _run_app(browser, base: str, code: str | None, widget: bool, url: str, study: str, who: str):
     """Paced then type-ahead presses on one app; returns latencies and press outcomes."""
     page = browser.new_context().new_page()
+    page.set_default_timeout(120000)
     page.goto(base + "/")
     if code:
         page.get_by_label("Access code").fill(code)
