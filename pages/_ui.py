@@ -38,8 +38,11 @@ def _to_sign_in() -> None:
     before app.py's ``st.navigation`` exists (Streamlit's legacy multipage mode): after a
     server restart, a browser still showing ``/annotate`` would run this file directly, with
     a raw list of page files in the sidebar. Switching to app.py gives a clean sign-in page.
+    (Streamlit flags that legacy mode on its PagesManager until st.navigation first runs.)
     """
-    if not st.session_state.get(ROUTED):
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and not st.session_state.get(ROUTED):
         st.switch_page("app.py")
 
 
