@@ -13,7 +13,7 @@ is harmless: the service stores the same answer on the same version once.
 
 - A refusal because the pair was changed in another window (:class:`StaleRating`) is reported
   with the slot's current answer; later edits chained onto a refused entry are refused too.
-- A store error (:class:`StoreUnavailable`, ``OperationalError``) stops at that entry: it and
+- A store error (:class:`StoreUnavailable`) stops at that entry: it and
   every later entry stay unacknowledged for the widget to resend.
 - A replaced or revoked code (:class:`SessionEnded`) stops everything.
 """
@@ -25,16 +25,13 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError
-
 from data_schemas.limits import COMMENT_MAX_CHARS
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
 
-#: Errors that mean "the store cannot be reached": the services raise StoreUnavailable after
-#: retrying; a driver error that escapes them (e.g. from a service without retries) counts too.
-STORE_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable, DBAPIError)
+#: Errors that mean "the store cannot be reached": the annotation services retry transient
+#: store errors and raise StoreUnavailable for any that remain (see docs/store.md).
+STORE_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable,)
 #: Committed sequence numbers remembered per session (for chaining later edits).
 LOG_SIZE = 500
 #: Entries accepted in one message from the browser.
@@ -140,7 +137,7 @@ def commit_pending(
     acked: int,
     log: dict[int, int],
     credential: int | None = None,
-    engine: Engine | None = None,
+    engine: object | None = None,
 ) -> CommitOutcome:
     """Commit *entries* (sequence order) whose sequence number is above *acked*.
 
@@ -249,7 +246,7 @@ def read_window(
     n: int,
     *,
     credential: int | None = None,
-    engine: Engine | None = None,
+    engine: object | None = None,
 ) -> list[A.PairView]:
     """The slot at *position* and the next ``n - 1`` in queue order (fewer at the end)."""
     return A.get_window(annotator_id, position, n, credential=credential, engine=engine)
@@ -289,7 +286,7 @@ def widget_scale(view: A.PairView) -> dict:
 
 
 def resume_state(
-    annotator_id: int, *, credential: int | None = None, engine: Engine | None = None
+    annotator_id: int, *, credential: int | None = None, engine: object | None = None
 ) -> A.QueueState:
     """Progress and the first unrated position (where a sign-in or a reload resumes)."""
     return A.queue_state(annotator_id, credential=credential, engine=engine)
