@@ -46,9 +46,12 @@ run: demo
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# ruff (lint + format check) on the whole tree; mypy on medsim_annot/ and data_schemas/
+# (configured in pyproject.toml). CI runs this before the tests.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(PY) -m benchmarks

@@ -7,7 +7,7 @@ of near-identical terms as in a terminology):
   the usable candidates, then a Python loop computing one Levenshtein distance per
   candidate -- measured on a sample, in distances per second (and, for reference, a bare
   Python loop of Levenshtein calls without the filters);
-* our exact search (:func:`medsim_annot.builders.snomed.nearest_allowed`) in *effective*
+* our exact search (:func:`medsim_annot.builders.nearest.nearest_allowed`) in *effective*
   distances per second: queries x pool size / time, i.e. the rate at which the
   straightforward loop would have to run to answer the same queries (goal >= 100x);
 * the projected time for ~300,000 queries against a 600,000-term pool (goal < 90 min);
@@ -28,7 +28,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from medsim_annot.builders import snomed
+from medsim_annot.builders import nearest, snomed
 from medsim_annot.builders.rf2 import read_release
 from medsim_annot.builders.synthetic_rf2 import generate_release, invented_terms
 
@@ -119,7 +119,7 @@ def run(report) -> None:
     queries = [pool[i] for i in pick]
     excluded = [[int(i)] for i in pick]
     t0 = time.perf_counter()
-    found = snomed.nearest_allowed(queries, pool, excluded=excluded, need=1, workers=-1)
+    found = nearest.nearest_allowed(queries, pool, excluded=excluded, need=1, workers=-1)
     took = time.perf_counter() - t0
     effective = n_queries * len(pool) / took
     report(
@@ -159,7 +159,7 @@ def run(report) -> None:
     pick = rng.choice(len(sub), 2000, replace=False)
     q2 = [sub[i] for i in pick]
     ex2 = [{int(i)} for i in pick]
-    fast = snomed.nearest_allowed(q2, sub, excluded=[list(e) for e in ex2], need=1)
+    fast = nearest.nearest_allowed(q2, sub, excluded=[list(e) for e in ex2], need=1)
     slow = _exhaustive(q2, sub, ex2)
     same = sum(
         1

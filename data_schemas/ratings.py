@@ -59,7 +59,7 @@ def validate_ratings(
         df[C.UNCLEAR] = df[C.UNCLEAR].str.lower()
     df = run_schema(SCHEMA, df, file, _EXPLAIN)
     problems: list[Problem] = []
-    values = []
+    values: list[object] = []
     keep = []
     for i, (pid, raw) in enumerate(zip(df[C.PAIR_ID], df[C.RATING])):
         if raw == "":

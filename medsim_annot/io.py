@@ -4,7 +4,13 @@ Readers return a frame of strings (missing cells are ``""``) so that every contr
 validated the same way whatever the file format; the contracts in :mod:`data_schemas`
 coerce types and report problems by file, row and column.
 
-Writers are deterministic: the same frame gives a byte-identical file.
+Writers are deterministic: the same frame gives a byte-identical file. Every CSV/TSV the
+app, the CLI and the builders produce — files and browser downloads — is written here, with
+spreadsheet formulas escaped in every cell, header and index included (:func:`escape_formula`).
+
+The formats and their file extensions are one registry (:data:`EXTENSIONS`); uploaders,
+format options and folder scans read it (:func:`upload_types`, :func:`format_of`,
+:func:`delimiter_of`). A new format is one entry there plus its reader and writer below.
 """
 
 from __future__ import annotations
@@ -13,27 +19,56 @@ import csv
 import io as _io
 import json
 import math
+import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from data_schemas.errors import InputError, Problem
 
-FORMATS = ("csv", "tsv", "jsonl", "parquet")
-_EXT = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".txt": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
+#: Every table format and the file extensions that select it (the first one is the one we
+#: write and offer in uploaders).
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv",),
+    "tsv": (".tsv", ".tab", ".txt"),
+    "jsonl": (".jsonl", ".ndjson", ".json"),
+    "parquet": (".parquet", ".pq"),
 }
+FORMATS = tuple(EXTENSIONS)
+#: The delimiter of each delimited text format.
+DELIMITERS = {"csv": ",", "tsv": "\t"}
+_EXT = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
 
 
-def format_of(path: str | Path, fmt: str | None = None) -> str:
+def upload_types(formats: tuple[str, ...] = FORMATS) -> list[str]:
+    """File-uploader types (extensions without the dot) of *formats*.
+
+    >>> upload_types()
+    ['csv', 'tsv', 'jsonl', 'parquet']
+    """
+    return [EXTENSIONS[f][0].lstrip(".") for f in formats]
+
+
+def suffixes(formats: tuple[str, ...] = FORMATS) -> tuple[str, ...]:
+    """Every extension (with the dot) that selects one of *formats*.
+
+    >>> suffixes(("csv", "tsv"))
+    ('.csv', '.tsv', '.tab', '.txt')
+    """
+    return tuple(e for f in formats for e in EXTENSIONS[f])
+
+
+def delimiter_of(path: str | Path) -> str | None:
+    """The delimiter of a CSV/TSV *path* by its extension, None for other formats.
+
+    >>> delimiter_of("x.tab") == "\\t", delimiter_of("x.parquet")
+    (True, None)
+    """
+    return DELIMITERS.get(_EXT.get(Path(path).suffix.lower(), ""))
+
+
+def format_of(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     """The format of *path*: *fmt* when given, else from the extension."""
     if fmt:
         if fmt not in FORMATS:
@@ -65,7 +100,7 @@ def _cell(value) -> str:
     return str(value)
 
 
-def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataFrame:
     """Read *path* into a frame of strings; raise :class:`InputError` naming file and row.
 
     UTF-8 with or without a byte-order mark is accepted; other encodings, ragged rows,
@@ -130,7 +165,7 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
     # Physical line numbers: csv.reader counts lines; recompute per record for messages.
     if not rows or not any(c.strip() for c in rows[0]):
         raise InputError.single("is empty: expected a header row", file=name, row=1)
-    header = [c.strip() for c in rows[0]]
+    header = [unescape_formula(c.strip()) for c in rows[0]]
     _check_header(header, name)
     width = len(header)
     records = []
@@ -141,7 +176,7 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
         if len(row) != width:
             problems.append(Problem(f"has {len(row)} fields but the header has {width}", row=i))
             continue
-        records.append(row)
+        records.append([unescape_formula(c) if c[:1] == "'" else c for c in row])
     if problems:
         raise InputError(problems, name)
     return (
@@ -172,11 +207,10 @@ def _read_jsonl(text: str, name: str) -> pd.DataFrame:
     return pd.DataFrame([[r.get(c, "") for c in cols] for r in records], columns=cols, dtype=object)
 
 
-def write_table(
-    frame: pd.DataFrame, path: str | Path, fmt: str | None = None, *, escape_formulas: bool = False
-) -> Path:
-    """Write *frame* deterministically; with *escape_formulas* guard CSV/TSV cells that a
-    spreadsheet would run as a formula (leading ``=``, ``+``, ``-``, ``@``) with a ``'``.
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str | None = None) -> Path:
+    """Write *frame* deterministically. CSV and TSV cells that a spreadsheet would run as a
+    formula (leading ``=``, ``+``, ``-``, ``@``; header cells too) get a leading ``'``
+    (:func:`escape_formula`); JSON Lines and Parquet carry data and are written verbatim.
 
     The file is written to a temporary name and renamed, so it is never half-written.
     """
@@ -184,8 +218,9 @@ def write_table(
     kind = format_of(path, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
-    if kind in ("csv", "tsv"):
-        _write_delimited(frame, tmp, "," if kind == "csv" else "\t", escape_formulas)
+    if kind in DELIMITERS:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            _write_delimited(frame, fh, DELIMITERS[kind])
     elif kind == "jsonl":
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             for rec in frame.to_dict(orient="records"):
@@ -235,19 +270,35 @@ def _quote(text: str, delimiter: str) -> str:
     return text
 
 
-def _write_delimited(frame: pd.DataFrame, path: Path, delimiter: str, escape: bool) -> None:
-    """RFC 4180-style text with "\\n" line ends; a field is quoted when it holds the delimiter,
-    a quote, CR or LF (Python's csv module leaves a bare CR unquoted, which loses data)."""
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(delimiter.join(_quote(str(c), delimiter) for c in frame.columns) + "\n")
-        columns = [frame[c].tolist() for c in frame.columns]
-        for row in zip(*columns):
-            cells = []
-            for v in row:
-                if escape:
-                    v = escape_formula(v)
-                cells.append(_quote(_text(v), delimiter))
-            fh.write(delimiter.join(cells) + "\n")
+def table_bytes(frame: pd.DataFrame, fmt: str = "csv", *, index: bool = False) -> bytes:
+    """*frame* as UTF-8 CSV or TSV bytes for a download button, written exactly as
+    :func:`write_table` writes files (formulas escaped in every cell, header included); with
+    *index*, the index comes first as columns (its names escaped like any header cell).
+
+    >>> table_bytes(pd.DataFrame({"=name": ["@x", "-0.5", "ok"]}))
+    b"'=name\\n'@x\\n-0.5\\nok\\n"
+    """
+    if fmt not in DELIMITERS:
+        raise ValueError(f"downloads are CSV or TSV, not '{fmt}'")
+    if index:
+        names = [n if n is not None else "" for n in frame.index.names]
+        frame = frame.reset_index(names=names)
+    buf = _io.StringIO(newline="")
+    _write_delimited(frame, buf, DELIMITERS[fmt])
+    return buf.getvalue().encode("utf-8")
+
+
+def _write_delimited(frame: pd.DataFrame, fh, delimiter: str) -> None:
+    """RFC 4180-style text with "\\n" line ends, formulas escaped in every cell (header
+    included); a field is quoted when it holds the delimiter, a quote, CR or LF (Python's csv
+    module leaves a bare CR unquoted, which loses data)."""
+    fh.write(
+        delimiter.join(_quote(_text(escape_formula(str(c))), delimiter) for c in frame.columns)
+        + "\n"
+    )
+    columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]
+    for row in zip(*columns):
+        fh.write(delimiter.join(_quote(_text(escape_formula(v)), delimiter) for v in row) + "\n")
 
 
 def _json_value(v):
@@ -260,16 +311,36 @@ def _json_value(v):
     return v
 
 
+_NEGATIVE_NUMBER = re.compile(r"-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|-inf")
+_ESCAPED = re.compile(r"'+[=+\-@\t\r]")
+
+
 def escape_formula(value):
     """Prefix a text cell starting with ``= + - @`` (or tab/CR) by ``'`` so spreadsheets show it.
 
-    Numbers are left alone: ``-0.5`` written by us is data, not a formula.
+    Numbers are left alone, also as text: ``-0.5`` written by us is data, not a formula. A
+    text that already looks escaped (``'=x``) gets one more ``'``, so that
+    :func:`unescape_formula` (which the CSV/TSV reader applies) gives back exactly what was
+    written: the round trip loses nothing.
 
     >>> escape_formula("=HYPERLINK(1)")
     "'=HYPERLINK(1)"
-    >>> escape_formula(-0.5)
-    -0.5
+    >>> escape_formula(-0.5), escape_formula("-0.5"), escape_formula("-1+A1"), escape_formula("'=x")
+    (-0.5, '-0.5', "'-1+A1", "''=x")
     """
-    if isinstance(value, str) and value and value[0] in "=+-@\t\r":
+    if not isinstance(value, str) or not value:
+        return value
+    if value[0] in "=+-@\t\r" and not _NEGATIVE_NUMBER.fullmatch(value):
+        return "'" + value
+    if value[0] == "'" and _ESCAPED.match(value):
         return "'" + value
     return value
+
+
+def unescape_formula(text: str) -> str:
+    """The text :func:`escape_formula` was given, from what it wrote.
+
+    >>> unescape_formula("'=HYPERLINK(1)"), unescape_formula("''=x"), unescape_formula("'ok")
+    ('=HYPERLINK(1)', "'=x", "'ok")
+    """
+    return text[1:] if text[:1] == "'" and _ESCAPED.match(text) else text

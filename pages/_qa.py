@@ -7,10 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from medsim_annot.io import escape_formula
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-from pages._ui import engine, require_admin  # noqa: F401 (re-exported for the QA pages)
+from pages._ui import download_csv, engine, require_admin  # noqa: F401 (re-exported for the QA pages)
 
 
 @st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")
@@ -54,19 +53,7 @@ def pick_study(key: str) -> str | None:
     return st.selectbox("Study", names, key=key)
 
 
-def csv_bytes(frame: pd.DataFrame, index: bool = False) -> bytes:
-    """*frame* as UTF-8 CSV with spreadsheet formulas escaped."""
-    safe = frame.map(escape_formula) if len(frame) else frame
-    return safe.to_csv(index=index).encode("utf-8")
-
-
 def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:
     """Show *frame* and a button to download it as CSV."""
     st.dataframe(frame, hide_index=not index, width="stretch", **kwargs)
-    st.download_button(
-        f"Download {name} (CSV)",
-        csv_bytes(frame, index=index),
-        file_name=f"{name}.csv",
-        mime="text/csv",
-        key=key,
-    )
+    download_csv(f"Download {name} (CSV)", frame, f"{name}.csv", key, index=index)

@@ -6,10 +6,12 @@ role shows a refusal and stops the script before anything else is rendered or se
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+from medsim_annot.io import table_bytes
 from medsim_annot.services.auth import AnnotatorIdentity
-from medsim_annot.storage import database_url, get_engine
+from medsim_annot.services.store import open_store, store_url
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -19,12 +21,12 @@ ROUTED = "auth_routed"
 
 @st.cache_resource(show_spinner=False)
 def _engine(url: str):
-    return get_engine(url)
+    return open_store(url)
 
 
 def engine():
     """The database engine for MEDSIM_DATABASE_URL (one per process and URL)."""
-    return _engine(database_url())
+    return _engine(store_url())
 
 
 def role() -> str | None:
@@ -89,4 +91,12 @@ def problems_frame(exc):
     return pd.DataFrame(
         [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
         columns=["row", "column", "problem"],
+    )
+
+
+def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):
+    """A button that downloads *frame* as CSV, through the one writer that escapes spreadsheet
+    formulas in every cell, header and index included (:func:`medsim_annot.io.table_bytes`)."""
+    st.download_button(
+        label, table_bytes(frame, index=index), file_name=file_name, mime="text/csv", key=key
     )

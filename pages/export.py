@@ -11,6 +11,7 @@ import streamlit as st
 
 from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
+from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import export_gold, manifest_path
 from pages import _qa
 
@@ -22,7 +23,7 @@ if study is None:
     st.stop()
 
 with st.form("export_form"):
-    fmt = st.selectbox("Format", ["csv", "tsv", "jsonl", "parquet"], key="export_format")
+    fmt = st.selectbox("Format", list(FORMATS), key="export_format")
     st.caption("Filters run in this order; the manifest records the pairs before and after each.")
     min_ratings = st.number_input(
         "Minimum ratings per pair (0 = no minimum)",

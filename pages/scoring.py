@@ -13,13 +13,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._ui import engine, require_admin
+from pages._ui import download_csv, engine, require_admin
 
 require_admin()
 
 from data_schemas import columns as C  # noqa: E402
 from data_schemas.errors import InputError  # noqa: E402
 from medsim_annot.errors import UsageProblem  # noqa: E402
+from medsim_annot.io import upload_types  # noqa: E402
 from medsim_annot.services import gold as gold_svc  # noqa: E402
 from medsim_annot.services import scoring  # noqa: E402
 from medsim_annot.services import studies as studies_svc  # noqa: E402
@@ -89,7 +90,7 @@ if source.startswith("Verified"):
 else:
     upload = st.file_uploader(
         "Pairs file with auto_label, a gold export, or an EHR-Rel file",
-        type=["csv", "tsv", "jsonl", "parquet"],
+        type=upload_types(),
         key=KEY + "upload",
     )
     if upload is None:
@@ -164,7 +165,7 @@ if st.button(
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
         st.session_state[KEY + "result"] = (frames, result)
         bar.empty()
-    except (InputError, UsageProblem, scoring.ScoringProblem) as exc:
+    except (InputError, UsageProblem) as exc:
         bar.empty()
         st.error(str(exc))
 
@@ -179,22 +180,12 @@ if KEY + "result" in st.session_state:
     )
     methods = result.methods
     st.dataframe(methods, hide_index=True, use_container_width=True)
-    st.download_button(
-        "Download results (CSV)",
-        methods.to_csv(index=False).encode(),
-        "methods.csv",
-        "text/csv",
-        key=KEY + "dl_methods",
-    )
+    download_csv("Download results (CSV)", methods, "methods.csv", KEY + "dl_methods")
     if len(result.comparisons):
         with st.expander("Pairwise comparisons"):
             st.dataframe(result.comparisons, hide_index=True, use_container_width=True)
-            st.download_button(
-                "Download comparisons (CSV)",
-                result.comparisons.to_csv(index=False).encode(),
-                "comparisons.csv",
-                "text/csv",
-                key=KEY + "dl_comp",
+            download_csv(
+                "Download comparisons (CSV)", result.comparisons, "comparisons.csv", KEY + "dl_comp"
             )
     if result.roc:
         fig = go.Figure()
@@ -221,10 +212,4 @@ if KEY + "result" in st.session_state:
         errors = scoring.pair_errors(frames, gold_frame, method, result)
         st.dataframe(errors, hide_index=True, use_container_width=True)
     for name, frame in frames.items():
-        st.download_button(
-            f"Download scores: {name}",
-            frame.to_csv(index=False).encode(),
-            f"scores-{name}.csv",
-            "text/csv",
-            key=KEY + "dl_" + name,
-        )
+        download_csv(f"Download scores: {name}", frame, f"scores-{name}.csv", KEY + "dl_" + name)

@@ -3,7 +3,6 @@ design, and manage annotators and their access codes."""
 
 from __future__ import annotations
 
-import random
 import tempfile
 from pathlib import Path
 
@@ -14,6 +13,9 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.io import upload_types
+from medsim_annot.seeds import new_seed
+from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from pages import _ui
@@ -21,7 +23,7 @@ from pages import _ui
 _ui.require_admin()
 eng = _ui.engine()
 
-PAIR_SUFFIXES = (".csv", ".tsv", ".jsonl", ".parquet")
+PAIR_SUFFIXES = tuple("." + t for t in upload_types())
 
 
 def _saved_upload(upload) -> Path:
@@ -145,7 +147,7 @@ sampling = st.radio(
     key="setup_sampling",
 )
 if "setup_seed" not in st.session_state:
-    st.session_state["setup_seed"] = random.SystemRandom().randrange(1, 10**6)
+    st.session_state["setup_seed"] = new_seed()
 sample = None
 group_by = list(C.GROUP_COLUMNS)
 allow_fewer = False
@@ -269,15 +271,15 @@ if not studies:
 study = st.selectbox(
     "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
 )
-st.dataframe(S.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
-people = S.annotators(study, engine=eng)["annotator"].tolist()
+st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
+people = A.annotators(study, engine=eng)["annotator"].tolist()
 tab_add, tab_rename, tab_code, tab_revoke = st.tabs(["Add", "Rename", "Issue code", "Revoke"])
 result_key = "setup_manage_result"
 with tab_add:
     new_name = st.text_input("New annotator", key="setup_add_name")
     if st.button("Add annotator", key="setup_add"):
         try:
-            out = S.add_annotator(study, new_name, engine=eng)
+            out = A.add_annotator(study, new_name, engine=eng)
             st.session_state[result_key] = f"Added {out['name']}; access code: {out['access_code']}"
         except UsageProblem as exc:
             st.session_state[result_key] = f"error: {exc}"
@@ -286,19 +288,19 @@ with tab_rename:
     new = st.text_input("New name", key="setup_rename_new")
     if st.button("Rename", key="setup_rename") and old:
         try:
-            S.rename_annotator(study, old, new, engine=eng)
+            A.rename_annotator(study, old, new, engine=eng)
             st.session_state[result_key] = f"Renamed {old} to {new.strip()}."
         except UsageProblem as exc:
             st.session_state[result_key] = f"error: {exc}"
 with tab_code:
     who = st.selectbox("Annotator", people, key="setup_code_who")
     if st.button("Issue a new code (the old one stops working)", key="setup_issue") and who:
-        code = S.issue_code(study, who, engine=eng)
+        code = A.issue_code(study, who, engine=eng)
         st.session_state[result_key] = f"New access code for {who}: {code}"
 with tab_revoke:
     who_r = st.selectbox("Annotator", people, key="setup_revoke_who")
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
-        S.revoke_code(study, who_r, engine=eng)
+        A.revoke_code(study, who_r, engine=eng)
         st.session_state[result_key] = f"Revoked the access code of {who_r}."
 if (
     any(

@@ -94,7 +94,7 @@ def test_formula_escape_in_csv(tmp_path):
     frame = pd.DataFrame(
         {"term_1": ["=cmd|' /C calc'!A0", "+1", "-x", "@SUM(1)", "fever"], "n": [1, 2, 3, 4, -5]}
     )
-    write_table(frame, tmp_path / "x.csv", escape_formulas=True)
+    write_table(frame, tmp_path / "x.csv")
     text = (tmp_path / "x.csv").read_text()
     assert "'=cmd" in text and "'+1" in text and "'-x" in text and "'@SUM" in text
     assert ",-5" in text  # numbers are data, not formulas

@@ -249,7 +249,7 @@ def test_load_pairs_equals_studies_pairs_frame(demo, tmp_path, ehr_rel_a):
     make_tiny(tmp_path)
     svc.import_ehr_rel(ehr_rel_a, "ehr-a")
     for study in ("demo-binary", "demo-relatedness", "tiny", "ehr-a"):
-        pd.testing.assert_frame_equal(dsvc.load_pairs(study), svc.pairs_frame(study))
+        pd.testing.assert_frame_equal(dsvc.study_pairs(study), svc.pairs_frame(study))
 
 
 def test_intra_rater_consistency_from_duplicate_slots(db_url):

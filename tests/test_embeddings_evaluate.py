@@ -10,7 +10,9 @@ from scipy import stats
 
 from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
+from medsim_annot.services.gold_files import read_gold
 
 # --------------------------------------------------------------------------- McNemar
 
@@ -300,7 +302,7 @@ def test_category_separation_service():
 def test_ehr_rel_a_levenshtein_graded(ehr_rel_a):
     pairs = svc.read_pairs(ehr_rel_a)
     scores = svc.score_pairs(pairs, None, "levenshtein")
-    gold = svc.read_gold(ehr_rel_a)
+    gold = read_gold(ehr_rel_a)
     res = svc.evaluate_scores({"lev": scores}, gold, n_resamples=199)
     assert res.task == "graded" and res.gold_source == "EHR-Rel mean rating"
     m = res.methods.iloc[0]
@@ -361,7 +363,7 @@ def test_score_pairs_progress_and_coverage(tmp_path):
     assert out.loc[0, "avg_cos"] == pytest.approx(0.9 / np.sqrt(0.82))
     assert np.isnan(out.loc[1, "avg_cos"])
     assert calls[-1][0] == calls[-1][1] == 2 and calls[-1][2] == "scoring pairs"
-    with pytest.raises(svc.ScoringProblem, match="not available"):
+    with pytest.raises(UsageProblem, match="not available"):
         svc.score_pairs(pairs, path, "word2vec", ["cos"], cache_dir=tmp_path / "c")
 
 

@@ -1,4 +1,14 @@
-"""Layering: the core never imports streamlit; pages hold no SQL."""
+"""Layering (ARCHITECTURE.md): which package may import what, checked on module-level imports.
+
+- streamlit only in ``app.py`` and ``pages/``;
+- ``data_schemas`` imports nothing of ours;
+- the study store's SQL (sqlalchemy, psycopg, alembic) only in ``medsim_annot/storage/``
+  (the embedding cache's private sqlite3 file in ``embeddings/`` is not the study store);
+- ``medsim_annot.storage`` only from ``storage/`` itself and ``services/`` (services call its
+  public functions: the names of ``storage/__init__`` and its query modules);
+- ``commands/`` call services: no ``storage``, ``embeddings`` or ``builders`` imports there;
+- pages call services only (no storage, no SQL).
+"""
 
 from __future__ import annotations
 
@@ -7,42 +17,121 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+SQL = {"sqlalchemy", "psycopg", "alembic"}
 
-def _imports(path: Path) -> set[str]:
+#: Services that still build their own queries, until the branches that rewrite them land:
+#: services/annotation.py (issue 17, atomic saves) and services/auth.py (issue 14, security
+#: findings). Delete an entry (and this comment's issue) when its branch moves the SQL into
+#: medsim_annot/storage/.
+SQL_ALLOWANCE = frozenset({"medsim_annot/services/annotation.py", "medsim_annot/services/auth.py"})
+
+
+def _modules(path: Path) -> set[str]:
+    """Every module imported at module level (also under ``if TYPE_CHECKING:``), dotted."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = set()
+    names: set[str] = set()
+    pkg = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                mod = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names |= {f"{mod}.{a.name}" for a in node.names}
     return names
 
 
+def _top(path: Path) -> set[str]:
+    return {m.split(".")[0] for m in _modules(path)}
+
+
+def _files(*dirs: str) -> list[Path]:
+    out: list[Path] = []
+    for d in dirs:
+        p = ROOT / d
+        out += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    return [p for p in out if "migrations" not in p.parts]
+
+
+def _rel(p: Path) -> str:
+    return p.relative_to(ROOT).as_posix()
+
+
+def _imports_any(path: Path, prefixes: tuple[str, ...]) -> bool:
+    return any(m == p or m.startswith(p + ".") for m in _modules(path) for p in prefixes)
+
+
 def test_core_never_imports_streamlit():
-    offenders = [
-        str(p.relative_to(ROOT))
-        for d in ("medsim_annot", "data_schemas")
-        for p in (ROOT / d).rglob("*.py")
-        if "streamlit" in _imports(p)
-    ]
+    offenders = [_rel(p) for p in _files("medsim_annot", "data_schemas") if "streamlit" in _top(p)]
     assert offenders == []
 
 
 def test_data_schemas_imports_nothing_of_ours():
+    offenders = [_rel(p) for p in _files("data_schemas") if "medsim_annot" in _top(p)]
+    assert offenders == []
+
+
+def test_sql_only_in_storage():
     offenders = [
-        str(p.relative_to(ROOT))
-        for p in (ROOT / "data_schemas").rglob("*.py")
-        if "medsim_annot" in _imports(p)
+        _rel(p)
+        for p in _files("medsim_annot", "data_schemas", "pages", "app.py")
+        if SQL & _top(p)
+        and not _rel(p).startswith("medsim_annot/storage/")
+        and _rel(p) not in SQL_ALLOWANCE
     ]
     assert offenders == []
 
 
-def test_pages_hold_no_sql():
-    files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py")]
+def test_storage_only_from_services():
     offenders = [
-        str(p.relative_to(ROOT))
-        for p in files
-        if p.exists() and ({"sqlalchemy", "sqlite3", "psycopg"} & _imports(p))
+        _rel(p)
+        for p in _files("medsim_annot", "data_schemas", "pages", "app.py")
+        if _imports_any(p, ("medsim_annot.storage",))
+        and not _rel(p).startswith(("medsim_annot/storage/", "medsim_annot/services/"))
     ]
     assert offenders == []
+
+
+def test_services_use_storage_public_functions():
+    """Services import the storage package or its query modules, never the engine/session
+    plumbing (``storage.db``) or the table classes directly (``storage.models``)."""
+    offenders = [
+        _rel(p)
+        for p in _files("medsim_annot/services")
+        if _rel(p) not in SQL_ALLOWANCE
+        and _imports_any(p, ("medsim_annot.storage.db", "medsim_annot.storage.models"))
+    ]
+    assert offenders == []
+
+
+def test_commands_call_services():
+    offenders = [
+        _rel(p)
+        for p in _files("medsim_annot/commands", "medsim_annot/cli.py")
+        if _imports_any(
+            p, ("medsim_annot.storage", "medsim_annot.embeddings", "medsim_annot.builders")
+        )
+    ]
+    assert offenders == []
+
+
+def test_pages_call_services():
+    offenders = [
+        _rel(p)
+        for p in _files("pages", "app.py")
+        if (SQL | {"sqlite3"}) & _top(p)
+        or _imports_any(
+            p, ("medsim_annot.storage", "medsim_annot.embeddings", "medsim_annot.builders")
+        )
+    ]
+    assert offenders == []
+
+
+def test_allowance_is_still_needed():
+    """Each allowed module still speaks SQL; delete its entry once it does not."""
+    stale = [m for m in SQL_ALLOWANCE if not (SQL & _top(ROOT / m))]
+    assert stale == []

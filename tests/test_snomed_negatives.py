@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from medsim_annot.builders import snomed
+from medsim_annot.builders import nearest, snomed
 from medsim_annot.builders.rf2 import read_release
 from medsim_annot.builders.synthetic_rf2 import (
     FSN,
@@ -237,7 +237,7 @@ def test_nearest_allowed_equals_brute_force(pool, queries, need, data):
     excluded = [
         data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=len(pool))) for _ in queries
     ]
-    got = snomed.nearest_allowed(
+    got = nearest.nearest_allowed(
         queries,
         pool,
         excluded=excluded,
@@ -255,7 +255,7 @@ def test_nearest_allowed_equals_brute_force(pool, queries, need, data):
         else:
             expected = allowed
         assert list(zip(dist.tolist(), idx.tolist())) == expected
-        best, at = snomed.brute_force_nearest(q, pool, ex)
+        best, at = nearest.brute_force_nearest(q, pool, ex)
         if expected:
             assert best == expected[0][0] and at == [i for d, i in expected if d == best]
 
@@ -268,7 +268,7 @@ def test_nearest_allowed_on_realistic_terms_with_small_blocks():
     queries = [pool[i] for i in rng.choice(len(pool), 60, replace=False)]
     excluded = [[pool.index(q)] + rng.choice(len(pool), 5).tolist() for q in queries]
     # a tiny block budget forces many blocks and the growing-window rounds
-    got = snomed.nearest_allowed(
+    got = nearest.nearest_allowed(
         queries, pool, excluded=excluded, need=2, max_cells=500, neighbours=0
     )
     for q, ex, (idx, dist) in zip(queries, excluded, got):

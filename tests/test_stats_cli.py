@@ -205,14 +205,14 @@ def test_services_file_helpers(audit_files, ehr_rel_a):
     from data_schemas.scales import BINARY
     from medsim_annot.services.agreement import (
         alpha_by_group_report,
-        load_pairs_file,
+        load_pairs,
         load_ratings_file,
         majority_table,
         rater_quality_report,
     )
 
     pairs_path, ratings_path = audit_files
-    pairs = load_pairs_file(pairs_path)
+    pairs = load_pairs(pairs_path)
     loaded = load_ratings_file(ratings_path, pairs=pairs)
     assert loaded.scale.name == "binary" and loaded.source == "long"
     table = majority_table(loaded.ratings, loaded.scale)

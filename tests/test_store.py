@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from data_schemas import BINARY, RELATEDNESS_0_3
 from data_schemas import columns as C
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import annotators as asvc
 from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
 from medsim_annot.storage import db, dispose_all, get_engine, session_scope
@@ -127,15 +128,15 @@ def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
 
 def test_annotator_admin(engine):
     svc.create_study("s", PAIRS, RELATEDNESS_0_3, ["a"], engine=engine)
-    added = svc.add_annotator("s", "b", engine=engine)
+    added = asvc.add_annotator("s", "b", engine=engine)
     assert auth.authenticate_annotator(added["access_code"], engine=engine).name == "b"
-    svc.rename_annotator("s", "b", "bee", engine=engine)
-    new = svc.issue_code("s", "bee", engine=engine)
+    asvc.rename_annotator("s", "b", "bee", engine=engine)
+    new = asvc.issue_code("s", "bee", engine=engine)
     assert auth.authenticate_annotator(added["access_code"], engine=engine) is None
     assert auth.authenticate_annotator(new, engine=engine).name == "bee"
-    svc.revoke_code("s", "bee", engine=engine)
+    asvc.revoke_code("s", "bee", engine=engine)
     assert auth.authenticate_annotator(new, engine=engine) is None
-    table = svc.annotators("s", engine=engine)
+    table = asvc.annotators("s", engine=engine)
     assert list(table["annotator"]) == ["a", "bee"] and list(table["total"]) == [3, 3]
 
 

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from data_schemas import BINARY
 from data_schemas import columns as C
+from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
@@ -114,7 +115,7 @@ def test_incremental_read_equals_full_read(engine):
     assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() == [
         "dont_know"
     ]
-    svc.rename_annotator("inc", "bo", "aaron", engine=engine)  # renames move rows
+    asvc.rename_annotator("inc", "bo", "aaron", engine=engine)  # renames move rows
     _rate(engine, "aaron", "p4", "same", minute=15)
     _check(reader, engine, "increment")
     # a rating whose id is below the highest one read (committed late): read everything

@@ -16,7 +16,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, get_study
-from medsim_annot.storage import bulk, db, dispose_all, get_engine
+from medsim_annot.storage import bulk, dispose_all, get_engine
 
 
 def _pairs(n: int) -> pd.DataFrame:
@@ -43,11 +43,12 @@ def test_doctors_keep_rating_while_a_big_study_is_created(db_url, monkeypatch):
     small = create_study("live", _pairs(400), BINARY, ["doc"])
     doc = authenticate_annotator(small["annotators"][0]["access_code"]).annotator_id
     engine = get_engine()
-    seen_unready = []
+    seen_unready, batch_done, press_done = [], [], []
 
     def watch_batches(original=bulk.insert_in_batches):
         def wrapped(eng, model, rows, **kw):
             def on_batch(n):
+                batch_done.append(time.perf_counter())
                 with eng.connect() as conn:
                     seen_unready.append(
                         conn.exec_driver_sql("SELECT ready FROM studies WHERE name='big'").scalar()
@@ -75,12 +76,16 @@ def test_doctors_keep_rating_while_a_big_study_is_created(db_url, monkeypatch):
     while not done.is_set() and pos < 400:
         t0 = time.perf_counter()
         pos = A.submit_rating(doc, pos, "same", expected_version=0, engine=engine).next_position
-        latencies.append(time.perf_counter() - t0)
+        press_done.append(time.perf_counter())
+        latencies.append(press_done[-1] - t0)
     t.join()
     assert not errors
-    # Presses went on during the create (they did not queue behind one long transaction)
-    # and none came near the busy timeout (on a quiet machine a press waits one batch).
-    assert len(latencies) >= 5 and max(latencies) < db.BUSY_TIMEOUT_MS / 1000, latencies
+    # No press failed, and presses were saved between the create's batches: the write lock
+    # was free in between (one transaction would have made every press wait for all of it).
+    # How long a press waits is load-dependent: bench_concurrency measures it.
+    assert len(batch_done) >= 10
+    between = [t for t in press_done if batch_done[0] < t < batch_done[-1]]
+    assert len(between) >= 3, (len(press_done), len(batch_done))
     assert seen_unready and not any(seen_unready)  # invisible while being written
     assert get_study("big").id and _counts(engine)["assignments"] == 400 + 60_000
     with engine.connect() as conn:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,8 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import stable_pair_id
+from medsim_annot.io import DELIMITERS, EXTENSIONS
+from medsim_annot.seeds import new_seed
 
 # --------------------------------------------------------------------------- contract
 PATIENT_ID = "patient_id"
@@ -80,8 +83,9 @@ HIERARCHY_VIEW = "medsim_hierarchy"
 CATEGORIES_VIEW = "medsim_categories"
 WANTED_VIEW = "medsim_wanted"
 
-_PARQUET = (".parquet", ".pq")
-_DELIMITED = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+_PARQUET = EXTENSIONS["parquet"]
+# From the format registry; ".txt" is not scanned: corpus folders often hold READMEs.
+_DELIMITED = {e: DELIMITERS[f] for f in DELIMITERS for e in EXTENSIONS[f] if e != ".txt"}
 
 Progress = Callable[[str], None]
 
@@ -437,7 +441,9 @@ def greedy_cap(
             continue
         if full:
             full_arr = np.array(list(full))
-            positions = np.flatnonzero(~(np.isin(k1, full_arr) | np.isin(k2, full_arr))).tolist()
+            positions: Sequence[int] = np.flatnonzero(
+                ~(np.isin(k1, full_arr) | np.isin(k2, full_arr))
+            ).tolist()
         else:
             positions = range(n)
         l1, l2 = k1.tolist(), k2.tolist()
@@ -493,7 +499,7 @@ class _Engine:
         self.close()
 
 
-def _sql_text(value: str) -> str:
+def _sql_text(value: str | Path) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
@@ -514,7 +520,7 @@ class DuckDBEngine(_Engine):
         self._duckdb = duckdb
         self._source: EventsSource | None = None
         self._tmp = tempfile.mkdtemp(prefix="medsim-duckdb-", dir=temp_dir)
-        config = {
+        config: dict[str, Any] = {
             "memory_limit": memory_limit
             or os.environ.get("MEDSIM_DUCKDB_MEMORY_LIMIT")
             or DEFAULT_MEMORY_LIMIT,
@@ -834,7 +840,7 @@ def cooccurrence_pairs(
         hierarchy=bool(exclude) and bool(hierarchy),
     )
     if mode == "random" and seed is None:
-        seed = int.from_bytes(os.urandom(4), "big") >> 1
+        seed = new_seed()
     result = CooccurrenceResult(
         pd.DataFrame(columns=list(OUTPUT_COLUMNS)),
         mode,
@@ -878,7 +884,7 @@ def cooccurrence_pairs(
             )
         else:
             say(f"{engine}: counting pairs and drawing {top:,} at random (seed {seed})")
-            kept = eng.fetch(random_pairs_sql(seed, top, shape))
+            kept = eng.fetch(random_pairs_sql(cast(int, seed), top, shape))  # drawn above
             result.walked = len(kept)
         if not kept:
             result.reason = _explain_empty(eng.fetch(diagnostics_sql(shape))[0], cats, exclude)

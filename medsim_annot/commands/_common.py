@@ -34,7 +34,8 @@ def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
     add commands to one group (``build``: snomed and cooccurrence)."""
     for g in app.registered_groups:
         if g.name == name:
-            return g.typer_instance
+            if g.typer_instance is not None:
+                return g.typer_instance
     sub = typer.Typer(help=help_text, no_args_is_help=True)
     app.add_typer(sub, name=name)
     return sub

@@ -55,8 +55,7 @@ def register(app: typer.Typer) -> None:
         Writes one pairs file per dataset x difficulty x negative strategy and a
         statistics table (like the paper's Table 2) to --out, and prints the table.
         """
-        from medsim_annot.builders.snomed import format_statistics
-        from medsim_annot.services.build_snomed import build_snomed
+        from medsim_annot.services.build_snomed import build_snomed, format_statistics
 
         result = build_snomed(
             rf2,

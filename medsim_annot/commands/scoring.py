@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,8 +21,8 @@ class _Bars:
 
     def __init__(self, enabled: bool | None = None) -> None:
         self.enabled = enabled
-        self.stage = None
-        self.bar = None
+        self.stage: str | None = None
+        self.bar: Any = None
 
     def __call__(self, done: int, total: int, stage: str) -> None:
         from tqdm import tqdm
@@ -47,12 +48,6 @@ class _Bars:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
-
-
-def _usage(exc: Exception):
-    from medsim_annot.cli import UsageProblem
-
-    return UsageProblem(str(exc))
 
 
 def _text_scores(frame: pd.DataFrame) -> pd.DataFrame:
@@ -111,13 +106,11 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(64, "--batch-size", help="Terms per batch (contextual)."),
     ) -> None:
         """Score every pair with one embedding and write pair_id plus one column per metric."""
-        from medsim_annot.embeddings.contextual import MissingExtra
-        from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, Tokeniser
-        from medsim_annot.io import write_table
+        from medsim_annot.io import delimiter_of, write_table
         from medsim_annot.services import scoring as svc
 
         frame = svc.read_pairs(pairs)
-        tokeniser = Tokeniser(lowercase=not keep_case, split=token_split or DEFAULT_SPLIT)
+        tokeniser = svc.tokeniser(keep_case=keep_case, split=token_split)
         bars = _Bars()
         try:
             scores = svc.score_pairs(
@@ -130,15 +123,10 @@ def register(app: typer.Typer) -> None:
                 cache_dir=cache_dir,
                 batch_size=batch_size,
             )
-        except (svc.ScoringProblem, MissingExtra) as exc:
-            raise _usage(exc) from None
         finally:
             bars.close()
         info = scores.attrs.get("coverage", {})
-        kind = out.suffix.lower()
-        write_table(
-            _text_scores(scores) if kind in (".csv", ".tsv", ".tab", ".txt") else scores, out
-        )
+        write_table(_text_scores(scores) if delimiter_of(out) else scores, out)
         msg = (
             f"scored {info.get('pairs', len(scores))} pairs ({info.get('format')}): "
             f"{info.get('covered')} covered, {info.get('not_covered')} not covered"
@@ -174,6 +162,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare score files against gold: AUC/accuracy + McNemar, or Spearman + BCa."""
         from medsim_annot.services import scoring as svc
+        from medsim_annot.services.gold_files import read_gold
 
         files = list(scores) + list(more_scores or [])
         frames: dict[str, pd.DataFrame] = {}
@@ -188,15 +177,13 @@ def register(app: typer.Typer) -> None:
         try:
             result = svc.evaluate_scores(
                 frames,
-                svc.read_gold(gold, task),
+                read_gold(gold, task),
                 task,
                 alpha=alpha,
                 n_resamples=n_resamples,
                 seed=seed,
                 progress=bars,
             )
-        except svc.ScoringProblem as exc:
-            raise _usage(exc) from None
         finally:
             bars.close()
         if as_json:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from data_schemas.scales import load_scale
+from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import emit_json, get_group, split_list
+from medsim_annot.seeds import new_seed
 from medsim_annot.services import studies as svc
 
 
@@ -40,9 +41,7 @@ def register(app: typer.Typer) -> None:
     def create(
         name: str = typer.Argument(..., help="name of the new study"),
         pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
-        scale: str = typer.Option(
-            "binary", "--scale", help="binary | relatedness-0-3 | similarity-0-6 | SCALE_FILE"
-        ),
+        scale: str = typer.Option("binary", "--scale", help=" | ".join([*BUILT_IN, "SCALE_FILE"])),
         annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
         sample_per_group: str | None = typer.Option(
             None,
@@ -86,8 +85,6 @@ def register(app: typer.Typer) -> None:
         """Create a study. Without design options every annotator gets every pair in file
         order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates
         plans the queues (each shuffled with the seed). Prints the access codes once."""
-        import secrets
-
         from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import DesignOptions, create_designed_study
 
@@ -119,7 +116,7 @@ def register(app: typer.Typer) -> None:
             per_item=per_item,
             calibration=calibration,
             duplicates=duplicates,
-            seed=secrets.randbelow(10**6) if seed is None else seed,
+            seed=new_seed() if seed is None else seed,
         )
         result = create_designed_study(
             name,

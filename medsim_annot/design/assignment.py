@@ -23,7 +23,7 @@ MAX_COMBINATIONS = 50_000
 class Slot:
     """One place in an annotator's queue: the index of the pair (row of the pairs frame given
     to ``create_study``), its kind (``main``, ``calibration`` or ``duplicate``) and whether
-    the two terms are shown swapped. Same fields as ``medsim_annot.services.studies.Slot``."""
+    the two terms are shown swapped. Studies store queues of these."""
 
     item: int
     kind: str = "main"
@@ -151,7 +151,8 @@ def _remainder(
     n_comb = len(combos)
     tries = max(1, min(24, 2_000_000 // max(1, r * n_comb)))
     search = n_comb <= _LOCAL_SEARCH_MAX
-    best, best_q = None, None
+    best: list[tuple[int, ...]] = []
+    best_q: tuple[int, int, int] | None = None
     for t in range(tries):
         tiebreak = np.arange(n_comb) if t == 0 else _rng(seed, 5, t).permutation(n_comb)
         out, quality = _greedy(combos, n, k, r, tiebreak)
@@ -159,7 +160,7 @@ def _remainder(
             best, best_q = out, quality
         if quality[0] <= 1 and quality[1] <= 1 and quality[2] <= 1:
             break
-    if search and best_q[2] > 1:
+    if search and best_q is not None and best_q[2] > 1:
         improved = _improve_by_swaps(best, combos, n, seed=seed)
         if _spreads(improved, n) < best_q:
             best = improved
@@ -218,13 +219,13 @@ def _improve_by_swaps(
         old = chosen[pos]
         if used[index[new]] or new == old:
             continue
-        d_load = {}
+        d_load: dict[int, int] = {}
         for x in old:
             d_load[x] = d_load.get(x, 0) - 1
         for x in new:
             d_load[x] = d_load.get(x, 0) + 1
         load_delta = sum((load[x] + d) ** 2 - load[x] ** 2 for x, d in d_load.items())
-        d_ov = {}
+        d_ov: dict[tuple[int, ...], int] = {}
         for pair in itertools.combinations(old, 2):
             d_ov[pair] = d_ov.get(pair, 0) - 1
         for pair in itertools.combinations(new, 2):

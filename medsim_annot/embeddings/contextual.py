@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from medsim_annot.errors import UsageProblem
+
 from .loaders import cache_root
 
 
-class MissingExtra(ValueError):
+class MissingExtra(UsageProblem):
     """An optional package (torch, sentence-transformers, a model package) is not installed."""
 
 
@@ -67,7 +69,7 @@ def resolve_model(spec: str | os.PathLike) -> Path:
         candidates.append(Path(module.get_model_path()))
     if getattr(module, "MODEL_DIR", None):
         candidates.append(Path(module.MODEL_DIR))
-    base = Path(module.__file__).resolve().parent
+    base = Path(module.__file__ or name).resolve().parent
     candidates += [base / "model", base]
     for folder in candidates:
         if _looks_like_model(folder):

@@ -358,8 +358,8 @@ def significance_counts(methods: Sequence[str], comparisons: pd.DataFrame) -> pd
     *comparisons* has columns ``method_a``, ``method_b``, ``significant`` and ``better``
     (the name of the better method, or empty).
     """
-    better = {m: [] for m in methods}
-    worse = {m: [] for m in methods}
+    better: dict[str, list[str]] = {m: [] for m in methods}
+    worse: dict[str, list[str]] = {m: [] for m in methods}
     for row in comparisons.itertuples(index=False):
         if not row.significant or not row.better:
             continue

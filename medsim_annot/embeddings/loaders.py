@@ -144,20 +144,26 @@ class WordVectors:
         return self._keyed
 
     def _word(self, i: int) -> bytes:
-        return self._blob[self._offsets[i] : self._offsets[i + 1]].tobytes()
+        blob, offsets = self._blob, self._offsets
+        if blob is None or offsets is None:
+            raise ValueError("the vocabulary index of this cache is not loaded")
+        return blob[offsets[i] : offsets[i + 1]].tobytes()
 
     def index_of(self, words: list[str]) -> np.ndarray:
         """Row of each word in :attr:`vectors`, ``-1`` when not in the vocabulary."""
         out = np.full(len(words), -1, dtype=np.int64)
         if not words:
             return out
+        hashes, order = self._hashes, self._order
+        if hashes is None or order is None:
+            raise ValueError("the vocabulary index of this cache is not loaded")
         h = np.fromiter((_word_hash(w) for w in words), dtype=np.uint64, count=len(words))
-        pos = np.searchsorted(self._hashes, h, side="left")
-        n = len(self._hashes)
+        pos = np.searchsorted(hashes, h, side="left")
+        n = len(hashes)
         for k, (w, p) in enumerate(zip(words, pos.tolist())):
             target = w.encode("utf-8")
-            while p < n and self._hashes[p] == h[k]:
-                row = int(self._order[p])
+            while p < n and hashes[p] == h[k]:
+                row = int(order[p])
                 if self._word(row) == target:
                     out[k] = row
                     break

@@ -49,6 +49,7 @@ class Tokeniser:
     lowercase: bool = True
     split: str = DEFAULT_SPLIT
     stopwords: frozenset = field(default_factory=frozenset)
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)  # from split
 
     def __post_init__(self) -> None:
         try:

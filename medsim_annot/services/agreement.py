@@ -13,7 +13,7 @@ Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from th
     quality = rater_quality_report(ratings, scale, history=all_saved_ratings)
 
 File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred),
-``load_pairs_file(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
+``load_pairs(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
 ratings)``.
 """
 
@@ -21,16 +21,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
-from data_schemas.pairs import group_columns, validate_pairs
+from data_schemas.pairs import group_columns
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import (
     BINARY,
+    BUILT_IN,
     RELATEDNESS_0_3,
     SIMILARITY_0_6,
     Scale,
@@ -38,6 +40,7 @@ from data_schemas.scales import (
     load_scale,
 )
 from medsim_annot.io import read_table
+from medsim_annot.services.studies import load_pairs
 from medsim_annot.stats import (
     AgreementReport,
     AuditResult,
@@ -48,8 +51,9 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
+from medsim_annot.stats.majority import RULES, Rule
 
-MAJORITY_RULES = ("strict", "decisive")
+MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -133,7 +137,7 @@ def audit_report(
         ratings,
         scale,
         by=by,
-        rule=majority,
+        rule=cast(Rule, majority),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
@@ -168,7 +172,7 @@ def majority_table(
     numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
     if rule not in MAJORITY_RULES:
         raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
-    table = majority_vote(ratings, rule=rule, numeric=scale.numeric, items=items)
+    table = majority_vote(ratings, rule=cast(Rule, rule), numeric=scale.numeric, items=items)
     by_code = {o.code: o.value for o in scale.options if o.code is not None}
     table.insert(
         1,
@@ -201,7 +205,7 @@ def rater_quality_report(
             raise ValueError("history without a value column needs a Scale to code it")
         hist = history.copy()
         hist[C.VALUE] = [
-            float("nan") if scale.code(v) is None else float(scale.code(v)) for v in hist[C.RATING]
+            float("nan") if (c := scale.code(v)) is None else float(c) for v in hist[C.RATING]
         ]
         hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
     elif history is not None:
@@ -232,7 +236,7 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
         bad = sorted(seen)[:3]
         raise InputError.single(
             f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
-            "--scale binary|relatedness-0-3|similarity-0-6|FILE",
+            f"--scale {'|'.join(BUILT_IN)}|FILE",
             file=file,
             column=C.RATING,
         )
@@ -255,11 +259,6 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
             for i, v in enumerate(nums)
         ],
     )
-
-
-def load_pairs_file(path: str | Path) -> pd.DataFrame:
-    """Read and validate a pairs file."""
-    return validate_pairs(read_table(path), str(path))
 
 
 def load_ratings_file(
@@ -291,7 +290,8 @@ def load_ratings_file(
     else:
         if C.RATING in raw.columns and scale is None:
             scale = infer_scale(raw[C.RATING], name)
-        history = validate_ratings(raw, scale or BINARY, name, known_pairs=known)
+        scale = scale or BINARY
+        history = validate_ratings(raw, scale, name, known_pairs=known)
         source, out_pairs = "long", pairs
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
@@ -303,7 +303,7 @@ def load_ratings_file(
 def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     out = history.copy()
     out[C.VALUE] = [
-        float("nan") if scale.code(v) is None else float(scale.code(v)) for v in out[C.RATING]
+        float("nan") if (c := scale.code(v)) is None else float(c) for v in out[C.RATING]
     ]
     out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
     return out
@@ -317,7 +317,7 @@ def agreement_report_file(
     scale: Scale | str | None = None,
 ) -> AgreementReport:
     """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
-    pairs = load_pairs_file(pairs_path) if pairs_path else None
+    pairs = load_pairs(pairs_path) if pairs_path else None
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
     return agreement_report(loaded.ratings, loaded.scale, level=level)
 
@@ -334,7 +334,7 @@ def audit_report_files(
     confidence: float = 0.95,
 ) -> AuditResult:
     """``medsim audit``: audit a pairs file's automatic labels against a ratings file."""
-    pairs = load_pairs_file(pairs_path)
+    pairs = load_pairs(pairs_path)
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
     return audit_report(
         pairs,

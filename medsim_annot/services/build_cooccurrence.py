@@ -91,7 +91,7 @@ def build_cooccurrence(
             source,
             categories=categories,
             exclude=[r[0] for r in excluded],
-            hierarchy=edges,
+            hierarchy=[(child, parent) for child, parent in edges],
             max_per_concept=max_per_concept,
             top=top,
             mode=mode,

@@ -123,3 +123,8 @@ def build_snomed(
     return SnomedBuild(
         paths, result.statistics, stats_path, release.release_type, result.missing_negatives
     )
+
+
+def format_statistics(stats: pd.DataFrame) -> str:
+    """The statistics table of a build as aligned text (the layout of the paper's Table 2)."""
+    return snomed.format_statistics(stats)

@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 import medsim_annot
 from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services import annotators as annotators_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.gold import FLAGS, GoldTable, code_ratings, gold_table, rater_column
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.storage import get_engine
+from medsim_annot.storage import Engine, get_engine
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -232,7 +232,7 @@ class Dashboard:
             )
         t = self.gold.table
         sel = np.zeros(len(t), dtype=bool)
-        why = [[] for _ in range(len(t))]
+        why: list[list[str]] = [[] for _ in range(len(t))]
         for k in kinds:
             flag = t[DISAGREEMENT_KINDS[k]].to_numpy(dtype=bool)
             sel |= flag
@@ -406,7 +406,7 @@ def compute_dashboard(
         study,
         scale,
         "binary" if binary else "graded",
-        tuple(version),
+        (int(version[0]), int(version[1])),
         report,
         audit,
         quality,
@@ -432,7 +432,7 @@ def clear_cache() -> None:
         _READERS.clear()
 
 
-def load_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
     return studies_svc.pairs_frame(study, engine=engine)
 
@@ -445,7 +445,7 @@ def _pairs(study: str, info, url: str, engine: Engine) -> pd.DataFrame:
         if key in _PAIRS:
             _PAIRS.move_to_end(key)
             return _PAIRS[key]
-    pairs = load_pairs(study, engine=engine)
+    pairs = study_pairs(study, engine=engine)
     with _LOCK:
         _PAIRS[key] = pairs
         while len(_PAIRS) > 4:
@@ -469,7 +469,7 @@ def _reader(info, url: str, engine: Engine) -> studies_svc.CurrentRatingsReader:
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
-    a = studies_svc.annotators(study, engine=engine)
+    a = annotators_svc.annotators(study, engine=engine)
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
     out["share"] = np.where(
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
@@ -524,7 +524,7 @@ def study_dashboard(
         pairs = _pairs(study, info, key[0], engine)
         history = _reader(info, key[0], engine).read(version)
     else:
-        pairs = load_pairs(study, engine=engine)
+        pairs = study_pairs(study, engine=engine)
         history = load_current(study, engine=engine)
     current = (
         history[history["slot"] != "duplicate"].reset_index(drop=True)

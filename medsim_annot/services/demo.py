@@ -10,7 +10,6 @@ import secrets
 from pathlib import Path
 
 import pandas as pd
-from sqlalchemy import select
 
 from data_schemas import columns as C
 from data_schemas.pairs import validate_pairs
@@ -18,9 +17,8 @@ from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
 from medsim_annot.services.auth import admin_password_configured, set_admin_password
-from medsim_annot.storage import Annotator, Assignment, get_engine, session_scope
-from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import utcnow
+from medsim_annot.storage import get_engine, session_scope, utcnow
+from medsim_annot.storage import studies as store
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo"
 BINARY_STUDY = "demo-binary"
@@ -129,34 +127,25 @@ def _simulate(study: str, upto: int, vote, engine, rng: random.Random) -> None:
     info = svc.get_study(study, engine=engine)
     now = utcnow()
     with session_scope(engine) as s:
-        anns = s.execute(
-            select(Annotator.id, Annotator.name)
-            .where(Annotator.study_id == info.id)
-            .order_by(Annotator.name)
-        ).all()
+        anns = store.annotators_by_name(s, info.id)
         rows = []
         for who, (ann_id, _name) in enumerate(anns):
-            slots = s.execute(
-                select(Assignment.id, Assignment.item_id, Assignment.position)
-                .where(Assignment.annotator_id == ann_id, Assignment.position < upto)
-                .order_by(Assignment.position)
-            ).all()
-            item_index = {iid: k for k, iid in enumerate(sorted({sl.item_id for sl in slots}))}
-            for slot in slots:
+            slots = store.queue_head(s, ann_id, upto)
+            item_index = {iid: k for k, iid in enumerate(sorted({item for _, item, _ in slots}))}
+            for slot_id, item_id, position in slots:
                 rows.append(
                     {
                         "study_id": info.id,
                         "annotator_id": ann_id,
-                        "item_id": slot.item_id,
-                        "assignment_id": slot.id,
-                        "value": str(vote(item_index[slot.item_id], who)),
+                        "item_id": item_id,
+                        "assignment_id": slot_id,
+                        "value": str(vote(item_index[item_id], who)),
                         "unclear": False,
                         "comment": "",
-                        "rated_at": now - pd.Timedelta(seconds=(upto - slot.position) * 7 + who),
+                        "rated_at": now - pd.Timedelta(seconds=(upto - position) * 7 + who),
                         "elapsed_ms": rng.randint(1500, 9000),
                         "source": "demo",
                     }
                 )
         rows.sort(key=lambda r: r["rated_at"])
-        if rows:
-            insert_ratings(s, rows)
+        store.insert_ratings(s, rows)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 from medsim_annot.design import plan_study, stratified_sample
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
+from medsim_annot.storage import Engine
 
 
 @dataclass

@@ -26,10 +26,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import Engine
 
 import medsim_annot
 from data_schemas import columns as C
@@ -41,6 +41,8 @@ from medsim_annot.io import FORMATS, format_of, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
+from medsim_annot.stats.majority import RULES, Rule
+from medsim_annot.storage import Engine
 
 RATER_PREFIX = "rater_"
 #: Agreement flag columns of the per-pair table, in file order.
@@ -60,7 +62,7 @@ FILTER_ORDER = (
     "exclude_all_different",
     "only_verified",
 )
-MAJORITY_RULES = ("strict", "decisive")
+MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -105,7 +107,7 @@ def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     df = frame.copy()
     codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
     value = np.array(
-        [np.nan if scale.code(v) is None else float(scale.code(v)) for v in uniques],
+        [np.nan if (c := scale.code(v)) is None else float(c) for v in uniques],
         dtype=np.float64,
     )
     nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
@@ -252,10 +254,10 @@ def gold_table(
         col[row[sel]] = shown[rcode[sel]]
         out[rater_column(name)] = col if numeric else pd.Series(col, dtype=object)
 
-    mv = majority_vote(latest, rule=majority, numeric=numeric, items=items)
+    mv = majority_vote(latest, rule=cast(Rule, majority), numeric=numeric, items=items)
     major_code = mv["majority"].to_numpy(dtype=np.float64)
     n_cast = mv["n_ratings"].to_numpy(dtype=np.int64)
-    code_to_value = {}
+    code_to_value: dict[float, object] = {}
     for o in scale.options:
         if o.code is not None and not scale.is_no_decision(o.value):
             code_to_value.setdefault(float(o.code), o.value)
@@ -269,12 +271,12 @@ def gold_table(
         out["mean"] = mv["mean"].to_numpy(dtype=np.float64)
         out["median"] = mv["median"].to_numpy(dtype=np.float64)
     else:
-        mval = np.array(
+        mtext = np.array(
             [None if np.isnan(c) else str(Scale.display(code_to_value[c])) for c in muniq] + [None],
             dtype=object,
         )[:-1]
         out["majority"] = pd.Series(
-            mval[mcode] if len(mcode) else np.zeros(0, dtype=object), dtype=object
+            mtext[mcode] if len(mcode) else np.zeros(0, dtype=object), dtype=object
         )
     out["n_ratings"] = n_cast
     out["n_decisive"] = mv["n_decisive"].to_numpy(dtype=np.int64)
@@ -478,7 +480,7 @@ def export_gold(
         min_ratings=min_ratings,
         has_auto_label=has_label,
     )
-    write_table(kept, out, kind, escape_formulas=kind in ("csv", "tsv"))
+    write_table(kept, out, kind)
     digest = sha256_file(out)
     alpha_all, why_all = _alpha(gt.ratings, scale)
     sub = gt.ratings[gt.ratings[C.PAIR_ID].isin(set(kept[C.PAIR_ID].astype(str)))]

@@ -34,17 +34,20 @@ from medsim_annot.embeddings.metrics import (
     vector_pair_scores,
     word_pair_scores,
 )
-from medsim_annot.embeddings.tokenise import DEFAULT_TOKENISER, Tokeniser
+from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services.gold_files import NAN_TEXT, Gold, gold_from_frame
 
 Progress = Callable[[int, int, str], None]
 
 CONTEXTUAL_FORMAT = "sentence-transformers"
 FORMATS = (*WORD_FORMATS, CONTEXTUAL_FORMAT, *LEXICAL_METRICS)
-TASKS = ("binary", "graded")
 
 
-class ScoringProblem(ValueError):
-    """A problem with how scoring was asked for (unknown format or metric, missing extra)."""
+def tokeniser(*, keep_case: bool = False, split: str | None = None) -> Tokeniser:
+    """The tokeniser of word-embedding scoring: lower-cased unless *keep_case*, words split
+    on the regular expression *split* (default: non-alphanumerics)."""
+    return Tokeniser(lowercase=not keep_case, split=split or DEFAULT_SPLIT)
 
 
 def metrics_for(fmt: str) -> tuple[str, ...]:
@@ -59,7 +62,7 @@ def metrics_for(fmt: str) -> tuple[str, ...]:
         return VECTOR_METRICS
     if fmt in LEXICAL_METRICS:
         return (LEXICAL_METRICS[fmt],)
-    raise ScoringProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    raise UsageProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
 
 
 def embeddings_dir() -> Path | None:
@@ -113,7 +116,6 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
     return _typed_scores(frame, str(path))
 
 
-_NAN_TEXT = {"", "nan", "na", "null", "none"}
 _SKIP_COLUMNS = {
     C.TERM_1,
     C.TERM_2,
@@ -132,7 +134,7 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
     problems = [
-        Problem(f"pair_id '{ids[i]}' appears more than once", row=i + 2, column=C.PAIR_ID)
+        Problem(f"pair_id '{ids[i]}' appears more than once", row=int(i) + 2, column=C.PAIR_ID)
         for i in np.flatnonzero(dup.to_numpy())
     ]
     out = pd.DataFrame({C.PAIR_ID: ids.to_numpy()})
@@ -145,7 +147,7 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
         values = np.empty(len(raw))
         for i, v in enumerate(raw.tolist()):
             text = "" if v is None else str(v).strip()
-            if text.lower() in _NAN_TEXT:
+            if text.lower() in NAN_TEXT:
                 values[i] = np.nan
                 continue
             try:
@@ -216,7 +218,7 @@ def score_pairs(
             raise InputError([Problem("required column is missing", column=col)])
     if fmt is None:
         if embedding_path is None:
-            raise ScoringProblem("give an embedding path or a format")
+            raise UsageProblem("give an embedding path or a format")
         spec = str(embedding_path)
         if Path(spec).exists():
             fmt = detect_format(spec)
@@ -228,7 +230,7 @@ def score_pairs(
     metrics = tuple(metrics) if metrics else allowed
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
-        raise ScoringProblem(
+        raise UsageProblem(
             f"metric {', '.join(map(repr, unknown))} is not available for "
             f"format '{fmt}'; use {', '.join(allowed)}"
         )
@@ -263,7 +265,7 @@ def score_pairs(
 
 def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, info) -> dict:
     if path is None:
-        raise ScoringProblem(f"format '{fmt}' needs an embedding file")
+        raise UsageProblem(f"format '{fmt}' needs an embedding file")
     if progress is not None:
         progress(0, 1, "loading embedding")
     wv = load_word_vectors(
@@ -296,7 +298,7 @@ def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) ->
     from medsim_annot.embeddings.contextual import ContextualEncoder
 
     if spec is None:
-        raise ScoringProblem("format 'sentence-transformers' needs a model folder or package")
+        raise UsageProblem("format 'sentence-transformers' needs a model folder or package")
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
     matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, "encoding terms"))
     if progress is not None:
@@ -305,150 +307,6 @@ def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) ->
     if progress is not None:
         progress(len(t1), len(t1), "scoring pairs")
     return out
-
-
-# ---------------------------------------------------------------------------------------
-# Gold
-# ---------------------------------------------------------------------------------------
-
-_BINARY_TEXT = {
-    "1": 1,
-    "0": 0,
-    "1.0": 1,
-    "0.0": 0,
-    "true": 1,
-    "false": 0,
-    "yes": 1,
-    "no": 0,
-    "same": 1,
-    "not_same": 0,
-    "similar": 1,
-    "dissimilar": 0,
-    "y": 1,
-    "n": 0,
-}
-
-
-@dataclass
-class Gold:
-    """Gold values by pair: ``values`` (float Series indexed by pair_id), ``task``, ``source``
-    (which column or file kind they came from) and the pairs' terms when known."""
-
-    values: pd.Series
-    task: str
-    source: str
-    terms: pd.DataFrame | None = None
-
-
-def read_gold(path: str | os.PathLike, task: str | None = None) -> Gold:
-    """Read a gold file (see :func:`gold_from_frame`)."""
-    from medsim_annot.io import read_table
-
-    return gold_from_frame(read_table(path), task, file=str(path))
-
-
-def gold_from_frame(
-    frame: pd.DataFrame, task: str | None = None, *, file: str | None = None
-) -> Gold:
-    """Gold values from any of the files the project writes.
-
-    * an EHR-Rel wide file — mean rating per pair (graded);
-    * a gold export — ``majority`` (binary, when its values are 0/1, same/not_same, ...) or
-      ``mean`` (graded);
-    * a long ratings file (``pair_id``, ``annotator``, ``rating``) — mean rating per pair
-      (graded; for ``task="binary"`` a pair is similar when the mean is above 0.5, dissimilar
-      below, and left out on a tie); binary words map to 1/0 and "don't know" is ignored;
-    * a pairs file with ``auto_label`` (binary).
-
-    Pairs with an empty gold value are left out.
-    """
-    if task is not None and task not in TASKS:
-        raise ScoringProblem(f"unknown task '{task}'; use binary or graded")
-    cols = set(frame.columns)
-    if is_ehr_rel(frame.columns):
-        pairs, ratings = split_ehr_rel(frame, file)
-        values = ratings.assign(v=ratings[C.RATING].astype(float)).groupby(C.PAIR_ID)["v"].mean()
-        return _finish(values, task or "graded", "EHR-Rel mean rating", pairs, file)
-    if C.PAIR_ID not in cols:
-        raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
-    terms = (
-        frame[[c for c in (C.PAIR_ID, C.TERM_1, C.TERM_2) if c in cols]].drop_duplicates(C.PAIR_ID)
-        if {C.TERM_1, C.TERM_2} <= cols
-        else None
-    )
-    majority_binary = "majority" in cols and all(
-        str(v).strip().lower() in _BINARY_TEXT or str(v).strip() == "" for v in frame["majority"]
-    )
-    if "majority" in cols and majority_binary and task != "graded":
-        values = _parse_column(frame, "majority", file, binary=True)
-        return _finish(values, "binary", "majority", terms, file)
-    if "mean" in cols:
-        values = _parse_column(frame, "mean", file, binary=False)
-        return _finish(values, task or "graded", "mean", terms, file)
-    if {C.ANNOTATOR, C.RATING} <= cols:
-        values = _parse_column(frame, C.RATING, file, binary=False, allow_binary_words=True)
-        mean = values.groupby(level=0, sort=False).mean()
-        return _finish(mean, task or "graded", "mean of ratings", terms, file)
-    if C.AUTO_LABEL in cols:
-        pairs = validate_pairs(frame, file)
-        values = pd.Series(
-            pairs[C.AUTO_LABEL].astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan),
-            index=pairs[C.PAIR_ID].to_numpy(),
-        )
-        return _finish(
-            values, task or "binary", "auto_label", pairs[[C.PAIR_ID, C.TERM_1, C.TERM_2]], file
-        )
-    raise InputError.single(
-        "is not a gold file: it needs a 'majority' or 'mean' column, "
-        "ratings (annotator, rating), an 'auto_label' column or the "
-        "EHR-Rel rater columns",
-        file=file,
-        row=1,
-    )
-
-
-def _parse_column(frame, col, file, *, binary: bool, allow_binary_words: bool = False) -> pd.Series:
-    problems = []
-    values = np.empty(len(frame))
-    for i, v in enumerate(frame[col].tolist()):
-        text = "" if v is None else str(v).strip()
-        low = text.lower()
-        if low in _NAN_TEXT or low in ("dont_know", "don't know", "no_decision"):
-            values[i] = np.nan
-        elif (binary or allow_binary_words) and low in _BINARY_TEXT:
-            values[i] = _BINARY_TEXT[low]
-        else:
-            try:
-                values[i] = float(text)
-            except ValueError:
-                problems.append(
-                    Problem(
-                        f"'{text}' is not a number" + (" or a binary label" if binary else ""),
-                        row=i + 2,
-                        column=col,
-                    )
-                )
-                values[i] = np.nan
-    if problems:
-        raise InputError(problems, file)
-    return pd.Series(values, index=frame[C.PAIR_ID].astype(str).str.strip().to_numpy())
-
-
-def _finish(values: pd.Series, task: str, source: str, terms, file) -> Gold:
-    values = (
-        values[~values.index.duplicated(keep="last")] if source != "mean of ratings" else values
-    )
-    values = values.dropna().astype(np.float64)
-    if task == "binary":
-        if source == "mean of ratings" or not set(np.unique(values)) <= {0.0, 1.0}:
-            values = values[values != 0.5]
-            values = (values > 0.5).astype(np.float64)
-    if len(values) == 0:
-        raise InputError.single("has no pair with a gold value", file=file)
-    if terms is not None:
-        terms = terms.copy()
-        terms[C.PAIR_ID] = terms[C.PAIR_ID].astype(str)
-    return Gold(values=values, task=task, source=source, terms=terms)
 
 
 # ---------------------------------------------------------------------------------------
@@ -541,7 +399,7 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
             )
             meta.append((method, name, col))
     if not series:
-        raise ScoringProblem("no score columns to evaluate")
+        raise UsageProblem("no score columns to evaluate")
     return series, meta
 
 
@@ -587,7 +445,7 @@ def evaluate_scores(
     if task is not None and task != gold.task:
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
-            raise ScoringProblem("the gold values are not binary (0/1); use --task graded")
+            raise UsageProblem("the gold values are not binary (0/1); use --task graded")
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
     gold_ids = list(gold.values.index)
@@ -763,7 +621,7 @@ def pair_errors(
     gold = gold_frame if isinstance(gold_frame, Gold) else gold_from_frame(gold_frame)
     series, _ = _methods(score_frames)
     if method not in series:
-        raise ScoringProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
+        raise UsageProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
     ids = (
         result.common_pairs
         if result is not None

@@ -8,7 +8,6 @@ failure leaves the database as it was.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import json
 import threading
 from dataclasses import dataclass, field
@@ -16,31 +15,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, insert, select
-from sqlalchemy.engine import Engine
 
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
-from data_schemas.scales import Scale, load_scale
+from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
+from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.storage import (
-    Annotator,
-    Assignment,
-    Event,
-    Item,
-    Rating,
-    Study,
-    bulk,
-    get_engine,
-    session_scope,
-)
-from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import utcnow
+from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import studies as store
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,
@@ -50,16 +37,6 @@ ITEM_COLUMNS = (
     C.CONCEPT_ID_1,
     C.CONCEPT_ID_2,
 )
-
-
-@dataclass
-class Slot:
-    """One place in an annotator's queue: the index of the pair (row of the pairs frame),
-    its kind (``main``, ``calibration`` or ``duplicate``) and whether the terms are swapped."""
-
-    item: int
-    kind: str = "main"
-    swapped: bool = False
 
 
 @dataclass
@@ -111,9 +88,10 @@ def create_study(
     engine = engine or get_engine()
     codes: list[dict] = []
     with session_scope(engine) as s:
-        if s.scalar(select(Study.id).where(Study.name == name)) is not None:
+        if store.study_id(s, name) is not None:
             raise UsageProblem(f"a study named '{name}' already exists")
-        study = Study(
+        study_id = store.insert_study(
+            s,
             name=name,
             scale_json=scale.to_json(),
             guideline=guideline if guideline is not None else scale.guideline,
@@ -121,25 +99,20 @@ def create_study(
             created_at=utcnow(),
             ready=False,
         )
-        s.add(study)
-        s.flush()
-        study_id = study.id
     try:
         bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs))
         item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
             with session_scope(engine) as s:
-                ann = Annotator(
+                ann_id = store.insert_annotator(
+                    s,
                     study_id=study_id,
                     name=who,
                     code_hash=hash_code(code),
                     active=True,
                     created_at=utcnow(),
                 )
-                s.add(ann)
-                s.flush()
-                ann_id = ann.id
             queue = (
                 queues[who]
                 if queues is not None and who in queues
@@ -152,20 +125,17 @@ def create_study(
         bulk.mark_ready(
             engine,
             study_id,
-            Event(
-                study_id=study_id,
-                kind="study_created",
-                at=utcnow(),
-                detail_json=json.dumps(
-                    {
-                        "items": len(item_ids),
-                        "annotators": annotators,
-                        "scale": scale.name,
-                        "config": config or {},
-                    },
-                    sort_keys=True,
-                    default=str,
-                ),
+            "study_created",
+            utcnow(),
+            detail_json=json.dumps(
+                {
+                    "items": len(item_ids),
+                    "annotators": annotators,
+                    "scale": scale.name,
+                    "config": config or {},
+                },
+                sort_keys=True,
+                default=str,
             ),
         )
     except BaseException:
@@ -175,11 +145,7 @@ def create_study(
 
 
 def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
-    rows = _item_rows(study_id, pairs)
-    if rows:
-        s.execute(insert(Item), rows)
-    ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
-    return [ids[i] for i in range(len(rows))]
+    return store.insert_items(s, study_id, _item_rows(study_id, pairs))
 
 
 def _item_rows(study_id: int, pairs: pd.DataFrame) -> list[dict]:
@@ -215,12 +181,11 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def _insert_queue(
+def insert_queue(
     s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
 ) -> None:
-    rows = _queue_rows(study_id, annotator_id, item_ids, queue, start)
-    if rows:
-        s.execute(insert(Assignment), rows)
+    """Store *queue* as the annotator's slots from position *start* on."""
+    store.insert_assignments(s, _queue_rows(study_id, annotator_id, item_ids, queue, start))
 
 
 def _queue_rows(
@@ -242,9 +207,9 @@ def _queue_rows(
 # --------------------------------------------------------------------------- read
 def get_study(name: str, *, engine: Engine | None = None) -> StudyInfo:
     with session_scope(engine or get_engine()) as s:
-        st = s.scalar(select(Study).where(Study.name == name))
+        st = store.study_row(s, name)
         if st is None:
-            known = s.scalars(select(Study.name).order_by(Study.name)).all()
+            known = store.study_names(s)
             hint = (
                 f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
             )
@@ -263,74 +228,19 @@ def list_studies(*, engine: Engine | None = None) -> list[dict]:
     """Every study with its scale, item, annotator and current-rating counts."""
     engine = engine or get_engine()
     with session_scope(engine) as s:
-        studies = s.execute(
-            select(Study.id, Study.name, Study.scale_json, Study.created_at).order_by(Study.name)
-        ).all()
-        items = dict(s.execute(select(Item.study_id, func.count()).group_by(Item.study_id)).all())
-        anns = dict(
-            s.execute(select(Annotator.study_id, func.count()).group_by(Annotator.study_id)).all()
-        )
-        rated = dict(
-            s.execute(
-                select(Rating.study_id, func.count(func.distinct(Rating.assignment_id))).group_by(
-                    Rating.study_id
-                )
-            ).all()
-        )
-        slots = dict(
-            s.execute(select(Assignment.study_id, func.count()).group_by(Assignment.study_id)).all()
-        )
+        studies = store.study_overview(s)
     return [
         {
             "study": name,
             "scale": json.loads(scale)["name"],
-            "items": items.get(sid, 0),
-            "annotators": anns.get(sid, 0),
-            "assigned": slots.get(sid, 0),
-            "rated": rated.get(sid, 0),
+            "items": counts["items"],
+            "annotators": counts["annotators"],
+            "assigned": counts["assigned"],
+            "rated": counts["rated"],
             "created_at": created.isoformat() if created else None,
         }
-        for sid, name, scale, created in studies
+        for _sid, name, scale, created, counts in studies
     ]
-
-
-def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
-    """Annotators of *study* with progress: name, active, has_code, done, total."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        rows = s.execute(
-            select(Annotator.id, Annotator.name, Annotator.active, Annotator.code_hash.is_not(None))
-            .where(Annotator.study_id == info.id)
-            .order_by(Annotator.name)
-        ).all()
-        total = dict(
-            s.execute(
-                select(Assignment.annotator_id, func.count())
-                .where(Assignment.study_id == info.id)
-                .group_by(Assignment.annotator_id)
-            ).all()
-        )
-        done = dict(
-            s.execute(
-                select(Rating.annotator_id, func.count(func.distinct(Rating.assignment_id)))
-                .where(Rating.study_id == info.id)
-                .group_by(Rating.annotator_id)
-            ).all()
-        )
-    return pd.DataFrame(
-        [
-            {
-                "annotator": n,
-                "active": bool(a),
-                "has_code": bool(h),
-                "done": done.get(i, 0),
-                "total": total.get(i, 0),
-            }
-            for i, n, a, h in rows
-        ],
-        columns=["annotator", "active", "has_code", "done", "total"],
-    )
 
 
 def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -341,23 +251,7 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
-    q = (
-        select(
-            Item.pair_id,
-            Item.term_1,
-            Item.term_2,
-            Item.auto_label,
-            Item.dataset,
-            Item.difficulty,
-            Item.negative_strategy,
-            Item.concept_id_1,
-            Item.concept_id_2,
-            Item.meta_json,
-        )
-        .where(Item.study_id == info.id)
-        .order_by(Item.position)
-    )
-    data = _fetch_columns(engine, q, len(cols) + 1)
+    data = store.item_columns(engine, info.id)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
         frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
@@ -391,84 +285,10 @@ def current_ratings(
     return _current_frame(raw, _annotator_names(engine, info.id), info.scale)
 
 
-#: Raw columns of :func:`_current_columns`, in query order; the last three only with
-#: ``bookkeeping`` (for :class:`CurrentRatingsReader`).
-_RAW = (
-    "_annotator",
-    C.PAIR_ID,
-    C.RATING,
-    C.RATED_AT,
-    C.COMMENT,
-    C.UNCLEAR,
-    "elapsed_ms",
-    "slot",
-    "position",
-    "_item_pos",
-    "_rid",
-    "_assignment",
-    "_total",
-)
-
-
-def _current_columns(
-    engine: Engine,
-    study_id: int,
-    *,
-    include_duplicates: bool = True,
-    after: int | None = None,
-    bookkeeping: bool = True,
-) -> dict[str, np.ndarray]:
-    """Current ratings of study *study_id* as raw driver values, one array per name of
-    :data:`_RAW`: annotator id, the pair's id, the rating's fields, the slot's kind and
-    queue position, the pair's file position and, with *bookkeeping*, the rating id, the
-    assignment id and ``_total`` — the number of saved ratings of the study, read in the
-    same statement (the same snapshot).
-
-    With *after*, only ratings saved with an id above it, every one of them (not only the
-    latest per assignment): the increment of :class:`CurrentRatingsReader`.
-    """
-    columns = [
-        Rating.annotator_id,
-        Item.pair_id,
-        Rating.value,
-        Rating.rated_at,
-        Rating.comment,
-        Rating.unclear,
-        Rating.elapsed_ms,
-        Assignment.kind,
-        Assignment.position,
-        Item.position.label("item_position"),
-    ]
-    if bookkeeping:
-        total = select(func.count(Rating.id)).where(Rating.study_id == study_id).scalar_subquery()
-        columns += [Rating.id, Rating.assignment_id, total.label("total")]
-    q = (
-        select(*columns)
-        .join(Assignment, Assignment.id == Rating.assignment_id)
-        .join(Item, Item.id == Rating.item_id)
-    )
-    if after is None:
-        latest = (
-            select(func.max(Rating.id).label("rid"))
-            .where(Rating.study_id == study_id)
-            .group_by(Rating.assignment_id)
-            .subquery()
-        )
-        q = q.join(latest, latest.c.rid == Rating.id)
-    else:
-        q = q.where(Rating.study_id == study_id, Rating.id > int(after))
-    if not include_duplicates:
-        q = q.where(Assignment.kind != "duplicate")
-    return dict(zip(_RAW, _fetch_columns(engine, q, len(columns))))
-
-
-def _annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
-    with engine.connect() as conn:
-        return dict(
-            conn.execute(
-                select(Annotator.id, Annotator.name).where(Annotator.study_id == study_id)
-            ).all()
-        )
+#: Raw columns of the current ratings, as :mod:`medsim_annot.storage.studies` reads them.
+_RAW = store.CURRENT_COLUMNS
+_current_columns = store.current_rating_columns
+_annotator_names = store.annotator_names
 
 
 def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str], scale: Scale) -> pd.DataFrame:
@@ -577,6 +397,8 @@ class CurrentRatingsReader:
         _, first = np.unique(asg[by_id], return_index=True)
         keep = np.sort(by_id[first])  # the newest row of each assignment
         old = self._raw
+        if old is None:
+            return False
         stay = ~np.isin(old["_assignment"].astype(np.int64), asg[keep])
         self._raw = {c: np.concatenate([old[c][stay], new[c][keep]]) for c in _RAW}
         self._count += len(rid)
@@ -585,38 +407,8 @@ class CurrentRatingsReader:
         return True
 
 
-def _fetch_columns(engine: Engine, query, n_columns: int) -> list[np.ndarray]:
-    """The result of a Core *query* as one object array per column, fetched through the
-    DBAPI cursor: no SQLAlchemy row or type processing (which costs several times the query
-    itself at 100,000s of rows). The caller converts the raw driver values: SQLite gives
-    stored date-times as text, PostgreSQL as naive ``datetime`` (UTC, see
-    :class:`medsim_annot.storage.models.UTCDateTime`), booleans as 0/1 or ``bool``.
-
-    Only queries whose bound values are integers and fixed strings are passed here; they
-    are rendered as literals, which keeps the call the same on every DBAPI paramstyle.
-    The cyclic garbage collector is paused while the rows are built: it would otherwise
-    walk the growing list of row tuples again and again (it finds no cycles there).
-    """
-    with engine.connect() as conn:
-        sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-        cursor = conn.connection.cursor()
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            cursor.execute(sql)
-            rows = cursor.fetchall()
-            table = np.empty((len(rows), n_columns), dtype=object)
-            if rows:
-                table[:] = rows
-        finally:
-            if paused:
-                gc.enable()
-            cursor.close()
-    return [table[:, j] for j in range(n_columns)]
-
-
 def _utc_times(raw: pd.Series) -> pd.Series:
-    """Date-times as read by :func:`_fetch_columns` (text from SQLite, naive UTC
+    """Date-times as read by :func:`medsim_annot.storage.studies.fetch_columns` (text from SQLite, naive UTC
     ``datetime`` from PostgreSQL, or aware ``datetime``) as a UTC datetime Series, the same
     values and dtype as ``pd.to_datetime`` gives for the aware ``datetime`` objects that
     :class:`~medsim_annot.storage.models.UTCDateTime` returns.
@@ -672,7 +464,7 @@ def export_ratings(
         }
     )
     if out is not None:
-        write_table(frame, out, escape_formulas=True)
+        write_table(frame, out)
     return frame
 
 
@@ -693,7 +485,7 @@ def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None
         study,
         pairs,
         ratings,
-        load_scale("relatedness-0-3"),
+        RELATEDNESS_0_3,
         {"imported_from": Path(path).name, "format": "ehr-rel"},
         engine,
     )
@@ -742,33 +534,24 @@ def _import_completed(
         raise InputError.single("has no ratings to import", file=config.get("imported_from"))
     now = utcnow()
     with session_scope(engine) as s:
-        if s.scalar(select(Study.id).where(Study.name == study)) is not None:
+        if store.study_id(s, study) is not None:
             raise UsageProblem(f"a study named '{study}' already exists")
-        st = Study(
+        study_id = store.insert_study(
+            s,
             name=study,
             scale_json=scale.to_json(),
             guideline=scale.guideline,
             config_json=json.dumps(config, sort_keys=True),
             created_at=now,
         )
-        s.add(st)
-        s.flush()
-        item_ids = _insert_items(s, st.id, pairs)
+        item_ids = _insert_items(s, study_id, pairs)
         ann_ids = {}
         for who in names:
-            ann = Annotator(study_id=st.id, name=who, code_hash=None, active=False, created_at=now)
-            s.add(ann)
-            s.flush()
-            ann_ids[who] = ann.id
-            _insert_queue(s, st.id, ann.id, item_ids, queues[who])
-        slot_ids = {
-            (a, i): sid
-            for sid, a, i in s.execute(
-                select(Assignment.id, Assignment.annotator_id, Assignment.item_id).where(
-                    Assignment.study_id == st.id
-                )
-            ).all()
-        }
+            ann_ids[who] = store.insert_annotator(
+                s, study_id=study_id, name=who, code_hash=None, active=False, created_at=now
+            )
+            insert_queue(s, study_id, ann_ids[who], item_ids, queues[who])
+        slot_ids = store.assignment_ids(s, study_id)
         ordered = ratings.assign(_t=ratings[C.RATED_AT].fillna(pd.Timestamp(now)))
         ordered = ordered.sort_values("_t", kind="stable")
         rows = []
@@ -777,7 +560,7 @@ def _import_completed(
             i_id = item_ids[index[rec[C.PAIR_ID]]]
             rows.append(
                 {
-                    "study_id": st.id,
+                    "study_id": study_id,
                     "annotator_id": a_id,
                     "item_id": i_id,
                     "assignment_id": slot_ids[(a_id, i_id)],
@@ -789,14 +572,13 @@ def _import_completed(
                     "source": "import",
                 }
             )
-        insert_ratings(s, rows)
-        s.add(
-            Event(
-                study_id=st.id,
-                kind="study_imported",
-                at=now,
-                detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True),
-            )
+        store.insert_ratings(s, rows)
+        store.add_event(
+            s,
+            study_id,
+            "study_imported",
+            now,
+            detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True),
         )
     return {
         "study": study,
@@ -806,127 +588,12 @@ def _import_completed(
     }
 
 
-# --------------------------------------------------------------------------- annotators
-def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dict:
-    """Add annotator *name* to *study* with a queue of every pair (file order) and a new code."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    name = name.strip()
-    if not name:
-        raise UsageProblem("an annotator needs a name")
-    code = new_access_code()
-    with session_scope(engine) as s:
-        if (
-            s.scalar(
-                select(Annotator.id).where(Annotator.study_id == info.id, Annotator.name == name)
-            )
-            is not None
-        ):
-            raise UsageProblem(f"study '{study}' already has an annotator named '{name}'")
-        ann = Annotator(
-            study_id=info.id, name=name, code_hash=hash_code(code), active=True, created_at=utcnow()
-        )
-        s.add(ann)
-        s.flush()
-        item_ids = s.scalars(
-            select(Item.id).where(Item.study_id == info.id).order_by(Item.position)
-        ).all()
-        _insert_queue(s, info.id, ann.id, list(item_ids), [Slot(i) for i in range(len(item_ids))])
-        s.add(
-            Event(
-                study_id=info.id,
-                annotator_id=ann.id,
-                kind="annotator_added",
-                at=utcnow(),
-                detail_json=json.dumps({"name": name}),
-            )
-        )
-    return {"name": name, "access_code": code}
-
-
-def _annotator(s, info: StudyInfo, name: str) -> Annotator:
-    ann = s.scalar(select(Annotator).where(Annotator.study_id == info.id, Annotator.name == name))
-    if ann is None:
-        raise UsageProblem(f"study '{info.name}' has no annotator named '{name}'")
-    return ann
-
-
-def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = None) -> None:
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    new = new.strip()
-    if not new:
-        raise UsageProblem("an annotator needs a name")
-    with session_scope(engine) as s:
-        if (
-            s.scalar(
-                select(Annotator.id).where(Annotator.study_id == info.id, Annotator.name == new)
-            )
-            is not None
-        ):
-            raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
-        ann = _annotator(s, info, old)
-        ann.name = new
-        s.add(
-            Event(
-                study_id=info.id,
-                annotator_id=ann.id,
-                kind="annotator_renamed",
-                at=utcnow(),
-                detail_json=json.dumps({"from": old, "to": new}),
-            )
-        )
-
-
-def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
-    """A new access code for *name* (the old one stops working); re-activates the annotator."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    code = new_access_code()
-    with session_scope(engine) as s:
-        ann = _annotator(s, info, name)
-        ann.code_hash = hash_code(code)
-        ann.active = True
-        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_issued", at=utcnow()))
-    return code
-
-
-def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
-    """Revoke *name*'s access code; their ratings are kept."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        ann = _annotator(s, info, name)
-        ann.code_hash = None
-        ann.active = False
-        s.add(Event(study_id=info.id, annotator_id=ann.id, kind="code_revoked", at=utcnow()))
-
-
 def rating_history(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Every saved rating (the append-only history), oldest first."""
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    q = (
-        select(
-            Rating.id,
-            Item.pair_id,
-            Annotator.name,
-            Rating.value,
-            Rating.unclear,
-            Rating.comment,
-            Rating.rated_at,
-            Rating.elapsed_ms,
-            Rating.source,
-            Assignment.kind,
-        )
-        .join(Item, Item.id == Rating.item_id)
-        .join(Annotator, Annotator.id == Rating.annotator_id)
-        .join(Assignment, Assignment.id == Rating.assignment_id)
-        .where(Rating.study_id == info.id)
-        .order_by(Rating.id)
-    )
     with session_scope(engine) as s:
-        rows = s.execute(q).all()
+        rows = store.rating_history(s, info.id)
     return pd.DataFrame(
         rows,
         columns=[
@@ -950,9 +617,4 @@ def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, i
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     with session_scope(engine) as s:
-        n, top = s.execute(
-            select(func.count(Rating.id), func.coalesce(func.max(Rating.id), 0)).where(
-                Rating.study_id == info.id
-            )
-        ).one()
-    return int(n), int(top)
+        return store.ratings_version(s, info.id)

@@ -198,7 +198,10 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
         return nan(reason, n_pairable)
     pairable = counts.sum(axis=1) >= 2
     value = krippendorff.alpha(
-        value_counts=counts[pairable], value_domain=values, level_of_measurement=level
+        value_counts=counts[pairable],
+        value_domain=values,
+        # level is one of krippendorff's names (checked by level_of); typed str here
+        level_of_measurement=level,  # type: ignore[arg-type]
     )
     return Estimate(float(value), n_pairable, None)
 

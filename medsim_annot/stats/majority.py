@@ -3,7 +3,7 @@ scales. Vectorised: value counts per item come from one ``bincount``."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,8 @@ from ._frame import encode
 
 MAJORITY = "majority"
 Rule = Literal["strict", "decisive"]
+#: The majority rules, for option checks and help texts.
+RULES: tuple[Rule, ...] = get_args(Rule)
 
 
 def majority_from_counts(

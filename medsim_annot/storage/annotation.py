@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import exists, func, insert, select
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased
 
 from .models import Annotator, Assignment, Item, Rating, Study
@@ -252,7 +253,9 @@ _PROGRESS_LOCK = threading.Lock()
 
 
 def _url(s: Session) -> str:
-    return s.get_bind().url.render_as_string(hide_password=True)
+    bind = s.get_bind()
+    engine = bind if isinstance(bind, Engine) else bind.engine
+    return engine.url.render_as_string(hide_password=True)
 
 
 def _new_slots(study_id: int, annotator_id: int, lo: int, hi: int | None = None):

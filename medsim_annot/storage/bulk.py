@@ -10,10 +10,12 @@ half-way is removed again by :func:`discard_study`.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine
 
 from .db import session_scope
 from .models import Annotator, Assignment, Event, Item, Rating, Study
@@ -49,11 +51,13 @@ def item_ids(engine: Engine, study_id: int) -> list[int]:
         )
 
 
-def mark_ready(engine: Engine, study_id: int, event: Event) -> None:
-    """Make the study visible to annotators (and log *event*) in one transaction."""
+def mark_ready(
+    engine: Engine, study_id: int, kind: str, at: dt.datetime, *, detail_json: str = "{}"
+) -> None:
+    """Make the study visible to annotators and log event *kind*, in one transaction."""
     with session_scope(engine) as s:
         s.execute(update(Study).where(Study.id == study_id).values(ready=True))
-        s.add(event)
+        s.add(Event(study_id=study_id, kind=kind, at=at, detail_json=detail_json))
 
 
 def discard_study(engine: Engine, study_id: int) -> None:
@@ -67,7 +71,8 @@ def discard_study(engine: Engine, study_id: int) -> None:
         while True:
             with session_scope(engine) as s:
                 ids = select(model.id).where(model.study_id == study_id).limit(BATCH_ROWS)
-                n = s.execute(delete(model).where(model.id.in_(ids))).rowcount
+                done = cast(CursorResult, s.execute(delete(model).where(model.id.in_(ids))))
+                n = done.rowcount
             if not n:
                 break
     with session_scope(engine) as s:

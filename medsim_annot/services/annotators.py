@@ -1,0 +1,120 @@
+"""Annotator administration: list with progress, add, rename, issue and revoke access codes.
+
+Every change is one transaction and leaves an event in the study's log. Access codes are
+returned once and stored only hashed; revoking keeps the annotator's ratings.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services.auth import hash_code, new_access_code
+from medsim_annot.services.studies import Slot, StudyInfo, get_study, insert_queue
+from medsim_annot.storage import Engine, Session, get_engine, session_scope, utcnow
+from medsim_annot.storage import studies as store
+
+
+def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Annotators of *study* with progress: name, active, has_code, done, total."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        rows = store.annotator_progress(s, info.id)
+    return pd.DataFrame(
+        [
+            {
+                "annotator": n,
+                "active": a,
+                "has_code": h,
+                "done": d,
+                "total": t,
+            }
+            for _i, n, a, h, d, t in rows
+        ],
+        columns=["annotator", "active", "has_code", "done", "total"],
+    )
+
+
+def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dict:
+    """Add annotator *name* to *study* with a queue of every pair (file order) and a new code."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    name = name.strip()
+    if not name:
+        raise UsageProblem("an annotator needs a name")
+    code = new_access_code()
+    with session_scope(engine) as s:
+        if store.annotator_id(s, info.id, name) is not None:
+            raise UsageProblem(f"study '{study}' already has an annotator named '{name}'")
+        ann_id = store.insert_annotator(
+            s,
+            study_id=info.id,
+            name=name,
+            code_hash=hash_code(code),
+            active=True,
+            created_at=utcnow(),
+        )
+        item_ids = store.item_ids(s, info.id)
+        insert_queue(s, info.id, ann_id, item_ids, [Slot(i) for i in range(len(item_ids))])
+        store.add_event(
+            s,
+            info.id,
+            "annotator_added",
+            utcnow(),
+            annotator_id=ann_id,
+            detail_json=json.dumps({"name": name}),
+        )
+    return {"name": name, "access_code": code}
+
+
+def _annotator_id(s: Session, info: StudyInfo, name: str) -> int:
+    ann_id = store.annotator_id(s, info.id, name)
+    if ann_id is None:
+        raise UsageProblem(f"study '{info.name}' has no annotator named '{name}'")
+    return ann_id
+
+
+def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = None) -> None:
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    new = new.strip()
+    if not new:
+        raise UsageProblem("an annotator needs a name")
+    with session_scope(engine) as s:
+        if store.annotator_id(s, info.id, new) is not None:
+            raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
+        ann_id = _annotator_id(s, info, old)
+        store.rename_annotator(s, ann_id, new)
+        store.add_event(
+            s,
+            info.id,
+            "annotator_renamed",
+            utcnow(),
+            annotator_id=ann_id,
+            detail_json=json.dumps({"from": old, "to": new}),
+        )
+
+
+def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
+    """A new access code for *name* (the old one stops working); re-activates the annotator."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    code = new_access_code()
+    with session_scope(engine) as s:
+        ann_id = _annotator_id(s, info, name)
+        store.set_annotator_code(s, ann_id, hash_code(code), active=True)
+        store.add_event(s, info.id, "code_issued", utcnow(), annotator_id=ann_id)
+    return code
+
+
+def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
+    """Revoke *name*'s access code; their ratings are kept."""
+    engine = engine or get_engine()
+    info = get_study(study, engine=engine)
+    with session_scope(engine) as s:
+        ann_id = _annotator_id(s, info, name)
+        store.set_annotator_code(s, ann_id, None, active=False)
+        store.add_event(s, info.id, "code_revoked", utcnow(), annotator_id=ann_id)
