@@ -4,7 +4,7 @@ This package imports nothing else of the project (and never streamlit); see READ
 """
 
 from . import columns
-from .ehr_rel import is_ehr_rel, split_ehr_rel
+from .ehr_rel import EhrRelFile, is_ehr_rel, read_ehr_rel, split_ehr_rel
 from .errors import InputError, Problem
 from .pairs import validate_pairs
 from .ratings import to_ratings_frame, validate_ratings
@@ -23,6 +23,7 @@ __all__ = [
     "BUILT_IN",
     "RELATEDNESS_0_3",
     "SIMILARITY_0_6",
+    "EhrRelFile",
     "InputError",
     "Problem",
     "Scale",
@@ -30,6 +31,7 @@ __all__ = [
     "columns",
     "is_ehr_rel",
     "load_scale",
+    "read_ehr_rel",
     "split_ehr_rel",
     "to_ratings_frame",
     "validate_pairs",

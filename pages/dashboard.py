@@ -37,6 +37,8 @@ def _dashboard() -> None:
 
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
+    for note in dash.notes:
+        st.info(note)
     head = dash.headline()
     cols = st.columns(4)
     cols[0].metric("Rated pairs", f"{head['rated_pairs']} / {head['pairs']}")

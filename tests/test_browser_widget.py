@@ -264,8 +264,8 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
 
 
 def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server, browser):
+    from medsim_annot.services.annotators import revoke_code
     from medsim_annot.services.design import DesignOptions, create_designed_study
-    from medsim_annot.services.studies import revoke_code
 
     url = server["url"]
     r = create_designed_study(

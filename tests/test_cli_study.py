@@ -11,6 +11,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.storage import session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
+from tests import published as P
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data_schemas" / "examples"
 
@@ -102,7 +103,8 @@ def test_list_json(db_url, cli):
 def test_import_ehr_rel_cli(db_url, cli, ehr_rel_a, tmp_path):
     r = cli("import", "ehr-rel", ehr_rel_a, "--study", "ehr-a", "--json")
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["ratings"] == 555
+    shape = P.EHR_REL_A_SHAPE.value
+    assert json.loads(r.stdout)["ratings"] == shape["items"] * shape["annotators"]
     r = cli("import", "ehr-rel", ehr_rel_a, "--study", "ehr-a")
     assert r.exit_code == 2 and "already exists" in r.stderr
 

@@ -17,27 +17,13 @@ from medsim_annot.stats import majority_vote
 from medsim_annot.storage import Assignment, Rating, get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
+from tests import published as P
 from tests.qa_data import make_quality, make_tiny
 
-EHR_PAIRWISE = {
-    ("A", "B"): 0.77,
-    ("A", "C"): 0.69,
-    ("A", "D"): 0.70,
-    ("A", "E"): 0.52,
-    ("B", "C"): 0.65,
-    ("B", "D"): 0.73,
-    ("B", "E"): 0.40,
-    ("C", "D"): 0.68,
-    ("C", "E"): 0.57,
-    ("D", "E"): 0.50,
-}
-EHR_PER_DOCTOR = {
-    "A": (0.67, 0.74, 0.70),
-    "B": (0.64, 0.70, 0.69),
-    "C": (0.65, 0.72, 0.67),
-    "D": (0.65, 0.69, 0.68),
-    "E": (0.50, 0.61, 0.60),
-}
+EHR_PAIRWISE = P.EHR_REL_A_PAIRWISE_ALPHA.value
+EHR_PER_DOCTOR = P.EHR_REL_A_PER_DOCTOR.value
+EHR_TABLE3 = P.EHR_REL_A_TABLE3.value
+TABLE3_KEYS = ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
 
 
 @pytest.fixture
@@ -58,10 +44,8 @@ def test_ehr_rel_a_published_tables(ehr):
     d = dsvc.study_dashboard(ehr)
     assert d.kind == "graded" and d.audit is None
     s = d.summary().iloc[0]
-    assert (s["items"], s["annotators"]) == (111, 5)
-    assert [
-        round(float(s[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
-    ] == [0.64, 0.72, 0.93, 0.73, 0.67]
+    assert (s["items"], s["annotators"]) == tuple(P.EHR_REL_A_SHAPE.value.values())
+    assert [round(float(s[k]), 2) for k in TABLE3_KEYS] == [EHR_TABLE3[k] for k in TABLE3_KEYS]
     m = d.pairwise_alpha()
     for (a, b), v in EHR_PAIRWISE.items():
         assert round(m.loc[a, b], 2) == v and round(m.loc[b, a], 2) == v
@@ -71,7 +55,7 @@ def test_ehr_rel_a_published_tables(ehr):
         assert [
             round(per.loc[doc, c], 2) for c in ("mean_alpha", "mean_kappa_quadratic", "mean_rho")
         ] == [alpha, kappa, rho]
-    assert len(d.mean_scores()) == 111
+    assert len(d.mean_scores()) == P.EHR_REL_A_SHAPE.value["items"]
 
 
 def test_tables_equal_the_engine(ehr):

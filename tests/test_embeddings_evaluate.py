@@ -13,6 +13,7 @@ from medsim_annot.embeddings import evaluate as ev
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
 from medsim_annot.services.gold_files import read_gold
+from tests import published as P
 
 # --------------------------------------------------------------------------- McNemar
 
@@ -26,16 +27,18 @@ def _from_table(table):
 
 
 def test_mcnemar_chi_square_textbook():
-    # Agresti (2007), Table 8.1: approval of the president's performance in two surveys,
-    # 794/150/86/570. McNemar's chi-square with continuity correction: (|86-150|-1)^2/236.
+    # Agresti (2007), Table 8.1 (tests.published): approval of the president's performance in
+    # two surveys, 794/150/86/570. McNemar's chi-square with continuity correction:
+    # (|86-150|-1)^2/236 (the statistic does not depend on which survey is the rows).
     from statsmodels.stats.contingency_tables import mcnemar
 
-    ca, cb = _from_table([[794, 86], [150, 570]])
+    book = P.AGRESTI_PRESIDENT_APPROVAL.value.T.tolist()  # method a = second survey
+    ca, cb = _from_table(book)
     stat, p, table = ev.mcnemar_test(ca, cb)
-    assert table.tolist() == [[794, 86], [150, 570]]
+    assert table.tolist() == book
     assert stat == pytest.approx(63**2 / 236)
     assert p == pytest.approx(stats.chi2.sf(63**2 / 236, 1))
-    ref = mcnemar(np.array([[794, 86], [150, 570]]), exact=False, correction=True)
+    ref = mcnemar(np.array(book), exact=False, correction=True)
     assert (stat, p) == pytest.approx((ref.statistic, ref.pvalue))
 
 

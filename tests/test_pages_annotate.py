@@ -192,7 +192,7 @@ def test_annotate_store_unavailable_keeps_ratings_for_a_resend(db, monkeypatch):
 
 
 def test_annotate_revoked_code_stops_the_widget(db):
-    from medsim_annot.services.studies import revoke_code
+    from medsim_annot.services.annotators import revoke_code
 
     ident, _ = _annotator(n=3)
     at = _page("pages/annotate.py", "annotator", ident)

@@ -17,6 +17,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold import export_gold
 from medsim_annot.storage import get_engine
+from tests import published as P
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = {"auth_role": "admin"}
@@ -105,14 +106,17 @@ def test_dashboard_ehr_rel_a_published_figures(app_db, ehr_rel_a):
     assert not at.exception, at.exception
     assert not [d for d in at.dataframe if d.value.columns[0] == "group"]  # no audit
     summary = _table(at, "items").iloc[0]
-    assert [
-        round(float(summary[k]), 2) for k in ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
-    ] == [0.64, 0.72, 0.93, 0.73, 0.67]
+    table3 = P.EHR_REL_A_TABLE3.value
+    keys = ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
+    assert [round(float(summary[k]), 2) for k in keys] == [table3[k] for k in keys]
     matrix = _table(at, "A")
-    assert round(matrix.loc["A", "B"], 2) == 0.77 and round(matrix.loc["B", "E"], 2) == 0.40
+    pairwise = P.EHR_REL_A_PAIRWISE_ALPHA.value
+    assert round(matrix.loc["A", "B"], 2) == pairwise[("A", "B")]
+    assert round(matrix.loc["B", "E"], 2) == pairwise[("B", "E")]
     per = _table(at, "annotator").set_index("annotator")
-    assert round(per.loc["E", "mean_alpha"], 2) == 0.50
-    assert round(per.loc["A", "mean_kappa_quadratic"], 2) == 0.74
+    doctors = P.EHR_REL_A_PER_DOCTOR.value
+    assert round(per.loc["E", "mean_alpha"], 2) == doctors["E"][0]
+    assert round(per.loc["A", "mean_kappa_quadratic"], 2) == doctors["A"][1]
     ratings, scale = svc.ratings_frame("ehr-a")
     rep = agreement_svc.agreement_report(ratings, scale)
     assert summary["alpha"] == pytest.approx(rep.krippendorff_alpha)

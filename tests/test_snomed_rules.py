@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from medsim_annot.builders import snomed
 from medsim_annot.builders.rf2 import read_release
@@ -70,6 +72,8 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
     c["or"] = r.concept("Tremix of harbo or (stelan) (disorder)", "Harbo tremix")
     c["nested"] = r.concept("Plurax (left) of daro (finding)", "Left daro plurax")
     c["amp"] = r.concept("Delvo trinal (& quist)", "Quist delvo")
+    c["and"] = r.concept("Quellin of darb and (body structure)", "Darb quellin")
+    c["or_end"] = r.concept("Fimbrel sappo or (dwint part)", "Sappo fimbrel")
     c["dstart"] = r.concept("[D]Lorvax pinthic (situation)", "Pinthic lorvax")
     c["dend"] = r.concept("Morvanic strell [D] (situation)", "Strell morvanic")
     # An inactive concept (no pairs), a reactivated concept (pairs) whose FSN text changed.
@@ -115,6 +119,9 @@ def handmade_release(r: SyntheticRelease | None = None) -> tuple[SyntheticReleas
     r.add_association(SAME_AS, s["sa_easy"], c["sharedA"], ((T2, True),))
     s["sa_hard"] = _inactive_source(r, "Murnox helt (disorder)")
     r.add_association(SAME_AS, s["sa_hard"], c["trask"], ((T2, True),))
+    # A source whose FSN ends in "and (tag)": the tag goes on both sides of the pair.
+    s["and_src"] = _inactive_source(r, "Darbic quellin and (disorder)")
+    r.add_association(REPLACED_BY, s["and_src"], c["and"], ((T2, True),))
     # A source with two targets.
     s["two"] = _inactive_source(r, "Kelvaric broma (disorder)")
     r.add_association(POSSIBLY_EQUIVALENT_TO, s["two"], c["odem"], ((T2, True),))
@@ -176,6 +183,8 @@ EXPECTED = {
         ("hard", "Tremix of harbo or (stelan)", "Harbo tremix"),
         ("hard", "Plurax (left) of daro", "Left daro plurax"),
         ("hard", "Delvo trinal (& quist)", "Quist delvo"),
+        ("hard", "Quellin of darb and", "Darb quellin"),  # "and" keeps no tag
+        ("hard", "Fimbrel sappo or (dwint part)", "Sappo fimbrel"),
         ("hard", "Lorvax pinthic", "Pinthic lorvax"),
         ("hard", "Morvanic strell", "Strell morvanic"),
         ("hard", "Quandrel fobix", "Fobix quandrel"),
@@ -218,6 +227,7 @@ EXPECTED["replaced-by"] = [
     ("hard", "Stavic ormune", "Ödemal brantisis"),
     ("hard", "Nimbral sett", "Quandrel fobix"),
     ("hard", "Wexilic durantine", "Traskelion mordant"),
+    ("hard", "Darbic quellin and", "Quellin of darb and"),
 ]
 EXPECTED["same-as"] = [
     ("easy", "Pelorix dunel", "Pelorix dunal"),
@@ -295,10 +305,16 @@ def test_dropped_concepts_and_rows_leave_no_pair(handmade_positives):
         ("Plurax (left) of daro (finding)", "Plurax (left) of daro"),
         ("Tremix of harbo or (stelan) (disorder)", "Tremix of harbo or (stelan)"),
         ("Tremix of harbo or (stelan)", "Tremix of harbo or (stelan)"),
-        ("Tremix of harbo and (stelan)", "Tremix of harbo and (stelan)"),
+        # "and" is not one of the authors' exceptions: the tag goes.
+        ("Tremix of harbo and (stelan)", "Tremix of harbo and"),
+        ("Quellin of darb and (body structure)", "Quellin of darb and"),
+        ("Fimbrel sappo or (dwint part)", "Fimbrel sappo or (dwint part)"),
+        ("Fimbrel sappo OR (dwint part)", "Fimbrel sappo OR"),  # the check is case-sensitive
         ("Delvo & (cranit)", "Delvo & (cranit)"),
+        ("Delvo&(cranit) (finding)", "Delvo&(cranit)"),
         ("Delvo trinal (& quist)", "Delvo trinal (& quist)"),
-        ("Nesta (brolic (finding))", "Nesta (brolic (finding))"),
+        # The split is at the last " (", as in the authors' code, even inside a nested one.
+        ("Nesta (brolic (finding))", "Nesta (brolic"),
         ("Lactavo: [bris] or [& yolm])", "Lactavo: [bris] or [& yolm])"),
         ("(disorder)", "(disorder)"),
         ("Vexal(finding)", "Vexal(finding)"),
@@ -313,6 +329,29 @@ def test_dropped_concepts_and_rows_leave_no_pair(handmade_positives):
 )
 def test_clean_fsn_edge_cases(fsn, clean):
     assert snomed.clean_fsn(fsn) == clean
+
+
+def _authors_clean_pref_term(pref_label: str) -> str:
+    """The AAAI 2020 authors' rule, restated from its description in their code
+    (babylonhealth/medisim, ``clean_pref_term``): split at the last " (" of a term ending in
+    ")" unless the name part ends in " or" or "&" or the parenthesis starts with "&"."""
+    if not pref_label.endswith(")"):
+        return pref_label
+    parts = pref_label.rsplit(" (", 1)
+    if len(parts) > 1 and not parts[0].endswith((" or", "&")) and not parts[1].startswith("&"):
+        return parts[0]
+    return pref_label
+
+
+_WORD = st.sampled_from(["Tremix", "of", "and", "or", "OR", "&", "(tag)", "(& x)", "(a", "b)", ""])
+
+
+@given(st.lists(_WORD, min_size=1, max_size=6).map(" ".join))
+def test_clean_fsn_matches_the_authors_rule(term):
+    term = term.strip()
+    if "[D]" in term or not term:
+        return
+    assert snomed.clean_fsn(term) == _authors_clean_pref_term(term)
 
 
 def test_full_and_snapshot_give_the_same_positives(tmp_path):

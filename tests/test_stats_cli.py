@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests import published as P
+
 AGREEMENT_KEYS = {
     "n_items",
     "n_annotators",
@@ -60,19 +62,27 @@ def test_agreement_ehr_rel_a_json(cli, ehr_rel_a):
     assert all(set(p) == PER_ANNOTATOR_KEYS for p in d["per_annotator"])
     assert set(d["icc"]) == {"C1", "Ck"}
     assert set(d["human_upper_bound"]) == {"inclusive", "exclusive"}
-    assert (d["n_items"], d["n_annotators"], d["n_ratings"], d["level"]) == (111, 5, 555, "ordinal")
-    assert round(d["krippendorff_alpha"], 2) == 0.64
-    assert round(d["mean_pairwise_spearman"], 2) == 0.67
-    assert (round(d["icc"]["C1"], 2), round(d["icc"]["Ck"], 2)) == (0.72, 0.93)
-    assert round(d["kendall_w"], 2) == 0.73
+    n = P.EHR_REL_A_SHAPE.value["items"]
+    assert (d["n_items"], d["n_annotators"], d["n_ratings"], d["level"]) == (
+        n,
+        5,
+        5 * n,
+        "ordinal",
+    )
+    t3 = P.EHR_REL_A_TABLE3.value
+    assert round(d["krippendorff_alpha"], 2) == t3["alpha"]
+    assert round(d["mean_pairwise_spearman"], 2) == t3["mean_rho"]
+    assert (round(d["icc"]["C1"], 2), round(d["icc"]["Ck"], 2)) == (t3["icc_c1"], t3["icc_ck"])
+    assert round(d["kendall_w"], 2) == t3["kendall_w"]
     ab = next(p for p in d["pairwise"] if (p["annotator_a"], p["annotator_b"]) == ("A", "B"))
-    assert round(ab["krippendorff_alpha"], 2) == 0.77 and ab["n_items"] == 111
+    assert round(ab["krippendorff_alpha"], 2) == P.EHR_REL_A_PAIRWISE_ALPHA.value[("A", "B")]
+    assert ab["n_items"] == n
     e = next(p for p in d["per_annotator"] if p["annotator"] == "E")
     assert (
         round(e["krippendorff_alpha"], 2),
         round(e["cohen_kappa_quadratic"], 2),
         round(e["spearman_rho"], 2),
-    ) == (0.50, 0.61, 0.60)
+    ) == P.EHR_REL_A_PER_DOCTOR.value["E"]
 
 
 def test_agreement_tables_and_level(cli, ehr_rel_a):
@@ -224,7 +234,7 @@ def test_services_file_helpers(audit_files, ehr_rel_a):
     assert set(q.per_annotator["annotator"]) == {"doc1", "doc2", "doc3"}
     ehr = load_ratings_file(ehr_rel_a)
     assert ehr.source == "ehr_rel" and ehr.scale.name == "relatedness-0-3"
-    assert len(ehr.pairs) == 111
+    assert len(ehr.pairs) == P.EHR_REL_A_SHAPE.value["items"]
     num = majority_table(ehr.ratings, ehr.scale)
     assert {"mean", "median"} <= set(num.columns)
 

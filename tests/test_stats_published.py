@@ -1,4 +1,5 @@
-"""Every figure of ../shared/reference/stats-reference.md, reproduced."""
+"""Every figure of ../shared/reference/stats-reference.md, reproduced: published values from
+``tests/published.py`` (each cited), regression snapshots from ``tests/snapshots.py``."""
 
 from __future__ import annotations
 
@@ -20,22 +21,12 @@ from medsim_annot.stats import (
 )
 from medsim_annot.stats._frame import encode
 from medsim_annot.stats.alpha import alpha_from_coincidence, grouped_alpha, unit_coincidences
+from tests import published as P
+from tests import snapshots as S
 
-NAN = np.nan
-# Krippendorff (2011): observers A-D (rows) x units 1-12 (columns).
-K2011 = np.array(
-    [
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-    ]
-)
-K2011_ALPHA = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797}
-SF = np.array(
-    [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],
-    dtype=float,
-)
+K2011 = P.K2011_DATA.value
+K2011_ALPHA = P.K2011_ALPHA.value
+SF = P.SF1979_DATA.value
 
 
 @pytest.mark.parametrize("level", list(K2011_ALPHA))
@@ -64,31 +55,16 @@ def test_vectorised_alpha_matches_package(level):
 
 def test_shrout_fleiss_icc():
     res = intraclass_corr(ratings_from_matrix(SF))
-    assert round(res.C1, 3) == 0.715
-    assert round(res.Ck, 3) == 0.909
+    want = P.SF1979_ICC3.value
+    assert (round(res.C1, 3), round(res.Ck, 3)) == (want["C1"], want["Ck"])
+    assert (round(res.C1, 2), round(res.Ck, 2)) == (want["C1_printed"], want["Ck_printed"])
     assert res.k == 4 and res.n_items == 6 and res.reason is None
 
 
 # ---- EHR-RelA, Schulz et al. (2020) --------------------------------------------------------------
-TABLE2_ALPHA = {
-    ("A", "B"): 0.77,
-    ("A", "C"): 0.69,
-    ("A", "D"): 0.70,
-    ("A", "E"): 0.52,
-    ("B", "C"): 0.65,
-    ("B", "D"): 0.73,
-    ("B", "E"): 0.40,
-    ("C", "D"): 0.68,
-    ("C", "E"): 0.57,
-    ("D", "E"): 0.50,
-}
-TABLE2_MEANS = {
-    "A": (0.67, 0.74, 0.70),
-    "B": (0.64, 0.70, 0.69),
-    "C": (0.65, 0.72, 0.67),
-    "D": (0.65, 0.69, 0.68),
-    "E": (0.50, 0.61, 0.60),
-}
+TABLE2_ALPHA = P.EHR_REL_A_PAIRWISE_ALPHA.value
+TABLE2_MEANS = P.EHR_REL_A_PER_DOCTOR.value
+TABLE3 = P.EHR_REL_A_TABLE3.value
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +80,9 @@ def ehr_a_report(ehr_a):
 
 def test_ehr_rel_a_shape(ehr_a_report):
     d = ehr_a_report.to_dict()
-    assert (d["n_items"], d["n_annotators"], d["n_ratings"], d["level"]) == (111, 5, 555, "ordinal")
+    shape = P.EHR_REL_A_SHAPE.value
+    assert (d["n_items"], d["n_annotators"]) == (shape["items"], shape["annotators"])
+    assert (d["n_ratings"], d["level"]) == (shape["items"] * shape["annotators"], "ordinal")
 
 
 def test_ehr_rel_a_table2_pairwise_alpha(ehr_a_report):
@@ -129,16 +107,17 @@ def test_ehr_rel_a_table2_per_doctor_means(ehr_a_report):
 
 def test_ehr_rel_a_table3(ehr_a_report):
     d = ehr_a_report.to_dict()
-    assert round(d["krippendorff_alpha"], 2) == 0.64
-    assert round(d["mean_pairwise_spearman"], 2) == 0.67
-    assert round(d["icc"]["C1"], 2) == 0.72
-    assert round(d["icc"]["Ck"], 2) == 0.93
-    assert round(d["kendall_w"], 2) == 0.73
+    assert round(d["krippendorff_alpha"], 2) == TABLE3["alpha"]
+    assert round(d["mean_pairwise_spearman"], 2) == TABLE3["mean_rho"]
+    assert round(d["icc"]["C1"], 2) == TABLE3["icc_c1"]
+    assert round(d["icc"]["Ck"], 2) == TABLE3["icc_ck"]
+    assert round(d["kendall_w"], 2) == TABLE3["kendall_w"]
 
 
 def test_ehr_rel_a_kendall_w_needs_tie_correction(ehr_a):
-    assert round(kendall_w(ehr_a, correct_ties=False).value, 2) == 0.44
-    assert round(kendall_w(ehr_a).value, 2) == 0.73
+    uncorrected = S.SNAPSHOT_EHR_REL_A_KENDALL_W_UNCORRECTED
+    assert round(kendall_w(ehr_a, correct_ties=False).value, 2) == uncorrected
+    assert round(kendall_w(ehr_a).value, 2) == TABLE3["kendall_w"]
 
 
 def test_ehr_rel_a_icc_matches_pingouin_directly(ehr_a):
@@ -153,14 +132,22 @@ def test_ehr_rel_a_icc_matches_pingouin_directly(ehr_a):
 def test_ehr_rel_a_human_upper_bound_plausible(ehr_a_report):
     hub = ehr_a_report.to_dict()["human_upper_bound"]
     # Inclusive >= exclusive (the annotator's own rating is in the mean), both below 1 and
-    # above the mean pairwise rho; EHR-RelB reports 0.88 / 0.70.
-    assert 0.67 < hub["exclusive"] <= hub["inclusive"] < 1.0
-    assert round(hub["inclusive"], 2) == 0.91 and round(hub["exclusive"], 2) == 0.82
+    # above the published mean pairwise rho. The paper gives the HUB of EHR-RelB only
+    # (published.EHR_REL_B_HUMAN_UPPER_BOUND); the EHR-RelA figures are snapshots.
+    assert TABLE3["mean_rho"] < hub["exclusive"] <= hub["inclusive"] < 1.0
+    snap = S.SNAPSHOT_EHR_REL_A_HUMAN_UPPER_BOUND
+    assert (round(hub["inclusive"], 2), round(hub["exclusive"], 2)) == (
+        snap["inclusive"],
+        snap["exclusive"],
+    )
     per = ehr_a_report.to_dict()["per_annotator"]
     # IAA-1 equals the mean pairwise rho in a complete design.
     for r in per:
         assert r["iaa_1"] == pytest.approx(r["spearman_rho"], abs=1e-12)
-    assert np.mean([r["iaa_1"] for r in per]) == pytest.approx(0.6686, abs=1e-4)
+    mean_iaa_1 = np.mean([r["iaa_1"] for r in per])
+    assert mean_iaa_1 == pytest.approx(S.SNAPSHOT_EHR_REL_A_MEAN_IAA_1, abs=1e-4)
+    # ... and the published mean rho is the mean of the per-doctor mean rhos.
+    assert round(mean_iaa_1, 2) == TABLE3["mean_rho"]
 
 
 def test_grouped_and_bootstrap_alpha_match_package_to_1e_12(ehr_a):
@@ -187,3 +174,22 @@ def test_grouped_and_bootstrap_alpha_match_package_to_1e_12(ehr_a):
             reliability_data=mat[:, idx], level_of_measurement=level, value_domain=enc.values
         )
         assert abs(mine - ref) < 1e-12
+
+
+def test_published_values_are_cited_and_written_once():
+    from pathlib import Path
+
+    cited = [v for v in vars(P).values() if isinstance(v, P.Published)]
+    assert len(cited) >= 10
+    for v in cited:
+        assert v.source.citation and v.where, v
+        assert any(w in v.where for w in ("Table", "section", "worked example")), v.where
+    # The EHR-RelA Table 2 row and the snapshots live in one module each.
+    ab = P.EHR_REL_A_PAIRWISE_ALPHA.value[("A", "B")]
+    needles = (f'("A", "B"): {ab:.2f}', f"{S.SNAPSHOT_EHR_REL_A_MEAN_IAA_1:.4f}")
+    for path in Path(__file__).parent.glob("*.py"):
+        if path.name in ("published.py", "snapshots.py"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for needle in needles:
+            assert needle not in text, (path.name, needle)

@@ -17,6 +17,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.storage import db, dispose_all, get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
+from tests import published as P
 
 PAIRS = pd.DataFrame(
     {
@@ -112,7 +113,8 @@ def test_failed_create_leaves_nothing(engine):
 
 def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
     res = svc.import_ehr_rel(ehr_rel_a, "ehr-a", engine=engine)
-    assert res["items"] == 111 and res["ratings"] == 555
+    shape = P.EHR_REL_A_SHAPE.value
+    assert (res["items"], res["ratings"]) == (shape["items"], shape["items"] * shape["annotators"])
     out = tmp_path / "ehr.csv"
     exported = svc.export_ratings("ehr-a", out, engine=engine)
     from data_schemas import split_ehr_rel

@@ -107,10 +107,12 @@ def _strip_deprecated(text: str) -> str:
 def clean_fsn(term: str) -> str:
     """The FSN without its semantic tag and without a ``[D]`` marker at its start or end.
 
-    Only the *last* parenthesis is removed, and only when it is a tag: it closes the term,
-    is preceded by a space, holds no parenthesis itself, does not start with ``&``, and what
-    comes before it does not end with ``or``, ``and`` or ``&`` (then the parenthesis is part
-    of the name, as in "... or (...)").
+    The rule of the AAAI 2020 authors' code (``clean_pref_term`` in babylonhealth/medisim,
+    ``dataset_creation_from_SNOMED/positive_instances_utils.py``), exactly: when the FSN ends
+    with ``)``, split it at its last ``" ("`` and keep the part before, unless that part ends
+    with ``" or"`` or ``"&"``, or the parenthesis starts with ``&`` (then the parenthesis is
+    part of the name, as in "... or (...)"). Nothing else is an exception: a name ending in
+    "and" loses its tag like any other. ``[D]`` markers are removed before and after.
 
     >>> clean_fsn("Brenoxia of valum (disorder)")
     'Brenoxia of valum'
@@ -118,34 +120,16 @@ def clean_fsn(term: str) -> str:
     'Brenoxia (left) of valum'
     >>> clean_fsn("Tremix of harbo or (stelan)")
     'Tremix of harbo or (stelan)'
+    >>> clean_fsn("Quellin of darb and (body structure)")
+    'Quellin of darb and'
     >>> clean_fsn("[D]Gorvin vexal (situation)"), clean_fsn("Gorvin vexal [D] (situation)")
     ('Gorvin vexal', 'Gorvin vexal')
     """
     text = _strip_deprecated(term.strip())
     if text.endswith(")"):
-        depth = 0
-        start = -1
-        for i in range(len(text) - 1, -1, -1):
-            ch = text[i]
-            if ch == ")":
-                depth += 1
-            elif ch == "(":
-                depth -= 1
-                if depth == 0:
-                    start = i
-                    break
-        if start > 0 and text[start - 1] == " ":
-            head = text[:start].rstrip()
-            tag = text[start + 1 : -1]
-            if (
-                head
-                and "(" not in tag
-                and ")" not in tag
-                and not tag.lstrip().startswith("&")
-                and not head.endswith((" or", " and", "&"))
-                and head not in ("or", "and")
-            ):
-                text = head
+        parts = text.rsplit(" (", 1)
+        if len(parts) == 2 and not parts[0].endswith((" or", "&")) and not parts[1].startswith("&"):
+            text = parts[0]
     return _strip_deprecated(text)
 
 

@@ -35,6 +35,12 @@ def _num(v) -> str:
         return str(v)
 
 
+def _file_notes(notes) -> None:
+    """How the input files were read (e.g. an EHR-Rel pair on two rows), one line each."""
+    for line in notes:
+        typer.echo(f"note: {line}", err=True)
+
+
 def _notes(reasons: dict) -> None:
     for key, why in reasons.items():
         typer.echo(f"note: {key}: {why}", err=True)
@@ -58,11 +64,13 @@ def agreement(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
-    from medsim_annot.services.agreement import agreement_report_file
+    from medsim_annot.services import agreement as svc
 
-    rep = agreement_report_file(
-        ratings, pairs_path=pairs, level=level.value if level else None, scale=scale
+    loaded = svc.load_ratings_file(
+        ratings, scale=scale, pairs=svc.load_pairs(pairs) if pairs else None
     )
+    _file_notes(loaded.notes)
+    rep = svc.agreement_report(loaded.ratings, loaded.scale, level=level.value if level else None)
     if as_json:
         emit_json(rep.to_dict())
         _notes(rep.reasons)
@@ -111,7 +119,9 @@ def agreement(
 
 def audit(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs file with auto_label and groups."),
-    ratings: Path = typer.Option(..., "--ratings", help="Long ratings file."),
+    ratings: Path = typer.Option(
+        ..., "--ratings", help="Long ratings file or an EHR-Rel wide file."
+    ),
     by: str | None = typer.Option(
         None,
         "--by",
@@ -133,16 +143,20 @@ def audit(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
-    from medsim_annot.services.agreement import audit_report_files
+    from medsim_annot.services import agreement as svc
 
-    res = audit_report_files(
-        pairs,
-        ratings,
+    pairs_frame = svc.load_pairs(pairs)
+    loaded = svc.load_ratings_file(ratings, scale=scale, pairs=pairs_frame)
+    _file_notes(loaded.notes)
+    res = svc.audit_report(
+        pairs_frame,
+        loaded.ratings,
+        loaded.scale,
         by=split_list(by) if by is not None else None,
         majority=majority.value,
         bootstrap=bootstrap,
         seed=seed,
-        scale=scale,
+        file=str(pairs),
     )
     if as_json:
         emit_json(res.to_dict())

@@ -21,6 +21,9 @@ def _print_codes(result: dict) -> None:
 
 
 def _print_import(result: dict, study_name: str, as_json: bool) -> None:
+    result = dict(result)
+    for line in result.pop("notes", []):
+        typer.echo(f"note: {line}", err=True)
     if as_json:
         emit_json(result)
     else:

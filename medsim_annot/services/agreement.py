@@ -12,21 +12,22 @@ Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from th
     gold = majority_table(ratings, scale, rule="strict")   # majority (+ mean/median)
     quality = rater_quality_report(ratings, scale, history=all_saved_ratings)
 
-File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred),
+File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred; its
+``notes`` are for the user: the CLI prints them on stderr, the pages show them),
 ``load_pairs(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
 ratings)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 import pandas as pd
 
 from data_schemas import columns as C
-from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
+from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import group_columns
 from data_schemas.ratings import to_ratings_frame, validate_ratings
@@ -61,13 +62,15 @@ class LoadedRatings:
     """A ratings file, validated: ``ratings`` is the statistics' ratings frame (latest rating
     per pair and annotator), ``history`` every saved rating (typed), ``scale`` the scale used
     (given or inferred), ``pairs`` the pairs (from the EHR-Rel file itself or ``--pairs``),
-    ``source`` "long" or "ehr_rel"."""
+    ``source`` "long" or "ehr_rel", ``notes`` sentences for the user about how the file was
+    read (an EHR-Rel pair repeated on several rows: each row is its own item)."""
 
     ratings: pd.DataFrame
     history: pd.DataFrame
     scale: Scale
     pairs: pd.DataFrame | None
     source: str
+    notes: list[str] = field(default_factory=list)
 
 
 # ---- frame level -------------------------------------------------------------------------------
@@ -275,9 +278,11 @@ def load_ratings_file(
     if isinstance(scale, (str, Path)):
         scale = load_scale(scale)
     known = set(pairs[C.PAIR_ID].astype(str)) if pairs is not None else None
+    notes: list[str] = []
     if is_ehr_rel(raw.columns):
         scale = scale or RELATEDNESS_0_3
-        file_pairs, long = split_ehr_rel(raw, name, scale=scale)
+        wide = read_ehr_rel(raw, name, scale=scale)
+        file_pairs, long, notes = wide.pairs, wide.ratings, list(wide.notes)
         history = long
         if known is not None:
             unknown = sorted(set(long[C.PAIR_ID]) - known)
@@ -296,7 +301,7 @@ def load_ratings_file(
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
     return LoadedRatings(
-        to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source
+        to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source, notes
     )
 
 

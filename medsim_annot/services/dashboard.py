@@ -58,6 +58,8 @@ class Dashboard:
     Attributes hold the engine's results (``agreement``, ``audit``, ``quality``) and the
     per-pair ``gold`` table; the methods shape them into the published layouts. ``kind`` is
     ``"binary"`` (a scale with positive/negative values) or ``"graded"`` (numeric scales).
+    ``notes`` say how the study's data was read when it was imported (e.g. an EHR-Rel pair on
+    two rows: each row is its own item), for the page to show.
     """
 
     study: str
@@ -70,6 +72,7 @@ class Dashboard:
     gold: GoldTable
     bootstrap: int = 0
     reasons: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ binary (AAAI 2020)
     def audit_table(self) -> pd.DataFrame:
@@ -541,6 +544,7 @@ def study_dashboard(
         bootstrap=bootstrap,
         majority=majority,
     )
+    dash.notes = tuple(info.config.get("notes", ()))
     if use_cache:
         with _LOCK:
             _CACHE[key] = dash

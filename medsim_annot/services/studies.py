@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
-from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
+from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
@@ -471,7 +471,9 @@ def export_ratings(
 # --------------------------------------------------------------------------- imports
 def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None) -> dict:
     """Import an EHR-Rel wide file as a completed study on the 0–3 relatedness scale: every
-    ``rater_<X>`` column becomes annotator X, who is assigned exactly the pairs X rated."""
+    ``rater_<X>`` column becomes annotator X, who is assigned exactly the pairs X rated.
+    Every row is an item (a pair on two rows gets ``ID1-ID2#2``); the result's ``notes``
+    say so, for the CLI to print and the dashboard to show (kept in the study's config)."""
     frame = read_table(path)
     if not is_ehr_rel(frame.columns):
         raise InputError.single(
@@ -480,15 +482,12 @@ def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None
             file=str(path),
             row=1,
         )
-    pairs, ratings = split_ehr_rel(frame, str(path))
-    return _import_completed(
-        study,
-        pairs,
-        ratings,
-        RELATEDNESS_0_3,
-        {"imported_from": Path(path).name, "format": "ehr-rel"},
-        engine,
-    )
+    wide = read_ehr_rel(frame, str(path))
+    config: dict[str, object] = {"imported_from": Path(path).name, "format": "ehr-rel"}
+    if wide.notes:
+        config["notes"] = list(wide.notes)
+    result = _import_completed(study, wide.pairs, wide.ratings, RELATEDNESS_0_3, config, engine)
+    return {**result, "notes": list(wide.notes)}
 
 
 def import_ratings(
