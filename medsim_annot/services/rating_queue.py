@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from data_schemas.limits import COMMENT_MAX_CHARS
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
+from medsim_annot.storage import Engine
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
 #: store errors and raise StoreUnavailable for any that remain (see docs/store.md).
@@ -85,9 +86,12 @@ class PendingRating:
         if len(comment.strip()) > COMMENT_MAX_CHARS:
             raise UsageProblem(f"a comment may have at most {COMMENT_MAX_CHARS} characters")
         elapsed = _int("elapsed_ms", optional=True)
+        seq, position = _int("seq"), _int("position")
+        if seq is None or position is None:  # not reached: required fields raise above
+            raise UsageProblem("pending rating needs 'seq' and 'position'")
         return cls(
-            seq=_int("seq"),
-            position=_int("position"),
+            seq=seq,
+            position=position,
             value=value,
             unclear=bool(raw.get("unclear")),
             comment=comment,
@@ -137,7 +141,7 @@ def commit_pending(
     acked: int,
     log: dict[int, int],
     credential: int | None = None,
-    engine: object | None = None,
+    engine: Engine | None = None,
 ) -> CommitOutcome:
     """Commit *entries* (sequence order) whose sequence number is above *acked*.
 
@@ -208,7 +212,7 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
                 # The whole chain was stored before (its acknowledgement was lost): the slot
                 # holds the chain's last answer.
                 for c in chain:
-                    out.versions[c.seq] = int(current.get("version") or 0)
+                    out.versions[c.seq] = int(str(current.get("version") or 0))
                 out.ack = e.seq
                 continue
             refused_seqs.add(e.seq)
@@ -246,7 +250,7 @@ def read_window(
     n: int,
     *,
     credential: int | None = None,
-    engine: object | None = None,
+    engine: Engine | None = None,
 ) -> list[A.PairView]:
     """The slot at *position* and the next ``n - 1`` in queue order (fewer at the end)."""
     return A.get_window(annotator_id, position, n, credential=credential, engine=engine)
@@ -286,7 +290,7 @@ def widget_scale(view: A.PairView) -> dict:
 
 
 def resume_state(
-    annotator_id: int, *, credential: int | None = None, engine: object | None = None
+    annotator_id: int, *, credential: int | None = None, engine: Engine | None = None
 ) -> A.QueueState:
     """Progress and the first unrated position (where a sign-in or a reload resumes)."""
     return A.queue_state(annotator_id, credential=credential, engine=engine)
