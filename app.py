@@ -20,7 +20,7 @@ from medsim_annot.services.rating_queue import STORE_ERRORS
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
-st.set_page_config(page_title="medsim-annot", page_icon="🩺", layout="centered")
+st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
 st.session_state[_ui.ROUTED] = True
 STORE_DOWN = (
     "The rating store cannot be reached right now, so your code could not be checked. "
@@ -44,7 +44,7 @@ def landing() -> None:
         try:
             ident = authenticate_annotator(code, engine=_ui.engine())
         except STORE_ERRORS:
-            st.error(STORE_DOWN, icon="⏳")
+            st.error(STORE_DOWN, icon=":material/hourglass_empty:")
         else:
             if ident is None:
                 st.error(
@@ -71,7 +71,7 @@ def landing() -> None:
             try:
                 admin_ok = check_admin_password(pw, engine=_ui.engine())
             except STORE_ERRORS:
-                st.error(STORE_DOWN, icon="⏳")
+                st.error(STORE_DOWN, icon=":material/hourglass_empty:")
             else:
                 if admin_ok:
                     _ui.sign_in_admin()
@@ -82,18 +82,20 @@ def landing() -> None:
 
 role = _ui.role()
 if role == "annotator":
-    pages = [st.Page("pages/annotate.py", title="Annotate", icon="✍️", default=True)]
+    pages = [
+        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
+    ]
 elif role == "admin":
-    pages = [st.Page("pages/setup.py", title="Study setup", icon="🛠️", default=True)]
+    pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
-        ("dashboard.py", "Dashboard", "📊"),
-        ("export.py", "Export", "📤"),
-        ("scoring.py", "Embedding scoring", "🧮"),
+        ("dashboard.py", "Dashboard", ":material/monitoring:"),
+        ("export.py", "Export", ":material/download:"),
+        ("scoring.py", "Embedding scoring", ":material/calculate:"),
     ):
         if (HERE / "pages" / file).exists():
             pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
 else:
-    pages = [st.Page(landing, title="Sign in", icon="🔑", default=True)]
+    pages = [st.Page(landing, title="Sign in", icon=":material/login:", default=True)]
 
 nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:

@@ -54,7 +54,7 @@ def require_admin() -> None:
         _to_sign_in()
         st.error(
             "This page is for the study admin. Sign in with the admin password on the start page.",
-            icon="🔒",
+            icon=":material/lock:",
         )
         st.stop()
 
@@ -64,7 +64,9 @@ def require_annotator() -> AnnotatorIdentity:
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
         _to_sign_in()
-        st.error("Sign in with your access code on the start page to annotate.", icon="🔒")
+        st.error(
+            "Sign in with your access code on the start page to annotate.", icon=":material/lock:"
+        )
         st.stop()
     return ident
 

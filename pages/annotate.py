@@ -119,12 +119,12 @@ last = ss.get(LAST)
 st.markdown(f"#### Hello, {html.escape(ident.name)}")
 if last is None:
     if ss.get(ENDED):
-        st.error(ss[ENDED], icon="🔒")
+        st.error(ss[ENDED], icon=":material/lock:")
     else:
         st.warning(
             "The rating store cannot be reached right now, so your pairs cannot be loaded. "
             "Nothing is lost; try again in a moment.",
-            icon="⏳",
+            icon=":material/hourglass_empty:",
         )
         st.button("Try again", key="annotate_retry", type="primary")
     st.stop()

@@ -514,6 +514,21 @@ def import_ratings(
     )
 
 
+def import_completed(
+    study: str,
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    config: dict,
+    *,
+    engine: Engine | None = None,
+) -> dict:
+    """Store validated *pairs* and *ratings* (the contracts' typed frames) as a completed
+    study in one transaction: each annotator is assigned exactly the pairs they rated.
+    Used by the importers of other tools (:mod:`medsim_annot.services.interop`)."""
+    return _import_completed(study, pairs, ratings, scale, config, engine)
+
+
 def _import_completed(
     study: str,
     pairs: pd.DataFrame,
