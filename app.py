@@ -23,6 +23,7 @@ from medsim_annot.services.admins import (
     sign_in_with_code,
     sso_role,
 )
+from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.throttle import Throttled
 from pages import _ui
 
@@ -30,6 +31,11 @@ HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
 st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
+st.session_state[_ui.ROUTED] = True
+STORE_DOWN = (
+    "The rating store cannot be reached right now, so your code could not be checked. "
+    "Nothing is lost: try again in a moment."
+)
 
 
 def _secrets(section: str) -> dict:
@@ -109,6 +115,8 @@ def landing() -> None:
             ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
         except Throttled as exc:
             st.error(f"Sign-in paused: {exc}.")
+        except STORE_ERRORS:
+            st.error(STORE_DOWN, icon=":material/hourglass_empty:")
         else:
             if ident is None:
                 st.error(
@@ -127,9 +135,13 @@ def landing() -> None:
             "that allow it).",
         )
     with st.expander("Study admin"):
+        try:
+            configured = admin_password_configured(engine=_ui.engine())
+        except STORE_ERRORS:
+            configured = True
         if problem := env_password_problem():
             st.warning(problem)
-        elif not admin_password_configured(engine=_ui.engine()):
+        elif not configured:
             st.info(
                 "No admin password is set yet: run `medsim admin set-password` or set "
                 "MEDSIM_ADMIN_PASSWORD (at least 12 characters)."
@@ -143,6 +155,8 @@ def landing() -> None:
                 admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
             except Throttled as exc:
                 st.error(f"Sign-in paused: {exc}.")
+            except STORE_ERRORS:
+                st.error(STORE_DOWN, icon=":material/hourglass_empty:")
             else:
                 if admin is not None:
                     _ui.sign_in_admin(admin)

@@ -27,6 +27,8 @@ IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
 NOTICE = "auth_notice"
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
+#: Set by app.py on every run before it hands over to a page.
+ROUTED = "auth_routed"
 
 
 @st.cache_resource(show_spinner=False)
@@ -43,9 +45,25 @@ def role() -> str | None:
     return st.session_state.get(ROLE)
 
 
+def _to_sign_in() -> None:
+    """A page file run on its own goes to the sign-in page instead.
+
+    The first run in a fresh server process resolves the URL against the ``pages/`` folder
+    before app.py's ``st.navigation`` exists (Streamlit's legacy multipage mode): after a
+    server restart, a browser still showing ``/annotate`` would run this file directly, with
+    a raw list of page files in the sidebar. Switching to app.py gives a clean sign-in page.
+    (Streamlit flags that legacy mode on its PagesManager until st.navigation first runs.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and not st.session_state.get(ROUTED):
+        st.switch_page("app.py")
+
+
 def require_admin() -> None:
     """Refuse (and stop) unless the session signed in with the admin password."""
     if role() != "admin":
+        _to_sign_in()
         st.error(
             "This page is for the study admin. Sign in with the admin password on the start page.",
             icon=":material/lock:",
@@ -57,6 +75,7 @@ def require_annotator() -> AnnotatorIdentity:
     """The signed-in annotator; refuse (and stop) for anyone else."""
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
+        _to_sign_in()
         st.error(
             "Sign in with your access code on the start page to annotate.", icon=":material/lock:"
         )

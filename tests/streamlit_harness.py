@@ -33,35 +33,42 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_streamlit(env: dict, log_path: Path, timeout: float = 60):
-    """Start ``streamlit run app.py`` with *env* on a free port; return (process, base URL)
-    once /_stcore/health answers 200. The caller stops it (fault tests kill it with -9)."""
-    port = free_port()
-    log = open(log_path, "a")  # noqa: SIM115 - the server process owns it
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    log.close()
+def start_streamlit(
+    env: dict,
+    log_path: Path,
+    port: int | None = None,
+    timeout: float = 60,
+    script: str = "app.py",
+):
+    """Start ``streamlit run app.py`` (or *script*) with *env* on *port* (default: a free
+    one; a fixed port survives a restart, and with it the browser's sessionStorage); return
+    (process, base URL) once /_stcore/health answers 200. The caller stops it (``terminate``,
+    or ``kill -9`` in the fault tests)."""
+    port = port or free_port()
+    with open(log_path, "a") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                script,
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
     while True:
@@ -77,7 +84,6 @@ def start_streamlit(env: dict, log_path: Path, timeout: float = 60):
         time.sleep(0.3)
 
 
-@contextlib.contextmanager
 def streamlit_server(
     env: dict,
     log_path: Path,

@@ -23,24 +23,36 @@ WAIT_MS = 90000  # a loaded CI machine starts streamlit pages slowly
 
 
 def _ready(page, pos: int) -> None:
+    """The annotation widget draws the pair at *pos* (widget elements sit in an open shadow
+    root, which Playwright's CSS selectors pierce)."""
     page.wait_for_selector(
-        f'[data-testid="medsim-ready"][data-position="{pos}"]', state="attached", timeout=WAIT_MS
+        f'[data-testid="medsim-pair"][data-position="{pos}"]', state="visible", timeout=WAIT_MS
     )
+
+
+def _all_saved(page) -> None:
+    """The widget reports every rating acknowledged by the server (committed)."""
+    page.locator('[data-testid="medsim-save-status"]').get_by_text(
+        "All saved", exact=True
+    ).wait_for(timeout=WAIT_MS)
 
 
 def _sign_in(page, base: str, code: str) -> int:
     page.goto(base + "/", timeout=WAIT_MS)
     page.get_by_label("Access code").fill(code, timeout=WAIT_MS)
     page.get_by_role("button", name="Sign in", exact=True).click(timeout=WAIT_MS)
-    page.wait_for_selector('[data-testid="medsim-ready"]', state="attached", timeout=WAIT_MS)
-    return int(page.get_attribute('[data-testid="medsim-ready"]', "data-position"))
+    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=WAIT_MS)
+    return int(page.get_attribute('[data-testid="medsim-pair"]', "data-position"))
 
 
 def _rate(page, start: int, n: int, acked: list[int]) -> None:
     for pos in range(start, start + n):
+        _ready(page, pos)
+        page.wait_for_timeout(250)  # past the minimum view time of a freshly drawn pair
         page.keyboard.press("1" if pos % 2 else "2")
         _ready(page, pos + 1)
-        acked.append(pos)  # the next pair was drawn: the save was acknowledged
+        _all_saved(page)
+        acked.append(pos)  # the widget shows it saved: the server acknowledged it
 
 
 def _stored(study: str, name: str) -> list[str]:
@@ -80,11 +92,13 @@ def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_pat
             _rate(pa, 0, 3, acked_a)
             _rate(pb, 0, 3, acked_b)
             if postgres:  # doc_b's server is another process: it keeps working
+                pb.wait_for_timeout(250)  # past the minimum view time
                 pb.keyboard.press("1")
             os.kill(a_proc.pid, signal.SIGKILL)  # mid-run, maybe mid-save of doc_b on SQLite
             a_proc.wait(30)
             if postgres:
                 _ready(pb, 4)
+                _all_saved(pb)
                 acked_b.append(3)
                 _rate(pb, 4, 2, acked_b)
             a2_proc, a2_base = start_streamlit(app_env, tmp_path / "a2.log")

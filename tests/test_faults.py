@@ -108,28 +108,5 @@ def test_store_unavailable_when_a_key_is_pressed(outage):
     assert A.queue_state(ident.annotator_id, engine=engine).first_unrated == 2
 
 
-def test_annotate_page_tells_the_annotator_when_the_store_is_unavailable(db_url, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from tests.conftest import ROOT
-
-    monkeypatch.syspath_prepend(str(ROOT))
-    (ident,) = make_study("s", 3, ["a"])
-    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
-    at.session_state["auth_role"] = "annotator"
-    at.session_state["auth_identity"] = ident
-    at.run()
-
-    def unavailable(*args, **kwargs):
-        raise StoreUnavailable("the study store is unavailable (database is locked)")
-
-    real = A.submit_rating
-    monkeypatch.setattr(A, "submit_rating", unavailable)
-    at.button(key="annotate_opt_0_1").click().run()
-    assert not at.exception, at.exception
-    assert any("NOT saved" in e.value for e in at.error)
-    assert at.session_state["annotate_position"] == 0  # still on the pair
-    monkeypatch.setattr(A, "submit_rating", real)
-    at.button(key="annotate_opt_0_1").click().run()
-    assert at.session_state["annotate_position"] == 1
-    assert len(rating_history("s")) == 1
+# The page side (the widget keeps the rating and resends it): tests/test_pages_annotate.py
+# (store unavailable) and tests/test_browser_widget.py (store down mid-session).
