@@ -162,3 +162,43 @@ def test_simulation_small_run_meets_the_design_claims():
     assert res["ratings"]["b"] <= 0.8 * res["ratings"]["a"]
     assert res["ratings"]["c"] < res["ratings"]["b"]
     assert res["gold_right"]["dawid-skene"] >= res["gold_right"]["majority"]
+
+
+def test_study_plan_cli_defaults_and_pilot(db_url, tmp_path, cli):
+    import json
+
+    from tests.qa_data import make_tiny
+
+    rows = ["pair_id,term_1,term_2,auto_label,dataset"]
+    rows += [f"p{i},a {i},b {i},{i % 2},{'easy' if i < 200 else 'hard'}" for i in range(400)]
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    args = ["study", "plan", "--pairs", pairs, "--annotators", "a,b,c", "--group-by", "dataset"]
+    full = json.loads(cli(*args, "--json").stdout)
+    assert full["ratings"] == full["all_rate_all"] == 1200
+    r = cli(*args, "--per-item", "2", "--tiebreak", "--calibration", "40", "--json")
+    assert r.exit_code == 0, r.stderr
+    tb = json.loads(r.stdout)
+    assert tb["ratings"] < 0.8 * 1200 and set(tb["groups"]) == {"easy", "hard"}
+    seq = json.loads(
+        cli(
+            *args,
+            "--per-item",
+            "2",
+            "--tiebreak",
+            "--calibration",
+            "40",
+            "--target-ci",
+            "0.05",
+            "--accuracy",
+            "0.97",
+            "--json",
+        ).stdout
+    )
+    assert seq["ratings"] < tb["ratings"]
+    pilot = make_tiny(tmp_path / "pilot")
+    r = cli(*args, "--per-item", "2", "--tiebreak", "--pilot", pilot)
+    assert r.exit_code == 0, r.stderr
+    assert "pilot study 'tiny'" in r.stdout and "expected ratings" in r.stdout
+    r = cli(*args, "--tiebreak")
+    assert r.exit_code == 2 and "--tiebreak needs --per-item 2" in r.stderr

@@ -407,6 +407,7 @@ def expected_ratings(
     min_positives: int = MIN_POSITIVES,
     min_negatives: int = MIN_NEGATIVES,
     levels: int = 2,
+    disagreement: float | None = None,
 ) -> dict:
     """The expected number of ratings a design needs, per group and in total.
 
@@ -428,6 +429,9 @@ def expected_ratings(
     target_ci : float or None
         Sequential stopping: each group stops after the larger of :func:`pairs_needed` at its
         accuracy and the minimum positives + negatives (never more than it has).
+    disagreement : float, optional
+        The share of pairs whose first two ratings do not agree (from a pilot); overrides the
+        one :func:`disagreement_rate` derives from *agreement_error* and *dont_know*.
 
     Returns
     -------
@@ -454,7 +458,14 @@ def expected_ratings(
     total_pairs = sum(int(g[0]) for g in groups.values())
     if not 0 <= calibration <= total_pairs:
         raise UsageProblem(f"the calibration set must have 0 to {total_pairs} pairs")
-    d = disagreement_rate(agreement_error, dont_know, levels=levels) if tiebreak else 0.0
+    if disagreement is not None and not 0 <= disagreement <= 1:
+        raise UsageProblem(f"the disagreement share must be between 0 and 1, not {disagreement}")
+    if not tiebreak:
+        d = 0.0
+    elif disagreement is not None:
+        d = float(disagreement)
+    else:
+        d = disagreement_rate(agreement_error, dont_know, levels=levels)
     per_main = k + d
     out_groups = {}
     total = 0.0
