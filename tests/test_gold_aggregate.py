@@ -110,3 +110,14 @@ def test_cli_aggregate(quality, tmp_path, cli):
     bad = tmp_path / "bad.csv"
     r = cli("export", "gold", quality, "--out", bad, "--aggregate", "glad")
     assert r.exit_code == 2 and "--aggregate" in r.stderr and not bad.exists()
+
+
+def test_dashboard_model_quality(quality):
+    from medsim_annot.services.dashboard import study_dashboard
+
+    dash = study_dashboard(quality, use_cache=False)
+    model = dash.model_quality("dawid-skene")
+    assert model["reason"] is None and model["differs"] == DIFFERS
+    raters = model["raters"].set_index("annotator")
+    assert raters["competence"].idxmin() == "lazy"
+    assert set(model["confusion"]["given"]) == {"same", "not_same"}
