@@ -10,7 +10,7 @@ import secrets
 from pathlib import Path
 
 import pandas as pd
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from data_schemas import columns as C
 from data_schemas.pairs import validate_pairs
@@ -18,7 +18,8 @@ from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
 from medsim_annot.services.auth import admin_password_configured, set_admin_password
-from medsim_annot.storage import Annotator, Assignment, Rating, get_engine, session_scope
+from medsim_annot.storage import Annotator, Assignment, get_engine, session_scope
+from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo"
@@ -158,4 +159,4 @@ def _simulate(study: str, upto: int, vote, engine, rng: random.Random) -> None:
                 )
         rows.sort(key=lambda r: r["rated_at"])
         if rows:
-            s.execute(insert(Rating), rows)
+            insert_ratings(s, rows)

@@ -35,9 +35,11 @@ from medsim_annot.storage import (
     Item,
     Rating,
     Study,
+    bulk,
     get_engine,
     session_scope,
 )
+from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
 
 ITEM_COLUMNS = (
@@ -89,11 +91,16 @@ def create_study(
     guideline: str | None = None,
     engine: Engine | None = None,
 ) -> dict:
-    """Create study *name* from a validated pairs frame, in one transaction.
+    """Create study *name* from a validated pairs frame.
 
     Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
     Returns ``{"study", "items", "annotators": [{"name", "access_code"}]}``; access codes
     are shown once here and stored only hashed.
+
+    A big study is written in batches (:data:`medsim_annot.storage.bulk.BATCH_ROWS` rows per
+    transaction) so that doctors rating other studies are never locked out on SQLite; the
+    study is invisible to annotators (``ready = false``) until its last batch is written,
+    and removed again if the create fails half-way — nothing is left behind.
     """
     name = (name or "").strip()
     if not name:
@@ -112,31 +119,41 @@ def create_study(
             guideline=guideline if guideline is not None else scale.guideline,
             config_json=json.dumps(config or {}, sort_keys=True),
             created_at=utcnow(),
+            ready=False,
         )
         s.add(study)
         s.flush()
-        item_ids = _insert_items(s, study.id, pairs)
+        study_id = study.id
+    try:
+        bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs))
+        item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
-            ann = Annotator(
-                study_id=study.id,
-                name=who,
-                code_hash=hash_code(code),
-                active=True,
-                created_at=utcnow(),
-            )
-            s.add(ann)
-            s.flush()
+            with session_scope(engine) as s:
+                ann = Annotator(
+                    study_id=study_id,
+                    name=who,
+                    code_hash=hash_code(code),
+                    active=True,
+                    created_at=utcnow(),
+                )
+                s.add(ann)
+                s.flush()
+                ann_id = ann.id
             queue = (
                 queues[who]
                 if queues is not None and who in queues
                 else [Slot(i) for i in range(len(item_ids))]
             )
-            _insert_queue(s, study.id, ann.id, item_ids, queue)
+            bulk.insert_in_batches(
+                engine, Assignment, _queue_rows(study_id, ann_id, item_ids, queue)
+            )
             codes.append({"name": who, "access_code": code})
-        s.add(
+        bulk.mark_ready(
+            engine,
+            study_id,
             Event(
-                study_id=study.id,
+                study_id=study_id,
                 kind="study_created",
                 at=utcnow(),
                 detail_json=json.dumps(
@@ -149,12 +166,23 @@ def create_study(
                     sort_keys=True,
                     default=str,
                 ),
-            )
+            ),
         )
+    except BaseException:
+        bulk.discard_study(engine, study_id)
+        raise
     return {"study": name, "items": len(pairs), "annotators": codes}
 
 
 def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
+    rows = _item_rows(study_id, pairs)
+    if rows:
+        s.execute(insert(Item), rows)
+    ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
+    return [ids[i] for i in range(len(rows))]
+
+
+def _item_rows(study_id: int, pairs: pd.DataFrame) -> list[dict]:
     extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
     rows = []
     for pos, rec in enumerate(pairs.to_dict(orient="records")):
@@ -178,10 +206,7 @@ def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
                 ),
             }
         )
-    if rows:
-        s.execute(insert(Item), rows)
-    ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
-    return [ids[i] for i in range(len(rows))]
+    return rows
 
 
 def _plain(v):
@@ -193,7 +218,15 @@ def _plain(v):
 def _insert_queue(
     s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
 ) -> None:
-    rows = [
+    rows = _queue_rows(study_id, annotator_id, item_ids, queue, start)
+    if rows:
+        s.execute(insert(Assignment), rows)
+
+
+def _queue_rows(
+    study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
+) -> list[dict]:
+    return [
         {
             "study_id": study_id,
             "annotator_id": annotator_id,
@@ -204,8 +237,6 @@ def _insert_queue(
         }
         for pos, slot in enumerate(queue)
     ]
-    if rows:
-        s.execute(insert(Assignment), rows)
 
 
 # --------------------------------------------------------------------------- read
@@ -758,7 +789,7 @@ def _import_completed(
                     "source": "import",
                 }
             )
-        s.execute(insert(Rating), rows)
+        insert_ratings(s, rows)
         s.add(
             Event(
                 study_id=st.id,
