@@ -29,6 +29,12 @@ def _report(url: str, study: str, version: tuple[int, int], bootstrap: int) -> b
     return dashboard_svc.html_report(study, bootstrap=bootstrap, engine=engine()).encode("utf-8")
 
 
+@st.cache_data(ttl=3600, max_entries=8, show_spinner="Fitting the model of the doctors…")
+def _model_quality(url: str, study: str, version: tuple[int, int], method: str) -> dict:
+    dash = dashboard_svc.study_dashboard(study, engine=engine())
+    return dash.model_quality(method)
+
+
 def _url() -> str:
     return engine().url.render_as_string(hide_password=True)
 
@@ -37,6 +43,13 @@ def load_dashboard(study: str, bootstrap: int = 0):
     """The study's dashboard; recomputed only when its ratings version changes."""
     version = dashboard_svc.ratings_version(study, engine=engine())
     return _dashboard(_url(), study, version, int(bootstrap))
+
+
+def load_model_quality(study: str, method: str) -> dict:
+    """The dashboard's model of the doctors (Dawid–Skene or MACE); recomputed only when the
+    study's ratings version changes."""
+    version = dashboard_svc.ratings_version(study, engine=engine())
+    return _model_quality(_url(), study, version, method)
 
 
 def load_report(study: str, bootstrap: int = 0) -> bytes:

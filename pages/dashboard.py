@@ -114,6 +114,30 @@ def _dashboard() -> None:
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 
+    # ---- model of the doctors (crowd-kit) ----------------------------------------------------
+    if dash.scale.level == "nominal":
+        st.subheader("Gold from a model of the doctors")
+        method = st.segmented_control(
+            "Model",
+            ["off", "dawid-skene", "mace"],
+            default="off",
+            key="dashboard_model",
+            help="Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
+            "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
+        )
+        if method and method != "off":
+            model = _qa.load_model_quality(study, method)
+            if model["reason"]:
+                st.caption(model["reason"])
+            else:
+                st.metric("Pairs the model labels differently from the majority", model["differs"])
+                _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
+                if len(model["confusion"]):
+                    st.caption("Estimated confusion: P(doctor gives *given* | true label).")
+                    _qa.table(
+                        model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
+                    )
+
     # ---- disagreement explorer -------------------------------------------------------------
     st.header("Disagreement explorer")
     kinds = [
