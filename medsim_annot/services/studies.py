@@ -29,6 +29,7 @@ from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
+from medsim_annot.storage.models import ORDER_GAP
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,
@@ -198,6 +199,7 @@ def _queue_rows(
             "annotator_id": annotator_id,
             "item_id": item_ids[slot.item],
             "position": start + pos,
+            "order_key": (start + pos) * ORDER_GAP,
             "kind": slot.kind,
             "swapped": bool(slot.swapped),
         }

@@ -1,0 +1,190 @@
+"""The store side of the 2 + 1 design (issue 15 §1), through the service API with simulated
+doctors on SQLite and PostgreSQL: a third rating only where the first two disagree, exactly
+one tiebreak slot per such pair even when two annotators finish it at the same instant, and
+the majority of every pair equal to the full three-rater majority."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+from data_schemas.scales import BINARY
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services import annotation as A
+from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.storage import dispose_all, get_engine
+
+PAIRS = 24
+DOCTORS = ("ann", "bob", "cyd")
+
+
+def _pairs(n: int = PAIRS) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(n)],
+            "term_1": [f"a{i}" for i in range(n)],
+            "term_2": [f"b{i}" for i in range(n)],
+        }
+    )
+
+
+def _opinion(doctor: str, i: int) -> str:
+    """The simulated doctor's answer to pair *i*: each doctor errs on a different third."""
+    truth = "same" if i % 2 else "not_same"
+    wrong = {"ann": i % 3 == 0, "bob": i % 3 == 1, "cyd": i % 3 == 2}[doctor]
+    return ("not_same" if truth == "same" else "same") if wrong else truth
+
+
+def _create(n: int = PAIRS, seed: int = 7) -> dict[str, int]:
+    res = create_designed_study(
+        "two-plus-one",
+        _pairs(n),
+        BINARY,
+        list(DOCTORS),
+        DesignOptions(per_item=2, tiebreak=True, seed=seed),
+    )
+    assert res["config"]["tiebreak"] == {"tolerance": 0.0}
+    return {
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+    }
+
+
+def _index(view) -> int:
+    term = view.term_1 if view.term_1.startswith("a") else view.term_2
+    return int(term[1:])
+
+
+def _rows(url: str) -> pd.DataFrame:
+    with get_engine(url).connect() as conn:
+        got = conn.exec_driver_sql(
+            "SELECT i.pair_id, an.name, a.kind, r.value FROM ratings r "
+            "JOIN assignments a ON a.id = r.assignment_id "
+            "JOIN items i ON i.id = r.item_id JOIN annotators an ON an.id = r.annotator_id"
+        ).all()
+    return pd.DataFrame(got, columns=["pair_id", "annotator", "kind", "value"])
+
+
+def _tiebreaks(url: str) -> Counter:
+    with get_engine(url).connect() as conn:
+        return Counter(
+            r[0]
+            for r in conn.exec_driver_sql(
+                "SELECT i.pair_id FROM assignments a JOIN items i ON i.id = a.item_id "
+                "WHERE a.kind = 'tiebreak'"
+            ).all()
+        )
+
+
+@pytest.fixture
+def fresh(backend_url):
+    dispose_all()
+    yield backend_url
+    dispose_all()
+
+
+def test_majority_equals_three_rater_majority(fresh):
+    ids = _create()
+    seen_growth = False
+    # Round-robin: each doctor rates their next pair, until nobody has anything left.
+    while True:
+        moved = False
+        for name in DOCTORS:
+            state = A.queue_state(ids[name])
+            if state.complete:
+                continue
+            view = A.get_pair(ids[name], state.first_unrated)
+            res = A.submit_rating(
+                ids[name],
+                view.position,
+                _opinion(name, _index(view)),
+                expected_version=view.version,
+            )
+            assert res.saved
+            after = A.queue_state(ids[name])
+            seen_growth |= after.total > state.total
+            moved = True
+        if not moved:
+            break
+    rows = _rows(fresh)
+    assert len(rows) < 3 * PAIRS  # doctors' time saved
+    per_pair = rows.groupby("pair_id")["value"].agg(list)
+    tb = _tiebreaks(fresh)
+    for pid, values in per_pair.items():
+        i = int(pid[1:])
+        full = Counter(_opinion(d, i) for d in DOCTORS).most_common(1)[0][0]
+        assert Counter(values).most_common(1)[0][0] == full
+        first_two_agree = len(values) == 2 and values[0] == values[1]
+        assert tb.get(pid, 0) == (0 if first_two_agree else 1)
+        assert len(values) == (2 if first_two_agree else 3)
+    assert sum(tb.values()) > 0
+    # a tiebreak slot is a new position past the end; positions stay unique per annotator
+    with get_engine(fresh).connect() as conn:
+        dup = conn.exec_driver_sql(
+            "SELECT annotator_id, position, COUNT(*) FROM assignments "
+            "GROUP BY annotator_id, position HAVING COUNT(*) > 1"
+        ).all()
+    assert dup == []
+    assert seen_growth or sum(tb.values()) > 0
+
+
+def test_two_finishing_at_once_add_exactly_one_tiebreak(fresh):
+    ids = _create(n=12, seed=3)
+    # Every doctor's slots by pair index.
+    where: dict[str, dict[int, int]] = {}
+    for name, aid in ids.items():
+        state = A.queue_state(aid)
+        views = A.get_window(aid, 0, state.total)
+        where[name] = {_index(v): v.position for v in views}
+    pairs_of = {i: sorted(n for n in DOCTORS if i in where[n]) for i in range(12)}
+    for i, raters in pairs_of.items():
+        assert len(raters) == 2
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def rate(name: str, value: str, i: int = i) -> None:
+            try:
+                barrier.wait()
+                A.submit_rating(ids[name], where[name][i], value, expected_version=0)
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=rate, args=(raters[0], "same")),
+            threading.Thread(target=rate, args=(raters[1], "not_same")),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+    tb = _tiebreaks(fresh)
+    assert tb == Counter({f"p{i}": 1 for i in range(12)})
+    with get_engine(fresh).connect() as conn:
+        n = conn.execute(sa.text("SELECT COUNT(*) FROM tiebreaks")).scalar()
+        holders = conn.exec_driver_sql(
+            "SELECT t.annotator_id, a.annotator_id FROM tiebreaks t "
+            "JOIN assignments a ON a.id = t.assignment_id"
+        ).all()
+    assert n == 12 and all(x == y for x, y in holders)
+    # The third rater is the one who did not rate the pair.
+    for name, aid in ids.items():
+        state = A.queue_state(aid)
+        assert state.total == len(where[name]) + sum(
+            1 for i, r in pairs_of.items() if name not in r
+        )
+
+
+def test_tiebreak_needs_two_per_item_and_three_doctors(fresh):
+    with pytest.raises(UsageProblem, match="--per-item 2"):
+        create_designed_study(
+            "x", _pairs(), BINARY, list(DOCTORS), DesignOptions(per_item=3, tiebreak=True)
+        )
+    with pytest.raises(UsageProblem, match="three annotators"):
+        create_designed_study(
+            "x", _pairs(), BINARY, ["a", "b"], DesignOptions(per_item=2, tiebreak=True)
+        )
