@@ -146,7 +146,13 @@ def test_two_finishing_at_once_add_exactly_one_tiebreak(fresh):
         barrier = threading.Barrier(2)
         errors: list[BaseException] = []
 
-        def rate(name: str, value: str, i: int = i) -> None:
+        def rate(
+            name: str,
+            value: str,
+            i: int = i,
+            barrier: threading.Barrier = barrier,
+            errors: list[BaseException] = errors,
+        ) -> None:
             try:
                 barrier.wait()
                 A.submit_rating(ids[name], where[name][i], value, expected_version=0)

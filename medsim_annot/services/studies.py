@@ -27,9 +27,17 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
-from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import (
+    ORDER_GAP,
+    Assignment,
+    Engine,
+    Item,
+    bulk,
+    get_engine,
+    session_scope,
+    utcnow,
+)
 from medsim_annot.storage import studies as store
-from medsim_annot.storage.models import ORDER_GAP
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,

@@ -31,10 +31,9 @@ from medsim_annot.design.adaptive import (
     tiebreak_position,
 )
 from medsim_annot.errors import UsageProblem
-from medsim_annot.storage import Session, utcnow
+from medsim_annot.storage import ORDER_GAP, Session, utcnow
 from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import tiebreak as store
-from medsim_annot.storage.models import ORDER_GAP
 
 
 def tiebreak_config(tolerance: float = 0.0) -> dict:
