@@ -89,7 +89,7 @@ def fresh(backend_url):
 
 def test_majority_equals_three_rater_majority(fresh):
     ids = _create()
-    seen_growth = False
+    initial = {n: A.queue_state(a).total for n, a in ids.items()}
     # Round-robin: each doctor rates their next pair, until nobody has anything left.
     while True:
         moved = False
@@ -105,8 +105,6 @@ def test_majority_equals_three_rater_majority(fresh):
                 expected_version=view.version,
             )
             assert res.saved
-            after = A.queue_state(ids[name])
-            seen_growth |= after.total > state.total
             moved = True
         if not moved:
             break
@@ -129,7 +127,33 @@ def test_majority_equals_three_rater_majority(fresh):
             "GROUP BY annotator_id, position HAVING COUNT(*) > 1"
         ).all()
     assert dup == []
-    assert seen_growth or sum(tb.values()) > 0
+    # queues grew by exactly the tiebreak slots, and progress totals follow
+    grown = sum(A.queue_state(a).total - initial[n] for n, a in ids.items())
+    assert grown == sum(tb.values())
+    for aid in ids.values():
+        assert A.queue_state(aid).waiting == 0
+
+
+def test_waiting_until_others_have_rated(fresh):
+    ids = _create(n=6, seed=11)
+    # ann finishes her queue first: the pairs she does not hold, not yet rated twice by the
+    # others, may still bring her a tiebreak slot.
+    aid = ids["ann"]
+    while (state := A.queue_state(aid)).first_unrated is not None:
+        view = A.get_pair(aid, state.first_unrated)
+        A.submit_rating(aid, view.position, _opinion("ann", _index(view)))
+    state = A.queue_state(aid)
+    assert state.complete and state.waiting == 6 - state.total
+    assert state.waiting > 0
+    # bob and cyd rate everything: ann's waiting count drops to 0, and any tiebreak slot
+    # bob and cyd disagreed on is now in her queue.
+    for name in ("bob", "cyd"):
+        while (st := A.queue_state(ids[name])).first_unrated is not None:
+            view = A.get_pair(ids[name], st.first_unrated)
+            A.submit_rating(ids[name], view.position, _opinion(name, _index(view)))
+    final = A.queue_state(aid)
+    assert final.waiting == 0
+    assert final.total >= state.total
 
 
 def test_two_finishing_at_once_add_exactly_one_tiebreak(fresh):
@@ -194,3 +218,34 @@ def test_tiebreak_needs_two_per_item_and_three_doctors(fresh):
         create_designed_study(
             "x", _pairs(), BINARY, ["a", "b"], DesignOptions(per_item=2, tiebreak=True)
         )
+
+
+def test_tiebreak_slot_is_served_soon_and_progress_follows(fresh):
+    ids = _create(n=24, seed=5)
+    # cyd starts: her progress count is cached in this process.
+    cyd = ids["cyd"]
+    start = A.queue_state(cyd)
+    view = A.get_pair(cyd, start.first_unrated)
+    A.submit_rating(cyd, view.position, "same")
+    before = A.get_pair(cyd, A.queue_state(cyd).first_unrated)
+    # ann and bob disagree on a pair cyd does not hold.
+    holds = {n: {_index(v): v.position for v in A.get_window(a, 0, 200)} for n, a in ids.items()}
+    i = next(k for k in range(24) if k in holds["ann"] and k in holds["bob"])
+    A.submit_rating(ids["ann"], holds["ann"][i], "same")
+    A.submit_rating(ids["bob"], holds["bob"][i], "not_same")
+    # The slot is cyd's new last position, her total grew (also in the cached count), and it
+    # is served within her next few pairs — not the very next one.
+    after = A.get_pair(cyd, before.position)
+    assert after.total == before.total + 1
+    new_pos = before.total  # positions are 0 .. total-1: the new one is past the end
+    assert _index(A.get_pair(cyd, new_pos)) == i
+    order = [v.position for v in A.get_window(cyd, before.position, 10)]
+    assert new_pos in order[1:5]
+    # Serving follows that order: next unrated after the current pair.
+    served = []
+    pos = before.position
+    for _ in range(5):
+        res = A.submit_rating(cyd, pos, "same")
+        served.append(pos)
+        pos = res.next_position
+    assert new_pos in served[1:]

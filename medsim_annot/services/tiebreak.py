@@ -105,3 +105,12 @@ def _order_key(s: Session, annotator_id: int, twin: frozenset[str]) -> int:
         return end
     lo, hi = rows[i - 1].order_key, rows[i].order_key
     return (lo + hi) // 2 if hi - lo >= 2 else end
+
+
+def waiting(s: Session, *, study_id: int, annotator_id: int) -> int:
+    """Pairs that could still bring *annotator_id* a tiebreak slot (0 unless the study is a
+    2 + 1 design): fewer than two ratings so far, no tiebreak yet, none of theirs."""
+    config, _scale_json = store.study_design(s, study_id)
+    if not config.get("tiebreak"):
+        return 0
+    return store.waiting(s, study_id, annotator_id)

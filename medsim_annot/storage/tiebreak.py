@@ -203,3 +203,31 @@ def add_slot(
             raise
         return pos + 1
     return None
+
+
+def waiting(s: Session, study_id: int, annotator_id: int) -> int:
+    """Pairs of the study that could still bring this annotator a tiebreak slot: fewer than
+    two current ratings (duplicates left out), no tiebreak yet, and no slot of theirs. One
+    grouped read of the study's ratings (``ratings (study_id, id)``)."""
+    rated = (
+        select(Rating.item_id, func.count(func.distinct(Rating.assignment_id)).label("n"))
+        .join(Assignment, Assignment.id == Rating.assignment_id)
+        .where(Rating.study_id == study_id, Assignment.kind != "duplicate")
+        .group_by(Rating.item_id)
+        .subquery()
+    )
+    mine = aliased(Assignment)
+    return int(
+        s.scalar(
+            select(func.count())
+            .select_from(Item)
+            .outerjoin(rated, rated.c.item_id == Item.id)
+            .where(
+                Item.study_id == study_id,
+                func.coalesce(rated.c.n, 0) < 2,
+                ~exists().where(Tiebreak.item_id == Item.id),
+                ~exists().where(mine.item_id == Item.id, mine.annotator_id == annotator_id),
+            )
+        )
+        or 0
+    )
