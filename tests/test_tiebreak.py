@@ -249,3 +249,48 @@ def test_tiebreak_slot_is_served_soon_and_progress_follows(fresh):
         served.append(pos)
         pos = res.next_position
     assert new_pos in served[1:]
+
+
+def test_migration_0006_orders_existing_slots(tmp_path):
+    """A store at 0005 with queues gets ``order_key = position * ORDER_GAP`` and the
+    tiebreaks table; serving order is unchanged."""
+    from alembic import command
+    from alembic.config import Config
+
+    from medsim_annot.storage import ORDER_GAP
+    from medsim_annot.storage.db import MIGRATIONS
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0005")
+        conn.exec_driver_sql(
+            "INSERT INTO studies (id, name, scale_json, guideline, config_json, created_at, "
+            "ready) VALUES (1, 's', '{}', '', '{}', '2026-01-01', 1)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO items (id, study_id, pair_id, position, term_1, term_2, dataset, "
+            "difficulty, negative_strategy, concept_id_1, concept_id_2, meta_json) "
+            "VALUES (1, 1, 'p', 0, 'a', 'b', '', '', '', '', '', '{}')"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO annotators (id, study_id, name, active, created_at) "
+            "VALUES (1, 1, 'x', 1, '2026-01-01')"
+        )
+        for pos in (0, 1, 2):
+            conn.exec_driver_sql(
+                "INSERT INTO assignments (study_id, annotator_id, item_id, position, kind, "
+                f"swapped) VALUES (1, 1, 1, {pos}, 'main', 0)"
+            )
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+        keys = conn.exec_driver_sql(
+            "SELECT position, order_key FROM assignments ORDER BY position"
+        ).all()
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM tiebreaks").scalar() == 0
+    assert keys == [(p, p * ORDER_GAP) for p in (0, 1, 2)]
+    engine.dispose()
