@@ -294,3 +294,27 @@ def test_migration_0006_orders_existing_slots(tmp_path):
         assert conn.exec_driver_sql("SELECT COUNT(*) FROM tiebreaks").scalar() == 0
     assert keys == [(p, p * ORDER_GAP) for p in (0, 1, 2)]
     engine.dispose()
+
+
+def test_dashboard_agreement_on_calibration_pairs(fresh):
+    from medsim_annot.services.dashboard import study_dashboard
+
+    res = create_designed_study(
+        "two-plus-one-cal",
+        _pairs(18),
+        BINARY,
+        list(DOCTORS),
+        DesignOptions(per_item=2, tiebreak=True, calibration=6, seed=2),
+    )
+    ids = {
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+    }
+    for name, aid in ids.items():
+        while (st := A.queue_state(aid)).first_unrated is not None:
+            view = A.get_pair(aid, st.first_unrated)
+            A.submit_rating(aid, view.position, _opinion(name, _index(view)))
+    dash = study_dashboard("two-plus-one-cal", use_cache=False)
+    assert "6 calibration pairs" in dash.agreement_basis
+    assert dash.agreement.n_items == 6
+    # The gold table (majority of every pair) still covers every pair.
+    assert len(dash.gold.table) == 18
