@@ -76,6 +76,7 @@ def needs_tiebreak(
         return True
     if _missing(first) or _missing(second):
         return True
+    assert first is not None and second is not None  # _missing ruled None out
     return abs(float(first) - float(second)) > tolerance + 1e-12
 
 

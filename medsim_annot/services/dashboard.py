@@ -112,7 +112,7 @@ class Dashboard:
         per = self.per_annotator()
         if C.ANNOTATOR in per.columns:
             raters = raters.merge(per, on=C.ANNOTATOR, how="left")
-        names = {}
+        names: dict[float, str] = {}
         for o in self.scale.options:
             if o.code is not None and not self.scale.is_no_decision(o.value):
                 names.setdefault(float(o.code), str(Scale.display(o.value)))

@@ -324,7 +324,7 @@ def add_model_columns(gt: GoldTable, method: str) -> int:
     code = by_pair["label"].reindex(ids).to_numpy(dtype=np.float64)
     post = by_pair["posterior"].reindex(ids).to_numpy(dtype=np.float64)
     scale = gt.scale
-    names = {}
+    names: dict[float, str] = {}
     for o in scale.options:
         if o.code is not None and not scale.is_no_decision(o.value):
             names.setdefault(float(o.code), str(Scale.display(o.value)))

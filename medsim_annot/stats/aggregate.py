@@ -14,7 +14,7 @@ functions take the statistics' ratings frame (``pair_id``, ``annotator``, ``valu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -150,6 +150,7 @@ def model_gold(ratings: pd.DataFrame, method: str, *, seed: int = SEED) -> Model
             empty_labels,
             pd.DataFrame({C.ANNOTATOR: pd.Series(dtype=object), "competence": []}),
         )
+    model: Any
     if method == "dawid-skene":
         model = DawidSkene(n_iter=N_ITER)
     else:
