@@ -52,6 +52,15 @@ class Base(DeclarativeBase):
     pass
 
 
+#: Gap between the serving order keys of two consecutive slots of a new queue (0006).
+ORDER_GAP = 1024
+
+
+def _order_key_default(context) -> int:
+    """A slot inserted without a serving order key is served in position order."""
+    return int(context.get_current_parameters()["position"]) * ORDER_GAP
+
+
 class Study(Base):
     __tablename__ = "studies"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -119,11 +128,7 @@ class Assignment(Base):
     #: Serving order (0006): ``position * ORDER_GAP`` for the slots a study is created with; a
     #: tiebreak slot gets a new position past the end and a key between two of them, so it is
     #: served soon. Positions are the slot's identity and never change.
-    order_key: Mapped[int] = mapped_column(BigInteger)
-
-
-#: Gap between the serving order keys of two consecutive slots of a new queue (0006).
-ORDER_GAP = 1024
+    order_key: Mapped[int] = mapped_column(BigInteger, default=_order_key_default)
 
 
 class Tiebreak(Base):
