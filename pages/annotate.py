@@ -13,7 +13,6 @@ resends them with backoff until the store answers again.
 
 from __future__ import annotations
 
-
 import streamlit as st
 
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
