@@ -178,27 +178,11 @@ class Dashboard:
         )
 
     def summary(self) -> pd.DataFrame:
-        """EHR-Rel Table 3 layout (one row): items, annotators, alpha at the scale's level,
-        ICC(C,1), ICC(C,k), Kendall's W, mean pairwise rho, human upper bound (inclusive,
-        exclusive)."""
-        a = self.agreement
-        return pd.DataFrame(
-            [
-                {
-                    "items": a.n_items,
-                    "annotators": a.n_annotators,
-                    "ratings": a.n_ratings,
-                    "level": a.level,
-                    "alpha": a.krippendorff_alpha,
-                    "icc_c1": a.icc.C1,
-                    "icc_ck": a.icc.Ck,
-                    "kendall_w": a.kendall_w,
-                    "mean_rho": a.mean_pairwise_spearman,
-                    "hub_inclusive": a.human_upper_bound["inclusive"],
-                    "hub_exclusive": a.human_upper_bound["exclusive"],
-                }
-            ]
-        )
+        """EHR-Rel Table 3 layout (one row): items, annotators, ratings, level, then the
+        coefficients of :data:`medsim_annot.stats.report.SUMMARY_FIGURES` (alpha at the
+        scale's level, ICC(C,1), ICC(C,k), Kendall's W, mean pairwise rho, human upper bound
+        inclusive and exclusive), one column each."""
+        return pd.DataFrame([self.agreement.summary()])
 
     def mean_scores(self) -> pd.Series:
         """Mean rating of every rated pair (EHR-Rel Figure 1); empty for non-numeric scales."""
