@@ -13,7 +13,7 @@ from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import export_gold, manifest_path
-from pages import _qa
+from pages import _qa, _ui
 
 _qa.require_admin()
 
@@ -58,9 +58,12 @@ if go:
                 min_ratings=int(min_ratings) or None,
                 engine=_qa.engine(),
             )
-        except (UsageProblem, InputError) as exc:
+        except InputError as exc:
             st.session_state.pop("export_result", None)
-            st.error(str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines()))
+            _ui.show_problems(exc, key="export_problems")
+        except UsageProblem as exc:
+            st.session_state.pop("export_result", None)
+            st.error(str(exc))
         else:
             st.session_state["export_result"] = {
                 "study": study,

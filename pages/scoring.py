@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._ui import download_csv, engine, require_admin
+from pages._ui import download_csv, engine, require_admin, show_problems
 
 require_admin()
 
@@ -105,16 +105,7 @@ else:
         pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
         scoring.gold_from_frame(gold_frame, file=upload.name)
     except InputError as exc:
-        st.error(f"{upload.name} cannot be used:")
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {"row": p.row, "column": p.column or "", "problem": p.message}
-                    for p in exc.problems
-                ]
-            ),
-            hide_index=True,
-        )
+        show_problems(exc, f"{upload.name} cannot be used:", key="scoring_problems")
         st.stop()
 if pairs is None or not len(pairs):
     st.warning("No pairs to score with these filters.")
@@ -165,7 +156,10 @@ if st.button(
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
         st.session_state[KEY + "result"] = (frames, result)
         bar.empty()
-    except (InputError, UsageProblem) as exc:
+    except InputError as exc:
+        bar.empty()
+        show_problems(exc, key="scoring_run_problems")
+    except UsageProblem as exc:
         bar.empty()
         st.error(str(exc))
 
