@@ -19,7 +19,7 @@ from medsim_annot.services.auth import (
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
-st.set_page_config(page_title="medsim-annot", page_icon="🩺", layout="centered")
+st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
 
 
 def landing() -> None:
@@ -63,18 +63,20 @@ def landing() -> None:
 
 role = _ui.role()
 if role == "annotator":
-    pages = [st.Page("pages/annotate.py", title="Annotate", icon="✍️", default=True)]
+    pages = [
+        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
+    ]
 elif role == "admin":
-    pages = [st.Page("pages/setup.py", title="Study setup", icon="🛠️", default=True)]
+    pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
-        ("dashboard.py", "Dashboard", "📊"),
-        ("export.py", "Export", "📤"),
-        ("scoring.py", "Embedding scoring", "🧮"),
+        ("dashboard.py", "Dashboard", ":material/monitoring:"),
+        ("export.py", "Export", ":material/download:"),
+        ("scoring.py", "Embedding scoring", ":material/calculate:"),
     ):
         if (HERE / "pages" / file).exists():
             pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
 else:
-    pages = [st.Page(landing, title="Sign in", icon="🔑", default=True)]
+    pages = [st.Page(landing, title="Sign in", icon=":material/login:", default=True)]
 
 nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:

@@ -10,6 +10,10 @@ queue and every rating of it through the ORM into pandas, work out progress and 
 unrated slot there, insert the rating, then load the pair.
 
 Goal (issue 4): median < 50 ms and p95 < 150 ms on both databases.
+
+Durability cost (issue 17 §5): the SQLite store runs ``synchronous=FULL`` (the WAL is synced
+on every commit, so an acknowledged rating survives power loss); the same presses are also
+timed with ``synchronous=NORMAL`` on a second file, as the baseline of that figure.
 Environment: ``MEDSIM_BENCH_ITEMS`` (default 10000), ``MEDSIM_BENCH_PRESSES`` (default 300).
 """
 
@@ -33,11 +37,12 @@ BASELINE_PRESSES = max(10, PRESSES // 10)
 def _setup(engine):
     """Create the study (everyone rates all N_ITEMS) and rate the first half of every
     queue, as in the middle of a study. Returns the annotator ids."""
-    from sqlalchemy import insert, select
+    from sqlalchemy import select
 
     from data_schemas.scales import BINARY
     from medsim_annot.services.studies import create_study
-    from medsim_annot.storage import Annotator, Assignment, Rating, Study, session_scope
+    from medsim_annot.storage import Annotator, Assignment, Study, session_scope
+    from medsim_annot.storage.annotation import insert_ratings
     from medsim_annot.storage.models import utcnow
 
     name = f"bench-{uuid.uuid4().hex[:8]}"
@@ -75,8 +80,7 @@ def _setup(engine):
             }
             for slot, a, i in slots
         ]
-        for k in range(0, len(rows), 5000):
-            s.execute(insert(Rating), rows[k : k + 5000])
+        insert_ratings(s, rows)
     return list(ann_ids)
 
 
@@ -120,6 +124,7 @@ def _baseline_press(engine, annotator_id, position, value):
                 annotator_id=annotator_id,
                 item_id=int(row.item_id),
                 assignment_id=int(row.slot),
+                revision=int((ratings["slot"] == row.slot).sum()) + 1,
                 value=value,
                 rated_at=utcnow(),
                 elapsed_ms=900,
@@ -156,6 +161,10 @@ def _run_one(label, url, report):
     from medsim_annot.storage import get_engine
 
     engine = get_engine(url)
+    return _run_engine(label, engine, report)
+
+
+def _run_engine(label, engine, report):
     t0 = time.perf_counter()
     ann_ids = _setup(engine)
     print(
@@ -184,11 +193,40 @@ def _run_one(label, url, report):
         goal="< 150 ms",
         ok=p95 < 150,
     )
+    return fast
+
+
+def _sync_cost(report, tmp: str, full: list[float]) -> None:
+    """The same presses on a store opened with synchronous=NORMAL: the price of FULL."""
+    from medsim_annot.storage import db
+
+    saved = db.SQLITE_SYNCHRONOUS
+    db.SQLITE_SYNCHRONOUS = "NORMAL"
+    try:
+        engine = db.get_engine(f"sqlite:///{tmp}/bench-normal.db")
+        ann_ids = _setup(engine)
+        _measure(engine, ann_ids, 10, _press)
+        normal = _measure(engine, ann_ids, PRESSES, _press)
+    finally:
+        db.SQLITE_SYNCHRONOUS = saved
+    report(
+        "SQLite synchronous=FULL key press, median (baseline: NORMAL)",
+        statistics.median(full),
+        "ms",
+        baseline=statistics.median(normal),
+    )
+    report(
+        "SQLite synchronous=FULL key press, p95 (baseline: NORMAL)",
+        float(np.percentile(full, 95)),
+        "ms",
+        baseline=float(np.percentile(normal, 95)),
+    )
 
 
 def run(report) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        _run_one("SQLite", f"sqlite:///{tmp}/bench.db", report)
+        full = _run_one("SQLite", f"sqlite:///{tmp}/bench.db", report)
+        _sync_cost(report, tmp, full)
     pg = os.environ.get("MEDSIM_BENCH_POSTGRES_URL") or os.environ.get("MEDSIM_TEST_POSTGRES_URL")
     if pg:
         _run_one("PostgreSQL", pg, report)

@@ -119,11 +119,12 @@ def baseline(pairs: pd.DataFrame, current: pd.DataFrame) -> dict:
 
 def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> None:
     """Create the study and bulk-insert its ratings (fast path for the benchmark only)."""
-    from sqlalchemy import insert, select
+    from sqlalchemy import select
 
     from data_schemas.scales import BINARY
     from medsim_annot.services import studies as svc
-    from medsim_annot.storage import Annotator, Assignment, Item, Rating, session_scope
+    from medsim_annot.storage import Annotator, Assignment, Item, session_scope
+    from medsim_annot.storage.studies import insert_ratings
 
     svc.create_study(name, pairs, BINARY, ANNOTATORS, engine=engine)
     info = svc.get_study(name, engine=engine)
@@ -161,26 +162,26 @@ def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> Non
                     "source": "bench",
                 }
             )
-        for k in range(0, len(rows), 50_000):
-            s.execute(insert(Rating), rows[k : k + 50_000])
+        insert_ratings(s, rows)
 
 
 def _rerate(name: str, engine) -> None:
     """Save one more rating (a changed answer): the ratings version moves on."""
     import datetime as dt
 
-    from sqlalchemy import insert, select
+    from sqlalchemy import select
 
     from medsim_annot.services import studies as svc
     from medsim_annot.storage import Rating, session_scope
+    from medsim_annot.storage.studies import insert_ratings
 
     sid = svc.get_study(name, engine=engine).id
     with session_scope(engine) as s:
         last = s.execute(
             select(Rating).where(Rating.study_id == sid).order_by(Rating.id.desc()).limit(1)
         ).scalar_one()
-        s.execute(
-            insert(Rating),
+        insert_ratings(
+            s,
             [
                 {
                     "study_id": sid,

@@ -37,7 +37,7 @@ def require_admin() -> None:
     if role() != "admin":
         st.error(
             "This page is for the study admin. Sign in with the admin password on the start page.",
-            icon="🔒",
+            icon=":material/lock:",
         )
         st.stop()
 
@@ -46,7 +46,9 @@ def require_annotator() -> AnnotatorIdentity:
     """The signed-in annotator; refuse (and stop) for anyone else."""
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
-        st.error("Sign in with your access code on the start page to annotate.", icon="🔒")
+        st.error(
+            "Sign in with your access code on the start page to annotate.", icon=":material/lock:"
+        )
         st.stop()
     return ident
 

@@ -106,7 +106,7 @@ if pos is None:
     if state.complete:
         st.success(
             "Your queue is complete — thank you! Every rating is saved. You can close this tab.",
-            icon="🎉",
+            icon=":material/celebration:",
         )
         with st.container(key="annotate_complete"):
             st.button(
@@ -204,7 +204,7 @@ if st.session_state.get(WARN):
     st.info(
         "You have given the same rating to the last 10 pairs. That can be right — just "
         "a reminder to look at each pair afresh.",
-        icon="👀",
+        icon=":material/visibility:",
     )
 
 # Rendered last: when the browser shows this marker for a position, every element of that

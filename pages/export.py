@@ -1,5 +1,6 @@
 """Gold export (admin): the same export as ``medsim export gold`` — one row per pair, the
-filters in their fixed order, a manifest with counts and SHA-256 — as two downloads."""
+filters in their fixed order, a manifest with counts and SHA-256 — as two downloads; with
+the ``hf`` format, the Hugging Face dataset folder (Parquet, card, Croissant) as one ZIP."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import export_gold, manifest_path
+from medsim_annot.services.interop import export_gold_hf, zip_folder
 from pages import _qa, _ui
 
 _qa.require_admin()
@@ -23,7 +25,12 @@ if study is None:
     st.stop()
 
 with st.form("export_form"):
-    fmt = st.selectbox("Format", list(FORMATS), key="export_format")
+    fmt = st.selectbox(
+        "Format",
+        [*FORMATS, "hf"],
+        format_func=lambda f: "hf (Hugging Face dataset folder, as a ZIP)" if f == "hf" else f,
+        key="export_format",
+    )
     st.caption("Filters run in this order; the manifest records the pairs before and after each.")
     min_ratings = st.number_input(
         "Minimum ratings per pair (0 = no minimum)",
@@ -40,9 +47,60 @@ with st.form("export_form"):
     only_verified = st.checkbox(
         "Only verified pairs (majority = automatic label)", key="export_only_verified"
     )
+    with st.expander("Hugging Face dataset options (format hf)"):
+        license_ = st.text_input(
+            "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
+        )
+        split = st.checkbox("Seeded train/test split, stratified by group", key="export_split")
+        seed = st.number_input("Split seed", min_value=0, value=0, step=1, key="export_seed")
+        test_size = st.number_input(
+            "Share of each group in test",
+            min_value=0.05,
+            max_value=0.95,
+            value=0.2,
+            step=0.05,
+            key="export_test_size",
+        )
     go = st.form_submit_button("Prepare export", type="primary")
 
-if go:
+filters = {
+    "require_majority": require_majority,
+    "exclude_unclear": exclude_unclear,
+    "exclude_all_different": exclude_all_different,
+    "only_verified": only_verified,
+    "min_ratings": int(min_ratings) or None,
+}
+
+if go and fmt == "hf":
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / f"gold-{study}"
+        try:
+            with st.spinner("Writing the dataset folder and its agreement intervals…"):
+                manifest = export_gold_hf(
+                    study,
+                    folder,
+                    license=license_.strip() or "other",
+                    split=split,
+                    seed=int(seed),
+                    test_size=float(test_size),
+                    engine=_qa.engine(),
+                    **filters,
+                )
+        except InputError as exc:
+            st.session_state.pop("export_result", None)
+            _ui.show_problems(exc, key="export_hf_problems")
+        except UsageProblem as exc:
+            st.session_state.pop("export_result", None)
+            st.error(str(exc))
+        else:
+            st.session_state["export_result"] = {
+                "study": study,
+                "name": f"gold-{study}-hf.zip",
+                "data": zip_folder(folder, f"gold-{study}"),
+                "manifest_name": "manifest.json",
+                "manifest": (folder / "manifest.json").read_bytes(),
+            }
+elif go:
     name = f"gold-{study}.{fmt}"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / name
@@ -51,12 +109,8 @@ if go:
                 study,
                 out,
                 fmt,
-                require_majority=require_majority,
-                exclude_unclear=exclude_unclear,
-                exclude_all_different=exclude_all_different,
-                only_verified=only_verified,
-                min_ratings=int(min_ratings) or None,
                 engine=_qa.engine(),
+                **filters,
             )
         except InputError as exc:
             st.session_state.pop("export_result", None)
@@ -77,10 +131,16 @@ res = st.session_state.get("export_result")
 if res and res["study"] == study:
     manifest = json.loads(res["manifest"])
     c = manifest["counts"]
-    st.success(
-        f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
-        f"SHA-256 {manifest['sha256'][:16]}…)."
-    )
+    if manifest["format"] == "hf":
+        st.success(
+            f"{c['exported']} of {c['pairs']} pairs ready as a Hugging Face dataset folder "
+            f"({len(manifest['files'])} files, listed with their SHA-256 in manifest.json)."
+        )
+    else:
+        st.success(
+            f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
+            f"SHA-256 {manifest['sha256'][:16]}…)."
+        )
     steps = manifest["filter_steps"]
     if steps:
         st.table(
@@ -93,6 +153,7 @@ if res and res["study"] == study:
         file_name=res["name"],
         key="export_download_file",
         type="primary",
+        mime="application/zip" if manifest["format"] == "hf" else None,
     )
     b.download_button(
         f"Download {res['manifest_name']}",

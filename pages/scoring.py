@@ -113,15 +113,27 @@ if pairs is None or not len(pairs):
 
 # ---------------------------------------------------------------- 2. methods
 st.subheader("2. Representations and metrics")
-available = scoring.list_embeddings()
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _available(folder: str | None) -> pd.DataFrame:
+    return scoring.list_embeddings(folder, installed=True)
+
+
 folder = scoring.embeddings_dir()
-if folder is None:
-    st.caption(
-        "Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
-        "sentence-transformers model folders to offer them here."
+available = _available(str(folder) if folder else None)
+st.caption(
+    "Offered: installed sentence-transformers model packages, models already in the local "
+    "Hugging Face cache (nothing is downloaded)"
+    + (
+        f", and the files and model folders in `{folder}`."
+        if folder
+        else ". Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
+        "sentence-transformers model folders to offer them too."
     )
+)
 chosen = st.multiselect(
-    "Embeddings" + (f" in {folder}" if folder else ""),
+    "Embeddings and models",
     list(available["name"]) if len(available) else [],
     key=KEY + "embeddings",
 )

@@ -14,6 +14,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.annotators import revoke_code
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, rating_history
+from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import dispose_all
 
 SECRET = "ZZSECRETDATASETZZ"
@@ -80,7 +81,9 @@ def test_get_pair_is_blind(study):
         "rating",
         "unclear",
         "comment",
+        "version",
     }
+    assert view.version == 0  # bob's rating of his own slot is not counted here
     text = repr(view)
     for secret in (SECRET, "levenshtein", "hard", "C0000001", "pid000", "auto_label", "bob"):
         assert secret not in text
@@ -197,7 +200,7 @@ def test_incremental_progress_matches_exact_count(dburl, monkeypatch):
     import numpy as np
 
     dispose_all()
-    monkeypatch.setattr(A, "_WINDOW", 3)
+    monkeypatch.setattr(annotation_store, "_WINDOW", 3)
     res = create_study("inc", _pairs(40), BINARY, ["x", "y"])
     ids = [authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]]
     rng = np.random.default_rng(0)

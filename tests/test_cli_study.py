@@ -8,7 +8,9 @@ from pathlib import Path
 from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
-from medsim_annot.storage import Rating, session_scope
+from medsim_annot.storage import session_scope
+from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.models import utcnow
 from tests import published as P
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data_schemas" / "examples"
@@ -47,10 +49,18 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
             .order_by(Assignment.position)
         ).all()
         for (sid, iid, aid), value in zip(slots, ["same", "not_same", "dont_know"]):
-            s.add(
-                Rating(
-                    study_id=info.id, annotator_id=aid, item_id=iid, assignment_id=sid, value=value
-                )
+            insert_ratings(
+                s,
+                [
+                    {
+                        "study_id": info.id,
+                        "annotator_id": aid,
+                        "item_id": iid,
+                        "assignment_id": sid,
+                        "value": value,
+                        "rated_at": utcnow(),
+                    }
+                ],
             )
     dest = tmp_path / "ratings.csv"
     r = cli("study", "export", "audit-1", "--out", dest)

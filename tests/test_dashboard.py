@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
@@ -15,6 +15,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.stats import majority_vote
 from medsim_annot.storage import Assignment, Rating, get_engine, session_scope
+from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
 from tests import published as P
 from tests.qa_data import make_quality, make_tiny
@@ -134,8 +135,8 @@ def test_cache_hit_and_invalidated_by_a_new_rating(demo):
             .where(Assignment.study_id == sid, Assignment.id.not_in(rated))
             .order_by(Assignment.id)
         ).first()
-        s.execute(
-            insert(Rating),
+        insert_ratings(
+            s,
             [
                 {
                     "study_id": sid,

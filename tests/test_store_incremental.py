@@ -21,11 +21,11 @@ from medsim_annot.storage import (
     Annotator,
     Assignment,
     Item,
-    Rating,
     Study,
     get_engine,
     session_scope,
 )
+from medsim_annot.storage.annotation import insert_ratings
 
 PAIRS = pd.DataFrame(
     {
@@ -59,17 +59,20 @@ def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0,
             )
         )
         extra = {"id": rid} if rid is not None else {}
-        s.add(
-            Rating(
-                study_id=sid,
-                annotator_id=aid,
-                item_id=iid,
-                assignment_id=slot,
-                value=value,
-                rated_at=_T0 + dt.timedelta(minutes=minute),
-                **extra,
-                **kw,
-            )
+        insert_ratings(
+            s,
+            [
+                {
+                    "study_id": sid,
+                    "annotator_id": aid,
+                    "item_id": iid,
+                    "assignment_id": slot,
+                    "value": value,
+                    "rated_at": _T0 + dt.timedelta(minutes=minute),
+                    **extra,
+                    **kw,
+                }
+            ],
         )
 
 

@@ -16,9 +16,24 @@ def register(app: typer.Typer) -> None:
     @export.command("gold")
     def export_gold_cmd(
         study: str = typer.Argument(..., help="Study name."),
-        out: Path = typer.Option(..., "--out", help="Output file (.csv, .tsv, .jsonl, .parquet)."),
+        out: Path = typer.Option(
+            ..., "--out", help="Output file (.csv, .tsv, .jsonl, .parquet), or folder for hf."
+        ),
         fmt: str | None = typer.Option(
-            None, "--format", help="csv|tsv|jsonl|parquet (default: from --out)."
+            None,
+            "--format",
+            help="csv|tsv|jsonl|parquet (default: from --out), or hf: a Hugging Face "
+            "dataset folder (Parquet, README.md card, croissant.json, manifest.json).",
+        ),
+        license_: str = typer.Option(
+            "other", "--license", help="hf: the dataset's licence (hub identifier, e.g. cc-by-4.0)."
+        ),
+        split: str | None = typer.Option(
+            None, "--split", metavar="train/test", help="hf: a seeded train/test split by group."
+        ),
+        seed: int = typer.Option(0, "--seed", help="hf: seed of the train/test split."),
+        test_size: float = typer.Option(
+            0.2, "--test-size", help="hf: share of each group's pairs in the test split."
         ),
         require_majority: bool = typer.Option(
             False, "--require-majority", help="Keep pairs with a majority verdict."
@@ -44,6 +59,26 @@ def register(app: typer.Typer) -> None:
         """
         from medsim_annot.services.gold import export_gold, manifest_path
 
+        if fmt == "hf":
+            _export_hf(
+                study,
+                out,
+                license_=license_,
+                split=split,
+                seed=seed,
+                test_size=test_size,
+                require_majority=require_majority,
+                exclude_unclear=exclude_unclear,
+                exclude_all_different=exclude_all_different,
+                only_verified=only_verified,
+                min_ratings=min_ratings,
+                as_json=as_json,
+            )
+            return
+        if split is not None:
+            from medsim_annot.errors import UsageProblem
+
+            raise UsageProblem("--split applies to --format hf only")
         manifest = export_gold(
             study,
             out,
@@ -65,6 +100,32 @@ def register(app: typer.Typer) -> None:
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
         typer.echo(f"manifest: {manifest_path(out)}")
+
+    def _export_hf(study, out, *, license_, split, seed, test_size, as_json, **filters):
+        from medsim_annot.errors import UsageProblem
+        from medsim_annot.services.interop import export_gold_hf
+
+        if split not in (None, "train/test"):
+            raise UsageProblem(f"--split takes train/test, not '{split}'")
+        manifest = export_gold_hf(
+            study,
+            out,
+            license=license_,
+            split=split is not None,
+            seed=seed,
+            test_size=test_size,
+            **filters,
+        )
+        if as_json:
+            emit_json(manifest)
+            return
+        c = manifest["counts"]
+        parts = ", ".join(f"{k[6:]} {v}" for k, v in c.items() if k.startswith("split_"))
+        typer.echo(f"wrote {out}/: {c['exported']} of {c['pairs']} pairs ({parts})")
+        for step in manifest["filter_steps"]:
+            typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
+        for f in manifest["files"]:
+            typer.echo(f"  {f['path']}  sha256 {f['sha256'][:12]}…")
 
     @app.command("report")
     def report_cmd(

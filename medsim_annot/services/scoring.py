@@ -71,9 +71,14 @@ def embeddings_dir() -> Path | None:
     return Path(env) if env else None
 
 
-def list_embeddings(folder: str | os.PathLike | None = None) -> pd.DataFrame:
+def list_embeddings(
+    folder: str | os.PathLike | None = None, *, installed: bool = False
+) -> pd.DataFrame:
     """Embedding files and model folders in *folder* (default ``MEDSIM_EMBEDDINGS_DIR``)
-    with their guessed format: columns ``name``, ``path``, ``format``."""
+    with their guessed format: columns ``name``, ``path``, ``format``. With *installed*,
+    also the sentence-transformers model packages installed and the models in the local
+    Hugging Face cache (:mod:`medsim_annot.embeddings.installed`; offline), named
+    ``package: NAME`` and ``hf-cache: REPO``."""
     folder = Path(folder) if folder is not None else embeddings_dir()
     rows = []
     if folder is not None and folder.is_dir():
@@ -89,6 +94,11 @@ def list_embeddings(folder: str | os.PathLike | None = None) -> pd.DataFrame:
             ):
                 continue
             rows.append((p.name, str(p), fmt))
+    if installed:
+        from medsim_annot.embeddings.installed import cached_models, model_packages
+
+        for r in model_packages() + cached_models():
+            rows.append((f"{r['source']}: {r['name']}", r["path"], r["format"]))
     return pd.DataFrame(rows, columns=["name", "path", "format"])
 
 

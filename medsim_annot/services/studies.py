@@ -26,7 +26,7 @@ from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.storage import Engine, get_engine, session_scope, utcnow
+from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
 
 ITEM_COLUMNS = (
@@ -68,11 +68,16 @@ def create_study(
     guideline: str | None = None,
     engine: Engine | None = None,
 ) -> dict:
-    """Create study *name* from a validated pairs frame, in one transaction.
+    """Create study *name* from a validated pairs frame.
 
     Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
     Returns ``{"study", "items", "annotators": [{"name", "access_code"}]}``; access codes
     are shown once here and stored only hashed.
+
+    A big study is written in batches (:data:`medsim_annot.storage.bulk.BATCH_ROWS` rows per
+    transaction) so that doctors rating other studies are never locked out on SQLite; the
+    study is invisible to annotators (``ready = false``) until its last batch is written,
+    and removed again if the create fails half-way — nothing is left behind.
     """
     name = (name or "").strip()
     if not name:
@@ -92,27 +97,33 @@ def create_study(
             guideline=guideline if guideline is not None else scale.guideline,
             config_json=json.dumps(config or {}, sort_keys=True),
             created_at=utcnow(),
+            ready=False,
         )
-        item_ids = _insert_items(s, study_id, pairs)
+    try:
+        bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs))
+        item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
-            ann_id = store.insert_annotator(
-                s,
-                study_id=study_id,
-                name=who,
-                code_hash=hash_code(code),
-                active=True,
-                created_at=utcnow(),
-            )
+            with session_scope(engine) as s:
+                ann_id = store.insert_annotator(
+                    s,
+                    study_id=study_id,
+                    name=who,
+                    code_hash=hash_code(code),
+                    active=True,
+                    created_at=utcnow(),
+                )
             queue = (
                 queues[who]
                 if queues is not None and who in queues
                 else [Slot(i) for i in range(len(item_ids))]
             )
-            insert_queue(s, study_id, ann_id, item_ids, queue)
+            bulk.insert_in_batches(
+                engine, Assignment, _queue_rows(study_id, ann_id, item_ids, queue)
+            )
             codes.append({"name": who, "access_code": code})
-        store.add_event(
-            s,
+        bulk.mark_ready(
+            engine,
             study_id,
             "study_created",
             utcnow(),
@@ -127,10 +138,17 @@ def create_study(
                 default=str,
             ),
         )
+    except BaseException:
+        bulk.discard_study(engine, study_id)
+        raise
     return {"study": name, "items": len(pairs), "annotators": codes}
 
 
 def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
+    return store.insert_items(s, study_id, _item_rows(study_id, pairs))
+
+
+def _item_rows(study_id: int, pairs: pd.DataFrame) -> list[dict]:
     extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
     rows = []
     for pos, rec in enumerate(pairs.to_dict(orient="records")):
@@ -154,7 +172,7 @@ def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
                 ),
             }
         )
-    return store.insert_items(s, study_id, rows)
+    return rows
 
 
 def _plain(v):
@@ -167,7 +185,13 @@ def insert_queue(
     s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
 ) -> None:
     """Store *queue* as the annotator's slots from position *start* on."""
-    rows = [
+    store.insert_assignments(s, _queue_rows(study_id, annotator_id, item_ids, queue, start))
+
+
+def _queue_rows(
+    study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
+) -> list[dict]:
+    return [
         {
             "study_id": study_id,
             "annotator_id": annotator_id,
@@ -178,7 +202,6 @@ def insert_queue(
         }
         for pos, slot in enumerate(queue)
     ]
-    store.insert_assignments(s, rows)
 
 
 # --------------------------------------------------------------------------- read
@@ -489,6 +512,21 @@ def import_ratings(
         {"imported_from": Path(ratings_path).name, "format": "ratings"},
         engine,
     )
+
+
+def import_completed(
+    study: str,
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    config: dict,
+    *,
+    engine: Engine | None = None,
+) -> dict:
+    """Store validated *pairs* and *ratings* (the contracts' typed frames) as a completed
+    study in one transaction: each annotator is assigned exactly the pairs they rated.
+    Used by the importers of other tools (:mod:`medsim_annot.services.interop`)."""
+    return _import_completed(study, pairs, ratings, scale, config, engine)
 
 
 def _import_completed(

@@ -1,24 +1,51 @@
-"""Engine, sessions and migrations.
+"""Engine, sessions, migrations and the retry of transient store errors.
 
 ``MEDSIM_DATABASE_URL`` selects the database; the embedded default is
 ``sqlite:///data/medsim.db`` (relative to the working directory), opened in WAL mode with
-foreign keys on. Every command and the app call :func:`get_engine`, which creates the file
-and runs the Alembic migrations up to head on first use, so a fresh URL just works.
+foreign keys on and ``synchronous=FULL`` (a committed rating survives power loss). Every
+command and the app call :func:`get_engine`, which creates the file and runs the Alembic
+migrations up to head on first use, so a fresh URL just works — also when several processes
+start at once (migrations are serialised: a PostgreSQL advisory lock, SQLite's write lock).
+
+SQLite waits at most :data:`BUSY_TIMEOUT_MS` for another writer's lock (the one busy timeout of
+the project); :func:`with_retry` then retries transient errors (``database is locked``, a
+dropped or refused connection, PostgreSQL restarting) with backoff for up to
+:data:`RETRY_BUDGET_S` before giving up with :class:`~medsim_annot.errors.StoreUnavailable`.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from medsim_annot.errors import StoreUnavailable
+
 DEFAULT_URL = "sqlite:///data/medsim.db"
+#: How long a SQLite connection waits for another connection's write lock before failing with
+#: "database is locked" (the only busy timeout; writers hold the lock for milliseconds, and
+#: ``study create`` releases it between batches).
+BUSY_TIMEOUT_MS = 5000
+#: How long (seconds, from the first attempt) a service keeps retrying transient store errors.
+RETRY_BUDGET_S = 10.0
+#: SQLite's synchronous mode: FULL syncs the WAL on every commit, so an acknowledged rating
+#: survives an OS crash or power loss (NORMAL may lose the last commits). Cost: see
+#: docs/store.md and benchmarks/bench_annotation.py.
+SQLITE_SYNCHRONOUS = "FULL"
+#: Busy timeout while waiting for another process's migration (a big backfill can take long).
+MIGRATION_BUSY_TIMEOUT_MS = 600_000
+_log = logging.getLogger(__name__)
 _ENGINES: dict[str, Engine] = {}
 _LOCK = threading.Lock()
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -39,8 +66,8 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cur.close()
 
 
@@ -54,28 +81,68 @@ def get_engine(url: str | None = None) -> Engine:
         if key.startswith("sqlite:///") and key != "sqlite:///:memory:":
             Path(key[len("sqlite:///") :]).expanduser().parent.mkdir(parents=True, exist_ok=True)
         if key.startswith("sqlite"):
-            engine = create_engine(key, connect_args={"check_same_thread": False, "timeout": 30})
+            engine = create_engine(
+                key, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+            )
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
-            engine = create_engine(key, pool_pre_ping=True, pool_size=5, max_overflow=10)
+            # 20 annotators and the dashboard at once: up to 30 connections per process.
+            engine = create_engine(key, pool_pre_ping=True, pool_size=10, max_overflow=20)
         migrate(engine)
         _ENGINES[key] = engine
         return engine
 
 
-def migrate(engine: Engine) -> None:
-    """Run the Alembic migrations up to head (idempotent)."""
-    from alembic import command
+def _heads() -> set[str]:
     from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            # Serialise concurrent first-use migrations (several processes starting at once).
-            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(4242001)")
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+    return set(ScriptDirectory.from_config(cfg).get_heads())
+
+
+def _at_head(engine: Engine) -> bool:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return set(MigrationContext.configure(conn).get_current_heads()) == _heads()
+
+
+def migrate(engine: Engine) -> None:
+    """Run the Alembic migrations up to head (idempotent, safe from several processes).
+
+    A store already at head is left alone (no lock taken). Otherwise the upgrade runs in one
+    transaction that first takes a lock: ``pg_advisory_xact_lock`` on PostgreSQL, the write
+    lock (``BEGIN IMMEDIATE``) on SQLite, so a second process waits, then finds the schema at
+    head and does nothing.
+    """
+    from alembic import command
+    from alembic.config import Config
+
+    if _at_head(engine):
+        return
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={MIGRATION_BUSY_TIMEOUT_MS}")
+            conn.commit()
+        try:
+            with conn.begin():
+                if sqlite:
+                    # pysqlite opens transactions lazily (before the first write); an explicit
+                    # BEGIN IMMEDIATE takes the write lock now; the commit below ends it.
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                else:
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(4242001)")
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        finally:
+            if sqlite:
+                conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                conn.commit()
 
 
 def dispose_all() -> None:
@@ -99,3 +166,85 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+# --------------------------------------------------------------------------- transient errors
+_T = TypeVar("_T")
+#: PostgreSQL SQLSTATEs worth retrying: connection exceptions (class 08), the server shutting
+#: down or starting up, serialization failures and deadlocks.
+_TRANSIENT_SQLSTATES = ("08", "57P01", "57P02", "57P03", "40001", "40P01")
+_TRANSIENT_MESSAGES = (
+    "database is locked",
+    "database table is locked",
+    "database schema is locked",
+    "server closed the connection",
+    "terminating connection",
+    "connection refused",
+    "could not connect",
+    "connection is closed",
+    "connection timeout",
+    "consuming input failed",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "ssl syscall",
+    "connection reset",
+    "broken pipe",
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether *exc* is a store error that may go away by itself (retrying makes sense)."""
+    if isinstance(exc, sa_exc.IntegrityError):
+        return False
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    orig = getattr(exc, "orig", None) or exc
+    state = getattr(orig, "sqlstate", None) or ""
+    if state and state.startswith(_TRANSIENT_SQLSTATES):
+        return True
+    text = str(orig).lower()
+    return any(m in text for m in _TRANSIENT_MESSAGES)
+
+
+def is_store_error(exc: BaseException) -> bool:
+    """A failure of the store itself (not of the request): unreachable, locked, read-only,
+    full disk. Constraint violations are the caller's business, not store errors."""
+    if isinstance(exc, sa_exc.IntegrityError):
+        return False
+    return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DatabaseError))
+
+
+def with_retry(fn: Callable[[], _T], *, budget_s: float | None = None) -> _T:
+    """``fn()``, retried with jittered exponential backoff (20 ms doubling to 1 s) while it
+    fails with a transient store error, for up to *budget_s* (default
+    :data:`RETRY_BUDGET_S`). A store error that persists, or is not transient (read-only file,
+    disk full), becomes :class:`StoreUnavailable`; nothing was committed by the failed attempts
+    (each attempt is one transaction that rolled back). *fn* must be safe to run again.
+    """
+    budget = RETRY_BUDGET_S if budget_s is None else budget_s
+    start = time.monotonic()
+    delay = 0.02
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return fn()
+        except Exception as exc:  # classified below, re-raised otherwise
+            if not is_store_error(exc):
+                raise
+            waited = time.monotonic() - start
+            if not is_transient(exc) or waited + delay > budget:
+                _log.warning("store unavailable after %d attempt(s): %s", attempt, exc)
+                raise StoreUnavailable(
+                    f"the study store is unavailable ({_reason(exc)}); nothing was saved — "
+                    "try again in a moment"
+                ) from exc
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 1.0)
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    first = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    return first[:200]

@@ -2,8 +2,8 @@
 (``migrations/versions``); ``Base.metadata`` is only used by the migration's autogenerate.
 
 Ratings are append-only: a save inserts a row; the *current* rating of an assignment is its
-row with the highest id. A database trigger (see the initial migration) refuses UPDATE and
-DELETE on ``ratings``.
+row with the highest id, which is also its highest ``revision`` (the slot's *version*). A
+database trigger (see the initial migration) refuses UPDATE and DELETE on ``ratings``.
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ class Study(Base):
     guideline: Mapped[str] = mapped_column(Text, default="")
     config_json: Mapped[str] = mapped_column(Text, default="{}")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: False while ``study create`` is still writing the study in batches: annotators never
+    #: see a study that is not ready.
+    ready: Mapped[bool] = mapped_column(Boolean, default=True)
 
 
 class Item(Base):
@@ -88,6 +91,8 @@ class Annotator(Base):
     code_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Bumped when a code is issued again or revoked: sessions opened with an older one end.
+    credential_version: Mapped[int] = mapped_column(Integer, default=1)
 
 
 class Assignment(Base):
@@ -111,12 +116,16 @@ class Rating(Base):
         Index("ix_ratings_assignment", "assignment_id", "id"),
         Index("ix_ratings_study", "study_id", "id"),
         Index("ix_ratings_annotator_assignment", "annotator_id", "assignment_id"),
+        Index("uq_ratings_assignment_revision", "assignment_id", "revision", unique=True),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
     assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"))
+    #: The rating's number within its slot (1, 2, ...); unique per slot, so of two saves that
+    #: saw the same version only one can store the next (see storage.annotation).
+    revision: Mapped[int] = mapped_column(Integer)
     value: Mapped[str] = mapped_column(String(100))
     unclear: Mapped[bool] = mapped_column(Boolean, default=False)
     comment: Mapped[str] = mapped_column(Text, default="")

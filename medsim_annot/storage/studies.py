@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from data_schemas import columns as C
+from medsim_annot.storage import annotation
 from medsim_annot.storage.models import Annotator, Assignment, Event, Item, Rating, Study
 
 Row = dict[str, Any]
@@ -50,14 +51,17 @@ def insert_study(
     guideline: str,
     config_json: str,
     created_at: dt.datetime,
+    ready: bool = True,
 ) -> int:
-    """Add a study row; its id."""
+    """Add a study row; its id. ``ready=False`` keeps it from annotators until
+    :func:`medsim_annot.storage.bulk.mark_ready`."""
     study = Study(
         name=name,
         scale_json=scale_json,
         guideline=guideline,
         config_json=config_json,
         created_at=created_at,
+        ready=ready,
     )
     s.add(study)
     s.flush()
@@ -256,9 +260,9 @@ def annotator_progress(s: Session, study_id: int) -> list[tuple[int, str, bool, 
 
 # --------------------------------------------------------------------------- ratings
 def insert_ratings(s: Session, rows: Sequence[Row]) -> None:
-    """Append rating rows (columns of :class:`Rating`)."""
-    if rows:
-        s.execute(insert(Rating), list(rows))
+    """Append rating rows (columns of :class:`Rating` without ``revision``), numbering each
+    slot's ratings after the ones it already has (see :func:`.annotation.insert_ratings`)."""
+    annotation.insert_ratings(s, rows)
 
 
 def ratings_version(s: Session, study_id: int) -> tuple[int, int]:

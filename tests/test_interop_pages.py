@@ -1,0 +1,68 @@
+"""AppTest of what issue 16 adds to the pages: the Export page's Hugging Face format gives
+the same folder as the service (as one ZIP), and the Embedding scoring page offers
+installed model packages and models of the local Hugging Face cache."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.interop import export_gold_hf
+from medsim_annot.storage import get_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = {"auth_role": "admin"}
+
+
+@pytest.fixture
+def app_db(db_url, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    return db_url
+
+
+def _page(name: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
+    for k, v in ADMIN.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
+    seed_demo(engine=get_engine())
+    at = _page("export.py")
+    assert not at.exception, at.exception
+    at.selectbox(key="export_format").select("hf")
+    at.checkbox(key="export_require_majority").check()
+    at.text_input(key="export_license").input("cc-by-4.0")
+    at.checkbox(key="export_split").check()
+    at.number_input(key="export_seed").set_value(5)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert at.success and "Hugging Face dataset folder" in at.success[0].value
+    res = at.session_state["export_result"]
+    assert res["name"] == "gold-demo-binary-hf.zip"
+    out = tmp_path / "hf"
+    manifest = export_gold_hf(
+        "demo-binary", out, license="cc-by-4.0", split=True, seed=5, require_majority=True
+    )
+    with zipfile.ZipFile(io.BytesIO(res["data"])) as z:
+        names = sorted(z.namelist())
+        assert names == sorted(
+            f"gold-demo-binary/{p}"
+            for p in (
+                "README.md",
+                "croissant.json",
+                "data/test.parquet",
+                "data/train.parquet",
+                "manifest.json",
+            )
+        )
+        for f in manifest["files"]:
+            assert z.read(f"gold-demo-binary/{f['path']}") == (out / f["path"]).read_bytes()
+    assert json.loads(res["manifest"]) == manifest
