@@ -1,8 +1,12 @@
 """medsim-annot: sign-in and navigation. Run with ``streamlit run app.py``.
 
-Annotators sign in with their access code and get only the Annotate page; the study admin
-signs in with the admin password and gets Study setup, Dashboard, Export and Embedding
-scoring (each of the last three only once its page file exists).
+Annotators sign in with their access code and get only the Annotate page; study admins sign
+in with their name and password and get Study setup, Dashboard, Activity, Export and Embedding
+scoring (each only once its page file exists). When single sign-on is configured
+(``[auth]`` in ``.streamlit/secrets.toml``, see docs/sso.md), "Sign in with SSO" sends the
+user to the identity provider; the configured ``admins`` list and the annotators' linked
+identities decide the role, and anyone else is refused. Failed sign-ins are throttled per
+client and overall (:mod:`medsim_annot.services.throttle`).
 """
 
 from __future__ import annotations
@@ -11,15 +15,85 @@ from pathlib import Path
 
 import streamlit as st
 
-from medsim_annot.services.auth import (
+from medsim_annot.services.admins import (
+    SsoOutcome,
     admin_password_configured,
-    authenticate_annotator,
-    check_admin_password,
+    env_password_problem,
+    sign_in_admin,
+    sign_in_with_code,
+    sso_role,
 )
+from medsim_annot.services.rating_queue import STORE_ERRORS
+from medsim_annot.services.throttle import Throttled
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
+SSO = "auth_sso"  # session flag: signed in through the identity provider
+SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
 st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
+st.session_state[_ui.ROUTED] = True
+STORE_DOWN = (
+    "The rating store cannot be reached right now, so your code could not be checked. "
+    "Nothing is lost: try again in a moment."
+)
+
+
+def _secrets(section: str) -> dict:
+    try:
+        value = st.secrets.get(section)
+    except Exception:
+        return {}
+    return dict(value) if value else {}
+
+
+def sso_configured() -> bool:
+    auth = _secrets("auth")
+    return bool(auth.get("client_id") and auth.get("server_metadata_url"))
+
+
+def sso_admins() -> list[str]:
+    """The ``admins`` list (e-mail addresses / subject ids) of ``[medsim]`` in secrets.toml."""
+    return [str(a) for a in _secrets("medsim").get("admins", [])]
+
+
+def _sso_session() -> SsoOutcome | None:
+    """Map the identity provider's user to a role (every run: a removed admin loses it)."""
+    if not sso_configured():
+        return None
+    if not st.user.is_logged_in:
+        if st.session_state.get(SSO):  # the SSO session ended elsewhere
+            _ui.sign_out()
+        return None
+    if _ui.role() and not st.session_state.get(SSO):
+        return None  # signed in with a password or code in this session: leave it
+    outcome = sso_role(st.user.to_dict(), admins=sso_admins(), engine=_ui.engine())
+    if outcome.role == "admin":
+        if _ui.current_admin() != outcome.admin:
+            _ui.sign_in_admin(outcome.admin)
+            st.session_state[SSO] = True
+    elif outcome.role == "annotator":
+        allowed = {a.annotator_id: a for a in outcome.annotators}
+        ident = st.session_state.get(_ui.IDENTITY)
+        current = getattr(ident, "annotator_id", None) if _ui.role() == "annotator" else None
+        if current not in allowed:
+            choice = st.session_state.get(SSO_CHOICE)
+            pick = allowed.get(choice) if len(allowed) > 1 else outcome.annotators[0]
+            if pick is None:
+                st.session_state.pop(_ui.ROLE, None)
+            else:
+                _ui.sign_in_annotator(pick)
+                st.session_state[SSO_CHOICE] = pick.annotator_id
+            st.session_state[SSO] = True
+    else:
+        for key in (_ui.ROLE, _ui.IDENTITY, _ui.ADMIN):
+            st.session_state.pop(key, None)
+        st.session_state[SSO] = True
+    return outcome
+
+
+def _sso_sign_out() -> None:
+    _ui.sign_out()
+    st.logout()
 
 
 def landing() -> None:
@@ -31,36 +105,95 @@ def landing() -> None:
         "**Annotators:** type the access code you were given and press *Sign in*. Your "
         "progress is saved with every key press; sign in again any time to continue."
     )
+    if notice := st.session_state.pop(_ui.NOTICE, None):
+        st.warning(notice, icon="🔒")
     with st.form("login_annotator", clear_on_submit=True):
         code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
         go = st.form_submit_button("Sign in", type="primary")
     if go:
-        ident = authenticate_annotator(code, engine=_ui.engine())
-        if ident is None:
-            st.error(
-                "This access code is not valid (or was revoked). Check it, or ask the "
-                "study admin for a new one."
-            )
+        try:
+            ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
+        except Throttled as exc:
+            st.error(f"Sign-in paused: {exc}.")
+        except STORE_ERRORS:
+            st.error(STORE_DOWN, icon=":material/hourglass_empty:")
         else:
-            _ui.sign_in_annotator(ident)
-            st.rerun()
+            if ident is None:
+                st.error(
+                    "This access code is not valid (or was revoked). Check it, or ask the "
+                    "study admin for a new one."
+                )
+            else:
+                _ui.sign_in_annotator(ident)
+                st.rerun()
+    if sso_configured():
+        st.button(
+            "Sign in with SSO",
+            key="login_sso",
+            on_click=st.login,
+            help="Your organisation's sign-in (study admins, and annotators of studies "
+            "that allow it).",
+        )
     with st.expander("Study admin"):
-        if not admin_password_configured(engine=_ui.engine()):
+        try:
+            configured = admin_password_configured(engine=_ui.engine())
+        except STORE_ERRORS:
+            configured = True
+        if problem := env_password_problem():
+            st.warning(problem)
+        elif not configured:
             st.info(
                 "No admin password is set yet: run `medsim admin set-password` or set "
-                "MEDSIM_ADMIN_PASSWORD."
+                "MEDSIM_ADMIN_PASSWORD (at least 12 characters)."
             )
         with st.form("login_admin", clear_on_submit=True):
+            name = st.text_input("Admin name", value="admin", key="login_admin_name")
             pw = st.text_input("Admin password", type="password", key="login_password")
             go_admin = st.form_submit_button("Sign in as admin")
         if go_admin:
-            if check_admin_password(pw, engine=_ui.engine()):
-                _ui.sign_in_admin()
-                st.rerun()
+            try:
+                admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
+            except Throttled as exc:
+                st.error(f"Sign-in paused: {exc}.")
+            except STORE_ERRORS:
+                st.error(STORE_DOWN, icon=":material/hourglass_empty:")
             else:
-                st.error("Wrong admin password.")
+                if admin is not None:
+                    _ui.sign_in_admin(admin)
+                    st.rerun()
+                else:
+                    st.error("Wrong admin name or password.")
 
 
+def refused(outcome: SsoOutcome):
+    def page() -> None:
+        st.title("medsim-annot")
+        st.error(
+            f"You are signed in as {outcome.identity or 'an unknown user'}, but this account "
+            "is not a study admin and is not linked to an annotator of a study that allows "
+            "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
+            icon=":material/lock:",
+        )
+        st.button("Sign out", key="sso_refused_signout", on_click=_sso_sign_out)
+
+    return page
+
+
+def choose_study(outcome: SsoOutcome):
+    def page() -> None:
+        st.title("medsim-annot")
+        st.write("You take part in several studies. Which one do you want to annotate?")
+        labels = {a.annotator_id: a.study_name for a in outcome.annotators}
+        pick = st.radio("Study", list(labels), format_func=labels.get, key="sso_pick")
+        if st.button("Continue", type="primary", key="sso_pick_go"):
+            st.session_state[SSO_CHOICE] = pick
+            st.rerun()
+        st.button("Sign out", key="sso_choose_signout", on_click=_sso_sign_out)
+
+    return page
+
+
+outcome = _sso_session()
 role = _ui.role()
 if role == "annotator":
     pages = [
@@ -70,11 +203,20 @@ elif role == "admin":
     pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
         ("dashboard.py", "Dashboard", ":material/monitoring:"),
+        ("activity.py", "Activity", ":material/history:"),
         ("export.py", "Export", ":material/download:"),
         ("scoring.py", "Embedding scoring", ":material/calculate:"),
     ):
         if (HERE / "pages" / file).exists():
             pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
+elif outcome is not None and outcome.role == "refused":
+    pages = [st.Page(refused(outcome), title="Sign in", icon=":material/login:", default=True)]
+elif outcome is not None and outcome.role == "annotator":
+    pages = [
+        st.Page(
+            choose_study(outcome), title="Choose a study", icon=":material/login:", default=True
+        )
+    ]
 else:
     pages = [st.Page(landing, title="Sign in", icon=":material/login:", default=True)]
 
@@ -82,10 +224,14 @@ nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:
     with st.sidebar:
         ident = st.session_state.get(_ui.IDENTITY)
+        admin = _ui.current_admin()
         st.caption(
             f"Signed in as {ident.name}"
             if role == "annotator" and ident
+            else f"Signed in as study admin {admin.name}"
+            if admin
             else "Signed in as study admin"
         )
-        st.button("Sign out", key="signout", on_click=_ui.sign_out)
+        sso = bool(st.session_state.get(SSO))
+        st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)
 nav.run()

@@ -4,6 +4,7 @@ This package imports nothing else of the project (and never streamlit); see READ
 """
 
 from . import columns
+from ._validate import has_control_chars
 from .ehr_rel import EhrRelFile, is_ehr_rel, read_ehr_rel, split_ehr_rel
 from .errors import InputError, Problem
 from .pairs import validate_pairs
@@ -29,6 +30,7 @@ __all__ = [
     "Scale",
     "ScaleOption",
     "columns",
+    "has_control_chars",
     "is_ehr_rel",
     "load_scale",
     "read_ehr_rel",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pandas as pd
@@ -15,6 +16,33 @@ import pandera.pandas as pa  # noqa: E402
 from pandera.errors import SchemaErrors  # noqa: E402
 
 from .errors import InputError, Problem  # noqa: E402
+
+#: Characters refused in terms, ids and names: C0/C1 control characters (CR, LF, TAB, NUL,
+#: ESC, ...), the Unicode line and paragraph separators and the bidirectional embedding,
+#: override and isolate controls. A line break in a term would let it escape the HTML block it
+#: is drawn in (security finding 2); the bidi controls make text display as something else.
+CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+#: The sentence shown for a cell that holds one of :data:`CONTROL_CHARS`.
+CONTROL_EXPLANATION = (
+    "contains a line break, tab or other control character; terms, ids and names must be "
+    "one line of printable text"
+)
+
+
+def has_control_chars(text: str) -> bool:
+    """Whether *text* holds a character of :data:`CONTROL_CHARS`.
+
+    >>> has_control_chars("fever"), has_control_chars("fever\\n\\n![x](http://e.org/x.png)")
+    (False, True)
+    """
+    return CONTROL_CHARS.search(text) is not None
+
+
+#: A pandera check refusing :data:`CONTROL_CHARS` (element-wise failures name row and column).
+no_control_chars = pa.Check(
+    lambda s: ~s.astype(str).str.contains(CONTROL_CHARS), name="no_control_chars"
+)
 
 
 def run_schema(

@@ -3,7 +3,9 @@
 Columns: ``pair_id`` (unique; generated stably from the row when absent or empty),
 ``term_1``, ``term_2`` (non-empty), optional ``auto_label`` (0 = dissimilar, 1 = similar),
 ``dataset``, ``difficulty`` (easy|hard), ``negative_strategy`` (random|levenshtein),
-``concept_id_1``, ``concept_id_2``. Any other column is kept as metadata.
+``concept_id_1``, ``concept_id_2``. Any other column is kept as metadata. Ids, terms, dataset
+and concept ids are one line of printable text: a line break, tab or other control character
+in them is an error naming the row and column.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import pandas as pd
 
 from . import columns as C
-from ._validate import pa, run_schema
+from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
 
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
@@ -34,10 +36,16 @@ _non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, element_wise=False,
 SCHEMA = pa.DataFrameSchema(
     {
         C.PAIR_ID: pa.Column(
-            str, checks=[_non_empty], unique=True, report_duplicates="exclude_first"
+            str,
+            checks=[_non_empty, no_control_chars],
+            unique=True,
+            report_duplicates="exclude_first",
         ),
-        C.TERM_1: pa.Column(str, checks=[_non_empty]),
-        C.TERM_2: pa.Column(str, checks=[_non_empty]),
+        C.TERM_1: pa.Column(str, checks=[_non_empty, no_control_chars]),
+        C.TERM_2: pa.Column(str, checks=[_non_empty, no_control_chars]),
+        C.DATASET: pa.Column(str, checks=[no_control_chars], required=False),
+        C.CONCEPT_ID_1: pa.Column(str, checks=[no_control_chars], required=False),
+        C.CONCEPT_ID_2: pa.Column(str, checks=[no_control_chars], required=False),
         C.AUTO_LABEL: pa.Column(str, checks=pa.Check.isin(["", "0", "1"]), required=False),
         C.DIFFICULTY: pa.Column(str, checks=pa.Check.isin(["", *C.DIFFICULTIES]), required=False),
         C.NEGATIVE_STRATEGY: pa.Column(
@@ -50,6 +58,7 @@ SCHEMA = pa.DataFrameSchema(
 
 _EXPLAIN = {
     "non_empty": "is empty; every pair needs a non-empty value here",
+    "no_control_chars": CONTROL_EXPLANATION,
     f"{C.PAIR_ID}:field_uniqueness": "pair_id '{value}' appears more than once",
     "field_uniqueness": "value '{value}' appears more than once",
     f"{C.AUTO_LABEL}:isin": "auto_label must be 0 or 1 (or empty), not '{value}'",

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
-from ._validate import pa, run_schema
+from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
 from .scales import Scale
 
@@ -22,8 +22,8 @@ _non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, name="non_empty")
 
 SCHEMA = pa.DataFrameSchema(
     {
-        C.PAIR_ID: pa.Column(str, checks=[_non_empty]),
-        C.ANNOTATOR: pa.Column(str, checks=[_non_empty]),
+        C.PAIR_ID: pa.Column(str, checks=[_non_empty, no_control_chars]),
+        C.ANNOTATOR: pa.Column(str, checks=[_non_empty, no_control_chars]),
         C.RATING: pa.Column(str),
         C.UNCLEAR: pa.Column(str, checks=pa.Check.isin(sorted(_TRUE | _FALSE)), required=False),
     },
@@ -32,6 +32,7 @@ SCHEMA = pa.DataFrameSchema(
 
 _EXPLAIN = {
     "non_empty": "is empty",
+    "no_control_chars": CONTROL_EXPLANATION,
     f"{C.UNCLEAR}:isin": "unclear must be true/false (or 1/0, yes/no), not '{value}'",
 }
 

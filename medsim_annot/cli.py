@@ -26,6 +26,14 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _actor() -> None:
+    """Events recorded by any command name the operating-system user (``cli:USER``)."""
+    from medsim_annot.services.admins import cli_actor, set_actor
+
+    set_actor(cli_actor())
+
+
 def _register_all() -> None:
     from medsim_annot import commands
 

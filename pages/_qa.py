@@ -14,13 +14,26 @@ import streamlit as st
 
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
-from pages._ui import download_csv, engine, require_admin  # noqa: F401 (re-exported for the QA pages)
+from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
+    download_csv,
+    download_name,
+    engine,
+    plain_markdown,
+    require_admin,
+)
 
 
 def load_dashboard(study: str, bootstrap: int = 0):
     """The study's dashboard; recomputed only when its ratings version changes."""
     with st.spinner("Computing the agreement figures…"):
         return dashboard_svc.study_dashboard(study, bootstrap=int(bootstrap), engine=engine())
+
+
+def load_model_quality(study: str, method: str) -> dict:
+    """The dashboard's model of the doctors (Dawid–Skene or MACE); recomputed only when the
+    study's ratings version changes."""
+    with st.spinner("Fitting the model of the doctors…"):
+        return load_dashboard(study).model_quality(method)
 
 
 def load_report(study: str, bootstrap: int = 0) -> bytes:

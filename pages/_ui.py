@@ -6,16 +6,30 @@ role shows a refusal and stops the script before anything else is rendered or se
 
 from __future__ import annotations
 
+import re
+import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
 from data_schemas.errors import InputError
 from medsim_annot.io import table_bytes
+from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
+from medsim_annot.services.names import file_slug
 from medsim_annot.services.store import open_store, store_url
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
+DOWNLOAD_NONCE = "auth_download_nonce"
+NOTICE = "auth_notice"
+ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
+#: Set by app.py on every run before it hands over to a page.
+ROUTED = "auth_routed"
 
 
 @st.cache_resource(show_spinner=False)
@@ -32,9 +46,25 @@ def role() -> str | None:
     return st.session_state.get(ROLE)
 
 
+def _to_sign_in() -> None:
+    """A page file run on its own goes to the sign-in page instead.
+
+    The first run in a fresh server process resolves the URL against the ``pages/`` folder
+    before app.py's ``st.navigation`` exists (Streamlit's legacy multipage mode): after a
+    server restart, a browser still showing ``/annotate`` would run this file directly, with
+    a raw list of page files in the sidebar. Switching to app.py gives a clean sign-in page.
+    (Streamlit flags that legacy mode on its PagesManager until st.navigation first runs.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and not st.session_state.get(ROUTED):
+        st.switch_page("app.py")
+
+
 def require_admin() -> None:
     """Refuse (and stop) unless the session signed in with the admin password."""
     if role() != "admin":
+        _to_sign_in()
         st.error(
             "This page is for the study admin. Sign in with the admin password on the start page.",
             icon=":material/lock:",
@@ -46,6 +76,7 @@ def require_annotator() -> AnnotatorIdentity:
     """The signed-in annotator; refuse (and stop) for anyone else."""
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
+        _to_sign_in()
         st.error(
             "Sign in with your access code on the start page to annotate.", icon=":material/lock:"
         )
@@ -53,9 +84,42 @@ def require_annotator() -> AnnotatorIdentity:
     return ident
 
 
-def sign_in_admin() -> None:
+def sign_in_admin(admin: AdminIdentity | None = None) -> None:
     st.session_state.clear()
     st.session_state[ROLE] = "admin"
+    st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
+
+
+def current_admin() -> AdminIdentity | None:
+    admin = st.session_state.get(ADMIN)
+    return admin if role() == "admin" and isinstance(admin, AdminIdentity) else None
+
+
+def _session_actor() -> str | None:
+    """The signed-in admin of the Streamlit session running this thread (or nobody)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    admin = current_admin()
+    return admin.actor if admin else None
+
+
+# Events recorded while a session runs (page script or widget callback) name its admin.
+set_actor_provider(_session_actor)
+
+
+def client_id() -> str:
+    """Who is signing in, for counting failed attempts: the connection's address (behind a
+    trusted reverse proxy, MEDSIM_TRUST_FORWARDED=1, the last X-Forwarded-For hop)."""
+    import os
+
+    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):
+        fwd = st.context.headers.get("X-Forwarded-For", "")
+        if fwd.strip():
+            return fwd.split(",")[-1].strip()
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) and ip else "local"
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:
@@ -66,6 +130,103 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
 
 def sign_out() -> None:
     st.session_state.clear()
+
+
+def end_session(reason: str) -> None:
+    """Sign out because the credential is no longer valid; the start page shows *reason*."""
+    st.session_state.clear()
+    st.session_state[NOTICE] = reason
+
+
+def download_name(stem: str, ext: str) -> str:
+    """A download file name: *stem* as a safe slug plus this session's random component.
+
+    Streamlit derives a download's media id from its bytes, type and file name; the random
+    part (64 bits, one per session) keeps that id underivable from the content, so nobody
+    without the session can guess the link of an export (security finding 9). A study name
+    never reaches a file name directly (finding 4).
+    """
+    nonce = st.session_state.get(DOWNLOAD_NONCE)
+    if nonce is None:
+        nonce = st.session_state[DOWNLOAD_NONCE] = secrets.token_hex(8)
+    return f"{file_slug(stem, fallback='download')}-{nonce}.{ext}"
+
+
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def plain_markdown(text: str) -> str:
+    """*text* for a markdown element (``st.success``, ``st.caption``...) with every ASCII
+    punctuation character backslash-escaped, so names and ids typed by people show as typed:
+    no links, images, emphasis, colours, emoji codes or maths (security finding 6).
+
+    >>> print(plain_markdown("![x](http://e.org/i.png)"))
+    \\!\\[x\\]\\(http\\:\\/\\/e\\.org\\/i\\.png\\)
+    """
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def html_text(text: str) -> str:
+    """*text* for a raw-HTML block inside markdown: every character that is not a letter,
+    digit or space becomes a numeric character reference. No line break, ``<``, ``[``, ``!``
+    or ``*`` is left for HTML *or* markdown to interpret, so a term can neither end the HTML
+    block nor become a link or an image (security finding 2).
+
+    >>> html_text("a\\n\\n![x](http://e.org)")
+    'a&#10;&#10;&#33;&#91;x&#93;&#40;http&#58;&#47;&#47;e&#46;org&#41;'
+    """
+    return "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};" for ch in str(text))
+
+
+def upload_base_name(name: str) -> str:
+    """The base name of an uploaded file's name (never a path: ``../x.csv`` gives ``x.csv``)."""
+    base = Path((name or "").replace("\\", "/")).name
+    return "upload" + Path(base).suffix if base in ("", ".", "..") else base
+
+
+@contextmanager
+def upload_copy(name: str, data: bytes) -> Iterator[Path]:
+    """A private temporary copy of an upload under its base name (the readers go by the
+    suffix), deleted with its folder on exit (security finding 3)."""
+    with tempfile.TemporaryDirectory(prefix="medsim-upload-") as folder:
+        path = Path(folder) / upload_base_name(name)
+        path.write_bytes(data)
+        yield path
+
+
+def show_codes_once(state_key: str, where: str, study: str, codes: list[dict], message: str):
+    """Keep newly issued access codes for the next run only (see :func:`codes_shown_once`)."""
+    st.session_state[state_key] = {
+        "where": where,
+        "study": study,
+        "codes": [{"name": c["name"], "access_code": c["access_code"]} for c in codes],
+        "message": message,
+    }
+
+
+def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
+    """Show the access codes kept by :func:`show_codes_once` for *where*, with a copy button
+    and a download, and forget them: the next run no longer has them (security finding 10)."""
+    new = st.session_state.get(state_key)
+    if not new or new["where"] != where:
+        return
+    del st.session_state[state_key]
+    text = "\n".join(f"{c['name']}: {c['access_code']}" for c in new["codes"]) + "\n"
+    with st.container(key=container_key):
+        st.success(
+            plain_markdown(new["message"])
+            + " Give each annotator their access code now: codes are shown only this once "
+            "and disappear at your next click (you can issue new ones below)."
+        )
+        st.code(text, language=None)  # has a copy button
+        st.download_button(
+            "Download the codes",
+            text.encode("utf-8"),
+            file_name=download_name(f"access-codes-{new['study']}", "txt"),
+            mime="text/plain",
+            on_click="ignore",
+            key=f"{container_key}_download",
+        )
 
 
 def problems_frame(exc: InputError) -> pd.DataFrame:
@@ -87,14 +248,20 @@ def show_problems(
         message = exc.summary()
     elif message is None:
         message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
-    st.error(message)
+    st.error(plain_markdown(message))  # names typed by people show as typed (finding 6)
     if n:
         st.dataframe(problems_frame(exc), hide_index=True, key=key)
 
 
 def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):
     """A button that downloads *frame* as CSV, through the one writer that escapes spreadsheet
-    formulas in every cell, header and index included (:func:`medsim_annot.io.table_bytes`)."""
+    formulas in every cell, header and index included (:func:`medsim_annot.io.table_bytes`).
+    The file name gets this session's random part (:func:`download_name`)."""
+    name = Path(file_name)
     st.download_button(
-        label, table_bytes(frame, index=index), file_name=file_name, mime="text/csv", key=key
+        label,
+        table_bytes(frame, index=index),
+        file_name=download_name(name.stem, name.suffix.lstrip(".") or "csv"),
+        mime="text/csv",
+        key=key,
     )

@@ -1,215 +1,166 @@
-"""Annotate: one pair at a time, one key press per rating (annotators only).
+"""Annotate: the annotation widget (annotators only).
 
-Only a :class:`~medsim_annot.services.annotation.PairView` is rendered: the two terms, the
-scale and guideline, the annotator's own current rating and progress. Nothing else about a
-pair reaches the browser.
+The widget (``pages/components/annotator``) holds a window of this annotator's queue in the
+browser and draws the next pair in the same frame as the key press; its ratings come back as
+an ordered list of unacknowledged entries, which this page hands to
+:func:`medsim_annot.services.rating_queue.commit_pending` and acknowledges. Only what a
+:class:`~medsim_annot.services.annotation.PairView` exposes reaches the browser (see
+:func:`~medsim_annot.services.rating_queue.widget_pair`).
+
+Store errors never end the page: the widget keeps the ratings ("not saved — will retry") and
+resends them with backoff until the store answers again.
 """
 
 from __future__ import annotations
 
 import html
-import time
 
 import streamlit as st
 
-from medsim_annot.errors import UsageProblem
-from medsim_annot.services import annotation as A
+from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
+from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.services import rating_queue as RQ
 from pages import _ui
+from pages.components.annotator import annotator
 
-POS = "annotate_position"
-SHOWN = "annotate_shown_at"
-WARN = "annotate_straight_line"
+KEY = "annotate_widget"
+ACKED = "annotate_acked"
+LOG = "annotate_log"
+LAST = "annotate_last"
+ENDED = "annotate_ended"
+EPOCH = "annotate_epoch"
+#: Pairs from the doctor's position on sent per refill (plus two behind, for Back); the
+#: widget asks for more when it holds fewer than 20 ahead.
+WINDOW = 40
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
-
-st.markdown(
-    """
-<style>
-.medsim-terms {display:flex; gap:1.2rem; align-items:stretch; margin:0.6rem 0 1rem 0;}
-.medsim-term {flex:1; font-size:2rem; font-weight:600; line-height:1.25; padding:1.1rem 1rem;
-  border:1px solid rgba(128,128,128,.35); border-radius:0.6rem; text-align:center;
-  overflow-wrap:anywhere;}
-.medsim-vs {align-self:center; opacity:.55; font-size:1.1rem;}
-</style>""",
-    unsafe_allow_html=True,
-)
+credential = getattr(ident, "credential_version", None)
+ss = st.session_state
 
 
-def _state_key(name: str, pos: int) -> str:
-    return f"annotate_{name}_{pos}"
+def _outbox() -> dict:
+    state = ss.get(KEY)
+    box = state.get("outbox") if isinstance(state, dict) else getattr(state, "outbox", None)
+    return box if isinstance(box, dict) else {}
 
 
-def _rate(pos: int, value, saved_unclear: bool = False) -> None:
-    """Button callback: save first (committed), then move on.
-
-    A press that arrives from the buttons of a pair the page has already left (a fast second
-    key press while the next pair is being drawn) is dropped: it must neither change the
-    previous answer nor rate a pair that was not on screen.
-    """
-    if pos != st.session_state.get(POS):
-        return
-    shown = st.session_state.get(SHOWN)
-    elapsed = int((time.monotonic() - shown[1]) * 1000) if shown and shown[0] == pos else None
-    unclear = bool(st.session_state.get(_state_key("unclear", pos), saved_unclear))
-    comment = st.session_state.get(_state_key("comment", pos), "") or ""
-    try:
-        res = A.submit_rating(
-            ident.annotator_id,
-            pos,
-            value,
-            unclear=unclear,
-            comment=comment,
-            elapsed_ms=elapsed,
-            engine=eng,
-        )
-    except UsageProblem as exc:
-        st.session_state["annotate_error"] = str(exc)
-        return
-    st.session_state[WARN] = (
-        A.straight_line_warning(ident.annotator_id, pos, engine=eng)
-        if res.saved
-        else st.session_state.get(WARN, False)
+def _ended_message(exc: Exception) -> str:
+    return (
+        "Your access code was replaced or revoked, so this session has stopped. "
+        f"Sign in again with your current code, or ask the study admin. ({exc})"
     )
-    st.session_state[POS] = res.next_position
-    st.session_state[SHOWN] = None
 
 
-def _back(pos: int | None) -> None:
-    if pos != st.session_state.get(POS):
-        return
-    if pos is None:
-        state = A.queue_state(ident.annotator_id, engine=eng)
-        st.session_state[POS] = max(0, state.total - 1)
-    elif pos > 0:
-        st.session_state[POS] = pos - 1
-    st.session_state[WARN] = False
-    st.session_state[SHOWN] = None
+outbox = _outbox()
+if outbox and outbox.get("epoch") != ss.get(EPOCH):
+    # Sequence numbers count within the browser tab's epoch: a new epoch starts afresh.
+    ss[EPOCH], ss[ACKED], ss[LOG] = outbox.get("epoch"), 0, {}
+acked = int(ss.get(ACKED, 0))
+log: dict[int, int] = ss.setdefault(LOG, {})
+refused_bad: list[dict] = []
+entries: list[RQ.PendingRating] = []
+for raw in outbox.get("pending") or []:
+    try:
+        entries.append(RQ.PendingRating.parse(raw))
+    except UsageProblem as exc:
+        seq = raw.get("seq") if isinstance(raw, dict) else None
+        if isinstance(seq, int):
+            refused_bad.append({"seq": seq, "position": -1, "message": str(exc), "current": None})
 
+outcome = RQ.CommitOutcome(ack=acked)
+if ss.get(ENDED) is None and entries:
+    outcome = RQ.commit_pending(
+        ident.annotator_id, entries, acked=acked, log=log, credential=credential, engine=eng
+    )
+    ss[ACKED] = outcome.ack
+    if outcome.ended:
+        ss[ENDED] = _ended_message(SessionEnded(outcome.ended))
 
-def _toggle_unclear(pos: int, current: bool) -> None:
-    key = _state_key("unclear", pos)
-    st.session_state[key] = not st.session_state.get(key, current)
+# need: the position from which the browser needs pairs; -1 (or no message yet): where to
+# resume (the first unrated slot); None: its window suffices, only acknowledge.
+need = outbox.get("need", -1) if outbox else -1
+resume = isinstance(need, int) and need < 0
+data_extra: dict = {"resume": bool(outbox) and resume}
+views = []
+unavailable = outcome.unavailable
+if ss.get(ENDED) is None and (resume or isinstance(need, int)):
+    try:
+        wpos = need
+        if resume:
+            state = RQ.resume_state(ident.annotator_id, credential=credential, engine=eng)
+            data_extra.update(start=state.first_unrated, complete=state.complete)
+            wpos = state.first_unrated
+            if wpos is None:
+                wpos = max(0, state.total - 1)
+        if not resume or state.total:
+            views = RQ.read_window(
+                ident.annotator_id, max(0, wpos - 2), WINDOW + 2, credential=credential, engine=eng
+            )
+    except SessionEnded as exc:
+        ss[ENDED] = _ended_message(exc)
+    except UsageProblem as exc:
+        st.error(str(exc))
+        st.stop()
+    except RQ.STORE_ERRORS:
+        unavailable = True
 
-
-if POS not in st.session_state:
-    st.session_state[POS] = A.queue_state(ident.annotator_id, engine=eng).first_unrated
-pos = st.session_state[POS]
+if views:
+    ss[LAST] = {
+        "who": RQ.session_key(ident.annotator_id, ident.study_id),
+        "scale": RQ.widget_scale(views[0]),
+        "guideline": views[0].guideline,
+        "total": views[0].total,
+        "done": views[0].done,
+        "window": [RQ.widget_pair(v) for v in views],
+    }
+last = ss.get(LAST)
 
 st.markdown(f"#### Hello, {html.escape(ident.name)}")
-if err := st.session_state.pop("annotate_error", None):
-    st.error(err)
-
-if pos is None:
-    state = A.queue_state(ident.annotator_id, engine=eng)
-    st.progress(1.0 if state.total else 0.0, text=f"{state.done} / {state.total}")
-    if state.complete:
-        st.success(
-            "Your queue is complete — thank you! Every rating is saved. You can close this tab.",
-            icon=":material/celebration:",
+if last is None:
+    if ss.get(ENDED):
+        st.error(ss[ENDED], icon=":material/lock:")
+    else:
+        st.warning(
+            "The rating store cannot be reached right now, so your pairs cannot be loaded. "
+            "Nothing is lost; try again in a moment.",
+            icon=":material/hourglass_empty:",
         )
-        with st.container(key="annotate_complete"):
-            st.button(
-                "← Back to the last pair",
-                key="annotate_back_end",
-                shortcut="Backspace",
-                on_click=_back,
-                args=(None,),
-            )
-        st.stop()
-    st.session_state[POS] = pos = state.first_unrated
-
-try:
-    view = A.get_pair(ident.annotator_id, pos, engine=eng)
-except UsageProblem as exc:
-    st.error(str(exc))
+        st.button("Try again", key="annotate_retry", type="primary")
     st.stop()
 
-# Time on the pair: from its first render after arriving at it to the key press.
-if (st.session_state.get(SHOWN) or (None,))[0] != pos:
-    st.session_state[SHOWN] = (pos, time.monotonic())
-scale = view.scale
-
-with st.container(key="annotate_progress"):
-    st.progress(
-        view.done / view.total if view.total else 0.0,
-        text=f"{view.done} / {view.total} rated · pair {pos + 1} of {view.total}",
-    )
-
-st.markdown(
-    f'<div class="medsim-terms" data-testid="medsim-pair" data-position="{pos}">'
-    f'<div class="medsim-term" data-testid="medsim-term-1">{html.escape(view.term_1)}</div>'
-    f'<div class="medsim-vs">vs</div>'
-    f'<div class="medsim-term" data-testid="medsim-term-2">{html.escape(view.term_2)}</div>'
-    f"</div>",
-    unsafe_allow_html=True,
-)
-
-with st.container(key="annotate_options", horizontal=True):
-    for opt in scale.options:
-        current = view.rated and scale._same(view.rating, opt.value)
-        st.button(
-            f"{opt.label}",
-            key=f"annotate_opt_{pos}_{opt.key}",
-            shortcut=opt.key,
-            type="primary" if current else "secondary",
-            help=opt.description or None,
-            on_click=_rate,
-            args=(pos, opt.value, view.unclear),
-        )
-
-cols = st.columns([1, 1, 2])
-with cols[0]:
-    st.button(
-        "← Back",
-        key=f"annotate_back_{pos}",
-        shortcut="Backspace",
-        disabled=pos == 0,
-        on_click=_back,
-        args=(pos,),
-    )
-with cols[1]:
-    if scale.unclear_flag:
-        unclear_now = st.session_state.get(_state_key("unclear", pos), view.unclear)
-        st.button(
-            "Unclear meaning ✓" if unclear_now else "Unclear meaning",
-            key=f"annotate_unclear_btn_{pos}",
-            shortcut="U",
-            type="primary" if unclear_now else "secondary",
-            on_click=_toggle_unclear,
-            args=(pos, view.unclear),
-        )
-with cols[2], st.popover("Guidelines and scale", width="stretch", key="annotate_guidelines"):
-    st.markdown(view.guideline)
+with st.popover("Guidelines and scale", key="annotate_guidelines"):
+    st.markdown(last["guideline"])
     st.markdown(
-        "\n".join(f"- **{o.label}** (key `{o.key}`): {o.description}" for o in scale.options)
+        "\n".join(
+            f"- **{o['label']}** (key `{o['key']}`): {o['description']}"
+            for o in last["scale"]["options"]
+        )
     )
-    if scale.unclear_flag:
+    if last["scale"]["unclear_flag"]:
         st.markdown("- Key `u`: flag that a term's meaning is unclear to you.")
-    st.markdown("Key `Backspace`: back to the previous pair.")
-
-st.text_input(
-    "Comment (optional) — press Tab to leave the field, then the rating key",
-    key=_state_key("comment", pos),
-    value=view.comment,
-)
-
-if view.rated:
-    st.caption(
-        f"Saved: {scale.option(view.rating).label}"
-        + (" · unclear meaning" if view.unclear else "")
-        + ". Press a key to change it."
-    )
-if st.session_state.get(WARN):
-    st.info(
-        "You have given the same rating to the last 10 pairs. That can be right — just "
-        "a reminder to look at each pair afresh.",
-        icon=":material/visibility:",
+    st.markdown(
+        "Key `Backspace`: back to the previous pair. A key pressed within "
+        f"{MIN_VIEW_MS} ms of a pair appearing is ignored (and says so)."
     )
 
-# Rendered last: when the browser shows this marker for a position, every element of that
-# pair (terms, buttons with their shortcuts) has arrived. Browser tests wait for it.
-st.markdown(
-    f'<div data-testid="medsim-ready" data-position="{pos}" style="display:none"></div>',
-    unsafe_allow_html=True,
-)
+data = {
+    "who": last["who"],
+    "scale": last["scale"],
+    "min_view_ms": MIN_VIEW_MS,
+    "comment_max": COMMENT_MAX_CHARS,
+    "total": last["total"],
+    "done": last["done"] if not views else views[0].done,
+    "window": last["window"] if views else [],
+    "start": None,
+    "complete": False,
+    **data_extra,
+    "reply_to": outbox.get("sent", 0),
+    "attempt": outbox.get("attempt", 0),
+    "ack": outcome.ack,
+    "versions": {str(k): v for k, v in outcome.versions.items()},
+    "refused": outcome.refused + refused_bad,
+    "unavailable": unavailable,
+    "ended": ss.get(ENDED),
+}
+annotator(data=data, key=KEY, on_outbox_change=lambda: None)

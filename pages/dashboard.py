@@ -28,12 +28,19 @@ def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
-    for rec in comp.to_dict(orient="records"):
-        st.progress(
-            min(1.0, float(rec["share"])),
-            text=f"{rec['annotator']}: {rec['done']} / {rec['total']} rated"
-            + ("" if rec["active"] else " (code revoked)"),
-        )
+    # A table, never markdown: annotator names are shown as typed (security finding 6).
+    comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
+    st.dataframe(
+        comp[["annotator", "done", "total", "share", "access"]],
+        hide_index=True,
+        width="stretch",
+        key="dashboard_completion",
+        column_config={
+            "share": st.column_config.ProgressColumn(
+                "rated", min_value=0.0, max_value=1.0, format="percent"
+            )
+        },
+    )
 
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
@@ -57,7 +64,7 @@ def _dashboard() -> None:
     st.download_button(
         "Download the HTML report",
         lambda: _qa.load_report(study, 1000 if boot else 0),
-        file_name=f"qa-report-{study}.html",
+        file_name=_qa.download_name(f"qa-report-{study}", "html"),
         mime="text/html",
         key="dashboard_report",
         type="primary",
@@ -101,11 +108,35 @@ def _dashboard() -> None:
     st.header("Rater quality")
     quality = dash.quality_table()
     for reading in quality["reading"]:
-        st.markdown(f"- {reading}")
+        st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
     st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+    # ---- model of the doctors (crowd-kit) ----------------------------------------------------
+    if dash.scale.level == "nominal":
+        st.subheader("Gold from a model of the doctors")
+        method = st.segmented_control(
+            "Model",
+            ["off", "dawid-skene", "mace"],
+            default="off",
+            key="dashboard_model",
+            help="Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
+            "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
+        )
+        if method and method != "off":
+            model = _qa.load_model_quality(study, method)
+            if model["reason"]:
+                st.caption(model["reason"])
+            else:
+                st.metric("Pairs the model labels differently from the majority", model["differs"])
+                _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
+                if len(model["confusion"]):
+                    st.caption("Estimated confusion: P(doctor gives *given* | true label).")
+                    _qa.table(
+                        model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
+                    )
 
     # ---- disagreement explorer -------------------------------------------------------------
     st.header("Disagreement explorer")

@@ -15,6 +15,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import export_gold, manifest_path
 from medsim_annot.services.interop import export_gold_hf, zip_folder
+from medsim_annot.services.names import file_slug
 from pages import _qa, _ui
 
 _qa.require_admin()
@@ -73,7 +74,8 @@ filters = {
 
 if go and fmt == "hf":
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / f"gold-{study}"
+        stem = file_slug(f"gold-{study}", fallback="gold")
+        folder = Path(tmp) / stem
         try:
             with st.spinner("Writing the dataset folder and its agreement intervals…"):
                 manifest = export_gold_hf(
@@ -91,17 +93,17 @@ if go and fmt == "hf":
             _ui.show_problems(exc, key="export_hf_problems")
         except UsageProblem as exc:
             st.session_state.pop("export_result", None)
-            st.error(str(exc))
+            st.error(_qa.plain_markdown(str(exc)))
         else:
             st.session_state["export_result"] = {
                 "study": study,
-                "name": f"gold-{study}-hf.zip",
-                "data": zip_folder(folder, f"gold-{study}"),
+                "name": _qa.download_name(f"gold-{study}-hf", "zip"),
+                "data": zip_folder(folder, stem),
                 "manifest_name": "manifest.json",
                 "manifest": (folder / "manifest.json").read_bytes(),
             }
 elif go:
-    name = f"gold-{study}.{fmt}"
+    name = _qa.download_name(f"gold-{study}", fmt)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / name
         try:
@@ -117,7 +119,7 @@ elif go:
             _ui.show_problems(exc, key="export_problems")
         except UsageProblem as exc:
             st.session_state.pop("export_result", None)
-            st.error(str(exc))
+            st.error(_qa.plain_markdown(str(exc)))
         else:
             st.session_state["export_result"] = {
                 "study": study,

@@ -6,14 +6,19 @@ medsim_annot.services.scoring (the same functions as `medsim score` / `medsim ev
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._ui import download_csv, engine, require_admin, show_problems
+from pages._ui import (
+    download_csv,
+    engine,
+    plain_markdown,
+    require_admin,
+    show_problems,
+    upload_base_name,
+    upload_copy,
+)
 
 require_admin()
 
@@ -95,17 +100,18 @@ else:
     )
     if upload is None:
         st.stop()
-    folder = Path(tempfile.mkdtemp(prefix="medsim-score-"))
-    path = folder / upload.name
-    path.write_bytes(upload.getvalue())
     try:
         from medsim_annot.io import read_table
 
-        gold_frame = read_table(path)
-        pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
+        # A private copy under the base name only, deleted as soon as it is read (finding 3).
+        with upload_copy(upload.name, upload.getvalue()) as path:
+            gold_frame = read_table(path)
+            pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
         scoring.gold_from_frame(gold_frame, file=upload.name)
     except InputError as exc:
-        show_problems(exc, f"{upload.name} cannot be used:", key="scoring_problems")
+        show_problems(
+            exc, f"{upload_base_name(upload.name)} cannot be used:", key="scoring_problems"
+        )
         st.stop()
 if pairs is None or not len(pairs):
     st.warning("No pairs to score with these filters.")
@@ -173,7 +179,7 @@ if st.button(
         show_problems(exc, key="scoring_run_problems")
     except UsageProblem as exc:
         bar.empty()
-        st.error(str(exc))
+        st.error(plain_markdown(str(exc)))
 
 # ---------------------------------------------------------------- 3. results
 if KEY + "result" in st.session_state:

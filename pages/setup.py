@@ -3,7 +3,6 @@ design, and manage annotators and their access codes."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +14,7 @@ from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import upload_types
 from medsim_annot.seeds import new_seed
+from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
@@ -24,25 +24,20 @@ _ui.require_admin()
 eng = _ui.engine()
 
 PAIR_SUFFIXES = tuple("." + t for t in upload_types())
-
-
-def _saved_upload(upload) -> Path:
-    """Write an uploaded file (once per upload) to a temporary file with its name: the
-    readers go by the suffix."""
-    saved = st.session_state.setdefault("setup_uploads", {})
-    path = saved.get(upload.file_id)
-    if path is None or not Path(path).exists():
-        folder = Path(tempfile.mkdtemp(prefix="medsim-upload-"))
-        path = folder / Path(upload.name).name
-        path.write_bytes(upload.getvalue())
-        saved[upload.file_id] = path
-    return Path(path)
+NEW_CODES = "setup_new_codes"
 
 
 @st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
 def _load_pairs(path: str, mtime: float, size: int) -> pd.DataFrame:
     # Cached per file version; a file with problems raises (and is not cached).
     return S.load_pairs(path)
+
+
+@st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
+def _load_uploaded_pairs(name: str, data: bytes) -> pd.DataFrame:
+    # Cached per content; the temporary copy (base name only) is deleted once read.
+    with _ui.upload_copy(name, data) as path:
+        return S.load_pairs(path)
 
 
 def _local_pair_files() -> list[Path]:
@@ -79,6 +74,8 @@ source = st.radio(
     "Pairs file", ["Upload", "Choose a file in data/"], horizontal=True, key="setup_source"
 )
 pairs_path: Path | None = None
+pairs_name: str | None = None  # the file name shown and recorded with the study
+pairs = None
 if source == "Upload":
     up = st.file_uploader(
         "Pairs file (CSV, TSV, JSONL or Parquet)",
@@ -86,7 +83,13 @@ if source == "Upload":
         type=[s.lstrip(".") for s in PAIR_SUFFIXES],
     )
     if up is not None:
-        pairs_path = _saved_upload(up)
+        pairs_name = _ui.upload_base_name(up.name)
+        try:
+            pairs = _load_uploaded_pairs(up.name, up.getvalue())
+        except InputError as exc:
+            _show_problems(exc.with_file(pairs_name))
+        else:
+            st.success(f"{pairs_name}: {len(pairs)} valid pairs.")
 else:
     files = _local_pair_files()
     choice = st.selectbox(
@@ -98,11 +101,11 @@ else:
     )
     pairs_path = Path(choice) if choice else None
 
-pairs = None
 if pairs_path is not None and not pairs_path.is_file():
     st.error(f"{pairs_path} does not exist (any more).")
     pairs_path = None
 if pairs_path is not None:
+    pairs_name = pairs_path.name
     try:
         stat = pairs_path.stat()
         pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
@@ -122,7 +125,8 @@ else:
     up_scale = st.file_uploader("Scale file", type=["yaml", "yml", "json"], key="setup_scale_file")
     if up_scale is not None:
         try:
-            scale = load_scale(_saved_upload(up_scale))
+            with _ui.upload_copy(up_scale.name, up_scale.getvalue()) as scale_path:
+                scale = load_scale(scale_path)
         except InputError as exc:
             _show_problems(exc.with_file(up_scale.name))
 if scale is not None:
@@ -219,7 +223,7 @@ options = DesignOptions(
 ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
 if pairs is not None and names:
     try:
-        prep = prepare_study(pairs, names, options, file=pairs_path.name)
+        prep = prepare_study(pairs, names, options, file=pairs_name)
     except InputError as exc:
         _show_problems(exc)
         ready = False
@@ -243,7 +247,7 @@ if st.button("Create study", type="primary", disabled=not ready, key="setup_crea
             names,
             options,
             guideline=guideline,
-            file=pairs_path.name,
+            file=pairs_name,
             engine=eng,
         )
     except InputError as exc:
@@ -251,17 +255,12 @@ if st.button("Create study", type="primary", disabled=not ready, key="setup_crea
     except UsageProblem as exc:
         st.error(str(exc))
     else:
-        st.session_state["setup_new_codes"] = (out["study"], out["annotators"])
+        _ui.show_codes_once(
+            NEW_CODES, "create", out["study"], out["annotators"], f"Study created: {out['study']}."
+        )
         st.rerun()
 
-if new := st.session_state.get("setup_new_codes"):
-    study_name, codes = new
-    with st.container(key="setup_created"):
-        st.success(
-            f"Study '{study_name}' created. Give each annotator their access code now: "
-            "codes are shown only once (you can issue new ones below)."
-        )
-        st.code("\n".join(f"{c['name']}: {c['access_code']}" for c in codes), language=None)
+_ui.codes_shown_once(NEW_CODES, "create", "setup_created")
 
 # ----------------------------------------------------------------------------- annotators
 st.header("Annotators and access codes")
@@ -273,14 +272,17 @@ study = st.selectbox(
 )
 st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
 people = A.annotators(study, engine=eng)["annotator"].tolist()
-tab_add, tab_rename, tab_code, tab_revoke = st.tabs(["Add", "Rename", "Issue code", "Revoke"])
+tab_add, tab_rename, tab_code, tab_revoke, tab_sso = st.tabs(
+    ["Add", "Rename", "Issue code", "Revoke", "Single sign-on"]
+)
 result_key = "setup_manage_result"
 with tab_add:
     new_name = st.text_input("New annotator", key="setup_add_name")
     if st.button("Add annotator", key="setup_add"):
         try:
             out = A.add_annotator(study, new_name, engine=eng)
-            st.session_state[result_key] = f"Added {out['name']}; access code: {out['access_code']}"
+            st.session_state.pop(result_key, None)
+            _ui.show_codes_once(NEW_CODES, "manage", study, [out], f"Added {out['name']}.")
         except UsageProblem as exc:
             st.session_state[result_key] = f"error: {exc}"
 with tab_rename:
@@ -296,19 +298,65 @@ with tab_code:
     who = st.selectbox("Annotator", people, key="setup_code_who")
     if st.button("Issue a new code (the old one stops working)", key="setup_issue") and who:
         code = A.issue_code(study, who, engine=eng)
-        st.session_state[result_key] = f"New access code for {who}: {code}"
+        st.session_state.pop(result_key, None)
+        _ui.show_codes_once(
+            NEW_CODES,
+            "manage",
+            study,
+            [{"name": who, "access_code": code}],
+            f"New access code for {who} (the old one no longer works).",
+        )
 with tab_revoke:
     who_r = st.selectbox("Annotator", people, key="setup_revoke_who")
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
         A.revoke_code(study, who_r, engine=eng)
         st.session_state[result_key] = f"Revoked the access code of {who_r}."
-if (
-    any(
-        st.session_state.get(k)
-        for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke")
+with tab_sso:
+    st.caption(
+        "Annotators linked to their identity in your organisation's sign-in may use "
+        "*Sign in with SSO* when this study allows it; access codes keep working."
     )
-    and result_key in st.session_state
-):
+    sso_key = f"setup_sso_enabled:{study}"
+
+    def _switch_sso() -> None:
+        allow = bool(st.session_state[sso_key])
+        ADM.set_annotator_sso(study, allow, engine=eng)
+        st.session_state[result_key] = (
+            f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study}."
+        )
+
+    st.toggle(
+        "Annotators of this study may sign in by SSO",
+        value=ADM.annotator_sso_enabled(study, engine=eng),
+        key=sso_key,
+        on_change=_switch_sso,
+    )
+    links = ADM.sso_links(study, engine=eng)
+    st.dataframe(
+        pd.DataFrame({"annotator": list(links), "SSO identity": [v or "" for v in links.values()]}),
+        hide_index=True,
+        key="setup_sso_table",
+    )
+    who_s = st.selectbox("Annotator", people, key="setup_sso_who")
+    ident = st.text_input(
+        "SSO identity (e-mail address or subject id; empty removes the link)",
+        key="setup_sso_identity",
+    )
+    if st.button("Link", key="setup_sso_link") and who_s:
+        try:
+            ADM.link_annotator_sso(study, who_s, ident, engine=eng)
+            st.session_state[result_key] = (
+                f"Linked {who_s} to {ADM.normalise_identity(ident)}."
+                if ident.strip()
+                else f"Removed the SSO link of {who_s}."
+            )
+        except UsageProblem as exc:
+            st.session_state[result_key] = f"error: {exc}"
+if any(
+    st.session_state.get(k)
+    for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke", "setup_sso_link")
+) and (result_key in st.session_state or NEW_CODES in st.session_state):
     st.rerun()  # show the updated table with the message
 if msg := st.session_state.get(result_key):
-    (st.error if msg.startswith("error:") else st.success)(msg)
+    (st.error if msg.startswith("error:") else st.success)(_ui.plain_markdown(msg))
+_ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")

@@ -35,6 +35,16 @@ def need(condition: bool, reason: str, flag: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_signin_throttles():
+    """Failed sign-ins are counted per process: each test starts with none counted."""
+    from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS
+
+    ADMIN_SIGNINS.reset()
+    CODE_SIGNINS.reset()
+    yield
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     need(

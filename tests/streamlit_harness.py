@@ -33,10 +33,68 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
-    """Serve app.py with *env*; yield the base URL once /_stcore/health answers 200."""
-    port = free_port()
+def start_streamlit(
+    env: dict,
+    log_path: Path,
+    port: int | None = None,
+    timeout: float = 60,
+    script: str = "app.py",
+):
+    """Start ``streamlit run app.py`` (or *script*) with *env* on *port* (default: a free
+    one; a fixed port survives a restart, and with it the browser's sessionStorage); return
+    (process, base URL) once /_stcore/health answers 200. The caller stops it (``terminate``,
+    or ``kill -9`` in the fault tests)."""
+    port = port or free_port()
+    with open(log_path, "a") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                script,
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, base
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
+        time.sleep(0.3)
+
+
+def streamlit_server(
+    env: dict,
+    log_path: Path,
+    timeout: float = 60,
+    *,
+    port: int | None = None,
+    args: tuple[str, ...] = (),
+):
+    """Serve app.py with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
+    base URL once /_stcore/health answers 200."""
+    port = port or free_port()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [
@@ -55,6 +113,7 @@ def streamlit_server(env: dict, log_path: Path, timeout: float = 60):
                 "false",
                 "--server.fileWatcherType",
                 "none",
+                *args,
             ],
             cwd=ROOT,
             env=env,

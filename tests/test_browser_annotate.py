@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -77,12 +78,27 @@ def browser(server):
 
 
 def _position(page) -> int:
-    return int(page.get_attribute('[data-testid="medsim-ready"]', "data-position"))
+    return int(page.get_attribute('[data-testid="medsim-pair"]', "data-position"))
 
 
 def _wait_position(page, pos: int) -> None:
     page.wait_for_selector(
-        f'[data-testid="medsim-ready"][data-position="{pos}"]', state="attached", timeout=20000
+        f'[data-testid="medsim-pair"][data-position="{pos}"]', state="visible", timeout=20000
+    )
+
+
+def _press(page, key: str) -> None:
+    """A key press as a doctor makes it: after looking at the pair (a press within
+    MIN_VIEW_MS of a pair appearing is ignored by the widget)."""
+    time.sleep(0.2)
+    page.keyboard.press(key)
+
+
+def _widget_html(page) -> str:
+    """The annotation widget's own DOM (a shadow root, which page.content() leaves out)."""
+    return page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]"
+        ".map(h => h.shadowRoot ? h.shadowRoot.innerHTML : '').join('')"
     )
 
 
@@ -90,7 +106,7 @@ def _sign_in_annotator(page, base: str, code: str) -> None:
     page.goto(base + "/")
     page.get_by_label("Access code").fill(code)
     page.get_by_role("button", name="Sign in", exact=True).click()
-    page.wait_for_selector('[data-testid="medsim-ready"]', state="attached", timeout=20000)
+    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=20000)
 
 
 def _sign_in_admin(page, base: str) -> None:
@@ -126,10 +142,11 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     keys = ["1", "2", "1", "3", "2", "1", "1", "2", "3", "1"]
     for i, key in enumerate(keys):
         assert _position(page) == i
-        page.keyboard.press(key)
+        _press(page, key)
         _wait_position(page, i + 1)
         pressed[i] = key
     page.get_by_text(f"10 / {N_PAIRS} rated").wait_for()
+    page.locator('[data-testid="medsim-save-status"]').get_by_text("All saved").wait_for()
 
     page.reload()  # a reload starts a new session: sign in again, resume at pair 11
     _sign_in_annotator(page, base, codes["doc_a"])
@@ -137,12 +154,13 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     page.get_by_text(f"10 / {N_PAIRS} rated").wait_for()
 
     terms_before = page.locator('[data-testid="medsim-term-1"]').inner_text()
-    page.keyboard.press("Backspace")
+    _press(page, "Backspace")
     _wait_position(page, 9)
     assert page.locator('[data-testid="medsim-term-1"]').inner_text() != terms_before
     changed_term = page.locator('[data-testid="medsim-term-1"]').inner_text()
-    page.keyboard.press("2")  # was "1": a change, saved as a new rating
+    _press(page, "2")  # was "1": a change, saved as a new rating
     _wait_position(page, 10)
+    page.locator('[data-testid="medsim-save-status"]').get_by_text("All saved").wait_for()
 
     out = server["tmp"] / "export.csv"
     commands = ROOT / "medsim_annot" / "commands" / "study.py"
@@ -217,17 +235,20 @@ def test_annotator_is_blind_and_cannot_open_admin_pages(server, browser):
         ),
     )
     _sign_in_annotator(page, server["base"], access)
-    seen_html = [page.content()]
+    seen_html = [page.content(), _widget_html(page)]
     for key in ["0", "3", "2"]:
         pos = _position(page)
-        page.keyboard.press(key)
+        _press(page, key)
         _wait_position(page, pos + 1)
-        seen_html.append(page.content())
-    page.keyboard.press("u")  # unclear flag on the 0-3 scale
-    page.get_by_role("button", name="Unclear meaning ✓").wait_for()
+        seen_html += [page.content(), _widget_html(page)]
+    _press(page, "u")  # unclear flag on the 0-3 scale
+    assert page.get_attribute('[data-testid="medsim-unclear"]', "aria-pressed") == "true"
+    _press(page, "Backspace")
+    page.locator('[data-testid="medsim-save-status"]').get_by_text("All saved").wait_for()
     page.get_by_role("button", name="Guidelines and scale").click()
     page.get_by_text("Extremely related").first.wait_for()
-    seen_html.append(page.content())
+    seen_html += [page.content(), _widget_html(page)]
+    assert "Extremely related" in seen_html[-1]  # the widget's own DOM was captured
     # Annotators get only the Annotate page; admin pages are not even in their navigation.
     assert page.get_by_role("heading", name="Study setup").count() == 0
     for path in ("/setup", "/dashboard", "/export", "/scoring"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -66,12 +67,17 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     page.get_by_text("Require a majority").click()
     page.get_by_role("button", name="Prepare export").click()
     page.get_by_text("96 of 120 pairs ready").wait_for(timeout=60000)
+    # Download names carry a random part per session (security finding 9).
+    name_re = re.compile(r"^Download gold-demo-binary-[0-9a-f]{16}\.csv$")
     with page.expect_download(timeout=30000) as dl:
-        page.get_by_role("button", name="Download gold-demo-binary.csv", exact=True).click()
+        page.get_by_role("button", name=name_re).click()
+    assert re.fullmatch(r"gold-demo-binary-[0-9a-f]{16}\.csv", dl.value.suggested_filename)
     browser_file = tmp / "browser-gold.csv"
     dl.value.save_as(browser_file)
     with page.expect_download(timeout=30000) as dl:
-        page.get_by_role("button", name="Download gold-demo-binary.csv.manifest.json").click()
+        page.get_by_role(
+            "button", name=re.compile(r"^Download gold-demo-binary-[0-9a-f]{16}\.csv\.manifest")
+        ).click()
     browser_manifest = tmp / "browser-gold.manifest.json"
     dl.value.save_as(browser_manifest)
 
@@ -100,6 +106,8 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     theirs = json.loads((tmp / "gold-demo-binary.csv.manifest.json").read_text(encoding="utf-8"))
     assert ours["sha256"] == theirs["sha256"]
     assert ours.pop("exported_at") and theirs.pop("exported_at")
+    assert ours.pop("file") == dl.value.suggested_filename.removesuffix(".manifest.json")
+    assert theirs.pop("file") == "gold-demo-binary.csv"
     assert ours == theirs
     assert ours["counts"]["exported"] == 96
 
@@ -110,7 +118,9 @@ def test_admin_sees_the_dashboard(server, browser):
     page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
     page.get_by_role("heading", name="QA dashboard").wait_for(timeout=30000)
     page.get_by_role("heading", name="Automatic labels vs majority").wait_for(timeout=60000)
-    page.get_by_text("dr_ahmed: 100 / 120 rated").wait_for(timeout=30000)
+    # Completion is a table (names as text, security finding 6).
+    page.get_by_test_id("stDataFrame").first.wait_for(timeout=30000)
+    assert page.get_by_test_id("stMarkdownContainer").filter(has_text="dr_ahmed: 100").count() == 0
     page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)
     charts = page.get_by_test_id("stPlotlyChart")
     charts.first.wait_for(timeout=60000)

@@ -19,12 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SQL = {"sqlalchemy", "psycopg", "alembic"}
 
-#: Services that still build their own queries, until the branches that rewrite them land:
-#: services/annotation.py (issue 17, atomic saves) and services/auth.py (issue 14, security
-#: findings). Delete an entry (and this comment's issue) when its branch moves the SQL into
-#: medsim_annot/storage/.
-SQL_ALLOWANCE = frozenset({"medsim_annot/services/annotation.py", "medsim_annot/services/auth.py"})
-
 
 def _modules(path: Path) -> set[str]:
     """Every module imported at module level (also under ``if TYPE_CHECKING:``), dotted."""
@@ -79,9 +73,7 @@ def test_sql_only_in_storage():
     offenders = [
         _rel(p)
         for p in _files("medsim_annot", "data_schemas", "pages", "app.py")
-        if SQL & _top(p)
-        and not _rel(p).startswith("medsim_annot/storage/")
-        and _rel(p) not in SQL_ALLOWANCE
+        if SQL & _top(p) and not _rel(p).startswith("medsim_annot/storage/")
     ]
     assert offenders == []
 
@@ -102,8 +94,7 @@ def test_services_use_storage_public_functions():
     offenders = [
         _rel(p)
         for p in _files("medsim_annot/services")
-        if _rel(p) not in SQL_ALLOWANCE
-        and _imports_any(p, ("medsim_annot.storage.db", "medsim_annot.storage.models"))
+        if _imports_any(p, ("medsim_annot.storage.db", "medsim_annot.storage.models"))
     ]
     assert offenders == []
 
@@ -129,12 +120,6 @@ def test_pages_call_services():
         )
     ]
     assert offenders == []
-
-
-def test_allowance_is_still_needed():
-    """Each allowed module still speaks SQL; delete its entry once it does not."""
-    stale = [m for m in SQL_ALLOWANCE if not (SQL & _top(ROOT / m))]
-    assert stale == []
 
 
 def test_pages_share_one_problems_table_and_no_dashboard_cache():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from data_schemas.scales import BINARY, RELATEDNESS_0_3
+from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies, rating_history
 from medsim_annot.storage import dispose_all
@@ -43,6 +45,7 @@ def _annotator(name="s", scale=BINARY, n=6):
 
 def _page(path, role=None, identity=None):
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
+    at.session_state["auth_routed"] = True  # as when app.py hands over to the page
     if role:
         at.session_state["auth_role"] = role
     if identity is not None:
@@ -71,83 +74,133 @@ def _all_text(at) -> str:
     return "\n".join(parts)
 
 
-def test_annotate_shows_pair_blind_and_rates(db):
-    ident, _ = _annotator()
+def _widget(at) -> dict:
+    """The data the page hands to the annotation widget (what crosses the websocket)."""
+    return json.loads(at.get("bidi_component")[0].proto.json)
+
+
+def _send(at, pending, need=None, sent=1):
+    """What the widget's JavaScript does on a key press: set its outbox state, rerun."""
+    at.session_state["annotate_widget"] = {
+        "outbox": {"epoch": "t", "pending": pending, "need": need, "sent": sent, "attempt": 0}
+    }
+    return at.run()
+
+
+def test_annotate_sends_a_blind_window_and_resumes_at_first_unrated(db):
+    ident, _ = _annotator(n=6)
     at = _page("pages/annotate.py", "annotator", ident)
     assert not at.exception
-    text = _all_text(at)
-    assert "first 0" in text and "second 0" in text
-    for secret in (SECRET, "ZZPID", "ZZCUI1", "auto_label"):
-        assert secret not in text
-    assert [b.label for b in at.button][:3] == ["Same", "Not same", "Don't know"]
-    at.button(key="annotate_opt_0_1").click().run()
-    assert at.session_state["annotate_position"] == 1
-    assert "first 1" in _all_text(at)
-    assert "1 / 6 rated" in _all_text(at)
-    # Back, and the same answer again (a resubmit) adds nothing.
-    at.button(key="annotate_back_1").click().run()
-    assert at.session_state["annotate_position"] == 0
-    at.button(key="annotate_opt_0_1").click().run()
-    assert at.session_state["annotate_position"] == 1
-    hist = rating_history("s")
-    assert len(hist) == 1
-    assert hist["elapsed_ms"].notna().all()
-
-
-def test_annotate_back_change_comment_and_resume(db):
-    ident, _ = _annotator()
-    at = _page("pages/annotate.py", "annotator", ident)
-    at.button(key="annotate_opt_0_1").click().run()
-    at.button(key="annotate_opt_1_1").click().run()
-    at.button(key="annotate_back_2").click().run()
-    assert at.session_state["annotate_position"] == 1
-    assert "Saved: Same" in _all_text(at)
-    at.text_input(key="annotate_comment_1").input("typo in term 2").run()
-    at.button(key="annotate_opt_1_2").click().run()
-    assert at.session_state["annotate_position"] == 2
+    data = _widget(at)
+    raw = at.get("bidi_component")[0].proto.json
+    for secret in (SECRET, "ZZPID", "ZZCUI1", "auto_label", "dataset", "pair_id"):
+        assert secret not in raw
+    assert data["start"] == 0 and data["total"] == 6 and data["done"] == 0
+    assert [p["term_1"] for p in data["window"]] == [f"first {i}" for i in range(6)]
+    assert set(data["window"][0]) == {
+        "position",
+        "term_1",
+        "term_2",
+        "rating",
+        "unclear",
+        "comment",
+        "version",
+    }
+    assert [o["key"] for o in data["scale"]["options"]] == ["1", "2", "3"]
+    assert data["min_view_ms"] == 150 and data["comment_max"] == 2000
+    _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}])
+    _send(
+        at,
+        [{"seq": 2, "position": 1, "value": "not_same", "version": 0, "comment": "typo"}],
+        sent=2,
+    )
+    again = _page("pages/annotate.py", "annotator", ident)
+    assert _widget(again)["start"] == 2 and _widget(again)["done"] == 2
     out = export_ratings("s")
     assert out["rating"].tolist() == ["same", "not_same"]
-    assert out["comment"].tolist() == ["", "typo in term 2"]
-    # A new session (reload / new sign-in) resumes at the first unrated pair.
-    again = _page("pages/annotate.py", "annotator", ident)
-    assert again.session_state["annotate_position"] == 2
-    assert "first 2" in _all_text(again)
+    assert out["comment"].tolist() == ["", "typo"]
 
 
-def test_annotate_unclear_flag_and_end_screen(db):
-    ident, _ = _annotator("rel", RELATEDNESS_0_3, n=2)
+def test_annotate_commits_in_order_acknowledges_and_ignores_resends(db):
+    ident, _ = _annotator(n=6)
     at = _page("pages/annotate.py", "annotator", ident)
-    assert [b.label for b in at.button][:4] == [
-        "0 Unrelated",
-        "1 Marginally related",
-        "2 Related",
-        "3 Extremely related",
+    pending = [
+        {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 700},
+        {"seq": 2, "position": 1, "value": "not_same", "version": 0, "elapsed_ms": 800},
+        # Back and change pair 1 before the first answer was acknowledged: chained.
+        {"seq": 3, "position": 0, "value": "dont_know", "after": 1, "elapsed_ms": 400},
     ]
-    at.button(key="annotate_unclear_btn_0").click().run()
-    assert at.button(key="annotate_unclear_btn_0").label == "Unclear meaning ✓"
-    at.button(key="annotate_opt_0_2").click().run()
-    at.button(key="annotate_opt_1_0").click().run()
-    assert at.session_state["annotate_position"] is None
-    assert any("queue is complete" in s.value for s in at.success)
-    out = export_ratings("rel")
-    assert out["unclear"].tolist() == ["true", "false"]
-    # In a new session, changing the value of the unclear-flagged pair keeps the flag.
-    again = _page("pages/annotate.py", "annotator", ident)
-    assert again.session_state["annotate_position"] is None
-    again.button(key="annotate_back_end").click().run()
-    again.button(key="annotate_back_1").click().run()
-    assert again.button(key="annotate_unclear_btn_0").label == "Unclear meaning ✓"
-    again.button(key="annotate_opt_0_3").click().run()
-    out = export_ratings("rel")
-    assert out["rating"].tolist() == [3, 0] and out["unclear"].tolist() == ["true", "false"]
+    _send(at, pending)
+    data = _widget(at)
+    assert data["ack"] == 3 and data["refused"] == [] and not data["unavailable"]
+    assert set(data["versions"]) == {"1", "2", "3"}
+    # The same list again (an acknowledgement lost on the way): nothing is stored twice.
+    _send(at, pending, sent=2)
+    assert _widget(at)["ack"] == 3
+    hist = rating_history("s")
+    assert hist["rating"].tolist() == ["same", "not_same", "dont_know"]
+    assert hist["elapsed_ms"].tolist() == [700, 800, 400]
+    # A window is read only when asked for, from two before the position asked.
+    _send(at, [], need=3, sent=3)
+    assert [p["position"] for p in _widget(at)["window"]] == [1, 2, 3, 4, 5]
+    # Asking where to resume after the end of the window.
+    _send(at, [], need=-1, sent=4)
+    assert _widget(at)["resume"] is True and _widget(at)["start"] == 2
 
 
-def test_straight_line_warning_shown(db):
-    ident, _ = _annotator(n=12)
+def test_annotate_refuses_bad_entries_and_caps_comments(db):
+    ident, _ = _annotator(n=3)
     at = _page("pages/annotate.py", "annotator", ident)
-    for p in range(10):
-        at.button(key=f"annotate_opt_{p}_1").click().run()
-    assert any("same rating to the last 10" in i.value for i in at.info)
+    _send(
+        at,
+        [
+            {"seq": 1, "position": 0, "value": "maybe", "version": 0},
+            {"seq": 2, "position": 1, "value": "same", "version": 0, "comment": "x" * 2001},
+            {"seq": 3, "position": 2, "value": "same", "version": 0, "comment": "x" * 2000},
+        ],
+    )
+    data = _widget(at)
+    assert data["ack"] == 3
+    messages = {r["seq"]: r["message"] for r in data["refused"]}
+    assert set(messages) == {1, 2}
+    assert "not a value of the binary scale" in messages[1]
+    assert "2000 characters" in messages[2]
+    assert rating_history("s")["comment"].str.len().tolist() == [2000]
+
+
+def test_annotate_store_unavailable_keeps_ratings_for_a_resend(db, monkeypatch):
+    from medsim_annot.errors import StoreUnavailable
+    from medsim_annot.services import annotation
+
+    ident, _ = _annotator(n=3)
+    at = _page("pages/annotate.py", "annotator", ident)
+    real = annotation.submit_rating
+
+    def down(*args, **kwargs):
+        raise StoreUnavailable("database is locked")
+
+    monkeypatch.setattr(annotation, "submit_rating", down)
+    pending = [{"seq": 1, "position": 0, "value": "same", "version": 0}]
+    _send(at, pending)
+    assert not at.exception
+    data = _widget(at)
+    assert data["unavailable"] is True and data["ack"] == 0
+    monkeypatch.setattr(annotation, "submit_rating", real)
+    _send(at, pending, sent=2)
+    assert _widget(at)["ack"] == 1 and not _widget(at)["unavailable"]
+    assert len(rating_history("s")) == 1
+
+
+def test_annotate_revoked_code_stops_the_widget(db):
+    from medsim_annot.services.annotators import revoke_code
+
+    ident, _ = _annotator(n=3)
+    at = _page("pages/annotate.py", "annotator", ident)
+    revoke_code("s", "ann")
+    _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0}])
+    data = _widget(at)
+    assert "replaced or revoked" in data["ended"]
+    assert len(rating_history("s")) == 0
 
 
 def test_guards_refuse_wrong_roles(db):
@@ -171,7 +224,7 @@ def test_landing_sign_in(db, monkeypatch):
     monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "apptest-admin-pw")
     ident, res = _annotator()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    assert [t.label for t in at.text_input] == ["Access code", "Admin password"]
+    assert [t.label for t in at.text_input] == ["Access code", "Admin name", "Admin password"]
     at.text_input(key="login_code").input("WRONG-CODE-0000-0000-0000-00")
     at.button[0].click().run()
     assert "not valid" in at.error[0].value
@@ -241,11 +294,8 @@ def test_app_routes_by_role(db):
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception
-    assert "first 0" in _all_text(at)
-    assert [t.label for t in at.text_input] == [
-        "Comment (optional) — press Tab to leave the field, then the rating key"
-    ]
-    assert [p.proto.text for p in at.get("progress")] == ["0 / 6 rated · pair 1 of 6"]
+    assert _widget(at)["window"][0]["term_1"] == "first 0"
+    assert _widget(at)["total"] == 6
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"
     admin.run()

@@ -37,9 +37,10 @@ def _page(name: str, state=ADMIN) -> AppTest:
     return at.run()
 
 
-def _table(at: AppTest, first_column: str):
+def _table(at: AppTest, first_column: str, *, completion: bool = False):
+    # The completion table (it has a "share" column) also starts with "annotator".
     for df in at.dataframe:
-        if df.value.columns[0] == first_column:
+        if df.value.columns[0] == first_column and ("share" in df.value.columns) == completion:
             return df.value
     raise AssertionError(
         f"no table starting with {first_column!r}: {[d.value.columns[0] for d in at.dataframe]}"
@@ -62,8 +63,10 @@ def test_dashboard_demo_binary_matches_engine(app_db):
     at = _page("dashboard.py")
     assert not at.exception, at.exception
     assert at.selectbox(key="dashboard_study").value == "demo-binary"
-    bars = at.get("progress")
-    assert len(bars) == 3 and "dr_ahmed: 100 / 120 rated" in bars[0].proto.text
+    comp = _table(at, "annotator", completion=True)
+    assert len(comp) == 3 and "share" in comp.columns
+    first = comp.iloc[0]
+    assert (first["annotator"], first["done"], first["total"]) == ("dr_ahmed", 100, 120)
     pairs = svc.pairs_frame("demo-binary")
     ratings, scale = svc.ratings_frame("demo-binary")
     res = agreement_svc.audit_report(pairs, ratings, scale)
@@ -141,9 +144,12 @@ def test_export_page_matches_service(app_db, tmp_path):
     assert shown["sha256"] == manifest["sha256"]
     assert shown["filter_steps"] == manifest["filter_steps"]
     labels = [b.label for b in at.get("download_button")]
+    # A random component per session keeps the media id underivable (security finding 9).
+    nonce = at.session_state["auth_download_nonce"]
+    assert len(nonce) == 16
     assert labels == [
-        "Download gold-demo-binary.tsv",
-        "Download gold-demo-binary.tsv.manifest.json",
+        f"Download gold-demo-binary-{nonce}.tsv",
+        f"Download gold-demo-binary-{nonce}.tsv.manifest.json",
     ]
 
 
@@ -169,5 +175,6 @@ def test_dashboard_of_a_study_without_ratings(app_db):
     for study in ("fresh", "fresh-graded"):
         at.selectbox(key="dashboard_study").select(study).run()
         assert not at.exception, at.exception
-        assert "A: 0 / 2 rated" in at.get("progress")[0].proto.text
+        comp = _table(at, "annotator", completion=True)
+        assert comp.iloc[0][["annotator", "done", "total"]].tolist() == ["A", 0, 2]
         assert _table(at, "items")["ratings"].iloc[0] == 0

@@ -24,6 +24,16 @@ def _script() -> None:
     _ui.show_problems(InputError([], file="scale.yaml"), key="none")
 
 
+def plain_markdown(text: str) -> str:
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from pages._ui import plain_markdown as escape
+
+    return escape(text)
+
+
 def _run(note: str = "") -> AppTest:
     import sys
 
@@ -37,7 +47,11 @@ def _run(note: str = "") -> AppTest:
 def test_problems_table_names_file_rows_and_columns():
     at = _run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["pairs.csv: 2 problem(s).", "scale.yaml: invalid input"]
+    # The line is markdown-escaped (security finding 6): names show as typed.
+    assert [e.value for e in at.error] == [
+        plain_markdown("pairs.csv: 2 problem(s)."),
+        plain_markdown("scale.yaml: invalid input"),
+    ]
     assert len(at.dataframe) == 1
     table = at.dataframe[0].value
     assert list(table.columns) == ["row", "column", "problem"]
@@ -49,4 +63,4 @@ def test_problems_table_names_file_rows_and_columns():
 
 def test_note_follows_the_count():
     at = _run("nothing was created.")
-    assert at.error[0].value == "pairs.csv: 2 problem(s) — nothing was created."
+    assert at.error[0].value == plain_markdown("pairs.csv: 2 problem(s) — nothing was created.")

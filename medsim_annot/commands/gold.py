@@ -50,6 +50,12 @@ def register(app: typer.Typer) -> None:
         min_ratings: int | None = typer.Option(
             None, "--min-ratings", metavar="K", help="Keep pairs with at least K ratings."
         ),
+        aggregate: str = typer.Option(
+            "majority",
+            "--aggregate",
+            help="majority (default) | dawid-skene | mace: add a model's label and posterior "
+            "(crowd-kit; nominal scales).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
         """One row per pair (every annotator's rating, verdict, flags) plus FILE.manifest.json.
@@ -88,6 +94,7 @@ def register(app: typer.Typer) -> None:
             exclude_all_different=exclude_all_different,
             only_verified=only_verified,
             min_ratings=min_ratings,
+            aggregate=aggregate,
         )
         if as_json:
             emit_json(manifest)
@@ -97,6 +104,11 @@ def register(app: typer.Typer) -> None:
             f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
             f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)"
         )
+        if "model_differs_from_majority" in c:
+            typer.echo(
+                f"  {manifest['aggregate']}: labels {c['model_differs_from_majority']} pairs "
+                "differently from the majority"
+            )
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
         typer.echo(f"manifest: {manifest_path(out)}")

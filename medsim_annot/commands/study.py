@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import typer
@@ -38,7 +37,6 @@ def register(app: typer.Typer) -> None:
     importer = get_group(
         app, "import", "Import completed studies (EHR-Rel wide files, ratings files)."
     )
-    admin = get_group(app, "admin", "Administration: the admin password.")
 
     @study.command("create")
     def create(
@@ -138,6 +136,84 @@ def register(app: typer.Typer) -> None:
             for w in result["warnings"]:
                 typer.echo(f"warning: {w}", err=True)
 
+    @study.command("plan")
+    def plan(
+        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        annotators: str = typer.Option(
+            ..., "--annotators", help="number of annotators, or comma-separated names"
+        ),
+        group_by: str = typer.Option(
+            "dataset,difficulty,negative_strategy",
+            "--group-by",
+            help="group columns (those the file lacks are ignored)",
+        ),
+        sample_per_group: str | None = typer.Option(
+            None, "--sample-per-group", metavar="P,N", help="as in study create"
+        ),
+        per_item: int | None = typer.Option(None, "--per-item", metavar="K"),
+        tiebreak: bool = typer.Option(
+            False, "--tiebreak", help="2 + 1: a third rating only on disagreement"
+        ),
+        calibration: int = typer.Option(0, "--calibration", metavar="N"),
+        target_ci: float | None = typer.Option(
+            None, "--target-ci", metavar="HALF_WIDTH", help="sequential stopping per group"
+        ),
+        pilot: str | None = typer.Option(
+            None, "--pilot", help="a rated study: accuracy per group and disagreement from it"
+        ),
+        accuracy: float = typer.Option(
+            0.9, "--accuracy", help="expected accuracy of the automatic labels (no pilot)"
+        ),
+        error: float = typer.Option(0.05, "--error", help="a doctor's error rate (no pilot)"),
+        dont_know: float = typer.Option(
+            0.02, "--dont-know", help="a doctor's don't-know rate (no pilot)"
+        ),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """Expected number of ratings of a design, per group and in total, before a study
+        starts (nothing is written)."""
+        from medsim_annot.errors import UsageProblem
+        from medsim_annot.services.design import plan_budget
+
+        names = split_list(annotators)
+        n = int(names[0]) if len(names) == 1 and names[0].isdigit() else len(names)
+        sample = None
+        if sample_per_group is not None:
+            parts = split_list(sample_per_group)
+            if len(parts) != 2 or not all(p.isdigit() for p in parts):
+                raise UsageProblem(
+                    f"--sample-per-group takes P,N (two whole numbers), not '{sample_per_group}'"
+                )
+            sample = (int(parts[0]), int(parts[1]))
+        out = plan_budget(
+            svc.load_pairs(pairs),
+            n,
+            group_by=split_list(group_by),
+            sample_per_group=sample,
+            per_item=per_item,
+            tiebreak=tiebreak,
+            calibration=calibration,
+            target_ci=target_ci,
+            accuracy=accuracy,
+            error=error,
+            dont_know=dont_know,
+            pilot=pilot,
+        )
+        if as_json:
+            emit_json(out)
+            return
+        a = out["assumptions"]
+        typer.echo(
+            f"expected ratings: {out['ratings']:,} ({out['ratings_per_pair']:.2f} per pair; "
+            f"all rate all: {out['all_rate_all']:,}, saving {out['saving']:.0%})"
+        )
+        typer.echo(f"assumptions from {a['source']}; tiebreak share {a['disagreement']:.1%}")
+        for g, row in out["groups"].items():
+            typer.echo(
+                f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
+                f"{row['ratings']:>7} ratings  (accuracy {a['accuracy'][g]:.2f})"
+            )
+
     @study.command("list")
     def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
         """List studies with their scale and progress."""
@@ -214,27 +290,8 @@ def register(app: typer.Typer) -> None:
             return
         text = credentials_text(result)
         if credentials is not None:
-            credentials.parent.mkdir(parents=True, exist_ok=True)
+            credentials.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
         typer.echo(text, nl=False)
-
-    @admin.command("set-password")
-    def set_password(
-        password: str | None = typer.Option(
-            None, "--password", help="omit to be asked (hidden input)"
-        ),
-    ) -> None:
-        """Set the admin password (stored as a salted scrypt hash)."""
-        from medsim_annot.services.auth import set_admin_password
-
-        if password is None:
-            password = getpass.getpass("new admin password: ")
-            again = getpass.getpass("again: ")
-            if password != again:
-                from medsim_annot.errors import UsageProblem
-
-                raise UsageProblem("the two passwords differ")
-        set_admin_password(password)
-        typer.echo("admin password set")

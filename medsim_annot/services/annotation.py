@@ -27,15 +27,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from sqlalchemy.engine import Engine
-
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
+from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
-from medsim_annot.storage import get_engine, session_scope
-from medsim_annot.storage.db import with_retry
-from medsim_annot.storage.models import utcnow
 
 #: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
 STRAIGHT_LINE_RUN = 10

@@ -12,9 +12,11 @@ import pandas as pd
 
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import hash_code, new_access_code
+from medsim_annot.services.names import check_annotator_name
 from medsim_annot.services.studies import Slot, StudyInfo, get_study, insert_queue
 from medsim_annot.storage import Engine, Session, get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
+from medsim_annot.storage.credentials import bump_credential_version
 
 
 def annotators(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -42,9 +44,7 @@ def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dic
     """Add annotator *name* to *study* with a queue of every pair (file order) and a new code."""
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    name = name.strip()
-    if not name:
-        raise UsageProblem("an annotator needs a name")
+    name = check_annotator_name(name)
     code = new_access_code()
     with session_scope(engine) as s:
         if store.annotator_id(s, info.id, name) is not None:
@@ -80,9 +80,7 @@ def _annotator_id(s: Session, info: StudyInfo, name: str) -> int:
 def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = None) -> None:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    new = new.strip()
-    if not new:
-        raise UsageProblem("an annotator needs a name")
+    new = check_annotator_name(new)
     with session_scope(engine) as s:
         if store.annotator_id(s, info.id, new) is not None:
             raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
@@ -106,6 +104,7 @@ def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
     with session_scope(engine) as s:
         ann_id = _annotator_id(s, info, name)
         store.set_annotator_code(s, ann_id, hash_code(code), active=True)
+        bump_credential_version(s, ann_id)  # sessions opened with the old code end
         store.add_event(s, info.id, "code_issued", utcnow(), annotator_id=ann_id)
     return code
 
@@ -117,4 +116,5 @@ def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
     with session_scope(engine) as s:
         ann_id = _annotator_id(s, info, name)
         store.set_annotator_code(s, ann_id, None, active=False)
+        bump_credential_version(s, ann_id)  # sessions opened with the code end
         store.add_event(s, info.id, "code_revoked", utcnow(), annotator_id=ann_id)

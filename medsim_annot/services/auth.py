@@ -1,27 +1,19 @@
-"""Access codes for annotators and the admin password.
+"""Access codes for annotators.
 
 Annotator access codes carry 130 random bits (26 base32 characters, shown in groups of four
 and accepted with or without the dashes, in any case); only their SHA-256 is stored, which
-is safe for codes of that entropy. The admin password is stored as a salted scrypt hash in
-the ``settings`` table, or given by ``MEDSIM_ADMIN_PASSWORD`` (which then wins).
+is safe for codes of that entropy. Admins and their passwords: :mod:`.admins`.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
-import os
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.engine import Engine
-
-from medsim_annot.errors import UsageProblem
-from medsim_annot.storage import Annotator, Setting, Study, get_engine, session_scope
-
-ADMIN_KEY = "admin_password_scrypt"
+from medsim_annot.storage import Engine, get_engine
+from medsim_annot.storage import credentials as store
 
 
 def new_access_code() -> str:
@@ -40,60 +32,25 @@ def hash_code(code: str) -> str:
 
 @dataclass(frozen=True)
 class AnnotatorIdentity:
+    """A signed-in annotator. ``credential_version`` is the annotator's credential version
+    at sign-in: the pages keep it in the session and pass it as ``credential=`` to every
+    annotation read and save, which end the session (:class:`~medsim_annot.errors.SessionEnded`)
+    once a new code was issued or the code revoked (security finding 1)."""
+
     annotator_id: int
     name: str
     study_id: int
     study_name: str
+    credential_version: int = 1
 
 
 def authenticate_annotator(code: str, *, engine: Engine | None = None) -> AnnotatorIdentity | None:
-    """The active annotator holding *code*, or ``None``."""
+    """The active annotator holding *code* with their credential version, or ``None``."""
     if len(normalise_code(code)) < 20:
         return None
-    with session_scope(engine or get_engine()) as s:
-        row = s.execute(
-            select(Annotator.id, Annotator.name, Study.id, Study.name)
-            .join(Study, Study.id == Annotator.study_id)
-            .where(Annotator.code_hash == hash_code(code), Annotator.active.is_(True))
-        ).first()
-    return AnnotatorIdentity(*row) if row else None
-
-
-def _scrypt(password: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=2**14, r=8, p=1, dklen=32)
-
-
-def set_admin_password(password: str, *, engine: Engine | None = None) -> None:
-    """Store a salted scrypt hash of *password* (at least 8 characters)."""
-    if len(password) < 8:
-        raise UsageProblem("the admin password must have at least 8 characters")
-    salt = secrets.token_bytes(16)
-    value = salt.hex() + "$" + _scrypt(password, salt).hex()
-    with session_scope(engine or get_engine()) as s:
-        row = s.get(Setting, ADMIN_KEY)
-        if row is None:
-            s.add(Setting(key=ADMIN_KEY, value=value))
-        else:
-            row.value = value
-
-
-def admin_password_configured(*, engine: Engine | None = None) -> bool:
-    if os.environ.get("MEDSIM_ADMIN_PASSWORD"):
-        return True
-    with session_scope(engine or get_engine()) as s:
-        return s.get(Setting, ADMIN_KEY) is not None
-
-
-def check_admin_password(password: str, *, engine: Engine | None = None) -> bool:
-    """Whether *password* is the admin password (constant-time comparisons)."""
-    if not password:
-        return False
-    env = os.environ.get("MEDSIM_ADMIN_PASSWORD")
-    if env:
-        return hmac.compare_digest(env.encode("utf-8"), password.encode("utf-8"))
-    with session_scope(engine or get_engine()) as s:
-        row = s.get(Setting, ADMIN_KEY)
-        if row is None:
-            return False
-        salt_hex, digest_hex = row.value.split("$", 1)
-    return hmac.compare_digest(_scrypt(password, bytes.fromhex(salt_hex)).hex(), digest_hex)
+    row = store.active_annotator_by_code_hash(engine or get_engine(), hash_code(code))
+    if row is None:
+        return None
+    return AnnotatorIdentity(
+        row.annotator_id, row.name, row.study_id, row.study_name, row.credential_version
+    )

@@ -73,6 +73,66 @@ class Dashboard:
     bootstrap: int = 0
     reasons: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
+    _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ model of the doctors
+    def model_quality(self, method: str = "dawid-skene") -> dict:
+        """Each doctor's estimated competence (and, for Dawid–Skene, confusion matrix) from a
+        crowd-kit model of the current ratings, next to the agreement-based figures, and how
+        many pairs the model labels differently from the majority (issue 15 §3).
+
+        Returns ``{"method", "raters", "confusion", "differs", "reason"}``; on a scale that
+        is not nominal, ``reason`` says why and the frames are empty. Fitted once per method
+        and dashboard (a cached dashboard keeps its fits)."""
+        if method not in self._models:
+            self._models[method] = self._model_quality(method)
+        return self._models[method]
+
+    def _model_quality(self, method: str) -> dict:
+        from medsim_annot.services.gold import add_model_columns
+        from medsim_annot.stats.aggregate import check_method, model_gold
+
+        check_method(method)
+        empty = {"method": method, "raters": pd.DataFrame(), "confusion": pd.DataFrame()}
+        if self.scale.level != "nominal":
+            return {
+                **empty,
+                "differs": 0,
+                "reason": f"models need a nominal scale, not {self.scale.level}",
+            }
+        if self.gold.ratings.empty:
+            return {**empty, "differs": 0, "reason": "no ratings yet"}
+        fit = model_gold(self.gold.ratings, method)
+        gt = GoldTable(
+            self.gold.table.copy(),
+            self.gold.ratings,
+            self.gold.current,
+            self.scale,
+            self.gold.annotators,
+        )
+        differs = add_model_columns(gt, method)
+        raters = fit.raters
+        per = self.per_annotator()
+        if C.ANNOTATOR in per.columns:
+            raters = raters.merge(per, on=C.ANNOTATOR, how="left")
+        names: dict[float, str] = {}
+        for o in self.scale.options:
+            if o.code is not None and not self.scale.is_no_decision(o.value):
+                names.setdefault(float(o.code), str(Scale.display(o.value)))
+        conf = fit.confusion
+        if len(conf):
+            conf = conf.assign(
+                true=conf["true"].map(lambda c: names.get(float(c), c)),
+                given=conf["given"].map(lambda c: names.get(float(c), c)),
+            )
+        return {
+            "method": method,
+            "raters": raters,
+            "confusion": conf,
+            "differs": differs,
+            "reason": None,
+        }
 
     # ------------------------------------------------------------------ binary (AAAI 2020)
     def audit_table(self) -> pd.DataFrame:

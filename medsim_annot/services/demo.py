@@ -16,7 +16,7 @@ from data_schemas.pairs import validate_pairs
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
-from medsim_annot.services.auth import admin_password_configured, set_admin_password
+from medsim_annot.services.admins import ENV_ADMIN, admin_password_configured, set_password
 from medsim_annot.storage import get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
 
@@ -52,7 +52,7 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
     password = None
     if not admin_password_configured(engine=engine):
         password = "demo-" + secrets.token_urlsafe(9)
-        set_admin_password(password, engine=engine)
+        set_password(ENV_ADMIN, password, engine=engine)
     rng = random.Random(seed)
     results = []
     name_b = _free_name(BINARY_STUDY, engine)
@@ -106,7 +106,7 @@ def credentials_text(result: dict) -> str:
     """The demo sign-in details as plain text (what ``make run`` prints)."""
     lines = ["medsim-annot demo sign-in (demo data only; never use demo codes for real studies)"]
     if result.get("admin_password"):
-        lines.append(f"  admin password: {result['admin_password']}")
+        lines.append(f"  admin password: {result['admin_password']}  (admin name: {ENV_ADMIN})")
     for st in result["studies"]:
         lines.append(f"  study {st['study']}:")
         for a in st["annotators"]:

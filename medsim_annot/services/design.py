@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -125,4 +126,87 @@ def create_designed_study(
     )
     out["config"] = prep.config
     out["warnings"] = prep.warnings
+    return out
+
+
+#: Accuracy of the automatic labels assumed per group when there is no pilot.
+DEFAULT_ACCURACY = 0.9
+
+
+def plan_budget(
+    pairs: pd.DataFrame,
+    annotators: int,
+    *,
+    group_by: list[str] | None = None,
+    sample_per_group: tuple[int, int] | None = None,
+    per_item: int | None = None,
+    tiebreak: bool = False,
+    calibration: int = 0,
+    target_ci: float | None = None,
+    accuracy: float = DEFAULT_ACCURACY,
+    error: float = 0.05,
+    dont_know: float = 0.02,
+    pilot: str | None = None,
+    engine: Engine | None = None,
+) -> dict:
+    """``medsim study plan``: the expected number of ratings of a design, per group and in
+    total, before a study starts (:func:`medsim_annot.design.adaptive.expected_ratings`).
+
+    The accuracy of the automatic labels per group and the share of pairs whose first two
+    ratings disagree come from *pilot* (a study already rated: its majority verdicts per group
+    and the first two current ratings of each pair) or else from *accuracy*, *error* and
+    *dont_know*. Nothing is written."""
+    from medsim_annot.design.adaptive import expected_ratings, needs_tiebreak
+
+    group_by = [c for c in (group_by or []) if c in pairs.columns]
+    if sample_per_group is not None:
+        pos, neg = sample_per_group
+        pairs = stratified_sample(pairs, pos, neg, group_by, 0, allow_fewer=True).pairs
+    keys = pairs[group_by].astype(str).agg(" / ".join, axis=1) if group_by else None
+    sizes = keys.value_counts().sort_index() if keys is not None else pd.Series({"all": len(pairs)})
+    acc_by_group: dict[str, float] = {}
+    disagreement = None
+    source = "defaults"
+    if pilot is not None:
+        from medsim_annot.services.gold import study_gold_table
+
+        gt = study_gold_table(pilot, engine=engine)
+        t = gt.table
+        judged = t["verified"] | t["auto_label_disagrees"]
+        if group_by and all(c in t.columns for c in group_by):
+            pk = t[group_by].astype(str).agg(" / ".join, axis=1)
+            for g, sel in t[judged].groupby(pk[judged]):
+                acc_by_group[str(g)] = float(sel["verified"].mean())
+        if judged.any():
+            acc_all = float(t.loc[judged, "verified"].mean())
+            accuracy = acc_all
+        r = gt.ratings.sort_values([C.PAIR_ID, C.RATED_AT], kind="stable")
+        firsts = r.groupby(C.PAIR_ID).head(2)
+        two = firsts.groupby(C.PAIR_ID)[C.VALUE].agg(list)
+        two = two[two.map(len) == 2]
+        if len(two):
+            disagreement = float(np.mean([needs_tiebreak(a, b) for a, b in two]))
+        source = f"pilot study '{pilot}'"
+    groups = {str(g): (int(n), acc_by_group.get(str(g), accuracy)) for g, n in sizes.items()}
+    out = expected_ratings(
+        groups,
+        annotators=annotators,
+        per_item=per_item,
+        tiebreak=tiebreak,
+        calibration=calibration,
+        agreement_error=error,
+        dont_know=dont_know,
+        target_ci=target_ci,
+        disagreement=disagreement,
+    )
+    out["assumptions"] = {
+        "source": source,
+        "accuracy": {g: round(a, 4) for g, (_, a) in groups.items()},
+        "disagreement": round(out["tiebreak_share"], 4),
+        "annotators": annotators,
+        "per_item": per_item,
+        "tiebreak": tiebreak,
+        "calibration": calibration,
+        "target_ci": target_ci,
+    }
     return out

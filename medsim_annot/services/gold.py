@@ -41,6 +41,7 @@ from medsim_annot.io import FORMATS, format_of, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
+from medsim_annot.stats.aggregate import check_method, model_gold
 from medsim_annot.stats.majority import RULES, Rule
 from medsim_annot.storage import Engine
 
@@ -308,6 +309,36 @@ def gold_table(
     return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators)
 
 
+#: Columns a model aggregate adds to the per-pair table.
+MODEL_COLUMNS = ("model_label", "model_posterior", "model_differs_from_majority")
+
+
+def add_model_columns(gt: GoldTable, method: str) -> int:
+    """Add :data:`MODEL_COLUMNS` from a Dawid–Skene or MACE fit (crowd-kit) of the current
+    ratings to ``gt.table`` (in place); returns how many pairs the model labels differently
+    from the majority (pairs without a majority count when the model gives them a label)."""
+    fit = model_gold(gt.ratings, method)
+    table = gt.table
+    by_pair = fit.labels.set_index(C.PAIR_ID)
+    ids = table[C.PAIR_ID].astype(str)
+    code = by_pair["label"].reindex(ids).to_numpy(dtype=np.float64)
+    post = by_pair["posterior"].reindex(ids).to_numpy(dtype=np.float64)
+    scale = gt.scale
+    names: dict[float, str] = {}
+    for o in scale.options:
+        if o.code is not None and not scale.is_no_decision(o.value):
+            names.setdefault(float(o.code), str(Scale.display(o.value)))
+    label = pd.Series([None if np.isnan(c) else names.get(c) for c in code], dtype=object)
+    major = table["majority"].astype(object).where(table["majority"].notna(), None)
+    differs = np.array(
+        [lab is not None and lab != maj for lab, maj in zip(label, major)], dtype=bool
+    )
+    table["model_label"] = label.to_numpy()
+    table["model_posterior"] = np.round(post, 6)
+    table["model_differs_from_majority"] = differs
+    return int(differs.sum())
+
+
 def study_gold_table(
     study: str, *, majority: str = "strict", engine: Engine | None = None
 ) -> GoldTable:
@@ -425,6 +456,7 @@ def export_gold(
     only_verified: bool = False,
     min_ratings: int | None = None,
     majority: str = "strict",
+    aggregate: str = "majority",
     engine: Engine | None = None,
     now: dt.datetime | None = None,
 ) -> dict:
@@ -441,6 +473,11 @@ def export_gold(
         The filters, applied in the order of :data:`FILTER_ORDER` (see the module docstring).
     majority : {"strict", "decisive"}
         Majority rule.
+    aggregate : {"majority", "dawid-skene", "mace"}
+        ``majority`` (default, the paper-compatible verdict) or a model of the annotators
+        (crowd-kit, nominal scales only; :func:`medsim_annot.stats.aggregate.model_gold`),
+        which adds the columns ``model_label``, ``model_posterior`` and
+        ``model_differs_from_majority`` (the filters still use the majority).
     now : datetime, optional
         Export time written to the manifest (default: the current UTC time).
 
@@ -466,6 +503,10 @@ def export_gold(
     out = Path(out)
     gt = study_gold_table(study, majority=majority, engine=engine)
     scale = gt.scale
+    check_method(aggregate, scale.level)
+    differs = None
+    if aggregate != "majority":
+        differs = add_model_columns(gt, aggregate)
     has_label = (
         C.AUTO_LABEL in gt.table.columns
         and scale.positive is not None
@@ -506,6 +547,7 @@ def export_gold(
             "majority_rule": majority,
             "order": list(FILTER_ORDER),
         },
+        "aggregate": aggregate,
         "filter_steps": steps,
         "counts": {
             "pairs": int(len(gt.table)),
@@ -513,6 +555,7 @@ def export_gold(
             "exported": int(len(kept)),
             "annotators": len(gt.annotators),
             "ratings": int(len(gt.ratings)),
+            **({"model_differs_from_majority": differs} if differs is not None else {}),
         },
         "krippendorff_alpha": {"study": alpha_all, "exported": alpha_sub},
         "krippendorff_alpha_reasons": {
@@ -532,4 +575,12 @@ def export_gold(
         json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
     )
     tmp.replace(mpath)
+    from medsim_annot.storage.admins import record_event
+
+    record_event(
+        "gold_exported",
+        study_id=studies_svc.get_study(study, engine=engine).id,
+        detail={"file": out.name, "format": kind, "pairs": int(len(kept)), "sha256": digest},
+        engine=engine,
+    )
     return manifest

@@ -4,6 +4,8 @@ Used by the dashboard page (``st.plotly_chart``) and the HTML report."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,11 +15,18 @@ from data_schemas.scales import Scale
 _LAYOUT = dict(margin=dict(l=40, r=20, t=50, b=40), template="plotly_white")
 
 
+def _labels(values) -> list[str]:
+    """Category labels (annotator names, groups) escaped for plotly, whose text understands a
+    subset of HTML including live ``<a href>`` links: shown as typed, never as markup
+    (security finding 6)."""
+    return [html.escape(str(v), quote=False) for v in values]
+
+
 def completion_figure(completion: pd.DataFrame) -> go.Figure:
     """Horizontal bars: ratings done / assigned per annotator."""
     fig = go.Figure(
         go.Bar(
-            y=completion["annotator"],
+            y=_labels(completion["annotator"]),
             x=completion["share"] * 100,
             orientation="h",
             text=[f"{d} / {t}" for d, t in zip(completion["done"], completion["total"])],
@@ -55,7 +64,7 @@ def audit_figure(audit_table: pd.DataFrame) -> go.Figure:
             )
         fig.add_bar(
             name=metric,
-            x=audit_table["group"],
+            x=_labels(audit_table["group"]),
             y=audit_table[metric],
             error_y=err,
             marker_color=color,
@@ -98,8 +107,8 @@ def pairwise_heatmap(matrix: pd.DataFrame) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=list(matrix.columns),
-            y=list(matrix.index),
+            x=_labels(matrix.columns),
+            y=_labels(matrix.index),
             text=text,
             texttemplate="%{text}",
             zmin=0,
@@ -138,10 +147,12 @@ def quality_figure(quality: pd.DataFrame) -> go.Figure:
     """Bars of the don't-know share and IAA-1 per annotator; outliers in red."""
     colors = ["#d62828" if o else "#457b9d" for o in quality.get("outlier", [False] * len(quality))]
     fig = go.Figure()
-    fig.add_bar(name="IAA-1", x=quality["annotator"], y=quality["iaa_1"], marker_color=colors)
+    fig.add_bar(
+        name="IAA-1", x=_labels(quality["annotator"]), y=quality["iaa_1"], marker_color=colors
+    )
     fig.add_bar(
         name="don't-know share",
-        x=quality["annotator"],
+        x=_labels(quality["annotator"]),
         y=quality["dont_know_share"],
         marker_color="#adb5bd",
     )

@@ -26,6 +26,7 @@ from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
+from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
 
@@ -79,10 +80,10 @@ def create_study(
     study is invisible to annotators (``ready = false``) until its last batch is written,
     and removed again if the create fails half-way — nothing is left behind.
     """
-    name = (name or "").strip()
-    if not name:
-        raise UsageProblem("a study needs a name")
-    annotators = list(dict.fromkeys(a.strip() for a in (annotators or []) if a.strip()))
+    name = check_study_name(name)
+    annotators = list(
+        dict.fromkeys(check_annotator_name(a) for a in (annotators or []) if a.strip())
+    )
     if queues is not None:
         annotators = list(dict.fromkeys([*annotators, *queues]))
     engine = engine or get_engine()
@@ -465,6 +466,14 @@ def export_ratings(
     )
     if out is not None:
         write_table(frame, out)
+        from medsim_annot.storage.admins import record_event
+
+        record_event(
+            "ratings_exported",
+            study_id=info.id,
+            detail={"file": Path(out).name, "ratings": int(len(frame))},
+            engine=engine,
+        )
     return frame
 
 
@@ -538,6 +547,7 @@ def _import_completed(
     engine: Engine | None,
 ) -> dict:
     engine = engine or get_engine()
+    study = check_study_name(study)
     index = {pid: i for i, pid in enumerate(pairs[C.PAIR_ID])}
     names = list(dict.fromkeys(ratings[C.ANNOTATOR]))
     queues = {}

@@ -4,10 +4,23 @@ queries (:mod:`.studies`). The only package that speaks SQL; services call its f
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from .db import database_url, dispose_all, get_engine, migrate, session_scope
-from .models import Annotator, Assignment, Base, Event, Item, Rating, Setting, Study, utcnow
+from . import admins as admins_store  # registers the event-actor hook
+from .db import database_url, dispose_all, get_engine, migrate, session_scope, with_retry
+from .models import (
+    Admin,
+    Annotator,
+    Assignment,
+    Base,
+    Event,
+    Item,
+    Rating,
+    Setting,
+    Study,
+    utcnow,
+)
 
 __all__ = [
+    "Admin",
     "Annotator",
     "Assignment",
     "Base",
@@ -18,10 +31,12 @@ __all__ = [
     "Session",
     "Setting",
     "Study",
+    "admins_store",
     "database_url",
     "dispose_all",
     "get_engine",
     "migrate",
     "session_scope",
     "utcnow",
+    "with_retry",
 ]

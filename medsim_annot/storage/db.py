@@ -62,6 +62,25 @@ def _normalise(url: str) -> str:
     return url
 
 
+def _private_sqlite_file(path: Path) -> None:
+    """Create the database's folder 0700 (when it does not exist yet) and the database file
+    0600, before SQLite opens it (security finding 8): ratings, comments and access-code
+    hashes are nobody else's business on a shared machine. SQLite gives its ``-wal`` and
+    ``-shm`` files the database file's permissions. An existing file of ours that others may
+    read is tightened to 0600 as well."""
+    folder = path.expanduser().parent
+    if not folder.exists():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    target = path.expanduser()
+    fd = os.open(target, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -79,7 +98,7 @@ def get_engine(url: str | None = None) -> Engine:
         if engine is not None:
             return engine
         if key.startswith("sqlite:///") and key != "sqlite:///:memory:":
-            Path(key[len("sqlite:///") :]).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _private_sqlite_file(Path(key[len("sqlite:///") :].split("?", 1)[0]))
         if key.startswith("sqlite"):
             engine = create_engine(
                 key, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}

@@ -62,6 +62,8 @@ class Study(Base):
     #: False while ``study create`` is still writing the study in batches: annotators never
     #: see a study that is not ready.
     ready: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Whether annotators with a linked SSO identity may sign in by SSO (0005).
+    annotator_sso: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Item(Base):
@@ -93,6 +95,8 @@ class Annotator(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: Bumped when a code is issued again or revoked: sessions opened with an older one end.
     credential_version: Mapped[int] = mapped_column(Integer, default=1)
+    # The SSO identity (e-mail or subject id) the admin linked to this annotator (0005).
+    sso_identity: Mapped[str | None] = mapped_column(String(320), nullable=True)
 
 
 class Assignment(Base):
@@ -144,6 +148,21 @@ class Event(Base):
     kind: Mapped[str] = mapped_column(String(60))
     detail_json: Mapped[str] = mapped_column(Text, default="{}")
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Who did it: "admin:NAME", "sso:IDENTITY", "cli:USER" (0005); filled from
+    # storage.admins.acting_as when the caller does not set it.
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
+
+
+class Admin(Base):
+    """A named study admin: a scrypt password hash and/or an SSO identity (0005)."""
+
+    __tablename__ = "admins"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(400), nullable=True)
+    sso_identity: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class Setting(Base):

@@ -1,0 +1,360 @@
+"""Named study admins, their passwords and SSO identities, and the throttled sign-ins.
+
+Passwords are stored as ``scrypt$N$r$p$SALT$HASH`` with N=2^17, r=8, p=1 (128 MiB, the
+OWASP recommendation for scrypt) and an explicit ``maxmem``; hashes made with older
+parameters are still accepted and re-hashed at the next successful sign-in. At most
+:data:`MAX_CONCURRENT_HASHES` hashes run at once in a process, so a burst of sign-ins cannot
+exhaust memory or CPU. ``MEDSIM_ADMIN_PASSWORD`` (at least 12 characters) is the password of
+the admin named ``admin`` and wins over a stored one.
+
+Single sign-on: an SSO user is an admin when one of their identities (the e-mail address,
+lower-cased, unless the provider says it is unverified; the subject id) is in the configured
+``admins`` list or is the SSO identity of a named admin; otherwise an annotator when an
+admin linked that identity to an annotator of a study that allows SSO sign-in; otherwise
+refused.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
+from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
+from medsim_annot.storage import Engine
+from medsim_annot.storage import admins_store as store
+
+MIN_PASSWORD_CHARS = 12
+ENV_ADMIN = "admin"  # the admin whose password MEDSIM_ADMIN_PASSWORD gives
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**17, 8, 1
+SCRYPT_MAXMEM = 256 * 1024 * 1024  # twice the 128*N*r bytes scrypt needs
+MAX_CONCURRENT_HASHES = max(1, int(os.environ.get("MEDSIM_MAX_CONCURRENT_HASHES", "2")))
+HASH_WAIT_S = 10.0
+_HASHES = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
+
+
+# ---------------------------------------------------------------------------- hashing
+def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    if not _HASHES.acquire(timeout=HASH_WAIT_S):
+        raise Throttled(1.0, busy=True)
+    try:
+        return hashlib.scrypt(
+            password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=SCRYPT_MAXMEM, dklen=32
+        )
+    finally:
+        _HASHES.release()
+
+
+def hash_password(password: str) -> str:
+    """``scrypt$N$r$p$SALT$HASH`` of *password* with the current parameters."""
+    salt = secrets.token_bytes(16)
+    digest = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${salt.hex()}${digest.hex()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    """Whether *password* matches *stored* (constant-time comparison)."""
+    try:
+        tag, n, r, p, salt_hex, digest_hex = stored.split("$")
+        if tag != "scrypt":
+            return False
+        digest = _scrypt(password, bytes.fromhex(salt_hex), int(n), int(r), int(p))
+    except ValueError:
+        return False
+    return hmac.compare_digest(digest.hex(), digest_hex)
+
+
+def needs_rehash(stored: str) -> bool:
+    return not stored.startswith(f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}$")
+
+
+_DUMMY = "scrypt${}${}${}${}${}".format(SCRYPT_N, SCRYPT_R, SCRYPT_P, "00" * 16, "00" * 32)
+
+
+def check_password_rules(password: str, what: str = "an admin password") -> None:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UsageProblem(f"{what} must have at least {MIN_PASSWORD_CHARS} characters")
+
+
+def env_password_problem() -> str | None:
+    """Why MEDSIM_ADMIN_PASSWORD cannot be used (too short), or ``None``."""
+    env = os.environ.get("MEDSIM_ADMIN_PASSWORD")
+    if env and len(env) < MIN_PASSWORD_CHARS:
+        return (
+            f"MEDSIM_ADMIN_PASSWORD has fewer than {MIN_PASSWORD_CHARS} characters and is "
+            "refused; set a longer one"
+        )
+    return None
+
+
+# ------------------------------------------------------------------------------ admins
+@dataclass(frozen=True)
+class AdminIdentity:
+    """A signed-in study admin: *via* ``named`` (a row of the admins table, by password or
+    by its SSO identity) or ``sso`` (an identity of the configured ``admins`` list)."""
+
+    name: str
+    via: str
+
+    @property
+    def actor(self) -> str:
+        """How the event log names this admin."""
+        return f"admin:{self.name}" if self.via == "named" else f"sso:{self.name}"
+
+
+def normalise_identity(identity: str) -> str:
+    """E-mail addresses compare case-insensitively; subject ids exactly."""
+    identity = (identity or "").strip()
+    return identity.lower() if "@" in identity else identity
+
+
+def _valid_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 200 or any(ord(ch) < 32 for ch in name):
+        raise UsageProblem("an admin needs a name of 1 to 200 printable characters")
+    return name
+
+
+def add_admin(
+    name: str,
+    *,
+    password: str | None = None,
+    sso_identity: str | None = None,
+    engine: Engine | None = None,
+) -> None:
+    """Add a named admin with a password, an SSO identity, or both."""
+    name = _valid_name(name)
+    if not password and not sso_identity:
+        raise UsageProblem(f"admin '{name}' needs a password or an SSO identity")
+    if password is not None:
+        check_password_rules(password)
+    ident = normalise_identity(sso_identity) if sso_identity else None
+    pw_hash = hash_password(password) if password is not None else None
+    if not store.insert_admin(name, password_hash=pw_hash, sso_identity=ident, engine=engine):
+        raise UsageProblem(f"an admin named '{name}' or with SSO identity '{ident}' exists")
+
+
+def remove_admin(name: str, *, engine: Engine | None = None) -> None:
+    if not store.delete_admin(name, engine=engine):
+        raise UsageProblem(f"there is no admin named '{name}'")
+
+
+def set_password(name: str, password: str, *, engine: Engine | None = None) -> None:
+    """Set *name*'s password; creates the admin when it does not exist yet."""
+    name = _valid_name(name)
+    check_password_rules(password)
+    if store.get_admin(name, engine=engine) is None:
+        add_admin(name, password=password, engine=engine)
+    else:
+        store.update_admin_password(name, hash_password(password), engine=engine)
+
+
+def list_admins(*, engine: Engine | None = None) -> list[dict]:
+    """Admins with how they sign in (never a hash)."""
+    rows = [
+        {
+            "name": a.name,
+            "password": a.password_hash is not None,
+            "sso_identity": a.sso_identity or "",
+            "created_at": a.created_at,
+        }
+        for a in store.list_admins(engine=engine)
+    ]
+    if os.environ.get("MEDSIM_ADMIN_PASSWORD") and not any(r["name"] == ENV_ADMIN for r in rows):
+        rows.insert(
+            0, {"name": ENV_ADMIN, "password": True, "sso_identity": "", "created_at": None}
+        )
+    return rows
+
+
+def admin_password_configured(*, engine: Engine | None = None) -> bool:
+    """Whether any admin can sign in with a password."""
+    if os.environ.get("MEDSIM_ADMIN_PASSWORD") and env_password_problem() is None:
+        return True
+    return store.count_admins_with_password(engine=engine) > 0
+
+
+def check_admin_password(name: str, password: str, *, engine: Engine | None = None) -> bool:
+    """Whether *password* is admin *name*'s (no throttling: see :func:`sign_in_admin`)."""
+    name = (name or "").strip() or ENV_ADMIN
+    if not password:
+        return False
+    env = os.environ.get("MEDSIM_ADMIN_PASSWORD")
+    if env and name == ENV_ADMIN:
+        if env_password_problem():
+            return False
+        return hmac.compare_digest(env.encode("utf-8"), password.encode("utf-8"))
+    row = store.get_admin(name, engine=engine)
+    if row is None or not row.active or row.password_hash is None:
+        verify_password(password, _DUMMY)  # same time as a wrong password: names not probed
+        return False
+    if not verify_password(password, row.password_hash):
+        return False
+    if needs_rehash(row.password_hash):
+        store.update_admin_password(name, hash_password(password), record=False, engine=engine)
+    return True
+
+
+def sign_in_admin(
+    name: str, password: str, *, client: str, engine: Engine | None = None
+) -> AdminIdentity | None:
+    """Throttled admin sign-in from *client*: the admin, ``None`` (wrong), or raises
+    :class:`~medsim_annot.services.throttle.Throttled` (wait first)."""
+    ADMIN_SIGNINS.check(client)
+    name = (name or "").strip() or ENV_ADMIN
+    if check_admin_password(name, password, engine=engine):
+        ADMIN_SIGNINS.success(client)
+        return AdminIdentity(name=name, via="named")
+    known = (name == ENV_ADMIN and bool(os.environ.get("MEDSIM_ADMIN_PASSWORD"))) or (
+        store.get_admin(name, engine=engine) is not None
+    )
+    # Only a known admin's name is logged: a password typed into the name field is not.
+    ADMIN_SIGNINS.failure(client, detail=f"admin={name!r}" if known else "admin=<unknown>")
+    return None
+
+
+def sign_in_with_code(
+    code: str, *, client: str, engine: Engine | None = None
+) -> AnnotatorIdentity | None:
+    """Throttled access-code sign-in from *client* (see :func:`sign_in_admin`)."""
+    CODE_SIGNINS.check(client)
+    ident = authenticate_annotator(code, engine=engine)
+    if ident is not None:
+        CODE_SIGNINS.success(client)
+        return ident
+    CODE_SIGNINS.failure(client)
+    return None
+
+
+# ---------------------------------------------------------------------- single sign-on
+@dataclass(frozen=True)
+class SsoOutcome:
+    """Where an SSO user may go: ``admin`` (with *admin*), ``annotator`` (with one or more
+    *studies* to choose from) or ``refused``."""
+
+    role: str
+    identity: str
+    admin: AdminIdentity | None = None
+    annotators: tuple[AnnotatorIdentity, ...] = ()
+
+
+def sso_identities(claims: dict) -> list[str]:
+    """The identities of an ID token's *claims*: verified e-mail (lower-cased) and ``sub``."""
+    out = []
+    email = claims.get("email")
+    if email and claims.get("email_verified", True) is not False:
+        out.append(normalise_identity(str(email)))
+    if claims.get("sub"):
+        out.append(str(claims["sub"]))
+    return out
+
+
+def sso_role(
+    claims: dict, *, admins: Iterable[str] = (), engine: Engine | None = None
+) -> SsoOutcome:
+    """Map a signed-in SSO user to a role (see the module docstring)."""
+    ids = sso_identities(claims)
+    shown = ids[0] if ids else ""
+    configured = {normalise_identity(a) for a in admins if str(a).strip()}
+    configured |= {
+        normalise_identity(a)
+        for a in os.environ.get("MEDSIM_SSO_ADMINS", "").split(",")
+        if a.strip()
+    }
+    hit = next((i for i in ids if i in configured), None)
+    if hit is not None:
+        return SsoOutcome("admin", shown, admin=AdminIdentity(name=hit, via="sso"))
+    row = store.admin_by_sso(ids, engine=engine)
+    if row is not None:
+        return SsoOutcome("admin", shown, admin=AdminIdentity(name=row.name, via="named"))
+    found = store.annotators_by_sso(ids, engine=engine)
+    if found:
+        return SsoOutcome(
+            "annotator",
+            shown,
+            annotators=tuple(
+                AnnotatorIdentity(
+                    a.annotator_id, a.name, a.study_id, a.study_name, a.credential_version
+                )
+                for a in found
+            ),
+        )
+    return SsoOutcome("refused", shown)
+
+
+def link_annotator_sso(
+    study: str, name: str, identity: str | None, *, engine: Engine | None = None
+) -> None:
+    """Link annotator *name* of *study* to an SSO identity (``None`` or "" unlinks)."""
+    from medsim_annot.services.studies import get_study
+
+    info = get_study(study, engine=engine)
+    ident = normalise_identity(identity) if identity and identity.strip() else None
+    if ident is not None and (len(ident) > 320 or any(ord(ch) < 32 for ch in ident)):
+        raise UsageProblem("an SSO identity is an e-mail address or subject id (≤ 320 chars)")
+    status = store.link_annotator_sso(info.id, name, ident, engine=engine)
+    if status == "no-annotator":
+        raise UsageProblem(f"study '{study}' has no annotator named '{name}'")
+    if status == "taken":
+        raise UsageProblem(f"another annotator of study '{study}' is linked to '{ident}'")
+
+
+def sso_links(study: str, *, engine: Engine | None = None) -> dict[str, str | None]:
+    from medsim_annot.services.studies import get_study
+
+    return store.sso_links(get_study(study, engine=engine).id, engine=engine)
+
+
+def annotator_sso_enabled(study: str, *, engine: Engine | None = None) -> bool:
+    from medsim_annot.services.studies import get_study
+
+    return store.study_annotator_sso(get_study(study, engine=engine).id, engine=engine)
+
+
+def set_annotator_sso(study: str, enabled: bool, *, engine: Engine | None = None) -> None:
+    """Allow (or stop) SSO sign-in for the linked annotators of *study*."""
+    from medsim_annot.services.studies import get_study
+
+    store.set_study_annotator_sso(get_study(study, engine=engine).id, enabled, engine=engine)
+
+
+# ---------------------------------------------------------------------- event log
+acting_as = store.acting_as
+set_actor = store.set_actor
+set_actor_provider = store.set_actor_provider
+
+
+def cli_actor() -> str:
+    """How the event log names a command-line user."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:
+        return "cli"
+
+
+def record_event(
+    kind: str, *, study: str | None = None, detail: dict | None = None, engine=None
+) -> None:
+    """Append *kind* (e.g. ``exported``) for *study* to the event log, naming the actor."""
+    from medsim_annot.services.studies import get_study
+
+    study_id = get_study(study, engine=engine).id if study else None
+    store.record_event(kind, study_id=study_id, detail=detail, engine=engine)
+
+
+def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):
+    """The event log, newest first, as a frame (at, actor, action, study, annotator, detail)."""
+    import pandas as pd
+
+    from medsim_annot.services.studies import get_study
+
+    study_id = get_study(study, engine=engine).id if study else None
+    rows = store.activity(study_id=study_id, actor=actor, limit=limit, engine=engine)
+    return pd.DataFrame(rows, columns=["at", "actor", "action", "study", "annotator", "detail"])

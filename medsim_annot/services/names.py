@@ -1,0 +1,63 @@
+"""Names people type: study names and annotator names (security findings 2, 4 and 6).
+
+Study names reach file names (exports, reports) and both kinds of names are shown on the
+admin pages, so they are one line of printable text: a study name may not hold ``/``, ``\\``,
+``..`` or control characters, an annotator name no control characters. File names are never
+built from a name directly but from :func:`file_slug` (python-slugify: ASCII letters, digits
+and dashes only).
+"""
+
+from __future__ import annotations
+
+from slugify import slugify
+
+from data_schemas import has_control_chars
+from medsim_annot.errors import UsageProblem
+
+#: Longest study or annotator name (the columns are VARCHAR(200)).
+NAME_MAX_CHARS = 200
+
+
+def _common(kind: str, name: str | None) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise UsageProblem(f"a {kind} needs a name")
+    if len(name) > NAME_MAX_CHARS:
+        raise UsageProblem(f"a {kind} name has at most {NAME_MAX_CHARS} characters")
+    if has_control_chars(name):
+        raise UsageProblem(
+            f"the {kind} name {name!r} contains a line break, tab or other control character"
+        )
+    return name
+
+
+def check_study_name(name: str | None) -> str:
+    """*name* stripped, or :class:`UsageProblem` if it is empty, too long, or holds ``/``,
+    ``\\``, ``..`` or a control character.
+
+    >>> check_study_name("  Cardiology 2026 ")
+    'Cardiology 2026'
+    >>> check_study_name("../etc")
+    Traceback (most recent call last):
+    ...
+    medsim_annot.errors.UsageProblem: a study name may not contain '/', '\\' or '..': '../etc'
+    """
+    name = _common("study", name)
+    if "/" in name or "\\" in name or ".." in name:
+        raise UsageProblem(f"a study name may not contain '/', '\\' or '..': {name!r}")
+    return name
+
+
+def check_annotator_name(name: str | None) -> str:
+    """*name* stripped, or :class:`UsageProblem` if it is empty, too long or holds a control
+    character."""
+    return _common("annotator", name)
+
+
+def file_slug(name: str, *, fallback: str = "study") -> str:
+    """A file-name-safe form of *name*: lower-case ASCII letters, digits and dashes.
+
+    >>> file_slug("Étude: cardiology/2026"), file_slug("…", fallback="study")
+    ('etude-cardiology-2026', 'study')
+    """
+    return slugify(name or "", max_length=80) or fallback

@@ -1,0 +1,149 @@
+"""Backups of the embedded SQLite store with SQLite's online backup API.
+
+:func:`backup_sqlite` copies a consistent snapshot of a database that the app may be writing
+to at that moment (WAL mode: writers are not blocked; the copy holds every transaction
+committed before it started and none half-written). :func:`restore_sqlite` copies a backup
+into the store the same way. Both write 0600 files; a backup appears under its name only
+once complete and checked (written beside it, then renamed).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+
+@dataclass(frozen=True)
+class SqliteCopy:
+    """What a backup or restore copied: the file written, its size, its Alembic revision and
+    the number of studies and ratings it holds."""
+
+    path: Path
+    bytes: int
+    revision: str | None
+    studies: int
+    ratings: int
+
+
+def backend_name(url: str) -> str:
+    """``sqlite``, ``postgresql``, ... of a database URL."""
+    return make_url(url).get_backend_name()
+
+
+def shown_url(url: str) -> str:
+    """*url* without its password, with the plain ``postgresql://`` scheme for PostgreSQL
+    (what pg_dump and psql accept)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        parsed = parsed.set(drivername="postgresql")
+    return parsed.render_as_string(hide_password=True)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL; ``None`` for any other database (or in-memory)."""
+    parsed = make_url(url)
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or not parsed.database
+        or parsed.database == ":memory:"
+    ):
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def _facts(conn: sqlite3.Connection) -> tuple[str | None, int, int]:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    revision = (
+        conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        if "alembic_version" in tables
+        else None
+    )
+    studies = (
+        conn.execute("SELECT count(*) FROM studies").fetchone()[0] if "studies" in tables else 0
+    )
+    ratings = (
+        conn.execute("SELECT count(*) FROM ratings").fetchone()[0] if "ratings" in tables else 0
+    )
+    return (revision[0] if revision else None), int(studies), int(ratings)
+
+
+def integrity_problems(path: Path) -> list[str]:
+    """``PRAGMA integrity_check`` of the database file *path* (empty list: ok)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+    finally:
+        conn.close()
+    return [] if rows == ["ok"] else rows
+
+
+def inspect_sqlite(path: Path) -> SqliteCopy:
+    """Facts of the SQLite database file *path* (read-only)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        revision, studies, ratings = _facts(conn)
+    finally:
+        conn.close()
+    return SqliteCopy(path, path.stat().st_size, revision, studies, ratings)
+
+
+def _copy(source: sqlite3.Connection, dest_path: Path) -> None:
+    fd = os.open(dest_path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(fd)
+    dest = sqlite3.connect(dest_path)
+    try:
+        # pages=-1: one step under one read transaction of the source, so the copy is one
+        # consistent snapshot even while other connections keep writing.
+        source.backup(dest, pages=-1)
+        dest.execute("PRAGMA journal_mode=DELETE")  # a backup is a single self-contained file
+    finally:
+        dest.close()
+
+
+def backup_sqlite(db: Path, out: Path) -> SqliteCopy:
+    """Copy the live database *db* to *out* (0600), checked with ``integrity_check``."""
+    out = out.expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        source = sqlite3.connect(db, timeout=30)
+        try:
+            _copy(source, tmp)
+        finally:
+            source.close()
+        problems = integrity_problems(tmp)
+        if problems:
+            raise RuntimeError(
+                "the backup copy fails PRAGMA integrity_check: " + "; ".join(problems[:5])
+            )
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return inspect_sqlite(out)
+
+
+def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
+    """Copy the backup file *backup* over the database *db* (created 0600 if absent)."""
+    db = db.expanduser()
+    if not db.parent.exists():
+        db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    source = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+    try:
+        fd = os.open(db, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+        dest = sqlite3.connect(db, timeout=30)
+        try:
+            source.backup(dest, pages=-1)
+            dest.execute("PRAGMA journal_mode=WAL")
+        finally:
+            dest.close()
+    finally:
+        source.close()
+    return inspect_sqlite(db)

@@ -1,0 +1,42 @@
+"""Activity (admin only): the event log, newest first — which admin (or command-line user)
+created, changed, exported or revoked what, and when. Text only: nothing in it is rendered as
+markdown."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from medsim_annot.services import admins as admins_svc
+from pages import _qa
+
+_qa.require_admin()
+
+st.title("Activity")
+st.caption(
+    "Who did what: study created or imported, annotators added, renamed, linked to SSO, "
+    "codes issued or revoked, exports, admins added or removed. Failed sign-ins are in the "
+    "server log (see docs/sso.md)."
+)
+names = _qa.study_names()
+left, right = st.columns([2, 1])
+study = left.selectbox("Study", ["(all studies and admin changes)", *names], key="activity_study")
+limit = right.number_input("Newest", min_value=10, max_value=5000, value=200, step=50)
+frame = admins_svc.activity(
+    study=None if study not in names else study, limit=int(limit), engine=_qa.engine()
+)
+actors = sorted(a for a in frame["actor"].unique() if a)
+who = st.multiselect("Actor", actors, key="activity_actor")
+if who:
+    frame = frame[frame["actor"].isin(who)]
+if frame.empty:
+    st.info("Nothing recorded yet.")
+else:
+    _qa.table(
+        frame,
+        "activity",
+        "activity_download",
+        column_config={
+            "at": st.column_config.DatetimeColumn("at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "detail": st.column_config.TextColumn("detail", width="large"),
+        },
+    )

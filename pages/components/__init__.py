@@ -1,0 +1,1 @@
+"""Browser widgets: HTML/CSS/JS kept beside the Python that mounts them (see ARCHITECTURE)."""

@@ -1,0 +1,117 @@
+"""``medsim backup`` / ``medsim restore`` (issue 14 §3): a backup taken while annotators are
+saving holds every rating acknowledged before it started, restores into a sound store, and
+PostgreSQL stores are pointed to pg_dump."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+
+import pandas as pd
+
+from data_schemas.scales import BINARY
+from medsim_annot.services import annotation as A
+from medsim_annot.services import studies as svc
+from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.storage import dispose_all, get_engine
+from medsim_annot.storage.backup import integrity_problems
+
+
+def _study(n_pairs=120, annotators=("a", "b", "c")):
+    frame = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(n_pairs)],
+            "term_1": [f"x{i}" for i in range(n_pairs)],
+            "term_2": [f"y{i}" for i in range(n_pairs)],
+        }
+    )
+    res = svc.create_study("s", frame, BINARY, list(annotators))
+    return [authenticate_annotator(a["access_code"]) for a in res["annotators"]]
+
+
+def _ratings() -> set[tuple[str, str, str]]:
+    out = svc.export_ratings("s")
+    return set(zip(out["annotator"], out["pair_id"], out["rating"].astype(str)))
+
+
+def test_backup_during_writes_restores_every_committed_rating(db_url, tmp_path, cli, monkeypatch):
+    idents = _study()
+    acked: list[tuple[str, str, str]] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def write(ident):
+        for pos in range(120):
+            if stop.is_set():
+                return
+            value = ("same", "not_same")[pos % 2]
+            A.submit_rating(ident.annotator_id, pos, value, credential=ident.credential_version)
+            with lock:
+                acked.append((ident.name, f"p{pos}", value))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in idents]
+    for t in threads:
+        t.start()
+    while len(acked) < 60:
+        time.sleep(0.01)
+    with lock:
+        before = set(acked)  # acknowledged before the backup started
+    out = tmp_path / "backups" / "medsim-backup.db"
+    res = cli("backup", "--out", out, "--json")
+    assert res.exit_code == 0, res.stderr
+    stop.set()
+    for t in threads:
+        t.join()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert integrity_problems(out) == []
+    assert not [p for p in out.parent.iterdir() if p.name.endswith(".partial")]
+
+    target = tmp_path / "restored" / "medsim.db"
+    dispose_all()
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", f"sqlite:///{target}")
+    res = cli("restore", out)
+    assert res.exit_code == 0, res.stderr
+    restored = _ratings()
+    assert before <= restored  # every rating acknowledged before the backup started
+    assert restored <= set(acked)  # and nothing that was never acknowledged
+    assert len(svc.export_ratings("s")) == len(restored)  # one current rating per slot
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    with get_engine().connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+    # The restored store is live: annotators resume at the first slot they had not saved.
+    for ident in idents:
+        done = {p for who, p, _ in restored if who == ident.name}
+        state = A.queue_state(ident.annotator_id)
+        assert state.done == len(done)
+        expected = min((i for i in range(120) if f"p{i}" not in done), default=None)
+        assert state.first_unrated == expected
+
+
+def test_restore_refuses_what_it_should(db_url, tmp_path, cli):
+    _study(n_pairs=4, annotators=("a",))
+    out = tmp_path / "b.db"
+    assert cli("backup", "--out", out).exit_code == 0
+    again = cli("backup", "--out", out)
+    assert again.exit_code == 2 and "--force" in again.stderr
+    assert cli("backup", "--out", out, "--force").exit_code == 0
+    busy = cli("restore", out)  # the store has studies
+    assert busy.exit_code == 2 and "--force" in busy.stderr
+    assert cli("restore", out, "--force").exit_code == 0
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not a database at all" * 100)
+    bad = cli("restore", junk, "--force")
+    assert bad.exit_code == 2 and "not a SQLite backup" in bad.stderr
+    missing = cli("restore", tmp_path / "nope.db")
+    assert missing.exit_code == 2 and "no such backup file" in missing.stderr
+
+
+def test_postgresql_is_pointed_to_pg_dump(cli, monkeypatch):
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", "postgresql://medsim:s3cret@db.example.org/medsim")
+    res = cli("backup", "--out", "x.dump")
+    assert res.exit_code == 2
+    assert "pg_dump --format=custom" in res.stderr and "s3cret" not in res.stderr
+    res = cli("restore", "x.dump")
+    assert res.exit_code == 2 and "pg_restore" in res.stderr
+    assert not os.path.exists("x.dump")

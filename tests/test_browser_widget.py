@@ -1,0 +1,436 @@
+"""The annotation widget in a real browser (issue 13; page side of issue 17).
+
+Playwright drives Debian's chromium against ``streamlit run app.py``. Every key press is
+recorded in the page itself (a capture listener notes the pair on screen at the press, a
+bubbling listener whether the widget took it or showed it as ignored), and the store is read
+afterwards: every stored rating must be for the pair on screen at its press, in order, none
+lost, none doubled.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pandas as pd
+import pytest
+from sqlalchemy import select
+
+from data_schemas.limits import COMMENT_MAX_CHARS
+from data_schemas.scales import BINARY, RELATEDNESS_0_3
+from tests.conftest import ROOT
+from tests.streamlit_harness import (
+    chromium,
+    free_port,
+    require_chromium,
+    start_streamlit,
+    streamlit_server,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+WIDGET = '[data-testid="stBidiComponentIsolated"]'
+RECORDER = """
+() => {
+  window.__presses = [];
+  const root = () => {
+    const host = document.querySelector('[data-testid="stBidiComponentIsolated"]');
+    return host && host.shadowRoot;
+  };
+  const snap = () => {
+    const r = root();
+    if (!r) return {};
+    const pair = r.querySelector('[data-testid="medsim-pair"]');
+    const main = r.querySelector('.medsim-main');
+    const status = r.querySelector('[data-testid="medsim-save-status"]');
+    return {
+      term: r.querySelector('[data-testid="medsim-term-1"]').textContent,
+      pos: main.hidden ? null : Number(pair.dataset.position),
+      ignored: Number(status.dataset.ignored || 0),
+    };
+  };
+  window.addEventListener('keydown', (e) => {
+    window.__presses.push({key: e.key, before: snap(), t: performance.now()});
+  }, true);
+  window.addEventListener('keydown', () => {
+    window.__presses[window.__presses.length - 1].after = snap();
+  }, false);
+}
+"""
+
+
+def _pairs(n: int, prefix: str = "") -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "pair_id": [f"{prefix}p{i:03d}" for i in range(n)],
+            "term_1": [f"{prefix}alpha {i}" for i in range(n)],
+            "term_2": [f"{prefix}beta {i}" for i in range(n)],
+        }
+    )
+
+
+def _engine(url: str):
+    from medsim_annot.storage import get_engine
+
+    return get_engine(url)
+
+
+def _study(url: str, name: str, n: int, scale=BINARY, annotators=("doc",)) -> dict[str, str]:
+    from medsim_annot.services.studies import create_study
+
+    r = create_study(name, _pairs(n, name), scale, list(annotators), engine=_engine(url))
+    return {a["name"]: a["access_code"] for a in r["annotators"]}
+
+
+def _stored(url: str, study: str, annotator: str) -> list[dict]:
+    """Every rating row of *annotator* in id order, with the first term as it was shown."""
+    from medsim_annot.storage import Annotator, Assignment, Item, Rating, Study, session_scope
+
+    with session_scope(_engine(url)) as s:
+        rows = s.execute(
+            select(
+                Assignment.position,
+                Assignment.swapped,
+                Item.term_1,
+                Item.term_2,
+                Rating.value,
+                Rating.unclear,
+                Rating.comment,
+                Rating.elapsed_ms,
+            )
+            .join(Assignment, Assignment.id == Rating.assignment_id)
+            .join(Item, Item.id == Rating.item_id)
+            .join(Annotator, Annotator.id == Rating.annotator_id)
+            .join(Study, Study.id == Rating.study_id)
+            .where(Study.name == study, Annotator.name == annotator)
+            .order_by(Rating.id)
+        ).all()
+    return [
+        {
+            "position": r.position,
+            "term": r.term_2 if r.swapped else r.term_1,
+            "value": r.value,
+            "unclear": bool(r.unclear),
+            "comment": r.comment or "",
+            "elapsed_ms": r.elapsed_ms,
+        }
+        for r in rows
+    ]
+
+
+def _sign_in(page, base: str, code: str) -> None:
+    page.goto(base + "/")
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
+
+
+def _position(page) -> int:
+    return int(page.get_attribute('[data-testid="medsim-pair"]', "data-position"))
+
+
+def _all_saved(page, timeout: float = 30000) -> None:
+    page.locator('[data-testid="medsim-save-status"]').get_by_text(
+        "All saved", exact=True
+    ).wait_for(timeout=timeout)
+
+
+def _press_on_schedule(page, keys: list[str], gaps_ms: list[float]) -> None:
+    """Press *keys*; key i+1 goes *gaps_ms[i]* after key i (wall clock, not after a wait)."""
+    t = time.perf_counter()
+    for i, key in enumerate(keys):
+        if i:
+            t += gaps_ms[i - 1] / 1000
+            delay = t - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+        page.keyboard.press(key)
+
+
+def _accepted(page) -> tuple[list[dict], int]:
+    presses = page.evaluate("() => window.__presses")
+    ok = [p for p in presses if p["after"]["ignored"] == p["before"]["ignored"]]
+    return ok, len(presses) - len(ok)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    require_chromium()
+    tmp = tmp_path_factory.mktemp("widget")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    _engine(url)  # migrate before the server starts
+    with streamlit_server(env, tmp / "streamlit.log") as base:
+        yield {"base": base, "url": url, "tmp": tmp, "env": env}
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    with chromium() as b:
+        yield b
+
+
+def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, browser):
+    url = server["url"]
+    codes = _study(url, "fast", 60)
+    page = browser.new_context().new_page()
+    _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    # 20 keys 120 ms apart (type-ahead), then 10 paced 300 ms apart, then three double
+    # presses 30 ms apart.
+    keys = ["1", "2"] * 10 + ["2", "1"] * 5 + ["1", "2"] * 3
+    _press_on_schedule(page, keys[:20], [120] * 19)
+    for i, key in enumerate(keys[20:]):
+        time.sleep(0.4 if i < 10 or i % 2 == 0 else 0.03)
+        page.keyboard.press(key)
+    _all_saved(page)
+    ok, ignored = _accepted(page)
+    stored = _stored(url, "fast", "doc")
+    want = {"1": "same", "2": "not_same"}
+    # Every stored rating is for the pair on screen at its press, in press order.
+    assert [(r["term"], r["value"]) for r in stored] == [
+        (p["before"]["term"], want[p["key"]]) for p in ok
+    ]
+    assert len(ok) + ignored == len(keys)
+    # A press within MIN_VIEW_MS of a pair being drawn is shown as ignored, never silent.
+    status = page.locator('[data-testid="medsim-save-status"]')
+    assert int(status.get_attribute("data-ignored") or 0) == ignored
+    # Paced presses are all taken; each double press takes its first key only.
+    presses = page.evaluate("() => window.__presses")
+    paced = presses[20:30]
+    assert all(p["after"]["ignored"] == p["before"]["ignored"] for p in paced)
+    doubles = presses[30:]
+    assert [p["after"]["ignored"] > p["before"]["ignored"] for p in doubles] == [
+        False,
+        True,
+    ] * 3
+    assert all(r["elapsed_ms"] is not None and r["elapsed_ms"] >= 150 for r in stored)
+    progress = page.locator('[data-testid="medsim-progress"]').inner_text()
+    assert progress.startswith(f"{len(stored)} / 60 rated")
+
+
+def test_back_change_unclear_comment_reminder_and_end(server, browser):
+    url = server["url"]
+    codes = _study(url, "keys", 12, scale=RELATEDNESS_0_3)
+    page = browser.new_context().new_page()
+    _sign_in(page, server["base"], codes["doc"])
+    for _ in range(10):
+        time.sleep(0.25)
+        page.keyboard.press("2")
+    page.locator('[data-testid="medsim-reminder"]').wait_for(state="visible")
+    assert _position(page) == 10
+    page.keyboard.press("Backspace")
+    assert _position(page) == 9
+    assert (
+        "Saved answer: 2 Related" in page.locator('[data-testid="medsim-saved-note"]').inner_text()
+    )
+    time.sleep(0.2)
+    page.keyboard.press("3")  # a change: appended, then on to the first unrated slot
+    assert _position(page) == 10
+    time.sleep(0.2)
+    page.keyboard.press("u")
+    assert page.get_attribute('[data-testid="medsim-unclear"]', "aria-pressed") == "true"
+    comment = page.locator('[data-testid="medsim-comment"]')
+    assert comment.get_attribute("maxlength") == str(COMMENT_MAX_CHARS)
+    comment.click()
+    page.keyboard.type("1 2 u ok")  # typing in the comment field never rates
+    assert _position(page) == 10
+    page.keyboard.press("Tab")
+    page.keyboard.press("1")
+    assert _position(page) == 11
+    time.sleep(0.2)
+    page.keyboard.press("0")
+    page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
+    _all_saved(page)
+    assert "Every rating is saved" in page.locator('[data-testid="medsim-end"]').inner_text()
+    page.keyboard.press("Backspace")
+    assert _position(page) == 11
+    stored = _stored(url, "keys", "doc")
+    assert [r["position"] for r in stored] == list(range(10)) + [9, 10, 11]
+    assert [r["value"] for r in stored[9:11]] == ["2", "3"]  # history kept
+    assert stored[11] | {"term": None, "elapsed_ms": None} == {
+        "position": 10,
+        "term": None,
+        "value": "1",
+        "unclear": True,
+        "comment": "1 2 u ok",
+        "elapsed_ms": None,
+    }
+    # A reload starts a new session: sign in again and resume at the end screen.
+    page.reload()
+    page.get_by_label("Access code").fill(codes["doc"])
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    page.locator('[data-testid="medsim-end"]').wait_for(state="visible", timeout=30000)
+
+
+def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server, browser):
+    from medsim_annot.services.annotators import revoke_code
+    from medsim_annot.services.design import DesignOptions, create_designed_study
+
+    url = server["url"]
+    r = create_designed_study(
+        "design",
+        _pairs(8, "design"),
+        BINARY,
+        ["doc_a", "doc_b"],
+        DesignOptions(per_item=1, calibration=2, duplicates=0.5, seed=3),
+        engine=_engine(url),
+    )
+    codes = {a["name"]: a["access_code"] for a in r["annotators"]}
+    page = browser.new_context().new_page()
+    _sign_in(page, server["base"], codes["doc_a"])
+    page.evaluate(RECORDER)
+    total = int(
+        page.locator('[data-testid="medsim-progress"]').inner_text().split("/")[1].split()[0]
+    )
+    for i in range(total):
+        time.sleep(0.25)
+        page.keyboard.press("1" if i % 2 else "2")
+    page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
+    _all_saved(page)
+    ok, ignored = _accepted(page)
+    assert ignored == 0
+    stored = _stored(url, "design", "doc_a")
+    assert [r["term"] for r in stored] == [p["before"]["term"] for p in ok]
+    assert [r["position"] for r in stored] == list(range(total))
+    # The swapped duplicate slots showed the second term first.
+    assert any(t.startswith("designbeta") for t in (r["term"] for r in stored))
+
+    other = browser.new_context().new_page()
+    _sign_in(other, server["base"], codes["doc_b"])
+    time.sleep(0.3)
+    other.keyboard.press("1")
+    _all_saved(other)
+    revoke_code("design", "doc_b", engine=_engine(url))
+    time.sleep(0.3)
+    other.keyboard.press("2")
+    ended = other.locator('[data-testid="medsim-ended"]')
+    ended.wait_for(state="visible", timeout=20000)
+    assert "replaced or revoked" in ended.inner_text()
+    time.sleep(0.3)
+    other.keyboard.press("1")  # the widget has stopped: nothing is taken
+    assert len(_stored(url, "design", "doc_b")) == 1
+
+
+def test_kill_9_with_unacknowledged_ratings_then_sign_in_resends_them_once(
+    server, browser, tmp_path
+):
+    url = f"sqlite:///{tmp_path / 'crash.db'}"
+    env = {**server["env"], "MEDSIM_DATABASE_URL": url}
+    codes = _study(url, "crash", 30)
+    port = free_port()
+    log = tmp_path / "streamlit.log"
+    proc, _ = start_streamlit(env, log, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        page = browser.new_context().new_page()
+        _sign_in(page, base, codes["doc"])
+        page.evaluate(RECORDER)
+        for key in ["1", "2", "1", "2", "1", "2"]:
+            time.sleep(0.25)
+            page.keyboard.press(key)
+        unacked = int(page.get_attribute('[data-testid="medsim-save-status"]', "data-pending"))
+        proc.kill()  # SIGKILL: no shutdown, whatever was in flight is lost
+        proc.wait(10)
+        assert unacked >= 1
+        ok, ignored = _accepted(page)
+        assert ignored == 0 and len(ok) == 6
+        proc, _ = start_streamlit(env, log, port)
+        # The same tab (sessionStorage survives). The widget's resend reaches the new server,
+        # which shows a clean sign-in page (no list of page files); the kept ratings go first.
+        page.get_by_label("Access code").wait_for(timeout=30000)
+        assert page.get_by_text("dashboard", exact=True).count() == 0
+        page.get_by_label("Access code").fill(codes["doc"])
+        page.get_by_role("button", name="Sign in", exact=True).click()
+        _all_saved(page)
+        page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
+        assert _position(page) == 6
+        stored = _stored(url, "crash", "doc")
+        want = {"1": "same", "2": "not_same"}
+        assert [(r["term"], r["value"]) for r in stored] == [
+            (p["before"]["term"], want[p["key"]]) for p in ok
+        ]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_two_tabs_the_stale_tab_is_refused_and_shown_the_current_answer(server, browser):
+    url = server["url"]
+    codes = _study(url, "tabs", 5)
+    context = browser.new_context()
+    tab_a, tab_b = context.new_page(), context.new_page()
+    _sign_in(tab_a, server["base"], codes["doc"])
+    _sign_in(tab_b, server["base"], codes["doc"])
+    time.sleep(0.3)
+    tab_b.keyboard.press("1")
+    _all_saved(tab_b)
+    tab_a.keyboard.press("2")  # tab A still shows pair 1 unrated: its version is stale
+    notice = tab_a.locator('[data-testid="medsim-notice"]')
+    notice.get_by_text("changed in another window").wait_for(timeout=20000)
+    assert "current answer: Same" in notice.inner_text()
+    _all_saved(tab_a)
+    assert _position(tab_a) == 0
+    assert "Saved answer: Same" in tab_a.locator('[data-testid="medsim-saved-note"]').inner_text()
+    stored = _stored(url, "tabs", "doc")
+    assert [(r["position"], r["value"]) for r in stored] == [(0, "same")]
+
+
+def test_store_unavailable_mid_session_says_not_saved_and_recovers(server, browser, tmp_path):
+    """PostgreSQL stops accepting connections mid-session (as while it restarts): the page
+    stays, the widget says "not saved — will retry", and saves once the store is back."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from medsim_annot.storage import dispose_all
+    from tests.conftest import need
+
+    base_url = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    need(bool(base_url), "MEDSIM_TEST_POSTGRES_URL is not set", "MEDSIM_REQUIRE_POSTGRES")
+    name = "medsim_w_" + uuid.uuid4().hex[:10]
+    admin = sa.create_engine(
+        base_url.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
+    )
+
+    def sql(statement: str) -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(statement)
+
+    sql(f'CREATE DATABASE "{name}"')
+    url = base_url.rsplit("/", 1)[0] + "/" + name
+    proc = None
+    try:
+        codes = _study(url, "pg", 10)
+        dispose_all()
+        port = free_port()
+        proc, _ = start_streamlit(
+            {**server["env"], "MEDSIM_DATABASE_URL": url}, tmp_path / "streamlit.log", port
+        )
+        page = browser.new_context().new_page()
+        _sign_in(page, f"http://127.0.0.1:{port}", codes["doc"])
+        time.sleep(0.3)
+        page.keyboard.press("1")
+        _all_saved(page)
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+        time.sleep(0.3)
+        page.keyboard.press("2")
+        status = page.locator('[data-testid="medsim-save-status"]')
+        status.get_by_text("1 not saved — will retry").wait_for(timeout=60000)
+        assert page.locator('[data-testid="medsim-term-1"]').inner_text() == "pgalpha 2"
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        _all_saved(page, timeout=60000)
+        stored = _stored(url, "pg", "doc")
+        assert [(r["term"], r["value"]) for r in stored] == [
+            ("pgalpha 0", "same"),
+            ("pgalpha 1", "not_same"),
+        ]
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+        dispose_all()
+        sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()

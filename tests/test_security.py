@@ -1,0 +1,281 @@
+"""Regression tests of the security review's findings (issue 14 §2), one or more per finding.
+
+Findings 5 (formula escaping) and 7 (comment cap) are tested with their own work; the
+credential-version checks of the annotation services with theirs (test_annotation.py).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
+
+from data_schemas import validate_pairs, validate_ratings
+from data_schemas._validate import CONTROL_CHARS, has_control_chars
+from data_schemas.errors import InputError
+from data_schemas.scales import BINARY
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services import annotators as ann_svc
+from medsim_annot.services import studies as svc
+from medsim_annot.services.names import check_annotator_name, check_study_name, file_slug
+from medsim_annot.storage import dispose_all, get_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pairs(**cols) -> pd.DataFrame:
+    base = {"term_1": ["fever", "cough"], "term_2": ["pyrexia", "tussis"]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+# ---------------------------------------------------------------- finding 2: control characters
+@pytest.mark.parametrize("column", ["term_1", "term_2", "pair_id", "concept_id_1", "dataset"])
+@pytest.mark.parametrize(
+    "bad",
+    ["a\n\n![x](https://evil.example/x.png)", "a\rb", "a\tb", "a\x00b", "a\u2028b", "a\u202eb"],
+)
+def test_control_characters_refused_with_row_and_column(column, bad):
+    cols = {column: ["ok-1", bad]} if column not in ("term_1", "term_2") else {column: ["x", bad]}
+    with pytest.raises(InputError) as err:
+        validate_pairs(_pairs(**cols), "pairs.csv")
+    lines = err.value.lines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"pairs.csv, row 3, column '{column}': contains a line break")
+
+
+def test_leading_and_trailing_whitespace_is_still_stripped_not_refused():
+    out = validate_pairs(_pairs(term_1=["\nfever\r\n", "cough"]), "pairs.csv")
+    assert out["term_1"].tolist() == ["fever", "cough"]
+
+
+@pytest.mark.parametrize("column", ["pair_id", "annotator"])
+def test_ratings_ids_and_names_refuse_control_characters(column):
+    frame = pd.DataFrame({"pair_id": ["p1", "p2"], "annotator": ["a", "b"], "rating": ["same"] * 2})
+    frame.loc[1, column] = "x\ny"
+    with pytest.raises(InputError) as err:
+        validate_ratings(frame, BINARY, "ratings.csv")
+    assert f"row 3, column '{column}'" in err.value.lines()[0]
+
+
+@given(hs.text(max_size=30))
+def test_control_check_agrees_with_the_pattern(text):
+    assert has_control_chars(text) == any(CONTROL_CHARS.match(ch) for ch in text)
+
+
+# ---------------------------------------------------------------- finding 4: study names
+@pytest.mark.parametrize(
+    "bad", ["../x", "a/b", "a\\b", "..", "a..b", "line\nbreak", "tab\there", "", "   ", "x" * 201]
+)
+def test_study_names_refused(bad, db_url):
+    with pytest.raises(UsageProblem):
+        check_study_name(bad)
+    with pytest.raises(UsageProblem):
+        svc.create_study(bad, validate_pairs(_pairs()), BINARY, ["a"])
+    assert svc.list_studies() == []
+
+
+def test_annotator_names_refuse_control_characters(db_url):
+    with pytest.raises(UsageProblem):
+        check_annotator_name("dr\n![x](https://evil.example/x.png)")
+    svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    with pytest.raises(UsageProblem):
+        ann_svc.add_annotator("s", "b\nc")
+    with pytest.raises(UsageProblem):
+        ann_svc.rename_annotator("s", "a", "x\ty")
+    assert ann_svc.annotators("s")["annotator"].tolist() == ["a"]
+
+
+@given(hs.text(max_size=60))
+def test_file_slug_is_always_a_safe_file_name(name):
+    slug = file_slug(name)
+    assert slug and "/" not in slug and "\\" not in slug and ".." not in slug
+    assert all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in slug)
+
+
+# ---------------------------------------------------------------- finding 8: file modes
+def test_database_file_0600_and_new_data_folder_0700(tmp_path, monkeypatch):
+    dispose_all()
+    folder = tmp_path / "data"
+    url = f"sqlite:///{folder}/medsim.db"
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    try:
+        svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"], engine=get_engine(url))
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        for path in folder.iterdir():  # medsim.db, -wal, -shm
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        dispose_all()
+
+
+def test_existing_world_readable_database_is_tightened(tmp_path):
+    dispose_all()
+    db = tmp_path / "old.db"
+    db.touch()
+    os.chmod(db, 0o644)
+    try:
+        get_engine(f"sqlite:///{db}")
+        assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    finally:
+        dispose_all()
+
+
+# ---------------------------------------------------------------- finding 2: rendering
+def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
+    """A term stored before validation refused line breaks (or written straight into the
+    database) still cannot leave the HTML block or become markdown."""
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.auth import authenticate_annotator
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    evil = "fever\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
+    frame = pd.DataFrame({"pair_id": ["p1"], "term_1": [evil], "term_2": ["<b>pyrexia</b>"]})
+    res = svc.create_study("s", frame, BINARY, ["doc [me](https://evil.example)"])
+    ident = authenticate_annotator(res["annotators"][0]["access_code"])
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    at.run()
+    assert not at.exception, at.exception
+    bodies = [m.value for m in at.markdown]
+    pair = next(b for b in bodies if 'data-testid="medsim-pair"' in b)
+    assert "\n" not in pair and "](" not in pair and "![" not in pair and "<b>" not in pair
+    assert "&#60;b&#62;pyrexia&#60;&#47;b&#62;" in pair
+    hello = next(b for b in bodies if "Hello" in b)
+    assert "](" not in hello and "\\[me\\]\\(https\\:" in hello
+
+
+# ---------------------------------------------------------------- finding 3: uploads
+def _admin_page(name: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
+    at.session_state["auth_role"] = "admin"
+    return at.run()
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """tempfile's folder, watched: uploads must leave nothing behind, nor write outside.
+    (AppTest keeps a folder of its own there.)"""
+    import tempfile
+
+    folder = tmp_path / "tmp" / "deep"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.syspath_prepend(str(ROOT))
+    return folder
+
+
+def _upload_leftovers(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.name.startswith("medsim-") or p.name == "escaped.csv"]
+
+
+def test_scoring_upload_uses_base_name_and_leaves_no_copy(db_url, private_tmp):
+    csv = b"pair_id,term_1,term_2,auto_label\np1,fever,pyrexia,1\np2,fever,fracture,0\n"
+    at = _admin_page("scoring.py")
+    at.radio(key="scoring_source").set_value("Upload a pairs or gold file").run()
+    for _ in range(2):  # every rerun used to leave another copy behind
+        at.file_uploader(key="scoring_upload").set_value(
+            ("../../escaped.csv", csv, "text/csv")
+        ).run()
+        assert not at.exception, at.exception
+    assert not (private_tmp.parent / "escaped.csv").exists()
+    assert not (private_tmp.parent.parent / "escaped.csv").exists()
+    assert _upload_leftovers(private_tmp) == []
+    assert at.button(key="scoring_run") is not None  # the file was read
+
+
+def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tmp):
+    csv = b"term_1,term_2\nfever,pyrexia\ncough,tussis\n"
+    at = _admin_page("setup.py")
+    at.file_uploader(key="setup_upload").set_value(("../../escaped.csv", csv, "text/csv")).run()
+    assert not at.exception, at.exception
+    assert any("escaped.csv: 2 valid pairs" in s.value for s in at.success)
+    assert _upload_leftovers(private_tmp) == []
+    assert not (private_tmp.parent.parent / "escaped.csv").exists()
+    at.text_input(key="setup_name").input("s").run()
+    at.text_area(key="setup_annotators").input("d1\nd2").run()
+    at.button(key="setup_create").click().run()
+    assert not at.exception, at.exception
+    codes = at.code[0].value
+    assert codes.count(": ") == 2
+    downloads = [b for b in at.get("download_button") if "codes" in b.label]
+    assert len(downloads) == 1
+    # Shown once: the next run (any click) no longer has them, nor does the session.
+    at.run()
+    assert len(at.code) == 0
+    assert all(c.split(": ")[1] not in repr(dict(at.session_state)) for c in codes.splitlines())
+    at.selectbox(key="setup_code_who").set_value("d1").run()
+    at.button(key="setup_issue").click().run()
+    assert not at.exception, at.exception
+    assert len(at.code) == 1 and at.code[0].value.startswith("d1: ")
+    at.run()
+    assert len(at.code) == 0
+
+
+# ---------------------------------------------------------------- finding 1: credential version
+def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
+    from medsim_annot.errors import SessionEnded
+    from medsim_annot.services import annotation as A
+    from medsim_annot.services.auth import authenticate_annotator
+
+    res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a", "b"])
+    old = authenticate_annotator(res["annotators"][0]["access_code"])
+    other = authenticate_annotator(res["annotators"][1]["access_code"])
+    assert old.credential_version == other.credential_version == 1
+    A.submit_rating(old.annotator_id, 0, "same", credential=old.credential_version)
+
+    new_code = ann_svc.issue_code("s", "a")
+    assert authenticate_annotator(res["annotators"][0]["access_code"]) is None
+    new = authenticate_annotator(new_code)
+    assert new.annotator_id == old.annotator_id and new.credential_version == 2
+    for call in (
+        lambda c: A.get_pair(old.annotator_id, 1, credential=c),
+        lambda c: A.queue_state(old.annotator_id, credential=c),
+        lambda c: A.get_window(old.annotator_id, 0, 2, credential=c),
+        lambda c: A.submit_rating(old.annotator_id, 1, "same", credential=c),
+    ):
+        with pytest.raises(SessionEnded):
+            call(old.credential_version)
+        call(new.credential_version)  # the new sign-in works
+    ratings = svc.export_ratings("s")
+    assert len(ratings) == 2  # slot 0 before the new code, slot 1 with it; none refused saved
+    # The other annotator's session is untouched.
+    A.get_pair(other.annotator_id, 0, credential=other.credential_version)
+
+    ann_svc.revoke_code("s", "a")
+    with pytest.raises(SessionEnded):
+        A.get_pair(new.annotator_id, 0, credential=new.credential_version)
+    assert authenticate_annotator(new_code) is None
+    again = authenticate_annotator(ann_svc.issue_code("s", "a"))
+    assert again.credential_version == 4
+
+
+def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.auth import authenticate_annotator
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    ident = authenticate_annotator(res["annotators"][0]["access_code"])
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    at.run()
+    assert not at.exception and "fever" in at.markdown[1].value + at.markdown[2].value
+    ann_svc.issue_code("s", "a")
+    # A key press from the old session: refused, nothing saved, signed out with the reason.
+    at.button(key="annotate_opt_0_1").click().run()
+    assert not at.exception, at.exception
+    assert svc.export_ratings("s").empty
+    assert "auth_identity" not in at.session_state
+    assert "session has ended" in at.session_state["auth_notice"]
+    assert any("Sign in with your access code" in e.value for e in at.error)
