@@ -1,6 +1,11 @@
 """Helpers of the QA pages (dashboard, export): the admin guard and engine from
-:mod:`pages._ui`, the cached dashboard (keyed by study and ratings version, so a new rating
-invalidates it) and CSV download buttons. No SQL and no statistics here."""
+:mod:`pages._ui`, the study's dashboard and HTML report and CSV download buttons. No SQL and
+no statistics here.
+
+There is one dashboard cache, the service's
+(:func:`medsim_annot.services.dashboard.study_dashboard`, keyed by database, study and ratings
+version, so a new rating invalidates it; it reads only the ratings saved since the last
+version); the pages keep no second copy."""
 
 from __future__ import annotations
 
@@ -18,43 +23,24 @@ from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
 )
 
 
-@st.cache_data(ttl=3600, max_entries=16, show_spinner="Computing the agreement figures…")
-def _dashboard(url: str, study: str, version: tuple[int, int], bootstrap: int):
-    # url and version are the cache key; the service keeps its own cache with the same key.
-    return dashboard_svc.study_dashboard(study, bootstrap=bootstrap, engine=engine())
-
-
-@st.cache_data(ttl=3600, max_entries=4, show_spinner="Building the HTML report…")
-def _report(url: str, study: str, version: tuple[int, int], bootstrap: int) -> bytes:
-    return dashboard_svc.html_report(study, bootstrap=bootstrap, engine=engine()).encode("utf-8")
-
-
-@st.cache_data(ttl=3600, max_entries=8, show_spinner="Fitting the model of the doctors…")
-def _model_quality(url: str, study: str, version: tuple[int, int], method: str) -> dict:
-    dash = dashboard_svc.study_dashboard(study, engine=engine())
-    return dash.model_quality(method)
-
-
-def _url() -> str:
-    return engine().url.render_as_string(hide_password=True)
-
-
 def load_dashboard(study: str, bootstrap: int = 0):
     """The study's dashboard; recomputed only when its ratings version changes."""
-    version = dashboard_svc.ratings_version(study, engine=engine())
-    return _dashboard(_url(), study, version, int(bootstrap))
+    with st.spinner("Computing the agreement figures…"):
+        return dashboard_svc.study_dashboard(study, bootstrap=int(bootstrap), engine=engine())
 
 
 def load_model_quality(study: str, method: str) -> dict:
     """The dashboard's model of the doctors (Dawid–Skene or MACE); recomputed only when the
     study's ratings version changes."""
-    version = dashboard_svc.ratings_version(study, engine=engine())
-    return _model_quality(_url(), study, version, method)
+    with st.spinner("Fitting the model of the doctors…"):
+        return load_dashboard(study).model_quality(method)
 
 
 def load_report(study: str, bootstrap: int = 0) -> bytes:
-    version = dashboard_svc.ratings_version(study, engine=engine())
-    return _report(_url(), study, version, int(bootstrap))
+    """The study's HTML report (built on the cached dashboard; completion is current)."""
+    return dashboard_svc.html_report(study, bootstrap=int(bootstrap), engine=engine()).encode(
+        "utf-8"
+    )
 
 
 def study_names() -> list[str]:

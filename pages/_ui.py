@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from data_schemas.errors import InputError
 from medsim_annot.io import table_bytes
 from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
@@ -228,14 +229,28 @@ def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
         )
 
 
-def problems_frame(exc):
+def problems_frame(exc: InputError) -> pd.DataFrame:
     """An InputError's problems as a table (row, column, problem) for st.dataframe."""
-    import pandas as pd
-
     return pd.DataFrame(
         [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
         columns=["row", "column", "problem"],
     )
+
+
+def show_problems(
+    exc: InputError, message: str | None = None, *, note: str = "", key: str | None = None
+) -> None:
+    """The one way pages show a bad input file: an error line (*message*, or the file and
+    the number of problems, then *note*) and the table of its problems (row, column,
+    problem)."""
+    n = len(exc.problems)
+    if message is None and not n:
+        message = exc.summary()
+    elif message is None:
+        message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
+    st.error(plain_markdown(message))  # names typed by people show as typed (finding 6)
+    if n:
+        st.dataframe(problems_frame(exc), hide_index=True, key=key)
 
 
 def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):

@@ -13,8 +13,6 @@ resends them with backoff until the store answers again.
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
@@ -118,7 +116,7 @@ if views:
     }
 last = ss.get(LAST)
 
-st.markdown(f"#### Hello, {html.escape(ident.name)}")
+st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
 if last is None:
     if ss.get(ENDED):
         st.error(ss[ENDED], icon=":material/lock:")

@@ -16,7 +16,7 @@ from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import export_gold, manifest_path
 from medsim_annot.services.interop import export_gold_hf, zip_folder
 from medsim_annot.services.names import file_slug
-from pages import _qa
+from pages import _qa, _ui
 
 _qa.require_admin()
 
@@ -88,9 +88,12 @@ if go and fmt == "hf":
                     engine=_qa.engine(),
                     **filters,
                 )
-        except (UsageProblem, InputError) as exc:
+        except InputError as exc:
             st.session_state.pop("export_result", None)
-            st.error(str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines()))
+            _ui.show_problems(exc, key="export_hf_problems")
+        except UsageProblem as exc:
+            st.session_state.pop("export_result", None)
+            st.error(_qa.plain_markdown(str(exc)))
         else:
             st.session_state["export_result"] = {
                 "study": study,
@@ -111,13 +114,12 @@ elif go:
                 engine=_qa.engine(),
                 **filters,
             )
-        except (UsageProblem, InputError) as exc:
+        except InputError as exc:
             st.session_state.pop("export_result", None)
-            st.error(
-                _qa.plain_markdown(
-                    str(exc) if isinstance(exc, UsageProblem) else "; ".join(exc.lines())
-                )
-            )
+            _ui.show_problems(exc, key="export_problems")
+        except UsageProblem as exc:
+            st.session_state.pop("export_result", None)
+            st.error(_qa.plain_markdown(str(exc)))
         else:
             st.session_state["export_result"] = {
                 "study": study,

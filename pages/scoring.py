@@ -15,6 +15,7 @@ from pages._ui import (
     engine,
     plain_markdown,
     require_admin,
+    show_problems,
     upload_base_name,
     upload_copy,
 )
@@ -108,15 +109,8 @@ else:
             pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
         scoring.gold_from_frame(gold_frame, file=upload.name)
     except InputError as exc:
-        st.error(plain_markdown(f"{upload_base_name(upload.name)} cannot be used:"))
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {"row": p.row, "column": p.column or "", "problem": p.message}
-                    for p in exc.problems
-                ]
-            ),
-            hide_index=True,
+        show_problems(
+            exc, f"{upload_base_name(upload.name)} cannot be used:", key="scoring_problems"
         )
         st.stop()
 if pairs is None or not len(pairs):
@@ -180,9 +174,12 @@ if st.button(
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
         st.session_state[KEY + "result"] = (frames, result)
         bar.empty()
-    except (InputError, UsageProblem) as exc:
+    except InputError as exc:
         bar.empty()
-        st.error(str(exc))
+        show_problems(exc, key="scoring_run_problems")
+    except UsageProblem as exc:
+        bar.empty()
+        st.error(plain_markdown(str(exc)))
 
 # ---------------------------------------------------------------- 3. results
 if KEY + "result" in st.session_state:

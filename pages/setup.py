@@ -50,11 +50,11 @@ def _local_pair_files() -> list[Path]:
 
 
 def _show_problems(exc: InputError) -> None:
-    st.error(
-        f"{exc.file or 'The file'}: {len(exc.problems)} problem(s) — nothing was created. "
-        "Fix the file and upload it again."
+    _ui.show_problems(
+        exc,
+        note="nothing was created. Fix the file and upload it again.",
+        key="setup_problems",
     )
-    st.dataframe(_ui.problems_frame(exc), hide_index=True, key="setup_problems")
 
 
 st.title("Study setup")

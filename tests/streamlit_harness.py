@@ -84,6 +84,7 @@ def start_streamlit(
         time.sleep(0.3)
 
 
+@contextlib.contextmanager
 def streamlit_server(
     env: dict,
     log_path: Path,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -46,7 +47,8 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
     assert not at.exception, at.exception
     assert at.success and "Hugging Face dataset folder" in at.success[0].value
     res = at.session_state["export_result"]
-    assert res["name"] == "gold-demo-binary-hf.zip"
+    # a safe slug of the study name plus the session's random part (security findings 4, 9)
+    assert re.fullmatch(r"gold-demo-binary-hf-[0-9a-f]{16}\.zip", res["name"]), res["name"]
     out = tmp_path / "hf"
     manifest = export_gold_hf(
         "demo-binary", out, license="cc-by-4.0", split=True, seed=5, require_majority=True

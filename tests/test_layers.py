@@ -120,3 +120,22 @@ def test_pages_call_services():
         )
     ]
     assert offenders == []
+
+
+def test_pages_share_one_problems_table_and_no_dashboard_cache():
+    """Pages show an InputError's problems through ``pages._ui.show_problems`` only (no page
+    builds its own table from ``.problems``), and keep no ``st.cache_data`` copy of the
+    dashboard: the service's cache is the one."""
+    builders = [
+        _rel(p)
+        for p in _files("pages", "app.py")
+        if _rel(p) != "pages/_ui.py" and ".problems" in p.read_text(encoding="utf-8")
+    ]
+    assert builders == []
+    cached = [
+        _rel(p)
+        for p in _files("pages")
+        if "cache_data" in p.read_text(encoding="utf-8")
+        and "dashboard_svc" in p.read_text(encoding="utf-8")
+    ]
+    assert cached == []

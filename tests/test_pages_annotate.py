@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies, rating_history
@@ -107,7 +108,7 @@ def test_annotate_sends_a_blind_window_and_resumes_at_first_unrated(db):
         "version",
     }
     assert [o["key"] for o in data["scale"]["options"]] == ["1", "2", "3"]
-    assert data["min_view_ms"] == 150 and data["comment_max"] == 2000
+    assert data["min_view_ms"] == MIN_VIEW_MS and data["comment_max"] == 2000
     _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}])
     _send(
         at,

@@ -6,6 +6,7 @@ credential-version checks of the annotation services with theirs (test_annotatio
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -143,10 +144,14 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception, at.exception
+    # The terms travel only as data to the annotation widget, whose script sets them with
+    # textContent (never innerHTML): no markdown or HTML element of the page carries them.
+    data = json.loads(at.get("bidi_component")[0].proto.json)
+    assert (data["window"][0]["term_1"], data["window"][0]["term_2"]) == (evil, "<b>pyrexia</b>")
     bodies = [m.value for m in at.markdown]
-    pair = next(b for b in bodies if 'data-testid="medsim-pair"' in b)
-    assert "\n" not in pair and "](" not in pair and "![" not in pair and "<b>" not in pair
-    assert "&#60;b&#62;pyrexia&#60;&#47;b&#62;" in pair
+    assert not any("evil.example/x.png" in b or "pyrexia" in b for b in bodies)
+    script = (ROOT / "pages" / "components" / "annotator" / "annotator.js").read_text()
+    assert "innerHTML" not in script and "insertAdjacentHTML" not in script
     hello = next(b for b in bodies if "Hello" in b)
     assert "](" not in hello and "\\[me\\]\\(https\\:" in hello
 
@@ -270,12 +275,26 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     at.session_state["auth_role"] = "annotator"
     at.session_state["auth_identity"] = ident
     at.run()
-    assert not at.exception and "fever" in at.markdown[1].value + at.markdown[2].value
+    assert not at.exception
+    window = json.loads(at.get("bidi_component")[0].proto.json)["window"]
+    assert "fever" in window[0]["term_1"] + window[0]["term_2"]
     ann_svc.issue_code("s", "a")
-    # A key press from the old session: refused, nothing saved, signed out with the reason.
-    at.button(key="annotate_opt_0_1").click().run()
+    # A key press from the old session (the widget's pending list): refused, nothing saved,
+    # and the widget stops with the reason.
+    at.session_state["annotate_widget"] = {
+        "outbox": {
+            "epoch": "t",
+            "pending": [{"seq": 1, "position": 0, "value": "same", "version": 0}],
+            "need": None,
+            "sent": 1,
+            "attempt": 0,
+        }
+    }
+    at.run()
     assert not at.exception, at.exception
     assert svc.export_ratings("s").empty
-    assert "auth_identity" not in at.session_state
-    assert "session has ended" in at.session_state["auth_notice"]
-    assert any("Sign in with your access code" in e.value for e in at.error)
+    ended = json.loads(at.get("bidi_component")[0].proto.json)["ended"]
+    assert "replaced or revoked" in ended
+    # The session stays stopped: a later run still tells the widget it has ended.
+    at.run()
+    assert "replaced or revoked" in json.loads(at.get("bidi_component")[0].proto.json)["ended"]

@@ -28,10 +28,10 @@ def _fmt(frame: pd.DataFrame) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="NaN")
 
 
-def _num(v) -> str:
+def _num(v, fmt: str = ".3f") -> str:
     try:
-        return "NaN" if v != v else f"{v:.3f}"
-    except TypeError:
+        return "NaN" if v != v else format(v, fmt)
+    except (TypeError, ValueError):
         return str(v)
 
 
@@ -82,24 +82,8 @@ def agreement(
     )
     summary = pd.DataFrame(
         {
-            "statistic": [
-                "Krippendorff's alpha",
-                "mean pairwise Spearman rho",
-                "ICC(C,1)",
-                "ICC(C,k)",
-                "Kendall's W (tie-corrected)",
-                "human upper bound (inclusive)",
-                "human upper bound (exclusive)",
-            ],
-            "value": [
-                _num(d["krippendorff_alpha"]),
-                _num(d["mean_pairwise_spearman"]),
-                _num(d["icc"]["C1"]),
-                _num(d["icc"]["Ck"]),
-                _num(d["kendall_w"]),
-                _num(d["human_upper_bound"]["inclusive"]),
-                _num(d["human_upper_bound"]["exclusive"]),
-            ],
+            "statistic": [f.label for f in svc.SUMMARY_FIGURES],
+            "value": [_num(rep.value(f), f.fmt) for f in svc.SUMMARY_FIGURES],
         }
     )
     typer.echo("\n" + _fmt(summary))

@@ -77,6 +77,8 @@ class Dashboard:
     #: What α, κ, ICC and W are computed on, when not every rated pair (2 + 1 designs: the
     #: calibration pairs); "" = all pairs. Shown next to the agreement figures.
     agreement_basis: str = ""
+    # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
+    _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ model of the doctors
     def model_quality(self, method: str = "dawid-skene") -> dict:
@@ -85,7 +87,13 @@ class Dashboard:
         many pairs the model labels differently from the majority (issue 15 §3).
 
         Returns ``{"method", "raters", "confusion", "differs", "reason"}``; on a scale that
-        is not nominal, ``reason`` says why and the frames are empty."""
+        is not nominal, ``reason`` says why and the frames are empty. Fitted once per method
+        and dashboard (a cached dashboard keeps its fits)."""
+        if method not in self._models:
+            self._models[method] = self._model_quality(method)
+        return self._models[method]
+
+    def _model_quality(self, method: str) -> dict:
         from medsim_annot.services.gold import add_model_columns
         from medsim_annot.stats.aggregate import check_method, model_gold
 
@@ -234,27 +242,11 @@ class Dashboard:
         )
 
     def summary(self) -> pd.DataFrame:
-        """EHR-Rel Table 3 layout (one row): items, annotators, alpha at the scale's level,
-        ICC(C,1), ICC(C,k), Kendall's W, mean pairwise rho, human upper bound (inclusive,
-        exclusive)."""
-        a = self.agreement
-        return pd.DataFrame(
-            [
-                {
-                    "items": a.n_items,
-                    "annotators": a.n_annotators,
-                    "ratings": a.n_ratings,
-                    "level": a.level,
-                    "alpha": a.krippendorff_alpha,
-                    "icc_c1": a.icc.C1,
-                    "icc_ck": a.icc.Ck,
-                    "kendall_w": a.kendall_w,
-                    "mean_rho": a.mean_pairwise_spearman,
-                    "hub_inclusive": a.human_upper_bound["inclusive"],
-                    "hub_exclusive": a.human_upper_bound["exclusive"],
-                }
-            ]
-        )
+        """EHR-Rel Table 3 layout (one row): items, annotators, ratings, level, then the
+        coefficients of :data:`medsim_annot.stats.report.SUMMARY_FIGURES` (alpha at the
+        scale's level, ICC(C,1), ICC(C,k), Kendall's W, mean pairwise rho, human upper bound
+        inclusive and exclusive), one column each."""
+        return pd.DataFrame([self.agreement.summary()])
 
     def mean_scores(self) -> pd.Series:
         """Mean rating of every rated pair (EHR-Rel Figure 1); empty for non-numeric scales."""

@@ -22,14 +22,17 @@ from .quality import (
     rater_quality,
     straight_lining,
 )
-from .report import AgreementReport, agreement_report
+from .report import COUNT_FIGURES, SUMMARY_FIGURES, AgreementReport, Figure, agreement_report
 from .simlex import SimLexAgreement, simlex_agreement
 
 __all__ = [
+    "COUNT_FIGURES",
+    "SUMMARY_FIGURES",
     "AgreementReport",
     "AuditResult",
     "ConfidenceInterval",
     "Estimate",
+    "Figure",
     "ICCResult",
     "RaterQuality",
     "SimLexAgreement",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,44 @@ REPORT_KEYS = (
 )
 
 
+class Figure(NamedTuple):
+    """One figure of the report's summary table, described once for every reader.
+
+    ``path`` is where the value lives on :class:`AgreementReport`: an attribute
+    (``"kendall_w"``), an attribute of an attribute (``"icc.C1"``) or a key of a dict
+    attribute (``"human_upper_bound.inclusive"``). ``column`` names it in the dashboard's
+    summary table (and its CSV download), ``label`` in the CLI table, ``fmt`` is the
+    format spec the CLI prints it with.
+    """
+
+    path: str
+    column: str
+    label: str
+    fmt: str = ".3f"
+
+
+COUNT_FIGURES = (
+    Figure("n_items", "items", "items", "d"),
+    Figure("n_annotators", "annotators", "annotators", "d"),
+    Figure("n_ratings", "ratings", "ratings", "d"),
+    Figure("level", "level", "level", "s"),
+)
+"""What the report was computed on (the CLI prints them on its first line)."""
+
+SUMMARY_FIGURES = (
+    Figure("krippendorff_alpha", "alpha", "Krippendorff's alpha"),
+    Figure("icc.C1", "icc_c1", "ICC(C,1)"),
+    Figure("icc.Ck", "icc_ck", "ICC(C,k)"),
+    Figure("kendall_w", "kendall_w", "Kendall's W (tie-corrected)"),
+    Figure("mean_pairwise_spearman", "mean_rho", "mean pairwise Spearman rho"),
+    Figure("human_upper_bound.inclusive", "hub_inclusive", "human upper bound (inclusive)"),
+    Figure("human_upper_bound.exclusive", "hub_exclusive", "human upper bound (exclusive)"),
+)
+"""The coefficients of the summary, in the order of EHR-Rel Table 3 (Schulz et al. 2020):
+the dashboard's agreement table, the HTML report and the ``medsim agreement`` table are
+built from this tuple, so a coefficient added here appears in all of them."""
+
+
 @dataclass
 class AgreementReport:
     """Agreement of a set of ratings.
@@ -71,6 +110,18 @@ class AgreementReport:
     kendall_w: float
     human_upper_bound: dict[str, float]
     reasons: dict[str, str] = field(default_factory=dict)
+
+    def value(self, figure: Figure):
+        """The value of *figure* (one of :data:`COUNT_FIGURES` / :data:`SUMMARY_FIGURES`)."""
+        head, _, rest = figure.path.partition(".")
+        v = getattr(self, head)
+        if rest:
+            v = v[rest] if isinstance(v, dict) else getattr(v, rest)
+        return v
+
+    def summary(self) -> dict:
+        """The counts and coefficients of the summary table, keyed by their ``column``."""
+        return {f.column: self.value(f) for f in (*COUNT_FIGURES, *SUMMARY_FIGURES)}
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict with exactly :data:`REPORT_KEYS` (NaN stays NaN; the CLI

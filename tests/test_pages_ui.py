@@ -1,0 +1,66 @@
+"""AppTest of the pages' one problems table (``pages._ui.show_problems``): the error line
+names the file and the number of problems, the table lists row, column and problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script() -> None:
+    import streamlit as st
+
+    from data_schemas.errors import InputError, Problem
+    from pages import _ui
+
+    exc = InputError(
+        [Problem("empty term", row=3, column="term_1"), Problem("duplicate pair_id", row=7)],
+        file="pairs.csv",
+    )
+    _ui.show_problems(exc, note=st.session_state.get("note", ""), key="problems")
+    _ui.show_problems(InputError([], file="scale.yaml"), key="none")
+
+
+def plain_markdown(text: str) -> str:
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from pages._ui import plain_markdown as escape
+
+    return escape(text)
+
+
+def _run(note: str = "") -> AppTest:
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    at = AppTest.from_function(_script, default_timeout=60)
+    at.session_state["note"] = note
+    return at.run()
+
+
+def test_problems_table_names_file_rows_and_columns():
+    at = _run()
+    assert not at.exception
+    # The line is markdown-escaped (security finding 6): names show as typed.
+    assert [e.value for e in at.error] == [
+        plain_markdown("pairs.csv: 2 problem(s)."),
+        plain_markdown("scale.yaml: invalid input"),
+    ]
+    assert len(at.dataframe) == 1
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["row", "column", "problem"]
+    assert table.to_dict(orient="records") == [
+        {"row": 3, "column": "term_1", "problem": "empty term"},
+        {"row": 7, "column": "", "problem": "duplicate pair_id"},
+    ]
+
+
+def test_note_follows_the_count():
+    at = _run("nothing was created.")
+    assert at.error[0].value == plain_markdown("pairs.csv: 2 problem(s) — nothing was created.")
