@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from data_schemas.limits import COMMENT_MAX_CHARS
+from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from tests.conftest import ROOT
 from tests.streamlit_harness import (
@@ -204,7 +204,7 @@ def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, brow
         False,
         True,
     ] * 3
-    assert all(r["elapsed_ms"] is not None and r["elapsed_ms"] >= 150 for r in stored)
+    assert all(r["elapsed_ms"] is not None and r["elapsed_ms"] >= MIN_VIEW_MS for r in stored)
     progress = page.locator('[data-testid="medsim-progress"]').inner_text()
     assert progress.startswith(f"{len(stored)} / 60 rated")
 
