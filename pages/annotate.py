@@ -87,7 +87,9 @@ if ss.get(ENDED) is None and (resume or isinstance(need, int)):
         wpos = need
         if resume:
             state = RQ.resume_state(ident.annotator_id, credential=credential, engine=eng)
-            data_extra.update(start=state.first_unrated, complete=state.complete)
+            data_extra.update(
+                start=state.first_unrated, complete=state.complete, waiting=state.waiting
+            )
             wpos = state.first_unrated
             if wpos is None:
                 wpos = max(0, state.total - 1)

@@ -87,6 +87,8 @@ def _dashboard() -> None:
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")
+    if dash.agreement_basis:
+        st.caption(dash.agreement_basis)
     st.caption(
         "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
         "meaningful for graded scales."

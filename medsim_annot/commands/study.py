@@ -81,6 +81,18 @@ def register(app: typer.Typer) -> None:
             metavar="FRACTION",
             help="share of each queue shown again, later, terms swapped",
         ),
+        tiebreak: bool = typer.Option(
+            False,
+            "--tiebreak",
+            help="with --per-item 2: a third annotator rates a pair only when the first two "
+            "disagree (2 + 1 design)",
+        ),
+        tiebreak_tolerance: float = typer.Option(
+            0.0,
+            "--tiebreak-tolerance",
+            metavar="T",
+            help="graded scales: codes that differ by at most T agree (default 0)",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Without design options every annotator gets every pair in file
@@ -95,6 +107,7 @@ def register(app: typer.Typer) -> None:
             any(v is not None for v in (sample_per_group, seed, per_item))
             or calibration
             or duplicates
+            or tiebreak
         )
         if not designed:  # file order, everyone rates everything
             result = svc.create_study(
@@ -118,6 +131,8 @@ def register(app: typer.Typer) -> None:
             calibration=calibration,
             duplicates=duplicates,
             seed=new_seed() if seed is None else seed,
+            tiebreak=tiebreak,
+            tiebreak_tolerance=tiebreak_tolerance,
         )
         result = create_designed_study(
             name,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
+from medsim_annot.services import tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
 
@@ -42,11 +43,14 @@ WINDOW_MAX = 200
 @dataclass(frozen=True)
 class QueueState:
     """Progress of one annotator: slots rated (``done``) of ``total``, and the position of the
-    first unrated slot (``None`` when the queue is complete)."""
+    first unrated slot (``None`` when the queue is complete). ``waiting``: in a 2 + 1 study
+    with a complete queue, the pairs that could still bring this annotator a tiebreak slot
+    (others have not rated them yet) — "come back later" rather than "done"."""
 
     done: int
     total: int
     first_unrated: int | None
+    waiting: int = 0
 
     @property
     def complete(self) -> bool:
@@ -166,7 +170,12 @@ def queue_state(
             store.forget_progress(s, annotator_id)
             done, total = store.progress(s, annotator_id, access.study_id)
             first = store.first_unrated(s, annotator_id) if done < total else None
-        return QueueState(done, total, first)
+            waiting = (
+                tiebreak.waiting(s, study_id=access.study_id, annotator_id=annotator_id)
+                if first is None
+                else 0
+            )
+        return QueueState(done, total, first, waiting)
 
     return with_retry(run)
 
@@ -313,6 +322,9 @@ def submit_rating(
                 if not stored:
                     raise _LostRace
                 version += 1
+                # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
+                # same transaction (see services/tiebreak.py).
+                tiebreak.after_rating(s, study_id=row.study_id, item_id=row.item_id)
         return SubmitResult(saved=not same, next_position=None, version=version)
 
     def next_position() -> int | None:

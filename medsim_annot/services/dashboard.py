@@ -22,6 +22,7 @@ import datetime as dt
 import html as _html
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +74,9 @@ class Dashboard:
     bootstrap: int = 0
     reasons: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: What α, κ, ICC and W are computed on, when not every rated pair (2 + 1 designs: the
+    #: calibration pairs); "" = all pairs. Shown next to the agreement figures.
+    agreement_basis: str = ""
     # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
     _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
@@ -396,6 +400,7 @@ def compute_dashboard(
     bootstrap: int = 0,
     majority: str = "strict",
     seed: int = BOOTSTRAP_SEED,
+    agreement_pairs: Collection[str] | None = None,
 ) -> Dashboard:
     """Every dashboard table from frames, by calling the agreement services.
 
@@ -412,11 +417,26 @@ def compute_dashboard(
     bootstrap : int
         Bootstrap resamples for the audit's intervals (0 = none); seeded for reproducibility.
     majority : {"strict", "decisive"}
+    agreement_pairs : collection of str, optional
+        Compute α, κ, ICC and W on these pairs only (a 2 + 1 design's calibration pairs); the
+        audit and the gold table still use every pair's majority.
     """
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
     reasons: dict[str, str] = {}
-    report = agreement_svc.agreement_report(ratings, scale)
+    basis = ""
+    if agreement_pairs is not None:
+        keep = {str(p) for p in agreement_pairs}
+        report = agreement_svc.agreement_report(
+            ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True), scale
+        )
+        basis = (
+            f"2 + 1 design: α, κ, ICC and W are computed on the {len(keep)} calibration pairs "
+            "only (rated by every annotator; the third rating of the other pairs exists only "
+            "where the first two disagreed); the audit uses the majority of every pair."
+        )
+    else:
+        report = agreement_svc.agreement_report(ratings, scale)
     binary = scale.positive is not None and scale.negative is not None
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
@@ -460,7 +480,18 @@ def compute_dashboard(
         gt,
         bootstrap,
         reasons,
+        agreement_basis=basis,
     )
+
+
+def design_agreement_pairs(config: dict, current: pd.DataFrame) -> list[str] | None:
+    """The pairs agreement is computed on for a study's design: a 2 + 1 study
+    (``config["tiebreak"]``) with calibration slots, its calibration pairs; otherwise
+    ``None`` (every pair)."""
+    if not config.get("tiebreak") or "slot" not in current.columns:
+        return None
+    calib = current.loc[current["slot"] == "calibration", C.PAIR_ID].astype(str).unique()
+    return sorted(calib) if len(calib) else None
 
 
 # ---------------------------------------------------------------------- store + cache
@@ -587,8 +618,15 @@ def study_dashboard(
         version=version,
         bootstrap=bootstrap,
         majority=majority,
+        agreement_pairs=design_agreement_pairs(info.config, current),
     )
-    dash.notes = tuple(info.config.get("notes", ()))
+    notes = list(info.config.get("notes", ()))
+    if info.config.get("tiebreak") and not dash.agreement_basis:
+        notes.append(
+            "2 + 1 design without a calibration set: agreement over all pairs is biased "
+            "downwards (the third rating exists only for pairs the first two disagreed on)."
+        )
+    dash.notes = tuple(notes)
     if use_cache:
         with _LOCK:
             _CACHE[key] = dash

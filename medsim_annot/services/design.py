@@ -34,6 +34,10 @@ class DesignOptions:
     duplicates: float = 0.0
     seed: int = 0
     shuffle: bool = True
+    #: 2 + 1 design (issue 15): a third rating only where the first two disagree (needs
+    #: ``per_item`` 2 and at least three annotators); graded codes within the tolerance agree.
+    tiebreak: bool = False
+    tiebreak_tolerance: float = 0.0
 
 
 @dataclass
@@ -93,6 +97,16 @@ def prepare_study(
         shuffle=options.shuffle,
     )
     config.update(plan.config)
+    if options.tiebreak:
+        from medsim_annot.services.tiebreak import tiebreak_config
+
+        if options.per_item != 2:
+            raise UsageProblem(
+                "--tiebreak needs --per-item 2 (two raters, a third on disagreement)"
+            )
+        if len(names) < 3:
+            raise UsageProblem("--tiebreak needs at least three annotators")
+        config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings)
 
 

@@ -27,7 +27,16 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
-from medsim_annot.storage import Assignment, Engine, Item, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import (
+    ORDER_GAP,
+    Assignment,
+    Engine,
+    Item,
+    bulk,
+    get_engine,
+    session_scope,
+    utcnow,
+)
 from medsim_annot.storage import studies as store
 
 ITEM_COLUMNS = (
@@ -198,6 +207,7 @@ def _queue_rows(
             "annotator_id": annotator_id,
             "item_id": item_ids[slot.item],
             "position": start + pos,
+            "order_key": (start + pos) * ORDER_GAP,
             "kind": slot.kind,
             "swapped": bool(slot.swapped),
         }

@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 from . import admins as admins_store  # registers the event-actor hook
 from .db import database_url, dispose_all, get_engine, migrate, session_scope, with_retry
 from .models import (
+    ORDER_GAP,
     Admin,
     Annotator,
     Assignment,
@@ -16,10 +17,12 @@ from .models import (
     Rating,
     Setting,
     Study,
+    Tiebreak,
     utcnow,
 )
 
 __all__ = [
+    "ORDER_GAP",
     "Admin",
     "Annotator",
     "Assignment",
@@ -31,6 +34,7 @@ __all__ = [
     "Session",
     "Setting",
     "Study",
+    "Tiebreak",
     "admins_store",
     "database_url",
     "dispose_all",

@@ -20,7 +20,7 @@ from sqlalchemy import exists, func, insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased
 
-from .models import Annotator, Assignment, Item, Rating, Study
+from .models import ORDER_GAP, Annotator, Assignment, Item, Rating, Study
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,21 @@ def annotator_access(s: Session, annotator_id: int) -> AnnotatorAccess | None:
     return AnnotatorAccess(int(row[0]), bool(row[1]), int(row[2]), bool(row[3])) if row else None
 
 
+def _order_of(annotator_id: int, position: int):
+    """The serving order key of the slot at *position* (a scalar subquery)."""
+    a2 = aliased(Assignment)
+    return (
+        select(a2.order_key)
+        .where(a2.annotator_id == annotator_id, a2.position == position)
+        .scalar_subquery()
+    )
+
+
 def slots(s: Session, annotator_id: int, position: int, n: int = 1) -> list[SlotRow]:
-    """The slots at *position* and after (at most *n*, queue order), each with its current
-    rating, in one query (assignment ⋈ item ⋈ study ⋈ annotator ⟕ newest rating)."""
+    """The slot at *position* and the ones served after it (at most *n*, serving order:
+    ``order_key``, see :class:`~medsim_annot.storage.models.Assignment`), each with its
+    current rating, in one query (assignment ⋈ item ⋈ study ⋈ annotator ⟕ newest rating).
+    Without a slot at *position*, the first slots served after where it would be."""
     r2 = aliased(Rating)
     newest = (
         select(func.max(r2.revision))
@@ -110,8 +122,12 @@ def slots(s: Session, annotator_id: int, position: int, n: int = 1) -> list[Slot
         .join(Study, Study.id == Assignment.study_id)
         .join(Annotator, Annotator.id == Assignment.annotator_id)
         .outerjoin(Rating, (Rating.assignment_id == Assignment.id) & (Rating.revision == newest))
-        .where(Assignment.annotator_id == annotator_id, Assignment.position >= position)
-        .order_by(Assignment.position)
+        .where(
+            Assignment.annotator_id == annotator_id,
+            Assignment.order_key
+            >= func.coalesce(_order_of(annotator_id, position), position * ORDER_GAP),
+        )
+        .order_by(Assignment.order_key)
         .limit(n)
     ).all()
     out = []
@@ -209,7 +225,8 @@ def insert_ratings(s: Session, rows: Sequence[dict]) -> None:
 
 
 def first_unrated(s: Session, annotator_id: int, after: int = -1) -> int | None:
-    """Position of the first slot after *after* without a rating, or ``None``."""
+    """Position of the first slot without a rating served after the slot at position *after*
+    (``-1``: from the start of the queue), or ``None``."""
     # ORDER BY + LIMIT 1 walks the (annotator_id, position) index and stops at the first
     # slot without a rating (a nested-loop anti-join on ratings(assignment_id)); min()
     # would make PostgreSQL hash-join the whole rest of the queue.
@@ -217,10 +234,15 @@ def first_unrated(s: Session, annotator_id: int, after: int = -1) -> int | None:
         select(Assignment.position)
         .where(
             Assignment.annotator_id == annotator_id,
-            Assignment.position > after,
+            Assignment.order_key
+            > (
+                func.coalesce(_order_of(annotator_id, after), after * ORDER_GAP)
+                if after >= 0
+                else -1
+            ),
             ~exists().where(Rating.assignment_id == Assignment.id),
         )
-        .order_by(Assignment.position)
+        .order_by(Assignment.order_key)
         .limit(1)
     )
 
@@ -247,8 +269,9 @@ def current_values(s: Session, annotator_id: int, lo: int, hi: int) -> list[str]
 #: Ratings with ids within this distance of the newest one are re-counted on every call: a
 #: PostgreSQL transaction may commit a smaller id after a larger one, never this far apart.
 _WINDOW = 500
-#: (database url, annotator id) -> (study id, total slots, base rating id, done up to base).
-_PROGRESS: dict[tuple[str, int], tuple[int, int, int, int]] = {}
+#: (database url, annotator id) -> (study id, total slots, base rating id, done up to base,
+#: last position when total was counted).
+_PROGRESS: dict[tuple[str, int], tuple[int, int, int, int, int]] = {}
 _PROGRESS_LOCK = threading.Lock()
 
 
@@ -280,16 +303,21 @@ def forget_progress(s: Session, annotator_id: int) -> None:
 def progress(s: Session, annotator_id: int, study_id: int) -> tuple[int, int]:
     """(done, total): slots of the queue with at least one rating, and all slots.
 
-    Ratings are append-only and a queue never changes once created, so ``done`` is kept
+    Ratings are append-only and a queue only grows (a tiebreak slot of a 2 + 1 study gets a
+    new position past the end), so ``done`` is kept
     incrementally per process: ``done = done(base) + new slots rated after base``, where the
     base trails the newest rating id by :data:`_WINDOW` (late commits of smaller ids are
-    still counted). A key press thus reads a few index entries instead of the whole queue;
-    the first call for an annotator counts everything once.
+    still counted). ``total`` is recounted whenever the queue's last position moved (one
+    index lookup: any process may have added a tiebreak slot). A key press thus reads a few
+    index entries instead of the whole queue; the first call for an annotator counts
+    everything once.
     """
     key = (_url(s), annotator_id)
     with _PROGRESS_LOCK:
         cached = _PROGRESS.get(key)
-    if cached is None or cached[0] != study_id:
+    last = last_position(s, annotator_id)
+    last = -1 if last is None else int(last)
+    if cached is None or cached[0] != study_id or cached[4] != last:
         total = (
             s.scalar(
                 select(func.count())
@@ -298,9 +326,12 @@ def progress(s: Session, annotator_id: int, study_id: int) -> tuple[int, int]:
             )
             or 0
         )
-        base, base_done = 0, 0
+        if cached is not None and cached[0] == study_id:
+            base, base_done = cached[2], cached[3]
+        else:
+            base, base_done = 0, 0
     else:
-        _, total, base, base_done = cached
+        _, total, base, base_done, _ = cached
     new, top = s.execute(_new_slots(study_id, annotator_id, base)).one()
     done = base_done + int(new or 0)
     if top is not None and top - base > 2 * _WINDOW:
@@ -308,5 +339,5 @@ def progress(s: Session, annotator_id: int, study_id: int) -> tuple[int, int]:
         extra = s.execute(_new_slots(study_id, annotator_id, base, new_base)).one()[0]
         base, base_done = new_base, base_done + int(extra or 0)
     with _PROGRESS_LOCK:
-        _PROGRESS[key] = (study_id, int(total), base, base_done)
+        _PROGRESS[key] = (study_id, int(total), base, base_done, last)
     return min(done, int(total)), int(total)

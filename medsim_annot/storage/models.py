@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -49,6 +50,15 @@ def utcnow() -> dt.datetime:
 
 class Base(DeclarativeBase):
     pass
+
+
+#: Gap between the serving order keys of two consecutive slots of a new queue (0006).
+ORDER_GAP = 1024
+
+
+def _order_key_default(context) -> int:
+    """A slot inserted without a serving order key is served in position order."""
+    return int(context.get_current_parameters()["position"]) * ORDER_GAP
 
 
 class Study(Base):
@@ -104,14 +114,34 @@ class Assignment(Base):
     __table_args__ = (
         UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
         Index("ix_assignments_annotator_item", "annotator_id", "item_id"),
+        Index("ix_assignments_annotator_order", "annotator_id", "order_key"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
     position: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(20), default="main")  # main | calibration | duplicate
+    kind: Mapped[str] = mapped_column(
+        String(20), default="main"
+    )  # main|calibration|duplicate|tiebreak
     swapped: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Serving order (0006): ``position * ORDER_GAP`` for the slots a study is created with; a
+    #: tiebreak slot gets a new position past the end and a key between two of them, so it is
+    #: served soon. Positions are the slot's identity and never change.
+    order_key: Mapped[int] = mapped_column(BigInteger, default=_order_key_default)
+
+
+class Tiebreak(Base):
+    """The one third-rater slot a pair of a 2 + 1 study got (0006); unique per item."""
+
+    __tablename__ = "tiebreaks"
+    __table_args__ = (UniqueConstraint("item_id", name="uq_tiebreaks_item"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class Rating(Base):

@@ -22,7 +22,15 @@ from sqlalchemy.orm import Session
 
 from data_schemas import columns as C
 from medsim_annot.storage import annotation
-from medsim_annot.storage.models import Annotator, Assignment, Event, Item, Rating, Study
+from medsim_annot.storage.models import (
+    ORDER_GAP,
+    Annotator,
+    Assignment,
+    Event,
+    Item,
+    Rating,
+    Study,
+)
 
 Row = dict[str, Any]
 
@@ -144,7 +152,12 @@ def item_ids(s: Session, study_id: int) -> list[int]:
 
 
 def insert_assignments(s: Session, rows: Sequence[Row]) -> None:
-    """Insert queue slots (columns of :class:`Assignment`)."""
+    """Insert queue slots (columns of :class:`Assignment`; ``order_key`` defaults to
+    ``position * ORDER_GAP``)."""
+    rows = [
+        r if r.get("order_key") is not None else {**r, "order_key": r["position"] * ORDER_GAP}
+        for r in rows
+    ]
     if rows:
         s.execute(insert(Assignment), list(rows))
 

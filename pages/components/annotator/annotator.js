@@ -134,6 +134,7 @@ class Annotator {
       }
     }
     this.total = Number(data.total) || 0;
+    if ("waiting" in data) this.waiting = Number(data.waiting) || 0;
     if (this.baseDone === undefined) this.baseDone = Number(data.done) || 0;
     this.unavailable = !!data.unavailable;
     if (data.ended) {
@@ -406,7 +407,13 @@ class Annotator {
     this.el.wait.hidden = true;
     this.el.end.hidden = false;
     this.el.reminder.hidden = true;
-    this.el.endText.textContent = this.pending.length
+    // 2 + 1 studies: pairs others have not rated yet may still bring a tiebreak pair.
+    const waiting = this.waiting || 0;
+    this.el.end.dataset.waiting = String(waiting);
+    this.el.endText.textContent = waiting > 0
+      ? `Waiting for other doctors — come back later: ${waiting} pair(s) may still need your rating.` +
+        (this.pending.length ? " Your last ratings are still being saved; keep this tab open until the status says “All saved”." : "")
+      : this.pending.length
       ? "Your queue is complete — your last ratings are still being saved; keep this tab open until the status says “All saved”."
       : "Your queue is complete — thank you! Every rating is saved. You can close this tab.";
     this.el.announce.textContent = this.el.endText.textContent;
