@@ -8,7 +8,7 @@ EMB_STAMP := $(VENV)/.embeddings-stamp
 SPARK_STAMP := $(VENV)/.spark-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2  # pytest-xdist: the suite runs on both cores (CI: 2 cores)
 
 .PHONY: setup setup-embeddings setup-spark run test lint bench demo clean
 
