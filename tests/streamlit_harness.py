@@ -166,7 +166,7 @@ def chromium():
             browser.close()
 
 
-def sign_in_admin(page, base: str, password: str, timeout: float = 30000) -> None:
+def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> None:
     """Sign in on the start page with the admin password; wait for the Study setup page."""
     page.goto(base + "/")
     page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()

@@ -83,7 +83,7 @@ def _position(page) -> int:
 
 def _wait_position(page, pos: int) -> None:
     page.wait_for_selector(
-        f'[data-testid="medsim-pair"][data-position="{pos}"]', state="visible", timeout=20000
+        f'[data-testid="medsim-pair"][data-position="{pos}"]', state="visible", timeout=60000
     )
 
 
@@ -106,11 +106,11 @@ def _sign_in_annotator(page, base: str, code: str) -> None:
     page.goto(base + "/")
     page.get_by_label("Access code").fill(code)
     page.get_by_role("button", name="Sign in", exact=True).click()
-    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=20000)
+    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=60000)
 
 
 def _sign_in_admin(page, base: str) -> None:
-    sign_in_admin(page, base, ADMIN_PASSWORD, timeout=20000)
+    sign_in_admin(page, base, ADMIN_PASSWORD, timeout=60000)
 
 
 def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser):
@@ -119,7 +119,7 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     _sign_in_admin(admin, base)
     admin.get_by_label("Study name").fill("browser-study")
     admin.locator(".st-key-setup_upload input[type=file]").set_input_files(str(server["pairs"]))
-    admin.get_by_text(f"{N_PAIRS} valid pairs").wait_for(timeout=20000)
+    admin.get_by_text(f"{N_PAIRS} valid pairs").wait_for(timeout=60000)
     admin.get_by_label("One name per line").fill("doc_a\ndoc_b")
     admin.get_by_label("One name per line").press("Tab")
     create = admin.get_by_role("button", name="Create study")
@@ -127,10 +127,10 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
         "() => { const b = [...document.querySelectorAll('button')]"
         ".find(x => x.innerText.includes('Create study'));"
         " return b && !b.disabled; }",
-        timeout=20000,
+        timeout=60000,
     )
     create.click()
-    admin.locator(".st-key-setup_created").wait_for(timeout=20000)
+    admin.locator(".st-key-setup_created").wait_for(timeout=60000)
     codes_text = admin.locator(".st-key-setup_created code").inner_text()
     codes = dict(re.findall(r"(doc_[ab]): ([A-Z0-9-]+)", codes_text))
     assert set(codes) == {"doc_a", "doc_b"}
@@ -253,7 +253,7 @@ def test_annotator_is_blind_and_cannot_open_admin_pages(server, browser):
     assert page.get_by_role("heading", name="Study setup").count() == 0
     for path in ("/setup", "/dashboard", "/export", "/scoring"):
         page.goto(server["base"] + path)
-        page.get_by_label("Access code").wait_for(timeout=20000)
+        page.get_by_label("Access code").wait_for(timeout=60000)
         assert page.get_by_role("heading", name="Study setup").count() == 0
         assert page.locator(".st-key-setup_name").count() == 0
         seen_html.append(page.content())
