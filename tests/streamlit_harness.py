@@ -39,6 +39,7 @@ def start_streamlit(
     port: int | None = None,
     timeout: float = 60,
     script: str = "app.py",
+    args: tuple[str, ...] = (),
 ):
     """Start ``streamlit run app.py`` (or *script*) with *env* on *port* (default: a free
     one; a fixed port survives a restart, and with it the browser's sessionStorage); return
@@ -63,6 +64,7 @@ def start_streamlit(
                 "false",
                 "--server.fileWatcherType",
                 "none",
+                *args,
             ],
             cwd=ROOT,
             env=env,
@@ -94,53 +96,16 @@ def streamlit_server(
     args: tuple[str, ...] = (),
 ):
     """Serve app.py with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
-    base URL once /_stcore/health answers 200."""
-    port = port or free_port()
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
-                "--server.fileWatcherType",
-                "none",
-                *args,
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        base = f"http://127.0.0.1:{port}"
+    base URL once /_stcore/health answers 200, and stop the server afterwards."""
+    proc, base = start_streamlit(env, log_path, port, timeout, args=args)
+    try:
+        yield base
+    finally:
+        proc.terminate()
         try:
-            deadline = time.time() + timeout
-            while True:
-                try:
-                    with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
-                time.sleep(0.3)
-            yield base
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def require_chromium() -> None:
