@@ -131,10 +131,43 @@ def chromium():
             browser.close()
 
 
-def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> None:
-    """Sign in on the start page with the admin password; wait for the Study setup page."""
+def sign_in_admin(
+    page, base: str, password: str, timeout: float = 60000, attempts: int = 3
+) -> None:
+    """Sign in on the start page with the admin password; wait for the Study setup page.
+
+    The password is submitted with Enter from its own field, so the value the form sends is
+    the one typed (a click on the button right after ``fill`` can, on a loaded machine, reach
+    the form before the field's value does: "Wrong admin name or password" for an empty
+    password). Such a refusal is retried (a wrong password is never retried into a lockout:
+    at most *attempts* tries, under the throttle's free failures). On failure, the page's
+    text is in the assertion message."""
     page.goto(base + "/")
-    page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click()
-    page.get_by_label("Admin password").fill(password)
-    page.get_by_role("button", name="Sign in as admin").click()
-    page.get_by_role("heading", name="Study setup").wait_for(timeout=timeout)
+    setup = page.get_by_role("heading", name="Study setup")
+    refused = page.get_by_text("Wrong admin name or password.")
+    paused = page.get_by_text("Sign-in paused", exact=False)
+    for attempt in range(attempts):
+        field = page.get_by_label("Admin password")
+        if not field.is_visible():
+            page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click(
+                timeout=timeout
+            )
+        field.fill(password, timeout=timeout)
+        field.press("Enter")
+        try:
+            setup.or_(refused).or_(paused).first.wait_for(timeout=timeout)
+        except Exception as exc:
+            raise AssertionError(
+                f"no Study setup page {timeout / 1000:.0f} s after the admin sign-in "
+                f"(attempt {attempt + 1}); the page shows:\n"
+                + page.locator("body").inner_text()[:2000]
+            ) from exc
+        if setup.is_visible():
+            return
+        # Refused or paused: start again from a fresh start page.
+        time.sleep(1.0)
+        page.goto(base + "/")
+    raise AssertionError(
+        f"admin sign-in refused {attempts} times; the page shows:\n"
+        + page.locator("body").inner_text()[:2000]
+    )

@@ -176,12 +176,13 @@ def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, brow
     page = browser.new_context().new_page()
     _sign_in(page, server["base"], codes["doc"])
     page.evaluate(RECORDER)
-    # 20 keys 120 ms apart (type-ahead), then 10 paced 300 ms apart, then three double
-    # presses 30 ms apart.
+    # 20 keys 120 ms apart (type-ahead), then 10 paced 400 ms apart, then three double
+    # presses: two keys sent back to back, as fast as the browser takes them.
     keys = ["1", "2"] * 10 + ["2", "1"] * 5 + ["1", "2"] * 3
     _press_on_schedule(page, keys[:20], [120] * 19)
     for i, key in enumerate(keys[20:]):
-        time.sleep(0.4 if i < 10 or i % 2 == 0 else 0.03)
+        if i < 10 or i % 2 == 0:
+            time.sleep(0.4)
         page.keyboard.press(key)
     _all_saved(page)
     ok, ignored = _accepted(page)
@@ -195,15 +196,23 @@ def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, brow
     # A press within MIN_VIEW_MS of a pair being drawn is shown as ignored, never silent.
     status = page.locator('[data-testid="medsim-save-status"]')
     assert int(status.get_attribute("data-ignored") or 0) == ignored
-    # Paced presses are all taken; each double press takes its first key only.
     presses = page.evaluate("() => window.__presses")
-    paced = presses[20:30]
-    assert all(p["after"]["ignored"] == p["before"]["ignored"] for p in paced)
-    doubles = presses[30:]
-    assert [p["after"]["ignored"] > p["before"]["ignored"] for p in doubles] == [
-        False,
-        True,
-    ] * 3
+
+    def was_ignored(p: dict) -> bool:
+        return p["after"]["ignored"] > p["before"]["ignored"]
+
+    # Paced presses are all taken.
+    assert not any(was_ignored(p) for p in presses[20:30])
+    # Each double press takes its first key. Its second key is ignored whenever it came
+    # within MIN_VIEW_MS of the first (the widget counts from the next pair's drawing, which
+    # follows the first key, so a slower second key may go either way on a loaded machine).
+    firsts, seconds = presses[30::2], presses[31::2]
+    assert not any(was_ignored(p) for p in firsts)
+    gaps = [b["t"] - a["t"] for a, b in zip(firsts, seconds)]
+    assert any(g < MIN_VIEW_MS for g in gaps), gaps
+    for gap, second in zip(gaps, seconds):
+        if gap < MIN_VIEW_MS:
+            assert was_ignored(second), gaps
     assert all(r["elapsed_ms"] is not None and r["elapsed_ms"] >= MIN_VIEW_MS for r in stored)
     progress = page.locator('[data-testid="medsim-progress"]').inner_text()
     assert progress.startswith(f"{len(stored)} / 60 rated")
