@@ -59,6 +59,29 @@ class Mapping:
     file: str | None = None
 
 
+def read_export(path: Path, *, missing: str, folder: str) -> str:
+    """The text of a tool's export *path*, or one clear error naming it: *missing* when it
+    does not exist, *folder* when it is a folder, or that it is not UTF-8 text."""
+    name = str(path)
+    if not path.is_file():
+        raise InputError.single(missing if not path.exists() else folder, file=name)
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError.single(f"is not UTF-8 text ({exc})", file=name) from None
+
+
+def read_json(path: Path, *, missing: str = "file not found", folder: str = "is a folder"):
+    """The parsed JSON document of *path* (see :func:`read_export` for the errors)."""
+    text = read_export(path, missing=missing, folder=folder)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError.single(
+            f"is not a JSON file ({exc.__class__.__name__}: {exc})", file=str(path)
+        ) from None
+
+
 def load_mapping(path: str | Path | None) -> Mapping:
     """Read a mapping file; ``None`` gives the default mapping (match by label or value).
 

@@ -32,6 +32,7 @@ from ._common import (
     ValueMatcher,
     annotator_name,
     pick_term_fields,
+    read_json,
 )
 
 RATING_QUESTIONS = ("rating", "label_selection")
@@ -151,12 +152,7 @@ def _settings(folder: Path) -> dict:
 
 
 def _disk_records(file: Path) -> list[dict]:
-    try:
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError.single(
-            f"is not a JSON file ({exc.__class__.__name__}: {exc})", file=str(file)
-        ) from None
+    data = read_json(file)
     if not isinstance(data, list):
         raise InputError.single("must be a JSON array of Argilla records", file=str(file))
     for i, rec in enumerate(data, start=1):

@@ -15,7 +15,6 @@ choice or rating, tasks without annotations. ``predictions`` are a model's, neve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from data_schemas.errors import InputError
@@ -29,6 +28,7 @@ from ._common import (
     annotator_name,
     need,
     pick_term_fields,
+    read_json,
 )
 
 RATING_TYPES = {"choices": "choices", "rating": "rating", "number": "number"}
@@ -45,19 +45,11 @@ def read_labelstudio(
     path = Path(path)
     name = str(path)
     mapping = mapping or Mapping()
-    if not path.is_file():
-        raise InputError.single(
-            "file not found (Label Studio: the JSON export file)"
-            if not path.exists()
-            else "is a folder; give the JSON export file",
-            file=name,
-        )
-    try:
-        tasks = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError.single(
-            f"is not a JSON file ({exc.__class__.__name__}: {exc})", file=name
-        ) from None
+    tasks = read_json(
+        path,
+        missing="file not found (Label Studio: the JSON export file)",
+        folder="is a folder; give the JSON export file",
+    )
     if not isinstance(tasks, list):
         raise InputError.single(
             "is not a Label Studio JSON export (expected a JSON array of tasks)", file=name

@@ -32,6 +32,7 @@ from ._common import (
     annotator_name,
     need,
     pick_term_fields,
+    read_export,
 )
 
 ANSWERS = ("accept", "reject", "ignore")
@@ -48,17 +49,11 @@ def read_prodigy(
     path = Path(path)
     name = str(path)
     mapping = mapping or Mapping()
-    if not path.is_file():
-        raise InputError.single(
-            "file not found (Prodigy: the JSONL file of db-out)"
-            if not path.exists()
-            else "is a folder; give the JSONL file of prodigy db-out",
-            file=name,
-        )
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError.single(f"is not UTF-8 text ({exc})", file=name) from None
+    text = read_export(
+        path,
+        missing="file not found (Prodigy: the JSONL file of db-out)",
+        folder="is a folder; give the JSONL file of prodigy db-out",
+    )
     out = ToolImport("Prodigy", name)
     matcher = ValueMatcher(scale, mapping)
     fields = None
