@@ -81,9 +81,37 @@ def _private_sqlite_file(path: Path) -> None:
         os.close(fd)
 
 
+def _wal(cur, deadline_s: float = MIGRATION_BUSY_TIMEOUT_MS / 1000) -> None:
+    """Put the database in WAL mode (persistent: the first connection of a fresh database
+    does it, later ones find it done). Switching needs the database to itself, so while other
+    processes hold it (ten processes opening a brand-new file at once, one of them migrating
+    it) SQLite answers "database is locked" or returns the old mode; wait and try again, as
+    the migration itself waits for its lock, instead of failing the first use."""
+    deadline = time.monotonic() + deadline_s
+    delay = 0.02
+    while True:
+        try:
+            mode = cur.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except Exception as exc:  # sqlite3.OperationalError: locked / busy
+            if not _is_busy(exc) or time.monotonic() > deadline:
+                raise
+        else:
+            if str(mode).lower() in ("wal", "memory"):  # an in-memory database has no WAL
+                return
+            if time.monotonic() > deadline:
+                raise StoreUnavailable(f"could not switch the SQLite database to WAL ({mode})")
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, 0.5)
+
+
+def _is_busy(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "database is locked" in text or "busy" in text
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
+    _wal(cur)
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
     cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
