@@ -70,9 +70,15 @@ def agreement(
         ratings, scale=scale, pairs=svc.load_pairs(pairs) if pairs else None
     )
     _file_notes(loaded.notes)
-    rep = svc.agreement_report(loaded.ratings, loaded.scale, level=level.value if level else None)
+    rep, basis = svc.design_agreement(
+        loaded.ratings,
+        loaded.scale,
+        agreement_pairs=loaded.agreement_pairs,
+        level=level.value if level else None,
+    )
+    design = svc.design_summary(loaded, rep, basis)
     if as_json:
-        emit_json(rep.to_dict())
+        emit_json({**rep.to_dict(), **(design or {})})
         _notes(rep.reasons)
         return
     d = rep.to_dict()
@@ -80,6 +86,8 @@ def agreement(
         f"{d['n_items']} items, {d['n_annotators']} annotators, {d['n_ratings']} ratings; "
         f"level {d['level']}"
     )
+    if design:
+        typer.echo(design["basis"]["note"])
     summary = pd.DataFrame(
         {
             "statistic": [f.label for f in svc.SUMMARY_FIGURES],
@@ -97,6 +105,12 @@ def agreement(
         typer.echo(
             "\nPer annotator (means over pairings; IAA-1, IAA-2)\n"
             + _fmt(pd.DataFrame(d["per_annotator"]))
+        )
+    if design:
+        m = design["majority"]
+        typer.echo(
+            f"\nMajority verdicts (every pair, as `medsim audit` uses them): "
+            f"{m['n_with_majority']} of {m['n_pairs']} pairs have one"
         )
     _notes(rep.reasons)
 
