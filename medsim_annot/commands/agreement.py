@@ -49,8 +49,9 @@ def _notes(reasons: dict) -> None:
 def agreement(
     ratings: Path = typer.Argument(
         ...,
-        help="Long ratings file (pair_id, annotator, rating) or "
-        "an EHR-Rel wide file (detected from the header).",
+        help="Long ratings file (pair_id, annotator, rating), an EHR-Rel wide file or a "
+        "gold export (detected from the header; a 2 + 1 study's export: agreement on its "
+        "calibration pairs).",
     ),
     pairs: Path | None = typer.Option(
         None, "--pairs", help="Pairs file: every rated pair_id must be in it."
@@ -118,7 +119,7 @@ def agreement(
 def audit(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs file with auto_label and groups."),
     ratings: Path = typer.Option(
-        ..., "--ratings", help="Long ratings file or an EHR-Rel wide file."
+        ..., "--ratings", help="Long ratings file, an EHR-Rel wide file or a gold export."
     ),
     by: str | None = typer.Option(
         None,

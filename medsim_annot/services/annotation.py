@@ -17,8 +17,9 @@ current inserts nothing — also when several requests race (the store's unique
 Transient store errors are retried with backoff; a store that stays unavailable raises
 :class:`~medsim_annot.errors.StoreUnavailable` (nothing saved; the caller keeps the answer).
 
-Speed: every call is a handful of indexed queries (``assignments (annotator_id, position)``
-and ``ratings (assignment_id, revision)``); nothing loads a whole queue. See
+Speed: every call is a handful of indexed queries (``assignments (annotator_id, position)``,
+``assignments (annotator_id, order_key)`` for serving order and ``ratings (assignment_id,
+revision)``); nothing loads a whole queue. See
 ``benchmarks/bench_annotation.py`` and ``benchmarks/bench_concurrency.py``.
 """
 
