@@ -124,6 +124,13 @@ def test_agreement_on_an_exported_two_plus_one_study_is_the_dashboards(db, cli, 
             "\n", " "
         )
         assert "of 24 pairs have one" in r.stdout
+    # The audit reads the same file and uses the majority of every pair, as the dashboard.
+    pairs_file = tmp_path / "pairs.csv"
+    _pairs(24).to_csv(pairs_file, index=False)
+    r = cli("audit", "--pairs", pairs_file, "--ratings", tmp_path / "gold.csv", "--json")
+    assert r.exit_code == 0
+    overall = json.loads(r.stdout)["overall"]
+    assert overall == pytest.approx(dash.audit.to_dict()["overall"], nan_ok=True)
 
 
 def test_agreement_on_the_hugging_face_export_and_without_calibration(db, cli, tmp_path):
