@@ -27,9 +27,14 @@ LOG = "annotate_log"
 LAST = "annotate_last"
 ENDED = "annotate_ended"
 EPOCH = "annotate_epoch"
-#: Pairs from the doctor's position on sent per refill (plus two behind, for Back); the
-#: widget asks for more when it holds fewer than 20 ahead.
+QEND = "annotate_queue_end"
+#: Pairs from the doctor's position on sent per refill, in serving order (plus BEHIND served
+#: before it, for Back); the widget asks for more when it holds fewer than 20 ahead, and for
+#: WINDOW more behind when Back reaches the start of what it holds.
 WINDOW = 40
+BEHIND = 2
+#: How often the "waiting for other doctors" screen asks whether a tiebreak pair arrived.
+WAIT_POLL_MS = 4000
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
@@ -75,27 +80,51 @@ if ss.get(ENDED) is None and entries:
     if outcome.ended:
         ss[ENDED] = _ended_message(SessionEnded(outcome.ended))
 
-# need: the position from which the browser needs pairs; -1 (or no message yet): where to
-# resume (the first unrated slot); None: its window suffices, only acknowledge.
+# need: the position from which the browser needs pairs (with back: the pairs served before
+# it); -1 (or no message yet): where to resume (the first unrated slot); None: its window
+# suffices, only acknowledge. at: the position on the doctor's screen.
 need = outbox.get("need", -1) if outbox else -1
+back = bool(outbox.get("back")) if outbox else False
+at = outbox.get("at") if outbox else None
 resume = isinstance(need, int) and need < 0
 data_extra: dict = {"resume": bool(outbox) and resume}
-views = []
+window = None
 unavailable = outcome.unavailable
-if ss.get(ENDED) is None and (resume or isinstance(need, int)):
+if ss.get(ENDED) is None:
     try:
-        wpos = need
+        after = WINDOW
+        if not resume and ss.get(QEND) is not None:
+            # A slot added to this queue (a 2 + 1 tiebreak) may be served among the pairs the
+            # browser holds: send the stretch from the doctor's pair again, in serving order
+            # (long enough to reach what it holds; a refill it asked for comes next time).
+            if RQ.queue_end(ident.annotator_id, engine=eng) != ss[QEND]:
+                if isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+                    need, back, after = at, False, 2 * WINDOW
+                else:
+                    resume = True
+                    data_extra["resume"] = True
         if resume:
             state = RQ.resume_state(ident.annotator_id, credential=credential, engine=eng)
             data_extra.update(
                 start=state.first_unrated, complete=state.complete, waiting=state.waiting
             )
-            wpos = state.first_unrated
-            if wpos is None:
-                wpos = max(0, state.total - 1)
-        if not resume or state.total:
-            views = RQ.read_window(
-                ident.annotator_id, max(0, wpos - 2), WINDOW + 2, credential=credential, engine=eng
+            if state.total:
+                window = RQ.read_window(
+                    ident.annotator_id,
+                    state.first_unrated,
+                    before=BEHIND if state.first_unrated is not None else WINDOW,
+                    after=WINDOW,
+                    credential=credential,
+                    engine=eng,
+                )
+        elif isinstance(need, int):
+            window = RQ.read_window(
+                ident.annotator_id,
+                need,
+                before=WINDOW if back else BEHIND,
+                after=1 if back else after,
+                credential=credential,
+                engine=eng,
             )
     except SessionEnded as exc:
         ss[ENDED] = _ended_message(exc)
@@ -105,14 +134,18 @@ if ss.get(ENDED) is None and (resume or isinstance(need, int)):
     except RQ.STORE_ERRORS:
         unavailable = True
 
-if views:
+views = window.pairs if window is not None else []
+if window is not None and views:
+    pairs, info = RQ.widget_window(window)
+    ss[QEND] = window.last_position
     ss[LAST] = {
         "who": RQ.session_key(ident.annotator_id, ident.study_id),
         "scale": RQ.widget_scale(views[0]),
         "guideline": views[0].guideline,
         "total": views[0].total,
         "done": views[0].done,
-        "window": [RQ.widget_pair(v) for v in views],
+        "window": pairs,
+        "window_info": info,
     }
 last = ss.get(LAST)
 
@@ -152,6 +185,8 @@ data = {
     "total": last["total"],
     "done": last["done"] if not views else views[0].done,
     "window": last["window"] if views else [],
+    "window_info": last["window_info"] if views else {},
+    "wait_poll_ms": WAIT_POLL_MS,
     "start": None,
     "complete": False,
     **data_extra,

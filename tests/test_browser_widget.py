@@ -443,3 +443,96 @@ def test_store_unavailable_mid_session_says_not_saved_and_recovers(server, brows
         sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
         sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.dispose()
+
+
+def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(server, browser):
+    """2 + 1 study, three doctors: the doctor in the browser rates while the other two
+    disagree (service API) on pairs she does not hold; each tiebreak pair is served to her
+    within her next few pairs (serving order, not position order), the progress total grows,
+    and once her queue is done the "waiting for other doctors" screen turns into the next
+    tiebreak pair when it arrives."""
+    from medsim_annot.services import annotation as A
+    from medsim_annot.services.auth import authenticate_annotator
+    from medsim_annot.services.design import DesignOptions, create_designed_study
+
+    url = server["url"]
+    eng = _engine(url)
+    r = create_designed_study(
+        "twoone",
+        _pairs(12, "twoone"),
+        BINARY,
+        ["doc_a", "doc_b", "doc_c"],
+        DesignOptions(per_item=2, tiebreak=True, seed=4),
+        engine=eng,
+    )
+    codes = {a["name"]: a["access_code"] for a in r["annotators"]}
+    ids = {n: authenticate_annotator(c, engine=eng).annotator_id for n, c in codes.items()}
+
+    def held(name: str) -> dict[str, int]:
+        views = A.get_window(ids[name], 0, 200, engine=eng)
+        return {min(v.term_1, v.term_2): v.position for v in views}
+
+    theirs = sorted(set(held("doc_a")) & set(held("doc_b")) - set(held("doc_c")))
+    assert len(theirs) >= 2
+
+    def disagree(term: str) -> None:
+        A.submit_rating(ids["doc_a"], held("doc_a")[term], "same", engine=eng)
+        A.submit_rating(ids["doc_b"], held("doc_b")[term], "not_same", engine=eng)
+
+    def total() -> int:
+        text = page.locator('[data-testid="medsim-progress"]').inner_text()
+        return int(text.split("/")[1].split()[0])
+
+    page = browser.new_context().new_page()
+    _sign_in(page, server["base"], codes["doc_c"])
+    page.evaluate(RECORDER)
+    start = total()
+    for _ in range(2):
+        time.sleep(0.3)
+        page.keyboard.press("1")
+    _all_saved(page)
+    disagree(theirs[0])
+    # The pair on screen when the slot was added stays hers to finish; her next press tells
+    # the server where she is, and the widget learns of the new slot (the total grows).
+    on_screen = page.locator('[data-testid="medsim-term-1"]').inner_text()
+    time.sleep(0.3)
+    page.keyboard.press("1")
+    page.locator('[data-testid="medsim-progress"]').get_by_text(
+        f"/ {start + 1} rated", exact=False
+    ).wait_for(timeout=30000)
+    # From there the tiebreak pair comes within her next few pairs.
+    shown = []
+    for _ in range(4):
+        time.sleep(0.4)
+        shown.append(page.locator('[data-testid="medsim-term-1"]').inner_text())
+        page.keyboard.press("1")
+        if theirs[0] in shown:
+            break
+    assert on_screen != theirs[0] and theirs[0] in shown, (on_screen, shown)
+    _all_saved(page)
+    assert total() == start + 1
+    stored = _stored(url, "twoone", "doc_c")
+    tb = [s for s in stored if s["term"] == theirs[0]]
+    assert len(tb) == 1 and tb[0]["position"] == start  # the new position past the end
+    # Her other pairs were served in queue order around it, none skipped or doubled.
+    assert [s["position"] for s in stored if s["term"] != theirs[0]] == list(range(len(stored) - 1))
+
+    # Finish her queue: the waiting screen with its count (pairs the others have not rated).
+    for _ in range(total() - len(stored)):
+        time.sleep(0.3)
+        page.keyboard.press("2")
+    end = page.locator('[data-testid="medsim-end"]')
+    end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
+    waiting = int(end.get_attribute("data-waiting"))
+    assert waiting >= 1 and f"{waiting} pair(s)" in end.inner_text()
+    # Another disagreement: the waiting screen turns into the new pair by itself.
+    disagree(theirs[1])
+    page.locator('[data-testid="medsim-term-1"]').get_by_text(theirs[1], exact=True).wait_for(
+        state="visible", timeout=15000
+    )
+    assert total() == start + 2
+    time.sleep(0.3)
+    page.keyboard.press("1")
+    end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
+    _all_saved(page)
+    assert [s["term"] for s in _stored(url, "twoone", "doc_c")][-1] == theirs[1]

@@ -100,6 +100,7 @@ def test_annotate_sends_a_blind_window_and_resumes_at_first_unrated(db):
     assert [p["term_1"] for p in data["window"]] == [f"first {i}" for i in range(6)]
     assert set(data["window"][0]) == {
         "position",
+        "index",
         "term_1",
         "term_2",
         "rating",

@@ -49,8 +49,9 @@ def _notes(reasons: dict) -> None:
 def agreement(
     ratings: Path = typer.Argument(
         ...,
-        help="Long ratings file (pair_id, annotator, rating) or "
-        "an EHR-Rel wide file (detected from the header).",
+        help="Long ratings file (pair_id, annotator, rating), an EHR-Rel wide file or a "
+        "gold export (detected from the header; a 2 + 1 study's export: agreement on its "
+        "calibration pairs).",
     ),
     pairs: Path | None = typer.Option(
         None, "--pairs", help="Pairs file: every rated pair_id must be in it."
@@ -70,9 +71,15 @@ def agreement(
         ratings, scale=scale, pairs=svc.load_pairs(pairs) if pairs else None
     )
     _file_notes(loaded.notes)
-    rep = svc.agreement_report(loaded.ratings, loaded.scale, level=level.value if level else None)
+    rep, basis = svc.design_agreement(
+        loaded.ratings,
+        loaded.scale,
+        agreement_pairs=loaded.agreement_pairs,
+        level=level.value if level else None,
+    )
+    design = svc.design_summary(loaded, rep, basis)
     if as_json:
-        emit_json(rep.to_dict())
+        emit_json({**rep.to_dict(), **(design or {})})
         _notes(rep.reasons)
         return
     d = rep.to_dict()
@@ -80,6 +87,8 @@ def agreement(
         f"{d['n_items']} items, {d['n_annotators']} annotators, {d['n_ratings']} ratings; "
         f"level {d['level']}"
     )
+    if design:
+        typer.echo(design["basis"]["note"])
     summary = pd.DataFrame(
         {
             "statistic": [f.label for f in svc.SUMMARY_FIGURES],
@@ -98,13 +107,19 @@ def agreement(
             "\nPer annotator (means over pairings; IAA-1, IAA-2)\n"
             + _fmt(pd.DataFrame(d["per_annotator"]))
         )
+    if design:
+        m = design["majority"]
+        typer.echo(
+            f"\nMajority verdicts (every pair, as `medsim audit` uses them): "
+            f"{m['n_with_majority']} of {m['n_pairs']} pairs have one"
+        )
     _notes(rep.reasons)
 
 
 def audit(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs file with auto_label and groups."),
     ratings: Path = typer.Option(
-        ..., "--ratings", help="Long ratings file or an EHR-Rel wide file."
+        ..., "--ratings", help="Long ratings file, an EHR-Rel wide file or a gold export."
     ),
     by: str | None = typer.Option(
         None,

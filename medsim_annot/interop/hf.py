@@ -362,6 +362,14 @@ def _design_lines(design: dict) -> list[tuple[str, str]]:
                 "pairs)",
             )
         )
+    if design.get("tiebreak"):
+        out.append(
+            (
+                "third doctor",
+                "only where the first two disagree (2 + 1 design); the `calibration` column "
+                "marks the pairs agreement is computed on",
+            )
+        )
     if design.get("calibration"):
         out.append(("calibration pairs (rated by every doctor)", str(design["calibration"])))
     if design.get("duplicates"):

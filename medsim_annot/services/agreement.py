@@ -12,14 +12,16 @@ Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from th
     gold = majority_table(ratings, scale, rule="strict")   # majority (+ mean/median)
     quality = rater_quality_report(ratings, scale, history=all_saved_ratings)
 
-File level: ``load_ratings_file(path)`` (long or EHR-Rel wide, scale inferred; its
-``notes`` are for the user: the CLI prints them on stderr, the pages show them),
+File level: ``load_ratings_file(path)`` (long, EHR-Rel wide or a gold export's
+``rater_<name>`` columns, scale inferred; its ``notes`` are for the user: the CLI prints them
+on stderr, the pages show them),
 ``load_pairs(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
 ratings)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -63,7 +65,7 @@ class LoadedRatings:
     """A ratings file, validated: ``ratings`` is the statistics' ratings frame (latest rating
     per pair and annotator), ``history`` every saved rating (typed), ``scale`` the scale used
     (given or inferred), ``pairs`` the pairs (from the EHR-Rel file itself or ``--pairs``),
-    ``source`` "long" or "ehr_rel", ``notes`` sentences for the user about how the file was
+    ``source`` "long", "ehr_rel" or "gold" (a gold export), ``notes`` sentences for the user about how the file was
     read (an EHR-Rel pair repeated on several rows: each row is its own item)."""
 
     ratings: pd.DataFrame
@@ -72,6 +74,62 @@ class LoadedRatings:
     pairs: pd.DataFrame | None
     source: str
     notes: list[str] = field(default_factory=list)
+    #: A gold export of a 2 + 1 study (its ``calibration`` column): the pairs α, κ, ICC and W
+    #: are computed on (:func:`design_agreement`); ``None``: the file records no design.
+    agreement_pairs: list[str] | None = None
+    #: Whether the file records a 2 + 1 design (a ``calibration`` column, maybe all false).
+    tiebreak_design: bool = False
+
+
+#: Per-row column of a gold export of a 2 + 1 study: the pair is a calibration pair (rated
+#: by every annotator). A plain boolean column, so it survives CSV, TSV, JSONL, Parquet and
+#: the Hugging Face export alike.
+CALIBRATION_COLUMN = "calibration"
+#: The dashboard's and ``medsim agreement``'s note for a 2 + 1 design without calibration pairs.
+TIEBREAK_WITHOUT_CALIBRATION = (
+    "2 + 1 design without a calibration set: agreement over all pairs is biased downwards "
+    "(the third rating exists only for pairs the first two disagreed on)."
+)
+
+
+def calibration_basis(n_pairs: int) -> str:
+    """The sentence shown next to α, κ, ICC and W of a 2 + 1 design."""
+    return (
+        f"2 + 1 design: α, κ, ICC and W are computed on the {n_pairs} calibration pairs "
+        "only (rated by every annotator; the third rating of the other pairs exists only "
+        "where the first two disagreed); the audit uses the majority of every pair."
+    )
+
+
+def design_agreement_pairs(config: dict, current: pd.DataFrame) -> list[str] | None:
+    """The pairs agreement is computed on for a study's design: a 2 + 1 study
+    (``config["tiebreak"]``) with calibration slots, its calibration pairs; otherwise
+    ``None`` (every pair). *current*: current ratings with their ``slot`` kind."""
+    if not config.get("tiebreak") or "slot" not in current.columns:
+        return None
+    calib = current.loc[current["slot"] == "calibration", C.PAIR_ID].astype(str).unique()
+    return sorted(calib) if len(calib) else None
+
+
+def design_agreement(
+    ratings: pd.DataFrame,
+    scale: Scale,
+    *,
+    agreement_pairs: Collection[str] | None = None,
+    level: str | None = None,
+) -> tuple[AgreementReport, str]:
+    """The agreement report of a design and the sentence saying what it is computed on.
+
+    With *agreement_pairs* (a 2 + 1 design's calibration pairs), α, κ, ICC and W — the whole
+    report — are computed on those pairs only and the sentence says so
+    (:func:`calibration_basis`); otherwise on every pair, with an empty sentence. The
+    dashboard and ``medsim agreement`` both call this, so they report the same figures.
+    """
+    if agreement_pairs is None:
+        return agreement_report(ratings, scale, level=level), ""
+    keep = {str(p) for p in agreement_pairs}
+    sub = ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True)
+    return agreement_report(sub, scale, level=level), calibration_basis(len(keep))
 
 
 # ---- frame level -------------------------------------------------------------------------------
@@ -268,7 +326,8 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
 def load_ratings_file(
     path: str | Path, *, scale: Scale | str | None = None, pairs: pd.DataFrame | None = None
 ) -> LoadedRatings:
-    """Read a long ratings file or an EHR-Rel wide file (told apart by the header).
+    """Read a long ratings file, an EHR-Rel wide file or a gold export (told apart by the
+    header; a gold export's design, see :func:`_load_gold_export`).
 
     *scale*: a Scale or a built-in name / file path; inferred from the values when None
     (EHR-Rel files are on the 0-3 relatedness scale). With *pairs*, every ``pair_id`` must be
@@ -293,6 +352,8 @@ def load_ratings_file(
                     file=name,
                 )
         source, out_pairs = "ehr_rel", pairs if pairs is not None else file_pairs
+    elif is_gold_export(raw.columns):
+        return _load_gold_export(raw, name, path, scale, known)
     else:
         if C.RATING in raw.columns and scale is None:
             scale = infer_scale(raw[C.RATING], name)
@@ -303,6 +364,124 @@ def load_ratings_file(
         raise InputError.single("has no ratings", file=name)
     return LoadedRatings(
         to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source, notes
+    )
+
+
+#: Cell texts of a gold export read as "not rated".
+_EMPTY = {"", "nan", "none", "null", "<na>"}
+_TRUE = {"true", "1", "yes", "t", "1.0"}
+_FALSE = {"false", "0", "no", "f", "0.0", ""}
+
+
+def is_gold_export(columns) -> bool:
+    """Whether a header is a gold export's: ``pair_id`` and ``rater_<name>`` columns, no
+    long ``annotator``/``rating`` columns."""
+    from medsim_annot.services.gold import RATER_PREFIX
+
+    cols = [str(c) for c in columns]
+    return (
+        C.PAIR_ID in cols
+        and C.ANNOTATOR not in cols
+        and C.RATING not in cols
+        and any(c.startswith(RATER_PREFIX) and len(c) > len(RATER_PREFIX) for c in cols)
+    )
+
+
+def _manifest_scale(path: str | Path) -> Scale | None:
+    """The built-in scale a gold export's manifest (``FILE.manifest.json``) names, if any."""
+    import json
+
+    from medsim_annot.services.gold import manifest_path
+
+    mpath = manifest_path(path)
+    try:
+        name = json.loads(mpath.read_text(encoding="utf-8"))["scale"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return load_scale(name) if name in BUILT_IN else None
+
+
+def _load_gold_export(
+    raw: pd.DataFrame,
+    name: str,
+    path: str | Path,
+    scale: Scale | None,
+    known: set[str] | None,
+) -> LoadedRatings:
+    """A gold export (``medsim export gold`` or the Hugging Face export): one row per pair,
+    ``rater_<name>`` columns with each annotator's current rating (empty: not rated).
+
+    The scale is *scale*, else the one the manifest beside the file names, else inferred from
+    the values. A ``calibration`` column (:data:`CALIBRATION_COLUMN`, written for 2 + 1
+    studies) records the design: α, κ, ICC and W are then computed on the pairs it marks
+    (:func:`design_agreement`), the majority and the audit on every pair.
+    """
+    from medsim_annot.services.gold import RATER_PREFIX
+
+    raters = [c for c in raw.columns if str(c).startswith(RATER_PREFIX)]
+    cells = {c: raw[c].map(lambda v: "" if v is None else str(v).strip()) for c in raters}
+    if scale is None:
+        scale = _manifest_scale(path)
+    if scale is None:
+        seen = pd.concat([v[~v.str.lower().isin(_EMPTY)] for v in cells.values()])
+        scale = infer_scale(seen.rename(C.RATING), name)
+    problems: list[Problem] = []
+    rows: list[dict] = []
+    pair_ids = raw[C.PAIR_ID].map(lambda v: "" if v is None else str(v).strip())
+    for i, pid in enumerate(pair_ids):
+        if pid == "":
+            problems.append(Problem("pair_id is empty", row=i + 2, column=C.PAIR_ID))
+        elif known is not None and pid not in known:
+            problems.append(
+                Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID)
+            )
+    for col in raters:
+        who = str(col)[len(RATER_PREFIX) :]
+        for i, text in enumerate(cells[col]):
+            if text.lower() in _EMPTY:
+                continue
+            try:
+                value = scale.canonical(text)
+            except ValueError as exc:
+                problems.append(Problem(str(exc), row=i + 2, column=str(col)))
+                continue
+            rows.append(
+                {
+                    C.PAIR_ID: pair_ids.iloc[i],
+                    C.ANNOTATOR: who,
+                    C.RATING: str(Scale.display(value)),
+                }
+            )
+    calib: list[str] | None = None
+    design = CALIBRATION_COLUMN in raw.columns
+    if design:
+        flags = raw[CALIBRATION_COLUMN].map(lambda v: "" if v is None else str(v).strip().lower())
+        for i, f in enumerate(flags):
+            if f not in _TRUE | _FALSE:
+                problems.append(
+                    Problem(
+                        f"calibration must be true or false, not '{f}'",
+                        row=i + 2,
+                        column=CALIBRATION_COLUMN,
+                    )
+                )
+        marked = sorted(set(pair_ids[flags.isin(_TRUE).to_numpy()]))
+        calib = marked or None
+    if problems:
+        raise InputError(problems, name)
+    if not rows:
+        raise InputError.single("has no ratings (every rater_ cell is empty)", file=name)
+    long = pd.DataFrame(rows, columns=[C.PAIR_ID, C.ANNOTATOR, C.RATING])
+    history = validate_ratings(long, scale, name, known_pairs=known)
+    return LoadedRatings(
+        to_ratings_frame(history, scale),
+        _coded(history, scale),
+        scale,
+        None,
+        "gold",
+        [],
+        agreement_pairs=calib,
+        tiebreak_design=design,
     )
 
 
@@ -325,7 +504,34 @@ def agreement_report_file(
     """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
     pairs = load_pairs(pairs_path) if pairs_path else None
     loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
-    return agreement_report(loaded.ratings, loaded.scale, level=level)
+    return design_agreement(
+        loaded.ratings, loaded.scale, agreement_pairs=loaded.agreement_pairs, level=level
+    )[0]
+
+
+def design_summary(loaded: LoadedRatings, report: AgreementReport, basis: str) -> dict | None:
+    """What ``medsim agreement`` adds for a file that records a 2 + 1 design (``None``
+    otherwise): ``basis`` — what α, κ, ICC and W are computed on (``pairs``: "calibration" or
+    "all", ``n_pairs``, ``n_rated``: those with ratings in the report, ``note``: the sentence
+    shown next to the figures) — and ``majority`` on every pair (``n_pairs``,
+    ``n_with_majority``), which the audit uses."""
+    if not loaded.tiebreak_design:
+        return None
+    table = majority_table(loaded.ratings, loaded.scale)
+    calib = loaded.agreement_pairs
+    return {
+        "basis": {
+            "pairs": "calibration" if calib else "all",
+            "n_pairs": len(calib) if calib else int(len(table)),
+            "n_rated": int(report.n_items),
+            "note": basis or TIEBREAK_WITHOUT_CALIBRATION,
+        },
+        "majority": {
+            "pairs": "all",
+            "n_pairs": int(len(table)),
+            "n_with_majority": int(table["majority"].notna().sum()),
+        },
+    }
 
 
 def audit_report_files(

@@ -17,8 +17,9 @@ current inserts nothing — also when several requests race (the store's unique
 Transient store errors are retried with backoff; a store that stays unavailable raises
 :class:`~medsim_annot.errors.StoreUnavailable` (nothing saved; the caller keeps the answer).
 
-Speed: every call is a handful of indexed queries (``assignments (annotator_id, position)``
-and ``ratings (assignment_id, revision)``); nothing loads a whole queue. See
+Speed: every call is a handful of indexed queries (``assignments (annotator_id, position)``,
+``assignments (annotator_id, order_key)`` for serving order and ``ratings (assignment_id,
+revision)``); nothing loads a whole queue. See
 ``benchmarks/bench_annotation.py`` and ``benchmarks/bench_concurrency.py``.
 """
 
@@ -33,6 +34,7 @@ from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
+from medsim_annot.storage import serving as serving_store
 
 #: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
 STRAIGHT_LINE_RUN = 10
@@ -228,6 +230,86 @@ def get_window(
             _check_access(first.active, first.credential_version, first.ready, credential)
             done, total = store.progress(s, annotator_id, first.study_id)
         return [_view(r, done, total) for r in rows]
+
+    return with_retry(run)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A stretch of an annotator's queue in serving order (what the annotation widget walks).
+
+    ``pairs``: blinded slots in serving order, contiguous. ``first_index``: the serving index
+    (0-based) of ``pairs[0]``. ``start_of_queue`` / ``end_of_queue``: nothing is served
+    before the first / after the last pair. ``last_position``: the queue's highest position,
+    which moves whenever a slot is added (a 2 + 1 tiebreak), so a caller can tell the queue
+    grew (:func:`queue_end`)."""
+
+    pairs: list[PairView]
+    first_index: int
+    start_of_queue: bool
+    end_of_queue: bool
+    last_position: int
+
+
+def serving_window(
+    annotator_id: int,
+    position: int | None,
+    *,
+    before: int = 0,
+    after: int = 1,
+    credential: int | None = None,
+    engine: Engine | None = None,
+) -> Window:
+    """The *before* slots served just before the slot at *position*, that slot and the
+    ``after - 1`` slots served after it, in serving order (``order_key``), blinded, with
+    where the stretch sits in the queue. ``position=None``: the last *before* slots of the
+    queue (``after`` is ignored). Three indexed reads; see :class:`Window`.
+
+    Raises like :func:`get_pair`; *before* must be 0 to :data:`WINDOW_MAX` and *after* 1 to
+    :data:`WINDOW_MAX`.
+    """
+    if not 0 <= int(before) <= WINDOW_MAX or not 1 <= int(after) <= WINDOW_MAX:
+        raise UsageProblem(f"a window holds 1 to {WINDOW_MAX} pairs each side")
+    if position is None and int(before) < 1:
+        raise UsageProblem("the end of the queue needs a window of at least one pair")
+
+    def run() -> Window:
+        with session_scope(_engine(engine)) as s:
+            prior = serving_store.positions_before(s, annotator_id, position, int(before))
+            if position is None:
+                if not prior:
+                    raise UsageProblem("this annotator's queue is empty")
+                start, n = prior[-1], len(prior)
+            else:
+                start, n = (prior[-1] if prior else position), len(prior) + int(after)
+            rows = store.slots(s, annotator_id, start, n + 1)
+            if not rows or rows[0].position != start:
+                _slot(s, annotator_id, start, credential)  # raises the right problem
+            if position is not None and not any(r.position == position for r in rows):
+                _slot(s, annotator_id, position, credential)
+            first = rows[0]
+            _check_access(first.active, first.credential_version, first.ready, credential)
+            index = serving_store.served_before(s, annotator_id, start)
+            last = serving_store.last_position(s, annotator_id)
+            done, total = store.progress(s, annotator_id, first.study_id)
+        return Window(
+            pairs=[_view(r, done, total) for r in rows[:n]],
+            first_index=index,
+            start_of_queue=index == 0,
+            end_of_queue=len(rows) <= n,
+            last_position=last,
+        )
+
+    return with_retry(run)
+
+
+def queue_end(annotator_id: int, *, engine: Engine | None = None) -> int:
+    """The highest position of *annotator_id*'s queue (one index lookup): when it moves, a
+    slot was added (a 2 + 1 tiebreak) and a window the browser holds may be out of date."""
+
+    def run() -> int:
+        with session_scope(_engine(engine)) as s:
+            return serving_store.last_position(s, annotator_id)
 
     return with_retry(run)
 

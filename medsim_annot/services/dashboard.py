@@ -424,19 +424,7 @@ def compute_dashboard(
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
     reasons: dict[str, str] = {}
-    basis = ""
-    if agreement_pairs is not None:
-        keep = {str(p) for p in agreement_pairs}
-        report = agreement_svc.agreement_report(
-            ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True), scale
-        )
-        basis = (
-            f"2 + 1 design: α, κ, ICC and W are computed on the {len(keep)} calibration pairs "
-            "only (rated by every annotator; the third rating of the other pairs exists only "
-            "where the first two disagreed); the audit uses the majority of every pair."
-        )
-    else:
-        report = agreement_svc.agreement_report(ratings, scale)
+    report, basis = agreement_svc.design_agreement(ratings, scale, agreement_pairs=agreement_pairs)
     binary = scale.positive is not None and scale.negative is not None
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
@@ -482,16 +470,6 @@ def compute_dashboard(
         reasons,
         agreement_basis=basis,
     )
-
-
-def design_agreement_pairs(config: dict, current: pd.DataFrame) -> list[str] | None:
-    """The pairs agreement is computed on for a study's design: a 2 + 1 study
-    (``config["tiebreak"]``) with calibration slots, its calibration pairs; otherwise
-    ``None`` (every pair)."""
-    if not config.get("tiebreak") or "slot" not in current.columns:
-        return None
-    calib = current.loc[current["slot"] == "calibration", C.PAIR_ID].astype(str).unique()
-    return sorted(calib) if len(calib) else None
 
 
 # ---------------------------------------------------------------------- store + cache
@@ -618,14 +596,11 @@ def study_dashboard(
         version=version,
         bootstrap=bootstrap,
         majority=majority,
-        agreement_pairs=design_agreement_pairs(info.config, current),
+        agreement_pairs=agreement_svc.design_agreement_pairs(info.config, current),
     )
     notes = list(info.config.get("notes", ()))
     if info.config.get("tiebreak") and not dash.agreement_basis:
-        notes.append(
-            "2 + 1 design without a calibration set: agreement over all pairs is biased "
-            "downwards (the third rating exists only for pairs the first two disagreed on)."
-        )
+        notes.append(agreement_svc.TIEBREAK_WITHOUT_CALIBRATION)
     dash.notes = tuple(notes)
     if use_cache:
         with _LOCK:

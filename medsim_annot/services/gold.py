@@ -342,11 +342,43 @@ def add_model_columns(gt: GoldTable, method: str) -> int:
 def study_gold_table(
     study: str, *, majority: str = "strict", engine: Engine | None = None
 ) -> GoldTable:
-    """:func:`gold_table` of a stored study (its pairs and current ratings)."""
+    """:func:`gold_table` of a stored study (its pairs and current ratings).
+
+    A 2 + 1 study (``--per-item 2 --tiebreak``) gets one more column,
+    :data:`~medsim_annot.services.agreement.CALIBRATION_COLUMN` (boolean, last): whether the
+    pair is one of the calibration pairs every annotator rated — the pairs α, κ, ICC and W
+    are computed on (as the dashboard does), so ``medsim agreement`` on the exported file
+    reports the dashboard's figures."""
     info = studies_svc.get_study(study, engine=engine)
     pairs = studies_svc.pairs_frame(study, engine=engine)
     cur = studies_svc.current_ratings(study, engine=engine)
-    return gold_table(pairs, cur, info.scale, majority=majority)
+    gt = gold_table(pairs, cur, info.scale, majority=majority)
+    if info.config.get("tiebreak"):
+        calib = set(agreement_svc.design_agreement_pairs(info.config, cur) or ())
+        gt.table[agreement_svc.CALIBRATION_COLUMN] = (
+            gt.table[C.PAIR_ID].astype(str).isin(calib).to_numpy(dtype=bool)
+        )
+    return gt
+
+
+def design_manifest(config: dict, table: pd.DataFrame) -> dict:
+    """The design entry of a gold manifest: k of n, the 2 + 1 tiebreak, calibration pairs,
+    and what agreement on the file is computed on.
+
+    >>> t = pd.DataFrame({"pair_id": ["a", "b"], "calibration": [True, False]})
+    >>> d = design_manifest({"per_item": 2, "annotators": 3, "tiebreak": {"tolerance": 0}}, t)
+    >>> d["tiebreak"], d["calibration_pairs"], d["agreement_basis"]
+    ({'tolerance': 0}, 1, 'calibration')
+    """
+    col = agreement_svc.CALIBRATION_COLUMN
+    n_calib = int(table[col].sum()) if col in table.columns else None
+    return {
+        "per_item": config.get("per_item"),
+        "annotators": config.get("annotators"),
+        "tiebreak": config.get("tiebreak"),
+        "calibration_pairs": n_calib if n_calib is not None else config.get("calibration"),
+        "agreement_basis": "calibration" if n_calib else "all",
+    }
 
 
 def apply_filters(
@@ -485,7 +517,8 @@ def export_gold(
     -------
     dict
         The manifest: ``study``, ``scale`` (name, level, options), ``file``, ``format``,
-        ``filters`` (as asked and ``order``), ``filter_steps`` (counts before and after each
+        ``filters`` (as asked and ``order``), ``design`` (:func:`design_manifest`),
+        ``filter_steps`` (counts before and after each
         filter), ``counts`` (``pairs``, ``rated``, ``exported``, ``annotators``),
         ``krippendorff_alpha`` (``study``: all current ratings; ``exported``: the ratings of the
         exported pairs; null with a reason when undefined), ``ratings_version``,
@@ -548,6 +581,7 @@ def export_gold(
             "order": list(FILTER_ORDER),
         },
         "aggregate": aggregate,
+        "design": design_manifest(studies_svc.get_study(study, engine=engine).config, kept),
         "filter_steps": steps,
         "counts": {
             "pairs": int(len(gt.table)),

@@ -246,14 +246,34 @@ def session_key(annotator_id: int, study_id: int) -> str:
 
 def read_window(
     annotator_id: int,
-    position: int,
-    n: int,
+    position: int | None,
     *,
+    before: int,
+    after: int,
     credential: int | None = None,
     engine: Engine | None = None,
-) -> list[A.PairView]:
-    """The slot at *position* and the next ``n - 1`` in queue order (fewer at the end)."""
-    return A.get_window(annotator_id, position, n, credential=credential, engine=engine)
+) -> A.Window:
+    """The stretch of the queue the widget walks: *before* slots served before *position*,
+    it and ``after - 1`` served after it, in serving order (``None``: the last *before*
+    slots). See :func:`medsim_annot.services.annotation.serving_window`."""
+    return A.serving_window(
+        annotator_id, position, before=before, after=after, credential=credential, engine=engine
+    )
+
+
+def queue_end(annotator_id: int, *, engine: Engine | None = None) -> int:
+    """The queue's highest position; it moves when a tiebreak slot is added."""
+    return A.queue_end(annotator_id, engine=engine)
+
+
+def widget_window(window: A.Window) -> tuple[list[dict], dict]:
+    """The window's pairs as the widget gets them (:func:`widget_pair` plus each pair's
+    serving index, for "pair N of total") and where the stretch sits in the queue."""
+    pairs = [
+        {**widget_pair(v), "index": window.first_index + i} for i, v in enumerate(window.pairs)
+    ]
+    info = {"start_of_queue": window.start_of_queue, "end_of_queue": window.end_of_queue}
+    return pairs, info
 
 
 def widget_pair(view: A.PairView) -> dict:

@@ -3,9 +3,15 @@
 // unacknowledged entries (sessionStorage) until the server acknowledges them.
 //
 // Data from Python (pages/annotate.py): who (opaque storage name), scale, min_view_ms,
-// comment_max, total, done, start, complete, window (pairs: position, term_1, term_2, rating,
-// unclear, comment, version), reply_to, ack, versions, refused, unavailable, ended.
-// State to Python: "outbox" = {pending, at, sent}.
+// comment_max, total, done, start, complete, waiting, wait_poll_ms, window (pairs in serving
+// order: position, index, term_1, term_2, rating, unclear, comment, version), window_info
+// (start_of_queue, end_of_queue), reply_to, ack, versions, refused, unavailable, ended.
+// State to Python: "outbox" = {epoch, pending, need, back, at, sent, attempt}.
+//
+// Serving order: the widget walks the queue in the order the server serves it (order_key),
+// not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
+// past the end but is served among the next few pairs. `order` holds the positions of one
+// contiguous stretch of the queue in serving order, as the server's windows describe it.
 //
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 
@@ -53,6 +59,12 @@ class Annotator {
       progressText: $(root, ".medsim-progress-text"),
     };
     this.cache = new Map(); // position -> pair (with local answers applied)
+    this.order = []; // positions of a contiguous stretch of the queue, in serving order
+    this.rank = new Map(); // position -> index in this.order
+    this.headKnown = false; // this.order starts at the first slot served
+    this.tailKnown = false; // this.order ends at the last slot served
+    this.wantBack = null; // Back was pressed at this position; the pairs before it are loading
+    this.checking = false; // waiting for the server to say where the first unrated slot is
     this.newly = new Set(); // positions first rated in this tab since baseDone was counted
     this.pending = [];
     this.seq = 0;
@@ -134,6 +146,7 @@ class Annotator {
       }
     }
     this.total = Number(data.total) || 0;
+    this.pollMs = Number(data.wait_poll_ms) || 0;
     if ("waiting" in data) this.waiting = Number(data.waiting) || 0;
     if (this.baseDone === undefined) this.baseDone = Number(data.done) || 0;
     this.unavailable = !!data.unavailable;
@@ -144,7 +157,8 @@ class Annotator {
     const fresh = data.reply_to !== this.lastReply;
     this.lastReply = data.reply_to;
     if (fresh) this.applyAck(data);
-    for (const p of data.window || []) this.merge(p);
+    this.mergeWindow(data.window || [], data.window_info || {});
+    if (fresh && data.resume) this.checking = false;
     if (!this.started) {
       if (this.pending.length) {
         this.renderStatus();
@@ -162,9 +176,17 @@ class Annotator {
       this.newly.clear();
       if (data.complete) this.showEnd();
       else this.go(data.start);
+    } else if (this.pos === null && this.wantBack !== null) {
+      const prev = this.prevPosition(this.wantBack);
+      if (prev !== undefined) {
+        const at = this.wantBack;
+        this.wantBack = null;
+        this.go(prev === null ? at : prev);
+      }
     } else if (this.pos === null && this.want !== null && this.cache.has(this.want)) {
       this.go(this.want);
     } else if (this.pos !== null) {
+      this.el.back.disabled = this.prevPosition(this.pos) === null;
       this.refreshAnswer();
     }
     this.renderProgress();
@@ -225,13 +247,44 @@ class Annotator {
     this.notice(text, "refused");
   }
 
+  mergeWindow(list, info) {
+    // A window is the server's serving order for its stretch; what the widget held around it
+    // is kept (before it, and after it when the window reaches into it), slots the window
+    // no longer lists between are dropped.
+    if (!list.length) return;
+    for (const p of list) this.merge(p);
+    const w = list.map((p) => Number(p.position));
+    const inW = new Set(w);
+    const i = this.rank.get(w[0]);
+    const j = this.rank.get(w[w.length - 1]);
+    const overlap = this.order.some((q) => inW.has(q));
+    let prefix = [];
+    let suffix = [];
+    let head = !!info.start_of_queue;
+    let tail = !!info.end_of_queue;
+    if (overlap && i !== undefined) {
+      prefix = this.order.slice(0, i).filter((q) => !inW.has(q));
+      head = head || this.headKnown;
+    }
+    if (overlap && !tail && j !== undefined) {
+      suffix = this.order.slice(j + 1).filter((q) => !inW.has(q));
+      tail = this.tailKnown;
+    }
+    this.order = prefix.concat(w, suffix);
+    this.headKnown = head;
+    this.tailKnown = tail;
+    this.rank = new Map(this.order.map((q, k) => [q, k]));
+  }
+
   merge(p) {
     const pos = Number(p.position);
     const local = this.pending.some((e) => e.position === pos);
     const have = this.cache.get(pos);
+    if (have) have.index = Number(p.index) || 0;
     if (have && local) return; // the browser's own unacknowledged answer wins
     this.cache.set(pos, {
       position: pos,
+      index: Number(p.index) || 0,
       term_1: p.term_1,
       term_2: p.term_2,
       rating: p.rating,
@@ -243,20 +296,31 @@ class Annotator {
   }
 
   // ---------------------------------------------------------------- sending
-  send(need) {
-    // need: the position from which the browser needs pairs (null: its window suffices;
-    // -1: where to resume, i.e. the first unrated slot).
+  send(need, back) {
+    // need: the position from which the browser needs pairs in serving order (with back:
+    // the pairs served before it; null: its window suffices; -1: where to resume, i.e. the
+    // first unrated slot). at: the pair on screen, from which the server resends the
+    // window when the queue has grown.
     this.sent += 1;
+    if (need === -1) this.checking = true;
     if (this.setStateValue) {
       this.setStateValue("outbox", {
         epoch: this.epoch,
         pending: this.pending.slice(0, 500),
         need: need,
+        back: !!back,
+        at: this.pos,
         sent: this.sent,
         attempt: this.attempt,
       });
     }
     this.armResend();
+  }
+
+  resendNeed() {
+    if (this.checking) return [-1, false];
+    if (this.wantBack !== null) return [this.wantBack, true];
+    return [this.want, false];
   }
 
   armResend() {
@@ -265,7 +329,7 @@ class Annotator {
     this.resendTimer = setTimeout(() => {
       if (this.pending.length && !this.ended) {
         this.attempt += 1;
-        this.send(this.want);
+        this.send(...this.resendNeed());
       }
     }, RESEND_AFTER_MS);
   }
@@ -275,7 +339,7 @@ class Annotator {
     const wait = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.timer = setTimeout(() => {
       this.attempt += 1;
-      this.send(this.want);
+      this.send(...this.resendNeed());
     }, wait);
   }
 
@@ -320,6 +384,9 @@ class Annotator {
       return;
     }
     this.want = null;
+    this.wantBack = null;
+    this.checking = false;
+    clearTimeout(this.pollTimer);
     this.pos = pos;
     this.unclearNow = pair.unclear;
     this.el.end.hidden = true;
@@ -329,11 +396,11 @@ class Annotator {
     this.el.t2.textContent = pair.term_2;
     this.el.pair.dataset.position = String(pos);
     this.el.comment.value = pair.comment || "";
-    this.el.back.disabled = pos === 0;
+    this.el.back.disabled = this.prevPosition(pos) === null;
     this.drawnAt = performance.now();
     this.refreshAnswer();
     this.renderProgress();
-    this.el.announce.textContent = `Pair ${pos + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
+    this.el.announce.textContent = `Pair ${pair.index + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
     this.maybeRefill(mustSend);
   }
 
@@ -357,10 +424,10 @@ class Annotator {
     this.el.fill.style.width = `${(frac * 100).toFixed(2)}%`;
     this.el.progress.setAttribute("aria-valuemax", String(this.total));
     this.el.progress.setAttribute("aria-valuenow", String(done));
-    this.el.progressText.textContent =
-      this.pos === null
-        ? `${done} / ${this.total} rated`
-        : `${done} / ${this.total} rated · pair ${this.pos + 1} of ${this.total}`;
+    const pair = this.pos === null ? null : this.cache.get(this.pos);
+    this.el.progressText.textContent = pair
+      ? `${done} / ${this.total} rated · pair ${pair.index + 1} of ${this.total}`
+      : `${done} / ${this.total} rated`;
   }
 
   renderStatus() {
@@ -418,11 +485,19 @@ class Annotator {
       : "Your queue is complete — thank you! Every rating is saved. You can close this tab.";
     this.el.announce.textContent = this.el.endText.textContent;
     this.renderProgress();
+    // Ask again now and then whether a tiebreak pair has arrived (the end screen turns into it).
+    clearTimeout(this.pollTimer);
+    if (waiting > 0 && this.pollMs > 0 && !this.ended) {
+      this.pollTimer = setTimeout(() => {
+        if (this.pos === null && this.complete && !this.ended) this.send(-1);
+      }, this.pollMs);
+    }
   }
 
   stop(message) {
     this.ended = message;
     clearTimeout(this.timer);
+    clearTimeout(this.pollTimer);
     clearTimeout(this.resendTimer);
     this.pos = null;
     this.el.main.hidden = true;
@@ -526,28 +601,36 @@ class Annotator {
   }
 
   nextPosition(pos) {
-    // The first unrated slot after pos; positions not yet in the window are fetched.
-    for (let q = pos + 1; q < this.total; q++) {
-      const pair = this.cache.get(q);
-      if (!pair) return q;
-      if (!pair.rated) return q;
-    }
-    for (let q = 0; q < pos; q++) {
-      const pair = this.cache.get(q);
-      if (!pair) return undefined;
-      if (!pair.rated) return q;
+    // The first unrated slot in serving order among those held: the one after pos in the
+    // ordinary walk, but a slot added since (a 2 + 1 tiebreak, served among the next few
+    // pairs) before the doctor's pair comes first. undefined: nothing unrated is held and
+    // the server must say (past what is held, or the end).
+    for (const q of this.order) {
+      if (q !== pos && !this.cache.get(q).rated) return q;
     }
     return undefined;
   }
 
+  prevPosition(pos) {
+    // The slot served just before pos; null: none (the start of the queue); undefined: not
+    // held (Back asks the server).
+    const k = this.rank.get(pos);
+    if (k === undefined) return undefined;
+    if (k > 0) return this.order[k - 1];
+    return this.headKnown ? null : undefined;
+  }
+
   maybeRefill(mustSend) {
-    // Ask for more pairs when fewer than half a window is held ahead of the doctor. The
-    // message goes after the frame with the new pair has been painted: handing state to
-    // Streamlit does work on the page's main thread that must not delay that frame.
-    let ahead = 0;
-    for (let q = this.pos + 1; q < this.total && this.cache.has(q); q++) ahead++;
-    const wanted = Math.min(REFILL_BELOW, this.total - this.pos - 1);
-    const need = ahead < wanted ? this.pos : null;
+    // Ask for the slots served after the last one held when fewer than REFILL_BELOW are held
+    // ahead of the doctor. The message goes after the frame with the new pair has been
+    // painted: handing state to Streamlit does work on the page's main thread that must not
+    // delay that frame.
+    const k = this.rank.get(this.pos);
+    const ahead = k === undefined ? 0 : this.order.length - k - 1;
+    const need =
+      !this.tailKnown && ahead < REFILL_BELOW && this.order.length
+        ? this.order[this.order.length - 1]
+        : null;
     if (need === null && !mustSend) return;
     this.sendAfterPaint(need);
   }
@@ -571,12 +654,22 @@ class Annotator {
   back() {
     if (this.ended) return;
     if (this.pos === null) {
-      if (this.want !== null) return;
+      if (this.want !== null || this.wantBack !== null || this.checking) return;
+      if (!this.order.length) return;
       this.complete = false;
-      this.go(Math.max(0, this.total - 1));
+      this.go(this.order[this.order.length - 1]);
       return;
     }
-    if (this.pos > 0) this.go(this.pos - 1);
+    const prev = this.prevPosition(this.pos);
+    if (prev === undefined) {
+      // Before the stretch held: the server sends the slots served before this one.
+      this.wantBack = this.pos;
+      this.pos = null;
+      this.showWait("Loading the previous pair…");
+      this.send(this.wantBack, true);
+    } else if (prev !== null) {
+      this.go(prev);
+    }
     this.el.reminder.hidden = true;
     this.notice("", "");
   }
@@ -596,8 +689,9 @@ class Annotator {
   renderReminder(pos) {
     let run = 0;
     let value = null;
-    for (let q = pos; q >= 0 && run < REMINDER_RUN; q--) {
-      const pair = this.cache.get(q);
+    const k = this.rank.get(pos);
+    for (let m = k === undefined ? -1 : k; m >= 0 && run < REMINDER_RUN; m--) {
+      const pair = this.cache.get(this.order[m]);
       if (!pair || !pair.rated) break;
       if (value === null) value = pair.rating;
       if (pair.rating !== value) break;
@@ -611,6 +705,7 @@ class Annotator {
     if (this.paintTimer) cancelAnimationFrame(this.paintTimer);
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
+    clearTimeout(this.pollTimer);
   }
 }
 
