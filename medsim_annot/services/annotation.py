@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
-from medsim_annot.services import tiebreak
+from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
 
@@ -325,6 +325,14 @@ def submit_rating(
                 # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
                 # same transaction (see services/tiebreak.py).
                 tiebreak.after_rating(s, study_id=row.study_id, item_id=row.item_id)
+                # Sequential audit: a group whose estimate is tight stops being served
+                # (see services/stopping.py).
+                stopping.after_rating(
+                    s,
+                    study_id=row.study_id,
+                    item_id=row.item_id,
+                    assignment_id=row.assignment_id,
+                )
         return SubmitResult(saved=not same, next_position=None, version=version)
 
     def next_position() -> int | None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, func, insert, select
+from sqlalchemy import Select, exists, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
@@ -74,6 +74,11 @@ def insert_study(
     s.add(study)
     s.flush()
     return study.id
+
+
+def set_config(s: Session, study_id: int, config_json: str) -> None:
+    """Replace the study's config (JSON text)."""
+    s.execute(update(Study).where(Study.id == study_id).values(config_json=config_json))
 
 
 def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, dict[str, int]]]:
@@ -246,6 +251,13 @@ def annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
         }
 
 
+def _served_or_rated():
+    """A slot that counts in a queue's total: not withdrawn (sequential audit), or rated."""
+    return or_(
+        Assignment.withdrawn_at.is_(None), exists().where(Rating.assignment_id == Assignment.id)
+    )
+
+
 def annotator_progress(s: Session, study_id: int) -> list[tuple[int, str, bool, bool, int, int]]:
     """``(id, name, active, has_code, done, total)`` per annotator, by name: *done* counts
     slots with a rating, *total* the slots of the queue."""
@@ -257,7 +269,7 @@ def annotator_progress(s: Session, study_id: int) -> list[tuple[int, str, bool, 
     total = dict(
         s.execute(
             select(Assignment.annotator_id, func.count())
-            .where(Assignment.study_id == study_id)
+            .where(Assignment.study_id == study_id, _served_or_rated())
             .group_by(Assignment.annotator_id)
         ).all()
     )
