@@ -10,6 +10,7 @@ import json
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -370,3 +371,56 @@ def test_interleave_groups_round_robin():
     out = interleave_groups(list("aaabbc"), order=["c", "b", "a"])
     assert out == [5, 3, 0, 4, 1, 2]
     assert sorted(out) == list(range(6))
+
+
+def test_concurrent_ratings_stop_a_group_once(fresh):
+    import threading
+
+    ids = _create(target=0.2, minimum=2, per_group=12, seed=5)
+    errors: list[BaseException] = []
+    while True:
+        todo = [(n, A.queue_state(a)) for n, a in ids.items()]
+        todo = [(n, s) for n, s in todo if not s.complete]
+        if not todo:
+            break
+        barrier = threading.Barrier(len(todo))
+
+        def rate(name: str, position: int, barrier: threading.Barrier = barrier) -> None:
+            try:
+                view = A.get_pair(ids[name], position)
+                barrier.wait()
+                A.submit_rating(ids[name], position, _truth(view.term_1))
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=rate, args=(n, s.first_unrated)) for n, s in todo]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+    stopped = _events(fresh, "group_stopped")
+    assert [d["group"] for d, _a in stopped] == ["easy"]
+    with get_engine(fresh).connect() as conn:
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM group_stops").scalar() == 1
+    assert len(_slots(fresh)) == 3 * 24
+
+
+def test_a_group_is_claimed_and_logged_once(fresh):
+    from medsim_annot.storage import session_scope, utcnow
+
+    _create(target=0.2, minimum=2, per_group=4, seed=1)
+    engine = get_engine(fresh)
+    with session_scope(engine) as s:
+        sid = s.execute(sa.text("SELECT id FROM studies")).scalar_one()
+    results = []
+    for _ in range(2):
+        with session_scope(engine) as s:
+            results.append(S._stop(s, sid, "easy", None, target=0.2, at=utcnow()))
+    assert results == [True, False]
+    assert len(_events(fresh, "group_stopped")) == 1
+    slots = _slots(fresh)
+    assert (
+        slots[slots.group == "easy"].withdrawn.all()
+        and not slots[slots.group == "hard"].withdrawn.any()
+    )
