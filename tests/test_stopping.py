@@ -424,3 +424,33 @@ def test_a_group_is_claimed_and_logged_once(fresh):
         slots[slots.group == "easy"].withdrawn.all()
         and not slots[slots.group == "hard"].withdrawn.any()
     )
+
+
+def test_pair_values_before_and_after_a_revision(fresh):
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage import stopping as store
+
+    ids = _create(target=0.2, minimum=2, per_group=4, seed=2)
+    positions = {}
+    for name in ("ann", "bob"):
+        view = next(
+            v
+            for v in A.get_window(ids[name], 0, 8)
+            if v.term_1 == "easy-a1" or v.term_2 == "easy-a1"
+        )
+        positions[name] = view.position
+        A.submit_rating(ids[name], view.position, "same")
+    A.submit_rating(ids["bob"], positions["bob"], "not_same")  # revision 2
+    engine = get_engine(fresh)
+    with session_scope(engine) as s:
+        item, slot = s.execute(
+            sa.text(
+                "SELECT a.item_id, a.id FROM assignments a JOIN items i ON i.id = a.item_id "
+                f"WHERE i.pair_id = 'easy1' AND a.annotator_id = {ids['bob']}"
+            )
+        ).one()
+        now, before = store.pair_values(s, item, slot)
+    assert sorted(now) == ["not_same", "same"] and before == ["same", "same"]
+    assert S._verdict(before, BINARY) == 1.0
+    assert S._verdict(now, BINARY) != S._verdict(now, BINARY)  # no majority: NaN
+    assert S._same_verdict(S._verdict(now, BINARY), S._verdict(["dont_know"], BINARY))

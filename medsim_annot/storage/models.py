@@ -124,6 +124,7 @@ class Assignment(Base):
         UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
         Index("ix_assignments_annotator_item", "annotator_id", "item_id"),
         Index("ix_assignments_annotator_order", "annotator_id", "order_key"),
+        Index("ix_assignments_item", "item_id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)

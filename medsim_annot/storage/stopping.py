@@ -85,21 +85,41 @@ def group_ratings(s: Session, study_id: int, group: str | None = None) -> list[G
     given), with each pair's group and automatic label."""
     q = (
         select(Item.audit_group, Item.id, Item.auto_label, Rating.value)
-        .select_from(Assignment)
-        .join(Item, Item.id == Assignment.item_id)
+        .select_from(Item)
+        .join(Assignment, Assignment.item_id == Item.id)
         .join(Rating, (Rating.assignment_id == Assignment.id) & (Rating.revision == _newest()))
         .where(
-            Assignment.study_id == study_id,
+            Item.study_id == study_id,
             Assignment.kind != "duplicate",
-            Item.audit_group.is_not(None),
+            Item.audit_group.is_not(None) if group is None else Item.audit_group == group,
         )
     )
-    if group is not None:
-        q = q.where(Item.study_id == study_id, Item.audit_group == group)
     return [
         GroupRating(str(g), int(i), None if lab is None else int(lab), str(v))
         for g, i, lab, v in s.execute(q).all()
     ]
+
+
+def pair_values(s: Session, item_id: int, assignment_id: int) -> tuple[list[str], list[str]]:
+    """The current rating values of the pair's non-duplicate slots now, and as they were
+    before the newest rating of slot *assignment_id* (its previous revision, or none)."""
+    rows = s.execute(
+        select(Assignment.id, Rating.value)
+        .select_from(Assignment)
+        .join(Rating, Rating.assignment_id == Assignment.id)
+        .where(Assignment.item_id == item_id, Assignment.kind != "duplicate")
+        .order_by(Assignment.id, Rating.revision)
+    ).all()
+    by_slot: dict[int, list[str]] = {}
+    for a, v in rows:
+        by_slot.setdefault(int(a), []).append(str(v))
+    now = [vs[-1] for vs in by_slot.values()]
+    before = [
+        vs[-2] if a == assignment_id else vs[-1]
+        for a, vs in by_slot.items()
+        if a != assignment_id or len(vs) > 1
+    ]
+    return now, before
 
 
 def group_names(s: Session, study_id: int) -> list[str]:

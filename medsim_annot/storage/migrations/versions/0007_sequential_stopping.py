@@ -7,7 +7,8 @@
   restored, so every process's incremental progress count (``storage.annotation.progress``)
   recounts the queue's total.
 - ``items.audit_group``: the pair's group of a study with ``--target-ci`` (its values of the
-  group columns joined by `` / ``), indexed with the study for the per-rating check.
+  group columns joined by `` / ``), indexed with the study for the per-rating check; and
+  ``assignments (item_id)``, to reach a group's slots from its pairs.
 - ``group_stops``: one row per stopped group of a study; its unique ``(study_id,
   audit_group)`` makes "stop once, log once" true when two ratings finish a group at once.
 
@@ -34,6 +35,8 @@ def upgrade() -> None:
     )
     op.add_column("items", sa.Column("audit_group", sa.String(400), nullable=True))
     op.create_index("ix_items_study_group", "items", ["study_id", "audit_group"])
+    # A group's slots by item (the per-rating check, the tiebreak's look at a pair's slots).
+    op.create_index("ix_assignments_item", "assignments", ["item_id"])
     op.create_table(
         "group_stops",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -47,6 +50,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("group_stops")
+    op.drop_index("ix_assignments_item", table_name="assignments")
     op.drop_index("ix_items_study_group", table_name="items")
     with op.batch_alter_table("items") as batch:
         batch.drop_column("audit_group")
