@@ -153,6 +153,13 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     for a in ids.values():
         st_ = A.queue_state(a)
         assert st_.complete and st_.done == st_.total < 2 * PER_GROUP and st_.waiting == 0
+    from medsim_annot.services import annotators as annotators_svc
+    from medsim_annot.services import studies as studies_svc
+
+    totals = annotators_svc.annotators("seq")["total"].tolist()
+    assert sorted(totals) == sorted(A.queue_state(a).total for a in ids.values())
+    (row,) = studies_svc.list_studies()
+    assert row["assigned"] == sum(totals) == row["rated"]
     summary = S.audit_status("seq")
     assert summary.groups.set_index("group").loc["easy", "status"] == "stopped"
     assert summary.groups.set_index("group").loc["hard", "status"] == "serving"

@@ -83,7 +83,8 @@ def set_config(s: Session, study_id: int, config_json: str) -> None:
 
 def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, dict[str, int]]]:
     """Every study (by name) as ``(id, name, scale_json, created_at, counts)``; *counts* has
-    ``items``, ``annotators``, ``assigned`` (queue slots) and ``rated`` (slots with a rating)."""
+    ``items``, ``annotators``, ``assigned`` (queue slots, withdrawn unrated ones left out) and
+    ``rated`` (slots with a rating)."""
     studies = s.execute(
         select(Study.id, Study.name, Study.scale_json, Study.created_at).order_by(Study.name)
     ).all()
@@ -99,7 +100,11 @@ def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, 
         ).all()
     )
     slots = dict(
-        s.execute(select(Assignment.study_id, func.count()).group_by(Assignment.study_id)).all()
+        s.execute(
+            select(Assignment.study_id, func.count())
+            .where(_served_or_rated())
+            .group_by(Assignment.study_id)
+        ).all()
     )
     return [
         (
