@@ -137,7 +137,7 @@ if ss.get(ENDED) is None:
 views = window.pairs if window is not None else []
 if window is not None and views:
     pairs, info = RQ.widget_window(window)
-    ss[QEND] = window.last_position
+    ss[QEND] = window.queue_mark
     ss[LAST] = {
         "who": RQ.session_key(ident.annotator_id, ident.study_id),
         "scale": RQ.widget_scale(views[0]),

@@ -7,6 +7,7 @@ import streamlit as st
 
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
+from medsim_annot.services import stopping as stopping_svc
 from pages import _qa
 
 _qa.require_admin()
@@ -21,6 +22,41 @@ live = st.toggle(
     key="dashboard_live",
     help="Re-read completion and, when ratings were saved, the figures.",
 )
+
+
+def _sequential_audit() -> None:
+    """Per group: n, accuracy and precision with Wilson intervals, pairs still needed,
+    serving/stopped; the admin's switch for stopping."""
+    status = stopping_svc.audit_status(study, engine=_qa.engine())
+    if status is None:
+        return
+    st.header("Sequential audit")
+    st.caption(
+        f"Each group stops being served once the {status.method} of its accuracy is within "
+        f"±{status.target:g} (checked at 97.5% after every rating; Wilson 1927, Agresti & "
+        f"Coull 1998) and it has {status.min_positives} positives and "
+        f"{status.min_negatives} negatives (by automatic label) with a majority verdict. "
+        "Computed on the pairs of each group whose current ratings have a strict majority; "
+        "stopped groups' unrated slots are withdrawn (kept, and served again when stopping "
+        "is turned off)."
+    )
+    switch_key = f"dashboard_stopping:{study}"
+
+    def _switch() -> None:
+        stopping_svc.set_stopping(study, bool(st.session_state[switch_key]), engine=_qa.engine())
+
+    st.toggle(
+        "Stop groups that reach their target",
+        value=status.enabled,
+        key=switch_key,
+        on_change=_switch,
+        help="Off serves every withdrawn slot again; on stops at once every group already "
+        "within its target.",
+    )
+    _qa.table(status.groups, "sequential-audit", "dashboard_dl_sequential")
+    st.plotly_chart(
+        plots.sequential_audit_figure(status.groups, status.target), key="dashboard_fig_sequential"
+    )
 
 
 @st.fragment(run_every=30 if live else None)
@@ -84,6 +120,9 @@ def _dashboard() -> None:
         st.subheader("Confusion matrix")
         _qa.table(conf, "confusion", "dashboard_dl_confusion", index=True)
         st.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
+
+    # ---- sequential audit (studies created with --target-ci) -------------------------------
+    _sequential_audit()
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")

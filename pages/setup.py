@@ -203,6 +203,59 @@ duplicates = float(
     )
 )
 
+tiebreak = False
+tolerance = 0.0
+if per_item == 2:
+    tiebreak = st.checkbox(
+        "2 + 1: a third annotator rates a pair only when the first two disagree",
+        key="setup_tiebreak",
+        help="Needs at least three annotators. With a calibration set, agreement is reported "
+        "on the calibration pairs.",
+    )
+    if tiebreak and scale is not None and scale.numeric:
+        tolerance = float(
+            st.number_input(
+                "Tolerance: codes that differ by at most this much agree",
+                0.0,
+                100.0,
+                0.0,
+                0.5,
+                key="setup_tiebreak_tolerance",
+            )
+        )
+
+st.subheader("Sequential audit")
+sequential = st.checkbox(
+    "Stop serving a group once its accuracy estimate is tight (needs automatic labels)",
+    key="setup_sequential",
+)
+target_ci = None
+min_pos = min_neg = 10
+if sequential:
+    c1, c2, c3 = st.columns(3)
+    target_ci = float(
+        c1.number_input(
+            "Target half-width of the 95% interval", 0.01, 0.49, 0.05, 0.01, key="setup_target_ci"
+        )
+    )
+    min_pos = int(c2.number_input("Minimum positives", 0, 100000, 10, key="setup_min_pos"))
+    min_neg = int(c3.number_input("Minimum negatives", 0, 100000, 10, key="setup_min_neg"))
+    if sample is None:
+        seq_candidates = [
+            c
+            for c in (pairs.columns if pairs is not None else C.GROUP_COLUMNS)
+            if c
+            not in (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.CONCEPT_ID_1, C.CONCEPT_ID_2)
+        ]
+        group_by = st.multiselect(
+            "Group columns of the audit",
+            seq_candidates,
+            default=[c for c in C.GROUP_COLUMNS if c in seq_candidates],
+            key="setup_seq_group_by",
+        )
+    else:
+        st.caption("Groups: the group columns of the sample above.")
+
 st.subheader("Annotators")
 names_text = st.text_area(
     "One name per line (pseudonyms are fine)",
@@ -219,6 +272,11 @@ options = DesignOptions(
     calibration=calibration,
     duplicates=duplicates,
     seed=int(seed),
+    tiebreak=tiebreak,
+    tiebreak_tolerance=tolerance,
+    target_ci=target_ci,
+    min_positives=min_pos,
+    min_negatives=min_neg,
 )
 ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
 if pairs is not None and names:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from data_schemas import columns as C
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import emit_json, get_group, split_list
 from medsim_annot.seeds import new_seed
@@ -50,10 +51,12 @@ def register(app: typer.Typer) -> None:
             metavar="P,N",
             help="stratified sample: P positives and N negatives (auto_label 1/0) per group",
         ),
-        group_by: str = typer.Option(
-            "dataset,difficulty,negative_strategy",
+        group_by: str | None = typer.Option(
+            None,
             "--group-by",
-            help="group columns for --sample-per-group",
+            metavar="COL[,COL]",
+            help="group columns for --sample-per-group and --target-ci (default: "
+            "dataset,difficulty,negative_strategy; with --target-ci those the file has)",
         ),
         allow_fewer: bool = typer.Option(
             False,
@@ -93,11 +96,26 @@ def register(app: typer.Typer) -> None:
             metavar="T",
             help="graded scales: codes that differ by at most T agree (default 0)",
         ),
+        target_ci: float | None = typer.Option(
+            None,
+            "--target-ci",
+            metavar="HALF_WIDTH",
+            help="sequential audit: a group stops being served once the 95% interval of its "
+            "accuracy is within ±HALF_WIDTH (0 < HALF_WIDTH < 0.5); pairs are served "
+            "group-interleaved",
+        ),
+        min_positives: int = typer.Option(
+            10, "--min-positives", help="with --target-ci: positives a group needs first"
+        ),
+        min_negatives: int = typer.Option(
+            10, "--min-negatives", help="with --target-ci: negatives a group needs first"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Without design options every annotator gets every pair in file
-        order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates
-        plans the queues (each shuffled with the seed). Prints the access codes once."""
+        order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates,
+        --tiebreak, --target-ci plans the queues (each shuffled with the seed). Prints the
+        access codes once."""
         from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import DesignOptions, create_designed_study
 
@@ -108,6 +126,7 @@ def register(app: typer.Typer) -> None:
             or calibration
             or duplicates
             or tiebreak
+            or target_ci is not None
         )
         if not designed:  # file order, everyone rates everything
             result = svc.create_study(
@@ -123,9 +142,15 @@ def register(app: typer.Typer) -> None:
                     f"--sample-per-group takes P,N (two whole numbers), not '{sample_per_group}'"
                 )
             sample = (int(parts[0]), int(parts[1]))
+        if group_by is not None:
+            groups = split_list(group_by)
+        elif target_ci is not None and sample is None:
+            groups = [c for c in C.GROUP_COLUMNS if c in frame.columns]
+        else:
+            groups = list(C.GROUP_COLUMNS)
         options = DesignOptions(
             sample_per_group=sample,
-            group_by=split_list(group_by),
+            group_by=groups,
             allow_fewer=allow_fewer,
             per_item=per_item,
             calibration=calibration,
@@ -133,6 +158,9 @@ def register(app: typer.Typer) -> None:
             seed=new_seed() if seed is None else seed,
             tiebreak=tiebreak,
             tiebreak_tolerance=tiebreak_tolerance,
+            target_ci=target_ci,
+            min_positives=min_positives,
+            min_negatives=min_negatives,
         )
         result = create_designed_study(
             name,
@@ -227,6 +255,42 @@ def register(app: typer.Typer) -> None:
             typer.echo(
                 f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
                 f"{row['ratings']:>7} ratings  (accuracy {a['accuracy'][g]:.2f})"
+            )
+
+    @study.command("stopping")
+    def stopping(
+        name: str = typer.Argument(..., help="a study created with --target-ci"),
+        switch: str = typer.Argument(..., metavar="on|off"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """Turn the sequential stopping of a study on or off. Off serves every withdrawn
+        slot again; on stops at once every group already within its target."""
+        from medsim_annot.errors import UsageProblem
+        from medsim_annot.services.stopping import set_stopping
+
+        if switch not in ("on", "off"):
+            raise UsageProblem(f"say 'on' or 'off', not '{switch}'")
+        out = set_stopping(name, switch == "on")
+        if as_json:
+            emit_json(out)
+        elif switch == "off":
+            typer.echo(
+                f"stopping off for '{name}': {out['restored']} withdrawn slots served again"
+                + (
+                    f" (groups {', '.join(out['groups_released'])})"
+                    if out["groups_released"]
+                    else ""
+                )
+            )
+        else:
+            stopped = out["groups_stopped"]
+            typer.echo(
+                f"stopping on for '{name}': "
+                + (
+                    f"stopped {', '.join(stopped)}"
+                    if stopped
+                    else "no group is within its target yet"
+                )
             )
 
     @study.command("list")

@@ -8,6 +8,7 @@ the benchmark measures the logic the service runs.
 - :func:`needs_tiebreak` — do two ratings agree on one decisive value?
 - :func:`choose_tiebreak_annotator` — who rates the third time (least remaining work).
 - :func:`tiebreak_position` — where in their queue: soon, never next to the pair's twin.
+- :func:`interleave_groups` — a queue that round-robins over groups (sequential audit).
 - :func:`wilson_interval`, :func:`wilson_half_width`, :func:`pairs_needed` — the interval of a
   proportion and the sample size that makes it narrow enough.
 - :func:`group_stopping` — the stopping rule for one group.
@@ -165,6 +166,36 @@ def tiebreak_position(
             continue
         return i
     return n
+
+
+# ---- group-interleaved serving ------------------------------------------------------------------
+def interleave_groups(
+    groups: Sequence[Hashable], order: Sequence[Hashable] | None = None
+) -> list[int]:
+    """The serving order of a queue that round-robins over groups: one slot of each group in
+    turn (in *order*, default the groups sorted), each group's slots in their given order; a
+    group that runs out is skipped. Returns the indices of *groups* in serving order.
+
+    A sequential audit serves groups interleaved so that every group gathers verdicts at the
+    same pace and a group can stop while the others go on.
+
+    Examples
+    --------
+    >>> interleave_groups(["a", "a", "a", "b", "c", "c"])
+    [0, 3, 4, 1, 5, 2]
+    >>> interleave_groups(["a", "b", "b"], order=["b", "a"])
+    [1, 0, 2]
+    """
+    lanes: dict[Hashable, list[int]] = {}
+    for i, g in enumerate(groups):
+        lanes.setdefault(g, []).append(i)
+    keys = list(order) if order is not None else sorted(lanes, key=str)
+    keys = [k for k in keys if k in lanes] + [k for k in lanes if k not in set(keys)]
+    out: list[int] = []
+    depth = max((len(v) for v in lanes.values()), default=0)
+    for r in range(depth):
+        out.extend(lanes[k][r] for k in keys if r < len(lanes[k]))
+    return out
 
 
 # ---- intervals and the stopping rule -----------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -293,6 +294,7 @@ def plan_study(
     duplicates: float = 0.0,
     seed: int = 0,
     shuffle: bool = True,
+    groups: Sequence[Hashable] | None = None,
 ) -> StudyPlan:
     """Plan every annotator's queue.
 
@@ -316,6 +318,11 @@ def plan_study(
         One seed for the whole plan (calibration draw, design, shuffles, duplicates).
     shuffle : bool
         Shuffle each queue with the seed (each annotator gets a different order).
+    groups : sequence, optional
+        The group of every item (sequential audit): each queue is then served
+        group-interleaved (:func:`~medsim_annot.design.adaptive.interleave_groups`), the
+        groups of each round in an order drawn with the seed for that annotator, each
+        group's slots in the (shuffled) queue's order; duplicates are added after.
 
     Returns
     -------
@@ -355,6 +362,12 @@ def plan_study(
         if shuffle:
             perm = _rng(seed, 4, s).permutation(len(q))
             q = [q[i] for i in perm]
+        if groups is not None:
+            from .adaptive import interleave_groups
+
+            names_g = sorted({str(g) for g in groups})
+            order = [names_g[i] for i in _rng(seed, 5, s).permutation(len(names_g))]
+            q = [q[i] for i in interleave_groups([str(groups[x.item]) for x in q], order)]
         if duplicates:
             before = len(q)
             q = add_duplicates(q, duplicates, seed, stream=s)

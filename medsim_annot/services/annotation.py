@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
-from medsim_annot.services import tiebreak
+from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
 from medsim_annot.storage import serving as serving_store
@@ -242,13 +242,15 @@ class Window:
     (0-based) of ``pairs[0]``. ``start_of_queue`` / ``end_of_queue``: nothing is served
     before the first / after the last pair. ``last_position``: the queue's highest position,
     which moves whenever a slot is added (a 2 + 1 tiebreak), so a caller can tell the queue
-    grew (:func:`queue_end`)."""
+    grew. ``queue_mark``: (highest position, queue version), which also moves when the
+    sequential audit withdraws or restores slots (:func:`queue_end`)."""
 
     pairs: list[PairView]
     first_index: int
     start_of_queue: bool
     end_of_queue: bool
     last_position: int
+    queue_mark: tuple[int, int]
 
 
 def serving_window(
@@ -290,26 +292,28 @@ def serving_window(
             first = rows[0]
             _check_access(first.active, first.credential_version, first.ready, credential)
             index = serving_store.served_before(s, annotator_id, start)
-            last = serving_store.last_position(s, annotator_id)
+            mark = serving_store.queue_mark(s, annotator_id)
             done, total = store.progress(s, annotator_id, first.study_id)
         return Window(
             pairs=[_view(r, done, total) for r in rows[:n]],
             first_index=index,
             start_of_queue=index == 0,
             end_of_queue=len(rows) <= n,
-            last_position=last,
+            last_position=mark[0],
+            queue_mark=mark,
         )
 
     return with_retry(run)
 
 
-def queue_end(annotator_id: int, *, engine: Engine | None = None) -> int:
-    """The highest position of *annotator_id*'s queue (one index lookup): when it moves, a
-    slot was added (a 2 + 1 tiebreak) and a window the browser holds may be out of date."""
+def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, int]:
+    """*annotator_id*'s queue mark (highest position, queue version; two index lookups): when
+    it moves, a slot was added (a 2 + 1 tiebreak) or slots were withdrawn or restored (the
+    sequential audit), and a window the browser holds may be out of date."""
 
-    def run() -> int:
+    def run() -> tuple[int, int]:
         with session_scope(_engine(engine)) as s:
-            return serving_store.last_position(s, annotator_id)
+            return serving_store.queue_mark(s, annotator_id)
 
     return with_retry(run)
 
@@ -407,6 +411,14 @@ def submit_rating(
                 # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
                 # same transaction (see services/tiebreak.py).
                 tiebreak.after_rating(s, study_id=row.study_id, item_id=row.item_id)
+                # Sequential audit: a group whose estimate is tight stops being served
+                # (see services/stopping.py).
+                stopping.after_rating(
+                    s,
+                    study_id=row.study_id,
+                    item_id=row.item_id,
+                    assignment_id=row.assignment_id,
+                )
         return SubmitResult(saved=not same, next_position=None, version=version)
 
     def next_position() -> int | None:

@@ -38,6 +38,13 @@ class DesignOptions:
     #: ``per_item`` 2 and at least three annotators); graded codes within the tolerance agree.
     tiebreak: bool = False
     tiebreak_tolerance: float = 0.0
+    #: Sequential audit (issue 15 §2): target half-width of each group's accuracy interval
+    #: (groups by ``group_by``, every column must be in the pairs file); ``None``: off. A group
+    #: stops being served once it is within the target and has the minimum of positives and
+    #: negatives; the queues are served group-interleaved.
+    target_ci: float | None = None
+    min_positives: int = 10
+    min_negatives: int = 10
 
 
 @dataclass
@@ -49,6 +56,8 @@ class PreparedStudy:
     config: dict
     counts: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
+    #: Each pair's group of the sequential audit (``None`` without ``target_ci``).
+    audit_groups: list[str] | None = None
 
     def queue_sizes(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -87,6 +96,9 @@ def prepare_study(
         )
         pairs, counts, warnings = res.pairs, res.counts, list(res.warnings)
         config.update(res.config)
+    audit_groups = None
+    if options.target_ci is not None:
+        audit_groups = _audit_groups(pairs, options, file)
     plan = plan_study(
         len(pairs),
         names,
@@ -95,8 +107,18 @@ def prepare_study(
         duplicates=options.duplicates,
         seed=options.seed,
         shuffle=options.shuffle,
+        groups=audit_groups,
     )
     config.update(plan.config)
+    if options.target_ci is not None:
+        from medsim_annot.services.stopping import stopping_config
+
+        config["stopping"] = stopping_config(
+            options.target_ci,
+            list(options.group_by),
+            min_positives=options.min_positives,
+            min_negatives=options.min_negatives,
+        )
     if options.tiebreak:
         from medsim_annot.services.tiebreak import tiebreak_config
 
@@ -107,7 +129,37 @@ def prepare_study(
         if len(names) < 3:
             raise UsageProblem("--tiebreak needs at least three annotators")
         config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
-    return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings)
+    return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings, audit_groups)
+
+
+def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None) -> list[str]:
+    """Check a sequential audit's options against the pairs; each pair's group."""
+    from data_schemas.errors import InputError, Problem
+    from medsim_annot.services.stopping import group_keys, stopping_config
+
+    stopping_config(  # the numbers first: one clear message
+        options.target_ci if options.target_ci is not None else float("nan"),
+        list(options.group_by),
+        min_positives=options.min_positives,
+        min_negatives=options.min_negatives,
+    )
+    missing = [c for c in options.group_by if c not in pairs.columns]
+    if missing:
+        raise InputError(
+            [Problem("group column for --target-ci is missing", column=c) for c in missing],
+            file,
+        )
+    labels = (
+        pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce")
+        if C.AUTO_LABEL in pairs.columns
+        else pd.Series(dtype=float)
+    )
+    if not labels.isin([0, 1]).any():
+        raise UsageProblem(
+            "--target-ci audits the automatic labels: the pairs need an auto_label column "
+            "with 0/1 values" + (f" ({file} has none)" if file else "")
+        )
+    return group_keys(pairs, list(options.group_by))
 
 
 def create_designed_study(
@@ -128,6 +180,11 @@ def create_designed_study(
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
+    if "stopping" in prep.config and (scale.positive is None or scale.negative is None):
+        raise UsageProblem(
+            f"--target-ci audits accuracy against the doctors' majority: the {scale.name} "
+            "scale needs positive and negative values"
+        )
     prep.config.update(extra_config or {})
     out = create_study(
         name,
@@ -136,6 +193,7 @@ def create_designed_study(
         queues=prep.queues,
         config=prep.config,
         guideline=guideline,
+        audit_groups=prep.audit_groups,
         engine=engine,
     )
     out["config"] = prep.config

@@ -158,3 +158,33 @@ def quality_figure(quality: pd.DataFrame) -> go.Figure:
     )
     fig.update_layout(title="Rater quality", barmode="group", **_LAYOUT)
     return fig
+
+
+def sequential_audit_figure(groups: pd.DataFrame, target: float) -> go.Figure:
+    """Accuracy and precision of the automatic labels per group of a sequential audit, with
+    their Wilson score 95% intervals as error bars (the ``groups`` frame of
+    :func:`medsim_annot.services.stopping.audit_status`); a stopped group's bars are
+    labelled in the x axis."""
+    fig = go.Figure()
+    x = [f"{g} ({s})" for g, s in zip(_labels(groups["group"]), groups["status"], strict=True)]
+    for metric, color in (("accuracy", "#264653"), ("precision", "#e9c46a")):
+        v = groups[metric].to_numpy(dtype=float)
+        fig.add_bar(
+            name=metric,
+            x=x,
+            y=v,
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=groups[f"{metric}_high"].to_numpy(dtype=float) - v,
+                arrayminus=v - groups[f"{metric}_low"].to_numpy(dtype=float),
+            ),
+            marker_color=color,
+        )
+    fig.update_layout(
+        title=f"Sequential audit: estimates with Wilson 95% intervals (target ±{target:g})",
+        barmode="group",
+        yaxis=dict(range=[0, 1.05]),
+        **_LAYOUT,
+    )
+    return fig

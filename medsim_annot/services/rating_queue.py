@@ -261,8 +261,9 @@ def read_window(
     )
 
 
-def queue_end(annotator_id: int, *, engine: Engine | None = None) -> int:
-    """The queue's highest position; it moves when a tiebreak slot is added."""
+def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, int]:
+    """The queue's mark (highest position, queue version); it moves when a tiebreak slot is
+    added or the sequential audit withdraws or restores slots."""
     return A.queue_end(annotator_id, engine=engine)
 
 

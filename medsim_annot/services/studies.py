@@ -76,11 +76,14 @@ def create_study(
     queues: dict[str, list[Slot]] | None = None,
     config: dict | None = None,
     guideline: str | None = None,
+    audit_groups: list[str] | None = None,
     engine: Engine | None = None,
 ) -> dict:
     """Create study *name* from a validated pairs frame.
 
     Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
+    *audit_groups* (one per pair, a study with a sequential audit) is stored as each pair's
+    ``audit_group``.
     Returns ``{"study", "items", "annotators": [{"name", "access_code"}]}``; access codes
     are shown once here and stored only hashed.
 
@@ -110,7 +113,7 @@ def create_study(
             ready=False,
         )
     try:
-        bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs))
+        bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs, audit_groups))
         item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
@@ -158,8 +161,12 @@ def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
     return store.insert_items(s, study_id, _item_rows(study_id, pairs))
 
 
-def _item_rows(study_id: int, pairs: pd.DataFrame) -> list[dict]:
+def _item_rows(
+    study_id: int, pairs: pd.DataFrame, audit_groups: list[str] | None = None
+) -> list[dict]:
     extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
+    if audit_groups is not None and len(audit_groups) != len(pairs):
+        raise ValueError("audit_groups needs one group per pair")
     rows = []
     for pos, rec in enumerate(pairs.to_dict(orient="records")):
         label = rec.get(C.AUTO_LABEL)
@@ -180,6 +187,7 @@ def _item_rows(study_id: int, pairs: pd.DataFrame) -> list[dict]:
                 "meta_json": json.dumps(
                     {c: _plain(rec[c]) for c in extra}, ensure_ascii=False, sort_keys=True
                 ),
+                "audit_group": None if audit_groups is None else audit_groups[pos],
             }
         )
     return rows

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import exists, func, insert, select
+from sqlalchemy import exists, func, insert, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased
 
@@ -86,6 +86,12 @@ def _order_of(annotator_id: int, position: int):
     )
 
 
+def _served(*also):
+    """A slot the queue serves: not withdrawn by the sequential audit (or one of *also*:
+    rated, or the very slot asked for — a rating may still arrive for a withdrawn one)."""
+    return or_(Assignment.withdrawn_at.is_(None), *also)
+
+
 def slots(s: Session, annotator_id: int, position: int, n: int = 1) -> list[SlotRow]:
     """The slot at *position* and the ones served after it (at most *n*, serving order:
     ``order_key``, see :class:`~medsim_annot.storage.models.Assignment`), each with its
@@ -126,6 +132,7 @@ def slots(s: Session, annotator_id: int, position: int, n: int = 1) -> list[Slot
             Assignment.annotator_id == annotator_id,
             Assignment.order_key
             >= func.coalesce(_order_of(annotator_id, position), position * ORDER_GAP),
+            _served(Rating.revision.is_not(None), Assignment.position == position),
         )
         .order_by(Assignment.order_key)
         .limit(n)
@@ -241,6 +248,7 @@ def first_unrated(s: Session, annotator_id: int, after: int = -1) -> int | None:
                 else -1
             ),
             ~exists().where(Rating.assignment_id == Assignment.id),
+            Assignment.withdrawn_at.is_(None),
         )
         .order_by(Assignment.order_key)
         .limit(1)
@@ -270,8 +278,8 @@ def current_values(s: Session, annotator_id: int, lo: int, hi: int) -> list[str]
 #: PostgreSQL transaction may commit a smaller id after a larger one, never this far apart.
 _WINDOW = 500
 #: (database url, annotator id) -> (study id, total slots, base rating id, done up to base,
-#: last position when total was counted).
-_PROGRESS: dict[tuple[str, int], tuple[int, int, int, int, int]] = {}
+#: queue mark (last position, queue version) when total was counted).
+_PROGRESS: dict[tuple[str, int], tuple[int, int, int, int, tuple[int, int]]] = {}
 _PROGRESS_LOCK = threading.Lock()
 
 
@@ -294,6 +302,20 @@ def _new_slots(study_id: int, annotator_id: int, lo: int, hi: int | None = None)
     ).where(*cond)
 
 
+def _queue_mark(s: Session, annotator_id: int) -> tuple[int, int]:
+    """(last position, queue version): either moves when the queue's total may have (a
+    tiebreak slot added; slots withdrawn or restored by the sequential audit)."""
+    last = (
+        select(func.max(Assignment.position))
+        .where(Assignment.annotator_id == annotator_id)
+        .scalar_subquery()
+    )
+    pos, version = s.execute(
+        select(last, Annotator.queue_version).where(Annotator.id == annotator_id)
+    ).one()
+    return (-1 if pos is None else int(pos)), int(version or 0)
+
+
 def forget_progress(s: Session, annotator_id: int) -> None:
     """Drop the incremental progress count of *annotator_id* (the next call counts afresh)."""
     with _PROGRESS_LOCK:
@@ -301,28 +323,32 @@ def forget_progress(s: Session, annotator_id: int) -> None:
 
 
 def progress(s: Session, annotator_id: int, study_id: int) -> tuple[int, int]:
-    """(done, total): slots of the queue with at least one rating, and all slots.
+    """(done, total): slots of the queue with at least one rating, and all slots (a slot
+    withdrawn by the sequential audit counts only once rated).
 
     Ratings are append-only and a queue only grows (a tiebreak slot of a 2 + 1 study gets a
     new position past the end), so ``done`` is kept
     incrementally per process: ``done = done(base) + new slots rated after base``, where the
     base trails the newest rating id by :data:`_WINDOW` (late commits of smaller ids are
-    still counted). ``total`` is recounted whenever the queue's last position moved (one
-    index lookup: any process may have added a tiebreak slot). A key press thus reads a few
+    still counted). ``total`` is recounted whenever the queue's last position or its
+    ``queue_version`` moved (one index lookup: any process may have added a tiebreak slot or
+    withdrawn slots). A key press thus reads a few
     index entries instead of the whole queue; the first call for an annotator counts
     everything once.
     """
     key = (_url(s), annotator_id)
     with _PROGRESS_LOCK:
         cached = _PROGRESS.get(key)
-    last = last_position(s, annotator_id)
-    last = -1 if last is None else int(last)
+    last = _queue_mark(s, annotator_id)
     if cached is None or cached[0] != study_id or cached[4] != last:
         total = (
             s.scalar(
                 select(func.count())
                 .select_from(Assignment)
-                .where(Assignment.annotator_id == annotator_id)
+                .where(
+                    Assignment.annotator_id == annotator_id,
+                    _served(exists().where(Rating.assignment_id == Assignment.id)),
+                )
             )
             or 0
         )

@@ -78,7 +78,10 @@ class Study(Base):
 
 class Item(Base):
     __tablename__ = "items"
-    __table_args__ = (UniqueConstraint("study_id", "pair_id", name="uq_items_study_pair"),)
+    __table_args__ = (
+        UniqueConstraint("study_id", "pair_id", name="uq_items_study_pair"),
+        Index("ix_items_study_group", "study_id", "audit_group"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
     pair_id: Mapped[str] = mapped_column(String(200))
@@ -89,6 +92,9 @@ class Item(Base):
     dataset: Mapped[str] = mapped_column(String(200), default="")
     difficulty: Mapped[str] = mapped_column(String(20), default="")
     negative_strategy: Mapped[str] = mapped_column(String(40), default="")
+    #: The pair's group in a study with a sequential audit (``--target-ci``, 0007): its
+    #: values of the group columns joined by " / "; ``None`` in other studies.
+    audit_group: Mapped[str | None] = mapped_column(String(400), nullable=True)
     concept_id_1: Mapped[str] = mapped_column(String(100), default="")
     concept_id_2: Mapped[str] = mapped_column(String(100), default="")
     meta_json: Mapped[str] = mapped_column(Text, default="{}")
@@ -107,6 +113,9 @@ class Annotator(Base):
     credential_version: Mapped[int] = mapped_column(Integer, default=1)
     # The SSO identity (e-mail or subject id) the admin linked to this annotator (0005).
     sso_identity: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    #: Bumped when slots of this annotator are withdrawn or restored (0007): every process's
+    #: incremental progress count then recounts the queue's total.
+    queue_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Assignment(Base):
@@ -115,6 +124,7 @@ class Assignment(Base):
         UniqueConstraint("annotator_id", "position", name="uq_assignments_position"),
         Index("ix_assignments_annotator_item", "annotator_id", "item_id"),
         Index("ix_assignments_annotator_order", "annotator_id", "order_key"),
+        Index("ix_assignments_item", "item_id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
@@ -129,6 +139,9 @@ class Assignment(Base):
     #: tiebreak slot gets a new position past the end and a key between two of them, so it is
     #: served soon. Positions are the slot's identity and never change.
     order_key: Mapped[int] = mapped_column(BigInteger, default=_order_key_default)
+    #: Set when the slot's group stopped (sequential audit, 0007) before it was rated: it is
+    #: no longer served nor counted; the row is kept and stopping off clears it.
+    withdrawn_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class Tiebreak(Base):
@@ -142,6 +155,19 @@ class Tiebreak(Base):
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
     assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GroupStop(Base):
+    """A group of a study with a sequential audit that stopped being served (0007); one row
+    per group (unique), removed again when the admin turns stopping off."""
+
+    __tablename__ = "group_stops"
+    __table_args__ = (UniqueConstraint("study_id", "audit_group", name="uq_group_stops_group"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    audit_group: Mapped[str] = mapped_column(String(400))
+    stopped_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    detail_json: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
 
 
 class Rating(Base):

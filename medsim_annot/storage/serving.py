@@ -11,18 +11,24 @@ order_key)`` index. Every function takes an open session and returns plain value
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
-from .annotation import _order_of
-from .models import Assignment
+from .annotation import _order_of, _queue_mark, _served
+from .models import Assignment, Rating
+
+
+def _listed():
+    """A slot the queue lists: served (not withdrawn by the sequential audit) or rated (a
+    rating that arrived for a withdrawn slot keeps it in the doctor's history)."""
+    return _served(exists().where(Rating.assignment_id == Assignment.id))
 
 
 def positions_before(s: Session, annotator_id: int, position: int | None, n: int) -> list[int]:
     """Positions of the at most *n* slots served just before the slot at *position* (``None``:
     the last *n* slots of the queue), nearest first. Empty when *position* is not a slot of
     this annotator or nothing is served before it."""
-    query = select(Assignment.position).where(Assignment.annotator_id == annotator_id)
+    query = select(Assignment.position).where(Assignment.annotator_id == annotator_id, _listed())
     if position is not None:
         query = query.where(Assignment.order_key < _order_of(annotator_id, position))
     return [int(p) for p in s.scalars(query.order_by(Assignment.order_key.desc()).limit(n))]
@@ -37,15 +43,14 @@ def served_before(s: Session, annotator_id: int, position: int) -> int:
             .where(
                 Assignment.annotator_id == annotator_id,
                 Assignment.order_key < _order_of(annotator_id, position),
+                _listed(),
             )
         )
         or 0
     )
 
 
-def last_position(s: Session, annotator_id: int) -> int:
-    """The highest position of the queue (-1 when empty): it moves whenever a slot is added."""
-    top = s.scalar(
-        select(func.max(Assignment.position)).where(Assignment.annotator_id == annotator_id)
-    )
-    return -1 if top is None else int(top)
+def queue_mark(s: Session, annotator_id: int) -> tuple[int, int]:
+    """(highest position, queue version): moves whenever the queue's stretch may have changed
+    (a 2 + 1 tiebreak slot added; slots withdrawn or restored by the sequential audit)."""
+    return _queue_mark(s, annotator_id)

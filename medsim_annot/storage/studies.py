@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, func, insert, select
+from sqlalchemy import Select, exists, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
@@ -76,9 +76,15 @@ def insert_study(
     return study.id
 
 
+def set_config(s: Session, study_id: int, config_json: str) -> None:
+    """Replace the study's config (JSON text)."""
+    s.execute(update(Study).where(Study.id == study_id).values(config_json=config_json))
+
+
 def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, dict[str, int]]]:
     """Every study (by name) as ``(id, name, scale_json, created_at, counts)``; *counts* has
-    ``items``, ``annotators``, ``assigned`` (queue slots) and ``rated`` (slots with a rating)."""
+    ``items``, ``annotators``, ``assigned`` (queue slots, withdrawn unrated ones left out) and
+    ``rated`` (slots with a rating)."""
     studies = s.execute(
         select(Study.id, Study.name, Study.scale_json, Study.created_at).order_by(Study.name)
     ).all()
@@ -94,7 +100,11 @@ def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, 
         ).all()
     )
     slots = dict(
-        s.execute(select(Assignment.study_id, func.count()).group_by(Assignment.study_id)).all()
+        s.execute(
+            select(Assignment.study_id, func.count())
+            .where(_served_or_rated())
+            .group_by(Assignment.study_id)
+        ).all()
     )
     return [
         (
@@ -246,6 +256,13 @@ def annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
         }
 
 
+def _served_or_rated():
+    """A slot that counts in a queue's total: not withdrawn (sequential audit), or rated."""
+    return or_(
+        Assignment.withdrawn_at.is_(None), exists().where(Rating.assignment_id == Assignment.id)
+    )
+
+
 def annotator_progress(s: Session, study_id: int) -> list[tuple[int, str, bool, bool, int, int]]:
     """``(id, name, active, has_code, done, total)`` per annotator, by name: *done* counts
     slots with a rating, *total* the slots of the queue."""
@@ -257,7 +274,7 @@ def annotator_progress(s: Session, study_id: int) -> list[tuple[int, str, bool, 
     total = dict(
         s.execute(
             select(Assignment.annotator_id, func.count())
-            .where(Assignment.study_id == study_id)
+            .where(Assignment.study_id == study_id, _served_or_rated())
             .group_by(Assignment.annotator_id)
         ).all()
     )

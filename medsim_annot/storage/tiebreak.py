@@ -96,6 +96,7 @@ def remaining_work(s: Session, study_id: int) -> dict[int, int]:
         .where(
             Assignment.study_id == study_id,
             ~exists().where(Rating.assignment_id == Assignment.id),
+            Assignment.withdrawn_at.is_(None),
         )
         .group_by(Assignment.annotator_id)
     ).all()
@@ -207,7 +208,8 @@ def add_slot(
 
 def waiting(s: Session, study_id: int, annotator_id: int) -> int:
     """Pairs of the study that could still bring this annotator a tiebreak slot: fewer than
-    two current ratings (duplicates left out), no tiebreak yet, and no slot of theirs. One
+    two current ratings (duplicates left out), no tiebreak yet, no slot of theirs, and no
+    slot withdrawn by the sequential audit (its group stopped). One
     grouped read of the study's ratings (``ratings (study_id, id)``)."""
     rated = (
         select(Rating.item_id, func.count(func.distinct(Rating.assignment_id)).label("n"))
@@ -216,7 +218,7 @@ def waiting(s: Session, study_id: int, annotator_id: int) -> int:
         .group_by(Rating.item_id)
         .subquery()
     )
-    mine = aliased(Assignment)
+    mine, gone = aliased(Assignment), aliased(Assignment)
     return int(
         s.scalar(
             select(func.count())
@@ -227,6 +229,7 @@ def waiting(s: Session, study_id: int, annotator_id: int) -> int:
                 func.coalesce(rated.c.n, 0) < 2,
                 ~exists().where(Tiebreak.item_id == Item.id),
                 ~exists().where(mine.item_id == Item.id, mine.annotator_id == annotator_id),
+                ~exists().where(gone.item_id == Item.id, gone.withdrawn_at.is_not(None)),
             )
         )
         or 0
