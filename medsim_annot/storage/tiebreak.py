@@ -108,11 +108,13 @@ def remaining_work(s: Session, study_id: int) -> dict[int, int]:
 
 def upcoming(s: Session, annotator_id: int, limit: int) -> list[UpcomingSlot]:
     """The annotator's slots in serving order from their first unrated one (at most
-    *limit*); empty when every slot is rated."""
+    *limit*; slots withdrawn by the sequential audit are not served, so not counted); empty
+    when every slot is rated."""
     start = (
         select(Assignment.order_key)
         .where(
             Assignment.annotator_id == annotator_id,
+            Assignment.withdrawn_at.is_(None),
             ~exists().where(Rating.assignment_id == Assignment.id),
         )
         .order_by(Assignment.order_key)
@@ -122,7 +124,11 @@ def upcoming(s: Session, annotator_id: int, limit: int) -> list[UpcomingSlot]:
     rows = s.execute(
         select(Assignment.order_key, Item.term_1, Item.term_2)
         .join(Item, Item.id == Assignment.item_id)
-        .where(Assignment.annotator_id == annotator_id, Assignment.order_key >= start)
+        .where(
+            Assignment.annotator_id == annotator_id,
+            Assignment.order_key >= start,
+            Assignment.withdrawn_at.is_(None),
+        )
         .order_by(Assignment.order_key)
         .limit(limit)
     ).all()
