@@ -470,3 +470,17 @@ def test_pair_values_before_and_after_a_revision(fresh):
     assert S._verdict(before, BINARY) == 1.0
     assert S._verdict(now, BINARY) != S._verdict(now, BINARY)  # no majority: NaN
     assert S._same_verdict(S._verdict(now, BINARY), S._verdict(["dont_know"], BINARY))
+
+
+def test_html_report_has_the_sequential_audit(fresh):
+    from medsim_annot.services import dashboard as dsvc
+
+    ids = _create(target=0.3, minimum=2, per_group=12, seed=3)
+    _rate_all(ids)
+    html = dsvc.html_report("seq")
+    section = html[html.index("<h2>Sequential audit</h2>") :]
+    assert "at most 0.3" in section and "Wilson score interval, 95%" in section
+    status = S.audit_status("seq")
+    for group in status.groups["group"]:
+        assert f"<td>{group}</td>" in section
+    assert "stopped" in section and "Sequential audit per group" in html

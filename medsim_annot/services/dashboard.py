@@ -656,6 +656,21 @@ def html_report(
         parts.append(dash.confusion().to_html(escape=True, border=0, classes="tbl"))
         figs.append(("Audit per group", plots.audit_figure(dash.audit_table())))
         figs.append(("Automatic label vs majority", plots.confusion_figure(dash.confusion())))
+    from medsim_annot.services.stopping import audit_status
+
+    seq = audit_status(study, engine=engine)
+    if seq is not None:
+        parts.append("<h2>Sequential audit</h2>")
+        parts.append(
+            f"<p>Stopping {'on' if seq.enabled else 'off'}: a group stops being served when the "
+            f"half-width of its accuracy interval is at most {seq.target:g}, after at least "
+            f"{seq.min_positives} positive and {seq.min_negatives} negative verdicts. "
+            f"Intervals: {_html.escape(seq.method)}.</p>"
+        )
+        parts.append(_table_html(seq.groups, digits=3))
+        figs.append(
+            ("Sequential audit per group", plots.sequential_audit_figure(seq.groups, seq.target))
+        )
     parts.append("<h2>Agreement (EHR-Rel Table 3 layout)</h2>")
     parts.append(_table_html(dash.summary()))
     parts.append("<h2>Pairwise agreement (EHR-Rel Table 2 layout)</h2>")
