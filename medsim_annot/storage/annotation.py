@@ -76,9 +76,16 @@ def annotator_access(s: Session, annotator_id: int) -> AnnotatorAccess | None:
     return AnnotatorAccess(int(row[0]), bool(row[1]), int(row[2]), bool(row[3])) if row else None
 
 
+# Aliases built once: an aliased entity proxies every column of its table, and building one
+# on each call cost more than the key press's queries themselves (a few ms per press).
+_A_ORDER = aliased(Assignment, name="a_order")
+_R_NEWEST = aliased(Rating, name="r_newest")
+_R_EARLIER = aliased(Rating, name="r_earlier")
+
+
 def _order_of(annotator_id: int, position: int):
     """The serving order key of the slot at *position* (a scalar subquery)."""
-    a2 = aliased(Assignment)
+    a2 = _A_ORDER
     return (
         select(a2.order_key)
         .where(a2.annotator_id == annotator_id, a2.position == position)
@@ -97,7 +104,7 @@ def slots(s: Session, annotator_id: int, position: int, n: int = 1) -> list[Slot
     ``order_key``, see :class:`~medsim_annot.storage.models.Assignment`), each with its
     current rating, in one query (assignment ⋈ item ⋈ study ⋈ annotator ⟕ newest rating).
     Without a slot at *position*, the first slots served after where it would be."""
-    r2 = aliased(Rating)
+    r2 = _R_NEWEST
     newest = (
         select(func.max(r2.revision))
         .where(r2.assignment_id == Assignment.id)
@@ -292,7 +299,7 @@ def _url(s: Session) -> str:
 def _new_slots(study_id: int, annotator_id: int, lo: int, hi: int | None = None):
     """Count of slots whose first rating by this annotator has an id in (lo, hi], and the
     highest such rating id; reads the ``ratings (study_id, id)`` index from *lo* on."""
-    r2 = aliased(Rating)
+    r2 = _R_EARLIER
     earlier = exists().where(r2.assignment_id == Rating.assignment_id, r2.id <= lo)
     cond = [Rating.study_id == study_id, Rating.annotator_id == annotator_id, Rating.id > lo]
     if hi is not None:

@@ -18,6 +18,9 @@ from sqlalchemy.orm import Session, aliased
 
 from .models import Annotator, Assignment, GroupStop, Item, Rating
 
+#: Built once (see storage.annotation: building an alias per call is slow).
+_R_NEWEST = aliased(Rating, name="r_newest")
+
 
 @dataclass(frozen=True)
 class GroupRating:
@@ -71,7 +74,7 @@ def bump_queue_version(s: Session, annotator_ids) -> None:
 
 
 def _newest():
-    r2 = aliased(Rating)
+    r2 = _R_NEWEST
     return (
         select(func.max(r2.revision))
         .where(r2.assignment_id == Assignment.id)
