@@ -381,6 +381,18 @@ def design_manifest(config: dict, table: pd.DataFrame) -> dict:
     }
 
 
+def filter_gold(gt: GoldTable, **filters) -> tuple[pd.DataFrame, list[dict]]:
+    """:func:`apply_filters` on *gt*'s table, with ``only_verified`` possible exactly when the
+    table has automatic labels and the scale positive and negative values (every export)."""
+    scale = gt.scale
+    has_label = (
+        C.AUTO_LABEL in gt.table.columns
+        and scale.positive is not None
+        and scale.negative is not None
+    )
+    return apply_filters(gt.table, has_auto_label=has_label, **filters)
+
+
 def apply_filters(
     table: pd.DataFrame,
     *,
@@ -540,19 +552,13 @@ def export_gold(
     differs = None
     if aggregate != "majority":
         differs = add_model_columns(gt, aggregate)
-    has_label = (
-        C.AUTO_LABEL in gt.table.columns
-        and scale.positive is not None
-        and scale.negative is not None
-    )
-    kept, steps = apply_filters(
-        gt.table,
+    kept, steps = filter_gold(
+        gt,
         require_majority=require_majority,
         exclude_unclear=exclude_unclear,
         exclude_all_different=exclude_all_different,
         only_verified=only_verified,
         min_ratings=min_ratings,
-        has_auto_label=has_label,
     )
     write_table(kept, out, kind)
     digest = sha256_file(out)

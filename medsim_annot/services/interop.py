@@ -156,19 +156,13 @@ def export_gold_hf(
     info = studies_svc.get_study(study, engine=engine)
     gt = gold_svc.study_gold_table(study, majority=majority, engine=engine)
     scale = gt.scale
-    has_label = (
-        C.AUTO_LABEL in gt.table.columns
-        and scale.positive is not None
-        and scale.negative is not None
-    )
-    kept, steps = gold_svc.apply_filters(
-        gt.table,
+    kept, steps = gold_svc.filter_gold(
+        gt,
         require_majority=require_majority,
         exclude_unclear=exclude_unclear,
         exclude_all_different=exclude_all_different,
         only_verified=only_verified,
         min_ratings=min_ratings,
-        has_auto_label=has_label,
     )
     kept = hf.typed(kept)
     by = [c for c in C.GROUP_COLUMNS if c in kept.columns]
