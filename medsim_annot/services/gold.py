@@ -381,6 +381,37 @@ def design_manifest(config: dict, table: pd.DataFrame) -> dict:
     }
 
 
+def manifest_scale(scale: Scale) -> dict:
+    """The scale as every gold manifest records it (file and Hugging Face exports)."""
+    return {
+        "name": scale.name,
+        "level": scale.level,
+        "options": [Scale.display(o.value) for o in scale.options],
+        "no_decision": [Scale.display(v) for v in scale.no_decision],
+    }
+
+
+def manifest_filters(
+    *,
+    min_ratings: int | None,
+    exclude_unclear: bool,
+    require_majority: bool,
+    exclude_all_different: bool,
+    only_verified: bool,
+    majority: str,
+) -> dict:
+    """The export filters as every gold manifest records them, with their fixed order."""
+    return {
+        "min_ratings": min_ratings,
+        "exclude_unclear": bool(exclude_unclear),
+        "require_majority": bool(require_majority),
+        "exclude_all_different": bool(exclude_all_different),
+        "only_verified": bool(only_verified),
+        "majority_rule": majority,
+        "order": list(FILTER_ORDER),
+    }
+
+
 def filter_gold(gt: GoldTable, **filters) -> tuple[pd.DataFrame, list[dict]]:
     """:func:`apply_filters` on *gt*'s table, with ``only_verified`` possible exactly when the
     table has automatic labels and the scale positive and negative values (every export)."""
@@ -569,23 +600,17 @@ def export_gold(
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     manifest = {
         "study": study,
-        "scale": {
-            "name": scale.name,
-            "level": scale.level,
-            "options": [Scale.display(o.value) for o in scale.options],
-            "no_decision": [Scale.display(v) for v in scale.no_decision],
-        },
+        "scale": manifest_scale(scale),
         "file": out.name,
         "format": kind,
-        "filters": {
-            "min_ratings": min_ratings,
-            "exclude_unclear": bool(exclude_unclear),
-            "require_majority": bool(require_majority),
-            "exclude_all_different": bool(exclude_all_different),
-            "only_verified": bool(only_verified),
-            "majority_rule": majority,
-            "order": list(FILTER_ORDER),
-        },
+        "filters": manifest_filters(
+            min_ratings=min_ratings,
+            exclude_unclear=exclude_unclear,
+            require_majority=require_majority,
+            exclude_all_different=exclude_all_different,
+            only_verified=only_verified,
+            majority=majority,
+        ),
         "aggregate": aggregate,
         "design": design_manifest(studies_svc.get_study(study, engine=engine).config, kept),
         "filter_steps": steps,
