@@ -251,6 +251,22 @@ SIMILARITY_0_6 = Scale(
 BUILT_IN = {s.name: s for s in (BINARY, RELATEDNESS_0_3, SIMILARITY_0_6)}
 
 
+def read_settings_file(path: Path, *, name: str):
+    """The document of a small YAML (``.yaml``/``.yml``) or JSON settings file (a scale, an
+    import mapping), or one error naming the file (*name*) when it cannot be parsed."""
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            return yaml.safe_load(text)
+        return json.loads(text)
+    except Exception as exc:
+        raise InputError.single(
+            f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=name
+        ) from None
+
+
 def load_scale(name_or_path: str | Path) -> Scale:
     """A built-in scale by name, or a custom scale from a YAML or JSON file."""
     key = str(name_or_path)
@@ -262,18 +278,7 @@ def load_scale(name_or_path: str | Path) -> Scale:
             f"is neither a built-in scale ({', '.join(BUILT_IN)}) nor an existing scale file",
             file=key,
         )
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as exc:
-        raise InputError.single(
-            f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=key
-        ) from None
+    data = read_settings_file(path, name=key)
     try:
         return Scale.model_validate(data)
     except ValidationError as exc:

@@ -25,7 +25,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import validate_ratings
-from data_schemas.scales import Scale
+from data_schemas.scales import Scale, read_settings_file
 
 #: Term fields tried, in order, when ``--term-fields`` is not given.
 DEFAULT_TERM_FIELDS = (
@@ -94,18 +94,7 @@ def load_mapping(path: str | Path | None) -> Mapping:
     name = str(path)
     if not path.is_file():
         raise InputError.single("mapping file not found", file=name)
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as exc:
-        raise InputError.single(
-            f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=name
-        ) from None
+    data = read_settings_file(path, name=name)
     if not isinstance(data, dict):
         raise InputError.single(
             "must be a mapping with keys " + ", ".join(sorted(_MAPPING_KEYS)), file=name
