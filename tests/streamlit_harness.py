@@ -154,14 +154,24 @@ def sign_in_admin(
             )
         field.fill(password, timeout=timeout)
         field.press("Enter")
-        try:
-            setup.or_(refused).or_(paused).first.wait_for(timeout=timeout)
-        except Exception as exc:
-            raise AssertionError(
-                f"no Study setup page {timeout / 1000:.0f} s after the admin sign-in "
-                f"(attempt {attempt + 1}); the page shows:\n"
-                + page.locator("body").inner_text()[:2000]
-            ) from exc
+        # A fresh page can drop a submit that comes before its first run settles (the form
+        # stays as it was: no page, no refusal). Send it again every 10 s until *timeout*.
+        outcome = setup.or_(refused).or_(paused).first
+        deadline = time.monotonic() + timeout / 1000
+        while True:
+            try:
+                outcome.wait_for(timeout=min(10000, timeout))
+                break
+            except Exception as exc:
+                if time.monotonic() >= deadline:
+                    raise AssertionError(
+                        f"no Study setup page {timeout / 1000:.0f} s after the admin sign-in "
+                        f"(attempt {attempt + 1}); the page shows:\n"
+                        + page.locator("body").inner_text()[:2000]
+                    ) from exc
+                if field.is_visible():
+                    field.fill(password)
+                    field.press("Enter")
         if setup.is_visible():
             return
         # Refused or paused: start again from a fresh start page.
