@@ -1,0 +1,200 @@
+"""The nginx configuration of docs/deploy.md, run for real: shared by
+``tests/test_deploy_nginx.py`` and ``benchmarks/bench_capacity.py``.
+
+``docs/nginx-medsim.conf`` is the file docs/deploy.md shows (a test keeps the two identical).
+:func:`render` changes only what a test machine must: the two app servers' ports, the
+listening addresses (loopback, free ports) and the certificate paths (a self-signed
+certificate made here). Each change must match the file exactly as often as expected, so a
+reworded config fails loudly instead of running untested. :class:`Nginx` wraps the result in
+a minimal main configuration (pid, logs and temp paths in a temporary folder, the
+``http { include ...; }`` Debian's nginx.conf provides) and runs Debian's nginx with it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NGINX = Path("/usr/sbin/nginx")
+CONF = ROOT / "docs" / "nginx-medsim.conf"
+DEPLOY_DOC = ROOT / "docs" / "deploy.md"
+
+
+def doc_block() -> str:
+    """The ```nginx block of docs/deploy.md that shows docs/nginx-medsim.conf."""
+    text = DEPLOY_DOC.read_text(encoding="utf-8")
+    blocks = re.findall(r"```nginx\n(.*?)```", text, flags=re.S)
+    shown = [b for b in blocks if "upstream medsim_api" in b]
+    if len(shown) != 1:
+        raise AssertionError(f"docs/deploy.md shows the nginx config {len(shown)} times, not 1")
+    return shown[0]
+
+
+def _swap(text: str, old: str, new: str, count: int) -> str:
+    found = text.count(old)
+    if found != count:
+        raise AssertionError(f"{CONF.name}: {old!r} occurs {found} times, expected {count}")
+    return text.replace(old, new)
+
+
+def render(
+    app_ports: tuple[int, int], https_port: int, http_port: int, cert: Path, key: Path
+) -> str:
+    """docs/nginx-medsim.conf with the ports and certificate paths of this machine."""
+    text = CONF.read_text(encoding="utf-8")
+    text = _swap(text, "server 127.0.0.1:8501", f"server 127.0.0.1:{app_ports[0]}", 2)
+    text = _swap(text, "server 127.0.0.1:8502", f"server 127.0.0.1:{app_ports[1]}", 2)
+    text = _swap(text, "listen 443 ssl", f"listen 127.0.0.1:{https_port} ssl", 1)
+    text = _swap(text, "listen 80;", f"listen 127.0.0.1:{http_port};", 1)
+    text = _swap(text, "/etc/ssl/medsim/fullchain.pem", str(cert), 1)
+    return _swap(text, "/etc/ssl/medsim/privkey.pem", str(key), 1)
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A throw-away certificate for 127.0.0.1 (cert, key), valid one day."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    key_path.chmod(0o600)
+    return cert_path, key_path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """Debian's nginx serving :func:`render`'s config from a temporary folder (no root
+    needed; as root, its workers stay root so they can read the folder)."""
+
+    def __init__(self, folder: Path, app_ports: tuple[int, int], *, workers: int = 1) -> None:
+        self.folder = folder
+        self.https_port, self.http_port = free_port(), free_port()
+        cert, key = self_signed(folder)
+        (folder / "medsim.conf").write_text(
+            render(app_ports, self.https_port, self.http_port, cert, key), encoding="utf-8"
+        )
+        temps = "\n".join(
+            f"    {kind}_temp_path {folder / kind};"
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        )
+        user = "user root root;\n" if os.geteuid() == 0 else ""
+        (folder / "nginx.conf").write_text(
+            f"{user}worker_processes {workers};\n"
+            f"pid {folder / 'nginx.pid'};\n"
+            f"error_log {folder / 'error.log'} warn;\n"
+            "events { worker_connections 4096; }\n"
+            "http {\n"
+            f"    access_log {folder / 'access.log'};\n"
+            f"{temps}\n"
+            f"    include {folder / 'medsim.conf'};\n"
+            "}\n",
+            encoding="utf-8",
+        )
+        self.proc: subprocess.Popen | None = None
+        self.base = f"https://127.0.0.1:{self.https_port}"
+
+    def _cmd(self, *extra: str) -> list[str]:
+        return [
+            str(NGINX),
+            "-p",
+            str(self.folder),
+            "-c",
+            str(self.folder / "nginx.conf"),
+            "-e",
+            str(self.folder / "error.log"),
+            *extra,
+        ]
+
+    def check(self) -> subprocess.CompletedProcess:
+        """``nginx -t`` of the configuration."""
+        return subprocess.run(self._cmd("-t"), capture_output=True, text=True, timeout=30)
+
+    def start(self, timeout: float = 20) -> Nginx:
+        self.proc = subprocess.Popen(
+            self._cmd("-g", "daemon off;"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.https_port), timeout=1):
+                    return self
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                log = (self.folder / "error.log").read_text(errors="replace")
+                raise RuntimeError(f"nginx did not start:\n{log}")
+            time.sleep(0.1)
+
+    def pids(self) -> list[int]:
+        """The master and its workers (for CPU accounting)."""
+        if self.proc is None:
+            return []
+        out = [self.proc.pid]
+        for p in Path("/proc").iterdir():
+            if p.name.isdigit():
+                try:
+                    stat = (p / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid:
+                    out.append(int(p.name))
+        return out
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()  # SIGTERM: nginx's fast shutdown
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+    def __enter__(self) -> Nginx:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
