@@ -30,14 +30,13 @@ from dataclasses import dataclass
 
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
+from data_schemas.widget import STRAIGHT_LINE_RUN
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
 from medsim_annot.storage import serving as serving_store
 
-#: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
-STRAIGHT_LINE_RUN = 10
 #: Most pairs :func:`get_window` returns at once.
 WINDOW_MAX = 200
 
@@ -332,6 +331,7 @@ def submit_rating(
     *,
     expected_version: int | None = None,
     credential: int | None = None,
+    max_revisions: int | None = None,
     engine: Engine | None = None,
 ) -> SubmitResult:
     """Save *value* for the slot at *position* and return where to go next.
@@ -347,8 +347,10 @@ def submit_rating(
     changed it meanwhile, the save is refused with :class:`StaleRating` (carrying the current
     answer) unless the current answer is this very one (then ``saved=False``). ``None`` saves
     unchecked (the CLI, imports). With *credential*, a revoked or replaced code raises
-    :class:`SessionEnded`. A comment longer than ``COMMENT_MAX_CHARS`` is refused. A store
-    that stays unavailable raises :class:`StoreUnavailable` (nothing saved).
+    :class:`SessionEnded`. A comment longer than ``COMMENT_MAX_CHARS`` is refused, and so is
+    a new answer for a slot that already has *max_revisions* ratings (the annotation
+    widget's cap; ``None``: no cap). A store that stays unavailable raises
+    :class:`StoreUnavailable` (nothing saved).
 
     The next position is the first unrated slot after *position*, else the first unrated slot
     from the start (an item skipped earlier), else ``None`` (queue complete).
@@ -393,6 +395,11 @@ def submit_rating(
                             "comment": cur.comment if cur else "",
                             "version": version,
                         }
+                    )
+                if max_revisions is not None and version >= max_revisions:
+                    raise UsageProblem(
+                        f"this pair's answer has been changed {version} times, the most "
+                        "allowed; ask the study admin if it must change again"
                     )
                 stored = store.insert_rating(
                     s,
