@@ -107,6 +107,7 @@ class Nginx:
 
     def __init__(self, folder: Path, app_ports: tuple[int, int], *, workers: int = 1) -> None:
         self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
         self.https_port, self.http_port = free_port(), free_port()
         cert, key = self_signed(folder)
         (folder / "medsim.conf").write_text(
@@ -123,7 +124,9 @@ class Nginx:
             f"error_log {folder / 'error.log'} warn;\n"
             "events { worker_connections 4096; }\n"
             "http {\n"
-            f"    access_log {folder / 'access.log'};\n"
+            # which app server answered each request (the tests check both did)
+            "    log_format upstreams '$request_method $uri $status $upstream_addr';\n"
+            f"    access_log {folder / 'upstreams.log'} upstreams;\n"
             f"{temps}\n"
             f"    include {folder / 'medsim.conf'};\n"
             "}\n",
