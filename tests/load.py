@@ -12,12 +12,12 @@ widget's backoff. A refill is asked for when fewer than ``REFILL_BELOW`` pairs l
 
 Exactly once is checked twice:
 
-- **live**, on every acknowledgement: the version the endpoint reports for an entry must be
-  exactly one more than the version the entry was made on (the version the doctor saw, or
-  the acknowledged version of the edit it is chained onto). A resend that stored an answer
-  again, or an answer that was acknowledged but not stored on top of the one before, shows
-  up as a version that is not one more (``version_errors``); an entry acknowledged without a
-  version, or refused, is counted too;
+- **live**, on every acknowledgement: a slot's version the endpoint reports must be its
+  version when the doctor first received it plus the number of presses acknowledged on it
+  (each acknowledged press is exactly one stored revision). A resend that stored an answer
+  again shows up as a version too high, an acknowledged answer that was not stored as one
+  too low (``version_errors``); an entry acknowledged without a version, or refused, is
+  counted too;
 - **against the store**, at the end (:func:`audit`): each slot's stored revisions, in order,
   must be exactly the acknowledged answers for that slot, in the order they were pressed.
 
@@ -152,7 +152,8 @@ class Doctor:
         self.pending: list[Press] = []
         self.unacked_at: dict[int, Press] = {}  # position -> latest unacknowledged press
         self.seq = 0
-        self.stored: dict[int, int] = {}  # seq -> version its acknowledgement reported
+        self.first_version: dict[int, int] = {}  # position -> version when first received
+        self.acked_count: Counter = Counter()  # position -> presses acknowledged on it
         self.need: int | None = -1
         self.mark: list[int] | None = None  # the queue mark of the last window received
         self.wake = asyncio.Event()
@@ -192,6 +193,7 @@ class Doctor:
 
     def _take(self, res: RatingsResponse, now: float) -> None:
         refused = {r.seq: r for r in res.refused}
+        touched: dict[int, int] = {}  # position -> highest version reported for it now
         for p in [p for p in self.pending if p.seq <= res.ack]:
             self.pending.remove(p)
             if self.unacked_at.get(p.position) is p:
@@ -208,18 +210,25 @@ class Doctor:
                 self.tally.version_errors.append(f"{p.annotator_id}/{p.seq}: acked, no version")
                 continue
             p.stored_version = v
-            base = p.version if p.after is None else self.stored.get(p.after)
-            if base is None or v != base + 1:
-                self.tally.version_errors.append(
-                    f"{p.annotator_id}/{p.position} seq {p.seq}: stored version {v}, made on {base}"
-                )
+            self.acked_count[p.position] += 1
+            touched[p.position] = max(v, touched.get(p.position, v))
             self.known[p.position] = v
-            self.stored[p.seq] = v
             # The endpoint keeps nothing between requests: a later edit chained onto this
             # one is now made on the version it stored (as the widget rewrites it).
             for q in self.pending:
                 if q.after == p.seq:
                     q.after, q.version = None, v
+        for pos, v in touched.items():
+            # Each acknowledged press is exactly one stored revision: the slot's version is
+            # the version it had when the doctor first saw it plus the presses acknowledged
+            # on it. (A chain re-sent after a lost answer is acknowledged with the slot's
+            # version now for each of its entries, so only the highest is compared.)
+            want = self.first_version.get(pos, 0) + self.acked_count[pos]
+            if v != want:
+                self.tally.version_errors.append(
+                    f"{self.annotator_id}/{pos}: version {v} after "
+                    f"{self.acked_count[pos]} acknowledged presses (expected {want})"
+                )
         if res.resume:
             self.complete = res.complete or res.start is None
         if res.window:
@@ -229,6 +238,7 @@ class Doctor:
                     self.order.append(w.position)
                     held.add(w.position)
                     self.known.setdefault(w.position, w.version)
+                    self.first_version.setdefault(w.position, w.version)
             if res.resume and res.start is not None:
                 self.idx = self.order.index(res.start)
         if res.mark is not None:
@@ -345,6 +355,7 @@ async def _run(
     async with httpx.AsyncClient(base_url=base_url, limits=limits, verify=verify) as client:
         started: list[Doctor] = []
         tasks: list[asyncio.Task] = []
+        pressers: list[asyncio.Task] = []
         total = sum(s for _, s in steps)
         stop_at = t0 + total
         send_deadline = stop_at + drain_s
@@ -363,8 +374,10 @@ async def _run(
                 )
                 started.append(d)
                 tasks.append(asyncio.create_task(d.sender(send_deadline)))
-                tasks.append(asyncio.create_task(d.presser(stop_at)))
-            await asyncio.sleep(max(0.0, seconds - (time.monotonic() - s0)))
+                pressers.append(asyncio.create_task(d.presser(stop_at)))
+            # The step ends after its time, or earlier when every doctor has stopped pressing.
+            left = max(0.0, seconds - (time.monotonic() - s0))
+            await asyncio.wait(pressers, timeout=left)
             step = Step(len(started), s0, time.monotonic())
             done.append(step)
             if tally.fatal:
@@ -379,7 +392,7 @@ async def _run(
             d.max_presses = 0  # stop pressing now; senders drain what is pending
             d.stopping = True
             d.wake.set()
-        presser_and_sender = asyncio.gather(*tasks, return_exceptions=True)
+        presser_and_sender = asyncio.gather(*pressers, *tasks, return_exceptions=True)
         try:
             results = await asyncio.wait_for(presser_and_sender, timeout=drain_s + 5)
         except TimeoutError:

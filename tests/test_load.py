@@ -39,7 +39,7 @@ def _stop(servers) -> None:
 
 def _exactly_once(engine, idents, run) -> None:
     t = run.tally
-    assert t.fatal == [] and t.refused == [] and t.version_errors == []
+    assert (t.fatal, t.refused, t.version_errors) == ([], [], []), (t.http_errors, t.resends)
     assert run.drained, f"{len(t.unacked())} presses never acknowledged"
     assert len(t.presses) == DOCTORS * PRESSES
     back = [p for p in t.presses if p.after is not None or p.version]
