@@ -28,6 +28,7 @@ is bounded by a number of presses per doctor and a deadline, and stops by itself
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import time
 from collections import Counter, defaultdict
@@ -430,19 +431,24 @@ def run_load(
     *max_presses* times; after the last step nobody presses and every doctor has *drain_s*
     seconds to get its pending ratings acknowledged.
     """
-    return asyncio.run(
-        _run(
-            base_url,
-            doctors,
-            steps,
-            pace,
-            max_presses,
-            drain_s,
-            stop_late_share,
-            late_limit_s,
-            verify,
-        )
+    coro = _run(
+        base_url,
+        doctors,
+        steps,
+        pace,
+        max_presses,
+        drain_s,
+        stop_late_share,
+        late_limit_s,
+        verify,
     )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # Called from a thread that runs a loop already (Playwright's sync API): use another.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @dataclass
