@@ -434,6 +434,14 @@ def _idle(report, url: str, browser, tmp: Path) -> None:
             time.sleep(IDLE_S)
             shares[name] = (tree_cpu([proc.pid]) - c0) / (time.monotonic() - t0) * 100
             page.context.close()
+    venv = ROOT / ".venv"
+    if venv.is_symlink() and not venv.resolve().is_relative_to(ROOT):
+        print(
+            "  note: .venv links outside the project, so the default watcher has few local "
+            "sources to poll here; with the virtualenv inside the project (make setup) it "
+            "polls every installed module",
+            flush=True,
+        )
     report(
         f"idle signed-in doctor: server CPU over {IDLE_S:g} s",
         shares["shipped"],
