@@ -33,8 +33,8 @@ The load is 127.0.0.1 only, bounded in doctors, presses and seconds, and stops b
 PostgreSQL runs use a fresh database each (dropped afterwards) on the server of
 ``MEDSIM_BENCH_POSTGRES_URL`` or ``MEDSIM_TEST_POSTGRES_URL``. Environment (defaults):
 ``MEDSIM_BENCH_CPU_PRESSES`` (60), ``MEDSIM_BENCH_IDLE_S`` (20), ``MEDSIM_BENCH_LOAD_DOCTORS``
-(100), ``MEDSIM_BENCH_LOAD_SECONDS`` (60), ``MEDSIM_BENCH_RAMP_STEP_S`` (30),
-``MEDSIM_BENCH_RAMP_BY`` (50 doctors = 25 presses/s), ``MEDSIM_BENCH_RAMP_MAX`` (600),
+(100), ``MEDSIM_BENCH_LOAD_SECONDS`` (60), ``MEDSIM_BENCH_RAMP_STEP_S`` (20),
+``MEDSIM_BENCH_RAMP_BY`` (20 doctors = 10 presses/s), ``MEDSIM_BENCH_RAMP_MAX`` (600),
 ``MEDSIM_BENCH_BROWSERS`` (5), ``MEDSIM_BENCH_BROWSER_PRESSES`` (30).
 """
 
@@ -50,6 +50,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +60,8 @@ CPU_PRESSES = int(os.environ.get("MEDSIM_BENCH_CPU_PRESSES", "60"))
 IDLE_S = float(os.environ.get("MEDSIM_BENCH_IDLE_S", "20"))
 LOAD_DOCTORS = int(os.environ.get("MEDSIM_BENCH_LOAD_DOCTORS", "100"))
 LOAD_SECONDS = float(os.environ.get("MEDSIM_BENCH_LOAD_SECONDS", "60"))
-RAMP_STEP_S = float(os.environ.get("MEDSIM_BENCH_RAMP_STEP_S", "30"))
-RAMP_BY = int(os.environ.get("MEDSIM_BENCH_RAMP_BY", "50"))
+RAMP_STEP_S = float(os.environ.get("MEDSIM_BENCH_RAMP_STEP_S", "20"))
+RAMP_BY = int(os.environ.get("MEDSIM_BENCH_RAMP_BY", "20"))
 RAMP_MAX = int(os.environ.get("MEDSIM_BENCH_RAMP_MAX", "600"))
 BROWSERS = int(os.environ.get("MEDSIM_BENCH_BROWSERS", "5"))
 BROWSER_PRESSES = int(os.environ.get("MEDSIM_BENCH_BROWSER_PRESSES", "30"))
@@ -517,7 +518,7 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
     from tests.nginx_proxy import Nginx
 
     engine = get_engine(url)
-    steps = list(range(RAMP_BY * 2, RAMP_MAX + 1, RAMP_BY))
+    steps = list(range(RAMP_BY, RAMP_MAX + 1, RAMP_BY))
     pairs = int(len(steps) * RAMP_STEP_S / PACE_S * 1.3) + 40
     t0 = time.perf_counter()
     idents, _ = _study(url, steps[-1], pairs)
@@ -545,6 +546,13 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
             drain_s=60.0,
             verify=verify,
         )
+        if servers > 1:
+            answered = Counter(
+                line.rsplit(" ", 1)[-1]
+                for line in (proxy.folder / "upstreams.log").read_text().splitlines()
+                if " /api/" in line
+            )
+            print(f"  [{label}] ratings requests per app server: {dict(answered)}", flush=True)
     t = run.tally
     rows = []
     for s in run.steps:
