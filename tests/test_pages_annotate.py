@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
-from medsim_annot.services.studies import create_study, export_ratings, list_studies, rating_history
+from medsim_annot.services.studies import create_study, export_ratings, list_studies
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 
