@@ -35,9 +35,9 @@ RATINGS_PATH = "/api/annotate/ratings"
 MAX_BATCH = 500
 #: Largest request body accepted (bytes): MAX_BATCH entries with full comments fit.
 MAX_BODY_BYTES = 1_500_000
-#: Ratings one annotator's session may store per RATE_WINDOW_S seconds: a doctor pressing
-#: every 120 ms without pause stores 500 a minute; a script looping on the endpoint is
-#: stopped there (HTTP 429; the widget keeps its ratings and sends them again later).
+#: Ratings one annotator may store per RATE_WINDOW_S seconds through the endpoint: a doctor
+#: pressing every 120 ms without pause stores 500 a minute; a script looping on the endpoint
+#: is stopped there (HTTP 429; the widget keeps its ratings and sends them again later).
 MAX_WRITES_PER_WINDOW = 600
 RATE_WINDOW_S = 60
 #: Revisions one slot may have: changing an answer back and forth is fine, a script that

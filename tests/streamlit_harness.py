@@ -63,8 +63,6 @@ def start_streamlit(
                 "127.0.0.1",
                 "--browser.gatherUsageStats",
                 "false",
-                "--server.fileWatcherType",
-                "none",
                 *args,
             ],
             cwd=ROOT,

@@ -547,3 +547,89 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     _all_saved(page)
     assert [s["term"] for s in _stored(url, "twoone", "doc_c")][-1] == theirs[1]
+
+
+def test_presses_travel_to_the_ratings_endpoint_not_through_a_page_rerun(server, browser):
+    """Each press reaches the JSON endpoint with the bearer token in a header (no cookie)
+    and nothing goes over Streamlit's websocket while the doctor rates: no rerun per press."""
+    url = server["url"]
+    codes = _study(url, "rest", 20)
+    page = browser.new_context().new_page()
+    frames: list[object] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: frames.append(payload)))
+    posts: list = []
+    page.on("request", lambda r: posts.append(r) if r.url.endswith(RATINGS_PATH) else None)
+    _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    _all_saved(page)
+    time.sleep(1.0)
+    frames_before, posts_before = len(frames), len(posts)
+    for key in ["1", "2"] * 4:
+        time.sleep(0.3)
+        page.keyboard.press(key)
+    _all_saved(page)
+    time.sleep(0.5)
+    assert len(frames) == frames_before  # not one websocket message: no page rerun
+    sent = posts[posts_before:]
+    assert len(sent) >= 1
+    for request in sent:
+        headers = request.all_headers()
+        assert request.method == "POST" and headers["authorization"].startswith("Bearer ")
+        assert "cookie" not in headers
+    ok, ignored = _accepted(page)
+    want = {"1": "same", "2": "not_same"}
+    stored = _stored(url, "rest", "doc")
+    assert ignored == 0 and [(r["term"], r["value"]) for r in stored] == [
+        (p["before"]["term"], want[p["key"]]) for p in ok
+    ]
+    assert _position(page) == 8
+
+
+def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, browser):
+    """Ratings not yet acknowledged when the tab closes are kept in this browser's storage
+    (per study and annotator), the tab asks before leaving while anything is unsaved, and
+    the next sign-in in another tab sends them: all stored, once, in order."""
+    url = server["url"]
+    codes = _study(url, "closed", 20)
+    context = browser.new_context()
+    page = context.new_page()
+    _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    page.route(f"**{RATINGS_PATH}", lambda route: route.abort())  # nothing gets through
+    for key in ["1", "2", "2", "1", "1"]:
+        time.sleep(0.25)
+        page.keyboard.press(key)
+    status = page.locator('[data-testid="medsim-save-status"]')
+    status.get_by_text("5 not saved — will retry").wait_for(timeout=20000)
+    ok, ignored = _accepted(page)
+    assert ignored == 0 and len(ok) == 5
+    # Leaving asks first while anything is unsaved (here: the doctor stays).
+    dialogs: list[str] = []
+
+    def stay(dialog) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", stay)
+    page.close(run_before_unload=True)
+    deadline = time.time() + 10
+    while not dialogs and time.time() < deadline:
+        page.wait_for_timeout(100)  # Playwright delivers the dialog event while it waits
+    assert dialogs == ["beforeunload"] and not page.is_closed()
+    page.remove_listener("dialog", stay)
+    page.close()  # now gone, with five ratings unsaved
+    assert _stored(url, "closed", "doc") == []
+    tab = context.new_page()
+    _sign_in(tab, server["base"], codes["doc"])
+    _all_saved(tab)
+    want = {"1": "same", "2": "not_same"}
+    stored = _stored(url, "closed", "doc")
+    assert [(r["term"], r["value"]) for r in stored] == [
+        (p["before"]["term"], want[p["key"]]) for p in ok
+    ]
+    assert _position(tab) == 5
+    # Acknowledged: nothing is left in the browser's storage for a later sign-in.
+    left = tab.evaluate(
+        "() => Object.keys(localStorage).filter((k) => k.startsWith('medsim-annot:'))"
+    )
+    assert left == []

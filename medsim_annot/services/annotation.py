@@ -332,6 +332,7 @@ def submit_rating(
     expected_version: int | None = None,
     credential: int | None = None,
     max_revisions: int | None = None,
+    want_next: bool = True,
     engine: Engine | None = None,
 ) -> SubmitResult:
     """Save *value* for the slot at *position* and return where to go next.
@@ -353,7 +354,9 @@ def submit_rating(
     :class:`StoreUnavailable` (nothing saved).
 
     The next position is the first unrated slot after *position*, else the first unrated slot
-    from the start (an item skipped earlier), else ``None`` (queue complete).
+    from the start (an item skipped earlier), else ``None`` (queue complete). A caller that
+    walks the queue itself (the annotation widget) passes ``want_next=False`` and gets
+    ``None`` without the extra read.
     """
     comment = (comment or "").strip()
     if len(comment) > COMMENT_MAX_CHARS:
@@ -441,6 +444,8 @@ def submit_rating(
             break
         except _LostRace:
             continue  # the winner's row is committed now: the next read sees it
+    if not want_next:
+        return done
     return SubmitResult(done.saved, with_retry(next_position), done.version)
 
 

@@ -43,6 +43,7 @@ from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, Usa
 from medsim_annot.services import annotation as A
 from medsim_annot.services import tokens
 from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
+from medsim_annot.storage import serving as serving_store
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
 #: store errors and raise StoreUnavailable for any that remain (see docs/store.md).
@@ -193,6 +194,7 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
                 expected_version=expected,
                 credential=credential,
                 max_revisions=MAX_REVISIONS_PER_SLOT,
+                want_next=False,
                 engine=engine,
             )
         except SessionEnded as exc:
@@ -249,13 +251,17 @@ def exchange(
     stored for any of them but the entries committed before a code replaced midway.
     """
     eng = engine or get_engine()
+    writes = len(request.pending)
 
-    def check() -> tokens.Grant:
+    def check() -> tuple[tokens.Grant, tuple[int, int] | None]:
+        # One short read: the token with the annotator's recent writes, and the queue's mark.
         with session_scope(eng) as s:
-            return tokens.check_token(s, token)
+            grant = tokens.check_token(s, token)
+            mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
+            return grant, mark
 
-    grant = with_retry(check)
-    if request.pending and grant.writes_left <= 0:
+    grant, mark = with_retry(check)
+    if writes and grant.writes_left <= 0:
         raise RateLimited("too many ratings from this session in a short time")
     aid, credential = grant.annotator_id, grant.credential
     outcome = (
@@ -266,14 +272,9 @@ def exchange(
             max_writes=grant.writes_left,
             engine=eng,
         )
-        if request.pending
+        if writes
         else CommitOutcome(ack=0)
     )
-    if outcome.stored:
-        try:
-            with_retry(lambda: _count(eng, grant, outcome.stored))
-        except STORE_ERRORS:
-            pass  # the cap counts what it can; the ratings themselves are committed
     if outcome.ended:
         raise tokens.TokenRefused("ended", outcome.ended)
     reply = RatingsResponse(
@@ -283,20 +284,20 @@ def exchange(
         unavailable=outcome.unavailable or outcome.capped,
     )
     try:
-        return _with_window(aid, credential, request, reply, eng)
+        return _with_window(aid, credential, request, mark, reply, eng)
     except SessionEnded as exc:
         raise tokens.TokenRefused("ended", str(exc)) from None
     except STORE_ERRORS:
         return reply.model_copy(update={"unavailable": True})
 
 
-def _count(engine: Engine, grant: tokens.Grant, n: int) -> None:
-    with session_scope(engine) as s:
-        tokens.count_writes(s, grant, n)
-
-
 def _with_window(
-    aid: int, credential: int, request: RatingsRequest, reply: RatingsResponse, eng: Engine
+    aid: int,
+    credential: int,
+    request: RatingsRequest,
+    mark: tuple[int, int] | None,
+    reply: RatingsResponse,
+    eng: Engine,
 ) -> RatingsResponse:
     """*reply* with the pairs the request asks for: ``need = -1`` resumes at the first
     unrated slot; a position sends the stretch from it (before it, with ``back``). When the
@@ -305,8 +306,8 @@ def _with_window(
     order (long enough to reach what the widget holds)."""
     need, back, after = request.need, request.back, WINDOW
     resume = need == -1
-    if not resume and request.mark is not None:
-        if tuple(queue_end(aid, engine=eng)) != tuple(request.mark):
+    if not resume and request.mark is not None and mark is not None:
+        if tuple(mark) != tuple(request.mark):
             if request.at is not None:
                 need, back, after = request.at, False, 2 * WINDOW
             else:

@@ -10,6 +10,10 @@ is stored, in the study store, so every server process accepts it. A token ends 
   annotator is inactive),
 - the session signs out (:func:`end_token`).
 
+It also carries the endpoint's write cap: the annotator's ratings stored in the last
+:data:`~data_schemas.widget.RATE_WINDOW_S` seconds, counted in the store (so every process
+sees the same count, and a resend of a stored rating counts nothing).
+
 :func:`check_token` is the one check; it raises :class:`TokenRefused` with the error code
 of the contract (``ended``, ``expired``, ``unauthorized``).
 """
@@ -41,7 +45,9 @@ class TokenRefused(Exception):
 @dataclass(frozen=True)
 class Grant:
     """What a good token allows: rate and save for *annotator_id* under *credential*.
-    ``writes_left``: ratings it may still store in the current rate window."""
+    ``writes_left``: ratings the annotator may still store in the current rate window
+    (:data:`~data_schemas.widget.MAX_WRITES_PER_WINDOW` per
+    :data:`~data_schemas.widget.RATE_WINDOW_S` seconds, counted from the ratings stored)."""
 
     token_id: int
     annotator_id: int
@@ -131,26 +137,11 @@ def check_token(s, token: str | None, *, now: dt.datetime | None = None) -> Gran
     now = now or utcnow()
     if row.expires_at <= now:
         raise TokenRefused("expired", "this ratings token has expired")
-    window_open = row.window_start > now - dt.timedelta(seconds=RATE_WINDOW_S)
-    used = row.window_writes if window_open else 0
+    used = store.ratings_since(s, row.annotator_id, now - dt.timedelta(seconds=RATE_WINDOW_S))
     return Grant(
         token_id=row.token_id,
         annotator_id=row.annotator_id,
         study_id=row.study_id,
         credential=row.credential_version,
         writes_left=max(0, MAX_WRITES_PER_WINDOW - used),
-    )
-
-
-def count_writes(s, grant: Grant, n: int, *, now: dt.datetime | None = None) -> None:
-    """Add *n* stored ratings to *grant*'s rate window (inside transaction *s*)."""
-    if n <= 0:
-        return
-    now = now or utcnow()
-    store.count_writes(
-        s,
-        grant.token_id,
-        int(n),
-        now=now,
-        window_start_before=now - dt.timedelta(seconds=RATE_WINDOW_S),
     )

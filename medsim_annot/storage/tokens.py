@@ -9,23 +9,21 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import CursorResult, case, delete, select, update
+from sqlalchemy import CursorResult, delete, func, select
 from sqlalchemy.orm import Session
 
-from .models import Annotator, RatingToken, Study
+from .models import Annotator, Rating, RatingToken, Study
 
 
 @dataclass(frozen=True)
 class TokenRow:
-    """A token with what its check needs: the annotator's state now and the write counter."""
+    """A token with what its check needs: the annotator's state now."""
 
     token_id: int
     annotator_id: int
     study_id: int
     credential_version: int
     expires_at: dt.datetime
-    window_start: dt.datetime
-    window_writes: int
     active: bool
     current_credential: int
     ready: bool
@@ -48,8 +46,6 @@ def insert_token(
             credential_version=credential_version,
             created_at=now,
             expires_at=expires_at,
-            window_start=now,
-            window_writes=0,
         )
     )
 
@@ -64,8 +60,6 @@ def token_by_hash(s: Session, token_hash: str) -> TokenRow | None:
             Annotator.study_id,
             RatingToken.credential_version,
             RatingToken.expires_at,
-            RatingToken.window_start,
-            RatingToken.window_writes,
             Annotator.active,
             Annotator.credential_version,
             Study.ready,
@@ -77,19 +71,16 @@ def token_by_hash(s: Session, token_hash: str) -> TokenRow | None:
     return TokenRow(*row) if row else None  # type: ignore[call-arg]
 
 
-def count_writes(
-    s: Session, token_id: int, n: int, *, now: dt.datetime, window_start_before: dt.datetime
-) -> None:
-    """Add *n* stored ratings to the token's rate window; a window that started before
-    *window_start_before* restarts at *now* with *n* (one UPDATE, atomic across processes)."""
-    stale = RatingToken.window_start < window_start_before
-    s.execute(
-        update(RatingToken)
-        .where(RatingToken.id == token_id)
-        .values(
-            window_writes=case((stale, n), else_=RatingToken.window_writes + n),
-            window_start=case((stale, now), else_=RatingToken.window_start),
+def ratings_since(s: Session, annotator_id: int, since: dt.datetime) -> int:
+    """How many ratings *annotator_id* stored after *since* (index ``annotator_id,
+    rated_at``): the write cap of the ratings endpoint, shared by every process."""
+    return int(
+        s.scalar(
+            select(func.count())
+            .select_from(Rating)
+            .where(Rating.annotator_id == annotator_id, Rating.rated_at > since)
         )
+        or 0
     )
 
 

@@ -1,8 +1,10 @@
-"""Bearer tokens of the ratings endpoint: ``rating_tokens``.
+"""Bearer tokens of the ratings endpoint: ``rating_tokens``; ``ratings (annotator_id,
+rated_at)`` for its write cap.
 
 One row per token the Annotate page minted: the token's SHA-256 (unique), the annotator and
-the credential version it was minted for, its expiry, and the write counter of the current
-rate window. Every server process checks tokens here, so any of them can serve any request.
+the credential version it was minted for, and its expiry. Every server process checks tokens
+here, so any of them can serve any request. The write cap counts an annotator's ratings of
+the last minute through the new index (no counter to update per request).
 
 Revision ID: 0008
 Revises: 0007
@@ -27,12 +29,12 @@ def upgrade() -> None:
         sa.Column("credential_version", sa.Integer, nullable=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.Column("expires_at", sa.DateTime, nullable=False),
-        sa.Column("window_start", sa.DateTime, nullable=False),
-        sa.Column("window_writes", sa.Integer, nullable=False, server_default="0"),
     )
     op.create_index("ix_rating_tokens_annotator_id", "rating_tokens", ["annotator_id"])
     op.create_index("ix_rating_tokens_expires_at", "rating_tokens", ["expires_at"])
+    op.create_index("ix_ratings_annotator_rated_at", "ratings", ["annotator_id", "rated_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_ratings_annotator_rated_at", table_name="ratings")
     op.drop_table("rating_tokens")
