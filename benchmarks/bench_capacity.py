@@ -175,14 +175,18 @@ class CpuSampler:
 
 
 def _start(
-    url: str, log: Path, script: str = "serve.py", args: tuple[str, ...] = ()
+    url: str, log: Path, script: str = "serve.py", args: tuple[str, ...] = (), pythonpath: str = ""
 ) -> tuple[subprocess.Popen, str]:
     """``streamlit run *script*`` on a free loopback port with the shipped configuration
     (plus *args*); (process, base URL) once /_stcore/health answers."""
     from tests.streamlit_harness import free_port
 
     port = free_port()
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), pythonpath) if p),
+    }
     with open(log, "a") as out:
         proc = subprocess.Popen(
             [
@@ -220,8 +224,10 @@ def _start(
 
 
 @contextlib.contextmanager
-def _server(url: str, log: Path, script: str = "serve.py", args: tuple[str, ...] = ()):
-    proc, base = _start(url, log, script, args)
+def _server(
+    url: str, log: Path, script: str = "serve.py", args: tuple[str, ...] = (), pythonpath: str = ""
+):
+    proc, base = _start(url, log, script, args, pythonpath)
     try:
         yield proc, base
     finally:
@@ -422,27 +428,28 @@ def _cpu_per_press(report, label: str, url: str, browser, tmp: Path, goal_ms: fl
 # ---- idle ----------------------------------------------------------------------------------
 def _idle(report, url: str, browser, tmp: Path) -> None:
     """Server CPU share of one signed-in, idle doctor: as shipped vs the default watcher."""
+    import sysconfig
+
     idents, codes = _study(url, 1, 100)
+    # Streamlit's watcher polls the modules under the project folder and on PYTHONPATH. With
+    # `make setup` the virtualenv lies in the project folder; where .venv links elsewhere,
+    # its site-packages go on PYTHONPATH so the watcher sees the same files (both runs).
+    venv = ROOT / ".venv"
+    site = ""
+    if venv.is_symlink() and not venv.resolve().is_relative_to(ROOT):
+        site = os.path.realpath(sysconfig.get_paths()["purelib"])
     shares = {}
     for name, args in (
         ("shipped", ()),
         ("watcher", ("--server.fileWatcherType", "auto")),
     ):
-        with _server(url, tmp / f"idle-{name}.log", "serve.py", args) as (proc, base):
+        with _server(url, tmp / f"idle-{name}.log", "serve.py", args, site) as (proc, base):
             page = _sign_in(browser, base, codes[0])
             time.sleep(3.0)
             c0, t0 = tree_cpu([proc.pid]), time.monotonic()
             time.sleep(IDLE_S)
             shares[name] = (tree_cpu([proc.pid]) - c0) / (time.monotonic() - t0) * 100
             page.context.close()
-    venv = ROOT / ".venv"
-    if venv.is_symlink() and not venv.resolve().is_relative_to(ROOT):
-        print(
-            "  note: .venv links outside the project, so the default watcher has few local "
-            "sources to poll here; with the virtualenv inside the project (make setup) it "
-            "polls every installed module",
-            flush=True,
-        )
     report(
         f"idle signed-in doctor: server CPU over {IDLE_S:g} s",
         shares["shipped"],
@@ -529,12 +536,15 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
     )
     with contextlib.ExitStack() as stack:
         procs = [
-            stack.enter_context(_server(url, tmp / f"{label}-ramp{k}.log")) for k in range(servers)
+            stack.enter_context(_server(url, tmp / f"ramp-{servers}-{k}.log"))
+            for k in range(servers)
         ]
         base, verify = procs[0][1], True
         if servers > 1:
             ports = tuple(int(b.rsplit(":", 1)[1]) for _, b in procs)
-            proxy = stack.enter_context(Nginx(tmp / f"nginx-{label}", ports, workers=2))  # type: ignore[arg-type]
+            proxy = stack.enter_context(
+                Nginx(tmp / f"nginx-{uuid.uuid4().hex[:6]}", ports, workers=2)
+            )  # type: ignore[arg-type]
             base, verify = proxy.base, False
         run = run_load(
             base,

@@ -106,6 +106,8 @@ class Nginx:
     needed; as root, its workers stay root so they can read the folder)."""
 
     def __init__(self, folder: Path, app_ports: tuple[int, int], *, workers: int = 1) -> None:
+        if any(c.isspace() or c in "'\";{}" for c in str(folder)):
+            raise ValueError(f"nginx paths cannot hold spaces or quotes: {folder}")
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.https_port, self.http_port = free_port(), free_port()
