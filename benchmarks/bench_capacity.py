@@ -428,22 +428,15 @@ def _cpu_per_press(report, label: str, url: str, browser, tmp: Path, goal_ms: fl
 # ---- idle ----------------------------------------------------------------------------------
 def _idle(report, url: str, browser, tmp: Path) -> None:
     """Server CPU share of one signed-in, idle doctor: as shipped vs the default watcher."""
-    import sysconfig
-
     idents, codes = _study(url, 1, 100)
-    # Streamlit's watcher polls the modules under the project folder and on PYTHONPATH. With
-    # `make setup` the virtualenv lies in the project folder; where .venv links elsewhere,
-    # its site-packages go on PYTHONPATH so the watcher sees the same files (both runs).
-    venv = ROOT / ".venv"
-    site = ""
-    if venv.is_symlink() and not venv.resolve().is_relative_to(ROOT):
-        site = os.path.realpath(sysconfig.get_paths()["purelib"])
     shares = {}
-    for name, args in (
-        ("shipped", ()),
-        ("watcher", ("--server.fileWatcherType", "auto")),
+    # Today: the Annotate page before the endpoint, served as `streamlit run` served it,
+    # with Streamlit's default file watcher.
+    for name, script, args in (
+        ("shipped", "serve.py", ()),
+        ("watcher", BASELINE_APP, ("--server.fileWatcherType", "auto")),
     ):
-        with _server(url, tmp / f"idle-{name}.log", "serve.py", args, site) as (proc, base):
+        with _server(url, tmp / f"idle-{name}.log", script, args) as (proc, base):
             page = _sign_in(browser, base, codes[0])
             time.sleep(3.0)
             c0, t0 = tree_cpu([proc.pid]), time.monotonic()
@@ -528,8 +521,11 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
     steps = list(range(RAMP_BY, RAMP_MAX + 1, RAMP_BY))
     pairs = int(len(steps) * RAMP_STEP_S / PACE_S * 1.3) + 40
     t0 = time.perf_counter()
-    idents, _ = _study(url, steps[-1], pairs)
+    warm = 2 * servers  # doctors that press before the ramp: every server imports, connects
+    idents, _ = _study(url, steps[-1] + warm, pairs)
     doctors = mint_tokens(engine, idents)
+    doctors, warm_doctors = doctors[:-warm], doctors[-warm:]
+    idents = idents[:-warm]
     print(
         f"  [{label}] ramp: {steps[-1]} doctors x {pairs} pairs ({time.perf_counter() - t0:.1f} s)",
         flush=True,
@@ -546,6 +542,14 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
                 Nginx(tmp / f"nginx-{uuid.uuid4().hex[:6]}", ports, workers=2)
             )  # type: ignore[arg-type]
             base, verify = proxy.base, False
+        run_load(
+            base,
+            warm_doctors,
+            steps=[(warm, 30.0)],
+            pace=Pace(0.3, 0.05, 0.2),
+            max_presses=10,
+            verify=verify,
+        )
         run = run_load(
             base,
             doctors,

@@ -386,7 +386,10 @@ async def _run(
             if stop_late_share is not None:
                 # Presses of this step still unacknowledged after late_limit_s count as late.
                 await asyncio.sleep(late_limit_s)
-                share = tally.late_share(step.start, step.end, late_limit_s, time.monotonic())
+                # (from one press interval into the step: its new doctors first ask where
+                # to resume)
+                since = step.start + min(pace.pace_s, (step.end - step.start) / 2)
+                share = tally.late_share(since, step.end, late_limit_s, time.monotonic())
                 if share > stop_late_share:
                     break
         for d in started:
