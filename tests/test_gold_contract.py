@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.gold_pins import PINS, _fix_clock, produce
 
 
