@@ -76,6 +76,29 @@ class Scale(BaseModel):
     def numeric(self) -> bool:
         return all(isinstance(o.value, (int, float)) for o in self.options)
 
+    @property
+    def has_polarity(self) -> bool:
+        """Whether the scale has a positive and a negative value: only then does a verdict
+        map to an automatic 0/1 label (verified pairs, the audit, the binary task).
+
+        >>> BINARY.has_polarity, RELATEDNESS_0_3.has_polarity
+        (True, False)
+        """
+        return self.positive is not None and self.negative is not None
+
+    def decisive_labels(self) -> dict[float, str | float]:
+        """Code → option value of the decisive options (the first option of each code): the
+        map from a verdict's code (a majority, a model's label) back to the scale's value.
+
+        >>> BINARY.decisive_labels()
+        {1.0: 'same', 0.0: 'not_same'}
+        """
+        out: dict[float, str | float] = {}
+        for o in self.options:
+            if o.code is not None and not self.is_no_decision(o.value):
+                out.setdefault(float(o.code), o.value)
+        return out
+
     def option(self, value) -> ScaleOption:
         key = self.canonical(value)
         for o in self.options:

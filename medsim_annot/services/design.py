@@ -180,7 +180,7 @@ def create_designed_study(
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
-    if "stopping" in prep.config and (scale.positive is None or scale.negative is None):
+    if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
             f"--target-ci audits accuracy against the doctors' majority: the {scale.name} "
             "scale needs positive and negative values"
