@@ -34,7 +34,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.gold import CALIBRATION_COLUMN as CALIBRATION_COLUMN  # 2 + 1 design column
 from data_schemas.gold import is_gold_export, read_gold_frame, read_manifest
 from data_schemas.pairs import group_columns
-from data_schemas.ratings import to_ratings_frame, validate_ratings
+from data_schemas.ratings import code_ratings, to_ratings_frame, validate_ratings
 from data_schemas.scales import (
     BINARY,
     BUILT_IN,
@@ -263,11 +263,7 @@ def rater_quality_report(
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
         if scale is None:
             raise ValueError("history without a value column needs a Scale to code it")
-        hist = history.copy()
-        hist[C.VALUE] = [
-            float("nan") if (c := scale.code(v)) is None else float(c) for v in hist[C.RATING]
-        ]
-        hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
+        hist = code_ratings(history, scale)
     elif history is not None:
         hist = history
     return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run, iaa=iaa)
@@ -361,7 +357,12 @@ def load_ratings_file(
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
     return LoadedRatings(
-        to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source, notes
+        to_ratings_frame(history, scale),
+        code_ratings(history, scale),
+        scale,
+        out_pairs,
+        source,
+        notes,
     )
 
 
@@ -409,7 +410,7 @@ def _load_gold_export(
     history = validate_ratings(gold.ratings, scale, name, known_pairs=known)
     return LoadedRatings(
         to_ratings_frame(history, scale),
-        _coded(history, scale),
+        code_ratings(history, scale),
         scale,
         None,
         "gold",
@@ -417,15 +418,6 @@ def _load_gold_export(
         agreement_pairs=gold.calibration_pairs(),
         tiebreak_design=gold.calibration is not None,
     )
-
-
-def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    out = history.copy()
-    out[C.VALUE] = [
-        float("nan") if (c := scale.code(v)) is None else float(c) for v in out[C.RATING]
-    ]
-    out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
-    return out
 
 
 def agreement_report_file(

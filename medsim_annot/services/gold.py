@@ -48,7 +48,8 @@ from data_schemas.gold import (
 from data_schemas.gold import FLAGS as FLAGS
 from data_schemas.gold import MODEL_COLUMNS as MODEL_COLUMNS
 from data_schemas.gold import RATER_PREFIX as RATER_PREFIX
-from data_schemas.ratings import to_ratings_frame  # noqa: F401  (the reference in doctests)
+from data_schemas.ratings import code_ratings as code_ratings  # the dashboard's import
+from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
@@ -83,49 +84,6 @@ def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
     return [
         c for c in cols if c in pairs.columns and (pairs[c].astype("string").fillna("") != "").any()
     ]
-
-
-def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """*frame* (with a ``rating`` column of scale values) plus ``value`` (the scale's code,
-    NaN for no decision) and ``no_decision``; each distinct rating is looked up once.
-
-    >>> from data_schemas.scales import BINARY
-    >>> code_ratings(pd.DataFrame({"rating": ["same", "dont_know"]}), BINARY)["value"].tolist()
-    [1.0, nan]
-    """
-    df = frame.copy()
-    codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-    value = np.array(
-        [np.nan if (c := scale.code(v)) is None else float(c) for v in uniques],
-        dtype=np.float64,
-    )
-    nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
-    df[C.VALUE] = pd.array(value[codes] if len(codes) else np.zeros(0), dtype="float64")
-    df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
-    return df
-
-
-def ratings_frame_of(current: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """The statistics' ratings frame of *current* ratings: the same frame as
-    :func:`data_schemas.ratings.to_ratings_frame`, with the scale looked up once per distinct
-    rating value instead of once per row (100,000s of ratings on the dashboard).
-
-    >>> from data_schemas.scales import BINARY
-    >>> cur = pd.DataFrame({"pair_id": ["b", "a"], "annotator": ["X", "X"],
-    ...                     "rating": ["dont_know", "same"]})
-    >>> ratings_frame_of(cur, BINARY).equals(to_ratings_frame(cur, BINARY))
-    True
-    """
-    df = current.copy()
-    if C.RATED_AT in df.columns and len(df):
-        df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
-        df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
-    df = code_ratings(df, scale)
-    if C.RATED_AT not in df.columns:
-        df[C.RATED_AT] = pd.NaT
-    cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
-    cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
-    return df[cols].sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable").reset_index(drop=True)
 
 
 def gold_table(
@@ -189,7 +147,7 @@ def gold_table(
     n = len(ids)
     cur = current.reset_index(drop=True)
     ratings = (
-        ratings_frame_of(cur, scale)
+        to_ratings_frame(cur, scale)
         if len(cur)
         else pd.DataFrame(
             {
