@@ -197,3 +197,30 @@ def test_write_atomic_leaves_nothing_half_written(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("disk full")
     assert target.read_text() == "first" and sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "parquet"])
+def test_export_page_file_equals_the_service_file(db_url, monkeypatch, tmp_path, fmt):
+    """The Export page and the CLI call the one export_gold: the page's file is the
+    service's, byte for byte, for a file format as for the hf folder."""
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.demo import seed_demo
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    seed_demo()
+    at = AppTest.from_file(str(ROOT / "pages" / "export.py"), default_timeout=120)
+    at.session_state["auth_role"] = "admin"
+    at.run()
+    assert not at.exception, at.exception
+    at.selectbox(key="export_format").select(fmt)
+    at.checkbox(key="export_exclude_all_different").check()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    res = at.session_state["export_result"]
+    out = tmp_path / f"gold.{fmt}"
+    m = export_gold("demo-binary", out, exclude_all_different=True)
+    assert res["data"] == out.read_bytes()
+    assert res["manifest_name"] == res["name"] + ".manifest.json"
+    page_m = json.loads(res["manifest"])
+    assert page_m["sha256"] == m["sha256"] and page_m["filter_steps"] == m["filter_steps"]
