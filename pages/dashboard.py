@@ -167,7 +167,7 @@ def _dashboard() -> None:
             "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
         )
         if method and method != "off":
-            model = _qa.load_model_quality(study, method)
+            model = _qa.load_model_quality(dash, method)
             if model["reason"]:
                 st.caption(model["reason"])
             else:

@@ -56,7 +56,7 @@ from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
-from medsim_annot.stats.aggregate import check_method, model_gold
+from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
 from medsim_annot.stats.alpha import alpha_with_interval
 from medsim_annot.stats.majority import RULES, Rule
 from medsim_annot.storage import Engine
@@ -252,11 +252,14 @@ def gold_table(
     return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators)
 
 
-def add_model_columns(gt: GoldTable, method: str) -> int:
+def add_model_columns(gt: GoldTable, method: str, *, fit: ModelGold | None = None) -> int:
     """Add :data:`MODEL_COLUMNS` from a Dawid–Skene or MACE fit (crowd-kit) of the current
     ratings to ``gt.table`` (in place); returns how many pairs the model labels differently
-    from the majority (pairs without a majority count when the model gives them a label)."""
-    fit = model_gold(gt.ratings, method)
+    from the majority (pairs without a majority count when the model gives them a label).
+    *fit*: ``model_gold(gt.ratings, method)`` when the caller has it already (fitting is the
+    expensive part, so a caller that also shows the doctors' figures fits once)."""
+    if fit is None:
+        fit = model_gold(gt.ratings, method)
     table = gt.table
     by_pair = fit.labels.set_index(C.PAIR_ID)
     ids = table[C.PAIR_ID].astype(str)

@@ -390,6 +390,21 @@ def current_rating_columns(
     With *after*, only ratings saved with an id above it, every one of them (not only the
     latest per assignment): the increment of the services' incremental reader.
     """
+    q, n = current_ratings_query(
+        study_id, include_duplicates=include_duplicates, after=after, bookkeeping=bookkeeping
+    )
+    return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, n)))
+
+
+def current_ratings_query(
+    study_id: int,
+    *,
+    include_duplicates: bool = True,
+    after: int | None = None,
+    bookkeeping: bool = True,
+) -> tuple[Select[Any], int]:
+    """The query of :func:`current_rating_columns` (columns named as in
+    :data:`CURRENT_COLUMNS`) and its number of columns."""
     columns: list[Any] = [
         Rating.annotator_id,
         Item.pair_id,
@@ -422,7 +437,7 @@ def current_rating_columns(
         q = q.where(Rating.study_id == study_id, Rating.id > int(after))
     if not include_duplicates:
         q = q.where(Assignment.kind != "duplicate")
-    return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, len(columns))))
+    return q, len(columns)
 
 
 def fetch_columns(
