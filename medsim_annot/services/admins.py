@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
-from medsim_annot.storage import Engine
-from medsim_annot.storage import admins_store as store
+from medsim_annot.storage import Engine, get_engine, session_scope
+from medsim_annot.storage import admins as store
+from medsim_annot.storage import events as events_store
 
 MIN_PASSWORD_CHARS = 12
 ENV_ADMIN = "admin"  # the admin whose password MEDSIM_ADMIN_PASSWORD gives
@@ -326,9 +327,9 @@ def set_annotator_sso(study: str, enabled: bool, *, engine: Engine | None = None
 
 
 # ---------------------------------------------------------------------- event log
-acting_as = store.acting_as
-set_actor = store.set_actor
-set_actor_provider = store.set_actor_provider
+acting_as = events_store.acting_as
+set_actor = events_store.set_actor
+set_actor_provider = events_store.set_actor_provider
 
 
 def cli_actor() -> str:
@@ -346,7 +347,7 @@ def record_event(
     from medsim_annot.services.studies import get_study
 
     study_id = get_study(study, engine=engine).id if study else None
-    store.record_event(kind, study_id=study_id, detail=detail, engine=engine)
+    events_store.record_event(kind, study_id=study_id, detail=detail, engine=engine)
 
 
 def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):
@@ -356,5 +357,6 @@ def activity(*, study: str | None = None, actor: str | None = None, limit: int =
     from medsim_annot.services.studies import get_study
 
     study_id = get_study(study, engine=engine).id if study else None
-    rows = store.activity(study_id=study_id, actor=actor, limit=limit, engine=engine)
+    with session_scope(engine or get_engine()) as s:
+        rows = events_store.activity(s, study_id=study_id, actor=actor, limit=limit)
     return pd.DataFrame(rows, columns=["at", "actor", "action", "study", "annotator", "detail"])

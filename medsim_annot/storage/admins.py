@@ -1,66 +1,21 @@
-"""Queries for named admins, SSO identities, the per-study SSO switch and the event log.
+"""Queries for named admins, SSO identities and the per-study SSO switch.
 
-Services call these typed functions; no other module builds these queries. The *actor* of
-an event (who did it) comes from :func:`acting_as`, set once per request by the app (the
-signed-in admin) or the CLI (the operating-system user), so every service that records an
-event names its actor without passing it through every signature.
+Services call these typed functions; no other module builds these queries. Each change is
+logged through :mod:`.events` in the same transaction.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import datetime as dt
-import json
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import event as sa_event
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
 
 from .db import get_engine, session_scope
-from .models import Admin, Annotator, Event, Study, utcnow
-
-_ACTOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("medsim_actor", default=None)
-
-
-@contextlib.contextmanager
-def acting_as(actor: str | None) -> Iterator[None]:
-    """Events recorded inside this block name *actor* (e.g. ``admin:alice``)."""
-    token = _ACTOR.set(actor)
-    try:
-        yield
-    finally:
-        _ACTOR.reset(token)
-
-
-def set_actor(actor: str | None) -> None:
-    """Set the actor for the rest of this thread's context (one Streamlit script run)."""
-    _ACTOR.set(actor)
-
-
-_PROVIDER: list[Callable[[], str | None]] = []
-
-
-def set_actor_provider(provider: Callable[[], str | None] | None) -> None:
-    """Ask *provider* for the actor when :func:`acting_as` set none: the app registers one
-    that reads the signed-in admin of the current Streamlit session (widget callbacks run
-    before the page script, so a per-run setting would miss them)."""
-    _PROVIDER[:] = [provider] if provider is not None else []
-
-
-def current_actor() -> str | None:
-    actor = _ACTOR.get()
-    if actor is None and _PROVIDER:
-        actor = _PROVIDER[0]()
-    return actor
-
-
-@sa_event.listens_for(Event, "before_insert")
-def _fill_actor(_mapper, _connection, target: Event) -> None:
-    if target.actor is None:
-        target.actor = current_actor()
+from .events import add_event
+from .events import record_event as record_event  # the import services/gold.py still uses
+from .models import Admin, Annotator, Study, utcnow
 
 
 # ------------------------------------------------------------------------------- admins
@@ -138,14 +93,10 @@ def insert_admin(
                 created_at=utcnow(),
             )
         )
-        s.add(
-            Event(
-                kind="admin_added",
-                at=utcnow(),
-                detail_json=json.dumps(
-                    {"name": name, "password": password_hash is not None, "sso": sso_identity}
-                ),
-            )
+        add_event(
+            s,
+            "admin_added",
+            detail={"name": name, "password": password_hash is not None, "sso": sso_identity},
         )
     return True
 
@@ -157,7 +108,7 @@ def delete_admin(name: str, *, engine: Engine | None = None) -> bool:
         if a is None:
             return False
         s.delete(a)
-        s.add(Event(kind="admin_removed", at=utcnow(), detail_json=json.dumps({"name": name})))
+        add_event(s, "admin_removed", detail={"name": name})
     return True
 
 
@@ -171,13 +122,7 @@ def update_admin_password(
         if admin is not None:
             admin.password_hash = password_hash
         if done and record:
-            s.add(
-                Event(
-                    kind="admin_password_set",
-                    at=utcnow(),
-                    detail_json=json.dumps({"name": name}),
-                )
-            )
+            add_event(s, "admin_password_set", detail={"name": name})
     return bool(done)
 
 
@@ -240,14 +185,12 @@ def link_annotator_sso(
             if other is not None:
                 return "taken"
         ann.sso_identity = identity
-        s.add(
-            Event(
-                study_id=study_id,
-                annotator_id=ann.id,
-                kind="sso_linked" if identity else "sso_unlinked",
-                at=utcnow(),
-                detail_json=json.dumps({"identity": identity} if identity else {}),
-            )
+        add_event(
+            s,
+            "sso_linked" if identity else "sso_unlinked",
+            study_id=study_id,
+            annotator_id=ann.id,
+            detail={"identity": identity} if identity else {},
         )
     return "ok"
 
@@ -271,73 +214,8 @@ def study_annotator_sso(study_id: int, *, engine: Engine | None = None) -> bool:
 def set_study_annotator_sso(study_id: int, enabled: bool, *, engine: Engine | None = None) -> None:
     with session_scope(engine or get_engine()) as s:
         s.execute(update(Study).where(Study.id == study_id).values(annotator_sso=enabled))
-        s.add(
-            Event(
-                study_id=study_id,
-                kind="annotator_sso_enabled" if enabled else "annotator_sso_disabled",
-                at=utcnow(),
-            )
+        add_event(
+            s,
+            "annotator_sso_enabled" if enabled else "annotator_sso_disabled",
+            study_id=study_id,
         )
-
-
-# ----------------------------------------------------------------------------- events
-def record_event(
-    kind: str,
-    *,
-    study_id: int | None = None,
-    annotator_id: int | None = None,
-    detail: dict | None = None,
-    engine: Engine | None = None,
-) -> None:
-    """Append one event (e.g. an export) to the log."""
-    with session_scope(engine or get_engine()) as s:
-        s.add(
-            Event(
-                study_id=study_id,
-                annotator_id=annotator_id,
-                kind=kind,
-                at=utcnow(),
-                detail_json=json.dumps(detail or {}, sort_keys=True, default=str),
-            )
-        )
-
-
-def activity(
-    *,
-    study_id: int | None = None,
-    actor: str | None = None,
-    limit: int = 500,
-    engine: Engine | None = None,
-) -> list[dict]:
-    """The newest *limit* events (optionally of one study or one actor), newest first."""
-    q = (
-        select(
-            Event.at,
-            Event.actor,
-            Event.kind,
-            Study.name,
-            Annotator.name,
-            Event.detail_json,
-        )
-        .outerjoin(Study, Study.id == Event.study_id)
-        .outerjoin(Annotator, Annotator.id == Event.annotator_id)
-        .order_by(Event.id.desc())
-        .limit(limit)
-    )
-    if study_id is not None:
-        q = q.where(Event.study_id == study_id)
-    if actor is not None:
-        q = q.where(Event.actor == actor)
-    with session_scope(engine or get_engine()) as s:
-        rows = s.execute(q).all()
-    return [
-        {
-            "at": at,
-            "actor": who or "",
-            "action": kind,
-            "study": study or "",
-            "annotator": ann or "",
-            "detail": detail or "{}",
-        }
-        for at, who, kind, study, ann, detail in rows
-    ]
