@@ -7,6 +7,8 @@ import sys
 
 import typer
 
+from data_schemas.options import StrOptions
+
 
 def emit_json(obj) -> None:
     """Print *obj* as JSON (NaN becomes null) to stdout."""
@@ -39,6 +41,12 @@ def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
     sub = typer.Typer(help=help_text, no_args_is_help=True)
     app.add_typer(sub, name=name)
     return sub
+
+
+def choice(options: StrOptions) -> dict:
+    """``typer.Option`` arguments for a registry of allowed values: ``--help`` shows them as
+    ``a|b``, and any other value is refused with the registry's message and exit code 2."""
+    return {"metavar": "|".join(options.values), "parser": options.check}
 
 
 def split_list(text: str | None) -> list[str]:

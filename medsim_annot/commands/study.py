@@ -15,6 +15,7 @@ from medsim_annot.commands._common import (
     split_list,
 )
 from medsim_annot.commands._common import sample_per_group as sample_per_group_option
+from medsim_annot.io import formats_text
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import studies as svc
 
@@ -142,7 +143,7 @@ def register(app: typer.Typer) -> None:
     @study.command("create")
     def create(
         name: str = typer.Argument(..., help="name of the new study"),
-        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
         scale: str = typer.Option("binary", "--scale", help=" | ".join([*BUILT_IN, "SCALE_FILE"])),
         annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
         sample_per_group: str | None = typer.Option(
@@ -240,7 +241,7 @@ def register(app: typer.Typer) -> None:
 
     @study.command("plan")
     def plan(
-        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
         annotators: str = typer.Option(
             ..., "--annotators", help="number of annotators, or comma-separated names"
         ),
