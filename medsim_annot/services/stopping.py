@@ -244,7 +244,7 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> d
     Off: every withdrawn slot is served again (``withdrawn_at`` cleared) and the stopped
     groups are forgotten; event ``stopping_off``. On: every group is evaluated at once and
     those within the target stop; event ``stopping_on``. The events name the acting admin
-    (:func:`medsim_annot.storage.admins.acting_as`). Returns what changed."""
+    (:func:`medsim_annot.storage.events.acting_as`). Returns what changed."""
     engine = engine or get_engine()
 
     def run() -> dict:

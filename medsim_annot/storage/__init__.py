@@ -13,8 +13,9 @@ A use case opens ``with session_scope(engine) as s:`` and passes ``s`` to every 
 makes, so what one use case writes commits or rolls back together. The exceptions take the
 engine, for a stated reason: :mod:`.bulk` commits a big study in batches (so annotators keep
 rating meanwhile), the bulk readers of :mod:`.studies` stream whole columns on a connection
-of their own, and the admin and credential queries (:mod:`.admins`, :mod:`.credentials`)
-are each a whole use case of one statement.
+of their own, the credential checks of :mod:`.credentials` run on every annotator request
+as a use case of one statement, and :func:`.events.record_event` appends a lone event (an
+export) after the file is written.
 """
 
 from sqlalchemy.engine import Engine

@@ -10,9 +10,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
 
-from .db import get_engine, session_scope
 from .events import add_event
 from .events import record_event as record_event  # the import services/gold.py still uses
 from .models import Admin, Annotator, Study, utcnow
@@ -33,96 +32,89 @@ def _row(a: Admin) -> AdminRow:
     return AdminRow(a.id, a.name, a.password_hash, a.sso_identity, a.active, a.created_at)
 
 
-def list_admins(*, engine: Engine | None = None) -> list[AdminRow]:
-    with session_scope(engine or get_engine()) as s:
-        return [_row(a) for a in s.scalars(select(Admin).order_by(Admin.name))]
+def list_admins(s: Session) -> list[AdminRow]:
+    return [_row(a) for a in s.scalars(select(Admin).order_by(Admin.name))]
 
 
-def get_admin(name: str, *, engine: Engine | None = None) -> AdminRow | None:
-    with session_scope(engine or get_engine()) as s:
-        a = s.scalar(select(Admin).where(Admin.name == name))
-        return _row(a) if a is not None else None
+def get_admin(s: Session, name: str) -> AdminRow | None:
+    a = s.scalar(select(Admin).where(Admin.name == name))
+    return _row(a) if a is not None else None
 
 
-def admin_by_sso(identities: list[str], *, engine: Engine | None = None) -> AdminRow | None:
+def admin_by_sso(s: Session, identities: list[str]) -> AdminRow | None:
     """The active admin whose SSO identity is one of *identities* (normalised)."""
     if not identities:
         return None
-    with session_scope(engine or get_engine()) as s:
-        a = s.scalar(
-            select(Admin)
-            .where(Admin.sso_identity.in_(identities), Admin.active.is_(True))
-            .order_by(Admin.id)
-        )
-        return _row(a) if a is not None else None
+    a = s.scalar(
+        select(Admin)
+        .where(Admin.sso_identity.in_(identities), Admin.active.is_(True))
+        .order_by(Admin.id)
+    )
+    return _row(a) if a is not None else None
 
 
-def count_admins_with_password(*, engine: Engine | None = None) -> int:
-    with session_scope(engine or get_engine()) as s:
-        return int(
-            s.scalar(
-                select(func.count(Admin.id)).where(
-                    Admin.password_hash.is_not(None), Admin.active.is_(True)
-                )
+def count_admins_with_password(s: Session) -> int:
+    return int(
+        s.scalar(
+            select(func.count(Admin.id)).where(
+                Admin.password_hash.is_not(None), Admin.active.is_(True)
             )
-            or 0
         )
+        or 0
+    )
 
 
 def insert_admin(
+    s: Session,
     name: str,
     *,
     password_hash: str | None,
     sso_identity: str | None,
-    engine: Engine | None = None,
 ) -> bool:
     """Add an admin; ``False`` when the name or SSO identity is taken (nothing written)."""
-    with session_scope(engine or get_engine()) as s:
-        clash = [Admin.name == name]
-        if sso_identity:
-            clash.append(Admin.sso_identity == sso_identity)
-        taken = s.scalar(select(func.count(Admin.id)).where(or_(*clash)))
-        if taken:
-            return False
-        s.add(
-            Admin(
-                name=name,
-                password_hash=password_hash,
-                sso_identity=sso_identity,
-                active=True,
-                created_at=utcnow(),
-            )
+    clash = [Admin.name == name]
+    if sso_identity:
+        clash.append(Admin.sso_identity == sso_identity)
+    taken = s.scalar(select(func.count(Admin.id)).where(or_(*clash)))
+    if taken:
+        return False
+    s.add(
+        Admin(
+            name=name,
+            password_hash=password_hash,
+            sso_identity=sso_identity,
+            active=True,
+            created_at=utcnow(),
         )
-        add_event(
-            s,
-            "admin_added",
-            detail={"name": name, "password": password_hash is not None, "sso": sso_identity},
-        )
+    )
+    add_event(
+        s,
+        "admin_added",
+        detail={"name": name, "password": password_hash is not None, "sso": sso_identity},
+    )
     return True
 
 
-def delete_admin(name: str, *, engine: Engine | None = None) -> bool:
+def delete_admin(s: Session, name: str) -> bool:
     """Remove admin *name* (their past events keep naming them); ``False`` if unknown."""
-    with session_scope(engine or get_engine()) as s:
-        a = s.scalar(select(Admin).where(Admin.name == name))
-        if a is None:
-            return False
-        s.delete(a)
-        add_event(s, "admin_removed", detail={"name": name})
+    a = s.scalar(select(Admin).where(Admin.name == name))
+    if a is None:
+        return False
+    s.delete(a)
+    add_event(s, "admin_removed", detail={"name": name})
     return True
 
 
 def update_admin_password(
-    name: str, password_hash: str, *, record: bool = True, engine: Engine | None = None
+    s: Session, name: str, password_hash: str, *, record: bool = True
 ) -> bool:
     """Store a new hash for *name*; ``record=False`` for a silent re-hash at sign-in."""
-    with session_scope(engine or get_engine()) as s:
-        admin = s.scalar(select(Admin).where(Admin.name == name))
-        done = admin is not None
-        if admin is not None:
-            admin.password_hash = password_hash
-        if done and record:
-            add_event(s, "admin_password_set", detail={"name": name})
+    admin = s.scalar(select(Admin).where(Admin.name == name))
+    done = admin is not None
+    if admin is not None:
+        admin.password_hash = password_hash
+    if done and record:
+        add_event(s, "admin_password_set", detail={"name": name})
     return bool(done)
 
 
@@ -136,86 +128,77 @@ class SsoAnnotator:
     credential_version: int = 1
 
 
-def annotators_by_sso(identities: list[str], *, engine: Engine | None = None) -> list[SsoAnnotator]:
+def annotators_by_sso(s: Session, identities: list[str]) -> list[SsoAnnotator]:
     """Active annotators linked to one of *identities* in studies that allow SSO sign-in."""
     if not identities:
         return []
-    with session_scope(engine or get_engine()) as s:
-        rows = s.execute(
-            select(
-                Annotator.id,
-                Annotator.name,
-                Study.id,
-                Study.name,
-                Annotator.credential_version,
-            )
-            .join(Study, Study.id == Annotator.study_id)
-            .where(
-                Annotator.sso_identity.in_(identities),
-                Annotator.active.is_(True),
-                Study.annotator_sso.is_(True),
-            )
-            .order_by(Study.name)
-        ).all()
+    rows = s.execute(
+        select(
+            Annotator.id,
+            Annotator.name,
+            Study.id,
+            Study.name,
+            Annotator.credential_version,
+        )
+        .join(Study, Study.id == Annotator.study_id)
+        .where(
+            Annotator.sso_identity.in_(identities),
+            Annotator.active.is_(True),
+            Study.annotator_sso.is_(True),
+        )
+        .order_by(Study.name)
+    ).all()
     return [SsoAnnotator(*r) for r in rows]
 
 
-def link_annotator_sso(
-    study_id: int, name: str, identity: str | None, *, engine: Engine | None = None
-) -> str:
+def link_annotator_sso(s: Session, study_id: int, name: str, identity: str | None) -> str:
     """Set (or clear, with ``None``) the SSO identity of annotator *name* of *study_id*.
 
     Returns ``"ok"``, ``"no-annotator"`` or ``"taken"`` (another annotator of the study has
     it); nothing is written unless ``"ok"``.
     """
-    with session_scope(engine or get_engine()) as s:
-        ann = s.scalar(
-            select(Annotator).where(Annotator.study_id == study_id, Annotator.name == name)
-        )
-        if ann is None:
-            return "no-annotator"
-        if identity is not None:
-            other = s.scalar(
-                select(Annotator.id).where(
-                    Annotator.study_id == study_id,
-                    Annotator.sso_identity == identity,
-                    Annotator.id != ann.id,
-                )
+    ann = s.scalar(select(Annotator).where(Annotator.study_id == study_id, Annotator.name == name))
+    if ann is None:
+        return "no-annotator"
+    if identity is not None:
+        other = s.scalar(
+            select(Annotator.id).where(
+                Annotator.study_id == study_id,
+                Annotator.sso_identity == identity,
+                Annotator.id != ann.id,
             )
-            if other is not None:
-                return "taken"
-        ann.sso_identity = identity
-        add_event(
-            s,
-            "sso_linked" if identity else "sso_unlinked",
-            study_id=study_id,
-            annotator_id=ann.id,
-            detail={"identity": identity} if identity else {},
         )
+        if other is not None:
+            return "taken"
+    ann.sso_identity = identity
+    add_event(
+        s,
+        "sso_linked" if identity else "sso_unlinked",
+        study_id=study_id,
+        annotator_id=ann.id,
+        detail={"identity": identity} if identity else {},
+    )
     return "ok"
 
 
-def sso_links(study_id: int, *, engine: Engine | None = None) -> dict[str, str | None]:
+def sso_links(s: Session, study_id: int) -> dict[str, str | None]:
     """Annotator name -> linked SSO identity (or ``None``) for one study."""
-    with session_scope(engine or get_engine()) as s:
-        rows = s.execute(
-            select(Annotator.name, Annotator.sso_identity)
-            .where(Annotator.study_id == study_id)
-            .order_by(Annotator.id)
-        ).all()
+    rows = s.execute(
+        select(Annotator.name, Annotator.sso_identity)
+        .where(Annotator.study_id == study_id)
+        .order_by(Annotator.id)
+    ).all()
     return {n: i for n, i in rows}
 
 
-def study_annotator_sso(study_id: int, *, engine: Engine | None = None) -> bool:
-    with session_scope(engine or get_engine()) as s:
-        return bool(s.scalar(select(Study.annotator_sso).where(Study.id == study_id)))
+def study_annotator_sso(s: Session, study_id: int) -> bool:
+    return bool(s.scalar(select(Study.annotator_sso).where(Study.id == study_id)))
 
 
-def set_study_annotator_sso(study_id: int, enabled: bool, *, engine: Engine | None = None) -> None:
-    with session_scope(engine or get_engine()) as s:
-        s.execute(update(Study).where(Study.id == study_id).values(annotator_sso=enabled))
-        add_event(
-            s,
-            "annotator_sso_enabled" if enabled else "annotator_sso_disabled",
-            study_id=study_id,
-        )
+def set_study_annotator_sso(s: Session, study_id: int, enabled: bool) -> None:
+    s.execute(update(Study).where(Study.id == study_id).values(annotator_sso=enabled))
+    add_event(
+        s,
+        "annotator_sso_enabled" if enabled else "annotator_sso_disabled",
+        study_id=study_id,
+    )
