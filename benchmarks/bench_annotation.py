@@ -41,9 +41,9 @@ def _setup(engine):
 
     from data_schemas.scales import BINARY
     from medsim_annot.services.studies import create_study
-    from medsim_annot.storage import Annotator, Assignment, Study, session_scope
+    from medsim_annot.storage import session_scope
     from medsim_annot.storage.annotation import insert_ratings
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage.models import Annotator, Assignment, Study, utcnow
 
     name = f"bench-{uuid.uuid4().hex[:8]}"
     pairs = pd.DataFrame(
@@ -97,8 +97,8 @@ def _baseline_press(engine, annotator_id, position, value):
     """Straightforward: load the whole queue and its ratings into pandas on every press."""
     from sqlalchemy import select
 
-    from medsim_annot.storage import Assignment, Item, Rating, session_scope
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Assignment, Item, Rating, utcnow
 
     with session_scope(engine) as s:
         slots = pd.DataFrame(

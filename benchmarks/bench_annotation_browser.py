@@ -192,7 +192,8 @@ def _commit_median(url: str, study: str) -> float:
     from sqlalchemy import select
 
     from medsim_annot.services.rating_queue import PendingRating, commit_pending
-    from medsim_annot.storage import Annotator, Study, get_engine, session_scope
+    from medsim_annot.storage import get_engine, session_scope
+    from medsim_annot.storage.models import Annotator, Study
 
     eng = get_engine(url)
     with session_scope(eng) as s:

@@ -134,7 +134,8 @@ def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> Non
 
     from data_schemas.scales import BINARY
     from medsim_annot.services import studies as svc
-    from medsim_annot.storage import Annotator, Assignment, Item, session_scope
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Annotator, Assignment, Item
     from medsim_annot.storage.studies import insert_ratings
 
     svc.create_study(name, pairs, BINARY, ANNOTATORS, engine=engine)
@@ -186,7 +187,8 @@ def _rerate(name: str, engine) -> None:
     from sqlalchemy import select
 
     from medsim_annot.services import studies as svc
-    from medsim_annot.storage import Rating, session_scope
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Rating
     from medsim_annot.storage.studies import insert_ratings
 
     sid = svc.get_study(name, engine=engine).id

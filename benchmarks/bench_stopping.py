@@ -44,9 +44,9 @@ def _setup(engine, target: float | None) -> list[int]:
 
     from data_schemas.scales import BINARY
     from medsim_annot.services.design import DesignOptions, create_designed_study
-    from medsim_annot.storage import Annotator, Assignment, Study, session_scope
+    from medsim_annot.storage import session_scope
     from medsim_annot.storage.annotation import insert_ratings
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage.models import Annotator, Assignment, Study, utcnow
 
     name = f"bench-stop-{uuid.uuid4().hex[:8]}"
     create_designed_study(

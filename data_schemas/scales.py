@@ -12,8 +12,21 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from .errors import InputError, Problem
+from .options import StrOptions
 
+#: The level of measurement of a scale (Krippendorff 2011): what the distance between two
+#: values means in alpha and which coefficients apply.
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS = StrOptions.of(
+    Level,
+    "level",
+    {
+        "nominal": "categories without order",
+        "ordinal": "ordered categories, distances unknown",
+        "interval": "numbers whose differences mean something",
+        "ratio": "numbers with a true zero",
+    },
+)
 
 
 class ScaleOption(BaseModel):

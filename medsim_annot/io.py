@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import either
 
 #: Every table format and the file extensions that select it (the first one is the one we
 #: write and offer in uploaders).
@@ -41,6 +42,28 @@ FORMATS = tuple(EXTENSIONS)
 #: The delimiter of each delimited text format.
 DELIMITERS = {"csv": ",", "tsv": "\t"}
 _EXT = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
+
+
+#: How help texts name each format.
+FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "jsonl": "JSONL", "parquet": "Parquet"}
+
+
+def formats_text(formats: tuple[str, ...] = FORMATS) -> str:
+    """*formats* as help texts name them.
+
+    >>> formats_text()
+    'CSV, TSV, JSONL or Parquet'
+    """
+    return either(tuple(FORMAT_NAMES[f] for f in formats), quote=False)
+
+
+def extensions_text(formats: tuple[str, ...] = FORMATS) -> str:
+    """The extension we write for each of *formats*, as help and error texts list them.
+
+    >>> extensions_text()
+    '.csv, .tsv, .jsonl or .parquet'
+    """
+    return either(tuple(EXTENSIONS[f][0] for f in formats), quote=False)
 
 
 def upload_types(formats: tuple[str, ...] = FORMATS) -> list[str]:
@@ -82,7 +105,7 @@ def format_of(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     if suffix not in _EXT:
         raise InputError.single(
             f"cannot tell the format from the extension '{suffix or '(none)'}'; "
-            "use .csv, .tsv, .jsonl or .parquet",
+            f"use {extensions_text()}",
             file=str(path),
         )
     return _EXT[suffix]

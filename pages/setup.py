@@ -12,7 +12,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import upload_types
+from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
@@ -78,7 +78,7 @@ pairs_name: str | None = None  # the file name shown and recorded with the study
 pairs = None
 if source == "Upload":
     up = st.file_uploader(
-        "Pairs file (CSV, TSV, JSONL or Parquet)",
+        f"Pairs file ({formats_text()})",
         key="setup_upload",
         type=[s.lstrip(".") for s in PAIR_SUFFIXES],
     )

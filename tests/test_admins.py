@@ -16,7 +16,7 @@ from medsim_annot.services import admins
 from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, Throttled
-from medsim_annot.storage import dispose_all, get_engine
+from medsim_annot.storage import dispose_all, get_engine, session_scope
 
 BINARY = "binary"
 
@@ -121,12 +121,13 @@ def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkey
     raw.dispose()
     dispose_all()
     engine = get_engine(url)
-    rows = admins.store.list_admins(engine=engine)
+    with session_scope(engine) as s:
+        rows = admins.store.list_admins(s)
     assert [r.name for r in rows] == ["admin"] and rows[0].password_hash.startswith("scrypt$16384$")
     assert admins.check_admin_password("admin", "the old admin password", engine=engine)
-    assert admins.store.get_admin("admin", engine=engine).password_hash.startswith(
-        f"scrypt${2**17}$8$1$"
-    )
+    with session_scope(engine) as s:
+        rehashed = admins.store.get_admin(s, "admin")
+    assert rehashed is not None and rehashed.password_hash.startswith(f"scrypt${2**17}$8$1$")
     assert admins.check_admin_password("admin", "the old admin password", engine=engine)
     dispose_all()
 

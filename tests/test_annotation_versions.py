@@ -15,7 +15,8 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.annotators import revoke_code
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
-from medsim_annot.storage import Annotator, dispose_all, get_engine, session_scope
+from medsim_annot.storage import dispose_all, get_engine, session_scope
+from medsim_annot.storage.models import Annotator
 
 
 def _pairs(n: int) -> pd.DataFrame:

@@ -84,7 +84,8 @@ def _study(url: str, name: str, n: int, scale=BINARY, annotators=("doc",)) -> di
 
 def _stored(url: str, study: str, annotator: str) -> list[dict]:
     """Every rating row of *annotator* in id order, with the first term as it was shown."""
-    from medsim_annot.storage import Annotator, Assignment, Item, Rating, Study, session_scope
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Annotator, Assignment, Item, Rating, Study
 
     with session_scope(_engine(url)) as s:
         rows = s.execute(

@@ -14,9 +14,9 @@ from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.stats import majority_vote
-from medsim_annot.storage import Assignment, Rating, get_engine, session_scope
+from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import utcnow
+from medsim_annot.storage.models import Assignment, Rating, utcnow
 from tests import published as P
 from tests.qa_data import make_quality, make_tiny
 
@@ -243,7 +243,7 @@ def test_intra_rater_consistency_from_duplicate_slots(db_url):
     from data_schemas.scales import BINARY
     from medsim_annot.services.annotation import submit_rating
     from medsim_annot.services.studies import Slot
-    from medsim_annot.storage import Annotator
+    from medsim_annot.storage.models import Annotator
 
     dsvc.clear_cache()
     pairs = validate_pairs(

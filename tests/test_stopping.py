@@ -22,7 +22,7 @@ from medsim_annot.services import stopping as S
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.storage import dispose_all, get_engine
-from medsim_annot.storage.admins import acting_as
+from medsim_annot.storage.events import acting_as
 
 DOCTORS = ("ann", "bob", "cyd")
 PER_GROUP = 40  # 20 positives + 20 negatives by automatic label

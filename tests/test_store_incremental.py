@@ -17,15 +17,9 @@ from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
-from medsim_annot.storage import (
-    Annotator,
-    Assignment,
-    Item,
-    Study,
-    get_engine,
-    session_scope,
-)
+from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.models import Annotator, Assignment, Item, Study
 
 PAIRS = pd.DataFrame(
     {

@@ -16,6 +16,7 @@ from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, aliased
 
+from .events import detail_json
 from .models import Annotator, Assignment, GroupStop, Item, Rating
 
 #: Built once (see storage.annotation: building an alias per call is slow).
@@ -155,7 +156,7 @@ def claim_stop(s: Session, *, study_id: int, group: str, at: dt.datetime, detail
                     study_id=study_id,
                     audit_group=group,
                     stopped_at=at,
-                    detail_json=json.dumps(detail, sort_keys=True, default=str),
+                    detail_json=detail_json(detail),
                 )
             )
     except sa_exc.IntegrityError as exc:
