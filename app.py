@@ -105,8 +105,6 @@ def landing() -> None:
         "**Annotators:** type the access code you were given and press *Sign in*. Your "
         "progress is saved with every key press; sign in again any time to continue."
     )
-    if notice := st.session_state.pop(_ui.NOTICE, None):
-        st.warning(notice, icon=":material/lock:")
     with st.form("login_annotator", clear_on_submit=True):
         code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
         go = st.form_submit_button("Sign in", type="primary")

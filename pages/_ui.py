@@ -26,7 +26,6 @@ from medsim_annot.services.store import open_store, store_url
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
-NOTICE = "auth_notice"
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 #: Set by app.py on every run before it hands over to a page.
 ROUTED = "auth_routed"
@@ -130,12 +129,6 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
 
 def sign_out() -> None:
     st.session_state.clear()
-
-
-def end_session(reason: str) -> None:
-    """Sign out because the credential is no longer valid; the start page shows *reason*."""
-    st.session_state.clear()
-    st.session_state[NOTICE] = reason
 
 
 def download_name(stem: str, ext: str) -> str:

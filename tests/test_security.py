@@ -287,7 +287,6 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
             "pending": [{"seq": 1, "position": 0, "value": "same", "version": 0}],
             "need": None,
             "sent": 1,
-            "attempt": 0,
         }
     }
     at.run()

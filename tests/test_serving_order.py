@@ -140,7 +140,6 @@ def _send(at, pending, *, need=None, at_pos=None, back=False, sent=1):
             "back": back,
             "at": at_pos,
             "sent": sent,
-            "attempt": 0,
         }
     }
     return at.run()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import typer
 
@@ -43,7 +42,3 @@ def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
 
 def split_list(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
-
-
-def err(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)

@@ -36,8 +36,6 @@ from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with
 from medsim_annot.storage import annotation as store
 from medsim_annot.storage import serving as serving_store
 
-#: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
-STRAIGHT_LINE_RUN = 10
 #: Most pairs :func:`get_window` returns at once.
 WINDOW_MAX = 200
 
@@ -435,31 +433,3 @@ def submit_rating(
         except _LostRace:
             continue  # the winner's row is committed now: the next read sees it
     return SubmitResult(done.saved, with_retry(next_position), done.version)
-
-
-def straight_line_warning(
-    annotator_id: int,
-    position: int | None = None,
-    *,
-    run: int = STRAIGHT_LINE_RUN,
-    engine: Engine | None = None,
-) -> bool:
-    """Whether the *run* slots ending at *position* (in queue order; default: the slot just
-    before the first unrated one) all carry the same current rating value.
-
-    Chiu et al. (2018) reminded a rater to pay attention after ten identical consecutive
-    ratings; this is the same gentle check (a reminder, never a block).
-    """
-
-    def check() -> bool:
-        with session_scope(_engine(engine)) as s:
-            pos = position
-            if pos is None:
-                first = store.first_unrated(s, annotator_id)
-                pos = store.last_position(s, annotator_id) if first is None else first - 1
-                if pos is None or pos < 0:
-                    return False
-            values = store.current_values(s, annotator_id, pos - run + 1, pos)
-        return len(values) >= run and len(set(values)) == 1
-
-    return with_retry(check)

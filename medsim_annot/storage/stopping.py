@@ -125,18 +125,6 @@ def pair_values(s: Session, item_id: int, assignment_id: int) -> tuple[list[str]
     return now, before
 
 
-def group_names(s: Session, study_id: int) -> list[str]:
-    return [
-        str(g)
-        for g in s.scalars(
-            select(Item.audit_group)
-            .where(Item.study_id == study_id, Item.audit_group.is_not(None))
-            .distinct()
-            .order_by(Item.audit_group)
-        )
-    ]
-
-
 def is_stopped(s: Session, study_id: int, group: str) -> bool:
     return bool(
         s.scalar(
