@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -64,7 +65,7 @@ with st.form("export_form"):
         )
     go = st.form_submit_button("Prepare export", type="primary")
 
-filters = {
+filters: dict[str, Any] = {
     "require_majority": require_majority,
     "exclude_unclear": exclude_unclear,
     "exclude_all_different": exclude_all_different,

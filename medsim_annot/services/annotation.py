@@ -316,7 +316,7 @@ def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, 
     return with_retry(run)
 
 
-class _LostRace(Exception):
+class _LostRaceError(Exception):
     """Another writer stored the revision this attempt wanted: read again and decide again."""
 
 
@@ -404,7 +404,7 @@ def submit_rating(
                     elapsed_ms=elapsed_ms,
                 )
                 if not stored:
-                    raise _LostRace
+                    raise _LostRaceError
                 version += 1
                 # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
                 # same transaction (see services/tiebreak.py).
@@ -430,6 +430,6 @@ def submit_rating(
         try:
             done = with_retry(attempt)
             break
-        except _LostRace:
+        except _LostRaceError:
             continue  # the winner's row is committed now: the next read sees it
     return SubmitResult(done.saved, with_retry(next_position), done.version)
