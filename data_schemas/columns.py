@@ -31,7 +31,8 @@ COMMENT = "comment"
 UNCLEAR = "unclear"
 RATING_REQUIRED = (PAIR_ID, ANNOTATOR, RATING)
 
-# The ratings *frame* handed to the statistics (ARCHITECTURE.md): one row per current rating.
+# The ratings *frame* handed to the statistics (docs/architecture.md): one row per current
+# rating.
 VALUE = "value"
 NO_DECISION = "no_decision"
 
