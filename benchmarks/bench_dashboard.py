@@ -1,4 +1,4 @@
-"""Dashboard speed (issue 5): every dashboard figure for 1,200 items x 3 ratings (< 1 s) and
+"""Dashboard speed: every dashboard figure for 1,200 items x 3 ratings (< 1 s) and
 100,000 items x 3 ratings (< 5 s) server-side, and a cache hit when nothing changed (< 0.2 s).
 
 "Server-side" is measured two ways: from frames already in memory (:func:`compute_dashboard`)

@@ -111,7 +111,7 @@ def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
-    # A table, never markdown: annotator names are shown as typed (security finding 6).
+    # A table, never markdown: annotator names are shown as typed, never as links.
     comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
     st.dataframe(
         comp[["annotator", "done", "total", "share", "access"]],

@@ -1,5 +1,5 @@
 """Baseline for ``benchmarks/bench_annotation_browser.py``: the Annotate page as it was
-before the annotation widget (issue 13) — every key press is a Streamlit button shortcut and
+before the annotation widget — every key press is a Streamlit button shortcut and
 a full rerun that saves, then renders the next pair. Kept here, not in pages/, only to be
 measured next to the widget in the same run. The old page's straight-lining reminder (one
 more query per key press) is left out, as the widget has none: the baseline does no more work

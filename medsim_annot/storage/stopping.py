@@ -1,4 +1,4 @@
-"""Queries of the sequential audit (issue 15 §2): the ratings of one group, the claim that
+"""Queries of the sequential audit: the ratings of one group, the claim that
 stops a group once, withdrawing and restoring its unrated slots.
 
 Every function takes the caller's open session (for the per-rating check: the save's own

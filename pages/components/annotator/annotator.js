@@ -1,4 +1,4 @@
-// The annotation widget (issue 13): a window of the annotator's queue held in the browser,
+// The annotation widget: a window of the annotator's queue held in the browser,
 // the next pair drawn in the same frame as the key press, ratings kept in an ordered list of
 // unacknowledged entries (sessionStorage) until the server acknowledges them.
 //
