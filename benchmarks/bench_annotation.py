@@ -9,9 +9,10 @@ The baseline is the straightforward implementation: per press, load the annotato
 queue and every rating of it through the ORM into pandas, work out progress and the next
 unrated slot there, insert the rating, then load the pair.
 
-Goal (issue 4): median < 50 ms and p95 < 150 ms on both databases.
+Goal: median < 50 ms and p95 < 150 ms on both databases (a save must not hold up the next
+key press).
 
-Durability cost (issue 17 §5): the SQLite store runs ``synchronous=FULL`` (the WAL is synced
+Durability cost: the SQLite store runs ``synchronous=FULL`` (the WAL is synced
 on every commit, so an acknowledged rating survives power loss); the same presses are also
 timed with ``synchronous=NORMAL`` on a second file, as the baseline of that figure.
 Environment: ``MEDSIM_BENCH_ITEMS`` (default 10000), ``MEDSIM_BENCH_PRESSES`` (default 300).

@@ -71,6 +71,6 @@ class InputError(Exception):
         return self.summary()
 
 
-class UnknownOption(ValueError):
+class UnknownOptionError(ValueError):
     """A value outside an option's allowed values (:class:`data_schemas.options.StrOptions`):
     a request that cannot be carried out as asked, printed as one sentence."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, get_args
 
-from .errors import UnknownOption
+from .errors import UnknownOptionError
 
 
 def either(values: tuple[str, ...], *, quote: bool = True) -> str:
@@ -54,18 +54,18 @@ class StrOptions:
         return iter(self.help)
 
     def check(self, value: object) -> str:
-        """*value* when allowed, else :class:`~data_schemas.errors.UnknownOption`.
+        """*value* when allowed, else :class:`~data_schemas.errors.UnknownOptionError`.
 
         >>> MAJORITY_RULES.check("decisive")
         'decisive'
         >>> MAJORITY_RULES.check("loose")
         Traceback (most recent call last):
         ...
-        data_schemas.errors.UnknownOption: majority must be 'strict' or 'decisive', not 'loose'
+        data_schemas.errors.UnknownOptionError: majority must be 'strict' or 'decisive', not 'loose'
         """
         value = value.value if isinstance(value, Enum) else value
         if value not in self.help:
-            raise UnknownOption(f"{self.name} must be {either(self.values)}, not '{value}'")
+            raise UnknownOptionError(f"{self.name} must be {either(self.values)}, not '{value}'")
         return str(value)
 
     def describe(self) -> str:

@@ -201,8 +201,8 @@ def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
 
 
 def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """The frame the statistics take (ARCHITECTURE.md): ``pair_id``, ``annotator``, ``value``
-    (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
+    """The frame the statistics take (docs/architecture.md): ``pair_id``, ``annotator``,
+    ``value`` (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
     ``rating`` and ``unclear``/``comment`` when present. Only the latest rating per
     (pair, annotator) is kept. The scale is consulted once per distinct rating value
     (:func:`per_distinct`), which gives the same frame as once per row:

@@ -1,4 +1,4 @@
-"""Versioned saves (issue 17 §1): a save carries the version the page showed; a stale one is
+"""Versioned saves: a save carries the version the page showed; a stale one is
 refused with the current answer; the same answer twice is one row; ended sessions; the
 comment cap; the window of pairs the widget keeps ahead; the migration's backfill."""
 

@@ -1,4 +1,4 @@
-"""The annotation widget in a real browser (issue 13; page side of issue 17).
+"""The annotation widget in a real browser, and the page side of its versioned, ordered saves.
 
 Playwright drives Debian's chromium against ``streamlit run app.py``. Every key press is
 recorded in the page itself (a capture listener notes the pair on screen at the press, a

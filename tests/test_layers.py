@@ -1,4 +1,5 @@
-"""Layering (ARCHITECTURE.md): which package may import what, checked on module-level imports.
+"""Layering (docs/architecture.md): which package may import what, checked on module-level
+imports.
 
 - streamlit only in ``app.py`` and ``pages/``;
 - ``data_schemas`` imports nothing of ours;

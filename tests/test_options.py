@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from data_schemas.errors import UnknownOption
+from data_schemas.errors import UnknownOptionError
 from data_schemas.options import MAJORITY_RULES, MajorityRule, StrOptions
 from data_schemas.scales import LEVELS, Level
 from medsim_annot import io
@@ -27,7 +27,7 @@ def test_registries_follow_their_literal_types():
 
 @given(st.text(max_size=12).filter(lambda v: v not in ("strict", "decisive")))
 def test_unknown_values_are_refused_with_one_message(value):
-    with pytest.raises(UnknownOption, match="majority must be 'strict' or 'decisive'"):
+    with pytest.raises(UnknownOptionError, match="majority must be 'strict' or 'decisive'"):
         MAJORITY_RULES.check(value)
 
 
@@ -36,7 +36,7 @@ def test_stats_check_the_rule_through_the_registry():
 
     counts = np.array([[2, 1]])
     assert majority.majority_from_counts(counts, np.array([3]), np.array([0, 1]), "strict")[0] == 0
-    with pytest.raises(UnknownOption):
+    with pytest.raises(UnknownOptionError):
         majority.majority_from_counts(counts, np.array([3]), np.array([0, 1]), "loose")
 
 

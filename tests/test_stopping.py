@@ -1,4 +1,4 @@
-"""Sequential audit (issue 15 §2) through the service API with simulated doctors on SQLite and
+"""Sequential audit through the service API with simulated doctors on SQLite and
 PostgreSQL: a group whose accuracy is pinned down stops after its minimum and its unrated
 slots are withdrawn (rows kept, event logged), a hard group keeps serving, stopping off
 restores the slots, withdrawn slots leave the totals, a rating that still arrives for a

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import typer
 
@@ -73,7 +72,3 @@ def sample_per_group(text: str | None) -> tuple[int, int] | None:
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise UsageProblem(f"--sample-per-group takes P,N (two whole numbers), not '{text}'")
     return int(parts[0]), int(parts[1])
-
-
-def err(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)

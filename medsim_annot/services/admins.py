@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
-from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
+from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, ThrottledError
 from medsim_annot.storage import Engine, get_engine, session_scope
 from medsim_annot.storage import admins as store
 from medsim_annot.storage import events as events_store
@@ -47,7 +47,7 @@ _HASHES = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
 # ---------------------------------------------------------------------------- hashing
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
     if not _HASHES.acquire(timeout=HASH_WAIT_S):
-        raise Throttled(1.0, busy=True)
+        raise ThrottledError(1.0, busy=True)
     try:
         return hashlib.scrypt(
             password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=SCRYPT_MAXMEM, dklen=32
@@ -218,7 +218,7 @@ def sign_in_admin(
     name: str, password: str, *, client: str, engine: Engine | None = None
 ) -> AdminIdentity | None:
     """Throttled admin sign-in from *client*: the admin, ``None`` (wrong), or raises
-    :class:`~medsim_annot.services.throttle.Throttled` (wait first)."""
+    :class:`~medsim_annot.services.throttle.ThrottledError` (wait first)."""
     ADMIN_SIGNINS.check(client)
     name = (name or "").strip() or ENV_ADMIN
     if check_admin_password(name, password, engine=engine):

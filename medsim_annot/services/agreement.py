@@ -33,6 +33,7 @@ from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.gold import CALIBRATION_COLUMN as CALIBRATION_COLUMN  # 2 + 1 design column
 from data_schemas.gold import is_gold_export, read_gold_frame, read_manifest
+from data_schemas.options import MAJORITY_RULES
 from data_schemas.pairs import group_columns
 from data_schemas.ratings import code_ratings, to_ratings_frame, validate_ratings
 from data_schemas.scales import (
@@ -58,8 +59,6 @@ from medsim_annot.stats import (
 from medsim_annot.stats import agreement_report as _agreement_report
 from medsim_annot.stats.majority import RULES, Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
-
-MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -160,8 +159,7 @@ def audit_report(
     :class:`InputError` for an unknown group column, a missing ``auto_label`` or a scale
     without positive/negative values (*file* names the pairs file in messages).
     """
-    if majority not in MAJORITY_RULES:
-        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{majority}'")
+    MAJORITY_RULES.check(majority)
     if bootstrap < 0:
         raise InputError.single(f"bootstrap must be 0 or a positive number, not {bootstrap}")
     if not scale.has_polarity:
@@ -230,8 +228,7 @@ def majority_table(
     """Per pair: ``majority`` (code, NaN without a majority), ``majority_value`` (the scale's
     option value, None without a majority), ``n_ratings`` (cast), ``n_decisive`` and, for
     numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
-    if rule not in MAJORITY_RULES:
-        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
+    MAJORITY_RULES.check(rule)
     table = majority_vote(ratings, rule=cast(Rule, rule), numeric=scale.numeric, items=items)
     by_code = {o.code: o.value for o in scale.options if o.code is not None}
     table.insert(

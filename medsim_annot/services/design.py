@@ -34,11 +34,11 @@ class DesignOptions:
     duplicates: float = 0.0
     seed: int = 0
     shuffle: bool = True
-    #: 2 + 1 design (issue 15): a third rating only where the first two disagree (needs
+    #: 2 + 1 design: a third rating only where the first two disagree (needs
     #: ``per_item`` 2 and at least three annotators); graded codes within the tolerance agree.
     tiebreak: bool = False
     tiebreak_tolerance: float = 0.0
-    #: Sequential audit (issue 15 §2): target half-width of each group's accuracy interval
+    #: Sequential audit: target half-width of each group's accuracy interval
     #: (groups by ``group_by``, every column must be in the pairs file); ``None``: off. A group
     #: stops being served once it is within the target and has the minimum of positives and
     #: negatives; the queues are served group-interleaved.

@@ -48,6 +48,7 @@ from data_schemas.gold import (
 from data_schemas.gold import FLAGS as FLAGS
 from data_schemas.gold import MODEL_COLUMNS as MODEL_COLUMNS
 from data_schemas.gold import RATER_PREFIX as RATER_PREFIX
+from data_schemas.options import MAJORITY_RULES
 from data_schemas.ratings import code_ratings as code_ratings  # the dashboard's import
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
@@ -60,8 +61,6 @@ from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
 from medsim_annot.stats.alpha import alpha_with_interval
 from medsim_annot.stats.majority import RULES, Rule
 from medsim_annot.storage import Engine
-
-MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -140,8 +139,7 @@ def gold_table(
     >>> t[["pair_id", "rater_C", "majority", "verified", "all_different"]].values.tolist()
     [['a', 'dont_know', 'same', True, False], ['b', 'dont_know', None, False, True]]
     """
-    if majority not in MAJORITY_RULES:
-        raise UsageProblem(f"majority must be 'strict' or 'decisive', not '{majority}'")
+    MAJORITY_RULES.check(majority)
     pairs = pairs.reset_index(drop=True)
     ids = pairs[C.PAIR_ID].astype(str).to_numpy()
     n = len(ids)
@@ -542,8 +540,7 @@ def export_gold(
     recorded in the event log.
     """
     chosen = _filters_of(filters, filter_options)
-    if chosen.majority not in MAJORITY_RULES:
-        raise UsageProblem(f"majority must be 'strict' or 'decisive', not '{chosen.majority}'")
+    MAJORITY_RULES.check(chosen.majority)
     out = Path(out)
     if fmt == "hf":
         kind = "hf"

@@ -1,4 +1,4 @@
-"""The store side of the sequential audit (issue 15 §2): groups that stop being served when
+"""The store side of the sequential audit: groups that stop being served when
 their accuracy estimate is tight.
 
 A study created with ``--target-ci HALF_WIDTH`` keeps ``{"stopping": {"target", "group_by",
@@ -91,8 +91,9 @@ def estimate(
 ) -> dict[str, GroupEstimate]:
     """Per group: :func:`group_stopping` over the pairs with a decided strict majority
     (positive or negative value of the scale) and an automatic label."""
-    if scale.positive is None or scale.negative is None:
+    if not scale.has_polarity:
         raise UsageProblem(f"the {scale.name} scale has no positive and negative values")
+    assert scale.positive is not None and scale.negative is not None
     pos, neg = scale.code(scale.positive), scale.code(scale.negative)
     if not ratings:
         return {}

@@ -1,4 +1,4 @@
-"""The store side of the 2 + 1 design (issue 15): a third rater only where the first two
+"""The store side of the 2 + 1 design: a third rater only where the first two
 disagree.
 
 A study created with ``--per-item 2 --tiebreak`` keeps ``{"tiebreak": {"tolerance": T}}`` in

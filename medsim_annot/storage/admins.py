@@ -13,7 +13,6 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .events import add_event
-from .events import record_event as record_event  # the import services/gold.py still uses
 from .models import Admin, Annotator, Study, utcnow
 
 

@@ -1,4 +1,4 @@
-"""Writing big studies without locking doctors out (issue 17 §4).
+"""Writing big studies without locking doctors out.
 
 SQLite has one writer at a time: a study of a million slots written in one transaction holds
 the write lock for seconds, and every key press meanwhile waits (and fails after the busy

@@ -1,4 +1,4 @@
-"""Queries of the sequential audit (issue 15 §2): the ratings of one group, the claim that
+"""Queries of the sequential audit: the ratings of one group, the claim that
 stops a group once, withdrawing and restoring its unrated slots.
 
 Every function takes the caller's open session (for the per-rating check: the save's own
@@ -124,18 +124,6 @@ def pair_values(s: Session, item_id: int, assignment_id: int) -> tuple[list[str]
         if a != assignment_id or len(vs) > 1
     ]
     return now, before
-
-
-def group_names(s: Session, study_id: int) -> list[str]:
-    return [
-        str(g)
-        for g in s.scalars(
-            select(Item.audit_group)
-            .where(Item.study_id == study_id, Item.audit_group.is_not(None))
-            .distinct()
-            .order_by(Item.audit_group)
-        )
-    ]
 
 
 def is_stopped(s: Session, study_id: int, group: str) -> bool:

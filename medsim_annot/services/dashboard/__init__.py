@@ -32,6 +32,7 @@ from medsim_annot.services.dashboard.store import (
 )
 from medsim_annot.services.dashboard.tables import DISAGREEMENT_KINDS, Dashboard
 from medsim_annot.services.gold import FLAGS
+from medsim_annot.stats.aggregate import MODEL_METHODS
 
 __all__ = [
     "BOOTSTRAP_SEED",
@@ -41,6 +42,7 @@ __all__ = [
     "DISAGREEMENT_KINDS",
     "DONT_KNOW_CONCERN",
     "FLAGS",
+    "MODEL_METHODS",
     "Dashboard",
     "clear_cache",
     "completion",

@@ -54,7 +54,7 @@ def compute_dashboard(
     ratings = gt.ratings
     reasons: dict[str, str] = {}
     report, basis = agreement_svc.design_agreement(ratings, scale, agreement_pairs=agreement_pairs)
-    binary = scale.positive is not None and scale.negative is not None
+    binary = scale.has_polarity
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
         audit = agreement_svc.audit_report(
