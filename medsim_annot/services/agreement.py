@@ -57,7 +57,7 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
-from medsim_annot.stats.majority import RULES, Rule
+from medsim_annot.stats.majority import Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
 
 

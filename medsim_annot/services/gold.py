@@ -59,7 +59,7 @@ from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
 from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
 from medsim_annot.stats.alpha import alpha_with_interval
-from medsim_annot.stats.majority import RULES, Rule
+from medsim_annot.stats.majority import Rule
 from medsim_annot.storage import Engine
 
 
