@@ -59,7 +59,7 @@ def test_setup_links_annotators_and_enables_sso(db):
     at.selectbox(key="setup_sso_who").select("bea")
     at.text_input(key="setup_sso_identity").input("Bea@Hospital.example")
     at.button(key="setup_sso_link").click().run()
-    # messages are shown as plain text: markdown characters arrive escaped (finding 6)
+    # messages are shown as plain text: markdown characters arrive escaped, so a name cannot become a link
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
     assert admins.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
     assert admins.sso_role({"sub": "x", "email": "bea@hospital.example"}).role == "refused"

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
-from data_schemas.widget import STRAIGHT_LINE_RUN
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
@@ -317,7 +316,30 @@ def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, 
     return with_retry(run)
 
 
-class _LostRace(Exception):
+def _may_change(
+    row: store.SlotRow, scale: Scale, expected_version: int | None, max_revisions: int | None
+) -> None:
+    """Refuse a new answer for *row*: :class:`StaleRating` (with the current answer) when the
+    slot moved past *expected_version*, :class:`UsageProblem` when it already has
+    *max_revisions* ratings."""
+    cur, version = row.current, row.version
+    if expected_version is not None and version != expected_version:
+        raise StaleRating(
+            current={
+                "rating": scale.canonical(cur.value) if cur else None,
+                "unclear": cur.unclear if cur else False,
+                "comment": cur.comment if cur else "",
+                "version": version,
+            }
+        )
+    if max_revisions is not None and version >= max_revisions:
+        raise UsageProblem(
+            f"this pair's answer has been changed {version} times, the most allowed; ask "
+            "the study admin if it must change again"
+        )
+
+
+class _LostRaceError(Exception):
     """Another writer stored the revision this attempt wanted: read again and decide again."""
 
 
@@ -390,20 +412,7 @@ def submit_rating(
                 and cur.comment == comment
             )
             if not same:
-                if expected_version is not None and version != expected_version:
-                    raise StaleRating(
-                        current={
-                            "rating": scale.canonical(cur.value) if cur else None,
-                            "unclear": cur.unclear if cur else False,
-                            "comment": cur.comment if cur else "",
-                            "version": version,
-                        }
-                    )
-                if max_revisions is not None and version >= max_revisions:
-                    raise UsageProblem(
-                        f"this pair's answer has been changed {version} times, the most "
-                        "allowed; ask the study admin if it must change again"
-                    )
+                _may_change(row, scale, expected_version, max_revisions)
                 stored = store.insert_rating(
                     s,
                     row,
@@ -416,7 +425,7 @@ def submit_rating(
                     elapsed_ms=elapsed_ms,
                 )
                 if not stored:
-                    raise _LostRace
+                    raise _LostRaceError
                 version += 1
                 # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
                 # same transaction (see services/tiebreak.py).
@@ -442,36 +451,8 @@ def submit_rating(
         try:
             done = with_retry(attempt)
             break
-        except _LostRace:
+        except _LostRaceError:
             continue  # the winner's row is committed now: the next read sees it
     if not want_next:
         return done
     return SubmitResult(done.saved, with_retry(next_position), done.version)
-
-
-def straight_line_warning(
-    annotator_id: int,
-    position: int | None = None,
-    *,
-    run: int = STRAIGHT_LINE_RUN,
-    engine: Engine | None = None,
-) -> bool:
-    """Whether the *run* slots ending at *position* (in queue order; default: the slot just
-    before the first unrated one) all carry the same current rating value.
-
-    Chiu et al. (2018) reminded a rater to pay attention after ten identical consecutive
-    ratings; this is the same gentle check (a reminder, never a block).
-    """
-
-    def check() -> bool:
-        with session_scope(_engine(engine)) as s:
-            pos = position
-            if pos is None:
-                first = store.first_unrated(s, annotator_id)
-                pos = store.last_position(s, annotator_id) if first is None else first - 1
-                if pos is None or pos < 0:
-                    return False
-            values = store.current_values(s, annotator_id, pos - run + 1, pos)
-        return len(values) >= run and len(set(values)) == 1
-
-    return with_retry(check)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 log = logging.getLogger("medsim_annot.signin")
 
 
-class Throttled(Exception):
+class ThrottledError(Exception):
     """Too many failed attempts: try again after ``retry_after`` seconds."""
 
     def __init__(self, retry_after: float, *, locked: bool = False, busy: bool = False):
@@ -82,16 +82,16 @@ class Throttle:
         return c
 
     def check(self, client: str) -> None:
-        """Raise :class:`Throttled` if *client* may not try now (before checking a secret)."""
+        """Raise :class:`ThrottledError` if *client* may not try now (before checking a secret)."""
         now = self.clock()
         with self._lock:
             c = self._fresh(self._clients.setdefault(client, _Count()), now)
             o = self._fresh(self._overall, now)
             if c.locked_until > now:
-                raise Throttled(c.locked_until - now, locked=True)
+                raise ThrottledError(c.locked_until - now, locked=True)
             wait = max(c.not_before, o.not_before) - now
         if wait > 0:
-            raise Throttled(wait)
+            raise ThrottledError(wait)
 
     def failure(self, client: str, *, detail: str = "") -> float:
         """Count a failed attempt of *client*; log it; return the wait before the next one."""
