@@ -193,8 +193,14 @@ class Doctor:
         return None
 
     def _take(self, res: RatingsResponse, now: float) -> None:
+        self._check_versions(self._acknowledge(res, now))
+        self._take_window(res)
+
+    def _acknowledge(self, res: RatingsResponse, now: float) -> dict[int, int]:
+        """Resolve the pending presses *res* acknowledges; position -> highest version
+        reported for it."""
         refused = {r.seq: r for r in res.refused}
-        touched: dict[int, int] = {}  # position -> highest version reported for it now
+        touched: dict[int, int] = {}
         for p in [p for p in self.pending if p.seq <= res.ack]:
             self.pending.remove(p)
             if self.unacked_at.get(p.position) is p:
@@ -219,6 +225,9 @@ class Doctor:
             for q in self.pending:
                 if q.after == p.seq:
                     q.after, q.version = None, v
+        return touched
+
+    def _check_versions(self, touched: dict[int, int]) -> None:
         for pos, v in touched.items():
             # Each acknowledged press is exactly one stored revision: the slot's version is
             # the version it had when the doctor first saw it plus the presses acknowledged
@@ -230,6 +239,8 @@ class Doctor:
                     f"{self.annotator_id}/{pos}: version {v} after "
                     f"{self.acked_count[pos]} acknowledged presses (expected {want})"
                 )
+
+    def _take_window(self, res: RatingsResponse) -> None:
         if res.resume:
             self.complete = res.complete or res.start is None
         if res.window:
