@@ -20,6 +20,8 @@ from tests.streamlit_harness import start_streamlit
 
 DOCTORS = 10
 PRESSES = 20
+#: How long the doctors may wait for their last acknowledgements on a busy CI machine.
+DRAIN_S = 120.0
 #: Faster than a doctor (2 s) so the test is short, above the endpoint's minimum view time;
 #: a quarter of the presses go back and change the previous answer (chained edits).
 PACE = Pace(pace_s=0.25, jitter_s=0.05, back_share=0.25)
@@ -56,7 +58,12 @@ def test_doctors_on_one_server_exactly_once(backend_url, tmp_path):
     servers = _servers(backend_url, tmp_path, 1)
     try:
         run = run_load(
-            servers[0][1], doctors, steps=[(DOCTORS, 60.0)], pace=PACE, max_presses=PRESSES
+            servers[0][1],
+            doctors,
+            steps=[(DOCTORS, 60.0)],
+            pace=PACE,
+            max_presses=PRESSES,
+            drain_s=DRAIN_S,
         )
     finally:
         _stop(servers)
@@ -80,6 +87,7 @@ def test_doctors_on_two_servers_behind_nginx_exactly_once(backend_url, tmp_path)
                 steps=[(DOCTORS, 60.0)],
                 pace=PACE,
                 max_presses=PRESSES,
+                drain_s=DRAIN_S,
                 verify=False,  # the proxy's throw-away certificate
             )
             served = (tmp_path / "nginx_tmp" / "upstreams.log").read_text()
