@@ -500,9 +500,11 @@ def _steady(report, label: str, url: str, tmp: Path) -> None:
         goal="0",
         ok=bad == 0 and not t.fatal,
     )
+    per_press = server_cpu / max(1, len(t.presses))
     print(
-        f"  [{label}] server CPU {server_cpu / max(1, len(t.presses)) * 1000:.1f} ms per press "
-        f"under load; load client {run.client_cpu_s / run.wall_s * 100:.0f}% of a core; "
+        f"  [{label}] server CPU {per_press * 1000:.1f} ms per press under load (one core "
+        f"would carry {1 / max(per_press, 1e-6):.0f} presses/s); load client "
+        f"{run.client_cpu_s / run.wall_s * 100:.0f}% of a core; "
         f"HTTP errors {dict(t.http_errors)}",
         flush=True,
     )
