@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 PYTEST_ARGS ?= -n 2  # pytest-xdist: the suite runs on both cores (CI: 2 cores)
 
-.PHONY: setup setup-embeddings setup-spark run test lint bench demo clean
+.PHONY: setup setup-embeddings setup-spark run dev test lint bench demo clean
 
 setup: $(STAMP)
 
@@ -38,10 +38,20 @@ $(SPARK_STAMP): $(STAMP) requirements-spark.txt
 demo: setup
 	$(PY) -m medsim_annot demo --credentials data/demo-credentials.txt
 
+# serve.py = the pages of app.py plus the ratings endpoint (one ASGI app); production
+# settings from .streamlit/config.toml (no file watcher).
 run: demo
 	@echo "serving on http://$(HOST):$(PORT)  (Ctrl-C to stop)"
-	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
+	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
+
+# Development: as `make run`, but edited source files are picked up on save (the file
+# watcher costs CPU per open session: never in production).
+dev: demo
+	@echo "serving (development, file watcher on) on http://$(HOST):$(PORT)"
+	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false \
+		--server.fileWatcherType auto --server.runOnSave true
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

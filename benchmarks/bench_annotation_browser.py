@@ -1,6 +1,6 @@
 """Key press → next pair painted, measured in the browser.
 
-Headless Debian chromium (Playwright) against ``streamlit run app.py`` with a study of 1,200
+Headless Debian chromium (Playwright) against ``streamlit run serve.py`` with a study of 1,200
 pairs, on SQLite (a temporary file) and on PostgreSQL when ``MEDSIM_BENCH_POSTGRES_URL`` or
 ``MEDSIM_TEST_POSTGRES_URL`` is set. A script in the page records ``performance.now()`` at
 keydown and, once the first term's text has changed, the ``requestAnimationFrame`` callback
@@ -191,9 +191,9 @@ def _commit_median(url: str, study: str) -> float:
     entry (``submit_rating`` with its version, committed)."""
     from sqlalchemy import select
 
-    from medsim_annot.services.rating_queue import PendingRating, commit_pending
-    from medsim_annot.storage import get_engine, session_scope
-    from medsim_annot.storage.models import Annotator, Study
+    from data_schemas.widget import RatingEntry
+    from medsim_annot.services.rating_queue import commit_pending
+    from medsim_annot.storage import Annotator, Study, get_engine, session_scope
 
     eng = get_engine(url)
     with session_scope(eng) as s:
@@ -205,7 +205,9 @@ def _commit_median(url: str, study: str) -> float:
     times, log = [], {}
     start = _stored(url, study, "widget") + 10
     for i in range(100):
-        entry = PendingRating(seq=10_000 + i, position=start + i, value="same", version=0)
+        entry = RatingEntry(
+            seq=10_000 + i, position=start + i, value="same", version=0, elapsed_ms=900
+        )
         t0 = time.perf_counter()
         commit_pending(aid, [entry], acked=10_000 + i - 1, log=log, engine=eng)
         times.append(time.perf_counter() - t0)
@@ -226,7 +228,7 @@ def _backend(report, label: str, url: str, browser, tmp: Path) -> None:
     get_engine(url)
     study, codes = _study(url)
     env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    proc, base = _serve(env, tmp / f"{label}-widget.log", "app.py")
+    proc, base = _serve(env, tmp / f"{label}-widget.log", "serve.py")
     try:
         w = _run_app(browser, base, codes["widget"], True, url, study, "widget")
     finally:

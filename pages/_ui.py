@@ -21,12 +21,16 @@ from medsim_annot.io import table_bytes
 from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.services.names import file_slug
+from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
+from medsim_annot.services.tokens import end_token
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
+#: The ratings endpoint token the Annotate page minted for this session (ended at sign-out).
+RATINGS_TOKEN = "auth_ratings_token"
 #: Set by app.py on every run before it hands over to a page.
 ROUTED = "auth_routed"
 
@@ -83,8 +87,20 @@ def require_annotator() -> AnnotatorIdentity:
     return ident
 
 
-def sign_in_admin(admin: AdminIdentity | None = None) -> None:
+def _clear_session() -> None:
+    """Forget the session, ending its ratings token first (a store error leaves the token
+    to expire on its own: it is short-lived)."""
+    minted = st.session_state.get(RATINGS_TOKEN)
+    if isinstance(minted, dict) and minted.get("token"):
+        try:
+            end_token(minted["token"], engine=engine())
+        except STORE_ERRORS:
+            pass
     st.session_state.clear()
+
+
+def sign_in_admin(admin: AdminIdentity | None = None) -> None:
+    _clear_session()
     st.session_state[ROLE] = "admin"
     st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
 
@@ -122,13 +138,13 @@ def client_id() -> str:
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:
-    st.session_state.clear()
+    _clear_session()
     st.session_state[ROLE] = "annotator"
     st.session_state[IDENTITY] = identity
 
 
 def sign_out() -> None:
-    st.session_state.clear()
+    _clear_session()
 
 
 def download_name(stem: str, ext: str) -> str:

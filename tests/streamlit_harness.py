@@ -1,5 +1,6 @@
-"""One harness for tests that start the app: a `streamlit run app.py` server on a free
-loopback port with its own environment, and Debian's chromium driven by Playwright."""
+"""One harness for tests that start the app: a `streamlit run serve.py` server (the pages of
+app.py plus the ratings endpoint, as `make run` serves them) on a free loopback port with its
+own environment, and Debian's chromium driven by Playwright."""
 
 from __future__ import annotations
 
@@ -38,10 +39,10 @@ def start_streamlit(
     log_path: Path,
     port: int | None = None,
     timeout: float = 60,
-    script: str = "app.py",
+    script: str = "serve.py",
     args: tuple[str, ...] = (),
 ):
-    """Start ``streamlit run app.py`` (or *script*) with *env* on *port* (default: a free
+    """Start ``streamlit run serve.py`` (or *script*) with *env* on *port* (default: a free
     one; a fixed port survives a restart, and with it the browser's sessionStorage); return
     (process, base URL) once /_stcore/health answers 200. The caller stops it (``terminate``,
     or ``kill -9`` in the fault tests)."""
@@ -62,8 +63,6 @@ def start_streamlit(
                 "127.0.0.1",
                 "--browser.gatherUsageStats",
                 "false",
-                "--server.fileWatcherType",
-                "none",
                 *args,
             ],
             cwd=ROOT,
@@ -95,7 +94,7 @@ def streamlit_server(
     port: int | None = None,
     args: tuple[str, ...] = (),
 ):
-    """Serve app.py with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
+    """Serve serve.py (app.py and the ratings endpoint) with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
     base URL once /_stcore/health answers 200, and stop the server afterwards."""
     proc, base = start_streamlit(env, log_path, port, timeout, args=args)
     try:

@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
+from data_schemas.widget import RATINGS_PATH
 from tests.conftest import ROOT
 from tests.streamlit_harness import (
     chromium,
@@ -322,7 +323,7 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
     assert len(_stored(url, "design", "doc_b")) == 1
 
 
-def test_kill_9_with_unacknowledged_ratings_then_sign_in_resends_them_once(
+def test_kill_9_with_unacknowledged_ratings_then_the_new_server_takes_them_once(
     server, browser, tmp_path
 ):
     url = f"sqlite:///{tmp_path / 'crash.db'}"
@@ -336,24 +337,34 @@ def test_kill_9_with_unacknowledged_ratings_then_sign_in_resends_them_once(
         page = browser.new_context().new_page()
         _sign_in(page, base, codes["doc"])
         page.evaluate(RECORDER)
+        # The endpoint acknowledges a press within milliseconds: hold its answers back so
+        # that the server dies with ratings unacknowledged.
+        page.route(f"**{RATINGS_PATH}", lambda route: route.abort())
         for key in ["1", "2", "1", "2", "1", "2"]:
             time.sleep(0.25)
             page.keyboard.press(key)
         unacked = int(page.get_attribute('[data-testid="medsim-save-status"]', "data-pending"))
         proc.kill()  # SIGKILL: no shutdown, whatever was in flight is lost
         proc.wait(10)
-        assert unacked >= 1
+        page.unroute(f"**{RATINGS_PATH}")
+        assert unacked == 6
         ok, ignored = _accepted(page)
         assert ignored == 0 and len(ok) == 6
         proc, _ = start_streamlit(env, log, port)
-        # The same tab (sessionStorage survives). The widget's resend reaches the new server,
-        # which shows a clean sign-in page (no list of page files); the kept ratings go first.
+        # The same tab: the widget's resend reaches the new server, which accepts its token
+        # (tokens live in the store, not in the process) — the kept ratings are saved without
+        # a new sign-in, and the doctor carries on.
+        _all_saved(page)
+        assert _position(page) == 6
+        # A reload opens a new session: a clean sign-in page (no list of page files), then
+        # the queue resumes where it stood.
+        page.reload()
         page.get_by_label("Access code").wait_for(timeout=30000)
         assert page.get_by_text("dashboard", exact=True).count() == 0
         page.get_by_label("Access code").fill(codes["doc"])
         page.get_by_role("button", name="Sign in", exact=True).click()
-        _all_saved(page)
         page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
+        _all_saved(page)
         assert _position(page) == 6
         stored = _stored(url, "crash", "doc")
         want = {"1": "same", "2": "not_same"}
@@ -537,3 +548,89 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     _all_saved(page)
     assert [s["term"] for s in _stored(url, "twoone", "doc_c")][-1] == theirs[1]
+
+
+def test_presses_travel_to_the_ratings_endpoint_not_through_a_page_rerun(server, browser):
+    """Each press reaches the JSON endpoint with the bearer token in a header (no cookie)
+    and nothing goes over Streamlit's websocket while the doctor rates: no rerun per press."""
+    url = server["url"]
+    codes = _study(url, "rest", 20)
+    page = browser.new_context().new_page()
+    frames: list[object] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: frames.append(payload)))
+    posts: list = []
+    page.on("request", lambda r: posts.append(r) if r.url.endswith(RATINGS_PATH) else None)
+    _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    _all_saved(page)
+    time.sleep(1.0)
+    frames_before, posts_before = len(frames), len(posts)
+    for key in ["1", "2"] * 4:
+        time.sleep(0.3)
+        page.keyboard.press(key)
+    _all_saved(page)
+    time.sleep(0.5)
+    assert len(frames) == frames_before  # not one websocket message: no page rerun
+    sent = posts[posts_before:]
+    assert len(sent) >= 1
+    for request in sent:
+        headers = request.all_headers()
+        assert request.method == "POST" and headers["authorization"].startswith("Bearer ")
+        assert "cookie" not in headers
+    ok, ignored = _accepted(page)
+    want = {"1": "same", "2": "not_same"}
+    stored = _stored(url, "rest", "doc")
+    assert ignored == 0 and [(r["term"], r["value"]) for r in stored] == [
+        (p["before"]["term"], want[p["key"]]) for p in ok
+    ]
+    assert _position(page) == 8
+
+
+def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, browser):
+    """Ratings not yet acknowledged when the tab closes are kept in this browser's storage
+    (per study and annotator), the tab asks before leaving while anything is unsaved, and
+    the next sign-in in another tab sends them: all stored, once, in order."""
+    url = server["url"]
+    codes = _study(url, "closed", 20)
+    context = browser.new_context()
+    page = context.new_page()
+    _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    page.route(f"**{RATINGS_PATH}", lambda route: route.abort())  # nothing gets through
+    for key in ["1", "2", "2", "1", "1"]:
+        time.sleep(0.25)
+        page.keyboard.press(key)
+    status = page.locator('[data-testid="medsim-save-status"]')
+    status.get_by_text("5 not saved — will retry").wait_for(timeout=20000)
+    ok, ignored = _accepted(page)
+    assert ignored == 0 and len(ok) == 5
+    # Leaving asks first while anything is unsaved (here: the doctor stays).
+    dialogs: list[str] = []
+
+    def stay(dialog) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", stay)
+    page.close(run_before_unload=True)
+    deadline = time.time() + 10
+    while not dialogs and time.time() < deadline:
+        page.wait_for_timeout(100)  # Playwright delivers the dialog event while it waits
+    assert dialogs == ["beforeunload"] and not page.is_closed()
+    page.remove_listener("dialog", stay)
+    page.close()  # now gone, with five ratings unsaved
+    assert _stored(url, "closed", "doc") == []
+    tab = context.new_page()
+    _sign_in(tab, server["base"], codes["doc"])
+    _all_saved(tab)
+    want = {"1": "same", "2": "not_same"}
+    stored = _stored(url, "closed", "doc")
+    assert [(r["term"], r["value"]) for r in stored] == [
+        (p["before"]["term"], want[p["key"]]) for p in ok
+    ]
+    assert _position(tab) == 5
+    # Acknowledged: nothing is left in the browser's storage for a later sign-in.
+    left = tab.evaluate(
+        "() => Object.keys(localStorage).filter((k) => k.startsWith('medsim-annot:'))"
+    )
+    assert left == []

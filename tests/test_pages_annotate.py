@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
-from medsim_annot.services.studies import create_study, export_ratings, list_studies, rating_history
+from medsim_annot.services.studies import create_study, export_ratings, list_studies
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 
@@ -76,133 +76,98 @@ def _all_text(at) -> str:
 
 
 def _widget(at) -> dict:
-    """The data the page hands to the annotation widget (what crosses the websocket)."""
+    """The boot data the page hands to the annotation widget (what crosses the websocket)."""
     return json.loads(at.get("bidi_component")[0].proto.json)
 
 
-def _send(at, pending, need=None, sent=1):
-    """What the widget's JavaScript does on a key press: set its outbox state, rerun."""
-    at.session_state["annotate_widget"] = {
-        "outbox": {"epoch": "t", "pending": pending, "need": need, "sent": sent}
-    }
-    return at.run()
+def _tokens() -> int:
+    from sqlalchemy import text
+
+    from medsim_annot.storage import get_engine
+
+    with get_engine().connect() as conn:
+        return int(conn.execute(text("SELECT count(*) FROM rating_tokens")).scalar_one())
 
 
-def test_annotate_sends_a_blind_window_and_resumes_at_first_unrated(db):
+def test_annotate_boots_the_widget_blind_with_a_token_and_the_limits(db):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from data_schemas.widget import RATINGS_PATH, WidgetBoot, WidgetLimits
+    from medsim_annot.ratings_api import routes
+
     ident, _ = _annotator(n=6)
     at = _page("pages/annotate.py", "annotator", ident)
     assert not at.exception
-    data = _widget(at)
     raw = at.get("bidi_component")[0].proto.json
-    for secret in (SECRET, "ZZPID", "ZZCUI1", "auto_label", "dataset", "pair_id"):
-        assert secret not in raw
-    assert data["start"] == 0 and data["total"] == 6 and data["done"] == 0
-    assert [p["term_1"] for p in data["window"]] == [f"first {i}" for i in range(6)]
-    assert set(data["window"][0]) == {
-        "position",
-        "index",
-        "term_1",
-        "term_2",
-        "rating",
-        "unclear",
-        "comment",
-        "version",
-    }
-    assert [o["key"] for o in data["scale"]["options"]] == ["1", "2", "3"]
-    assert data["min_view_ms"] == MIN_VIEW_MS and data["comment_max"] == 2000
-    _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}])
-    _send(
-        at,
-        [{"seq": 2, "position": 1, "value": "not_same", "version": 0, "comment": "typo"}],
-        sent=2,
-    )
-    again = _page("pages/annotate.py", "annotator", ident)
-    assert _widget(again)["start"] == 2 and _widget(again)["done"] == 2
-    out = export_ratings("s")
-    assert out["rating"].tolist() == ["same", "not_same"]
-    assert out["comment"].tolist() == ["", "typo"]
+    for secret in (SECRET, "ZZPID", "ZZCUI1", "auto_label", "dataset", "pair_id", "first 0"):
+        assert secret not in raw  # no pair at all: pairs come from the endpoint
+    boot = WidgetBoot.model_validate(_widget(at))
+    assert boot.endpoint == RATINGS_PATH and boot.total == 6 and boot.token_serial == 1
+    assert boot.limits == WidgetLimits() and boot.limits.min_view_ms == MIN_VIEW_MS
+    assert [o.key for o in boot.scale.options] == ["1", "2", "3"]
+    # The token opens the endpoint for this annotator.
+    client = TestClient(Starlette(routes=routes()))
+    reply = client.post(
+        RATINGS_PATH,
+        json={
+            "pending": [
+                {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}
+            ],
+            "need": -1,
+        },
+        headers={"Authorization": f"Bearer {boot.token}"},
+    ).json()
+    assert reply["ack"] == 1 and reply["start"] == 1
+    assert export_ratings("s")["rating"].tolist() == ["same"]
+    # Reruns keep the token; the widget asking for a new one (its serial) gets one.
+    assert _widget(at.run())["token"] == boot.token and _tokens() == 1
+    at.session_state["annotate_widget"] = {"token_wanted": 1}
+    again = WidgetBoot.model_validate(_widget(at.run()))
+    assert again.token != boot.token and again.token_serial == 2 and _tokens() == 2
 
 
-def test_annotate_commits_in_order_acknowledges_and_ignores_resends(db):
-    ident, _ = _annotator(n=6)
-    at = _page("pages/annotate.py", "annotator", ident)
-    pending = [
-        {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 700},
-        {"seq": 2, "position": 1, "value": "not_same", "version": 0, "elapsed_ms": 800},
-        # Back and change pair 1 before the first answer was acknowledged: chained.
-        {"seq": 3, "position": 0, "value": "dont_know", "after": 1, "elapsed_ms": 400},
-    ]
-    _send(at, pending)
-    data = _widget(at)
-    assert data["ack"] == 3 and data["refused"] == [] and not data["unavailable"]
-    assert set(data["versions"]) == {"1", "2", "3"}
-    # The same list again (an acknowledgement lost on the way): nothing is stored twice.
-    _send(at, pending, sent=2)
-    assert _widget(at)["ack"] == 3
-    hist = rating_history("s")
-    assert hist["rating"].tolist() == ["same", "not_same", "dont_know"]
-    assert hist["elapsed_ms"].tolist() == [700, 800, 400]
-    # A window is read only when asked for, from two before the position asked.
-    _send(at, [], need=3, sent=3)
-    assert [p["position"] for p in _widget(at)["window"]] == [1, 2, 3, 4, 5]
-    # Asking where to resume after the end of the window.
-    _send(at, [], need=-1, sent=4)
-    assert _widget(at)["resume"] is True and _widget(at)["start"] == 2
-
-
-def test_annotate_refuses_bad_entries_and_caps_comments(db):
-    ident, _ = _annotator(n=3)
-    at = _page("pages/annotate.py", "annotator", ident)
-    _send(
-        at,
-        [
-            {"seq": 1, "position": 0, "value": "maybe", "version": 0},
-            {"seq": 2, "position": 1, "value": "same", "version": 0, "comment": "x" * 2001},
-            {"seq": 3, "position": 2, "value": "same", "version": 0, "comment": "x" * 2000},
-        ],
-    )
-    data = _widget(at)
-    assert data["ack"] == 3
-    messages = {r["seq"]: r["message"] for r in data["refused"]}
-    assert set(messages) == {1, 2}
-    assert "not a value of the binary scale" in messages[1]
-    assert "2000 characters" in messages[2]
-    assert rating_history("s")["comment"].str.len().tolist() == [2000]
-
-
-def test_annotate_store_unavailable_keeps_ratings_for_a_resend(db, monkeypatch):
+def test_annotate_store_unavailable_says_so_and_offers_a_retry(db, monkeypatch):
     from medsim_annot.errors import StoreUnavailable
-    from medsim_annot.services import annotation
+    from medsim_annot.services import rating_queue
 
     ident, _ = _annotator(n=3)
-    at = _page("pages/annotate.py", "annotator", ident)
-    real = annotation.submit_rating
 
     def down(*args, **kwargs):
         raise StoreUnavailable("database is locked")
 
-    monkeypatch.setattr(annotation, "submit_rating", down)
-    pending = [{"seq": 1, "position": 0, "value": "same", "version": 0}]
-    _send(at, pending)
+    monkeypatch.setattr(rating_queue, "widget_setup", down)
+    at = _page("pages/annotate.py", "annotator", ident)
     assert not at.exception
-    data = _widget(at)
-    assert data["unavailable"] is True and data["ack"] == 0
-    monkeypatch.setattr(annotation, "submit_rating", real)
-    _send(at, pending, sent=2)
-    assert _widget(at)["ack"] == 1 and not _widget(at)["unavailable"]
-    assert len(rating_history("s")) == 1
+    assert "cannot be reached" in at.warning[0].value and at.button[0].label == "Try again"
 
 
-def test_annotate_revoked_code_stops_the_widget(db):
+def test_annotate_revoked_code_stops_the_page(db):
     from medsim_annot.services.annotators import revoke_code
 
     ident, _ = _annotator(n=3)
-    at = _page("pages/annotate.py", "annotator", ident)
     revoke_code("s", "ann")
-    _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0}])
-    data = _widget(at)
-    assert "replaced or revoked" in data["ended"]
-    assert len(rating_history("s")) == 0
+    at = _page("pages/annotate.py", "annotator", ident)
+    assert "replaced or revoked" in at.error[0].value
+    assert not at.get("bidi_component") and _tokens() == 0
+
+
+def test_sign_out_ends_the_ratings_token(db):
+    from pages import _ui
+
+    ident, _ = _annotator(n=3)
+    at = _page("pages/annotate.py", "annotator", ident)
+    assert _tokens() == 1 and at.session_state[_ui.RATINGS_TOKEN]["token"]
+    at2 = AppTest.from_function(_sign_out_script, default_timeout=TIMEOUT)
+    at2.session_state[_ui.RATINGS_TOKEN] = at.session_state[_ui.RATINGS_TOKEN]
+    at2.run()
+    assert not at2.exception and _tokens() == 0
+
+
+def _sign_out_script():
+    from pages import _ui
+
+    _ui.sign_out()
 
 
 def test_guards_refuse_wrong_roles(db):
@@ -296,8 +261,7 @@ def test_app_routes_by_role(db):
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception
-    assert _widget(at)["window"][0]["term_1"] == "first 0"
-    assert _widget(at)["total"] == 6
+    assert _widget(at)["total"] == 6 and _widget(at)["token"]
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"
     admin.run()

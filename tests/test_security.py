@@ -144,9 +144,11 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception, at.exception
-    # The terms travel only as data to the annotation widget, whose script sets them with
-    # textContent (never innerHTML): no markdown or HTML element of the page carries them.
-    data = json.loads(at.get("bidi_component")[0].proto.json)
+    # The terms travel only as data to the annotation widget (from the ratings endpoint),
+    # whose script sets them with textContent (never innerHTML): no markdown or HTML element
+    # of the page carries them.
+    token = json.loads(at.get("bidi_component")[0].proto.json)["token"]
+    data = _ratings_endpoint(token, {"need": -1})
     assert (data["window"][0]["term_1"], data["window"][0]["term_2"]) == (evil, "<b>pyrexia</b>")
     bodies = [m.value for m in at.markdown]
     assert not any("evil.example/x.png" in b or "pyrexia" in b for b in bodies)
@@ -276,24 +278,33 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     at.session_state["auth_identity"] = ident
     at.run()
     assert not at.exception
-    window = json.loads(at.get("bidi_component")[0].proto.json)["window"]
+    token = json.loads(at.get("bidi_component")[0].proto.json)["token"]
+    window = _ratings_endpoint(token, {"need": -1})["window"]
     assert "fever" in window[0]["term_1"] + window[0]["term_2"]
     ann_svc.issue_code("s", "a")
     # A key press from the old session (the widget's pending list): refused, nothing saved,
     # and the widget stops with the reason.
-    at.session_state["annotate_widget"] = {
-        "outbox": {
-            "epoch": "t",
-            "pending": [{"seq": 1, "position": 0, "value": "same", "version": 0}],
-            "need": None,
-            "sent": 1,
-        }
-    }
+    entry = {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}
+    reply = _ratings_endpoint(token, {"pending": [entry]}, status=401)
+    assert reply["error"] == "ended" and "replaced or revoked" in reply["reason"]
+    assert svc.export_ratings("s").empty
+    # The page stays stopped too: a later run says so and mounts no widget.
     at.run()
     assert not at.exception, at.exception
-    assert svc.export_ratings("s").empty
-    ended = json.loads(at.get("bidi_component")[0].proto.json)["ended"]
-    assert "replaced or revoked" in ended
-    # The session stays stopped: a later run still tells the widget it has ended.
-    at.run()
-    assert "replaced or revoked" in json.loads(at.get("bidi_component")[0].proto.json)["ended"]
+    assert "replaced or revoked" in at.error[0].value and not at.get("bidi_component")
+
+
+def _ratings_endpoint(token: str, body: dict, status: int = 200) -> dict:
+    """One request to the ratings endpoint (the routes serve.py mounts), as the widget
+    sends it."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from data_schemas.widget import RATINGS_PATH
+    from medsim_annot.ratings_api import routes
+
+    r = TestClient(Starlette(routes=routes())).post(
+        RATINGS_PATH, json=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert r.status_code == status, r.text
+    return r.json()

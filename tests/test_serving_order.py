@@ -131,18 +131,31 @@ def _widget(at) -> dict:
     return json.loads(at.get("bidi_component")[0].proto.json)
 
 
-def _send(at, pending, *, need=None, at_pos=None, back=False, sent=1):
-    at.session_state["annotate_widget"] = {
-        "outbox": {
-            "epoch": "t",
-            "pending": pending,
-            "need": need,
-            "back": back,
-            "at": at_pos,
-            "sent": sent,
-        }
-    }
-    return at.run()
+class _Endpoint:
+    """The widget's side of the ratings endpoint: posts as the widget does and keeps the
+    queue mark of the last window it got."""
+
+    def __init__(self, token: str):
+        from starlette.applications import Starlette
+        from starlette.testclient import TestClient
+
+        from medsim_annot.ratings_api import routes
+
+        self.client = TestClient(Starlette(routes=routes()))
+        self.token = token
+        self.mark = None
+
+    def send(self, pending, *, need=None, at_pos=None, back=False) -> dict:
+        from data_schemas.widget import RATINGS_PATH
+
+        body = {"pending": pending, "need": need, "back": back, "at": at_pos, "mark": self.mark}
+        r = self.client.post(
+            RATINGS_PATH, json=body, headers={"Authorization": f"Bearer {self.token}"}
+        )
+        assert r.status_code == 200, r.text
+        data = r.json()
+        self.mark = data["mark"] or self.mark
+        return data
 
 
 @pytest.fixture
@@ -155,7 +168,8 @@ def db(db_url):
 def test_page_resends_the_stretch_when_the_queue_grew(db):
     ids, idents = _create(n=90)  # 60 slots each: more than one window
     at = _page(idents["cyd"])
-    data = _widget(at)
+    ep = _Endpoint(_widget(at)["token"])
+    data = ep.send([], need=-1)
     assert data["start"] == 0 and data["window_info"] == {
         "start_of_queue": True,
         "end_of_queue": False,
@@ -163,22 +177,20 @@ def test_page_resends_the_stretch_when_the_queue_grew(db):
     assert [p["index"] for p in data["window"]] == list(range(len(data["window"])))
     total = data["total"]
     # A rating, acknowledged without a window (nothing changed).
-    _send(at, [{"seq": 1, "position": 0, "value": "same", "version": 0}], at_pos=1)
-    assert _widget(at)["ack"] == 1 and _widget(at)["window"] == []
+    entry = {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}
+    data = ep.send([entry], at_pos=1)
+    assert data["ack"] == 1 and data["window"] == []
     # Two other doctors disagree: cyd's queue grows by a slot served among her next pairs.
     _disagree_on_pair_not_held_by(ids, "cyd")
-    _send(at, [], at_pos=1, sent=2)
-    data = _widget(at)
+    data = ep.send([], at_pos=1)
     assert data["total"] == total + 1
     order = [p["position"] for p in data["window"]]
     assert order[:2] == [0, 1] and total in order[2:7]
     assert [p["index"] for p in data["window"]] == list(range(len(order)))
-    raw = at.get("bidi_component")[0].proto.json
-    assert "p1" not in raw and "tiebreak" not in raw
+    assert "p1" not in json.dumps(data) and "tiebreak" not in json.dumps(data)
     # The next acknowledgement does not resend it.
-    _send(at, [], at_pos=2, sent=3)
-    assert _widget(at)["window"] == []
+    assert ep.send([], at_pos=2)["window"] == []
     # Back before what the widget holds: the slots served before the one asked.
-    _send(at, [], need=order[5], back=True, at_pos=None, sent=4)
-    back = [p["position"] for p in _widget(at)["window"]]
-    assert back == order[:6] and _widget(at)["window_info"]["start_of_queue"] is True
+    data = ep.send([], need=order[5], back=True, at_pos=None)
+    back = [p["position"] for p in data["window"]]
+    assert back == order[:6] and data["window_info"]["start_of_queue"] is True

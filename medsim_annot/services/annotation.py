@@ -320,7 +320,7 @@ class _LostRaceError(Exception):
     """Another writer stored the revision this attempt wanted: read again and decide again."""
 
 
-def submit_rating(
+def submit_rating(  # noqa: C901 - one transaction with its checks in order
     annotator_id: int,
     position: int,
     value,
@@ -330,6 +330,8 @@ def submit_rating(
     *,
     expected_version: int | None = None,
     credential: int | None = None,
+    max_revisions: int | None = None,
+    want_next: bool = True,
     engine: Engine | None = None,
 ) -> SubmitResult:
     """Save *value* for the slot at *position* and return where to go next.
@@ -345,11 +347,15 @@ def submit_rating(
     changed it meanwhile, the save is refused with :class:`StaleRating` (carrying the current
     answer) unless the current answer is this very one (then ``saved=False``). ``None`` saves
     unchecked (the CLI, imports). With *credential*, a revoked or replaced code raises
-    :class:`SessionEnded`. A comment longer than ``COMMENT_MAX_CHARS`` is refused. A store
-    that stays unavailable raises :class:`StoreUnavailable` (nothing saved).
+    :class:`SessionEnded`. A comment longer than ``COMMENT_MAX_CHARS`` is refused, and so is
+    a new answer for a slot that already has *max_revisions* ratings (the annotation
+    widget's cap; ``None``: no cap). A store that stays unavailable raises
+    :class:`StoreUnavailable` (nothing saved).
 
     The next position is the first unrated slot after *position*, else the first unrated slot
-    from the start (an item skipped earlier), else ``None`` (queue complete).
+    from the start (an item skipped earlier), else ``None`` (queue complete). A caller that
+    walks the queue itself (the annotation widget) passes ``want_next=False`` and gets
+    ``None`` without the extra read.
     """
     comment = (comment or "").strip()
     if len(comment) > COMMENT_MAX_CHARS:
@@ -392,6 +398,11 @@ def submit_rating(
                             "version": version,
                         }
                     )
+                if max_revisions is not None and version >= max_revisions:
+                    raise UsageProblem(
+                        f"this pair's answer has been changed {version} times, the most "
+                        "allowed; ask the study admin if it must change again"
+                    )
                 stored = store.insert_rating(
                     s,
                     row,
@@ -432,4 +443,6 @@ def submit_rating(
             break
         except _LostRaceError:
             continue  # the winner's row is committed now: the next read sees it
+    if not want_next:
+        return done
     return SubmitResult(done.saved, with_retry(next_position), done.version)

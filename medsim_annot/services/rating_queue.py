@@ -21,22 +21,35 @@ is harmless: the service stores the same answer on the same version once.
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 from dataclasses import dataclass, field
 
-from data_schemas.limits import COMMENT_MAX_CHARS
+from data_schemas.limits import MIN_VIEW_MS
+from data_schemas.widget import (
+    BEHIND,
+    MAX_REVISIONS_PER_SLOT,
+    RATINGS_PATH,
+    WINDOW,
+    RatingEntry,
+    RatingsRequest,
+    RatingsResponse,
+    Refusal,
+    ScaleView,
+    WidgetBoot,
+    WidgetPair,
+    WindowInfo,
+)
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.storage import Engine
+from medsim_annot.services import tokens
+from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
+from medsim_annot.storage import serving as serving_store
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
 #: store errors and raise StoreUnavailable for any that remain (see docs/store.md).
 STORE_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable,)
 #: Committed sequence numbers remembered per session (for chaining later edits).
 LOG_SIZE = 500
-#: Entries accepted in one message from the browser.
-MAX_BATCH = 500
 #: One commit at a time per annotator in this process: a Streamlit rerun may start while the
 #: interrupted one is still inside a save, and both carry the same entries.
 _LOCKS: dict[int, threading.Lock] = {}
@@ -48,59 +61,6 @@ def _lock(annotator_id: int) -> threading.Lock:
         return _LOCKS.setdefault(annotator_id, threading.Lock())
 
 
-@dataclass(frozen=True)
-class PendingRating:
-    """One unacknowledged rating as the widget sends it."""
-
-    seq: int
-    position: int
-    value: str | float
-    unclear: bool = False
-    comment: str = ""
-    elapsed_ms: int | None = None
-    version: int | None = None
-    after: int | None = None
-
-    @classmethod
-    def parse(cls, raw: object) -> PendingRating:
-        """Validate one entry from the browser (untrusted JSON); raise :class:`UsageProblem`."""
-        if not isinstance(raw, dict):
-            raise UsageProblem("a pending rating must be an object")
-
-        def _int(name: str, *, optional: bool = False) -> int | None:
-            v = raw.get(name)
-            if v is None and optional:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise UsageProblem(f"pending rating field {name!r} must be a whole number")
-            if int(v) != v or v < 0:
-                raise UsageProblem(f"pending rating field {name!r} must be a whole number ≥ 0")
-            return int(v)
-
-        value = raw.get("value")
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise UsageProblem("pending rating field 'value' must be a scale value")
-        comment = raw.get("comment") or ""
-        if not isinstance(comment, str):
-            raise UsageProblem("pending rating field 'comment' must be text")
-        if len(comment.strip()) > COMMENT_MAX_CHARS:
-            raise UsageProblem(f"a comment may have at most {COMMENT_MAX_CHARS} characters")
-        elapsed = _int("elapsed_ms", optional=True)
-        seq, position = _int("seq"), _int("position")
-        if seq is None or position is None:  # not reached: required fields raise above
-            raise UsageProblem("pending rating needs 'seq' and 'position'")
-        return cls(
-            seq=seq,
-            position=position,
-            value=value,
-            unclear=bool(raw.get("unclear")),
-            comment=comment,
-            elapsed_ms=min(elapsed, 2**31 - 1) if elapsed is not None else None,
-            version=_int("version", optional=True),
-            after=_int("after", optional=True),
-        )
-
-
 @dataclass
 class CommitOutcome:
     """What :func:`commit_pending` did.
@@ -109,7 +69,8 @@ class CommitOutcome:
     number → version stored (or found stored) for it. ``refused``: entries the store refused,
     each ``{seq, position, message, current}`` (``current``: the slot's answer now, or
     ``None``). ``unavailable``: the store failed; entries after ``ack`` wait for a resend.
-    ``ended``: the message when the access code was replaced or revoked.
+    ``ended``: the message when the access code was replaced or revoked. ``stored``: new
+    rating rows written. ``capped``: the write cap was reached; entries after ``ack`` wait.
     """
 
     ack: int
@@ -117,9 +78,11 @@ class CommitOutcome:
     refused: list[dict] = field(default_factory=list)
     unavailable: bool = False
     ended: str | None = None
+    stored: int = 0
+    capped: bool = False
 
 
-def _same_answer(entry: PendingRating, current: dict) -> bool:
+def _same_answer(entry: RatingEntry, current: dict) -> bool:
     cur = current.get("rating")
     same_value = str(cur) == str(entry.value)
     if not same_value:
@@ -136,25 +99,45 @@ def _same_answer(entry: PendingRating, current: dict) -> bool:
 
 def commit_pending(
     annotator_id: int,
-    entries: list[PendingRating],
+    entries: list[RatingEntry],
     *,
-    acked: int,
-    log: dict[int, int],
+    acked: int = 0,
+    log: dict[int, int] | None = None,
     credential: int | None = None,
+    max_writes: int | None = None,
     engine: Engine | None = None,
 ) -> CommitOutcome:
     """Commit *entries* (sequence order) whose sequence number is above *acked*.
 
-    *log* maps sequence numbers committed earlier in this session to the version they stored;
-    it is updated in place (and trimmed to :data:`LOG_SIZE`). Returns a :class:`CommitOutcome`.
-    Entries found in *log* are acknowledged without another save.
+    The rules of every rating the widget sends, in one place: the position must be in this
+    annotator's queue, the value in the study's scale, the comment within its cap (checked
+    by the contract), the pair on screen at least :data:`MIN_VIEW_MS`, the slot under
+    :data:`MAX_REVISIONS_PER_SLOT` revisions, the version the one the widget showed (a stale
+    tab is refused with the current answer), the credential current. At most *max_writes*
+    new rows are written (the session's write cap); the entries after stay unacknowledged.
+
+    *log* (optional) maps sequence numbers committed earlier to the version they stored; it
+    is updated in place (and trimmed to :data:`LOG_SIZE`). Entries found in it are
+    acknowledged without another save. Returns a :class:`CommitOutcome`.
     """
     with _lock(annotator_id):
-        return _commit(annotator_id, entries, acked, log, credential, engine)
+        return _commit(
+            annotator_id,
+            entries,
+            acked,
+            {} if log is None else log,
+            credential,
+            max_writes,
+            engine,
+        )
 
 
-def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutcome:
-    todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)[:MAX_BATCH]
+def _refusal(e: RatingEntry, message: str, current: dict | None = None) -> dict:
+    return {"seq": e.seq, "position": e.position, "message": message, "current": current}
+
+
+def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -> CommitOutcome:  # noqa: C901
+    todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)
     out = CommitOutcome(ack=acked)
     by_seq = {e.seq: e for e in todo}
     # The last edit of each chain (entry -> later entries chained onto it).
@@ -164,6 +147,17 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
         if e.seq in log and e.seq not in out.versions:
             out.versions[e.seq] = log[e.seq]
         if e.seq in out.versions or e.seq in refused_seqs:
+            out.ack = e.seq
+            continue
+        if e.elapsed_ms < MIN_VIEW_MS:
+            refused_seqs.add(e.seq)
+            out.refused.append(
+                _refusal(
+                    e,
+                    f"the key was pressed {e.elapsed_ms} ms after the pair appeared (less "
+                    f"than {MIN_VIEW_MS} ms); look at the pair and press again",
+                )
+            )
             out.ack = e.seq
             continue
         expected = e.version
@@ -178,16 +172,17 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
             if expected is None:
                 refused_seqs.add(e.seq)
                 out.refused.append(
-                    {
-                        "seq": e.seq,
-                        "position": e.position,
-                        "message": "this change could not be matched to the answer it "
-                        "changes; look at the pair and press again",
-                        "current": None,
-                    }
+                    _refusal(
+                        e,
+                        "this change could not be matched to the answer it changes; look at "
+                        "the pair and press again",
+                    )
                 )
                 out.ack = e.seq
                 continue
+        if max_writes is not None and out.stored >= max_writes:
+            out.capped = True
+            break
         try:
             res = A.submit_rating(
                 annotator_id,
@@ -198,6 +193,8 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
                 elapsed_ms=e.elapsed_ms,
                 expected_version=expected,
                 credential=credential,
+                max_revisions=MAX_REVISIONS_PER_SLOT,
+                want_next=False,
                 engine=engine,
             )
         except SessionEnded as exc:
@@ -216,27 +213,145 @@ def _commit(annotator_id, entries, acked, log, credential, engine) -> CommitOutc
                 out.ack = e.seq
                 continue
             refused_seqs.add(e.seq)
-            out.refused.append(
-                {"seq": e.seq, "position": e.position, "message": str(exc), "current": current}
-            )
+            out.refused.append(_refusal(e, str(exc), current))
             out.ack = e.seq
             continue
         except UsageProblem as exc:
             refused_seqs.add(e.seq)
-            out.refused.append(
-                {"seq": e.seq, "position": e.position, "message": str(exc), "current": None}
-            )
+            out.refused.append(_refusal(e, str(exc)))
             out.ack = e.seq
             continue
         except STORE_ERRORS:
             out.unavailable = True
             break
         out.versions[e.seq] = int(res.version)
+        out.stored += int(res.saved)
         out.ack = e.seq
     log.update(out.versions)
     for k in sorted(log)[: max(0, len(log) - LOG_SIZE)]:
         del log[k]
     return out
+
+
+class RateLimited(Exception):  # noqa: N818 - the contract names it
+    """The session stored as many ratings as it may in the current window."""
+
+
+def exchange(
+    token: str | None, request: RatingsRequest, *, engine: Engine | None = None
+) -> RatingsResponse:
+    """One round trip of the ratings endpoint: check *token*, commit the request's entries
+    (:func:`commit_pending`), then read the pairs the widget needs. Stateless: everything
+    it knows comes from the request and the store, so any server process can answer.
+
+    Raises :class:`~medsim_annot.services.tokens.TokenRefused` (bad, expired or ended
+    token; also when the code is replaced midway), :class:`RateLimited` (the write cap is
+    used up and the request carries ratings), :class:`StoreUnavailable` (the token could
+    not be checked) and :class:`UsageProblem` (a window that cannot be served). Nothing is
+    stored for any of them but the entries committed before a code replaced midway.
+    """
+    eng = engine or get_engine()
+    writes = len(request.pending)
+
+    def check() -> tuple[tokens.Grant, tuple[int, int] | None]:
+        # One short read: the token with the annotator's recent writes, and the queue's mark.
+        with session_scope(eng) as s:
+            grant = tokens.check_token(s, token)
+            mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
+            return grant, mark
+
+    grant, mark = with_retry(check)
+    if writes and grant.writes_left <= 0:
+        raise RateLimited("too many ratings from this session in a short time")
+    aid, credential = grant.annotator_id, grant.credential
+    outcome = (
+        commit_pending(
+            aid,
+            list(request.pending),
+            credential=credential,
+            max_writes=grant.writes_left,
+            engine=eng,
+        )
+        if writes
+        else CommitOutcome(ack=0)
+    )
+    if outcome.ended:
+        raise tokens.TokenRefused("ended", outcome.ended)
+    reply = RatingsResponse(
+        ack=outcome.ack,
+        versions={str(k): v for k, v in outcome.versions.items()},
+        refused=[Refusal.model_validate(r) for r in outcome.refused],
+        unavailable=outcome.unavailable or outcome.capped,
+    )
+    try:
+        return _with_window(aid, credential, request, mark, reply, eng)
+    except SessionEnded as exc:
+        raise tokens.TokenRefused("ended", str(exc)) from None
+    except STORE_ERRORS:
+        return reply.model_copy(update={"unavailable": True})
+
+
+def _with_window(
+    aid: int,
+    credential: int,
+    request: RatingsRequest,
+    mark: tuple[int, int] | None,
+    reply: RatingsResponse,
+    eng: Engine,
+) -> RatingsResponse:
+    """*reply* with the pairs the request asks for: ``need = -1`` resumes at the first
+    unrated slot; a position sends the stretch from it (before it, with ``back``). When the
+    queue moved since the widget's ``mark`` (a slot added by a 2 + 1 tiebreak, slots the
+    sequential audit withdrew), the stretch from the pair on screen is sent again in serving
+    order (long enough to reach what the widget holds)."""
+    need, back, after = request.need, request.back, WINDOW
+    resume = need == -1
+    if not resume and request.mark is not None and mark is not None:
+        if tuple(mark) != tuple(request.mark):
+            if request.at is not None:
+                need, back, after = request.at, False, 2 * WINDOW
+            else:
+                resume = True
+    update: dict = {}
+    window: A.Window | None = None
+    if resume:
+        state = resume_state(aid, credential=credential, engine=eng)
+        update.update(
+            resume=True,
+            start=state.first_unrated,
+            complete=state.complete,
+            waiting=state.waiting,
+            done=state.done,
+            total=state.total,
+        )
+        if state.total:
+            window = read_window(
+                aid,
+                state.first_unrated,
+                before=BEHIND if state.first_unrated is not None else WINDOW,
+                after=WINDOW,
+                credential=credential,
+                engine=eng,
+            )
+    elif need is not None:
+        window = read_window(
+            aid,
+            need,
+            before=WINDOW if back else BEHIND,
+            after=1 if back else after,
+            credential=credential,
+            engine=eng,
+        )
+    if window is not None and window.pairs:
+        pairs, info = widget_window(window)
+        update.update(
+            window=[WidgetPair.model_validate(p) for p in pairs],
+            window_info=WindowInfo.model_validate(info),
+            mark=tuple(window.queue_mark),
+            total=window.pairs[0].total,
+            done=update.get("done", window.pairs[0].done),
+        )
+    return reply.model_copy(update=update)
 
 
 def session_key(annotator_id: int, study_id: int) -> str:
@@ -315,3 +430,46 @@ def resume_state(
 ) -> A.QueueState:
     """Progress and the first unrated position (where a sign-in or a reload resumes)."""
     return A.queue_state(annotator_id, credential=credential, engine=engine)
+
+
+@dataclass(frozen=True)
+class WidgetSetup:
+    """What the Annotate page needs to mount the widget: the scale as the widget draws it,
+    the guideline and the queue's length."""
+
+    scale: dict
+    guideline: str
+    total: int
+
+
+def widget_setup(
+    annotator_id: int, *, credential: int | None = None, engine: Engine | None = None
+) -> WidgetSetup:
+    """The scale, guideline and total of *annotator_id*'s queue (one short read). Raises
+    :class:`SessionEnded` for a replaced or revoked code, :class:`UsageProblem` for an empty
+    queue or a study still being created."""
+    window = A.serving_window(annotator_id, None, before=1, credential=credential, engine=engine)
+    view = window.pairs[0]
+    return WidgetSetup(widget_scale(view), view.guideline, view.total)
+
+
+def widget_boot(
+    annotator_id: int,
+    study_id: int,
+    setup: WidgetSetup,
+    *,
+    token: str | None,
+    token_serial: int,
+    ended: str | None = None,
+) -> dict:
+    """The widget's boot data (:class:`~data_schemas.widget.WidgetBoot`, validated) as the
+    page hands it over."""
+    return WidgetBoot(
+        who=session_key(annotator_id, study_id),
+        endpoint=RATINGS_PATH,
+        token=token,
+        token_serial=token_serial,
+        scale=ScaleView.model_validate(setup.scale),
+        total=setup.total,
+        ended=ended,
+    ).model_dump(mode="json")

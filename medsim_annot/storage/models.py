@@ -177,6 +177,8 @@ class Rating(Base):
         Index("ix_ratings_study", "study_id", "id"),
         Index("ix_ratings_annotator_assignment", "annotator_id", "assignment_id"),
         Index("uq_ratings_assignment_revision", "assignment_id", "revision", unique=True),
+        # The ratings endpoint's write cap: an annotator's ratings of the last minute (0008).
+        Index("ix_ratings_annotator_rated_at", "annotator_id", "rated_at"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
@@ -225,3 +227,18 @@ class Setting(Base):
     __tablename__ = "settings"
     key: Mapped[str] = mapped_column(String(100), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class RatingToken(Base):
+    """A short-lived bearer token of the ratings endpoint (0008): only its SHA-256 is
+    stored, so any server process can check a token and a copy of the store gives none
+    away. It is good while the annotator is active, holds ``credential_version`` (a new
+    code or a revoke ends it) and ``expires_at`` has not passed; sign-out deletes it."""
+
+    __tablename__ = "rating_tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), index=True)
+    credential_version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)

@@ -1,9 +1,11 @@
 """The annotation widget: a Streamlit Components-v2 component (inline HTML, CSS and vanilla
-JS from the files beside this module; no iframe, no build step, no network fetch).
+JS from the files beside this module; no iframe, no build step).
 
-``annotator(data=..., key=...)`` mounts it and returns its state: ``outbox`` — the ordered
-list of ratings the browser has not seen acknowledged, the position it wants a window from
-and a send counter. See ``annotator.js`` for the data it expects and docs/annotation.md.
+``annotator(data=..., key=...)`` mounts it with its boot data
+(:class:`data_schemas.widget.WidgetBoot`). The widget sends its ratings to the ratings
+endpoint itself; its only state back to Python is ``token_wanted`` — the serial of a token
+that stopped working, so that the page mints a new one. See ``annotator.js`` and
+docs/annotation.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ _mount = st.components.v2.component(
 )
 
 
-def annotator(*, data: dict, key: str, on_outbox_change):
-    """Mount the widget with *data*; *on_outbox_change* runs when the browser sends ratings."""
-    return _mount(key=key, data=data, default={"outbox": None}, on_outbox_change=on_outbox_change)
+def annotator(*, data: dict, key: str, on_token_wanted_change):
+    """Mount the widget with *data*; *on_token_wanted_change* runs when it asks for a token."""
+    return _mount(
+        key=key,
+        data=data,
+        default={"token_wanted": None},
+        on_token_wanted_change=on_token_wanted_change,
+    )

@@ -1,12 +1,16 @@
-// The annotation widget: a window of the annotator's queue held in the browser,
-// the next pair drawn in the same frame as the key press, ratings kept in an ordered list of
-// unacknowledged entries (sessionStorage) until the server acknowledges them.
+// The annotation widget: a window of the annotator's queue held in the browser, the next pair
+// drawn in the same frame as the key press, ratings kept in an ordered list of
+// unacknowledged entries (localStorage, per study and annotator) until the server
+// acknowledges them.
 //
-// Data from Python (pages/annotate.py): who (opaque storage name), scale, min_view_ms,
-// comment_max, total, done, start, complete, waiting, wait_poll_ms, window (pairs in serving
-// order: position, index, term_1, term_2, rating, unclear, comment, version), window_info
-// (start_of_queue, end_of_queue), reply_to, ack, versions, refused, unavailable, ended.
-// State to Python: "outbox" = {epoch, pending, need, back, at, sent}.
+// The messages are one contract, data_schemas/widget.py: the page mounts the widget with a
+// WidgetBoot (who, endpoint, token, token_serial, scale, total, limits, ended); the widget
+// POSTs a RatingsRequest {pending, need, back, at, mark} to the endpoint with
+// "Authorization: Bearer <token>" and gets a RatingsResponse {ack, versions, refused,
+// unavailable, window, window_info, mark, resume, start, complete, waiting, done, total} or
+// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The only
+// state handed back to Streamlit is "token_wanted" (the serial of a token that stopped
+// working: the page mints a new one) — no page rerun per key press.
 //
 // Serving order: the widget walks the queue in the order the server serves it (order_key),
 // not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
@@ -14,12 +18,15 @@
 // contiguous stretch of the queue in serving order, as the server's windows describe it.
 //
 // Terms and every other text from the server are inserted with textContent, never as HTML.
+// Terms are never written to browser storage: only the pending entries (positions, values,
+// flags, comments, versions).
 
 const INSTANCES = new WeakMap();
-const RESEND_AFTER_MS = 4000;
-const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
-const REMINDER_RUN = 10;
-const REFILL_BELOW = 20; // pairs held ahead of the doctor before more are asked for
+// A tab's stored list is adopted by another tab of the same annotator once the tab is
+// closed (pagehide) or has not touched it for this long (a live tab touches it at every
+// send, and retries at least every max(backoff_ms)).
+const ORPHAN_AFTER_MS = 20000;
+const PREFIX = "medsim-annot:";
 
 function $(root, sel) {
   return root.querySelector(sel);
@@ -32,6 +39,154 @@ function typingTarget(event) {
   return tag === "input" || tag === "textarea" || tag === "select" || el.isContentEditable;
 }
 
+function storage(kind) {
+  try {
+    return kind === "local" ? window.localStorage : window.sessionStorage;
+  } catch (err) {
+    return null; // storage disabled: the list lives in memory only
+  }
+}
+
+// ------------------------------------------------------------------ the pending queue
+// The ordered list of ratings not yet acknowledged, kept in localStorage under this tab's
+// key so that it survives a reload, a crash or closing the tab; a later tab of the same
+// annotator in this browser adopts the lists of closed tabs and sends them.
+class PendingQueue {
+  constructor(who) {
+    this.who = who;
+    this.entries = [];
+    this.seq = 0;
+    const session = storage("session");
+    const tabKey = `${PREFIX}tab:${who}`;
+    this.tab = (session && session.getItem(tabKey)) || null;
+    if (!this.tab) {
+      this.tab = Math.random().toString(36).slice(2) + Date.now().toString(36);
+      if (session) session.setItem(tabKey, this.tab);
+    }
+    this.key = `${PREFIX}${who}:${this.tab}`;
+  }
+
+  get size() {
+    return this.entries.length;
+  }
+
+  load() {
+    // This tab's own list (a reload), then the lists of tabs that are gone.
+    const local = storage("local");
+    if (!local) return;
+    const now = Date.now();
+    const keys = [];
+    for (let i = 0; i < local.length; i++) {
+      const k = local.key(i);
+      if (k && k.startsWith(`${PREFIX}${this.who}:`)) keys.push(k);
+    }
+    keys.sort((a, b) => (a === this.key ? -1 : b === this.key ? 1 : 0));
+    for (const k of keys) {
+      let saved;
+      try {
+        saved = JSON.parse(local.getItem(k));
+      } catch (err) {
+        saved = null;
+      }
+      const own = k === this.key;
+      if (!own && saved && !saved.closed && now - Number(saved.t || 0) < ORPHAN_AFTER_MS) {
+        continue; // another live tab's list
+      }
+      const list = saved && Array.isArray(saved.pending) ? saved.pending : [];
+      this.adopt(list);
+      if (!own) local.removeItem(k);
+    }
+    this.persist();
+  }
+
+  adopt(list) {
+    // Renumber in order, keeping each chained edit pointing at its (renumbered) earlier one.
+    const renum = new Map();
+    for (const e of [...list].sort((a, b) => a.seq - b.seq)) {
+      if (!e || typeof e.position !== "number") continue;
+      this.seq += 1;
+      renum.set(e.seq, this.seq);
+      const after = e.after === null || e.after === undefined ? null : renum.get(e.after);
+      this.entries.push({
+        seq: this.seq,
+        position: e.position,
+        value: e.value,
+        unclear: !!e.unclear,
+        comment: typeof e.comment === "string" ? e.comment : "",
+        elapsed_ms: Number(e.elapsed_ms) || 0,
+        version: after ? null : e.version === undefined ? null : e.version,
+        after: after || null,
+      });
+    }
+  }
+
+  persist(closed) {
+    const local = storage("local");
+    if (!local) return;
+    try {
+      if (!this.entries.length) local.removeItem(this.key);
+      else
+        local.setItem(
+          this.key,
+          JSON.stringify({ t: Date.now(), closed: !!closed, pending: this.entries }),
+        );
+    } catch (err) {
+      // Storage full: the list still lives in memory.
+    }
+  }
+
+  push(entry) {
+    this.seq += 1;
+    const e = { ...entry, seq: this.seq };
+    this.entries.push(e);
+    this.persist();
+    return e;
+  }
+
+  last(position) {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      if (this.entries[i].position === position) return this.entries[i];
+    }
+    return null;
+  }
+
+  has(position) {
+    return this.entries.some((e) => e.position === position);
+  }
+
+  find(seq) {
+    return this.entries.find((e) => e.seq === seq) || null;
+  }
+
+  batch(max) {
+    return this.entries.slice(0, max);
+  }
+
+  stored(seq, version) {
+    // seq was stored as `version`: a later edit chained onto it now names that version.
+    for (const e of this.entries) {
+      if (e.after === seq) {
+        e.version = version;
+        e.after = null;
+      }
+    }
+  }
+
+  drop(seq) {
+    this.entries = this.entries.filter((e) => e.seq !== seq);
+  }
+
+  ackUpTo(ack) {
+    const before = this.entries.length;
+    this.entries = this.entries.filter((e) => e.seq > ack);
+    if (this.entries.length !== before) this.persist();
+  }
+}
+
+// ------------------------------------------------------------------ the widget
+// screen: "starting" (sending kept ratings / asking where to resume), "pair" (a pair on
+// screen at `pos`), "loading" (waiting for pairs: `waitFor` says which), "end" (queue done
+// or waiting for other doctors) or "ended" (code replaced or revoked).
 class Annotator {
   constructor(root) {
     this.root = root;
@@ -58,31 +213,42 @@ class Annotator {
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
     };
+    this.screen = "starting";
+    this.pos = null; // the position on screen (screen "pair")
+    this.waitFor = null; // screen "loading": {kind: "next" | "back" | "resume", pos}
     this.cache = new Map(); // position -> pair (with local answers applied)
     this.order = []; // positions of a contiguous stretch of the queue, in serving order
     this.rank = new Map(); // position -> index in this.order
     this.headKnown = false; // this.order starts at the first slot served
     this.tailKnown = false; // this.order ends at the last slot served
-    this.wantBack = null; // Back was pressed at this position; the pairs before it are loading
-    this.checking = false; // waiting for the server to say where the first unrated slot is
+    this.mark = null; // the queue mark of the last window received
     this.newly = new Set(); // positions first rated in this tab since baseDone was counted
-    this.pending = [];
-    this.seq = 0;
-    this.acked = 0;
-    this.pos = null; // position on screen; null: waiting or end screen
-    this.want = null; // position the widget waits for (not yet in the window)
+    this.baseDone = 0;
+    this.total = 0;
+    this.waiting = 0;
     this.drawnAt = 0;
-    this.sent = 0;
-    this.attempt = 0;
-    this.lastReply = -1;
-    this.started = false;
-    this.ended = null;
-    this.unavailable = false;
-    this.complete = false;
     this.ignored = 0;
+    // Sending: one request in flight; presses meanwhile set `again`; errors retry on the
+    // one timer with backoff.
+    this.inflight = false;
+    this.again = false;
+    this.attempt = 0;
+    this.unavailable = false;
     this.timer = null;
+    this.paintFrame = null;
     this.onKey = (e) => this.handleKey(e);
+    this.onBeforeUnload = (e) => {
+      if (this.queue && this.queue.size) {
+        e.preventDefault();
+        e.returnValue = "";
+      }
+    };
+    this.onPageHide = () => {
+      if (this.queue) this.queue.persist(true);
+    };
     document.addEventListener("keydown", this.onKey);
+    window.addEventListener("beforeunload", this.onBeforeUnload);
+    window.addEventListener("pagehide", this.onPageHide);
     this.el.back.addEventListener("click", () => this.back());
     this.el.endBack.addEventListener("click", () => this.back());
     this.el.unclear.addEventListener("click", () => this.toggleUnclear());
@@ -92,139 +258,222 @@ class Annotator {
     });
   }
 
-  // ---------------------------------------------------------------- storage
-  storageKey() {
-    return `medsim-annot:${this.who}`;
-  }
-
-  load() {
-    try {
-      const raw = sessionStorage.getItem(this.storageKey());
-      if (raw) {
-        const saved = JSON.parse(raw);
-        this.pending = Array.isArray(saved.pending) ? saved.pending : [];
-        this.seq = Number(saved.seq) || 0;
-        this.epoch = typeof saved.epoch === "string" ? saved.epoch : null;
-      }
-    } catch (err) {
-      this.pending = [];
-    }
-    // Sequence numbers count within an epoch; a tab without storage starts a new epoch, so
-    // the server never mistakes a restarted count for ratings it has acknowledged.
-    if (!this.epoch) {
-      this.epoch = Math.random().toString(36).slice(2) + Date.now().toString(36);
-      this.seq = 0;
-    }
-  }
-
-  persist() {
-    try {
-      sessionStorage.setItem(
-        this.storageKey(),
-        JSON.stringify({ epoch: this.epoch, seq: this.seq, pending: this.pending }),
-      );
-    } catch (err) {
-      // Storage full or disabled: the list still lives in memory and in component state.
-    }
-  }
-
-  // ---------------------------------------------------------------- server data
-  receive(data, setStateValue) {
+  // ---------------------------------------------------------------- boot data from the page
+  receive(boot, setStateValue) {
     this.setStateValue = setStateValue;
-    if (!data) return;
-    if (!this.who) {
-      this.who = data.who;
-      this.scale = data.scale;
-      this.minView = Number(data.min_view_ms) || 0;
-      this.el.comment.maxLength = Number(data.comment_max) || 2000;
-      this.buildOptions();
-      this.load();
-      if (this.pending.length) {
-        this.acked = 0;
-        this.showWait(`Sending ${this.pending.length} rating(s) kept from before…`);
-        this.send(-1);
-      }
-    }
-    this.total = Number(data.total) || 0;
-    this.pollMs = Number(data.wait_poll_ms) || 0;
-    if ("waiting" in data) this.waiting = Number(data.waiting) || 0;
-    if (this.baseDone === undefined) this.baseDone = Number(data.done) || 0;
-    this.unavailable = !!data.unavailable;
-    if (data.ended) {
-      this.stop(data.ended);
+    if (!boot) return;
+    if (boot.ended) {
+      this.stop();
       return;
     }
-    const fresh = data.reply_to !== this.lastReply;
-    this.lastReply = data.reply_to;
-    if (fresh) this.applyAck(data);
-    this.mergeWindow(data.window || [], data.window_info || {});
-    if (fresh && data.resume) this.checking = false;
-    if (!this.started) {
-      if (this.pending.length) {
-        this.renderStatus();
-        if (this.unavailable) this.scheduleRetry();
-        return; // resend first, show new pairs after
-      }
-      this.started = true;
-      this.hideWait();
-      this.baseDone = Number(data.done) || 0;
+    const newToken = boot.token && boot.token_serial !== this.serial;
+    this.token = boot.token;
+    this.serial = boot.token_serial;
+    this.endpoint = boot.endpoint;
+    if (!this.queue) {
+      this.limits = boot.limits;
+      this.scale = boot.scale;
+      this.total = Number(boot.total) || 0;
+      this.el.comment.maxLength = this.limits.comment_max;
+      this.buildOptions();
+      this.queue = new PendingQueue(boot.who);
+      this.queue.load();
+      this.waitFor = { kind: "resume" };
+      this.showWait(
+        this.queue.size
+          ? `Sending ${this.queue.size} rating(s) kept from before…`
+          : "Loading your pairs…",
+      );
+      this.renderStatus();
+      this.kick();
+    } else if (newToken && this.screen !== "ended") {
+      this.tokenWanted = null;
+      this.kick();
+    }
+  }
+
+  // ---------------------------------------------------------------- sending
+  need() {
+    // What the request asks for: [need, back]. -1: where to resume; a position: the pairs
+    // from it (back: before it); null: only acknowledge. A refill is asked for when fewer
+    // than refill_below pairs are held ahead of the doctor.
+    if (this.screen === "starting" || (this.waitFor && this.waitFor.kind === "resume")) {
+      return [-1, false];
+    }
+    if (this.screen === "loading" && this.waitFor) {
+      return [this.waitFor.pos, this.waitFor.kind === "back"];
+    }
+    if (this.screen === "end") return [this.waiting > 0 ? -1 : null, false];
+    if (this.screen === "pair" && !this.tailKnown && this.order.length) {
+      const k = this.rank.get(this.pos);
+      const ahead = k === undefined ? 0 : this.order.length - k - 1;
+      if (ahead < this.limits.refill_below) return [this.order[this.order.length - 1], false];
+    }
+    return [null, false];
+  }
+
+  kick() {
+    // Send now (or when the request in flight is answered) if there is anything to send.
+    if (this.screen === "ended" || this.tokenWanted) return;
+    if (this.inflight) {
+      this.again = true;
+      return;
+    }
+    const [need, back] = this.need();
+    if (!this.queue.size && need === null) return;
+    this.post(need, back);
+  }
+
+  kickAfterPaint() {
+    // The request goes after the frame with the new pair has been painted: building and
+    // sending it must not delay that frame.
+    if (this.paintFrame) return;
+    this.paintFrame = requestAnimationFrame(() => {
+      setTimeout(() => {
+        this.paintFrame = null;
+        this.kick();
+      }, 0);
+    });
+  }
+
+  later(ms, fn) {
+    // The one timer: a retry after an error, or the waiting screen's next question.
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      fn();
+    }, ms);
+  }
+
+  async post(need, back) {
+    this.inflight = true;
+    this.again = false;
+    clearTimeout(this.timer);
+    this.timer = null;
+    const sent = this.queue.batch(this.limits.max_batch);
+    this.queue.persist(); // touch: this tab is alive
+    const body = JSON.stringify({
+      pending: sent,
+      need: need,
+      back: !!back,
+      at: this.screen === "pair" ? this.pos : null,
+      mark: this.mark,
+    });
+    let reply = null;
+    let error = null;
+    try {
+      const res = await fetch(new URL(this.endpoint, window.location.origin), {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${this.token}` },
+        body: body,
+        cache: "no-store",
+        credentials: "omit",
+        signal: AbortSignal.timeout(this.limits.resend_after_ms),
+      });
+      const json = await res.json().catch(() => null);
+      if (res.ok && json) reply = json;
+      else error = json && json.error ? json : { error: "unavailable", reason: `HTTP ${res.status}` };
+    } catch (err) {
+      error = { error: "unavailable", reason: "the server did not answer" };
+    }
+    this.inflight = false;
+    if (this.screen === "ended" || this.destroyed) return;
+    if (reply) this.answer(reply, need);
+    else this.failed(error);
+  }
+
+  answer(reply, need) {
+    this.unavailable = !!reply.unavailable;
+    if (!this.unavailable) this.attempt = 0;
+    this.applyAck(reply);
+    if (reply.total !== null && reply.total !== undefined) this.total = Number(reply.total) || 0;
+    if (reply.mark) this.mark = reply.mark;
+    this.mergeWindow(reply.window || [], reply.window_info || {});
+    if (reply.resume) this.waiting = Number(reply.waiting) || 0;
+    const resuming =
+      reply.resume &&
+      ((this.screen === "starting" && !this.queue.size) ||
+        this.screen === "end" ||
+        (this.screen === "loading" && this.waitFor && this.waitFor.kind === "resume"));
+    if (resuming) {
+      // Kept ratings go first (screen "starting" stays until they are acknowledged).
+      this.baseDone = Number(reply.done) || 0;
       this.newly.clear();
-      if (data.complete) this.showEnd();
-      else this.go(data.start);
-    } else if (fresh && data.resume) {
-      this.baseDone = Number(data.done) || 0;
-      this.newly.clear();
-      if (data.complete) this.showEnd();
-      else this.go(data.start);
-    } else if (this.pos === null && this.wantBack !== null) {
-      const prev = this.prevPosition(this.wantBack);
-      if (prev !== undefined) {
-        const at = this.wantBack;
-        this.wantBack = null;
-        this.go(prev === null ? at : prev);
-      }
-    } else if (this.pos === null && this.want !== null && this.cache.has(this.want)) {
-      this.go(this.want);
-    } else if (this.pos !== null) {
+      if (reply.complete) this.showEnd();
+      else this.go(reply.start);
+    } else if (this.screen === "loading" && this.waitFor && this.waitFor.kind === "back") {
+      const at = this.waitFor.pos;
+      const prev = this.prevPosition(at);
+      if (prev !== undefined) this.go(prev === null ? at : prev);
+    } else if (this.screen === "loading" && this.waitFor && this.cache.has(this.waitFor.pos)) {
+      this.go(this.waitFor.pos);
+    } else if (this.screen === "pair") {
       this.el.back.disabled = this.prevPosition(this.pos) === null;
       this.refreshAnswer();
     }
     this.renderProgress();
     this.renderStatus();
-    if (this.unavailable && this.pending.length) this.scheduleRetry();
+    if (this.unavailable && (this.queue.size || this.need()[0] !== null)) this.retry();
+    else if (this.again) this.kick();
+    else if (this.queue.size) this.kick(); // entries beyond the batch, or pressed meanwhile
+    else if (this.screen === "end" && this.waiting > 0) this.pollWaiting();
+    else if (this.screen === "pair" && this.need()[0] !== null && need === null) this.kick();
   }
 
-  applyAck(data) {
-    const versions = data.versions || {};
+  failed(error) {
+    if (error.error === "ended") {
+      this.stop();
+      return;
+    }
+    if (error.error === "expired" || error.error === "unauthorized") {
+      // Ask the page for a new token (one page run); the next boot data carries it.
+      this.tokenWanted = this.serial;
+      if (this.setStateValue) this.setStateValue("token_wanted", this.serial);
+      this.renderStatus();
+      return;
+    }
+    this.unavailable = true;
+    if (error.error === "invalid" || error.error === "too_large" || error.error === "problem") {
+      this.notice(`Not saved: ${error.reason}`, "refused");
+    }
+    this.renderStatus();
+    this.retry(Number(error.retry_after_ms) || 0);
+  }
+
+  retry(atLeast) {
+    const steps = this.limits.backoff_ms;
+    const wait = Math.max(steps[Math.min(this.attempt, steps.length - 1)], atLeast || 0);
+    this.attempt += 1;
+    this.later(wait, () => this.kick());
+  }
+
+  pollWaiting() {
+    // The waiting screen asks now and then whether a tiebreak pair has arrived.
+    this.later(this.limits.wait_poll_ms, () => {
+      if (this.screen === "end" && this.waiting > 0) this.kick();
+    });
+  }
+
+  applyAck(reply) {
+    const versions = reply.versions || {};
     for (const [seq, v] of Object.entries(versions)) {
       const s = Number(seq);
-      for (const e of this.pending) {
-        if (e.after === s) {
-          e.version = v;
-          e.after = null;
-        }
-      }
-      const done = this.pending.find((e) => e.seq === s);
-      if (done && !this.pending.some((e) => e.position === done.position && e.seq > s)) {
+      this.queue.stored(s, v);
+      const done = this.queue.find(s);
+      if (done && !this.queue.entries.some((e) => e.position === done.position && e.seq > s)) {
         const pair = this.cache.get(done.position);
         if (pair) pair.version = v;
       }
     }
-    for (const r of data.refused || []) this.refused(r);
-    const ack = Number(data.ack) || 0;
-    if (ack > this.acked) this.acked = ack;
-    const before = this.pending.length;
-    this.pending = this.pending.filter((e) => e.seq > this.acked);
-    if (this.pending.length !== before) this.persist();
-    if (!this.unavailable) this.attempt = 0;
-    if (!this.started && this.pending.length === 0) this.hideWait();
+    for (const r of reply.refused || []) this.refused(r);
+    this.queue.ackUpTo(Number(reply.ack) || 0);
   }
 
   refused(r) {
-    const entry = this.pending.find((e) => e.seq === r.seq);
-    this.pending = this.pending.filter((e) => e.seq !== r.seq);
-    this.persist();
-    const later = this.pending.some((e) => e.position === r.position);
+    const entry = this.queue.find(r.seq);
+    this.queue.drop(r.seq);
+    this.queue.persist();
+    const later = this.queue.has(r.position);
     const pair = this.cache.get(r.position);
     if (r.current && pair && !later) {
       pair.rating = r.current.rating === null ? null : String(r.current.rating);
@@ -243,7 +492,7 @@ class Annotator {
     } else {
       text = `Not saved: ${r.message}`;
     }
-    if (entry && this.started && !later) this.go(r.position);
+    if (entry && this.screen !== "starting" && !later) this.go(r.position);
     this.notice(text, "refused");
   }
 
@@ -278,7 +527,7 @@ class Annotator {
 
   merge(p) {
     const pos = Number(p.position);
-    const local = this.pending.some((e) => e.position === pos);
+    const local = this.queue.has(pos);
     const have = this.cache.get(pos);
     if (have) have.index = Number(p.index) || 0;
     if (have && local) return; // the browser's own unacknowledged answer wins
@@ -293,53 +542,6 @@ class Annotator {
       version: Number(p.version) || 0,
       rated: p.rating !== null,
     });
-  }
-
-  // ---------------------------------------------------------------- sending
-  send(need, back) {
-    // need: the position from which the browser needs pairs in serving order (with back:
-    // the pairs served before it; null: its window suffices; -1: where to resume, i.e. the
-    // first unrated slot). at: the pair on screen, from which the server resends the
-    // window when the queue has grown.
-    this.sent += 1;
-    if (need === -1) this.checking = true;
-    if (this.setStateValue) {
-      this.setStateValue("outbox", {
-        epoch: this.epoch,
-        pending: this.pending.slice(0, 500),
-        need: need,
-        back: !!back,
-        at: this.pos,
-        sent: this.sent,
-      });
-    }
-    this.armResend();
-  }
-
-  resendNeed() {
-    if (this.checking) return [-1, false];
-    if (this.wantBack !== null) return [this.wantBack, true];
-    return [this.want, false];
-  }
-
-  armResend() {
-    clearTimeout(this.resendTimer);
-    if (!this.pending.length || this.ended) return;
-    this.resendTimer = setTimeout(() => {
-      if (this.pending.length && !this.ended) {
-        this.attempt += 1;
-        this.send(...this.resendNeed());
-      }
-    }, RESEND_AFTER_MS);
-  }
-
-  scheduleRetry() {
-    clearTimeout(this.timer);
-    const wait = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
-    this.timer = setTimeout(() => {
-      this.attempt += 1;
-      this.send(...this.resendNeed());
-    }, wait);
   }
 
   // ---------------------------------------------------------------- drawing
@@ -369,23 +571,23 @@ class Annotator {
     return o ? o.label : value;
   }
 
-  go(pos, mustSend) {
+  go(pos) {
     if (pos === null || pos === undefined) {
       this.showEnd();
       return;
     }
     const pair = this.cache.get(pos);
     if (!pair) {
+      this.screen = "loading";
       this.pos = null;
-      this.want = pos;
+      this.waitFor = { kind: "next", pos: pos };
       this.showWait("Loading the next pair…");
-      this.send(pos);
+      this.kick();
       return;
     }
-    this.want = null;
-    this.wantBack = null;
-    this.checking = false;
-    clearTimeout(this.pollTimer);
+    this.screen = "pair";
+    this.waitFor = null;
+    if (this.timer && !this.unavailable) clearTimeout(this.timer);
     this.pos = pos;
     this.unclearNow = pair.unclear;
     this.el.end.hidden = true;
@@ -400,7 +602,7 @@ class Annotator {
     this.refreshAnswer();
     this.renderProgress();
     this.el.announce.textContent = `Pair ${pair.index + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
-    this.maybeRefill(mustSend);
+    this.kickAfterPaint();
   }
 
   refreshAnswer() {
@@ -422,7 +624,7 @@ class Annotator {
     this.el.fill.style.width = `${(frac * 100).toFixed(2)}%`;
     this.el.progress.setAttribute("aria-valuemax", String(this.total));
     this.el.progress.setAttribute("aria-valuenow", String(done));
-    const pair = this.pos === null ? null : this.cache.get(this.pos);
+    const pair = this.screen === "pair" ? this.cache.get(this.pos) : null;
     this.el.progressText.textContent = pair
       ? `${done} / ${this.total} rated · pair ${pair.index + 1} of ${this.total}`
       : `${done} / ${this.total} rated`;
@@ -430,8 +632,8 @@ class Annotator {
 
   renderStatus() {
     const s = this.el.status;
-    const n = this.pending.length;
-    if (this.ended) {
+    const n = this.queue ? this.queue.size : 0;
+    if (this.screen === "ended") {
       s.dataset.state = "error";
       s.textContent = n ? `${n} not saved` : "Stopped";
     } else if (n === 0) {
@@ -445,7 +647,7 @@ class Annotator {
       s.textContent = `${n} saving…`;
     }
     s.dataset.pending = String(n);
-    if (this.complete && this.el.end.hidden === false) this.showEnd();
+    if (this.screen === "end") this.renderEnd();
   }
 
   notice(text, kind) {
@@ -460,50 +662,45 @@ class Annotator {
     this.el.wait.textContent = text;
   }
 
-  hideWait() {
-    this.el.wait.hidden = true;
-  }
-
   showEnd() {
+    this.screen = "end";
     this.pos = null;
-    this.want = null;
-    this.complete = true;
+    this.waitFor = null;
     this.el.main.hidden = true;
     this.el.wait.hidden = true;
     this.el.end.hidden = false;
     this.el.reminder.hidden = true;
+    this.renderEnd();
+    this.el.announce.textContent = this.el.endText.textContent;
+    this.renderProgress();
+    if (this.waiting > 0 && !this.inflight) this.pollWaiting();
+  }
+
+  renderEnd() {
     // 2 + 1 studies: pairs others have not rated yet may still bring a tiebreak pair.
     const waiting = this.waiting || 0;
+    const unsaved = this.queue.size;
     this.el.end.dataset.waiting = String(waiting);
     this.el.endText.textContent = waiting > 0
       ? `Waiting for other doctors — come back later: ${waiting} pair(s) may still need your rating.` +
-        (this.pending.length ? " Your last ratings are still being saved; keep this tab open until the status says “All saved”." : "")
-      : this.pending.length
+        (unsaved ? " Your last ratings are still being saved; keep this tab open until the status says “All saved”." : "")
+      : unsaved
       ? "Your queue is complete — your last ratings are still being saved; keep this tab open until the status says “All saved”."
       : "Your queue is complete — thank you! Every rating is saved. You can close this tab.";
-    this.el.announce.textContent = this.el.endText.textContent;
-    this.renderProgress();
-    // Ask again now and then whether a tiebreak pair has arrived (the end screen turns into it).
-    clearTimeout(this.pollTimer);
-    if (waiting > 0 && this.pollMs > 0 && !this.ended) {
-      this.pollTimer = setTimeout(() => {
-        if (this.pos === null && this.complete && !this.ended) this.send(-1);
-      }, this.pollMs);
-    }
   }
 
-  stop(message) {
-    this.ended = message;
-    clearTimeout(this.timer);
-    clearTimeout(this.pollTimer);
-    clearTimeout(this.resendTimer);
+  stop() {
+    this.screen = "ended";
     this.pos = null;
+    this.waitFor = null;
+    clearTimeout(this.timer);
     this.el.main.hidden = true;
     this.el.end.hidden = true;
     this.el.reminder.hidden = true;
     this.el.wait.hidden = false;
-    const kept = this.pending.length
-      ? ` ${this.pending.length} rating(s) were not saved; they are kept in this tab and sent after you sign in again.`
+    const n = this.queue ? this.queue.size : 0;
+    const kept = n
+      ? ` ${n} rating(s) were not saved; they are kept in this browser and sent after you sign in again.`
       : "";
     this.el.wait.textContent =
       "Your access code was replaced or revoked, so this session has stopped. " +
@@ -514,7 +711,8 @@ class Annotator {
 
   // ---------------------------------------------------------------- actions
   handleKey(e) {
-    if (this.ended || e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (this.screen === "ended" || !this.scale) return;
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
     const at = performance.now();
     if (e.key === "Backspace") {
@@ -523,13 +721,13 @@ class Annotator {
       return;
     }
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
-    if (this.pos === null) {
-      if (this.el.wait.hidden || !this.scale.options.some((o) => o.key.toLowerCase() === key)) return;
+    const opt = this.scale.options.find((o) => o.key.toLowerCase() === key);
+    if (this.screen !== "pair") {
+      if (this.el.wait.hidden || !opt) return;
       e.preventDefault();
       this.ignore("Key ignored: the next pair is still loading. Press again when it appears.");
       return;
     }
-    const opt = this.scale.options.find((o) => o.key.toLowerCase() === key);
     if (opt) {
       e.preventDefault();
       if (!e.repeat) this.rate(opt.value, at);
@@ -542,9 +740,9 @@ class Annotator {
   }
 
   rate(value, at) {
-    if (this.pos === null || this.ended) return;
+    if (this.screen !== "pair") return;
     const shown = at - this.drawnAt;
-    if (shown < this.minView) {
+    if (shown < this.limits.min_view_ms) {
       this.ignore(
         `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
           "Look at it and press again.",
@@ -553,16 +751,14 @@ class Annotator {
     }
     const pos = this.pos;
     const pair = this.cache.get(pos);
-    const comment = this.el.comment.value.trim().slice(0, this.el.comment.maxLength);
+    const comment = this.el.comment.value.trim().slice(0, this.limits.comment_max);
     const unclear = !!this.unclearNow;
     const same =
       pair.rated && pair.rating === value && pair.unclear === unclear &&
       (pair.comment || "").trim() === comment;
     if (!same) {
-      const earlier = [...this.pending].reverse().find((e) => e.position === pos);
-      this.seq += 1;
-      this.pending.push({
-        seq: this.seq,
+      const earlier = this.queue.last(pos);
+      this.queue.push({
         position: pos,
         value: value,
         unclear: unclear,
@@ -576,17 +772,18 @@ class Annotator {
       pair.unclear = unclear;
       pair.comment = comment;
       pair.rated = true;
-      this.persist();
     }
     this.notice("", "");
     const next = this.nextPosition(pos);
     if (next === undefined) {
       // Past the end of the window: the server says where the first unrated slot is.
-      this.showWait("Checking your queue…");
+      this.screen = "loading";
       this.pos = null;
-      this.send(-1);
+      this.waitFor = { kind: "resume" };
+      this.showWait("Checking your queue…");
+      this.kickAfterPaint();
     } else {
-      this.go(next, !same);
+      this.go(next);
     }
     this.renderReminder(pos);
     this.renderStatus();
@@ -618,53 +815,22 @@ class Annotator {
     return this.headKnown ? null : undefined;
   }
 
-  maybeRefill(mustSend) {
-    // Ask for the slots served after the last one held when fewer than REFILL_BELOW are held
-    // ahead of the doctor. The message goes after the frame with the new pair has been
-    // painted: handing state to Streamlit does work on the page's main thread that must not
-    // delay that frame.
-    const k = this.rank.get(this.pos);
-    const ahead = k === undefined ? 0 : this.order.length - k - 1;
-    const need =
-      !this.tailKnown && ahead < REFILL_BELOW && this.order.length
-        ? this.order[this.order.length - 1]
-        : null;
-    if (need === null && !mustSend) return;
-    this.sendAfterPaint(need);
-  }
-
-  sendAfterPaint(need) {
-    if (this.paintTimer) {
-      this.queuedNeed = this.queuedNeed ?? need;
-      return;
-    }
-    this.queuedNeed = need;
-    this.paintTimer = requestAnimationFrame(() => {
-      setTimeout(() => {
-        this.paintTimer = null;
-        const n = this.queuedNeed;
-        this.queuedNeed = null;
-        this.send(n);
-      }, 0);
-    });
-  }
-
   back() {
-    if (this.ended) return;
-    if (this.pos === null) {
-      if (this.want !== null || this.wantBack !== null || this.checking) return;
+    if (this.screen === "end") {
       if (!this.order.length) return;
-      this.complete = false;
+      clearTimeout(this.timer);
       this.go(this.order[this.order.length - 1]);
       return;
     }
+    if (this.screen !== "pair") return;
     const prev = this.prevPosition(this.pos);
     if (prev === undefined) {
       // Before the stretch held: the server sends the slots served before this one.
-      this.wantBack = this.pos;
+      this.screen = "loading";
+      this.waitFor = { kind: "back", pos: this.pos };
       this.pos = null;
       this.showWait("Loading the previous pair…");
-      this.send(this.wantBack, true);
+      this.kick();
     } else if (prev !== null) {
       this.go(prev);
     }
@@ -673,7 +839,7 @@ class Annotator {
   }
 
   toggleUnclear() {
-    if (this.pos === null || !this.scale.unclear_flag) return;
+    if (this.screen !== "pair" || !this.scale.unclear_flag) return;
     this.unclearNow = !this.unclearNow;
     this.el.unclear.setAttribute("aria-pressed", this.unclearNow ? "true" : "false");
   }
@@ -685,25 +851,28 @@ class Annotator {
   }
 
   renderReminder(pos) {
+    const need = this.limits.straight_line_run;
     let run = 0;
     let value = null;
     const k = this.rank.get(pos);
-    for (let m = k === undefined ? -1 : k; m >= 0 && run < REMINDER_RUN; m--) {
+    for (let m = k === undefined ? -1 : k; m >= 0 && run < need; m--) {
       const pair = this.cache.get(this.order[m]);
       if (!pair || !pair.rated) break;
       if (value === null) value = pair.rating;
       if (pair.rating !== value) break;
       run++;
     }
-    this.el.reminder.hidden = run < REMINDER_RUN;
+    this.el.reminder.hidden = run < need;
   }
 
   destroy() {
+    this.destroyed = true;
     document.removeEventListener("keydown", this.onKey);
-    if (this.paintTimer) cancelAnimationFrame(this.paintTimer);
+    window.removeEventListener("beforeunload", this.onBeforeUnload);
+    window.removeEventListener("pagehide", this.onPageHide);
+    if (this.paintFrame) cancelAnimationFrame(this.paintFrame);
     clearTimeout(this.timer);
-    clearTimeout(this.resendTimer);
-    clearTimeout(this.pollTimer);
+    if (this.queue) this.queue.persist(true);
   }
 }
 

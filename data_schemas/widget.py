@@ -1,0 +1,265 @@
+"""The annotation widget's messages: one contract for the browser and the ratings endpoint.
+
+The widget (``pages/components/annotator``) posts a :class:`RatingsRequest` — its ordered
+list of unacknowledged ratings and, when it needs pairs, where from — to the ratings
+endpoint (``POST /api/annotate/ratings``, bearer token in the ``Authorization`` header) and
+gets a :class:`RatingsResponse` back: the highest sequence number resolved, the versions
+stored, the entries refused with a reason, and a window of pairs. A request that breaks the
+contract, the token or a server cap gets an :class:`ApiError` and stores nothing.
+
+Every limit the widget obeys is here (:class:`WidgetLimits`, sent to it with the page's
+boot data), so the browser, the endpoint and the services cannot disagree about them.
+This module imports nothing of the project but :mod:`data_schemas.limits`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
+
+from .limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
+
+#: The path of the ratings endpoint (served beside Streamlit by ``serve.py``).
+RATINGS_PATH = "/api/annotate/ratings"
+#: Entries accepted in one request (the widget sends at most this many, oldest first).
+MAX_BATCH = 500
+#: Largest request body accepted (bytes): MAX_BATCH entries with full comments fit.
+MAX_BODY_BYTES = 1_500_000
+#: Ratings one annotator may store per RATE_WINDOW_S seconds through the endpoint: a doctor
+#: pressing every 120 ms without pause stores 500 a minute; a script looping on the endpoint
+#: is stopped there (HTTP 429; the widget keeps its ratings and sends them again later).
+MAX_WRITES_PER_WINDOW = 600
+RATE_WINDOW_S = 60
+#: Revisions one slot may have: changing an answer back and forth is fine, a script that
+#: appends thousands of revisions to one pair is refused.
+MAX_REVISIONS_PER_SLOT = 50
+#: Identical consecutive ratings that show the straight-lining reminder (Chiu et al. 2018).
+STRAIGHT_LINE_RUN = 10
+#: The widget asks for more pairs when it holds fewer than this many ahead of the doctor.
+REFILL_BELOW = 20
+#: Pairs sent per refill from the asked position (and BEHIND served before it, for Back).
+WINDOW = 40
+BEHIND = 2
+#: A request unanswered for this long is sent again.
+RESEND_AFTER_MS = 4000
+#: Waits before the n-th retry after an error (the last one repeats).
+BACKOFF_MS = (1000, 2000, 4000, 8000, 15000)
+#: How often the "waiting for other doctors" screen asks whether a tiebreak pair arrived.
+WAIT_POLL_MS = 4000
+#: Lifetime of a ratings token (seconds); the widget asks the page for a new one when it
+#: expires (one page rerun per lifetime).
+TOKEN_TTL_S = 3600
+
+_Count = Annotated[StrictInt, Field(ge=0)]
+_Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
+_Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RatingEntry(_Strict):
+    """One unacknowledged rating as the widget keeps and sends it.
+
+    ``seq``: the widget's sequence number (increasing within its list). ``version``: the
+    slot's version the widget showed; or, for a second edit of a slot whose first edit is
+    not acknowledged yet, ``after`` names that edit's ``seq`` (the edit is chained onto the
+    version it stores). ``elapsed_ms``: how long the pair was on screen before the press.
+    """
+
+    seq: _Seq
+    position: _Position
+    value: StrictStr | StrictInt | StrictFloat
+    unclear: StrictBool = False
+    comment: StrictStr = ""
+    elapsed_ms: Annotated[StrictInt, Field(ge=0)]
+    version: _Count | None = None
+    after: _Seq | None = None
+
+    @field_validator("comment")
+    @classmethod
+    def _comment_cap(cls, v: str) -> str:
+        v = v.strip()
+        if len(v) > COMMENT_MAX_CHARS:
+            raise ValueError(f"a comment may have at most {COMMENT_MAX_CHARS} characters")
+        return v
+
+    @field_validator("elapsed_ms")
+    @classmethod
+    def _elapsed_cap(cls, v: int) -> int:
+        return min(v, 2**31 - 1)
+
+
+class RatingsRequest(_Strict):
+    """What the widget posts: ``pending`` (sequence order) and where it needs pairs from.
+
+    ``need``: ``-1`` — where to resume (the first unrated slot; also after sign-in);
+    a position — the pairs served from it (with ``back``: the pairs served before it);
+    ``None`` — its window suffices, only acknowledge. ``at``: the pair on screen. ``mark``:
+    the queue mark of the last window it got; when the queue has moved since (a 2 + 1
+    tiebreak slot, the sequential audit), the stretch from ``at`` is sent again.
+    """
+
+    pending: Annotated[list[RatingEntry], Field(max_length=MAX_BATCH)] = []
+    need: Annotated[StrictInt, Field(ge=-1)] | None = None
+    back: StrictBool = False
+    at: _Position | None = None
+    mark: tuple[StrictInt, StrictInt] | None = None
+
+
+class WidgetPair(_Strict):
+    """One slot as the widget gets it: exactly what a ``PairView`` exposes (terms in slot
+    order, the annotator's own answer and its version) plus its serving index — no pair id,
+    dataset, label or other annotator's rating (extra fields are refused)."""
+
+    position: int
+    index: int
+    term_1: str
+    term_2: str
+    rating: str | None
+    unclear: bool
+    comment: str
+    version: int
+
+
+class WindowInfo(_Strict):
+    start_of_queue: bool
+    end_of_queue: bool
+
+
+class CurrentAnswer(_Strict):
+    """A slot's answer now (shown when a stale tab's press is refused)."""
+
+    rating: str | None
+    unclear: bool
+    comment: str
+    version: int
+
+
+class Refusal(_Strict):
+    """An entry that was not stored, and why (``current``: the slot's answer, when another
+    window changed it)."""
+
+    seq: int
+    position: int
+    message: str
+    current: CurrentAnswer | None = None
+
+
+class RatingsResponse(_Strict):
+    """The endpoint's answer.
+
+    ``ack``: every entry up to this sequence number is resolved (stored, found stored or
+    refused). ``versions``: seq → the slot's version after it. ``unavailable``: the store
+    failed midway; entries after ``ack`` wait for a resend. ``window``/``window_info``/
+    ``mark``: pairs in serving order, when asked for (or when the queue moved). ``resume``:
+    the answer to ``need = -1``, with ``start`` (first unrated position, ``None`` when the
+    queue is complete), ``complete``, ``waiting`` (2 + 1 pairs that may still come),
+    ``done`` and ``total``.
+    """
+
+    ack: int
+    versions: dict[str, int] = {}
+    refused: list[Refusal] = []
+    unavailable: bool = False
+    window: list[WidgetPair] = []
+    window_info: WindowInfo | None = None
+    mark: tuple[int, int] | None = None
+    resume: bool = False
+    start: int | None = None
+    complete: bool = False
+    waiting: int = 0
+    done: int | None = None
+    total: int | None = None
+
+
+#: Why a request was refused as a whole (nothing stored). ``ended``: the access code was
+#: replaced or revoked (sign in again); ``expired``: the token ran out or was ended (ask the
+#: page for a new one); ``unauthorized``: no or unknown token; ``invalid``: the body broke
+#: the contract; ``too_large``: over MAX_BODY_BYTES; ``rate_limited``: over
+#: MAX_WRITES_PER_WINDOW (retry after ``retry_after_ms``); ``unavailable``: the store cannot
+#: be reached (retry); ``problem``: the study cannot be served (e.g. still being created).
+ErrorCode = Literal[
+    "ended",
+    "expired",
+    "unauthorized",
+    "invalid",
+    "too_large",
+    "rate_limited",
+    "unavailable",
+    "problem",
+]
+#: HTTP status of each error.
+ERROR_STATUS: dict[str, int] = {
+    "ended": 401,
+    "expired": 401,
+    "unauthorized": 401,
+    "invalid": 400,
+    "too_large": 413,
+    "rate_limited": 429,
+    "unavailable": 503,
+    "problem": 409,
+}
+
+
+class ApiError(_Strict):
+    error: ErrorCode
+    reason: str
+    retry_after_ms: int | None = None
+
+
+class WidgetLimits(_Strict):
+    """Every limit the widget follows, sent to it from here."""
+
+    max_batch: int = MAX_BATCH
+    min_view_ms: int = MIN_VIEW_MS
+    comment_max: int = COMMENT_MAX_CHARS
+    straight_line_run: int = STRAIGHT_LINE_RUN
+    refill_below: int = REFILL_BELOW
+    resend_after_ms: int = RESEND_AFTER_MS
+    backoff_ms: tuple[int, ...] = BACKOFF_MS
+    wait_poll_ms: int = WAIT_POLL_MS
+
+
+class ScaleOptionView(_Strict):
+    value: str
+    label: str
+    key: str
+    description: str
+
+
+class ScaleView(_Strict):
+    name: str
+    options: list[ScaleOptionView]
+    unclear_flag: bool
+
+
+class WidgetBoot(_Strict):
+    """What the Annotate page hands the widget when it mounts it.
+
+    ``who``: an opaque name for this annotator's browser storage (study and annotator).
+    ``endpoint`` and ``token``: where and with what the widget posts its ratings
+    (``Authorization: Bearer <token>``). ``token_serial``: counts the tokens this page
+    minted; the widget asks for a new one by sending the serial it holds.
+    ``ended``: the access code was replaced or revoked (the widget stops at once).
+    """
+
+    who: str
+    endpoint: str
+    token: str | None
+    token_serial: int
+    scale: ScaleView
+    total: int
+    limits: WidgetLimits = WidgetLimits()
+    ended: str | None = None

@@ -1,0 +1,104 @@
+"""The ratings endpoint over HTTP: ``POST /api/annotate/ratings`` (Starlette route).
+
+The annotation widget posts its ordered list of unacknowledged ratings here and reads the
+acknowledgements and window refills from the answer: no Streamlit rerun per key press.
+``serve.py`` mounts :func:`routes` beside Streamlit (``st.App``). This module only speaks
+HTTP; the rules live in :func:`medsim_annot.services.rating_queue.exchange` and the message
+shapes in :mod:`data_schemas.widget`.
+
+- Auth: ``Authorization: Bearer <token>`` (minted by the Annotate page, checked in the
+  store); never a cookie, so no other site can make a browser send it.
+- The body is read up to :data:`~data_schemas.widget.MAX_BODY_BYTES` (413 beyond) and
+  validated against :class:`~data_schemas.widget.RatingsRequest` (400 with the reason).
+- Every refusal is an :class:`~data_schemas.widget.ApiError` with its HTTP status and
+  nothing stored. Stateless: all state is in the store, so any process can answer.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from data_schemas.widget import (
+    ERROR_STATUS,
+    MAX_BODY_BYTES,
+    RATE_WINDOW_S,
+    RATINGS_PATH,
+    ApiError,
+    RatingsRequest,
+)
+from medsim_annot.errors import StoreUnavailable, UsageProblem
+from medsim_annot.services import rating_queue, tokens
+
+_log = logging.getLogger(__name__)
+_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+
+def _error(code: str, reason: str, retry_after_ms: int | None = None) -> Response:
+    body = ApiError(error=code, reason=reason, retry_after_ms=retry_after_ms)  # type: ignore[arg-type]
+    return Response(
+        body.model_dump_json(exclude_none=True),
+        status_code=ERROR_STATUS[code],
+        media_type="application/json",
+        headers=_HEADERS,
+    )
+
+
+async def _body(request: Request) -> bytes | None:
+    """The request body, or ``None`` when it is larger than MAX_BODY_BYTES (read no further)."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            if int(length) > MAX_BODY_BYTES:
+                return None
+        except ValueError:
+            return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _first_problem(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+    return f"{where}: {err.get('msg', 'invalid')}"
+
+
+async def ratings(request: Request) -> Response:
+    """Commit the widget's pending ratings and answer with acknowledgements and pairs."""
+    token = tokens.bearer(request.headers.get("authorization"))
+    if token is None:
+        return _error("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+    body = await _body(request)
+    if body is None:
+        return _error("too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        message = RatingsRequest.model_validate_json(body or b"{}")
+    except ValidationError as exc:
+        return _error("invalid", _first_problem(exc))
+    try:
+        reply = await run_in_threadpool(rating_queue.exchange, token, message)
+    except tokens.TokenRefused as exc:
+        return _error(exc.code, exc.reason)
+    except rating_queue.RateLimited as exc:
+        return _error("rate_limited", str(exc), retry_after_ms=RATE_WINDOW_S * 1000)
+    except StoreUnavailable as exc:
+        return _error("unavailable", str(exc), retry_after_ms=1000)
+    except UsageProblem as exc:
+        return _error("problem", str(exc))
+    return Response(reply.model_dump_json(), media_type="application/json", headers=_HEADERS)
+
+
+def routes() -> list[Route]:
+    """The routes ``serve.py`` mounts beside Streamlit."""
+    return [Route(RATINGS_PATH, ratings, methods=["POST"])]
