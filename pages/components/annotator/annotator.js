@@ -555,10 +555,12 @@ class Annotator {
       b.dataset.testid = "medsim-option";
       b.dataset.value = o.value;
       b.textContent = o.label;
+      b.setAttribute("aria-keyshortcuts", o.key);
       const k = document.createElement("kbd");
       k.textContent = o.key;
+      k.setAttribute("aria-hidden", "true"); // the key is in aria-keyshortcuts, not the name
       b.appendChild(k);
-      if (o.description) b.title = o.description;
+      // No hover-only title: the descriptions are in the page's "Guidelines and scale".
       b.addEventListener("click", () => this.rate(o.value, performance.now()));
       box.appendChild(b);
       this.optionButtons.set(o.value, b);
@@ -647,6 +649,12 @@ class Annotator {
       s.textContent = `${n} saving…`;
     }
     s.dataset.pending = String(n);
+    // The status changes at every press, so it is no live region; only its turn to "not
+    // saved" is announced (once, through the one live region).
+    if (s.dataset.state === "error" && !this.saidError) {
+      this.el.announce.textContent = s.textContent;
+    }
+    this.saidError = s.dataset.state === "error" ? s.textContent : null;
     if (this.screen === "end") this.renderEnd();
   }
 
