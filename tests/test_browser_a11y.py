@@ -290,7 +290,7 @@ def test_widget_keyboard_names_focus_announcement_zoom_and_figures(server, brows
     key_schedule(page, keys, 0.3, 3)
     _all_saved(page)
     said = page.evaluate("() => window.__said")
-    recorded = acts(page, "keydown")
+    recorded = [a for a in acts(page, "keydown") if a["value"] in ("1", "2")]
     stored = _stored(url, "keys")
     fig = figures("desktop keyboard", recorded, len(stored), 3)
     ok = [a for a in recorded if a["after"]["ignored"] == a["before"]["ignored"]]

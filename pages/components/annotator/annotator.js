@@ -561,7 +561,9 @@ class Annotator {
       k.setAttribute("aria-hidden", "true"); // the key is in aria-keyshortcuts, not the name
       b.appendChild(k);
       // No hover-only title: the descriptions are in the page's "Guidelines and scale".
-      b.addEventListener("click", () => this.rate(o.value, performance.now()));
+      // The view time counts to the tap itself (its event time), not to when a busy page got
+      // round to handling it: a double tap is refused however late its second click runs.
+      b.addEventListener("click", (e) => this.rate(o.value, e.timeStamp || performance.now()));
       box.appendChild(b);
       this.optionButtons.set(o.value, b);
     }
@@ -722,7 +724,7 @@ class Annotator {
     if (this.screen === "ended" || !this.scale) return;
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
-    const at = performance.now();
+    const at = e.timeStamp || performance.now(); // the press itself, as for a tap
     if (e.key === "Backspace") {
       e.preventDefault();
       if (!e.repeat) this.back();
