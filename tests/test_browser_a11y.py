@@ -163,6 +163,16 @@ def _all_saved(page, timeout: float = 30000) -> None:
     ).wait_for(timeout=timeout)
 
 
+def _shot(page, tmp_path, name: str, full_page: bool = False) -> None:
+    """A screenshot of the viewport for the docs: in the test's tmp_path, and also under
+    $MEDSIM_TEST_OUTPUT when set (a folder that outlives pytest's rotation of tmp_path)."""
+    page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=full_page)
+    out = os.environ.get("MEDSIM_TEST_OUTPUT")
+    if out:
+        os.makedirs(out, exist_ok=True)
+        page.screenshot(path=os.path.join(out, f"{name}.png"), full_page=full_page)
+
+
 def _no_horizontal_scroll(page) -> None:
     over = page.evaluate(
         "() => [document.scrollingElement, document.querySelector('[data-testid=\"stMain\"]'),"
@@ -313,14 +323,14 @@ def test_widget_keyboard_names_focus_announcement_zoom_and_figures(server, brows
     note = page.locator('[data-testid="medsim-saved-note"]').inner_text()
     assert note.startswith("Saved answer:")
 
-    page.screenshot(path=str(tmp_path / "desktop-keyboard.png"))
+    _shot(page, tmp_path, "desktop-keyboard")
     # 200% zoom of a 1280x800 window: 640x400 CSS px; no horizontal scroll, the page and the
     # widget still usable.
     page.set_viewport_size({"width": 640, "height": 400})
     wait_drawn(page)
     _no_horizontal_scroll(page)
     assert root_eval(page, "(r) => r.host.scrollWidth <= r.host.clientWidth + 1")
-    page.screenshot(path=str(tmp_path / "desktop-zoom-200.png"), full_page=True)
+    _shot(page, tmp_path, "desktop-zoom-200", full_page=True)
     _axe(page, "Annotate (200% zoom)")
     print(f"\n{fig.line()}\nscreenshots: {tmp_path}")
 
@@ -384,7 +394,7 @@ def test_rating_by_touch(server, browser, tmp_path, device):
     assert not root_eval(page, "(r) => [...r.querySelectorAll('[title]')].length")
     _no_horizontal_scroll(page)
     _axe(page, f"Annotate ({device})")
-    page.screenshot(path=str(tmp_path / f"{device}-touch.png"))
+    _shot(page, tmp_path, f"{device}-touch")
 
     values = ["same", "not_same"] * 5
     tap_schedule(page, values, 0.3, 3)
@@ -444,7 +454,7 @@ def test_rating_by_touch(server, browser, tmp_path, device):
         "(r) => r.querySelector('[data-testid=\"medsim-term-2\"]').getBoundingClientRect().bottom",
     )
     assert max(t1, t2) <= width  # both terms still on screen, turned
-    page.screenshot(path=str(tmp_path / f"{device}-touch-landscape.png"))
+    _shot(page, tmp_path, f"{device}-touch-landscape")
     page.unroute(f"**{RATINGS_PATH}")
     _all_saved(page, timeout=60000)
     final = _stored(url, study)
@@ -465,7 +475,11 @@ def _tab_to(page, test: str, limit: int = 250, back: bool = False) -> None:
 
 
 def _text_is(text: str) -> str:
-    return f"(e.innerText || e.getAttribute('aria-label') || '').trim() === {text!r}"
+    """The element's visible text (its last line: a sidebar link's icon comes first) is *text*."""
+    return (
+        f"(e.innerText || e.getAttribute('aria-label') || '').trim().split('\\n').pop().trim()"
+        f" === {text!r}"
+    )
 
 
 def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
@@ -500,7 +514,7 @@ def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
     _tab_to(page, "e.tagName === 'BUTTON' && e.innerText.includes('Create study')")
     page.keyboard.press("Enter")
     page.locator(".st-key-setup_created").wait_for(timeout=60000)
-    assert re.search(r"kbd_a: [A-Z0-9-]+", page.locator(".st-key-setup_created").inner_text())
+    assert re.search(r"kbd_a: [A-Z0-9-]+", page.locator(".st-key-setup_created code").inner_text())
 
     for title, heading in (("Dashboard", "QA dashboard"), ("Export", "Gold export")):
         page.evaluate("() => document.body.focus()")
@@ -515,4 +529,4 @@ def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
     with page.expect_download(timeout=30000) as dl:
         page.keyboard.press("Enter")
     assert dl.value.suggested_filename.startswith("gold-")
-    page.screenshot(path=str(tmp_path / "admin-keyboard.png"), full_page=True)
+    _shot(page, tmp_path, "admin-keyboard", full_page=True)

@@ -15,6 +15,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from data_schemas.limits import MIN_VIEW_MS
+
 #: A phone and a tablet in portrait, as the doctors hold them (CSS px; Playwright emulates the
 #: touch screen, the mobile viewport and the device pixel ratio).
 PHONE = {
@@ -61,7 +63,7 @@ RECORDER = """
       } else {
         value = e.key;
       }
-      const rec = {type, value, before: snap(), t: e.timeStamp};
+      const rec = {type, value, before: snap(), t: e.timeStamp, h: performance.now()};
       window.__acts.push(rec);
       window.__cur = rec;
       requestAnimationFrame(() => { rec.frame = performance.now(); rec.frameSnap = snap(); });
@@ -141,20 +143,30 @@ class Figures:
     accepted: int
     refused: int  # shown as ignored: within the minimum view time of the pair's drawing
     refused_double: int  # of those, the second input of a double tap / press
+    doubles_inside: int  # doubles whose second input came within the minimum view time
     stored: int
     same_frame: int  # accepted inputs whose next frame showed the next pair
-    next_ms: list[float]  # input -> the frame with the next pair, page clock
+    next_ms: list[float]  # input (its event time) -> the frame with the next pair, page clock
+    draw_ms: list[float]  # the page taking the input -> that frame (without input queueing)
 
     def line(self) -> str:
-        ms = sorted(self.next_ms)
-        med = statistics.median(ms) if ms else float("nan")
-        p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))] if ms else float("nan")
+        med, p95 = _median_p95(self.next_ms)
+        draw, _ = _median_p95(self.draw_ms)
         return (
             f"figures {self.kind}: inputs={self.inputs} stored={self.stored} "
-            f"refused_double={self.refused_double} (refused {self.refused}) "
+            f"refused_double={self.refused_double} (of {self.doubles_inside} inside the "
+            f"minimum view time; refused {self.refused}) "
             f"next pair in the same frame {self.same_frame}/{self.accepted}, "
-            f"input->next pair median {med:.1f} ms p95 {p95:.1f} ms"
+            f"input->next pair median {med:.1f} ms p95 {p95:.1f} ms "
+            f"(handled->painted median {draw:.1f} ms)"
         )
+
+
+def _median_p95(values: list[float]) -> tuple[float, float]:
+    ms = sorted(values)
+    if not ms:
+        return float("nan"), float("nan")
+    return statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))]
 
 
 def acts(page, kind: str) -> list[dict]:
@@ -166,7 +178,8 @@ def figures(kind: str, recorded: list[dict], stored: int, doubles: int) -> Figur
     ok = [a for a in recorded if a["after"]["ignored"] == a["before"]["ignored"]]
     refused = [a for a in recorded if a["after"]["ignored"] > a["before"]["ignored"]]
     tail = recorded[len(recorded) - 2 * doubles :] if doubles else []
-    seconds = tail[1::2]
+    firsts, seconds = tail[::2], tail[1::2]
+    inside = [b for a, b in zip(firsts, seconds) if b["t"] - a["t"] < MIN_VIEW_MS]
     moved = [a for a in ok if a["after"].get("term") != a["before"].get("term")]
     return Figures(
         kind=kind,
@@ -174,9 +187,11 @@ def figures(kind: str, recorded: list[dict], stored: int, doubles: int) -> Figur
         accepted=len(ok),
         refused=len(refused),
         refused_double=sum(1 for a in seconds if a in refused),
+        doubles_inside=len(inside),
         stored=stored,
         same_frame=sum(
             1 for a in moved if a.get("frameSnap", {}).get("term") == a["after"]["term"]
         ),
         next_ms=[a["frame"] - a["t"] for a in moved if "frame" in a],
+        draw_ms=[a["frame"] - a["h"] for a in moved if "frame" in a],
     )
