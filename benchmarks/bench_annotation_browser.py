@@ -193,7 +193,8 @@ def _commit_median(url: str, study: str) -> float:
 
     from data_schemas.widget import RatingEntry
     from medsim_annot.services.rating_queue import commit_pending
-    from medsim_annot.storage import Annotator, Study, get_engine, session_scope
+    from medsim_annot.storage import get_engine, session_scope
+    from medsim_annot.storage.models import Annotator, Study
 
     eng = get_engine(url)
     with session_scope(eng) as s:

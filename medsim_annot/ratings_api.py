@@ -88,9 +88,9 @@ async def ratings(request: Request) -> Response:
         return _error("invalid", _first_problem(exc))
     try:
         reply = await run_in_threadpool(rating_queue.exchange, token, message)
-    except tokens.TokenRefused as exc:
+    except tokens.TokenRefusedError as exc:
         return _error(exc.code, exc.reason)
-    except rating_queue.RateLimited as exc:
+    except rating_queue.RateLimitedError as exc:
         return _error("rate_limited", str(exc), retry_after_ms=RATE_WINDOW_S * 1000)
     except StoreUnavailable as exc:
         return _error("unavailable", str(exc), retry_after_ms=1000)

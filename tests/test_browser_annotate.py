@@ -1,5 +1,5 @@
 """Real-browser tests: Playwright (sync API) drives Debian's chromium against a running
-``streamlit run app.py`` with a temporary SQLite database.
+``streamlit run serve.py`` with a temporary SQLite database.
 
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1 (CI), which makes
 a missing browser a failure.

@@ -1,6 +1,6 @@
 """The annotation widget in a real browser, and the page side of its versioned, ordered saves.
 
-Playwright drives Debian's chromium against ``streamlit run app.py``. Every key press is
+Playwright drives Debian's chromium against ``streamlit run serve.py``. Every key press is
 recorded in the page itself (a capture listener notes the pair on screen at the press, a
 bubbling listener whether the widget took it or showed it as ignored), and the store is read
 afterwards: every stored rating must be for the pair on screen at its press, in order, none

@@ -1,7 +1,7 @@
 """Layering (docs/architecture.md): which package may import what, checked on module-level
 imports.
 
-- streamlit only in ``app.py`` and ``pages/``;
+- streamlit only in ``app.py``, ``serve.py`` and ``pages/``;
 - ``data_schemas`` imports nothing of ours;
 - the study store's SQL (sqlalchemy, psycopg, alembic) only in ``medsim_annot/storage/``
   (the embedding cache's private sqlite3 file in ``embeddings/`` is not the study store);
@@ -180,7 +180,7 @@ def test_commands_call_services():
 def test_pages_call_services():
     offenders = [
         _rel(p)
-        for p in _files("pages", "app.py")
+        for p in _files("pages", "app.py", "serve.py")
         if (SQL | {"sqlite3"}) & _top(p)
         or _imports_any(
             p, ("medsim_annot.storage", "medsim_annot.embeddings", "medsim_annot.builders")

@@ -316,11 +316,34 @@ def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, 
     return with_retry(run)
 
 
+def _may_change(
+    row: store.SlotRow, scale: Scale, expected_version: int | None, max_revisions: int | None
+) -> None:
+    """Refuse a new answer for *row*: :class:`StaleRating` (with the current answer) when the
+    slot moved past *expected_version*, :class:`UsageProblem` when it already has
+    *max_revisions* ratings."""
+    cur, version = row.current, row.version
+    if expected_version is not None and version != expected_version:
+        raise StaleRating(
+            current={
+                "rating": scale.canonical(cur.value) if cur else None,
+                "unclear": cur.unclear if cur else False,
+                "comment": cur.comment if cur else "",
+                "version": version,
+            }
+        )
+    if max_revisions is not None and version >= max_revisions:
+        raise UsageProblem(
+            f"this pair's answer has been changed {version} times, the most allowed; ask "
+            "the study admin if it must change again"
+        )
+
+
 class _LostRaceError(Exception):
     """Another writer stored the revision this attempt wanted: read again and decide again."""
 
 
-def submit_rating(  # noqa: C901 - one transaction with its checks in order
+def submit_rating(
     annotator_id: int,
     position: int,
     value,
@@ -389,20 +412,7 @@ def submit_rating(  # noqa: C901 - one transaction with its checks in order
                 and cur.comment == comment
             )
             if not same:
-                if expected_version is not None and version != expected_version:
-                    raise StaleRating(
-                        current={
-                            "rating": scale.canonical(cur.value) if cur else None,
-                            "unclear": cur.unclear if cur else False,
-                            "comment": cur.comment if cur else "",
-                            "version": version,
-                        }
-                    )
-                if max_revisions is not None and version >= max_revisions:
-                    raise UsageProblem(
-                        f"this pair's answer has been changed {version} times, the most "
-                        "allowed; ask the study admin if it must change again"
-                    )
+                _may_change(row, scale, expected_version, max_revisions)
                 stored = store.insert_rating(
                     s,
                     row,

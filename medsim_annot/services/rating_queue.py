@@ -136,7 +136,43 @@ def _refusal(e: RatingEntry, message: str, current: dict | None = None) -> dict:
     return {"seq": e.seq, "position": e.position, "message": message, "current": current}
 
 
-def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -> CommitOutcome:  # noqa: C901
+def _refused_before_saving(
+    e: RatingEntry, log: dict[int, int], out: CommitOutcome, refused_seqs: set[int]
+) -> dict | None:
+    """The refusal of *e* that needs no save to decide (pressed too soon after the pair
+    appeared; chained onto an edit that was refused or is unknown), or ``None``."""
+    if e.elapsed_ms < MIN_VIEW_MS:
+        return _refusal(
+            e,
+            f"the key was pressed {e.elapsed_ms} ms after the pair appeared (less than "
+            f"{MIN_VIEW_MS} ms); look at the pair and press again",
+        )
+    if e.after is None:
+        return None
+    if e.after in refused_seqs:
+        prior = next(r for r in out.refused if r["seq"] == e.after)
+        return {**prior, "seq": e.seq, "position": e.position}
+    if log.get(e.after, out.versions.get(e.after)) is None:
+        return _refusal(
+            e,
+            "this change could not be matched to the answer it changes; look at the pair "
+            "and press again",
+        )
+    return None
+
+
+def _stored_chain(
+    e: RatingEntry, current: dict, nxt: dict[int, int], by_seq: dict[int, RatingEntry]
+) -> list[RatingEntry]:
+    """*e* and the later edits chained onto it, when the slot already holds the last one's
+    answer (the chain was stored before and its acknowledgement lost); else ``[]``."""
+    chain = [e]
+    while chain[-1].seq in nxt and nxt[chain[-1].seq] in by_seq:
+        chain.append(by_seq[nxt[chain[-1].seq]])
+    return chain if len(chain) > 1 and _same_answer(chain[-1], current) else []
+
+
+def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -> CommitOutcome:
     todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)
     out = CommitOutcome(ack=acked)
     by_seq = {e.seq: e for e in todo}
@@ -149,37 +185,13 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
         if e.seq in out.versions or e.seq in refused_seqs:
             out.ack = e.seq
             continue
-        if e.elapsed_ms < MIN_VIEW_MS:
+        refusal = _refused_before_saving(e, log, out, refused_seqs)
+        if refusal is not None:
             refused_seqs.add(e.seq)
-            out.refused.append(
-                _refusal(
-                    e,
-                    f"the key was pressed {e.elapsed_ms} ms after the pair appeared (less "
-                    f"than {MIN_VIEW_MS} ms); look at the pair and press again",
-                )
-            )
+            out.refused.append(refusal)
             out.ack = e.seq
             continue
-        expected = e.version
-        if e.after is not None:
-            if e.after in refused_seqs:
-                refused_seqs.add(e.seq)
-                prior = next(r for r in out.refused if r["seq"] == e.after)
-                out.refused.append({**prior, "seq": e.seq, "position": e.position})
-                out.ack = e.seq
-                continue
-            expected = log.get(e.after, out.versions.get(e.after))
-            if expected is None:
-                refused_seqs.add(e.seq)
-                out.refused.append(
-                    _refusal(
-                        e,
-                        "this change could not be matched to the answer it changes; look at "
-                        "the pair and press again",
-                    )
-                )
-                out.ack = e.seq
-                continue
+        expected = e.version if e.after is None else log.get(e.after, out.versions.get(e.after))
         if max_writes is not None and out.stored >= max_writes:
             out.capped = True
             break
@@ -202,10 +214,8 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
             break
         except StaleRating as exc:
             current = dict(exc.current)
-            chain = [e]
-            while chain[-1].seq in nxt and nxt[chain[-1].seq] in by_seq:
-                chain.append(by_seq[nxt[chain[-1].seq]])
-            if len(chain) > 1 and _same_answer(chain[-1], current):
+            chain = _stored_chain(e, current, nxt, by_seq)
+            if chain:
                 # The whole chain was stored before (its acknowledgement was lost): the slot
                 # holds the chain's last answer.
                 for c in chain:
@@ -233,7 +243,7 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
     return out
 
 
-class RateLimited(Exception):  # noqa: N818 - the contract names it
+class RateLimitedError(Exception):
     """The session stored as many ratings as it may in the current window."""
 
 
@@ -244,8 +254,8 @@ def exchange(
     (:func:`commit_pending`), then read the pairs the widget needs. Stateless: everything
     it knows comes from the request and the store, so any server process can answer.
 
-    Raises :class:`~medsim_annot.services.tokens.TokenRefused` (bad, expired or ended
-    token; also when the code is replaced midway), :class:`RateLimited` (the write cap is
+    Raises :class:`~medsim_annot.services.tokens.TokenRefusedError` (bad, expired or ended
+    token; also when the code is replaced midway), :class:`RateLimitedError` (the write cap is
     used up and the request carries ratings), :class:`StoreUnavailable` (the token could
     not be checked) and :class:`UsageProblem` (a window that cannot be served). Nothing is
     stored for any of them but the entries committed before a code replaced midway.
@@ -262,7 +272,7 @@ def exchange(
 
     grant, mark = with_retry(check)
     if writes and grant.writes_left <= 0:
-        raise RateLimited("too many ratings from this session in a short time")
+        raise RateLimitedError("too many ratings from this session in a short time")
     aid, credential = grant.annotator_id, grant.credential
     outcome = (
         commit_pending(
@@ -276,7 +286,7 @@ def exchange(
         else CommitOutcome(ack=0)
     )
     if outcome.ended:
-        raise tokens.TokenRefused("ended", outcome.ended)
+        raise tokens.TokenRefusedError("ended", outcome.ended)
     reply = RatingsResponse(
         ack=outcome.ack,
         versions={str(k): v for k, v in outcome.versions.items()},
@@ -286,7 +296,7 @@ def exchange(
     try:
         return _with_window(aid, credential, request, mark, reply, eng)
     except SessionEnded as exc:
-        raise tokens.TokenRefused("ended", str(exc)) from None
+        raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:
         return reply.model_copy(update={"unavailable": True})
 

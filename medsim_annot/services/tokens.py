@@ -14,7 +14,7 @@ It also carries the endpoint's write cap: the annotator's ratings stored in the 
 :data:`~data_schemas.widget.RATE_WINDOW_S` seconds, counted in the store (so every process
 sees the same count, and a resend of a stored rating counts nothing).
 
-:func:`check_token` is the one check; it raises :class:`TokenRefused` with the error code
+:func:`check_token` is the one check; it raises :class:`TokenRefusedError` with the error code
 of the contract (``ended``, ``expired``, ``unauthorized``).
 """
 
@@ -33,7 +33,7 @@ from medsim_annot.storage import tokens as store
 _TOKEN_MAX = 128
 
 
-class TokenRefused(Exception):  # noqa: N818 - the contract names it
+class TokenRefusedError(Exception):
     """The request's token does not open the endpoint. ``code``: the contract's error code."""
 
     def __init__(self, code: str, reason: str):
@@ -126,17 +126,17 @@ def bearer(header: str | None) -> str | None:
 
 
 def check_token(s, token: str | None, *, now: dt.datetime | None = None) -> Grant:
-    """The grant of *token* inside store transaction *s*; raises :class:`TokenRefused`."""
+    """The grant of *token* inside store transaction *s*; raises :class:`TokenRefusedError`."""
     if not token:
-        raise TokenRefused("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+        raise TokenRefusedError("unauthorized", "a ratings token is needed (Authorization: Bearer)")
     row = store.token_by_hash(s, _hash(token))
     if row is None:
-        raise TokenRefused("expired", "this ratings token is not known (ended or expired)")
+        raise TokenRefusedError("expired", "this ratings token is not known (ended or expired)")
     if not row.active or row.current_credential != row.credential_version:
-        raise TokenRefused("ended", _ENDED)
+        raise TokenRefusedError("ended", _ENDED)
     now = now or utcnow()
     if row.expires_at <= now:
-        raise TokenRefused("expired", "this ratings token has expired")
+        raise TokenRefusedError("expired", "this ratings token has expired")
     used = store.ratings_since(s, row.annotator_id, now - dt.timedelta(seconds=RATE_WINDOW_S))
     return Grant(
         token_id=row.token_id,
