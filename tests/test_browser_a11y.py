@@ -145,6 +145,15 @@ def _axe(page, name: str) -> list[dict]:
     return violations
 
 
+def _settled(page) -> None:
+    """Wait until the page's script run has finished (everything it draws is drawn)."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+        " return a && a.dataset.testScriptState === 'notRunning'; }",
+        timeout=60000,
+    )
+
+
 def _sign_in(page, base: str, code: str, *, touch: bool = False) -> None:
     page.goto(base + "/")
     field = page.get_by_label("Access code")
@@ -228,6 +237,7 @@ def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, b
     admin = browser.new_context().new_page()
     sign_in_admin(admin, base, ADMIN_PASSWORD, timeout=30000)
     admin.get_by_role("heading", name="New study").wait_for(timeout=30000)
+    _settled(admin)
     _axe(admin, "Study setup")
     for title, heading in (
         ("Dashboard", "QA dashboard"),
@@ -237,9 +247,7 @@ def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, b
     ):
         admin.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
         admin.get_by_role("heading", name=heading or title).first.wait_for(timeout=60000)
-        admin.wait_for_function(
-            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000
-        )
+        _settled(admin)
         _axe(admin, title)
 
 
