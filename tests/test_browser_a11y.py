@@ -490,6 +490,23 @@ def _text_is(text: str) -> str:
     )
 
 
+def _file_dialog_by_keys(page):
+    """Tab to the uploader's button and press Enter: the file dialog. Leaving the name field
+    reruns the page, which can redraw the uploader under the focus; then Tab to it again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for _ in range(3):
+        _settled(page)
+        _tab_to(page, "e.tagName === 'BUTTON' && /Browse files|Upload/.test(e.innerText)")
+        try:
+            with page.expect_file_chooser(timeout=10000) as chooser:
+                page.keyboard.press("Enter")
+        except PlaywrightTimeoutError:
+            continue
+        return chooser.value
+    raise AssertionError("Enter on the uploader's button never opened the file dialog")
+
+
 def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
     """Study setup -> create a study -> Dashboard -> Export, with keys only (the pairs file is
     chosen in the file dialog the keyboard opens)."""
@@ -502,10 +519,7 @@ def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
     page.evaluate("() => document.body.focus()")
     _tab_to(page, "e.getAttribute('aria-label') === 'Study name'")
     page.keyboard.type("keyboard-study")
-    _tab_to(page, "e.tagName === 'BUTTON' && /Browse files|Upload/.test(e.innerText)")
-    with page.expect_file_chooser() as chooser:
-        page.keyboard.press("Enter")
-    chooser.value.set_files(str(pairs))
+    _file_dialog_by_keys(page).set_files(str(pairs))
     page.get_by_text("12 valid pairs").wait_for(timeout=60000)
     _tab_to(
         page,
