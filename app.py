@@ -30,7 +30,14 @@ from pages import _ui
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
-st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
+# An annotator's sidebar holds only "Signed in as" and Sign out: closed, so that on a tablet
+# the pair gets the whole width (it opens with the arrow at the top left).
+st.set_page_config(
+    page_title="medsim-annot",
+    page_icon=":material/stethoscope:",
+    layout="centered",
+    initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
+)
 st.session_state[_ui.ROUTED] = True
 STORE_DOWN = (
     "The rating store cannot be reached right now, so your code could not be checked. "

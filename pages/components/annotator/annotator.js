@@ -555,11 +555,15 @@ class Annotator {
       b.dataset.testid = "medsim-option";
       b.dataset.value = o.value;
       b.textContent = o.label;
+      b.setAttribute("aria-keyshortcuts", o.key);
       const k = document.createElement("kbd");
       k.textContent = o.key;
+      k.setAttribute("aria-hidden", "true"); // the key is in aria-keyshortcuts, not the name
       b.appendChild(k);
-      if (o.description) b.title = o.description;
-      b.addEventListener("click", () => this.rate(o.value, performance.now()));
+      // No hover-only title: the descriptions are in the page's "Guidelines and scale".
+      // The view time counts to the tap itself (its event time), not to when a busy page got
+      // round to handling it: a double tap is refused however late its second click runs.
+      b.addEventListener("click", (e) => this.rate(o.value, e.timeStamp || performance.now()));
       box.appendChild(b);
       this.optionButtons.set(o.value, b);
     }
@@ -647,6 +651,12 @@ class Annotator {
       s.textContent = `${n} saving…`;
     }
     s.dataset.pending = String(n);
+    // The status changes at every press, so it is no live region; only its turn to "not
+    // saved" is announced (once, through the one live region).
+    if (s.dataset.state === "error" && !this.saidError) {
+      this.el.announce.textContent = s.textContent;
+    }
+    this.saidError = s.dataset.state === "error" ? s.textContent : null;
     if (this.screen === "end") this.renderEnd();
   }
 
@@ -714,7 +724,7 @@ class Annotator {
     if (this.screen === "ended" || !this.scale) return;
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
-    const at = performance.now();
+    const at = e.timeStamp || performance.now(); // the press itself, as for a tap
     if (e.key === "Backspace") {
       e.preventDefault();
       if (!e.repeat) this.back();
