@@ -203,7 +203,7 @@ def test_cli_link_sso_and_study_switch(db_url, cli, monkeypatch):
     assert r.exit_code == 2 and "another annotator" in r.stderr
     r = cli("annotator", "link-sso", "s", "zed", "z@hospital.example")
     assert r.exit_code == 2 and "no annotator named 'zed'" in r.stderr
-    claims = {"sub": "x1", "email": "dr.a@hospital.example"}
+    claims = {"sub": "x1", "email": "dr.a@hospital.example", "email_verified": True}
     assert admins.sso_role(claims, engine=engine).role == "refused"  # study not enabled
     r = cli("study", "sso", "s", "--enable")
     assert r.exit_code == 0
@@ -222,12 +222,14 @@ def test_sso_role_mapping(engine, monkeypatch):
         admins.link_annotator_sso(study, "a", "sub-annie", engine=engine)
         admins.set_annotator_sso(study, True, engine=engine)
     listed = admins.sso_role(
-        {"sub": "z", "email": "Chief@Hospital.example"}, admins=["chief@hospital.example"]
+        {"sub": "z", "email": "Chief@Hospital.example", "email_verified": True},
+        admins=["chief@hospital.example"],
     )
     assert listed.role == "admin" and listed.admin.actor == "sso:chief@hospital.example"
     by_sub = admins.sso_role({"sub": "admin-sub-7"}, admins=["admin-sub-7"], engine=engine)
     assert by_sub.role == "admin"
-    named = admins.sso_role({"sub": "q", "email": "BOB@hospital.example"}, engine=engine)
+    bob = {"sub": "q", "email": "BOB@hospital.example", "email_verified": "true"}
+    named = admins.sso_role(bob, engine=engine)
     assert named.role == "admin" and named.admin.actor == "admin:bob"
     unverified = {"sub": "q", "email": "bob@hospital.example", "email_verified": False}
     assert admins.sso_role(unverified, engine=engine).role == "refused"
@@ -238,8 +240,12 @@ def test_sso_role_mapping(engine, monkeypatch):
     annie = admins.sso_role({"sub": "sub-annie"}, engine=engine)
     assert [a.study_name for a in annie.annotators] == ["s"]
     monkeypatch.setenv("MEDSIM_SSO_ADMINS", "ops@hospital.example")
-    assert admins.sso_role({"sub": "o", "email": "ops@hospital.example"}).role == "admin"
-    stranger = admins.sso_role({"sub": "who", "email": "eve@evil.example"}, engine=engine)
+    assert (
+        admins.sso_role({"sub": "o", "email": "ops@hospital.example", "email_verified": True}).role
+        == "admin"
+    )
+    eve = {"sub": "who", "email": "eve@evil.example", "email_verified": True}
+    stranger = admins.sso_role(eve, engine=engine)
     assert (stranger.role, stranger.identity) == ("refused", "eve@evil.example")
 
 

@@ -24,6 +24,9 @@ def db(db_url, monkeypatch):
     dispose_all()
 
 
+BEA = {"sub": "x", "email": "bea@hospital.example", "email_verified": True}
+
+
 def _study():
     pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
     return create_study("s", pairs, BINARY, ["ann", "bea"])
@@ -62,10 +65,10 @@ def test_setup_links_annotators_and_enables_sso(db):
     # messages are shown as plain text: markdown characters arrive escaped (finding 6)
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
     assert admins.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
-    assert admins.sso_role({"sub": "x", "email": "bea@hospital.example"}).role == "refused"
+    assert admins.sso_role(BEA).role == "refused"
     at.toggle(key="setup_sso_enabled:s").set_value(True).run()
     assert admins.annotator_sso_enabled("s")
-    assert admins.sso_role({"sub": "x", "email": "bea@hospital.example"}).role == "annotator"
+    assert admins.sso_role(BEA).role == "annotator"
     at.text_input(key="setup_sso_identity").input("bea@hospital.example")
     at.selectbox(key="setup_sso_who").select("ann")
     at.button(key="setup_sso_link").click().run()
