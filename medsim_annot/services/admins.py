@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
-from medsim_annot.storage import Engine
+from medsim_annot.storage import Engine, get_engine
 from medsim_annot.storage import admins_store as store
 
 MIN_PASSWORD_CHARS = 12
@@ -265,18 +265,21 @@ def sign_in_admin(
 ) -> AdminIdentity | None:
     """Throttled admin sign-in from *client*: the admin, ``None`` (wrong), or raises
     :class:`~medsim_annot.services.throttle.Throttled` (wait first)."""
-    ADMIN_SIGNINS.check(client)
+    engine = engine or get_engine()
+    ADMIN_SIGNINS.check(client, engine=engine)
     name = (name or "").strip() or ENV_ADMIN
     if check_admin_password(name, password, engine=engine):
         ident = _named_identity(name, engine=engine)
         if ident is not None:  # (removed between the check and now: a failure)
-            ADMIN_SIGNINS.success(client)
+            ADMIN_SIGNINS.success(client, engine=engine)
             return ident
     known = (name == ENV_ADMIN and bool(os.environ.get("MEDSIM_ADMIN_PASSWORD"))) or (
         store.get_admin(name, engine=engine) is not None
     )
     # Only a known admin's name is logged: a password typed into the name field is not.
-    ADMIN_SIGNINS.failure(client, detail=f"admin={name!r}" if known else "admin=<unknown>")
+    ADMIN_SIGNINS.failure(
+        client, detail=f"admin={name!r}" if known else "admin=<unknown>", engine=engine
+    )
     return None
 
 
@@ -284,12 +287,13 @@ def sign_in_with_code(
     code: str, *, client: str, engine: Engine | None = None
 ) -> AnnotatorIdentity | None:
     """Throttled access-code sign-in from *client* (see :func:`sign_in_admin`)."""
-    CODE_SIGNINS.check(client)
+    engine = engine or get_engine()
+    CODE_SIGNINS.check(client, engine=engine)
     ident = authenticate_annotator(code, engine=engine)
     if ident is not None:
-        CODE_SIGNINS.success(client)
+        CODE_SIGNINS.success(client, engine=engine)
         return ident
-    CODE_SIGNINS.failure(client)
+    CODE_SIGNINS.failure(client, engine=engine)
     return None
 
 
