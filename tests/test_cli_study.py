@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
@@ -158,3 +160,36 @@ def test_entry_point_exit_code_2(db_url, tmp_path, python):
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {bad}, column 'term_2': required column is missing"
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+def test_demo_is_not_seeded_into_a_database_server(backend_url, cli, tmp_path, monkeypatch):
+    """`make run` with a production PostgreSQL URL seeds no demo studies, makes no admin and
+    leaves an earlier demo's credentials file alone; `medsim migrate` (make serve) creates
+    the schema only."""
+    from medsim_annot.services import admins
+
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    creds = tmp_path / "demo-credentials.txt"
+    creds.write_text("an earlier laptop demo\n")
+    r = cli("migrate")
+    assert r.exit_code == 0 and "is at schema" in r.stdout and "secret" not in r.stdout
+    r = cli("demo", "--credentials", creds)
+    assert r.exit_code == 0 and "not seeded" in r.stdout and "make serve" in r.stdout
+    assert svc.list_studies() == []
+    assert admins.list_admins() == []
+    assert creds.read_text() == "an earlier laptop demo\n"
+    r = cli("demo", "--server-store", "--credentials", creds)  # asked for: seeded
+    assert r.exit_code == 0 and len(svc.list_studies()) == 2
+
+
+def test_make_serve_migrates_and_seeds_nothing():
+    """The production target runs `medsim migrate` and never the demo."""
+    import re
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    serve = re.search(r"^serve:(.*?)(?=^\S)", makefile, re.S | re.M)
+    assert serve, "no serve target"
+    body = serve.group(0)
+    assert "medsim_annot migrate" in body and "demo" not in body
+    assert "streamlit run app.py" in body

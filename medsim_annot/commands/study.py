@@ -349,12 +349,31 @@ def register(app: typer.Typer) -> None:
             help="also write the demo sign-in details to this file "
             "(mode 600), and print that file when already seeded",
         ),
+        server_store: bool = typer.Option(
+            False,
+            "--server-store",
+            help="seed a database server (PostgreSQL) too; by default the demo goes only "
+            "into an embedded SQLite store",
+        ),
     ) -> None:
         """Seed the demo studies (binary and relatedness) when the database has none."""
         import os
 
         from medsim_annot.services.demo import credentials_text, seed_demo
+        from medsim_annot.services.store import embedded_store
 
+        if not embedded_store() and not server_store:
+            # A production database gets no demo studies and no generated admin password,
+            # and an earlier demo's credentials file is neither printed nor replaced.
+            msg = (
+                "MEDSIM_DATABASE_URL is a database server: the demo is not seeded there "
+                "(pass --server-store to seed it anyway); serve it with `make serve`"
+            )
+            if as_json:
+                emit_json({"seeded": False, "reason": msg})
+            else:
+                typer.echo(msg)
+            return
         result = seed_demo(only_if_empty=not force)
         if as_json:
             emit_json(result)

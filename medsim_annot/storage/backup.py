@@ -147,3 +147,11 @@ def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
     finally:
         source.close()
     return inspect_sqlite(db)
+
+
+def schema_revision(engine) -> str | None:
+    """The Alembic revision a migrated store of any backend is at."""
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
