@@ -110,17 +110,30 @@ def register(app: typer.Typer) -> None:
         min_negatives: int = typer.Option(
             10, "--min-negatives", help="with --target-ci: negatives a group needs first"
         ),
+        file_order: bool = typer.Option(
+            False,
+            "--file-order",
+            help="serve every annotator every pair in the file's order (not blind: the "
+            "order of the file shows); cannot be combined with design options",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
-        """Create a study. Without design options every annotator gets every pair in file
-        order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates,
-        --tiebreak, --target-ci plans the queues (each shuffled with the seed). Prints the
-        access codes once."""
+        """Create a study. Every annotator's queue is shuffled with a seed (a fresh one when
+        --seed is omitted, recorded in the study and printed), so the file's order tells
+        nothing; --file-order serves the file's order instead. --sample-per-group,
+        --per-item, --calibration, --duplicates, --tiebreak, --target-ci plan the queues.
+        Prints the access codes once."""
         from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import DesignOptions, create_designed_study
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
+        names = split_list(annotators)
+        if not names:
+            raise UsageProblem(
+                "a study needs annotators: give --annotators a,b,c (names of your choice; "
+                "each gets an access code)"
+            )
         designed = (
             any(v is not None for v in (sample_per_group, seed, per_item))
             or calibration
@@ -128,9 +141,14 @@ def register(app: typer.Typer) -> None:
             or tiebreak
             or target_ci is not None
         )
-        if not designed:  # file order, everyone rates everything
+        if file_order:
+            if designed:
+                raise UsageProblem(
+                    "--file-order serves the file as it is: it cannot be combined with "
+                    "--seed or a design option"
+                )
             result = svc.create_study(
-                name, frame, sc, split_list(annotators), config={"pairs_file": pairs.name}
+                name, frame, sc, names, config={"pairs_file": pairs.name, "order": "file"}
             )
             emit_json(result) if as_json else _print_codes(result)
             return
@@ -166,7 +184,7 @@ def register(app: typer.Typer) -> None:
             name,
             frame,
             sc,
-            split_list(annotators),
+            names,
             options,
             file=str(pairs),
             extra_config={"pairs_file": pairs.name},
