@@ -199,8 +199,9 @@ def landing() -> None:
 def refused(outcome: SsoOutcome):
     def page() -> None:
         st.title("medsim-annot")
+        who = _ui.plain_markdown(outcome.identity) if outcome.identity else "an unknown user"
         st.error(
-            f"You are signed in as {outcome.identity or 'an unknown user'}, but this account "
+            f"You are signed in as {who}, but this account "
             "is not a study admin and is not linked to an annotator of a study that allows "
             "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
             icon=":material/lock:",
@@ -214,7 +215,7 @@ def choose_study(outcome: SsoOutcome):
     def page() -> None:
         st.title("medsim-annot")
         st.write("You take part in several studies. Which one do you want to annotate?")
-        labels = {a.annotator_id: a.study_name for a in outcome.annotators}
+        labels = {a.annotator_id: _ui.plain_markdown(a.study_name) for a in outcome.annotators}
         pick = st.radio("Study", list(labels), format_func=labels.get, key="sso_pick")
         if st.button("Continue", type="primary", key="sso_pick_go"):
             st.session_state[SSO_CHOICE] = pick
@@ -292,11 +293,13 @@ if role:
         ident = st.session_state.get(_ui.IDENTITY)
         admin = _ui.current_admin()
         st.caption(
-            f"Signed in as {ident.name}"
-            if role == "annotator" and ident
-            else f"Signed in as study admin {admin.name}"
-            if admin
-            else "Signed in as study admin"
+            _ui.plain_markdown(
+                f"Signed in as {ident.name}"
+                if role == "annotator" and ident
+                else f"Signed in as study admin {admin.name}"
+                if admin
+                else "Signed in as study admin"
+            )
         )
         sso = bool(st.session_state.get(SSO))
         st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)

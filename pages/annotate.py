@@ -129,7 +129,7 @@ if ss.get(ENDED) is None:
     except SessionEnded as exc:
         ss[ENDED] = _ended_message(exc)
     except UsageProblem as exc:
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(str(exc)))
         st.stop()
     except RQ.STORE_ERRORS:
         unavailable = True

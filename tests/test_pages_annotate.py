@@ -298,8 +298,13 @@ def test_app_routes_by_role(db):
     assert not at.exception
     assert _widget(at)["window"][0]["term_1"] == "first 0"
     assert _widget(at)["total"] == 6
+    from medsim_annot.services import admins
+
+    admins.add_admin("alice", password="alice's long password")
+    alice = admins.sign_in_admin("alice", "alice's long password", client="test")
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"
+    admin.session_state["auth_admin"] = alice  # a session keeps the admin it signed in as
     admin.run()
     assert not admin.exception
     assert [t.value for t in admin.title] == ["Study setup"]
