@@ -54,7 +54,7 @@ serve: setup
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# ruff (lint + format check) on the whole tree; mypy on medsim_annot/ and data_schemas/
+# ruff (lint + format check) on the whole tree; mypy on medsim_annot/, data_schemas/, pages/, app.py
 # (configured in pyproject.toml). CI runs this before the tests.
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -32,7 +32,7 @@ from medsim_annot.services.sso import (
     session_expired,
     session_hours,
 )
-from medsim_annot.services.throttle import Throttled
+from medsim_annot.services.throttle import ThrottledError
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
@@ -98,8 +98,11 @@ def _sso_session() -> SsoOutcome | None:
         ident = st.session_state.get(_ui.IDENTITY)
         current = getattr(ident, "annotator_id", None) if _ui.role() == "annotator" else None
         if current not in allowed:
-            choice = st.session_state.get(SSO_CHOICE)
-            pick = allowed.get(choice) if len(allowed) > 1 else outcome.annotators[0]
+            choice: int | None = st.session_state.get(SSO_CHOICE)
+            if len(allowed) > 1:
+                pick = allowed.get(choice) if choice is not None else None
+            else:
+                pick = outcome.annotators[0]
             if pick is None:
                 st.session_state.pop(_ui.ROLE, None)
             else:
@@ -127,6 +130,67 @@ def _sso_sign_in() -> None:
     st.login()
 
 
+def _annotator_sign_in() -> None:
+    """The access-code form; a valid code signs the annotator in."""
+    with st.form("login_annotator", clear_on_submit=True):
+        code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
+        go = st.form_submit_button("Sign in", type="primary")
+    if not go:
+        return
+    try:
+        ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
+    except ThrottledError as exc:
+        st.error(f"Sign-in paused: {exc}.")
+    except STORE_ERRORS:
+        st.error(STORE_DOWN, icon=":material/hourglass_empty:")
+    else:
+        if ident is None:
+            st.error(
+                "This access code is not valid (or was revoked). Check it, or ask the "
+                "study admin for a new one."
+            )
+        else:
+            _ui.sign_in_annotator(ident)
+            st.rerun()
+
+
+def _admin_password_notice() -> None:
+    """Why admin sign-in cannot work yet, if it cannot: a bad environment password or none."""
+    try:
+        configured = admin_password_configured(engine=_ui.engine())
+    except STORE_ERRORS:
+        configured = True
+    if problem := env_password_problem():
+        st.warning(problem)
+    elif not configured:
+        st.info(
+            "No admin password is set yet: run `medsim admin set-password` or set "
+            "MEDSIM_ADMIN_PASSWORD (at least 12 characters)."
+        )
+
+
+def _admin_sign_in() -> None:
+    """The admin name and password form; a right pair signs the admin in."""
+    with st.form("login_admin", clear_on_submit=True):
+        name = st.text_input("Admin name", value="admin", key="login_admin_name")
+        pw = st.text_input("Admin password", type="password", key="login_password")
+        go_admin = st.form_submit_button("Sign in as admin")
+    if not go_admin:
+        return
+    try:
+        admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
+    except ThrottledError as exc:
+        st.error(f"Sign-in paused: {exc}.")
+    except STORE_ERRORS:
+        st.error(STORE_DOWN, icon=":material/hourglass_empty:")
+    else:
+        if admin is not None:
+            _ui.sign_in_admin(admin)
+            st.rerun()
+        else:
+            st.error("Wrong admin name or password.")
+
+
 def landing() -> None:
     st.title("medsim-annot")
     st.markdown(
@@ -138,25 +202,7 @@ def landing() -> None:
     )
     if notice := st.session_state.pop(_ui.NOTICE, None):
         st.warning(notice, icon=":material/lock:")
-    with st.form("login_annotator", clear_on_submit=True):
-        code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
-        go = st.form_submit_button("Sign in", type="primary")
-    if go:
-        try:
-            ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
-        except Throttled as exc:
-            st.error(f"Sign-in paused: {exc}.")
-        except STORE_ERRORS:
-            st.error(STORE_DOWN, icon=":material/hourglass_empty:")
-        else:
-            if ident is None:
-                st.error(
-                    "This access code is not valid (or was revoked). Check it, or ask the "
-                    "study admin for a new one."
-                )
-            else:
-                _ui.sign_in_annotator(ident)
-                st.rerun()
+    _annotator_sign_in()
     if sso_configured():
         st.button(
             "Sign in with SSO",
@@ -166,34 +212,8 @@ def landing() -> None:
             "that allow it).",
         )
     with st.expander("Study admin"):
-        try:
-            configured = admin_password_configured(engine=_ui.engine())
-        except STORE_ERRORS:
-            configured = True
-        if problem := env_password_problem():
-            st.warning(problem)
-        elif not configured:
-            st.info(
-                "No admin password is set yet: run `medsim admin set-password` or set "
-                "MEDSIM_ADMIN_PASSWORD (at least 12 characters)."
-            )
-        with st.form("login_admin", clear_on_submit=True):
-            name = st.text_input("Admin name", value="admin", key="login_admin_name")
-            pw = st.text_input("Admin password", type="password", key="login_password")
-            go_admin = st.form_submit_button("Sign in as admin")
-        if go_admin:
-            try:
-                admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
-            except Throttled as exc:
-                st.error(f"Sign-in paused: {exc}.")
-            except STORE_ERRORS:
-                st.error(STORE_DOWN, icon=":material/hourglass_empty:")
-            else:
-                if admin is not None:
-                    _ui.sign_in_admin(admin)
-                    st.rerun()
-                else:
-                    st.error("Wrong admin name or password.")
+        _admin_password_notice()
+        _admin_sign_in()
 
 
 def refused(outcome: SsoOutcome):
@@ -252,7 +272,6 @@ def _admin_still_valid() -> None:
 
 
 sso_problem = cookie_secret_problem(_secrets("auth"))
-
 outcome = None if sso_problem else _sso_session()
 if not sso_problem:
     _admin_still_valid()

@@ -2,7 +2,7 @@
 
 Each module defines ``run(report)``; ``report(name, value, unit, baseline=None, goal=None)``
 prints one line: the figure, the straightforward baseline measured in the same run and the
-ratio between them, and whether the goal from the issue is met.
+ratio between them, and whether the goal stated in the benchmark's docstring is met.
 """
 
 from __future__ import annotations

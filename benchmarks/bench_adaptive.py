@@ -1,4 +1,4 @@
-"""Adaptive designs (issue 15): ratings spent and accuracy of the gold labels in 200 simulated
+"""Adaptive designs: ratings spent and accuracy of the gold labels in 200 simulated
 studies with synthetic doctors whose truth is known.
 
 Each study: 4 groups of 150 binary pairs (75 labelled positive, 75 negative by the generator)

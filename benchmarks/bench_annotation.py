@@ -9,9 +9,10 @@ The baseline is the straightforward implementation: per press, load the annotato
 queue and every rating of it through the ORM into pandas, work out progress and the next
 unrated slot there, insert the rating, then load the pair.
 
-Goal (issue 4): median < 50 ms and p95 < 150 ms on both databases.
+Goal: median < 50 ms and p95 < 150 ms on both databases (a save must not hold up the next
+key press).
 
-Durability cost (issue 17 §5): the SQLite store runs ``synchronous=FULL`` (the WAL is synced
+Durability cost: the SQLite store runs ``synchronous=FULL`` (the WAL is synced
 on every commit, so an acknowledged rating survives power loss); the same presses are also
 timed with ``synchronous=NORMAL`` on a second file, as the baseline of that figure.
 Environment: ``MEDSIM_BENCH_ITEMS`` (default 10000), ``MEDSIM_BENCH_PRESSES`` (default 300).
@@ -41,9 +42,9 @@ def _setup(engine):
 
     from data_schemas.scales import BINARY
     from medsim_annot.services.studies import create_study
-    from medsim_annot.storage import Annotator, Assignment, Study, session_scope
+    from medsim_annot.storage import session_scope
     from medsim_annot.storage.annotation import insert_ratings
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage.models import Annotator, Assignment, Study, utcnow
 
     name = f"bench-{uuid.uuid4().hex[:8]}"
     pairs = pd.DataFrame(
@@ -97,8 +98,8 @@ def _baseline_press(engine, annotator_id, position, value):
     """Straightforward: load the whole queue and its ratings into pandas on every press."""
     from sqlalchemy import select
 
-    from medsim_annot.storage import Assignment, Item, Rating, session_scope
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Assignment, Item, Rating, utcnow
 
     with session_scope(engine) as s:
         slots = pd.DataFrame(

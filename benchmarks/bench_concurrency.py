@@ -1,5 +1,5 @@
 """Twenty annotators saving at once while the dashboard reads; a 1M-slot ``study create``
-while doctors rate (issues 14 and 17).
+while doctors rate.
 
 1. **Concurrent saves.** 20 annotator threads go through the service layer exactly as the
    annotation page does (``get_pair`` → ``submit_rating(expected_version=...)``), one study,

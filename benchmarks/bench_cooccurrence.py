@@ -1,4 +1,4 @@
-"""EHR co-occurrence counting at scale (issue 8).
+"""EHR co-occurrence counting at scale.
 
 Synthetic events: 1,000,000 patients with 20 distinct concepts each (190 million pair
 incidences) from a 30,000-concept vocabulary with a Zipf-like frequency (weight of the

@@ -1,4 +1,4 @@
-"""Embedding scoring speed (issue 6): the ten word metrics fast vs straightforward, 100,000
+"""Embedding scoring speed: the ten word metrics fast vs straightforward, 100,000
 pairs, agreement of the two implementations, and the memory-mapped load of a 1-million-word
 embedding.
 
@@ -181,8 +181,8 @@ def run(report) -> None:
             goal="< 60 s on this 2-core machine",
             ok=fast_total * 100_000 / n_pairs < 60,
         )
-        # The issue measured the straightforward implementation at about 6 ms per pair on this
-        # machine when idle; on a busy machine both implementations slow down alike.
+        # The straightforward implementation took about 6 ms per pair on this machine when
+        # idle; on a busy machine both implementations slow down alike.
         print(
             f"  (straightforward here: {ref_per_pair * 1e3:.1f} ms per pair vs about 6 ms on the "
             f"idle machine; at that speed the 100,000 pairs would take about "

@@ -1,4 +1,4 @@
-"""Fault runs at full size (issue 14 §3); tests/test_faults.py runs small versions.
+"""Fault runs at full size; tests/test_faults.py runs small versions.
 
 1. **kill -9 of the writers**: 10 annotator processes save through the service layer on a
    500-pair study; all are killed with SIGKILL three times mid-run and restarted (resuming at

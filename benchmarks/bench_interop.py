@@ -1,4 +1,4 @@
-"""Speed of the interop paths (issue 16), each next to the existing path for the same data,
+"""Speed of the interop paths, each next to the existing path for the same data,
 measured in the same run on a fresh SQLite database:
 
 1. importing a Label Studio JSON export of 20,000 tasks x 3 annotators (60,000 ratings,

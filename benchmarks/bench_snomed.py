@@ -1,4 +1,4 @@
-"""Speed of the SNOMED builder's nearest-term search (issue 7).
+"""Speed of the SNOMED builder's nearest-term search.
 
 On a synthetic pool of realistic invented terms (2-10 words, about 30 characters, families
 of near-identical terms as in a terminology):

@@ -1,4 +1,4 @@
-"""Speed of the agreement and audit engine (issue 3), each figure next to a straightforward
+"""Speed of the agreement and audit engine, each figure next to a straightforward
 pandas groupby/apply baseline measured in the same run:
 
 1. full agreement report, 3,630 items x 5 annotators, 3 ratings per item (goal < 0.5 s);

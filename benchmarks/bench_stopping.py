@@ -1,4 +1,4 @@
-"""Cost of the sequential audit's per-rating check (issue 15 §2) on a key press.
+"""Cost of the sequential audit's per-rating check on a key press.
 
 Two studies of the same pairs (4 groups x ``MEDSIM_BENCH_STOP_PAIRS`` / 4, 3 annotators who
 all rate every pair, automatic labels), half of every queue already rated: one created with
@@ -6,7 +6,7 @@ all rate every pair, automatic labels), half of every queue already rated: one c
 case), the baseline without a target. One "press" is ``submit_rating`` (committed, the check
 inside its transaction) and ``get_pair`` of the position it returns. SQLite (a temporary
 file), and PostgreSQL when ``MEDSIM_BENCH_POSTGRES_URL`` or ``MEDSIM_TEST_POSTGRES_URL`` is
-set. Goal: the issue 4 key-press goal (median < 50 ms) still met with the check.
+set. Goal: the key-press goal of bench_annotation.py (median < 50 ms) still met with the check.
 
 Environment: ``MEDSIM_BENCH_STOP_PAIRS`` (default 2000), ``MEDSIM_BENCH_PRESSES`` (default 200).
 """
@@ -44,9 +44,9 @@ def _setup(engine, target: float | None) -> list[int]:
 
     from data_schemas.scales import BINARY
     from medsim_annot.services.design import DesignOptions, create_designed_study
-    from medsim_annot.storage import Annotator, Assignment, Study, session_scope
+    from medsim_annot.storage import session_scope
     from medsim_annot.storage.annotation import insert_ratings
-    from medsim_annot.storage.models import utcnow
+    from medsim_annot.storage.models import Annotator, Assignment, Study, utcnow
 
     name = f"bench-stop-{uuid.uuid4().hex[:8]}"
     create_designed_study(

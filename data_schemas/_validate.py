@@ -20,7 +20,7 @@ from .errors import InputError, Problem  # noqa: E402
 #: Characters refused in terms, ids and names: C0/C1 control characters (CR, LF, TAB, NUL,
 #: ESC, ...), the Unicode line and paragraph separators and the bidirectional embedding,
 #: override and isolate controls. A line break in a term would let it escape the HTML block it
-#: is drawn in (security finding 2); the bidi controls make text display as something else.
+#: is drawn in; the bidi controls make text display as something else.
 CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 #: The sentence shown for a cell that holds one of :data:`CONTROL_CHARS`.

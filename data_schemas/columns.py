@@ -30,9 +30,9 @@ RATED_AT = "rated_at"
 COMMENT = "comment"
 UNCLEAR = "unclear"
 RATING_REQUIRED = (PAIR_ID, ANNOTATOR, RATING)
-RATING_OPTIONAL = (RATED_AT, COMMENT, UNCLEAR)
 
-# The ratings *frame* handed to the statistics (ARCHITECTURE.md): one row per current rating.
+# The ratings *frame* handed to the statistics (docs/architecture.md): one row per current
+# rating.
 VALUE = "value"
 NO_DECISION = "no_decision"
 
@@ -41,7 +41,6 @@ EHR_ID_1 = "snomed_id_1"
 EHR_LABEL_1 = "snomed_label_1"
 EHR_ID_2 = "snomed_id_2"
 EHR_LABEL_2 = "snomed_label_2"
-EHR_MEAN = "mean_rating"
 EHR_CUI_1 = "CUI_1"
 EHR_CUI_2 = "CUI_2"
 EHR_RATER_PREFIX = "rater_"

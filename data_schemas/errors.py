@@ -69,3 +69,8 @@ class InputError(Exception):
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.summary()
+
+
+class UnknownOptionError(ValueError):
+    """A value outside an option's allowed values (:class:`data_schemas.options.StrOptions`):
+    a request that cannot be carried out as asked, printed as one sentence."""

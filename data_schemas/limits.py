@@ -5,7 +5,7 @@ docs/annotation.md)."""
 COMMENT_MAX_CHARS = 2000
 
 #: A key press within this many milliseconds of a pair being drawn is ignored (and shown as
-#: ignored): it cannot be a judgement of a pair the doctor has had no time to read. The
-#: unseen-pair ratings of issue 17 came 8–35 ms after the pair was drawn; a doctor typing
-#: ahead presses every 120 ms or slower (issue 13), so 80 ms keeps both.
+#: ignored): it cannot be a judgement of a pair the doctor has had no time to read. Double
+#: presses that rated a pair nobody had seen came 8–35 ms after the pair was drawn; a doctor
+#: typing ahead presses every 120 ms or slower, so 80 ms drops the first and keeps the second.
 MIN_VIEW_MS = 80

@@ -13,10 +13,12 @@ import pandas as pd
 from . import columns as C
 from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
+from .gold import FALSE_TEXT, TRUE_TEXT
 from .scales import Scale
 
-_TRUE = {"1", "true", "yes", "y", "t"}
-_FALSE = {"", "0", "false", "no", "n", "f"}
+# The same words mean true and false in every file the project reads (the gold contract's).
+_TRUE = TRUE_TEXT
+_FALSE = FALSE_TEXT
 
 _non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, name="non_empty")
 
@@ -146,6 +148,17 @@ def per_distinct(values: pd.Series, fn) -> list:
     >>> per_distinct(pd.Series([1, 1.0, "1"], dtype=object), repr)
     ['1', '1.0', "'1'"]
     """
+    groups = _distinct(values)
+    if groups is None:
+        return [fn(v) for v in values.to_numpy(dtype=object)]
+    codes, uniques = groups
+    mapped = [fn(v) for v in uniques]
+    return [mapped[c] for c in codes]
+
+
+def _distinct(values: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """``pd.factorize`` of *values* when grouping by Python equality cannot merge values a
+    scale tells apart (see :func:`per_distinct`), else ``None``."""
     arr = values.to_numpy(dtype=object) if len(values) else np.zeros(0, dtype=object)
     kind = pd.api.types.infer_dtype(arr, skipna=False) if len(arr) else "empty"
     exact = kind in ("string", "integer", "boolean", "empty")
@@ -153,15 +166,43 @@ def per_distinct(values: pd.Series, fn) -> list:
         num = arr.astype(np.float64)
         exact = not ((num == 0) & np.signbit(num)).any() and not np.isnan(num).any()
     if not exact:
-        return [fn(v) for v in arr]
+        return None
     codes, uniques = pd.factorize(arr, use_na_sentinel=False)
-    mapped = [fn(v) for v in uniques]
-    return [mapped[c] for c in codes]
+    return codes, uniques
+
+
+def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
+    """*frame* (with a ``rating`` column of scale values) plus ``value`` (the scale's code,
+    NaN for no decision) and ``no_decision``; the scale is consulted once per distinct
+    rating (:func:`per_distinct`). Every rating is kept (no latest-per-pair selection: see
+    :func:`to_ratings_frame`).
+
+    >>> from data_schemas.scales import BINARY
+    >>> code_ratings(pd.DataFrame({"rating": ["same", "dont_know"]}), BINARY)["value"].tolist()
+    [1.0, nan]
+    """
+    df = frame.copy()
+
+    def value(v) -> float:
+        c = scale.code(v)
+        return float("nan") if c is None else float(c)
+
+    groups = _distinct(df[C.RATING])
+    if groups is None:
+        df[C.VALUE] = pd.array(per_distinct(df[C.RATING], value), dtype="float64")
+        df[C.NO_DECISION] = per_distinct(df[C.RATING], scale.is_no_decision)
+        return df
+    codes, uniques = groups
+    values = np.array([value(v) for v in uniques], dtype=np.float64)
+    nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
+    df[C.VALUE] = values[codes] if len(codes) else np.zeros(0, dtype=np.float64)
+    df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
+    return df
 
 
 def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """The frame the statistics take (ARCHITECTURE.md): ``pair_id``, ``annotator``, ``value``
-    (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
+    """The frame the statistics take (docs/architecture.md): ``pair_id``, ``annotator``,
+    ``value`` (numeric code, NaN for a no-decision rating), ``rated_at``, ``no_decision``, plus the raw
     ``rating`` and ``unclear``/``comment`` when present. Only the latest rating per
     (pair, annotator) is kept. The scale is consulted once per distinct rating value
     (:func:`per_distinct`), which gives the same frame as once per row:
@@ -181,13 +222,7 @@ def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     if C.RATED_AT in df.columns and len(df):
         df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
         df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
-
-    def value(v) -> float:
-        c = scale.code(v)
-        return float("nan") if c is None else float(c)
-
-    df[C.VALUE] = pd.array(per_distinct(df[C.RATING], value), dtype="float64")
-    df[C.NO_DECISION] = per_distinct(df[C.RATING], scale.is_no_decision)
+    df = code_ratings(df, scale)
     if C.RATED_AT not in df.columns:
         df[C.RATED_AT] = pd.NaT
     cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]

@@ -12,8 +12,21 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from .errors import InputError, Problem
+from .options import StrOptions
 
+#: The level of measurement of a scale (Krippendorff 2011): what the distance between two
+#: values means in alpha and which coefficients apply.
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS = StrOptions.of(
+    Level,
+    "level",
+    {
+        "nominal": "categories without order",
+        "ordinal": "ordered categories, distances unknown",
+        "interval": "numbers whose differences mean something",
+        "ratio": "numbers with a true zero",
+    },
+)
 
 
 class ScaleOption(BaseModel):
@@ -75,6 +88,29 @@ class Scale(BaseModel):
     @property
     def numeric(self) -> bool:
         return all(isinstance(o.value, (int, float)) for o in self.options)
+
+    @property
+    def has_polarity(self) -> bool:
+        """Whether the scale has a positive and a negative value: only then does a verdict
+        map to an automatic 0/1 label (verified pairs, the audit, the binary task).
+
+        >>> BINARY.has_polarity, RELATEDNESS_0_3.has_polarity
+        (True, False)
+        """
+        return self.positive is not None and self.negative is not None
+
+    def decisive_labels(self) -> dict[float, str | float]:
+        """Code → option value of the decisive options (the first option of each code): the
+        map from a verdict's code (a majority, a model's label) back to the scale's value.
+
+        >>> BINARY.decisive_labels()
+        {1.0: 'same', 0.0: 'not_same'}
+        """
+        out: dict[float, str | float] = {}
+        for o in self.options:
+            if o.code is not None and not self.is_no_decision(o.value):
+                out.setdefault(float(o.code), o.value)
+        return out
 
     def option(self, value) -> ScaleOption:
         key = self.canonical(value)

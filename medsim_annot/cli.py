@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, UnknownOptionError
 from medsim_annot.errors import UsageProblem
 
 app = typer.Typer(
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         if len(exc.problems) > 20:
             print(f"error: ... and {len(exc.problems) - 20} more problems", file=sys.stderr)
         sys.exit(2)
-    except UsageProblem as exc:
+    except (UsageProblem, UnknownOptionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
 

@@ -15,17 +15,20 @@ format options and folder scans read it (:func:`upload_types`, :func:`format_of`
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io as _io
 import json
 import math
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import either
 
 #: Every table format and the file extensions that select it (the first one is the one we
 #: write and offer in uploaders).
@@ -39,6 +42,28 @@ FORMATS = tuple(EXTENSIONS)
 #: The delimiter of each delimited text format.
 DELIMITERS = {"csv": ",", "tsv": "\t"}
 _EXT = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
+
+
+#: How help texts name each format.
+FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "jsonl": "JSONL", "parquet": "Parquet"}
+
+
+def formats_text(formats: tuple[str, ...] = FORMATS) -> str:
+    """*formats* as help texts name them.
+
+    >>> formats_text()
+    'CSV, TSV, JSONL or Parquet'
+    """
+    return either(tuple(FORMAT_NAMES[f] for f in formats), quote=False)
+
+
+def extensions_text(formats: tuple[str, ...] = FORMATS) -> str:
+    """The extension we write for each of *formats*, as help and error texts list them.
+
+    >>> extensions_text()
+    '.csv, .tsv, .jsonl or .parquet'
+    """
+    return either(tuple(EXTENSIONS[f][0] for f in formats), quote=False)
 
 
 def upload_types(formats: tuple[str, ...] = FORMATS) -> list[str]:
@@ -80,7 +105,7 @@ def format_of(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     if suffix not in _EXT:
         raise InputError.single(
             f"cannot tell the format from the extension '{suffix or '(none)'}'; "
-            "use .csv, .tsv, .jsonl or .parquet",
+            f"use {extensions_text()}",
             file=str(path),
         )
     return _EXT[suffix]
@@ -217,7 +242,41 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str | No
     path = Path(path)
     kind = format_of(path, fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_target(path) as tmp:
+        _write_table_to(frame, tmp, kind)
+    return path
+
+
+@contextlib.contextmanager
+def atomic_target(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary name beside *path* (``NAME.part``) to write to; renamed to *path* when the
+    block ends without an error, removed when it raises: *path* is never half-written.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with atomic_target(Path(d) / "a.txt") as tmp:
+    ...         _ = tmp.write_text("x")
+    ...     sorted(p.name for p in Path(d).iterdir())
+    ['a.txt']
+    """
+    path = Path(path)
     tmp = path.with_name(path.name + ".part")
+    try:
+        yield tmp
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> Path:
+    """Write *data* (text as UTF-8) to *path* through :func:`atomic_target`."""
+    path = Path(path)
+    with atomic_target(path) as tmp:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def _write_table_to(frame: pd.DataFrame, tmp: Path, kind: str) -> None:
     if kind in DELIMITERS:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             _write_delimited(frame, fh, DELIMITERS[kind])
@@ -246,8 +305,6 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str | No
             write_statistics=True,
             store_schema=False,
         )
-    tmp.replace(path)
-    return path
 
 
 def _text(value) -> str:

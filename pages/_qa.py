@@ -29,11 +29,12 @@ def load_dashboard(study: str, bootstrap: int = 0):
         return dashboard_svc.study_dashboard(study, bootstrap=int(bootstrap), engine=engine())
 
 
-def load_model_quality(study: str, method: str) -> dict:
-    """The dashboard's model of the doctors (Dawid–Skene or MACE); recomputed only when the
-    study's ratings version changes."""
+def load_model_quality(dash: dashboard_svc.Dashboard, method: str) -> dict:
+    """The model of the doctors (Dawid–Skene or MACE) of the dashboard the page shows: fitted
+    once per method and kept with that (cached) dashboard, so no second dashboard is
+    computed for it and a new rating (a new dashboard) fits it again."""
     with st.spinner("Fitting the model of the doctors…"):
-        return load_dashboard(study).model_quality(method)
+        return dash.model_quality(method)
 
 
 def load_report(study: str, bootstrap: int = 0) -> bytes:

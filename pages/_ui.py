@@ -26,7 +26,7 @@ from medsim_annot.services.store import open_store, store_url
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
-NOTICE = "auth_notice"
+NOTICE = "auth_notice"  # a reason the start page shows once (a session that was ended)
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 #: Set by app.py on every run before it hands over to a page.
 ROUTED = "auth_routed"
@@ -133,7 +133,7 @@ def sign_out() -> None:
 
 
 def end_session(reason: str) -> None:
-    """Sign out because the credential is no longer valid; the start page shows *reason*."""
+    """Sign out because the session may not go on; the start page shows *reason* once."""
     st.session_state.clear()
     st.session_state[NOTICE] = reason
 
@@ -143,8 +143,8 @@ def download_name(stem: str, ext: str) -> str:
 
     Streamlit derives a download's media id from its bytes, type and file name; the random
     part (64 bits, one per session) keeps that id underivable from the content, so nobody
-    without the session can guess the link of an export (security finding 9). A study name
-    never reaches a file name directly (finding 4).
+    without the session can guess the link of an export. A study name
+    never reaches a file name directly (a name with path characters could write elsewhere).
     """
     nonce = st.session_state.get(DOWNLOAD_NONCE)
     if nonce is None:
@@ -158,7 +158,7 @@ _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 def plain_markdown(text: str) -> str:
     """*text* for a markdown element (``st.success``, ``st.caption``...) with every ASCII
     punctuation character backslash-escaped, so names and ids typed by people show as typed:
-    no links, images, emphasis, colours, emoji codes or maths (security finding 6).
+    no links, images, emphasis, colours, emoji codes or maths: a name typed by someone cannot become a link.
 
     >>> print(plain_markdown("![x](http://e.org/i.png)"))
     \\!\\[x\\]\\(http\\:\\/\\/e\\.org\\/i\\.png\\)
@@ -170,7 +170,7 @@ def html_text(text: str) -> str:
     """*text* for a raw-HTML block inside markdown: every character that is not a letter,
     digit or space becomes a numeric character reference. No line break, ``<``, ``[``, ``!``
     or ``*`` is left for HTML *or* markdown to interpret, so a term can neither end the HTML
-    block nor become a link or an image (security finding 2).
+    block nor become a link or an image.
 
     >>> html_text("a\\n\\n![x](http://e.org)")
     'a&#10;&#10;&#33;&#91;x&#93;&#40;http&#58;&#47;&#47;e&#46;org&#41;'
@@ -187,7 +187,8 @@ def upload_base_name(name: str) -> str:
 @contextmanager
 def upload_copy(name: str, data: bytes) -> Iterator[Path]:
     """A private temporary copy of an upload under its base name (the readers go by the
-    suffix), deleted with its folder on exit (security finding 3)."""
+    suffix), deleted with its folder on exit: no uploaded name chooses where we write, and no
+    copy outlives its use."""
     with tempfile.TemporaryDirectory(prefix="medsim-upload-") as folder:
         path = Path(folder) / upload_base_name(name)
         path.write_bytes(data)
@@ -206,7 +207,8 @@ def show_codes_once(state_key: str, where: str, study: str, codes: list[dict], m
 
 def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
     """Show the access codes kept by :func:`show_codes_once` for *where*, with a copy button
-    and a download, and forget them: the next run no longer has them (security finding 10)."""
+    and a download, and forget them: the next run no longer has them, so
+    codes do not linger in the session."""
     new = st.session_state.get(state_key)
     if not new or new["where"] != where:
         return
@@ -248,7 +250,7 @@ def show_problems(
         message = exc.summary()
     elif message is None:
         message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
-    st.error(plain_markdown(message))  # names typed by people show as typed (finding 6)
+    st.error(plain_markdown(message))  # names typed by people show as typed
     if n:
         st.dataframe(problems_frame(exc), hide_index=True, key=key)
 

@@ -191,7 +191,6 @@ data = {
     "complete": False,
     **data_extra,
     "reply_to": outbox.get("sent", 0),
-    "attempt": outbox.get("attempt", 0),
     "ack": outcome.ack,
     "versions": {str(k): v for k, v in outcome.versions.items()},
     "refused": outcome.refused + refused_bad,

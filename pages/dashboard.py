@@ -13,9 +13,10 @@ from pages import _qa, _ui
 _qa.require_admin()
 
 st.title("QA dashboard")
-study = _qa.pick_study("dashboard_study")
-if study is None:
+picked = _qa.pick_study("dashboard_study")
+if picked is None:
     st.stop()
+study: str = picked  # typed as str for the functions below, which run only past this point
 
 live = st.toggle(
     "Refresh every 30 s",
@@ -59,12 +60,58 @@ def _sequential_audit() -> None:
     )
 
 
+def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
+    """Crowd-kit's Dawid–Skene or MACE fitted to the ratings, on request (nominal scales)."""
+    if dash.scale.level == "nominal":
+        st.subheader("Gold from a model of the doctors")
+        method = st.segmented_control(
+            "Model",
+            ["off", *dashboard_svc.MODEL_METHODS],
+            default="off",
+            key="dashboard_model",
+            help="Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
+            "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
+        )
+        if method and method != "off":
+            model = _qa.load_model_quality(dash, method)
+            if model["reason"]:
+                st.caption(_ui.plain_markdown(model["reason"]))
+            else:
+                st.metric("Pairs the model labels differently from the majority", model["differs"])
+                _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
+                if len(model["confusion"]):
+                    st.caption("Estimated confusion: P(doctor gives *given* | true label).")
+                    _qa.table(
+                        model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
+                    )
+
+
+def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
+    """The pairs the doctors disagree on, filtered by kind and by group."""
+    st.header("Disagreement explorer")
+    kinds = [
+        k
+        for k in dashboard_svc.DISAGREEMENT_KINDS
+        if dash.audit is not None or k != "auto-label ≠ majority"
+    ]
+    chosen = st.multiselect("Show pairs with", kinds, default=kinds, key="dashboard_kinds")
+    groups = {}
+    options = {c: v for c, v in dash.group_options().items() if v}
+    if options:
+        gcols = st.columns(len(options))
+        for gc, (col, values) in zip(gcols, options.items()):
+            groups[col] = gc.selectbox(col, ["(all)", *values], key=f"dashboard_group_{col}")
+    rows = dash.disagreements(chosen, groups)
+    st.caption(f"{len(rows)} pairs")
+    _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
+
+
 @st.fragment(run_every=30 if live else None)
 def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
-    # A table, never markdown: annotator names are shown as typed (security finding 6).
+    # A table, never markdown: annotator names are shown as typed, never as links.
     comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
     st.dataframe(
         comp[["annotator", "done", "total", "share", "access"]],
@@ -155,47 +202,9 @@ def _dashboard() -> None:
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 
-    # ---- model of the doctors (crowd-kit) ----------------------------------------------------
-    if dash.scale.level == "nominal":
-        st.subheader("Gold from a model of the doctors")
-        method = st.segmented_control(
-            "Model",
-            ["off", "dawid-skene", "mace"],
-            default="off",
-            key="dashboard_model",
-            help="Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
-            "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
-        )
-        if method and method != "off":
-            model = _qa.load_model_quality(study, method)
-            if model["reason"]:
-                st.caption(_ui.plain_markdown(model["reason"]))
-            else:
-                st.metric("Pairs the model labels differently from the majority", model["differs"])
-                _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
-                if len(model["confusion"]):
-                    st.caption("Estimated confusion: P(doctor gives *given* | true label).")
-                    _qa.table(
-                        model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
-                    )
+    _model_of_the_doctors(dash)
 
-    # ---- disagreement explorer -------------------------------------------------------------
-    st.header("Disagreement explorer")
-    kinds = [
-        k
-        for k in dashboard_svc.DISAGREEMENT_KINDS
-        if dash.audit is not None or k != "auto-label ≠ majority"
-    ]
-    chosen = st.multiselect("Show pairs with", kinds, default=kinds, key="dashboard_kinds")
-    groups = {}
-    options = {c: v for c, v in dash.group_options().items() if v}
-    if options:
-        gcols = st.columns(len(options))
-        for gc, (col, values) in zip(gcols, options.items()):
-            groups[col] = gc.selectbox(col, ["(all)", *values], key=f"dashboard_group_{col}")
-    rows = dash.disagreements(chosen, groups)
-    st.caption(f"{len(rows)} pairs")
-    _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
+    _disagreement_explorer(dash)
 
 
 _dashboard()

@@ -11,10 +11,11 @@ from pathlib import Path
 import streamlit as st
 
 from data_schemas.errors import InputError
+from data_schemas.gold import HF_MANIFEST, GoldFilters
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
-from medsim_annot.services.gold import export_gold, manifest_path
-from medsim_annot.services.interop import export_gold_hf, zip_folder
+from medsim_annot.services.gold import HfOptions, export_gold, manifest_path
+from medsim_annot.services.interop import zip_folder
 from medsim_annot.services.names import file_slug
 from pages import _qa, _ui
 
@@ -64,56 +65,35 @@ with st.form("export_form"):
         )
     go = st.form_submit_button("Prepare export", type="primary")
 
-filters = {
-    "require_majority": require_majority,
-    "exclude_unclear": exclude_unclear,
-    "exclude_all_different": exclude_all_different,
-    "only_verified": only_verified,
-    "min_ratings": int(min_ratings) or None,
-}
+filters = GoldFilters(
+    min_ratings=int(min_ratings) or None,
+    exclude_unclear=exclude_unclear,
+    require_majority=require_majority,
+    exclude_all_different=exclude_all_different,
+    only_verified=only_verified,
+)
+hf_options = HfOptions(
+    license=license_.strip() or "other", split=split, seed=int(seed), test_size=float(test_size)
+)
 
-if go and fmt == "hf":
+if go:
+    folder_output = fmt == "hf"  # a dataset folder, downloaded as one ZIP
+    stem = file_slug(f"gold-{study}", fallback="gold")
+    name = _qa.download_name(
+        f"gold-{study}-hf" if folder_output else f"gold-{study}", "zip" if folder_output else fmt
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        stem = file_slug(f"gold-{study}", fallback="gold")
-        folder = Path(tmp) / stem
+        out = Path(tmp) / (stem if folder_output else name)
         try:
-            with st.spinner("Writing the dataset folder and its agreement intervals…"):
-                manifest = export_gold_hf(
+            with st.spinner("Writing the export and its manifest…"):
+                manifest = export_gold(
                     study,
-                    folder,
-                    license=license_.strip() or "other",
-                    split=split,
-                    seed=int(seed),
-                    test_size=float(test_size),
+                    out,
+                    fmt,
+                    filters=filters,
+                    hf=hf_options if folder_output else None,
                     engine=_qa.engine(),
-                    **filters,
                 )
-        except InputError as exc:
-            st.session_state.pop("export_result", None)
-            _ui.show_problems(exc, key="export_hf_problems")
-        except UsageProblem as exc:
-            st.session_state.pop("export_result", None)
-            st.error(_qa.plain_markdown(str(exc)))
-        else:
-            st.session_state["export_result"] = {
-                "study": study,
-                "name": _qa.download_name(f"gold-{study}-hf", "zip"),
-                "data": zip_folder(folder, stem),
-                "manifest_name": "manifest.json",
-                "manifest": (folder / "manifest.json").read_bytes(),
-            }
-elif go:
-    name = _qa.download_name(f"gold-{study}", fmt)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / name
-        try:
-            manifest = export_gold(
-                study,
-                out,
-                fmt,
-                engine=_qa.engine(),
-                **filters,
-            )
         except InputError as exc:
             st.session_state.pop("export_result", None)
             _ui.show_problems(exc, key="export_problems")
@@ -121,12 +101,13 @@ elif go:
             st.session_state.pop("export_result", None)
             st.error(_qa.plain_markdown(str(exc)))
         else:
+            mpath = out / HF_MANIFEST if folder_output else manifest_path(out)
             st.session_state["export_result"] = {
                 "study": study,
                 "name": name,
-                "data": out.read_bytes(),
-                "manifest_name": manifest_path(out).name,
-                "manifest": manifest_path(out).read_bytes(),
+                "data": zip_folder(out, stem) if folder_output else out.read_bytes(),
+                "manifest_name": mpath.name,
+                "manifest": mpath.read_bytes(),
             }
 
 res = st.session_state.get("export_result")

@@ -103,7 +103,7 @@ else:
     try:
         from medsim_annot.io import read_table
 
-        # A private copy under the base name only, deleted as soon as it is read (finding 3).
+        # A private copy under the base name only, deleted as soon as it is read.
         with upload_copy(upload.name, upload.getvalue()) as path:
             gold_frame = read_table(path)
             pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]

@@ -12,7 +12,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import upload_types
+from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
@@ -78,7 +78,7 @@ pairs_name: str | None = None  # the file name shown and recorded with the study
 pairs = None
 if source == "Upload":
     up = st.file_uploader(
-        "Pairs file (CSV, TSV, JSONL or Parquet)",
+        f"Pairs file ({formats_text()})",
         key="setup_upload",
         type=[s.lstrip(".") for s in PAIR_SUFFIXES],
     )
@@ -129,6 +129,7 @@ else:
                 scale = load_scale(scale_path)
         except InputError as exc:
             _show_problems(exc.with_file(up_scale.name))
+guideline: str | None = None
 if scale is not None:
     st.caption(
         " · ".join(f"`{o.key}` {o.label}" for o in scale.options)
@@ -140,8 +141,6 @@ if scale is not None:
     )
     with st.expander("Preview the guideline"):
         st.markdown(guideline)
-else:
-    guideline = None
 
 st.subheader("Sampling")
 sampling = st.radio(
@@ -296,7 +295,10 @@ if pairs is not None and names:
             st.warning(_ui.plain_markdown(w))
         st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
 
-if st.button("Create study", type="primary", disabled=not ready, key="setup_create"):
+if (
+    st.button("Create study", type="primary", disabled=not ready, key="setup_create")
+    and scale is not None
+):
     try:
         out = create_designed_study(
             name,

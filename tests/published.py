@@ -65,7 +65,7 @@ class Published:
         return f"{self.source.citation}, {self.where}{pages}"
 
 
-# ---- Krippendorff (2011): the worked example, 4 observers x 12 units (reference sheet §1) ---
+# ---- Krippendorff (2011): the worked example, 4 observers x 12 units --------------------
 _NAN = np.nan
 K2011_DATA = Published(
     np.array(
@@ -86,7 +86,7 @@ K2011_ALPHA = Published(
     "alpha of the worked example at each level of measurement",
 )
 
-# ---- Shrout & Fleiss (1979): 6 targets x 4 judges (reference sheet §2) ----------------------
+# ---- Shrout & Fleiss (1979): 6 targets x 4 judges ---------------------------------------
 SF1979_DATA = Published(
     np.array(
         [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],
@@ -103,7 +103,7 @@ SF1979_ICC3 = Published(
     "Table 4, ICC(3,1) and ICC(3,k) = McGraw & Wong's ICC(C,1) and ICC(C,k)",
 )
 
-# ---- Schulz et al. (COLING 2020): EHR-RelA (reference sheet §3) -----------------------------
+# ---- Schulz et al. (COLING 2020): EHR-RelA ------------------------------------------------
 EHR_REL_A_SHAPE = Published(
     {"items": 111, "annotators": 5},
     SCHULZ_2020_COLING,

@@ -12,5 +12,5 @@ from __future__ import annotations
 SNAPSHOT_EHR_REL_A_HUMAN_UPPER_BOUND = {"inclusive": 0.91, "exclusive": 0.82}
 SNAPSHOT_EHR_REL_A_MEAN_IAA_1 = 0.6686
 # Kendall's W of EHR-RelA *without* the tie correction (the paper's 0.73 needs the correction;
-# ../shared/reference/stats-reference.md §3 says "about 0.44").
+# uncorrected it is about 0.44, the figure this snapshot pins).
 SNAPSHOT_EHR_REL_A_KENDALL_W_UNCORRECTED = 0.44

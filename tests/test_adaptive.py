@@ -1,4 +1,4 @@
-"""Adaptive designs (issue 15), the pure part: the 2+1 tiebreak decision, who gets the
+"""Adaptive designs, the pure part: the 2+1 tiebreak decision, who gets the
 tiebreak and where, Wilson intervals against Newcombe (1998), the stopping rule, the budget,
 and a small run of the simulation benchmark (the full one is ``make bench``)."""
 

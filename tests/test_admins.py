@@ -15,8 +15,8 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import admins
 from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, Throttled
-from medsim_annot.storage import dispose_all, get_engine
+from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, ThrottledError
+from medsim_annot.storage import dispose_all, get_engine, session_scope
 
 BINARY = "binary"
 
@@ -121,12 +121,13 @@ def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkey
     raw.dispose()
     dispose_all()
     engine = get_engine(url)
-    rows = admins.store.list_admins(engine=engine)
+    with session_scope(engine) as s:
+        rows = admins.store.list_admins(s)
     assert [r.name for r in rows] == ["admin"] and rows[0].password_hash.startswith("scrypt$16384$")
     assert admins.check_admin_password("admin", "the old admin password", engine=engine)
-    assert admins.store.get_admin("admin", engine=engine).password_hash.startswith(
-        f"scrypt${2**17}$8$1$"
-    )
+    with session_scope(engine) as s:
+        rehashed = admins.store.get_admin(s, "admin")
+    assert rehashed is not None and rehashed.password_hash.startswith(f"scrypt${2**17}$8$1$")
     assert admins.check_admin_password("admin", "the old admin password", engine=engine)
     dispose_all()
 
@@ -268,7 +269,7 @@ def test_throttle_delays_grow_then_lock_out_and_success_clears():
         clock.t += waits[-1]
     assert waits == [0.0, 0.0, 1.0, 2.0, 4.0]
     th.failure("10.0.0.1")  # too early: counted all the same
-    with pytest.raises(Throttled) as exc:
+    with pytest.raises(ThrottledError) as exc:
         th.check("10.0.0.1")
     assert exc.value.locked and 599 <= exc.value.retry_after <= 600
     th.check("10.0.0.2")  # another client is not affected
@@ -283,7 +284,7 @@ def test_throttle_waits_and_forgets_after_the_window():
     clock = Clock()
     th = Throttle("access-code", Policy(free_per_client=1, window_s=100), clock=clock)
     th.failure("c")
-    with pytest.raises(Throttled, match="try again in 1 second"):
+    with pytest.raises(ThrottledError, match="try again in 1 second"):
         th.check("c")
     clock.t += 1
     th.check("c")
@@ -297,7 +298,7 @@ def test_throttle_counts_overall_across_clients():
     for i in range(6):
         th.failure(f"10.0.0.{i}")  # each client once: no per-client delay
     th.check("10.9.9.9")  # a client without failures of its own is never held up
-    with pytest.raises(Throttled):
+    with pytest.raises(ThrottledError):
         th.check("10.0.0.1")  # one that failed too waits for the overall delay
     assert th.failures() == 6
 
@@ -309,7 +310,7 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
         assert (
             admins.sign_in_admin("alice", "guess-guess-1", client="1.2.3.4", engine=engine) is None
         )
-    with pytest.raises(Throttled):
+    with pytest.raises(ThrottledError):
         admins.sign_in_admin("alice", "alice's long password", client="1.2.3.4", engine=engine)
     ok = admins.sign_in_admin("alice", "alice's long password", client="5.6.7.8", engine=engine)
     assert ok is not None and ok.actor == "admin:alice"
@@ -318,7 +319,7 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
     for _ in range(3):
         bad = "ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZ"
         assert admins.sign_in_with_code(bad, client="1.2.3.4", engine=engine) is None
-    with pytest.raises(Throttled):
+    with pytest.raises(ThrottledError):
         admins.sign_in_with_code(code, client="1.2.3.4", engine=engine)
     assert admins.sign_in_with_code(code, client="9.9.9.9", engine=engine).name == "a"
     lines = [r.getMessage() for r in caplog.records]

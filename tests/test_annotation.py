@@ -166,21 +166,6 @@ def test_revoked_annotator_cannot_rate(study):
         A.submit_rating(study["ann"], 0, "same")
 
 
-def test_straight_line_warning(dburl):
-    dispose_all()
-    res = create_study("sl", _pairs(14), BINARY, ["x"])
-    a = authenticate_annotator(res["annotators"][0]["access_code"]).annotator_id
-    for p in range(9):
-        A.submit_rating(a, p, "same")
-    assert not A.straight_line_warning(a)
-    A.submit_rating(a, 9, "same")
-    assert A.straight_line_warning(a)
-    A.submit_rating(a, 10, "not_same")
-    assert not A.straight_line_warning(a)
-    assert A.straight_line_warning(a, 9)
-    dispose_all()
-
-
 def test_planned_queue_round_trip(dburl):
     dispose_all()
     plan = plan_study(12, ["a", "b", "c"], per_item=2, duplicates=0.25, seed=1)

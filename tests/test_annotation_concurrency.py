@@ -1,4 +1,4 @@
-"""Real idempotence under concurrency (issue 17 §1): many threads and many processes saving
+"""Real idempotence under concurrency: many threads and many processes saving
 the same slots at the same instant, on SQLite and PostgreSQL — exactly one row per distinct
 answer and version, never two identical consecutive rows, and every caller told the truth
 (``saved`` once per stored row, the rest an idempotent success or :class:`StaleRating`)."""

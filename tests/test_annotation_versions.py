@@ -1,4 +1,4 @@
-"""Versioned saves (issue 17 §1): a save carries the version the page showed; a stale one is
+"""Versioned saves: a save carries the version the page showed; a stale one is
 refused with the current answer; the same answer twice is one row; ended sessions; the
 comment cap; the window of pairs the widget keeps ahead; the migration's backfill."""
 
@@ -15,7 +15,8 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.annotators import revoke_code
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
-from medsim_annot.storage import Annotator, dispose_all, get_engine, session_scope
+from medsim_annot.storage import dispose_all, get_engine, session_scope
+from medsim_annot.storage.models import Annotator
 
 
 def _pairs(n: int) -> pd.DataFrame:

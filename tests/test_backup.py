@@ -1,4 +1,4 @@
-"""``medsim backup`` / ``medsim restore`` (issue 14 §3): a backup taken while annotators are
+"""``medsim backup`` / ``medsim restore``: a backup taken while annotators are
 saving holds every rating acknowledged before it started, restores into a sound store, and
 PostgreSQL stores are pointed to pg_dump."""
 

@@ -67,7 +67,7 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     page.get_by_text("Require a majority").click()
     page.get_by_role("button", name="Prepare export").click()
     page.get_by_text("96 of 120 pairs ready").wait_for(timeout=60000)
-    # Download names carry a random part per session (security finding 9).
+    # Download names carry a random part per session, so a link cannot be guessed from the content.
     name_re = re.compile(r"^Download gold-demo-binary-[0-9a-f]{16}\.csv$")
     with page.expect_download(timeout=30000) as dl:
         page.get_by_role("button", name=name_re).click()
@@ -118,7 +118,7 @@ def test_admin_sees_the_dashboard(server, browser):
     page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
     page.get_by_role("heading", name="QA dashboard").wait_for(timeout=30000)
     page.get_by_role("heading", name="Automatic labels vs majority").wait_for(timeout=60000)
-    # Completion is a table (names as text, security finding 6).
+    # Completion is a table (names as text, never markdown that could become a link).
     page.get_by_test_id("stDataFrame").first.wait_for(timeout=30000)
     assert page.get_by_test_id("stMarkdownContainer").filter(has_text="dr_ahmed: 100").count() == 0
     page.get_by_role("heading", name="Disagreement explorer").wait_for(timeout=30000)

@@ -1,4 +1,4 @@
-"""App servers failing under annotators in real browsers (issue 14 §3).
+"""App servers failing under annotators in real browsers.
 
 SQLite: one app server is killed with SIGKILL while an annotator rates; after a restart the
 annotator signs in again and resumes at the first pair without a rating. PostgreSQL: two app

@@ -1,4 +1,4 @@
-"""The annotation widget in a real browser (issue 13; page side of issue 17).
+"""The annotation widget in a real browser, and the page side of its versioned, ordered saves.
 
 Playwright drives Debian's chromium against ``streamlit run app.py``. Every key press is
 recorded in the page itself (a capture listener notes the pair on screen at the press, a
@@ -84,7 +84,8 @@ def _study(url: str, name: str, n: int, scale=BINARY, annotators=("doc",)) -> di
 
 def _stored(url: str, study: str, annotator: str) -> list[dict]:
     """Every rating row of *annotator* in id order, with the first term as it was shown."""
-    from medsim_annot.storage import Annotator, Assignment, Item, Rating, Study, session_scope
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Annotator, Assignment, Item, Rating, Study
 
     with session_scope(_engine(url)) as s:
         rows = s.execute(

@@ -41,7 +41,7 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
     # Ratings arrive (as the app saves them), then the export holds the current values.
     from sqlalchemy import select
 
-    from medsim_annot.storage import Annotator, Assignment
+    from medsim_annot.storage.models import Annotator, Assignment
 
     info = svc.get_study("audit-1")
     with session_scope() as s:

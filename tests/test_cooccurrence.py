@@ -1,4 +1,4 @@
-"""EHR co-occurrence candidates (issue 8) on DuckDB: hand-checked counts, categories,
+"""EHR co-occurrence candidates on DuckDB: hand-checked counts, categories,
 exclusion with descendants, the greedy per-concept cap against a brute-force reference,
 top/random modes, Parquet parts, bad inputs and the CLI."""
 

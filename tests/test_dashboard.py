@@ -14,9 +14,9 @@ from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.stats import majority_vote
-from medsim_annot.storage import Assignment, Rating, get_engine, session_scope
+from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import utcnow
+from medsim_annot.storage.models import Assignment, Rating, utcnow
 from tests import published as P
 from tests.qa_data import make_quality, make_tiny
 
@@ -243,7 +243,7 @@ def test_intra_rater_consistency_from_duplicate_slots(db_url):
     from data_schemas.scales import BINARY
     from medsim_annot.services.annotation import submit_rating
     from medsim_annot.services.studies import Slot
-    from medsim_annot.storage import Annotator
+    from medsim_annot.storage.models import Annotator
 
     dsvc.clear_cache()
     pairs = validate_pairs(
@@ -279,3 +279,33 @@ def test_intra_rater_consistency_from_duplicate_slots(db_url):
     assert "steady rated 3 pairs twice and was consistent" in q.loc["steady", "reading"]
     assert d.gold.table["n_ratings"].tolist() == [2] * 6
     assert d.agreement.n_ratings == 12
+
+
+def test_model_of_the_doctors_is_fitted_once_per_method(demo, monkeypatch):
+    """The crowd-kit fit gives both the doctors' figures and the per-pair labels: one fit
+    per method and dashboard, and the same count of pairs as a separate
+    ``add_model_columns`` fit."""
+    from medsim_annot.services import gold as gold_svc
+    from medsim_annot.stats import aggregate
+
+    calls: list[str] = []
+    real = aggregate.model_gold
+
+    def counting(ratings, method, **kw):
+        calls.append(method)
+        return real(ratings, method, **kw)
+
+    monkeypatch.setattr(aggregate, "model_gold", counting)
+    monkeypatch.setattr(gold_svc, "model_gold", counting)
+    dsvc.clear_cache()
+    dash = dsvc.study_dashboard("demo-binary")
+    model = dash.model_quality("dawid-skene")
+    assert dash.model_quality("dawid-skene") is model
+    assert calls == ["dawid-skene"]
+    assert model["reason"] is None and len(model["raters"])
+    assert "model_label" not in dash.gold.table.columns  # the cached table is left as built
+    fresh = gold_svc.GoldTable(
+        dash.gold.table.copy(), dash.gold.ratings, dash.gold.current, dash.scale, []
+    )
+    assert gold_svc.add_model_columns(fresh, "dawid-skene") == model["differs"]
+    assert calls == ["dawid-skene", "dawid-skene"]

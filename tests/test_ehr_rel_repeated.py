@@ -1,4 +1,4 @@
-"""EHR-Rel wide files that list a concept pair on more than one row (issue 12 §1).
+"""EHR-Rel wide files that list a concept pair on more than one row.
 
 A row is an item, as in the published tables (Schulz et al., COLING 2020, Tables 2-3 count
 rows). A synthetic wide file in the EHR-RelB design (each row rated by 3 of 5 doctors) lists

@@ -152,6 +152,44 @@ def test_paired_bca_difference_equals_scipy_bootstrap(graded):
     assert ours.estimate == pytest.approx(diff(gold, a, b), abs=1e-12)
 
 
+def test_mcnemar_comparisons_on_the_textbook_table():
+    # Agresti (2007), Table 8.1 as the decisions of two methods, with a third that copies
+    # the first: the pair (a, b) is the textbook test, Bonferroni-corrected for 3 tests.
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    book = P.AGRESTI_PRESIDENT_APPROVAL.value.T.tolist()
+    ca, cb = _from_table(book)
+    correct = {"a": ca, "b": cb, "c": ca.copy()}
+    accuracy = {m: float(v.mean()) for m, v in correct.items()}
+    ticks = []
+    comp = ev.mcnemar_comparisons(
+        correct, accuracy, n_tests=3, alpha=0.05, on_pair=lambda: ticks.append(1)
+    )
+    assert list(comp.columns) == ev.MCNEMAR_COLUMNS and len(ticks) == 3
+    assert comp[["method_a", "method_b"]].values.tolist() == [["a", "b"], ["a", "c"], ["b", "c"]]
+    ab = comp.iloc[0]
+    ref = mcnemar(np.array(book), exact=False, correction=True)
+    assert ab.statistic == pytest.approx(63**2 / 236)
+    assert ab.p_adjusted == pytest.approx(min(1.0, 3 * ref.pvalue))
+    assert ab.significant and ab.better == ("a" if accuracy["a"] > accuracy["b"] else "b")
+    ac = comp.iloc[1]
+    assert ac.p_value == 1.0 and not ac.significant and ac.better == ""
+
+
+def test_spearman_difference_comparisons_match_the_pairwise_interval(graded):
+    gold, a, b = graded
+    comp = ev.spearman_difference_comparisons(
+        gold, {"a": a, "b": b, "a2": a.copy()}, level=0.05 / 3, n_resamples=199, seed=1
+    )
+    assert list(comp.columns) == ev.DIFFERENCE_COLUMNS
+    ci = ev.spearman_difference_ci(gold, a, b, confidence=1 - 0.05 / 3, n_resamples=199, seed=1)
+    first = comp.iloc[0]
+    assert (first.difference, first.low, first.high) == (ci.estimate, ci.low, ci.high)
+    assert first.significant == bool(ci.low > 0 or ci.high < 0)
+    same = comp.iloc[1]  # a against its copy: difference 0 in every resample
+    assert (same.difference, same.significant, same.better) == (0.0, False, "")
+
+
 def test_rank_resampler_equals_rankdata():
     rng = np.random.default_rng(0)
     values = rng.integers(0, 5, 30).astype(float)

@@ -1,4 +1,4 @@
-"""Fault tests (issue 14 §3), small versions; benchmarks/bench_faults.py runs the full ones.
+"""Fault tests, small versions; benchmarks/bench_faults.py runs the full ones.
 
 On SQLite and PostgreSQL: writer processes killed with SIGKILL mid-run lose no acknowledged
 rating and store none twice, the store stays sound and everyone resumes at the right slot;

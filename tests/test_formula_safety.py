@@ -1,4 +1,5 @@
-"""Security finding 5 of issue 14: one formula-escaping writer for every CSV/TSV the app, the
+"""Spreadsheet formulas in exported cells (a cell starting with = runs when the file is opened
+in a spreadsheet): one formula-escaping writer for every CSV/TSV the app, the
 CLI and the builders produce, header cells (metadata column names, annotator names, the
 index) included."""
 

@@ -1,4 +1,4 @@
-"""Gold from a model of the doctors (issue 15 §3): Dawid–Skene and MACE through crowd-kit in
+"""Gold from a model of the doctors: Dawid–Skene and MACE through crowd-kit in
 ``medsim export gold --aggregate``, next to the majority."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``medsim agreement`` on an exported 2 + 1 study (issue 15 §1): the gold export records the
+"""``medsim agreement`` on an exported 2 + 1 study: the gold export records the
 design (a per-row ``calibration`` column, the manifest's ``design``), and the figures computed
 on the file are the dashboard's for the same study — α, κ, ICC and W on the calibration pairs
 only, said next to the figures; the majority on every pair. A gold file without design info

@@ -1,4 +1,4 @@
-"""AppTest of what issue 16 adds to the pages: the Export page's Hugging Face format gives
+"""AppTest of the interop parts of the pages: the Export page's Hugging Face format gives
 the same folder as the service (as one ZIP), and the Embedding scoring page offers
 installed model packages and models of the local Hugging Face cache."""
 
@@ -47,7 +47,8 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
     assert not at.exception, at.exception
     assert at.success and "Hugging Face dataset folder" in at.success[0].value
     res = at.session_state["export_result"]
-    # a safe slug of the study name plus the session's random part (security findings 4, 9)
+    # a safe slug of the study name (never the raw name in a path) plus the session's random
+    # part (the link cannot be guessed from the content)
     assert re.fullmatch(r"gold-demo-binary-hf-[0-9a-f]{16}\.zip", res["name"]), res["name"]
     out = tmp_path / "hf"
     manifest = export_gold_hf(

@@ -1,4 +1,5 @@
-"""Layering (ARCHITECTURE.md): which package may import what, checked on module-level imports.
+"""Layering (docs/architecture.md): which package may import what, checked on module-level
+imports.
 
 - streamlit only in ``app.py`` and ``pages/``;
 - ``data_schemas`` imports nothing of ours;
@@ -96,6 +97,72 @@ def test_services_use_storage_public_functions():
         for p in _files("medsim_annot/services")
         if _imports_any(p, ("medsim_annot.storage.db", "medsim_annot.storage.models"))
     ]
+    assert offenders == []
+
+
+def _names_from(path: Path, module: str) -> set[str]:
+    """The names *path* imports with ``from <module> import ...`` (at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module
+        for a in node.names
+    }
+
+
+def test_storage_exports_no_table_classes():
+    """``storage/__init__`` gives callers plumbing and query modules, never a table class (a
+    re-export would let a service build or read rows around the check above) nor the ORM's
+    own classes under their names."""
+    import medsim_annot.storage as storage
+    from medsim_annot.storage import models
+
+    tables = {
+        name
+        for name, obj in vars(models).items()
+        if isinstance(obj, type) and issubclass(obj, models.Base)
+    }
+    assert "Item" in tables and "Event" in tables  # the check itself sees the models
+    exported = set(storage.__all__) | {n for n in vars(storage) if not n.startswith("_")}
+    assert tables & exported == set()
+    assert {"Session", "Select", "select", "insert"} & exported == set()
+    query_modules = {
+        f.stem for f in (ROOT / "medsim_annot/storage").glob("*.py") if not f.stem.startswith("_")
+    } - {"models", "db"}
+    leaked = {
+        _rel(p): sorted(
+            _names_from(p, "medsim_annot.storage") - set(storage.__all__) - query_modules
+        )
+        for p in _files("medsim_annot", "pages", "app.py")
+        if not _rel(p).startswith("medsim_annot/storage/")
+    }
+    assert {k: v for k, v in leaked.items() if v} == {}
+
+
+def test_only_storage_events_writes_events():
+    """Events are appended by ``storage/events.py`` alone, and every stored detail goes
+    through its one serialiser (``events.detail_json``): no other module constructs an
+    ``Event`` row or serialises a ``detail_json`` of its own."""
+    offenders = []
+    for p in _files("medsim_annot"):
+        if _rel(p) in ("medsim_annot/storage/events.py", "medsim_annot/storage/models.py"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                own = [
+                    k
+                    for k in node.keywords
+                    if k.arg == "detail_json"
+                    and not (
+                        isinstance(k.value, ast.Call)
+                        and getattr(k.value.func, "id", None) == "detail_json"
+                    )
+                ]
+                if name == "Event" or own:
+                    offenders.append(f"{_rel(p)}:{node.lineno}")
     assert offenders == []
 
 

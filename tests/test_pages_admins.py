@@ -62,7 +62,7 @@ def test_setup_links_annotators_and_enables_sso(db):
     at.selectbox(key="setup_sso_who").select("bea")
     at.text_input(key="setup_sso_identity").input("Bea@Hospital.example")
     at.button(key="setup_sso_link").click().run()
-    # messages are shown as plain text: markdown characters arrive escaped (finding 6)
+    # messages are shown as plain text: markdown characters arrive escaped, so a name cannot become a link
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
     assert admins.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
     assert admins.sso_role(BEA).role == "refused"
@@ -78,7 +78,12 @@ def test_setup_links_annotators_and_enables_sso(db):
     assert log["actor"].tolist()[:2] == ["admin:alice", "admin:alice"]
 
 
-def test_landing_named_admin_and_throttled_guessing(db):
+def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
+    from medsim_annot.services.throttle import CODE_SIGNINS, Policy
+
+    # A 30 s first delay: the paused attempt below comes well within it however slowly a
+    # loaded machine runs the pages (the failures live in the store: a few writes each).
+    monkeypatch.setattr(CODE_SIGNINS, "policy", Policy(base_delay_s=30.0))
     res = _study()
     admins.add_admin("alice", password="alice's long password")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()

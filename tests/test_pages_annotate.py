@@ -83,7 +83,7 @@ def _widget(at) -> dict:
 def _send(at, pending, need=None, sent=1):
     """What the widget's JavaScript does on a key press: set its outbox state, rerun."""
     at.session_state["annotate_widget"] = {
-        "outbox": {"epoch": "t", "pending": pending, "need": need, "sent": sent, "attempt": 0}
+        "outbox": {"epoch": "t", "pending": pending, "need": need, "sent": sent}
     }
     return at.run()
 

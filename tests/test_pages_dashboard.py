@@ -144,7 +144,8 @@ def test_export_page_matches_service(app_db, tmp_path):
     assert shown["sha256"] == manifest["sha256"]
     assert shown["filter_steps"] == manifest["filter_steps"]
     labels = [b.label for b in at.get("download_button")]
-    # A random component per session keeps the media id underivable (security finding 9).
+    # A random component per session keeps the media id underivable: nobody without the session can guess the
+    # download link from the content.
     nonce = at.session_state["auth_download_nonce"]
     assert len(nonce) == 16
     assert labels == [

@@ -47,7 +47,7 @@ def _run(note: str = "") -> AppTest:
 def test_problems_table_names_file_rows_and_columns():
     at = _run()
     assert not at.exception
-    # The line is markdown-escaped (security finding 6): names show as typed.
+    # The line is markdown-escaped: names show as typed, never as links or formatting.
     assert [e.value for e in at.error] == [
         plain_markdown("pairs.csv: 2 problem(s)."),
         plain_markdown("scale.yaml: invalid input"),

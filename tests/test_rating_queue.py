@@ -29,7 +29,8 @@ def study(backend_url):
 def _annotator_id(engine) -> int:
     from sqlalchemy import select
 
-    from medsim_annot.storage import Annotator, session_scope
+    from medsim_annot.storage import session_scope
+    from medsim_annot.storage.models import Annotator
 
     with session_scope(engine) as s:
         return s.scalar(select(Annotator.id).where(Annotator.name == "doc"))

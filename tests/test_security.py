@@ -1,7 +1,7 @@
-"""Regression tests of the security review's findings (issue 14 §2), one or more per finding.
+"""Regression tests of the weaknesses a security review found, one or more per weakness.
 
-Findings 5 (formula escaping) and 7 (comment cap) are tested with their own work; the
-credential-version checks of the annotation services with theirs (test_annotation.py).
+Formula escaping (test_formula_safety.py) and the comment cap are tested with their own work;
+the credential-version checks of the annotation services with theirs (test_annotation.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _pairs(**cols) -> pd.DataFrame:
     return pd.DataFrame(base)
 
 
-# ---------------------------------------------------------------- finding 2: control characters
+# ------------------------------------------------ control characters in terms and names
 @pytest.mark.parametrize("column", ["term_1", "term_2", "pair_id", "concept_id_1", "dataset"])
 @pytest.mark.parametrize(
     "bad",
@@ -69,7 +69,7 @@ def test_control_check_agrees_with_the_pattern(text):
     assert has_control_chars(text) == any(CONTROL_CHARS.match(ch) for ch in text)
 
 
-# ---------------------------------------------------------------- finding 4: study names
+# ------------------------------------------------ study names never reach file names
 @pytest.mark.parametrize(
     "bad", ["../x", "a/b", "a\\b", "..", "a..b", "line\nbreak", "tab\there", "", "   ", "x" * 201]
 )
@@ -99,7 +99,7 @@ def test_file_slug_is_always_a_safe_file_name(name):
     assert all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in slug)
 
 
-# ---------------------------------------------------------------- finding 8: file modes
+# ------------------------------------------------ the SQLite files are private (0600/0700)
 def test_database_file_0600_and_new_data_folder_0700(tmp_path, monkeypatch):
     dispose_all()
     folder = tmp_path / "data"
@@ -126,7 +126,7 @@ def test_existing_world_readable_database_is_tightened(tmp_path):
         dispose_all()
 
 
-# ---------------------------------------------------------------- finding 2: rendering
+# ------------------------------------------------ stored control characters are rendered inert
 def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     """A term stored before validation refused line breaks (or written straight into the
     database) still cannot leave the HTML block or become markdown."""
@@ -156,7 +156,7 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     assert "](" not in hello and "\\[me\\]\\(https\\:" in hello
 
 
-# ---------------------------------------------------------------- finding 3: uploads
+# ------------------------------------------------ uploads: private copies, base names only
 def _admin_page(name: str):
     from streamlit.testing.v1 import AppTest
 
@@ -226,7 +226,7 @@ def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tm
     assert len(at.code) == 0
 
 
-# ---------------------------------------------------------------- finding 1: credential version
+# ------------------------------------------------ a new or revoked code ends old sessions
 def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     from medsim_annot.errors import SessionEnded
     from medsim_annot.services import annotation as A
@@ -288,7 +288,6 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
             "pending": [{"seq": 1, "position": 0, "value": "same", "version": 0}],
             "need": None,
             "sent": 1,
-            "attempt": 0,
         }
     }
     at.run()

@@ -1,4 +1,4 @@
-"""Serving order end to end (issue 15 §1): the window the annotation widget walks is the
+"""Serving order end to end: the window the annotation widget walks is the
 queue in serving order (``order_key``), each slot carrying its position and serving index, so
 a 2 + 1 tiebreak slot added while a doctor works (a new position past the end of the queue)
 is served within the next few pairs and never directly after its twin. Service API on SQLite
@@ -140,7 +140,6 @@ def _send(at, pending, *, need=None, at_pos=None, back=False, sent=1):
             "back": back,
             "at": at_pos,
             "sent": sent,
-            "attempt": 0,
         }
     }
     return at.run()

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from medsim_annot.services import admins
-from medsim_annot.services.throttle import Policy, Throttle, Throttled, client_key
+from medsim_annot.services.throttle import Policy, Throttle, ThrottledError, client_key
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
 
@@ -44,13 +44,13 @@ def test_many_addresses_cannot_keep_out_a_doctor_who_never_failed(engine):
                 try:
                     th.check(client, engine=engine)
                     th.failure(client, engine=engine)
-                except Throttled:
+                except ThrottledError:
                     pass
             if step % 20 == 0:  # the doctor, every 20 s
                 tried += 1
                 try:
                     th.check("198.51.100.7", engine=engine)
-                except Throttled:
+                except ThrottledError:
                     refused += 1
     assert th.failures(engine=engine) > Policy().free_overall  # the overall delay is on
     assert tried > 300 and refused == 0
@@ -62,7 +62,7 @@ def test_overall_delay_still_slows_the_clients_that_fail(engine):
     for i in range(6):
         th.failure(f"10.0.0.{i}", engine=engine)
     th.check("10.9.9.9", engine=engine)
-    with pytest.raises(Throttled, match="slowed down"):
+    with pytest.raises(ThrottledError, match="slowed down"):
         th.check("10.0.0.3", engine=engine)
 
 
@@ -74,7 +74,7 @@ def test_counts_and_lockouts_are_shared_through_the_store(engine):
     for th in (one, two, one, two):
         th.failure("192.0.2.5", engine=engine)
         clock.t += 120
-    with pytest.raises(Throttled) as exc:
+    with pytest.raises(ThrottledError) as exc:
         two.check("192.0.2.5", engine=engine)
     assert exc.value.locked
     assert one.failures("192.0.2.5", engine=engine) == 4
@@ -99,19 +99,19 @@ def test_failures_of_another_process_lock_out_here(engine, backend_url, monkeypa
     script = (
         "import time\n"
         "from medsim_annot.services import admins\n"
-        "from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttled\n"
+        "from medsim_annot.services.throttle import CODE_SIGNINS, Policy, ThrottledError\n"
         f"CODE_SIGNINS.policy = {policy}\n"
         "done = 0\n"
         "while done < 4:\n"
         "    try:\n"
         "        admins.sign_in_with_code('ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZ', client='192.0.2.9')\n"
         "        done += 1\n"
-        "    except Throttled as exc:\n"
+        "    except ThrottledError as exc:\n"
         "        time.sleep(exc.retry_after + 0.01)\n"
     )
     env = {"MEDSIM_DATABASE_URL": backend_url, "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
-    with pytest.raises(Throttled) as exc:
+    with pytest.raises(ThrottledError) as exc:
         admins.sign_in_with_code(code["access_code"], client="192.0.2.9", engine=engine)
     assert exc.value.locked
     assert admins.sign_in_with_code(code["access_code"], client="192.0.2.10", engine=engine)
@@ -124,7 +124,7 @@ def test_ipv6_counts_per_64():
     for i in range(5):  # five addresses of one /64: one client
         th.failure(f"2001:db8:aa:bb::{i + 1:x}")
         clock.t += 120
-    with pytest.raises(Throttled) as exc:
+    with pytest.raises(ThrottledError) as exc:
         th.check("2001:db8:aa:bb:ffff:ffff:ffff:ffff")
     assert exc.value.locked
     th.check("2001:db8:aa:bc::1")  # the next /64 is another client

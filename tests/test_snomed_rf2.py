@@ -34,7 +34,7 @@ def test_verhoeff_known_values_and_error_detection():
         "900000000000526001",
         "900000000000527005",
     ):
-        assert verhoeff_valid(metadata)  # the format constants of issue 7
+        assert verhoeff_valid(metadata)  # the RF2 identifiers our constants name
     number = sctid(4711, "10")
     assert verhoeff_valid(number)
     for i in range(len(number)):  # every single-digit error is caught

@@ -1,7 +1,7 @@
 """The AAAI 2020 rules on a small hand-made synthetic RF2 release, expected positives by hand.
 
 Every term is invented (the SNOMED CT licence forbids shipping SNOMED content). The release
-has history (Full files with several effectiveTimes), and each rule of issue 7 has a
+has history (Full files with several effectiveTimes), and each of the paper's rules has a
 concept, description or association row that exercises it; see the comments below.
 """
 

@@ -1,4 +1,4 @@
-"""Sequential audit (issue 15 §2) through the service API with simulated doctors on SQLite and
+"""Sequential audit through the service API with simulated doctors on SQLite and
 PostgreSQL: a group whose accuracy is pinned down stops after its minimum and its unrated
 slots are withdrawn (rows kept, event logged), a hard group keeps serving, stopping off
 restores the slots, withdrawn slots leave the totals, a rating that still arrives for a
@@ -22,7 +22,7 @@ from medsim_annot.services import stopping as S
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.storage import dispose_all, get_engine
-from medsim_annot.storage.admins import acting_as
+from medsim_annot.storage.events import acting_as
 
 DOCTORS = ("ann", "bob", "cyd")
 PER_GROUP = 40  # 20 positives + 20 negatives by automatic label

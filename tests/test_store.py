@@ -39,7 +39,7 @@ def _rate(engine, study, annotator, pair_id, value, **kw):
     """Append a rating the way the app does (one new row per save)."""
     from sqlalchemy import select
 
-    from medsim_annot.storage import Annotator, Assignment, Item, Study
+    from medsim_annot.storage.models import Annotator, Assignment, Item, Study
 
     with session_scope(engine) as s:
         sid = s.scalar(select(Study.id).where(Study.name == study))

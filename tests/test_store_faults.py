@@ -1,4 +1,4 @@
-"""Store errors (issue 17 §3, §5): transient errors retried with backoff, a store that stays
+"""Store errors: transient errors retried with backoff, a store that stays
 away -> StoreUnavailable with nothing saved, dropped PostgreSQL connections recovered,
 parallel first use of a fresh database (migrations serialised), SQLite durability settings."""
 

@@ -17,15 +17,9 @@ from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
-from medsim_annot.storage import (
-    Annotator,
-    Assignment,
-    Item,
-    Study,
-    get_engine,
-    session_scope,
-)
+from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.models import Annotator, Assignment, Item, Study
 
 PAIRS = pd.DataFrame(
     {
@@ -141,3 +135,52 @@ def test_dashboard_after_a_new_rating_equals_a_cold_one(engine):
     pd.testing.assert_frame_equal(warm.gold.table, cold.gold.table)
     assert warm.headline() == cold.headline()
     dsvc.clear_cache()
+
+
+def test_arrow_read_equals_the_dbapi_read(engine):
+    """The dashboard's Arrow-native read (ADBC) gives the very frame of the DBAPI read:
+    comments and NULLs, unclear flags, elapsed times present and missing, duplicate slots,
+    a changed answer and a renamed annotator; and the raw columns agree value for value."""
+    from medsim_annot.storage import arrow as arrow_store
+    from medsim_annot.storage.studies import current_rating_columns
+
+    assert arrow_store.supports_arrow(engine)
+    queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate")]
+    svc.create_study(
+        "inc",
+        PAIRS,
+        BINARY,
+        ["ann", "bo"],
+        queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
+        engine=engine,
+    )
+    sid = svc.get_study("inc", engine=engine).id
+    assert len(dsvc.load_current("inc", engine=engine)) == 0
+    for i in range(5):
+        _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd ✓" if i == 1 else "")
+        _rate(engine, "bo", f"p{i}", "not_same", minute=i, elapsed_ms=1200 + i)
+    _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True)
+    _rate(engine, "ann", "p0", "dont_know", kind="duplicate", minute=12)
+    asvc.rename_annotator("inc", "bo", "aaron", engine=engine)
+    got = dsvc.load_current("inc", engine=engine)
+    pd.testing.assert_frame_equal(
+        got, svc.current_ratings("inc", include_duplicates=True, engine=engine)
+    )
+    assert got["slot"].tolist().count("duplicate") == 1
+    assert got[C.UNCLEAR].sum() == 1
+    raw = current_rating_columns(engine, sid, bookkeeping=False)
+    table = arrow_store.current_ratings_arrow(engine, sid)
+    order = sorted(
+        range(len(raw["position"])),
+        key=lambda i: (raw["_item_pos"][i], raw["_annotator"][i], raw["position"][i]),
+    )
+    t_order = sorted(
+        range(table.num_rows),
+        key=lambda i: (
+            table["_item_pos"][i].as_py(),
+            table["_annotator"][i].as_py(),
+            table["position"][i].as_py(),
+        ),
+    )
+    for c in (C.PAIR_ID, C.RATING, C.COMMENT, "slot", "position", "elapsed_ms"):
+        assert [raw[c][i] for i in order] == [table[c][i].as_py() for i in t_order], c

@@ -1,4 +1,4 @@
-"""Big studies are written in batches (issue 17 §4): doctors keep rating while `study create`
+"""Big studies are written in batches: doctors keep rating while `study create`
 writes, the study stays invisible until complete, and a create that fails half-way leaves
 nothing behind. (The 1M-slot version is in benchmarks/bench_concurrency.py.)"""
 

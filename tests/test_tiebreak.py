@@ -1,4 +1,4 @@
-"""The store side of the 2 + 1 design (issue 15 §1), through the service API with simulated
+"""The store side of the 2 + 1 design, through the service API with simulated
 doctors on SQLite and PostgreSQL: a third rating only where the first two disagree, exactly
 one tiebreak slot per such pair even when two annotators finish it at the same instant, and
 the majority of every pair equal to the full three-rater majority."""

@@ -1,7 +1,9 @@
 """Baseline for ``benchmarks/bench_annotation_browser.py``: the Annotate page as it was
-before the annotation widget (issue 13) — every key press is a Streamlit button shortcut and
+before the annotation widget — every key press is a Streamlit button shortcut and
 a full rerun that saves, then renders the next pair. Kept here, not in pages/, only to be
-measured next to the widget in the same run.
+measured next to the widget in the same run. The old page's straight-lining reminder (one
+more query per key press) is left out, as the widget has none: the baseline does no more work
+than the widget's server side, so the comparison does not flatter the widget.
 
 Annotate: one pair at a time, one key press per rating (annotators only).
 
@@ -23,7 +25,6 @@ from pages import _ui
 
 POS = "annotate_position"
 SHOWN = "annotate_shown_at"
-WARN = "annotate_straight_line"
 
 ident = _ui.require_annotator()
 eng = _ui.engine()
@@ -71,11 +72,6 @@ def _rate(pos: int, value, saved_unclear: bool = False) -> None:
     except UsageProblem as exc:
         st.session_state["annotate_error"] = str(exc)
         return
-    st.session_state[WARN] = (
-        A.straight_line_warning(ident.annotator_id, pos, engine=eng)
-        if res.saved
-        else st.session_state.get(WARN, False)
-    )
     st.session_state[POS] = res.next_position
     st.session_state[SHOWN] = None
 
@@ -88,7 +84,6 @@ def _back(pos: int | None) -> None:
         st.session_state[POS] = max(0, state.total - 1)
     elif pos > 0:
         st.session_state[POS] = pos - 1
-    st.session_state[WARN] = False
     st.session_state[SHOWN] = None
 
 
@@ -205,13 +200,6 @@ if view.rated:
         + (" · unclear meaning" if view.unclear else "")
         + ". Press a key to change it."
     )
-if st.session_state.get(WARN):
-    st.info(
-        "You have given the same rating to the last 10 pairs. That can be right — just "
-        "a reminder to look at each pair afresh.",
-        icon="👀",
-    )
-
 # Rendered last: when the browser shows this marker for a position, every element of that
 # pair (terms, buttons with their shortcuts) has arrived. Browser tests wait for it.
 st.markdown(

@@ -70,8 +70,6 @@ PARENT_ID = "parent_id"
 COUNT = "count"
 OUTPUT_COLUMNS = (C.PAIR_ID, C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2, COUNT)
 
-#: The categories EHR-Rel kept (section 3.1): symptom, diagnosis, presenting complaint.
-EHR_REL_CATEGORIES = ("symptom", "diagnosis", "presenting complaint")
 MODES = ("top", "random")
 #: Descendants are followed at most this many levels below an excluded concept
 #: (SNOMED CT is about 30 levels deep); it also ends the recursion on a cyclic hierarchy.

@@ -6,7 +6,7 @@ view names below; an engine here only loads the inputs under those names
 in batches of column lists (:meth:`~_Engine.stream`) or fetches it whole
 (:meth:`~_Engine.fetch`), and turns the engine's own errors into the project's (a malformed
 file -> :class:`~data_schemas.errors.InputError`, DuckDB out of memory -> ``ValueError``
-with the remedy, no pyspark or Java -> :class:`EngineUnavailable`). :func:`open_engine`
+with the remedy, no pyspark or Java -> :class:`EngineUnavailableError`). :func:`open_engine`
 gives one by name. duckdb, pyarrow and pyspark are imported only when an engine starts.
 """
 
@@ -40,7 +40,7 @@ CATEGORIES_VIEW = "medsim_categories"
 WANTED_VIEW = "medsim_wanted"
 
 
-class EngineUnavailable(RuntimeError):
+class EngineUnavailableError(RuntimeError):
     """The chosen engine cannot run here (pyspark or Java missing, Spark failed to start)."""
 
 
@@ -189,7 +189,7 @@ class SparkEngine(_Engine):
         try:
             from pyspark.sql import SparkSession
         except ImportError:
-            raise EngineUnavailable(
+            raise EngineUnavailableError(
                 "engine 'spark' needs pyspark (pip install pyspark) and Java 17 or newer"
             ) from None
         self._source: EventsSource | None = None
@@ -204,7 +204,7 @@ class SparkEngine(_Engine):
                 )
             except Exception as exc:  # Java missing, gateway failure
                 first = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-                raise EngineUnavailable(
+                raise EngineUnavailableError(
                     f"could not start Spark ({first}); Spark needs Java 17 or "
                     "newer (check `java -version` and JAVA_HOME)"
                 ) from None

@@ -167,6 +167,41 @@ class Positives:
     groups: list[list[str]] = field(default_factory=list)
 
 
+def _synonym_pairs(
+    ordered: list[str],
+    active_fsn: dict[str, str],
+    synonyms: dict[str, list[str]],
+    progress: Progress | None,
+) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]], list[list[str]]]:
+    """Per concept (in *ordered*): its FSN–synonym and synonym–synonym pairs (synonyms equal
+    to the FSN or to an earlier synonym, ignoring case, left out) and its group of terms."""
+    fsn_syn: list[tuple[str, str, str, str]] = []
+    syn_syn: list[tuple[str, str, str, str]] = []
+    groups: list[list[str]] = []
+    bar = progress("positives: synonyms", len(ordered)) if progress else None
+    for n, cid in enumerate(ordered, start=1):
+        f = active_fsn.get(cid)
+        seen = {f.lower()} if f else set()
+        syns = []
+        for s in synonyms.get(cid, ()):
+            if s.lower() not in seen:
+                seen.add(s.lower())
+                syns.append(s)
+        pairs = [(f, s, cid, cid) for s in syns] if f else []
+        fsn_syn.extend(pairs)
+        syn_syn.extend(pairs)
+        syn_syn.extend((a, b, cid, cid) for a, b in itertools.combinations(syns, 2))
+        terms = ([f] if f else []) + syns
+        if terms:
+            groups.append(terms)
+        if bar is not None and n % 10000 == 0:
+            bar.update(10000)
+    if bar is not None:
+        bar.update(len(ordered) % 10000)
+        bar.close()
+    return fsn_syn, syn_syn, groups
+
+
 def extract_positives(release: Release, progress: Progress | None = None) -> Positives:
     """All positive pairs of the five datasets from a release's current state."""
     concepts = release.concepts
@@ -212,31 +247,7 @@ def extract_positives(release: Release, progress: Progress | None = None) -> Pos
     for cid, term in zip(syn["conceptId"], syn["term"]):
         synonyms.setdefault(cid, []).append(term)
 
-    fsn_syn: list[tuple[str, str, str, str]] = []
-    syn_syn: list[tuple[str, str, str, str]] = []
-    groups: list[list[str]] = []
-    ordered = _id_order(medical)
-    bar = progress("positives: synonyms", len(ordered)) if progress else None
-    for n, cid in enumerate(ordered, start=1):
-        f = active_fsn.get(cid)
-        seen = {f.lower()} if f else set()
-        syns = []
-        for s in synonyms.get(cid, ()):
-            if s.lower() not in seen:
-                seen.add(s.lower())
-                syns.append(s)
-        pairs = [(f, s, cid, cid) for s in syns] if f else []
-        fsn_syn.extend(pairs)
-        syn_syn.extend(pairs)
-        syn_syn.extend((a, b, cid, cid) for a, b in itertools.combinations(syns, 2))
-        terms = ([f] if f else []) + syns
-        if terms:
-            groups.append(terms)
-        if bar is not None and n % 10000 == 0:
-            bar.update(10000)
-    if bar is not None:
-        bar.update(len(ordered) % 10000)
-        bar.close()
+    fsn_syn, syn_syn, groups = _synonym_pairs(_id_order(medical), active_fsn, synonyms, progress)
 
     out = {"fsn-syn": _dedupe(fsn_syn), "syn-syn": _dedupe(syn_syn)}
     syn_syn_keys = set(zip(*(_lower_keys(out["syn-syn"]))))
@@ -409,6 +420,158 @@ def _rng(seed: int, *parts: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), *(zlib.crc32(p.encode()) for p in parts)])
 
 
+def _unordered(q: int, c: int) -> tuple[int, int]:
+    return (q, c) if q <= c else (c, q)
+
+
+class _NegativeDraw:
+    """The state of one :func:`draw_negatives` run: the positives as pool indices, the
+    related terms each may not be paired with, and the negatives drawn so far (each unique
+    ignoring order)."""
+
+    def __init__(
+        self,
+        pos: pd.DataFrame,
+        graph: SimilarityGraph,
+        rng: np.random.Generator,
+        bar,
+    ) -> None:
+        self.pool = pool = _make_pool(pos, graph)
+        self.g2p = g2p = np.full(len(graph.terms) + 1, -1, dtype=np.int64)
+        g2p[pool.gids] = np.arange(len(pool.gids))
+        self.graph = graph
+        self.rng = rng
+        self.bar = bar
+        self.t1 = t1 = pos[C.TERM_1].tolist()
+        self.t2 = t2 = pos[C.TERM_2].tolist()
+        self.c1 = pos[C.CONCEPT_ID_1].tolist()
+        self.c2 = pos[C.CONCEPT_ID_2].tolist()
+        self.p1 = np.fromiter((g2p[graph.id(t)] for t in t1), dtype=np.int64, count=len(t1))
+        self.p2 = np.fromiter((g2p[graph.id(t)] for t in t2), dtype=np.int64, count=len(t2))
+        self.related_cache: dict[int, np.ndarray] = {}
+        self.drawn: set[tuple[int, int]] = set()
+        self.partners: dict[int, list[int]] = {}
+        self.out: list[tuple] = []
+
+    def related(self, p: int) -> np.ndarray:
+        """Pool indices *p* may not be paired with: its related terms and itself."""
+        if p not in self.related_cache:
+            r = self.g2p[self.graph.related(int(self.pool.gids[p]))]
+            self.related_cache[p] = np.union1d(r[r >= 0], [p])
+        return self.related_cache[p]
+
+    def take(self, i: int, q: int, c: int, term_2: str, cid_2: str, dist: int) -> None:
+        self.drawn.add(_unordered(q, c))
+        self.partners.setdefault(q, []).append(c)
+        self.partners.setdefault(c, []).append(q)
+        self.out.append((self.t1[i], term_2, self.c1[i], cid_2, dist, i))
+
+    def tick(self, i: int) -> None:
+        if self.bar is not None and (i + 1) % 1000 == 0:
+            self.bar.update(1000)
+
+    def finish(self) -> pd.DataFrame:
+        if self.bar is not None:
+            self.bar.update(len(self.t1) % 1000)
+            self.bar.close()
+        return pd.DataFrame(
+            self.out,
+            columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2, "distance", "source_row"],
+        )
+
+    # ------------------------------------------------------------------ random strategy
+    def _random_partner(self, i: int, q: int, ex: set[int]) -> int:
+        """The positive whose second term becomes the negative of positive *i* (-1: none):
+        50 random tries, then a choice among every allowed one."""
+        p2, drawn, rng = self.p2, self.drawn, self.rng
+        n = len(self.t1)
+        for _ in range(50 if n > 1 else 0):
+            j = int(rng.integers(n - 1))
+            j += j >= i
+            c = int(p2[j])
+            if c not in ex and _unordered(q, c) not in drawn:
+                return j
+        # few allowed terms left: choose among the allowed ones directly
+        allowed = [
+            j
+            for j in range(n)
+            if j != i and int(p2[j]) not in ex and _unordered(q, int(p2[j])) not in drawn
+        ]
+        return allowed[int(rng.integers(len(allowed)))] if allowed else -1
+
+    def _random_from_pool(self, i: int, q: int, ex: set[int]) -> None:
+        """No positive's second term is allowed: draw any allowed term of the pool."""
+        pool = self.pool
+        rest = [
+            p for p in range(len(pool.text)) if p not in ex and _unordered(q, p) not in self.drawn
+        ]
+        if rest:
+            c = rest[int(self.rng.integers(len(rest)))]
+            self.take(
+                i, q, c, pool.text[c], pool.concept[c], levenshtein_lower(self.t1[i], pool.text[c])
+            )
+
+    def random(self) -> None:
+        t1, t2 = self.t1, self.t2
+        for i in range(len(t1)):
+            q = int(self.p1[i])
+            ex = set(self.related(q).tolist())
+            chosen = self._random_partner(i, q, ex)
+            if chosen >= 0:
+                c = int(self.p2[chosen])
+                take_dist = levenshtein_lower(t1[i], t2[chosen])
+                self.take(i, q, c, t2[chosen], self.c2[chosen], take_dist)
+            else:
+                self._random_from_pool(i, q, ex)
+            self.tick(i)
+
+    # ----------------------------------------------------------------- nearest strategy
+    def nearest(self, workers: int, progress: Progress | None) -> None:
+        pool, p1 = self.pool, self.p1
+        queries = list(dict.fromkeys(p1.tolist()))
+        need = np.bincount(p1, minlength=len(pool.text))
+        index = PoolIndex(pool.lower)
+        # one spare candidate per query: a mutual nearest neighbour drawn the other way
+        # round ((c, q) before (q, c)) is then no reason to search again
+        found = nearest_allowed(
+            [pool.lower[q] for q in queries],
+            pool.lower,
+            excluded=[self.related(q) for q in queries],
+            need=[int(need[q]) + 1 for q in queries],
+            workers=workers,
+            index=index,
+            progress=progress,
+        )
+        candidates = dict(zip(queries, found))
+        for i in range(len(self.t1)):
+            q = int(p1[i])
+            idx, dist = candidates[q]
+            ok = np.fromiter(
+                (_unordered(q, c) not in self.drawn for c in idx.tolist()),
+                dtype=bool,
+                count=len(idx),
+            )
+            if not ok.any():  # every stored candidate already drawn: search again
+                again = np.union1d(self.related(q), self.partners.get(q, []))
+                ((idx, dist),) = nearest_allowed(
+                    [pool.lower[q]],
+                    pool.lower,
+                    excluded=[again],
+                    need=1,
+                    workers=workers,
+                    index=index,
+                )
+                candidates[q] = (idx, dist)
+                ok = np.ones(len(idx), dtype=bool)
+            if ok.any():
+                idx, dist = idx[ok], dist[ok]
+                ties = idx[dist == dist[0]]
+                rng = self.rng
+                c = int(ties[int(rng.integers(len(ties)))]) if len(ties) > 1 else int(ties[0])
+                self.take(i, q, c, pool.text[c], pool.concept[c], int(dist[0]))
+            self.tick(i)
+
+
 def draw_negatives(
     pos: pd.DataFrame,
     graph: SimilarityGraph,
@@ -426,131 +589,13 @@ def draw_negatives(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown negative strategy '{strategy}'")
-    pool = _make_pool(pos, graph)
-    g2p = np.full(len(graph.terms) + 1, -1, dtype=np.int64)
-    g2p[pool.gids] = np.arange(len(pool.gids))
-    t1 = pos[C.TERM_1].tolist()
-    t2 = pos[C.TERM_2].tolist()
-    c1 = pos[C.CONCEPT_ID_1].tolist()
-    c2 = pos[C.CONCEPT_ID_2].tolist()
-    p1 = np.fromiter((g2p[graph.id(t)] for t in t1), dtype=np.int64, count=len(t1))
-    p2 = np.fromiter((g2p[graph.id(t)] for t in t2), dtype=np.int64, count=len(t2))
-    related_cache: dict[int, np.ndarray] = {}
-
-    def related(p: int) -> np.ndarray:
-        if p not in related_cache:
-            r = g2p[graph.related(int(pool.gids[p]))]
-            related_cache[p] = np.union1d(r[r >= 0], [p])
-        return related_cache[p]
-
-    drawn: set[tuple[int, int]] = set()
-    partners: dict[int, list[int]] = {}
-    out: list[tuple] = []
-
-    def take(i: int, q: int, c: int, term_2: str, cid_2: str, dist: int) -> None:
-        drawn.add((q, c) if q <= c else (c, q))
-        partners.setdefault(q, []).append(c)
-        partners.setdefault(c, []).append(q)
-        out.append((t1[i], term_2, c1[i], cid_2, dist, i))
-
     label = f"negatives ({strategy})"
-    bar = progress(label, len(t1)) if progress else None
+    draw = _NegativeDraw(pos, graph, rng, progress(label, len(pos)) if progress else None)
     if strategy == "random":
-        n = len(t1)
-        for i in range(n):
-            q = int(p1[i])
-            ex = set(related(q).tolist())
-            chosen = -1
-            for _ in range(50 if n > 1 else 0):
-                j = int(rng.integers(n - 1))
-                j += j >= i
-                c = int(p2[j])
-                if c not in ex and ((q, c) if q <= c else (c, q)) not in drawn:
-                    chosen = j
-                    break
-            if chosen < 0:  # few allowed terms left: choose among the allowed ones directly
-                allowed = [
-                    j
-                    for j in range(n)
-                    if j != i
-                    and int(p2[j]) not in ex
-                    and ((q, int(p2[j])) if q <= p2[j] else (int(p2[j]), q)) not in drawn
-                ]
-                if allowed:
-                    chosen = allowed[int(rng.integers(len(allowed)))]
-            if chosen >= 0:
-                c = int(p2[chosen])
-                take(i, q, c, t2[chosen], c2[chosen], levenshtein_lower(t1[i], t2[chosen]))
-            else:
-                rest = [
-                    p
-                    for p in range(len(pool.text))
-                    if p not in ex and ((q, p) if q <= p else (p, q)) not in drawn
-                ]
-                if rest:
-                    c = rest[int(rng.integers(len(rest)))]
-                    take(
-                        i,
-                        q,
-                        c,
-                        pool.text[c],
-                        pool.concept[c],
-                        levenshtein_lower(t1[i], pool.text[c]),
-                    )
-            if bar is not None and (i + 1) % 1000 == 0:
-                bar.update(1000)
-        if bar is not None:
-            bar.update(n % 1000)
+        draw.random()
     else:
-        queries = list(dict.fromkeys(p1.tolist()))
-        need = np.bincount(p1, minlength=len(pool.text))
-        index = PoolIndex(pool.lower)
-        # one spare candidate per query: a mutual nearest neighbour drawn the other way
-        # round ((c, q) before (q, c)) is then no reason to search again
-        found = nearest_allowed(
-            [pool.lower[q] for q in queries],
-            pool.lower,
-            excluded=[related(q) for q in queries],
-            need=[int(need[q]) + 1 for q in queries],
-            workers=workers,
-            index=index,
-            progress=progress,
-        )
-        candidates = dict(zip(queries, found))
-        for i in range(len(t1)):
-            q = int(p1[i])
-            idx, dist = candidates[q]
-            ok = np.fromiter(
-                (((q, c) if q <= c else (c, q)) not in drawn for c in idx.tolist()),
-                dtype=bool,
-                count=len(idx),
-            )
-            if not ok.any():  # every stored candidate already drawn: search again
-                again = np.union1d(related(q), partners.get(q, []))
-                ((idx, dist),) = nearest_allowed(
-                    [pool.lower[q]],
-                    pool.lower,
-                    excluded=[again],
-                    need=1,
-                    workers=workers,
-                    index=index,
-                )
-                candidates[q] = (idx, dist)
-                ok = np.ones(len(idx), dtype=bool)
-            if ok.any():
-                idx, dist = idx[ok], dist[ok]
-                ties = idx[dist == dist[0]]
-                c = int(ties[int(rng.integers(len(ties)))]) if len(ties) > 1 else int(ties[0])
-                take(i, q, c, pool.text[c], pool.concept[c], int(dist[0]))
-            if bar is not None and (i + 1) % 1000 == 0:
-                bar.update(1000)
-        if bar is not None:
-            bar.update(len(t1) % 1000)
-    if bar is not None:
-        bar.close()
-    return pd.DataFrame(
-        out, columns=[C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2, "distance", "source_row"]
-    )
+        draw.nearest(workers, progress)
+    return draw.finish()
 
 
 # ============================================================================ whole build

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import typer
+
+from data_schemas.options import StrOptions
 
 
 def emit_json(obj) -> None:
@@ -41,9 +42,33 @@ def get_group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
     return sub
 
 
+def choice(options: StrOptions) -> dict:
+    """``typer.Option`` arguments for a registry of allowed values: ``--help`` shows them as
+    ``a|b``, and any other value is refused with the registry's message and exit code 2."""
+    return {"metavar": "|".join(options.values), "parser": options.check}
+
+
 def split_list(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def err(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+#: The help of ``--sample-per-group`` (``study create`` and ``study plan``).
+SAMPLE_PER_GROUP_HELP = "stratified sample: P positives and N negatives (auto_label 1/0) per group"
+
+
+def sample_per_group(text: str | None) -> tuple[int, int] | None:
+    """The ``--sample-per-group P,N`` option as ``(P, N)``; ``None`` when not given.
+
+    >>> sample_per_group("5, 3")
+    (5, 3)
+    >>> sample_per_group(None) is None
+    True
+    """
+    from medsim_annot.errors import UsageProblem
+
+    if text is None:
+        return None
+    parts = split_list(text)
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise UsageProblem(f"--sample-per-group takes P,N (two whole numbers), not '{text}'")
+    return int(parts[0]), int(parts[1])

@@ -3,25 +3,14 @@ audit of automatic labels against the doctors' majority vote."""
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 
 import pandas as pd
 import typer
 
-from medsim_annot.commands._common import emit_json, split_list
-
-
-class LevelChoice(str, Enum):
-    nominal = "nominal"
-    ordinal = "ordinal"
-    interval = "interval"
-    ratio = "ratio"
-
-
-class MajorityChoice(str, Enum):
-    strict = "strict"
-    decisive = "decisive"
+from data_schemas.options import MAJORITY_RULES
+from data_schemas.scales import LEVELS
+from medsim_annot.commands._common import choice, emit_json, split_list
 
 
 def _fmt(frame: pd.DataFrame) -> str:
@@ -56,8 +45,11 @@ def agreement(
     pairs: Path | None = typer.Option(
         None, "--pairs", help="Pairs file: every rated pair_id must be in it."
     ),
-    level: LevelChoice | None = typer.Option(
-        None, "--level", help="Level of measurement (default: the scale's own level)."
+    level: str | None = typer.Option(
+        None,
+        "--level",
+        **choice(LEVELS),
+        help="Level of measurement (default: the scale's own level). " + LEVELS.describe(),
     ),
     scale: str | None = typer.Option(
         None, "--scale", help="Scale name or file (default: inferred from the rating values)."
@@ -75,7 +67,7 @@ def agreement(
         loaded.ratings,
         loaded.scale,
         agreement_pairs=loaded.agreement_pairs,
-        level=level.value if level else None,
+        level=level,
     )
     design = svc.design_summary(loaded, rep, basis)
     if as_json:
@@ -127,10 +119,11 @@ def audit(
         help="Comma-separated group columns "
         "(default: dataset, difficulty, negative_strategy present).",
     ),
-    majority: MajorityChoice = typer.Option(
-        MajorityChoice.strict,
+    majority: str = typer.Option(
+        MAJORITY_RULES.values[0],
         "--majority",
-        help="strict: > half of ratings cast; decisive: > half of decisive ratings.",
+        **choice(MAJORITY_RULES),
+        help=MAJORITY_RULES.describe(),
     ),
     bootstrap: int = typer.Option(
         0, "--bootstrap", min=0, help="Bootstrap resamples for confidence intervals (0 = none)."
@@ -152,7 +145,7 @@ def audit(
         loaded.ratings,
         loaded.scale,
         by=split_list(by) if by is not None else None,
-        majority=majority.value,
+        majority=majority,
         bootstrap=bootstrap,
         seed=seed,
         file=str(pairs),

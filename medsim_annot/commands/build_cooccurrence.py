@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from medsim_annot.commands._common import emit_json, get_group, split_list
+from medsim_annot.io import extensions_text
 
 
 def _stderr(message: str) -> None:
@@ -25,9 +26,7 @@ def register(app: typer.Typer) -> None:
             help="events file (CSV, TSV, Parquet) or folder "
             "of Parquet parts: patient_id, concept_id, concept_label[, category]",
         ),
-        out: Path = typer.Option(
-            ..., "--out", help="pairs file to write (.csv, .tsv, .jsonl, .parquet)"
-        ),
+        out: Path = typer.Option(..., "--out", help=f"pairs file to write ({extensions_text()})"),
         categories: str | None = typer.Option(
             None,
             "--categories",

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             "majority",
             "--aggregate",
             help="majority (default) | dawid-skene | mace: add a model's label and posterior "
-            "(crowd-kit; nominal scales).",
+            "(crowd-kit; nominal scales; file formats only, refused with hf).",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
@@ -63,47 +63,38 @@ def register(app: typer.Typer) -> None:
         Filters run in a fixed order: min-ratings, exclude-unclear, require-majority,
         exclude-all-different, only-verified. Same inputs give a byte-identical file.
         """
-        from medsim_annot.services.gold import export_gold, manifest_path
+        from data_schemas.gold import GoldFilters
+        from medsim_annot.errors import UsageProblem
+        from medsim_annot.services.gold import HfOptions, export_gold, manifest_path
 
-        if fmt == "hf":
-            _export_hf(
-                study,
-                out,
-                license_=license_,
-                split=split,
-                seed=seed,
-                test_size=test_size,
-                require_majority=require_majority,
-                exclude_unclear=exclude_unclear,
-                exclude_all_different=exclude_all_different,
-                only_verified=only_verified,
-                min_ratings=min_ratings,
-                as_json=as_json,
-            )
-            return
-        if split is not None:
-            from medsim_annot.errors import UsageProblem
-
-            raise UsageProblem("--split applies to --format hf only")
+        if split not in (None, "train/test"):
+            raise UsageProblem(f"--split takes train/test, not '{split}'")
         manifest = export_gold(
             study,
             out,
             fmt,
-            require_majority=require_majority,
-            exclude_unclear=exclude_unclear,
-            exclude_all_different=exclude_all_different,
-            only_verified=only_verified,
-            min_ratings=min_ratings,
+            filters=GoldFilters(
+                min_ratings=min_ratings,
+                exclude_unclear=exclude_unclear,
+                require_majority=require_majority,
+                exclude_all_different=exclude_all_different,
+                only_verified=only_verified,
+            ),
             aggregate=aggregate,
+            hf=HfOptions(license=license_, split=split is not None, seed=seed, test_size=test_size),
         )
         if as_json:
             emit_json(manifest)
             return
         c = manifest["counts"]
-        typer.echo(
-            f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
-            f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)"
-        )
+        if "files" in manifest:  # a dataset folder: its files and their hashes
+            parts = ", ".join(f"{k[6:]} {v}" for k, v in c.items() if k.startswith("split_"))
+            typer.echo(f"wrote {out}/: {c['exported']} of {c['pairs']} pairs ({parts})")
+        else:
+            typer.echo(
+                f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
+                f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)"
+            )
         if "model_differs_from_majority" in c:
             typer.echo(
                 f"  {manifest['aggregate']}: labels {c['model_differs_from_majority']} pairs "
@@ -111,33 +102,11 @@ def register(app: typer.Typer) -> None:
             )
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
-        typer.echo(f"manifest: {manifest_path(out)}")
-
-    def _export_hf(study, out, *, license_, split, seed, test_size, as_json, **filters):
-        from medsim_annot.errors import UsageProblem
-        from medsim_annot.services.interop import export_gold_hf
-
-        if split not in (None, "train/test"):
-            raise UsageProblem(f"--split takes train/test, not '{split}'")
-        manifest = export_gold_hf(
-            study,
-            out,
-            license=license_,
-            split=split is not None,
-            seed=seed,
-            test_size=test_size,
-            **filters,
-        )
-        if as_json:
-            emit_json(manifest)
-            return
-        c = manifest["counts"]
-        parts = ", ".join(f"{k[6:]} {v}" for k, v in c.items() if k.startswith("split_"))
-        typer.echo(f"wrote {out}/: {c['exported']} of {c['pairs']} pairs ({parts})")
-        for step in manifest["filter_steps"]:
-            typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
-        for f in manifest["files"]:
-            typer.echo(f"  {f['path']}  sha256 {f['sha256'][:12]}…")
+        if "files" in manifest:
+            for f in manifest["files"]:
+                typer.echo(f"  {f['path']}  sha256 {f['sha256'][:12]}…")
+        else:
+            typer.echo(f"manifest: {manifest_path(out)}")
 
     @app.command("report")
     def report_cmd(
@@ -148,11 +117,10 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """The study's QA report (tables and charts) as one self-contained HTML file."""
+        from medsim_annot.io import write_atomic
         from medsim_annot.services.dashboard import html_report
 
         html = html_report(study, bootstrap=bootstrap)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".part")
-        tmp.write_text(html, encoding="utf-8")
-        tmp.replace(out)
+        write_atomic(out, html)
         typer.echo(f"wrote {out} ({len(html.encode('utf-8')) // 1024} KiB)")

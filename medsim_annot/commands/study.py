@@ -8,7 +8,14 @@ import typer
 
 from data_schemas import columns as C
 from data_schemas.scales import BUILT_IN, load_scale
-from medsim_annot.commands._common import emit_json, get_group, split_list
+from medsim_annot.commands._common import (
+    SAMPLE_PER_GROUP_HELP,
+    emit_json,
+    get_group,
+    split_list,
+)
+from medsim_annot.commands._common import sample_per_group as sample_per_group_option
+from medsim_annot.io import formats_text
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import studies as svc
 
@@ -33,6 +40,115 @@ def _print_import(result: dict, study_name: str, as_json: bool) -> None:
         )
 
 
+def _is_designed(o) -> bool:
+    """Whether any design option asks for planned queues (a seed counts too, by the caller)."""
+    return bool(
+        o.sample_per_group is not None
+        or o.per_item is not None
+        or o.calibration
+        or o.duplicates
+        or o.tiebreak
+        or o.target_ci is not None
+    )
+
+
+def _group_columns(group_by, target_ci, sample, columns) -> list[str]:
+    """``--group-by``, or its default: the standard group columns, only those the file has
+    when the groups are for ``--target-ci`` alone."""
+    if group_by is not None:
+        return split_list(group_by)
+    if target_ci is not None and sample is None:
+        return [c for c in C.GROUP_COLUMNS if c in columns]
+    return list(C.GROUP_COLUMNS)
+
+
+def _create(name, frame, sc, annotators: str, pairs: Path, options, as_json: bool) -> None:
+    """Create the study: in file order for everyone when *options* is ``None`` (asked for
+    with --file-order), else with the planned (shuffled) queues; print the access codes
+    (and the design, its seed and its warnings)."""
+    from medsim_annot.services.design import create_designed_study
+
+    config = {"pairs_file": pairs.name}
+    if options is None:  # file order, everyone rates everything
+        config["order"] = "file"
+        result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
+        emit_json(result) if as_json else _print_codes(result)
+        return
+    result = create_designed_study(
+        name, frame, sc, split_list(annotators), options, file=str(pairs), extra_config=config
+    )
+    if as_json:
+        emit_json(result)
+        return
+    _print_codes(result)
+    typer.echo(f"design: {result['config'].get('design')}, seed {options.seed}")
+    for w in result["warnings"]:
+        typer.echo(f"warning: {w}", err=True)
+
+
+def _print_plan(out: dict) -> None:
+    a = out["assumptions"]
+    typer.echo(
+        f"expected ratings: {out['ratings']:,} ({out['ratings_per_pair']:.2f} per pair; "
+        f"all rate all: {out['all_rate_all']:,}, saving {out['saving']:.0%})"
+    )
+    typer.echo(f"assumptions from {a['source']}; tiebreak share {a['disagreement']:.1%}")
+    for g, row in out["groups"].items():
+        typer.echo(
+            f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
+            f"{row['ratings']:>7} ratings  (accuracy {a['accuracy'][g]:.2f})"
+        )
+
+
+def _stopping_line(name: str, out: dict) -> str:
+    if out["stopping"] == "off":
+        released = out["groups_released"]
+        return f"stopping off for '{name}': {out['restored']} withdrawn slots served again" + (
+            f" (groups {', '.join(released)})" if released else ""
+        )
+    stopped = out["groups_stopped"]
+    return f"stopping on for '{name}': " + (
+        f"stopped {', '.join(stopped)}" if stopped else "no group is within its target yet"
+    )
+
+
+def _demo(as_json: bool, force: bool, credentials: Path | None, server_store: bool) -> None:
+    import os
+
+    from medsim_annot.services.demo import credentials_text, seed_demo
+    from medsim_annot.services.store import embedded_store
+
+    if not embedded_store() and not server_store:
+        # A production database gets no demo studies and no generated admin password, and
+        # an earlier demo's credentials file is neither printed nor replaced.
+        msg = (
+            "MEDSIM_DATABASE_URL is a database server: the demo is not seeded there "
+            "(pass --server-store to seed it anyway); serve it with `make serve`"
+        )
+        if as_json:
+            emit_json({"seeded": False, "reason": msg})
+        else:
+            typer.echo(msg)
+        return
+    result = seed_demo(only_if_empty=not force)
+    if as_json:
+        emit_json(result)
+        return
+    if not result["seeded"]:
+        if credentials is not None and credentials.exists():
+            typer.echo(credentials.read_text(encoding="utf-8"), nl=False)
+        else:
+            typer.echo("the database already has studies; demo not seeded (use --force to add it)")
+        return
+    text = credentials_text(result)
+    if credentials is not None:
+        credentials.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    typer.echo(text, nl=False)
+
+
 def register(app: typer.Typer) -> None:
     study = get_group(app, "study", "Create, list and export studies.")
     importer = get_group(
@@ -42,14 +158,14 @@ def register(app: typer.Typer) -> None:
     @study.command("create")
     def create(
         name: str = typer.Argument(..., help="name of the new study"),
-        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
         scale: str = typer.Option("binary", "--scale", help=" | ".join([*BUILT_IN, "SCALE_FILE"])),
         annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
         sample_per_group: str | None = typer.Option(
             None,
             "--sample-per-group",
             metavar="P,N",
-            help="stratified sample: P positives and N negatives (auto_label 1/0) per group",
+            help=SAMPLE_PER_GROUP_HELP,
         ),
         group_by: str | None = typer.Option(
             None,
@@ -124,51 +240,19 @@ def register(app: typer.Typer) -> None:
         --per-item, --calibration, --duplicates, --tiebreak, --target-ci plan the queues.
         Prints the access codes once."""
         from medsim_annot.errors import UsageProblem
-        from medsim_annot.services.design import DesignOptions, create_designed_study
+        from medsim_annot.services.design import DesignOptions
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
-        names = split_list(annotators)
-        if not names:
+        if not split_list(annotators):
             raise UsageProblem(
                 "a study needs annotators: give --annotators a,b,c (names of your choice; "
                 "each gets an access code)"
             )
-        designed = (
-            any(v is not None for v in (sample_per_group, seed, per_item))
-            or calibration
-            or duplicates
-            or tiebreak
-            or target_ci is not None
-        )
-        if file_order:
-            if designed:
-                raise UsageProblem(
-                    "--file-order serves the file as it is: it cannot be combined with "
-                    "--seed or a design option"
-                )
-            result = svc.create_study(
-                name, frame, sc, names, config={"pairs_file": pairs.name, "order": "file"}
-            )
-            emit_json(result) if as_json else _print_codes(result)
-            return
-        sample = None
-        if sample_per_group is not None:
-            parts = split_list(sample_per_group)
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise UsageProblem(
-                    f"--sample-per-group takes P,N (two whole numbers), not '{sample_per_group}'"
-                )
-            sample = (int(parts[0]), int(parts[1]))
-        if group_by is not None:
-            groups = split_list(group_by)
-        elif target_ci is not None and sample is None:
-            groups = [c for c in C.GROUP_COLUMNS if c in frame.columns]
-        else:
-            groups = list(C.GROUP_COLUMNS)
-        options = DesignOptions(
+        sample = sample_per_group_option(sample_per_group)
+        designed = DesignOptions(
             sample_per_group=sample,
-            group_by=groups,
+            group_by=_group_columns(group_by, target_ci, sample, frame.columns),
             allow_fewer=allow_fewer,
             per_item=per_item,
             calibration=calibration,
@@ -180,26 +264,16 @@ def register(app: typer.Typer) -> None:
             min_positives=min_positives,
             min_negatives=min_negatives,
         )
-        result = create_designed_study(
-            name,
-            frame,
-            sc,
-            names,
-            options,
-            file=str(pairs),
-            extra_config={"pairs_file": pairs.name},
-        )
-        if as_json:
-            emit_json(result)
-        else:
-            _print_codes(result)
-            typer.echo(f"design: {result['config'].get('design')}, seed {options.seed}")
-            for w in result["warnings"]:
-                typer.echo(f"warning: {w}", err=True)
+        if file_order and (seed is not None or _is_designed(designed)):
+            raise UsageProblem(
+                "--file-order serves the file as it is: it cannot be combined with --seed or "
+                "a design option"
+            )
+        _create(name, frame, sc, annotators, pairs, None if file_order else designed, as_json)
 
     @study.command("plan")
     def plan(
-        pairs: Path = typer.Option(..., "--pairs", help="pairs file (CSV, TSV, JSONL, Parquet)"),
+        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
         annotators: str = typer.Option(
             ..., "--annotators", help="number of annotators, or comma-separated names"
         ),
@@ -209,7 +283,7 @@ def register(app: typer.Typer) -> None:
             help="group columns (those the file lacks are ignored)",
         ),
         sample_per_group: str | None = typer.Option(
-            None, "--sample-per-group", metavar="P,N", help="as in study create"
+            None, "--sample-per-group", metavar="P,N", help=SAMPLE_PER_GROUP_HELP
         ),
         per_item: int | None = typer.Option(None, "--per-item", metavar="K"),
         tiebreak: bool = typer.Option(
@@ -233,24 +307,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Expected number of ratings of a design, per group and in total, before a study
         starts (nothing is written)."""
-        from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import plan_budget
 
         names = split_list(annotators)
         n = int(names[0]) if len(names) == 1 and names[0].isdigit() else len(names)
-        sample = None
-        if sample_per_group is not None:
-            parts = split_list(sample_per_group)
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise UsageProblem(
-                    f"--sample-per-group takes P,N (two whole numbers), not '{sample_per_group}'"
-                )
-            sample = (int(parts[0]), int(parts[1]))
         out = plan_budget(
             svc.load_pairs(pairs),
             n,
             group_by=split_list(group_by),
-            sample_per_group=sample,
+            sample_per_group=sample_per_group_option(sample_per_group),
             per_item=per_item,
             tiebreak=tiebreak,
             calibration=calibration,
@@ -260,20 +325,7 @@ def register(app: typer.Typer) -> None:
             dont_know=dont_know,
             pilot=pilot,
         )
-        if as_json:
-            emit_json(out)
-            return
-        a = out["assumptions"]
-        typer.echo(
-            f"expected ratings: {out['ratings']:,} ({out['ratings_per_pair']:.2f} per pair; "
-            f"all rate all: {out['all_rate_all']:,}, saving {out['saving']:.0%})"
-        )
-        typer.echo(f"assumptions from {a['source']}; tiebreak share {a['disagreement']:.1%}")
-        for g, row in out["groups"].items():
-            typer.echo(
-                f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
-                f"{row['ratings']:>7} ratings  (accuracy {a['accuracy'][g]:.2f})"
-            )
+        emit_json(out) if as_json else _print_plan(out)
 
     @study.command("stopping")
     def stopping(
@@ -289,27 +341,7 @@ def register(app: typer.Typer) -> None:
         if switch not in ("on", "off"):
             raise UsageProblem(f"say 'on' or 'off', not '{switch}'")
         out = set_stopping(name, switch == "on")
-        if as_json:
-            emit_json(out)
-        elif switch == "off":
-            typer.echo(
-                f"stopping off for '{name}': {out['restored']} withdrawn slots served again"
-                + (
-                    f" (groups {', '.join(out['groups_released'])})"
-                    if out["groups_released"]
-                    else ""
-                )
-            )
-        else:
-            stopped = out["groups_stopped"]
-            typer.echo(
-                f"stopping on for '{name}': "
-                + (
-                    f"stopped {', '.join(stopped)}"
-                    if stopped
-                    else "no group is within its target yet"
-                )
-            )
+        emit_json(out) if as_json else typer.echo(_stopping_line(name, out))
 
     @study.command("list")
     def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
@@ -375,39 +407,4 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Seed the demo studies (binary and relatedness) when the database has none."""
-        import os
-
-        from medsim_annot.services.demo import credentials_text, seed_demo
-        from medsim_annot.services.store import embedded_store
-
-        if not embedded_store() and not server_store:
-            # A production database gets no demo studies and no generated admin password,
-            # and an earlier demo's credentials file is neither printed nor replaced.
-            msg = (
-                "MEDSIM_DATABASE_URL is a database server: the demo is not seeded there "
-                "(pass --server-store to seed it anyway); serve it with `make serve`"
-            )
-            if as_json:
-                emit_json({"seeded": False, "reason": msg})
-            else:
-                typer.echo(msg)
-            return
-        result = seed_demo(only_if_empty=not force)
-        if as_json:
-            emit_json(result)
-            return
-        if not result["seeded"]:
-            if credentials is not None and credentials.exists():
-                typer.echo(credentials.read_text(encoding="utf-8"), nl=False)
-            else:
-                typer.echo(
-                    "the database already has studies; demo not seeded (use --force to add it)"
-                )
-            return
-        text = credentials_text(result)
-        if credentials is not None:
-            credentials.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        typer.echo(text, nl=False)
+        _demo(as_json, force, credentials, server_store)

@@ -1,4 +1,4 @@
-"""Adaptive designs (issue 15): a third rater only on disagreement ("2 + 1") and groups that
+"""Adaptive designs: a third rater only on disagreement ("2 + 1") and groups that
 stop being served when their estimate is tight (sequential audit). Pure functions, no DB.
 
 The store (``medsim_annot.storage.adaptive``), the simulation benchmark

@@ -137,8 +137,8 @@ class ContextualEncoder:
     @property
     def model(self):
         if self._model is None:
-            SentenceTransformer = _import_sentence_transformers()
-            self._model = SentenceTransformer(str(self.folder), device=self.device)
+            model_class = _import_sentence_transformers()
+            self._model = model_class(str(self.folder), device=self.device)
         return self._model
 
     def _connect(self) -> sqlite3.Connection:

@@ -35,7 +35,7 @@ Association, 82(397), 171-185. https://doi.org/10.1080/01621459.1987.10478410
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -350,6 +350,119 @@ def bonferroni(p_values: np.ndarray, n_tests: int | None = None) -> np.ndarray:
     p = np.asarray(p_values, dtype=np.float64)
     n = len(p) if n_tests is None else n_tests
     return np.minimum(1.0, p * n)
+
+
+#: Columns of :func:`mcnemar_comparisons`.
+MCNEMAR_COLUMNS = [
+    "method_a",
+    "method_b",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "table",
+    "significant",
+    "better",
+]
+#: Columns of :func:`spearman_difference_comparisons`.
+DIFFERENCE_COLUMNS = [
+    "method_a",
+    "method_b",
+    "difference",
+    "low",
+    "high",
+    "confidence",
+    "significant",
+    "better",
+]
+
+
+def roc_points(gold: np.ndarray, scores: np.ndarray) -> pd.DataFrame | None:
+    """The ROC curve (``fpr``, ``tpr``, ``threshold``) of *scores* against binary *gold*;
+    ``None`` when the gold has one class only (no curve exists)."""
+    from sklearn.metrics import roc_curve
+
+    if len(np.unique(gold)) != 2:
+        return None
+    fpr, tpr, th = roc_curve(gold, scores)
+    return pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": th})
+
+
+def mcnemar_comparisons(
+    correct: Mapping[str, np.ndarray],
+    accuracy: Mapping[str, float],
+    *,
+    n_tests: int,
+    alpha: float,
+    exact: bool | None = None,
+    on_pair: Callable[[], None] | None = None,
+) -> pd.DataFrame:
+    """McNemar's test between the right/wrong decisions (*correct*) of every two methods,
+    in the order given, Bonferroni-corrected for *n_tests* tests; significant when the
+    adjusted p-value is below *alpha*, and then ``better`` names the more accurate method.
+    *on_pair* is called after each comparison (progress). Columns: :data:`MCNEMAR_COLUMNS`.
+    """
+    names = list(correct)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            stat, p, table = mcnemar_test(correct[a], correct[b], exact=exact)
+            p_adj = float(bonferroni(np.array([p]), n_tests)[0])
+            sig = p_adj < alpha
+            better = a if accuracy[a] > accuracy[b] else b if accuracy[b] > accuracy[a] else ""
+            rows.append(
+                {
+                    "method_a": a,
+                    "method_b": b,
+                    "statistic": stat,
+                    "p_value": p,
+                    "p_adjusted": p_adj,
+                    "table": table.tolist(),
+                    "significant": bool(sig),
+                    "better": better if sig else "",
+                }
+            )
+            if on_pair is not None:
+                on_pair()
+    return pd.DataFrame(rows, columns=MCNEMAR_COLUMNS)
+
+
+def spearman_difference_comparisons(
+    gold: np.ndarray,
+    scores: Mapping[str, np.ndarray],
+    *,
+    level: float,
+    n_resamples: int = 9999,
+    seed=0,
+    on_pair: Callable[[], None] | None = None,
+) -> pd.DataFrame:
+    r"""The paired bootstrap difference :math:`\rho_a - \rho_b` of every two methods (in
+    the order given) at the Bonferroni-corrected *level* (the interval has confidence
+    ``1 - level``); significant when it excludes 0, and then ``better`` names the method
+    with the higher :math:`\rho`. *on_pair* is called after each comparison (progress).
+    Columns: :data:`DIFFERENCE_COLUMNS`."""
+    names = list(scores)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            ci = spearman_difference_ci(
+                gold, scores[a], scores[b], confidence=1 - level, n_resamples=n_resamples, seed=seed
+            )
+            sig = bool(np.isfinite(ci.low) and (ci.low > 0 or ci.high < 0))
+            rows.append(
+                {
+                    "method_a": a,
+                    "method_b": b,
+                    "difference": ci.estimate,
+                    "low": ci.low,
+                    "high": ci.high,
+                    "confidence": ci.confidence,
+                    "significant": sig,
+                    "better": (a if ci.estimate > 0 else b) if sig else "",
+                }
+            )
+            if on_pair is not None:
+                on_pair()
+    return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
 
 
 def significance_counts(methods: Sequence[str], comparisons: pd.DataFrame) -> pd.DataFrame:

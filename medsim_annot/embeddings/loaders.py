@@ -138,6 +138,8 @@ class WordVectors:
     def keyed(self):
         """The converted copy as gensim ``KeyedVectors`` (memory-mapped; loaded on first use)."""
         if self._keyed is None:
+            if self.cache_path is None:
+                raise ValueError("these vectors have no converted copy on disk to load")
             from gensim.models import KeyedVectors
 
             self._keyed = KeyedVectors.load(str(Path(self.cache_path) / "vectors.kv"), mmap="r")

@@ -53,29 +53,7 @@ def read_argilla(
         raise InputError.single(
             "not found (Argilla: the folder of to_disk or of a to_hub dataset)", file=str(path)
         )
-    settings_dir = path if path.is_dir() else path.parent
-    settings = _settings(settings_dir)
-    if path.is_dir() and (path / "records.json").is_file():
-        source = path / "records.json"
-        records = _disk_records(source)
-        fmt = "disk"
-    elif path.is_file() and path.suffix.lower() == ".json":
-        source = path
-        records = _disk_records(source)
-        fmt = "disk"
-    else:
-        files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
-        files = [f for f in files if ".argilla" not in f.parts]
-        if not files or any(f.suffix.lower() != ".parquet" for f in files):
-            raise InputError.single(
-                "holds neither records.json (to_disk) nor Parquet files (to_hub)",
-                file=str(path),
-            )
-        for folder in (files[0].parent, files[0].parent.parent):
-            settings = settings or _settings(folder)
-        source = files[0] if len(files) == 1 else path
-        records = _hub_records(files)
-        fmt = "hub"
+    source, records, fmt, settings = _open_export(path)
     name = str(source)
     out = ToolImport(f"Argilla ({fmt} format)", name)
     matcher = ValueMatcher(scale, mapping)
@@ -105,39 +83,74 @@ def read_argilla(
             out.skip("record without responses", i)
             continue
         for j, resp in enumerate(responses):
-            where = f"responses.{question}[{j}]"
-            status = resp.get("status")
-            if status not in COUNTED:
-                out.skip(f"{status} response", i)
-                continue
-            who = resp.get("user_id")
-            if not who:
-                raise InputError.single("has no user_id", file=name, row=i, column=where)
-            value = resp.get("value")
-            if value is None or value == "":
-                out.skip("response without a value", i)
-                continue
-            if isinstance(value, list):
-                if len(value) != 1:
-                    raise InputError.single(
-                        f"holds {len(value)} labels; one rating needs exactly one",
-                        file=name,
-                        row=i,
-                        column=where,
-                    )
-                value = value[0]
-            try:
-                matched = matcher.match(value)
-            except ValueError as exc:
-                raise InputError.single(str(exc), file=name, row=i, column=where) from None
-            out.add_rating(
-                pid,
-                annotator_name(who, mapping),
-                matched,
-                row=i,
-                rated_at=resp.get("updated_at") or resp.get("inserted_at") or "",
-            )
+            _add_response(out, matcher, mapping, pid, resp, i, f"responses.{question}[{j}]")
     return out, matcher
+
+
+def _open_export(path: Path) -> tuple[Path, list[dict], str, dict]:
+    """The records of an Argilla export at *path*: (the file read, its records, "disk" or
+    "hub", the dataset settings if found next to it)."""
+    settings = _settings(path if path.is_dir() else path.parent)
+    if path.is_dir() and (path / "records.json").is_file():
+        return path / "records.json", _disk_records(path / "records.json"), "disk", settings
+    if path.is_file() and path.suffix.lower() == ".json":
+        return path, _disk_records(path), "disk", settings
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+    files = [f for f in files if ".argilla" not in f.parts]
+    if not files or any(f.suffix.lower() != ".parquet" for f in files):
+        raise InputError.single(
+            "holds neither records.json (to_disk) nor Parquet files (to_hub)",
+            file=str(path),
+        )
+    for folder in (files[0].parent, files[0].parent.parent):
+        settings = settings or _settings(folder)
+    source = files[0] if len(files) == 1 else path
+    return source, _hub_records(files), "hub", settings
+
+
+def _add_response(
+    out: ToolImport,
+    matcher: ValueMatcher,
+    mapping: Mapping,
+    pid: str,
+    resp: dict,
+    row: int,
+    where: str,
+) -> None:
+    """Add one response of record *row* to *out* as a rating (skipped when not submitted
+    or without a value)."""
+    name = out.file
+    status = resp.get("status")
+    if status not in COUNTED:
+        out.skip(f"{status} response", row)
+        return
+    who = resp.get("user_id")
+    if not who:
+        raise InputError.single("has no user_id", file=name, row=row, column=where)
+    value = resp.get("value")
+    if value is None or value == "":
+        out.skip("response without a value", row)
+        return
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise InputError.single(
+                f"holds {len(value)} labels; one rating needs exactly one",
+                file=name,
+                row=row,
+                column=where,
+            )
+        value = value[0]
+    try:
+        matched = matcher.match(value)
+    except ValueError as exc:
+        raise InputError.single(str(exc), file=name, row=row, column=where) from None
+    out.add_rating(
+        pid,
+        annotator_name(who, mapping),
+        matched,
+        row=row,
+        rated_at=resp.get("updated_at") or resp.get("inserted_at") or "",
+    )
 
 
 def _settings(folder: Path) -> dict:

@@ -84,38 +84,50 @@ def read_labelstudio(
             out.skip("task without annotations", i)
             continue
         for j, ann in enumerate(annotations):
-            where = f"annotations[{j}]"
-            if not isinstance(ann, dict):
-                raise InputError.single("must be an object", file=name, row=i, column=where)
-            if ann.get("was_cancelled"):
-                out.skip("cancelled (skipped) annotation", i)
-                continue
-            who = ann.get("completed_by")
-            if isinstance(who, dict):
-                who = who.get("email") or who.get("id")
-            if who is None or who == "":
-                raise InputError.single(
-                    "has no annotator", file=name, row=i, column=f"{where}.completed_by"
-                )
-            raw, comment = _answer(ann.get("result") or [], mapping, name, i, where)
-            if raw is None:
-                out.skip("annotation without a choice or rating", i)
-                continue
-            try:
-                value = matcher.match(raw)
-            except ValueError as exc:
-                raise InputError.single(
-                    str(exc), file=name, row=i, column=f"{where}.result"
-                ) from None
-            out.add_rating(
-                pid,
-                annotator_name(who, mapping),
-                value,
-                row=i,
-                rated_at=ann.get("updated_at") or ann.get("created_at") or "",
-                comment=comment,
-            )
+            _add_annotation(out, matcher, mapping, pid, ann, i, f"annotations[{j}]")
     return out, matcher
+
+
+def _add_annotation(
+    out: ToolImport,
+    matcher: ValueMatcher,
+    mapping: Mapping,
+    pid: str,
+    ann,
+    row: int,
+    where: str,
+) -> None:
+    """Add one annotation of task *row* to *out* as a rating (skipped when cancelled or
+    without a choice or rating)."""
+    name = out.file
+    if not isinstance(ann, dict):
+        raise InputError.single("must be an object", file=name, row=row, column=where)
+    if ann.get("was_cancelled"):
+        out.skip("cancelled (skipped) annotation", row)
+        return
+    who = ann.get("completed_by")
+    if isinstance(who, dict):
+        who = who.get("email") or who.get("id")
+    if who is None or who == "":
+        raise InputError.single(
+            "has no annotator", file=name, row=row, column=f"{where}.completed_by"
+        )
+    raw, comment = _answer(ann.get("result") or [], mapping, name, row, where)
+    if raw is None:
+        out.skip("annotation without a choice or rating", row)
+        return
+    try:
+        value = matcher.match(raw)
+    except ValueError as exc:
+        raise InputError.single(str(exc), file=name, row=row, column=f"{where}.result") from None
+    out.add_rating(
+        pid,
+        annotator_name(who, mapping),
+        value,
+        row=row,
+        rated_at=ann.get("updated_at") or ann.get("created_at") or "",
+        comment=comment,
+    )
 
 
 def _answer(result: list, mapping: Mapping, name: str, row: int, where: str):

@@ -102,26 +102,10 @@ def read_prodigy(
                 row=i,
                 column="_annotator_id",
             )
-        if task.get("options"):
-            if answer == "reject":
-                out.skip("rejected choice task", i)
-                continue
-            chosen = task.get("accept") or []
-            if not chosen:
-                out.skip("accepted with no option chosen", i)
-                continue
-            if len(chosen) != 1:
-                raise InputError.single(
-                    f"holds {len(chosen)} chosen options; one rating needs exactly one",
-                    file=name,
-                    row=i,
-                    column="accept",
-                )
-            raw = _option(task["options"], chosen[0], mapping, name, i)
-            where = "accept"
-        else:
-            raw = _binary(answer, scale, mapping, name, i)
-            where = "answer"
+        found = _raw_answer(out, task, answer, scale, mapping, i)
+        if found is None:
+            continue
+        raw, where = found
         try:
             value = matcher.match(raw, shown=answer if where == "answer" else None)
         except ValueError as exc:
@@ -134,6 +118,31 @@ def read_prodigy(
             rated_at=task.get("_timestamp") or "",
         )
     return out, matcher
+
+
+def _raw_answer(
+    out: ToolImport, task: dict, answer: str, scale: Scale, mapping: Mapping, row: int
+) -> tuple[object, str] | None:
+    """The text to match for task *row* and the column it came from ("accept" for a choice
+    task, "answer" for a binary one); ``None`` when the task is skipped (noted in *out*)."""
+    name = out.file
+    if not task.get("options"):
+        return _binary(answer, scale, mapping, name, row), "answer"
+    if answer == "reject":
+        out.skip("rejected choice task", row)
+        return None
+    chosen = task.get("accept") or []
+    if not chosen:
+        out.skip("accepted with no option chosen", row)
+        return None
+    if len(chosen) != 1:
+        raise InputError.single(
+            f"holds {len(chosen)} chosen options; one rating needs exactly one",
+            file=name,
+            row=row,
+            column="accept",
+        )
+    return _option(task["options"], chosen[0], mapping, name, row), "accept"
 
 
 def _option(options: list, chosen, mapping: Mapping, name: str, row: int):

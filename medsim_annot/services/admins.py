@@ -26,14 +26,18 @@ import hmac
 import os
 import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
-from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, Throttled
-from medsim_annot.storage import Engine, get_engine
-from medsim_annot.storage import admins_store as store
+from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, ThrottledError
+from medsim_annot.storage import Engine, get_engine, session_scope
+from medsim_annot.storage import admins as store
+from medsim_annot.storage import events as events_store
+
+_T = TypeVar("_T")
 
 MIN_PASSWORD_CHARS = 12
 ENV_ADMIN = "admin"  # the admin whose password MEDSIM_ADMIN_PASSWORD gives
@@ -47,7 +51,7 @@ _HASHES = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
 # ---------------------------------------------------------------------------- hashing
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
     if not _HASHES.acquire(timeout=HASH_WAIT_S):
-        raise Throttled(1.0, busy=True)
+        raise ThrottledError(1.0, busy=True)
     try:
         return hashlib.scrypt(
             password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=SCRYPT_MAXMEM, dklen=32
@@ -139,6 +143,14 @@ def _valid_name(name: str) -> str:
     return name
 
 
+def _tx(engine: Engine | None, query: Callable[..., _T], *args, **kwargs) -> _T:
+    """Run one storage *query* in a transaction of its own: each admin use case is one
+    statement, and none may hold a transaction open across a password hash (a deliberately
+    slow step)."""
+    with session_scope(engine or get_engine()) as s:
+        return query(s, *args, **kwargs)
+
+
 def add_admin(
     name: str,
     *,
@@ -154,12 +166,12 @@ def add_admin(
         check_password_rules(password)
     ident = normalise_identity(sso_identity) if sso_identity else None
     pw_hash = hash_password(password) if password is not None else None
-    if not store.insert_admin(name, password_hash=pw_hash, sso_identity=ident, engine=engine):
+    if not _tx(engine, store.insert_admin, name, password_hash=pw_hash, sso_identity=ident):
         raise UsageProblem(f"an admin named '{name}' or with SSO identity '{ident}' exists")
 
 
 def remove_admin(name: str, *, engine: Engine | None = None) -> None:
-    if not store.delete_admin(name, engine=engine):
+    if not _tx(engine, store.delete_admin, name):
         raise UsageProblem(f"there is no admin named '{name}'")
 
 
@@ -167,10 +179,10 @@ def set_password(name: str, password: str, *, engine: Engine | None = None) -> N
     """Set *name*'s password; creates the admin when it does not exist yet."""
     name = _valid_name(name)
     check_password_rules(password)
-    if store.get_admin(name, engine=engine) is None:
+    if _tx(engine, store.get_admin, name) is None:
         add_admin(name, password=password, engine=engine)
     else:
-        store.update_admin_password(name, hash_password(password), engine=engine)
+        _tx(engine, store.update_admin_password, name, hash_password(password))
 
 
 def list_admins(*, engine: Engine | None = None) -> list[dict]:
@@ -182,7 +194,7 @@ def list_admins(*, engine: Engine | None = None) -> list[dict]:
             "sso_identity": a.sso_identity or "",
             "created_at": a.created_at,
         }
-        for a in store.list_admins(engine=engine)
+        for a in _tx(engine, store.list_admins)
     ]
     if os.environ.get("MEDSIM_ADMIN_PASSWORD") and not any(r["name"] == ENV_ADMIN for r in rows):
         rows.insert(
@@ -195,7 +207,7 @@ def admin_password_configured(*, engine: Engine | None = None) -> bool:
     """Whether any admin can sign in with a password."""
     if os.environ.get("MEDSIM_ADMIN_PASSWORD") and env_password_problem() is None:
         return True
-    return store.count_admins_with_password(engine=engine) > 0
+    return _tx(engine, store.count_admins_with_password) > 0
 
 
 def check_admin_password(name: str, password: str, *, engine: Engine | None = None) -> bool:
@@ -208,14 +220,14 @@ def check_admin_password(name: str, password: str, *, engine: Engine | None = No
         if env_password_problem():
             return False
         return hmac.compare_digest(env.encode("utf-8"), password.encode("utf-8"))
-    row = store.get_admin(name, engine=engine)
+    row = _tx(engine, store.get_admin, name)
     if row is None or not row.active or row.password_hash is None:
         verify_password(password, _DUMMY)  # same time as a wrong password: names not probed
         return False
     if not verify_password(password, row.password_hash):
         return False
     if needs_rehash(row.password_hash):
-        store.update_admin_password(name, hash_password(password), record=False, engine=engine)
+        _tx(engine, store.update_admin_password, name, hash_password(password), record=False)
     return True
 
 
@@ -237,7 +249,7 @@ def _named_identity(name: str, *, engine: Engine | None = None) -> AdminIdentity
         if env_password_problem():
             return None
         return AdminIdentity(name, "named", None, _fingerprint("env", env))
-    row = store.get_admin(name, engine=engine)
+    row = _tx(engine, store.get_admin, name)
     if row is None or not row.active:
         return None
     credential = _fingerprint(row.id, row.name, row.created_at, row.password_hash, row.sso_identity)
@@ -263,8 +275,8 @@ def admin_session_valid(admin: AdminIdentity | None, *, engine: Engine | None = 
 def sign_in_admin(
     name: str, password: str, *, client: str, engine: Engine | None = None
 ) -> AdminIdentity | None:
-    """Throttled admin sign-in from *client*: the admin, ``None`` (wrong), or raises
-    :class:`~medsim_annot.services.throttle.Throttled` (wait first)."""
+    """ThrottledError admin sign-in from *client*: the admin, ``None`` (wrong), or raises
+    :class:`~medsim_annot.services.throttle.ThrottledError` (wait first)."""
     engine = engine or get_engine()
     ADMIN_SIGNINS.check(client, engine=engine)
     name = (name or "").strip() or ENV_ADMIN
@@ -274,7 +286,7 @@ def sign_in_admin(
             ADMIN_SIGNINS.success(client, engine=engine)
             return ident
     known = (name == ENV_ADMIN and bool(os.environ.get("MEDSIM_ADMIN_PASSWORD"))) or (
-        store.get_admin(name, engine=engine) is not None
+        _tx(engine, store.get_admin, name) is not None
     )
     # Only a known admin's name is logged: a password typed into the name field is not.
     ADMIN_SIGNINS.failure(
@@ -286,7 +298,7 @@ def sign_in_admin(
 def sign_in_with_code(
     code: str, *, client: str, engine: Engine | None = None
 ) -> AnnotatorIdentity | None:
-    """Throttled access-code sign-in from *client* (see :func:`sign_in_admin`)."""
+    """ThrottledError access-code sign-in from *client* (see :func:`sign_in_admin`)."""
     engine = engine or get_engine()
     CODE_SIGNINS.check(client, engine=engine)
     ident = authenticate_annotator(code, engine=engine)
@@ -354,12 +366,12 @@ def sso_role(
     hit = next((i for i in ids if i in configured), None)
     if hit is not None:
         return SsoOutcome("admin", shown, admin=AdminIdentity(name=hit, via="sso"))
-    row = store.admin_by_sso(ids, engine=engine)
+    row = _tx(engine, store.admin_by_sso, ids)
     if row is not None:
         named = _named_identity(row.name, engine=engine)
         if named is not None:
             return SsoOutcome("admin", shown, admin=named)
-    found = store.annotators_by_sso(ids, engine=engine)
+    found = _tx(engine, store.annotators_by_sso, ids)
     if found:
         return SsoOutcome(
             "annotator",
@@ -384,7 +396,7 @@ def link_annotator_sso(
     ident = normalise_identity(identity) if identity and identity.strip() else None
     if ident is not None and (len(ident) > 320 or any(ord(ch) < 32 for ch in ident)):
         raise UsageProblem("an SSO identity is an e-mail address or subject id (≤ 320 chars)")
-    status = store.link_annotator_sso(info.id, name, ident, engine=engine)
+    status = _tx(engine, store.link_annotator_sso, info.id, name, ident)
     if status == "no-annotator":
         raise UsageProblem(f"study '{study}' has no annotator named '{name}'")
     if status == "taken":
@@ -394,26 +406,26 @@ def link_annotator_sso(
 def sso_links(study: str, *, engine: Engine | None = None) -> dict[str, str | None]:
     from medsim_annot.services.studies import get_study
 
-    return store.sso_links(get_study(study, engine=engine).id, engine=engine)
+    return _tx(engine, store.sso_links, get_study(study, engine=engine).id)
 
 
 def annotator_sso_enabled(study: str, *, engine: Engine | None = None) -> bool:
     from medsim_annot.services.studies import get_study
 
-    return store.study_annotator_sso(get_study(study, engine=engine).id, engine=engine)
+    return _tx(engine, store.study_annotator_sso, get_study(study, engine=engine).id)
 
 
 def set_annotator_sso(study: str, enabled: bool, *, engine: Engine | None = None) -> None:
     """Allow (or stop) SSO sign-in for the linked annotators of *study*."""
     from medsim_annot.services.studies import get_study
 
-    store.set_study_annotator_sso(get_study(study, engine=engine).id, enabled, engine=engine)
+    _tx(engine, store.set_study_annotator_sso, get_study(study, engine=engine).id, enabled)
 
 
 # ---------------------------------------------------------------------- event log
-acting_as = store.acting_as
-set_actor = store.set_actor
-set_actor_provider = store.set_actor_provider
+acting_as = events_store.acting_as
+set_actor = events_store.set_actor
+set_actor_provider = events_store.set_actor_provider
 
 
 def cli_actor() -> str:
@@ -431,7 +443,7 @@ def record_event(
     from medsim_annot.services.studies import get_study
 
     study_id = get_study(study, engine=engine).id if study else None
-    store.record_event(kind, study_id=study_id, detail=detail, engine=engine)
+    _tx(engine, events_store.add_event, kind, study_id=study_id, detail=detail)
 
 
 def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):
@@ -441,5 +453,5 @@ def activity(*, study: str | None = None, actor: str | None = None, limit: int =
     from medsim_annot.services.studies import get_study
 
     study_id = get_study(study, engine=engine).id if study else None
-    rows = store.activity(study_id=study_id, actor=actor, limit=limit, engine=engine)
+    rows = _tx(engine, events_store.activity, study_id=study_id, actor=actor, limit=limit)
     return pd.DataFrame(rows, columns=["at", "actor", "action", "study", "annotator", "detail"])

@@ -31,8 +31,11 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError, Problem
+from data_schemas.gold import CALIBRATION_COLUMN as CALIBRATION_COLUMN  # 2 + 1 design column
+from data_schemas.gold import is_gold_export, read_gold_frame, read_manifest
+from data_schemas.options import MAJORITY_RULES
 from data_schemas.pairs import group_columns
-from data_schemas.ratings import to_ratings_frame, validate_ratings
+from data_schemas.ratings import code_ratings, to_ratings_frame, validate_ratings
 from data_schemas.scales import (
     BINARY,
     BUILT_IN,
@@ -54,10 +57,8 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
-from medsim_annot.stats.majority import RULES, Rule
+from medsim_annot.stats.majority import Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
-
-MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -81,10 +82,6 @@ class LoadedRatings:
     tiebreak_design: bool = False
 
 
-#: Per-row column of a gold export of a 2 + 1 study: the pair is a calibration pair (rated
-#: by every annotator). A plain boolean column, so it survives CSV, TSV, JSONL, Parquet and
-#: the Hugging Face export alike.
-CALIBRATION_COLUMN = "calibration"
 #: The dashboard's and ``medsim agreement``'s note for a 2 + 1 design without calibration pairs.
 TIEBREAK_WITHOUT_CALIBRATION = (
     "2 + 1 design without a calibration set: agreement over all pairs is biased downwards "
@@ -162,11 +159,10 @@ def audit_report(
     :class:`InputError` for an unknown group column, a missing ``auto_label`` or a scale
     without positive/negative values (*file* names the pairs file in messages).
     """
-    if majority not in MAJORITY_RULES:
-        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{majority}'")
+    MAJORITY_RULES.check(majority)
     if bootstrap < 0:
         raise InputError.single(f"bootstrap must be 0 or a positive number, not {bootstrap}")
-    if scale.positive is None or scale.negative is None:
+    if not scale.has_polarity:
         raise InputError.single(
             f"the audit compares auto_label (0/1) with the doctors' majority, so it needs a "
             f"scale with positive and negative values such as 'binary'; the ratings are on the "
@@ -232,8 +228,7 @@ def majority_table(
     """Per pair: ``majority`` (code, NaN without a majority), ``majority_value`` (the scale's
     option value, None without a majority), ``n_ratings`` (cast), ``n_decisive`` and, for
     numeric scales, ``mean`` and ``median``. *rule* is "strict" or "decisive"."""
-    if rule not in MAJORITY_RULES:
-        raise InputError.single(f"majority must be 'strict' or 'decisive', not '{rule}'")
+    MAJORITY_RULES.check(rule)
     table = majority_vote(ratings, rule=cast(Rule, rule), numeric=scale.numeric, items=items)
     by_code = {o.code: o.value for o in scale.options if o.code is not None}
     table.insert(
@@ -265,11 +260,7 @@ def rater_quality_report(
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
         if scale is None:
             raise ValueError("history without a value column needs a Scale to code it")
-        hist = history.copy()
-        hist[C.VALUE] = [
-            float("nan") if (c := scale.code(v)) is None else float(c) for v in hist[C.RATING]
-        ]
-        hist[C.NO_DECISION] = [scale.is_no_decision(v) for v in hist[C.RATING]]
+        hist = code_ratings(history, scale)
     elif history is not None:
         hist = history
     return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run, iaa=iaa)
@@ -363,40 +354,21 @@ def load_ratings_file(
     if len(history) == 0:
         raise InputError.single("has no ratings", file=name)
     return LoadedRatings(
-        to_ratings_frame(history, scale), _coded(history, scale), scale, out_pairs, source, notes
-    )
-
-
-#: Cell texts of a gold export read as "not rated".
-_EMPTY = {"", "nan", "none", "null", "<na>"}
-_TRUE = {"true", "1", "yes", "t", "1.0"}
-_FALSE = {"false", "0", "no", "f", "0.0", ""}
-
-
-def is_gold_export(columns) -> bool:
-    """Whether a header is a gold export's: ``pair_id`` and ``rater_<name>`` columns, no
-    long ``annotator``/``rating`` columns."""
-    from medsim_annot.services.gold import RATER_PREFIX
-
-    cols = [str(c) for c in columns]
-    return (
-        C.PAIR_ID in cols
-        and C.ANNOTATOR not in cols
-        and C.RATING not in cols
-        and any(c.startswith(RATER_PREFIX) and len(c) > len(RATER_PREFIX) for c in cols)
+        to_ratings_frame(history, scale),
+        code_ratings(history, scale),
+        scale,
+        out_pairs,
+        source,
+        notes,
     )
 
 
 def _manifest_scale(path: str | Path) -> Scale | None:
     """The built-in scale a gold export's manifest (``FILE.manifest.json``) names, if any."""
-    import json
-
-    from medsim_annot.services.gold import manifest_path
-
-    mpath = manifest_path(path)
+    manifest = read_manifest(path)
     try:
-        name = json.loads(mpath.read_text(encoding="utf-8"))["scale"]["name"]
-    except (OSError, ValueError, KeyError, TypeError):
+        name = manifest["scale"]["name"] if manifest else None
+    except (KeyError, TypeError):
         return None
     return load_scale(name) if name in BUILT_IN else None
 
@@ -408,90 +380,41 @@ def _load_gold_export(
     scale: Scale | None,
     known: set[str] | None,
 ) -> LoadedRatings:
-    """A gold export (``medsim export gold`` or the Hugging Face export): one row per pair,
-    ``rater_<name>`` columns with each annotator's current rating (empty: not rated).
+    """A gold export (``medsim export gold`` or the Hugging Face export), read by
+    :func:`data_schemas.gold.read_gold_frame`: one row per pair, ``rater_<name>`` columns with
+    each annotator's current rating (empty: not rated).
 
     The scale is *scale*, else the one the manifest beside the file names, else inferred from
     the values. A ``calibration`` column (:data:`CALIBRATION_COLUMN`, written for 2 + 1
     studies) records the design: α, κ, ICC and W are then computed on the pairs it marks
     (:func:`design_agreement`), the majority and the audit on every pair.
     """
-    from medsim_annot.services.gold import RATER_PREFIX
-
-    raters = [c for c in raw.columns if str(c).startswith(RATER_PREFIX)]
-    cells = {c: raw[c].map(lambda v: "" if v is None else str(v).strip()) for c in raters}
     if scale is None:
         scale = _manifest_scale(path)
     if scale is None:
-        seen = pd.concat([v[~v.str.lower().isin(_EMPTY)] for v in cells.values()])
-        scale = infer_scale(seen.rename(C.RATING), name)
-    problems: list[Problem] = []
-    rows: list[dict] = []
-    pair_ids = raw[C.PAIR_ID].map(lambda v: "" if v is None else str(v).strip())
-    for i, pid in enumerate(pair_ids):
-        if pid == "":
-            problems.append(Problem("pair_id is empty", row=i + 2, column=C.PAIR_ID))
-        elif known is not None and pid not in known:
-            problems.append(
-                Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID)
-            )
-    for col in raters:
-        who = str(col)[len(RATER_PREFIX) :]
-        for i, text in enumerate(cells[col]):
-            if text.lower() in _EMPTY:
-                continue
-            try:
-                value = scale.canonical(text)
-            except ValueError as exc:
-                problems.append(Problem(str(exc), row=i + 2, column=str(col)))
-                continue
-            rows.append(
-                {
-                    C.PAIR_ID: pair_ids.iloc[i],
-                    C.ANNOTATOR: who,
-                    C.RATING: str(Scale.display(value)),
-                }
-            )
-    calib: list[str] | None = None
-    design = CALIBRATION_COLUMN in raw.columns
-    if design:
-        flags = raw[CALIBRATION_COLUMN].map(lambda v: "" if v is None else str(v).strip().lower())
-        for i, f in enumerate(flags):
-            if f not in _TRUE | _FALSE:
-                problems.append(
-                    Problem(
-                        f"calibration must be true or false, not '{f}'",
-                        row=i + 2,
-                        column=CALIBRATION_COLUMN,
-                    )
-                )
-        marked = sorted(set(pair_ids[flags.isin(_TRUE).to_numpy()]))
-        calib = marked or None
-    if problems:
-        raise InputError(problems, name)
-    if not rows:
+        seen = read_gold_frame(raw).ratings[C.RATING]
+        scale = infer_scale(seen, name)
+    on = scale
+
+    def canonical(text: str) -> str:
+        return str(Scale.display(on.canonical(text)))
+
+    gold = read_gold_frame(raw, known_pairs=known, canonical=canonical)
+    if gold.problems:
+        raise InputError(gold.problems, name)
+    if gold.ratings.empty:
         raise InputError.single("has no ratings (every rater_ cell is empty)", file=name)
-    long = pd.DataFrame(rows, columns=[C.PAIR_ID, C.ANNOTATOR, C.RATING])
-    history = validate_ratings(long, scale, name, known_pairs=known)
+    history = validate_ratings(gold.ratings, scale, name, known_pairs=known)
     return LoadedRatings(
         to_ratings_frame(history, scale),
-        _coded(history, scale),
+        code_ratings(history, scale),
         scale,
         None,
         "gold",
         [],
-        agreement_pairs=calib,
-        tiebreak_design=design,
+        agreement_pairs=gold.calibration_pairs(),
+        tiebreak_design=gold.calibration is not None,
     )
-
-
-def _coded(history: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    out = history.copy()
-    out[C.VALUE] = [
-        float("nan") if (c := scale.code(v)) is None else float(c) for v in out[C.RATING]
-    ]
-    out[C.NO_DECISION] = [scale.is_no_decision(v) for v in out[C.RATING]]
-    return out
 
 
 def agreement_report_file(

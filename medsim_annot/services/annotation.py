@@ -36,8 +36,6 @@ from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with
 from medsim_annot.storage import annotation as store
 from medsim_annot.storage import serving as serving_store
 
-#: Identical consecutive ratings that trigger the straight-lining reminder (Chiu et al. 2018).
-STRAIGHT_LINE_RUN = 10
 #: Most pairs :func:`get_window` returns at once.
 WINDOW_MAX = 200
 
@@ -318,7 +316,7 @@ def queue_end(annotator_id: int, *, engine: Engine | None = None) -> tuple[int, 
     return with_retry(run)
 
 
-class _LostRace(Exception):
+class _LostRaceError(Exception):
     """Another writer stored the revision this attempt wanted: read again and decide again."""
 
 
@@ -406,7 +404,7 @@ def submit_rating(
                     elapsed_ms=elapsed_ms,
                 )
                 if not stored:
-                    raise _LostRace
+                    raise _LostRaceError
                 version += 1
                 # 2 + 1 designs: a third rater for a pair whose two ratings disagree, in this
                 # same transaction (see services/tiebreak.py).
@@ -432,34 +430,6 @@ def submit_rating(
         try:
             done = with_retry(attempt)
             break
-        except _LostRace:
+        except _LostRaceError:
             continue  # the winner's row is committed now: the next read sees it
     return SubmitResult(done.saved, with_retry(next_position), done.version)
-
-
-def straight_line_warning(
-    annotator_id: int,
-    position: int | None = None,
-    *,
-    run: int = STRAIGHT_LINE_RUN,
-    engine: Engine | None = None,
-) -> bool:
-    """Whether the *run* slots ending at *position* (in queue order; default: the slot just
-    before the first unrated one) all carry the same current rating value.
-
-    Chiu et al. (2018) reminded a rater to pay attention after ten identical consecutive
-    ratings; this is the same gentle check (a reminder, never a block).
-    """
-
-    def check() -> bool:
-        with session_scope(_engine(engine)) as s:
-            pos = position
-            if pos is None:
-                first = store.first_unrated(s, annotator_id)
-                pos = store.last_position(s, annotator_id) if first is None else first - 1
-                if pos is None or pos < 0:
-                    return False
-            values = store.current_values(s, annotator_id, pos - run + 1, pos)
-        return len(values) >= run and len(set(values)) == 1
-
-    return with_retry(check)

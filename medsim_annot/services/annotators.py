@@ -6,15 +6,14 @@ returned once and stored only hashed; revoking keeps the annotator's ratings.
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name
-from medsim_annot.services.studies import Slot, StudyInfo, get_study, insert_queue
-from medsim_annot.storage import Engine, Session, get_engine, session_scope, utcnow
+from medsim_annot.services.studies import Slot, StudyInfo, get_study
+from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow
+from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
 from medsim_annot.storage.credentials import bump_credential_version
 
@@ -58,19 +57,14 @@ def add_annotator(study: str, name: str, *, engine: Engine | None = None) -> dic
             created_at=utcnow(),
         )
         item_ids = store.item_ids(s, info.id)
-        insert_queue(s, info.id, ann_id, item_ids, [Slot(i) for i in range(len(item_ids))])
-        store.add_event(
-            s,
-            info.id,
-            "annotator_added",
-            utcnow(),
-            annotator_id=ann_id,
-            detail_json=json.dumps({"name": name}),
+        store.insert_queue(s, info.id, ann_id, item_ids, [Slot(i) for i in range(len(item_ids))])
+        events_store.add_event(
+            s, "annotator_added", study_id=info.id, annotator_id=ann_id, detail={"name": name}
         )
     return {"name": name, "access_code": code}
 
 
-def _annotator_id(s: Session, info: StudyInfo, name: str) -> int:
+def _annotator_id(s: Transaction, info: StudyInfo, name: str) -> int:
     ann_id = store.annotator_id(s, info.id, name)
     if ann_id is None:
         raise UsageProblem(f"study '{info.name}' has no annotator named '{name}'")
@@ -86,13 +80,12 @@ def rename_annotator(study: str, old: str, new: str, *, engine: Engine | None = 
             raise UsageProblem(f"study '{study}' already has an annotator named '{new}'")
         ann_id = _annotator_id(s, info, old)
         store.rename_annotator(s, ann_id, new)
-        store.add_event(
+        events_store.add_event(
             s,
-            info.id,
             "annotator_renamed",
-            utcnow(),
+            study_id=info.id,
             annotator_id=ann_id,
-            detail_json=json.dumps({"from": old, "to": new}),
+            detail={"from": old, "to": new},
         )
 
 
@@ -105,7 +98,7 @@ def issue_code(study: str, name: str, *, engine: Engine | None = None) -> str:
         ann_id = _annotator_id(s, info, name)
         store.set_annotator_code(s, ann_id, hash_code(code), active=True)
         bump_credential_version(s, ann_id)  # sessions opened with the old code end
-        store.add_event(s, info.id, "code_issued", utcnow(), annotator_id=ann_id)
+        events_store.add_event(s, "code_issued", study_id=info.id, annotator_id=ann_id)
     return code
 
 
@@ -117,4 +110,4 @@ def revoke_code(study: str, name: str, *, engine: Engine | None = None) -> None:
         ann_id = _annotator_id(s, info, name)
         store.set_annotator_code(s, ann_id, None, active=False)
         bump_credential_version(s, ann_id)  # sessions opened with the code end
-        store.add_event(s, info.id, "code_revoked", utcnow(), annotator_id=ann_id)
+        events_store.add_event(s, "code_revoked", study_id=info.id, annotator_id=ann_id)

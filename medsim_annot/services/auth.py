@@ -35,7 +35,8 @@ class AnnotatorIdentity:
     """A signed-in annotator. ``credential_version`` is the annotator's credential version
     at sign-in: the pages keep it in the session and pass it as ``credential=`` to every
     annotation read and save, which end the session (:class:`~medsim_annot.errors.SessionEnded`)
-    once a new code was issued or the code revoked (security finding 1)."""
+    once a new code was issued or the code revoked, so a leaked or replaced code stops
+    working in sessions already open."""
 
     annotator_id: int
     name: str

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from data_schemas.errors import InputError, Problem
 from medsim_annot.builders import cooccurrence as cooc
-from medsim_annot.builders.engines import EngineUnavailable
+from medsim_annot.builders.engines import EngineUnavailableError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import format_of, read_table, write_table
 
@@ -104,7 +104,7 @@ def build_cooccurrence(
             threads=threads,
             progress=say,
         )
-    except EngineUnavailable as exc:
+    except EngineUnavailableError as exc:
         raise UsageProblem(str(exc)) from None
     except InputError:
         raise

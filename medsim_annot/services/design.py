@@ -34,11 +34,11 @@ class DesignOptions:
     duplicates: float = 0.0
     seed: int = 0
     shuffle: bool = True
-    #: 2 + 1 design (issue 15): a third rating only where the first two disagree (needs
+    #: 2 + 1 design: a third rating only where the first two disagree (needs
     #: ``per_item`` 2 and at least three annotators); graded codes within the tolerance agree.
     tiebreak: bool = False
     tiebreak_tolerance: float = 0.0
-    #: Sequential audit (issue 15 §2): target half-width of each group's accuracy interval
+    #: Sequential audit: target half-width of each group's accuracy interval
     #: (groups by ``group_by``, every column must be in the pairs file); ``None``: off. A group
     #: stops being served once it is within the target and has the minimum of positives and
     #: negatives; the queues are served group-interleaved.
@@ -180,7 +180,7 @@ def create_designed_study(
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
-    if "stopping" in prep.config and (scale.positive is None or scale.negative is None):
+    if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
             f"--target-ci audits accuracy against the doctors' majority: the {scale.name} "
             "scale needs positive and negative values"

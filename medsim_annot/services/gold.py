@@ -34,36 +34,33 @@ import pandas as pd
 import medsim_annot
 from data_schemas import columns as C
 from data_schemas.errors import InputError
-from data_schemas.ratings import to_ratings_frame  # noqa: F401  (the reference in doctests)
+from data_schemas.gold import (
+    CALIBRATION_COLUMN,
+    FILTER_ORDER,
+    HF_MANIFEST,
+    GoldFilters,
+    gold_manifest,
+    manifest_path,
+    rater_column,
+)
+
+# The gold file's column names, as the dashboard and the pages import them from here.
+from data_schemas.gold import FLAGS as FLAGS
+from data_schemas.gold import MODEL_COLUMNS as MODEL_COLUMNS
+from data_schemas.gold import RATER_PREFIX as RATER_PREFIX
+from data_schemas.options import MAJORITY_RULES
+from data_schemas.ratings import code_ratings as code_ratings  # the dashboard's import
+from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import FORMATS, format_of, write_table
+from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
-from medsim_annot.stats.aggregate import check_method, model_gold
-from medsim_annot.stats.majority import RULES, Rule
+from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
+from medsim_annot.stats.alpha import alpha_with_interval
+from medsim_annot.stats.majority import Rule
 from medsim_annot.storage import Engine
-
-RATER_PREFIX = "rater_"
-#: Agreement flag columns of the per-pair table, in file order.
-FLAGS = (
-    "no_majority",
-    "all_different",
-    "unanimous",
-    "unclear_any",
-    "auto_label_disagrees",
-    "verified",
-)
-#: The filters in the order they are applied.
-FILTER_ORDER = (
-    "min_ratings",
-    "exclude_unclear",
-    "require_majority",
-    "exclude_all_different",
-    "only_verified",
-)
-MAJORITY_RULES = RULES
 
 
 @dataclass
@@ -82,62 +79,10 @@ class GoldTable:
     annotators: list[str]
 
 
-def rater_column(name: str) -> str:
-    """The export column of annotator *name*.
-
-    >>> rater_column("dr_chen")
-    'rater_dr_chen'
-    """
-    return f"{RATER_PREFIX}{name}"
-
-
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
     return [
         c for c in cols if c in pairs.columns and (pairs[c].astype("string").fillna("") != "").any()
     ]
-
-
-def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """*frame* (with a ``rating`` column of scale values) plus ``value`` (the scale's code,
-    NaN for no decision) and ``no_decision``; each distinct rating is looked up once.
-
-    >>> from data_schemas.scales import BINARY
-    >>> code_ratings(pd.DataFrame({"rating": ["same", "dont_know"]}), BINARY)["value"].tolist()
-    [1.0, nan]
-    """
-    df = frame.copy()
-    codes, uniques = pd.factorize(df[C.RATING].to_numpy(dtype=object), use_na_sentinel=False)
-    value = np.array(
-        [np.nan if (c := scale.code(v)) is None else float(c) for v in uniques],
-        dtype=np.float64,
-    )
-    nd = np.array([scale.is_no_decision(v) for v in uniques], dtype=bool)
-    df[C.VALUE] = pd.array(value[codes] if len(codes) else np.zeros(0), dtype="float64")
-    df[C.NO_DECISION] = nd[codes] if len(codes) else np.zeros(0, dtype=bool)
-    return df
-
-
-def ratings_frame_of(current: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """The statistics' ratings frame of *current* ratings: the same frame as
-    :func:`data_schemas.ratings.to_ratings_frame`, with the scale looked up once per distinct
-    rating value instead of once per row (100,000s of ratings on the dashboard).
-
-    >>> from data_schemas.scales import BINARY
-    >>> cur = pd.DataFrame({"pair_id": ["b", "a"], "annotator": ["X", "X"],
-    ...                     "rating": ["dont_know", "same"]})
-    >>> ratings_frame_of(cur, BINARY).equals(to_ratings_frame(cur, BINARY))
-    True
-    """
-    df = current.copy()
-    if C.RATED_AT in df.columns and len(df):
-        df = df.sort_values(C.RATED_AT, kind="stable", na_position="first")
-        df = df.drop_duplicates([C.PAIR_ID, C.ANNOTATOR], keep="last")
-    df = code_ratings(df, scale)
-    if C.RATED_AT not in df.columns:
-        df[C.RATED_AT] = pd.NaT
-    cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
-    cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
-    return df[cols].sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable").reset_index(drop=True)
 
 
 def gold_table(
@@ -194,14 +139,13 @@ def gold_table(
     >>> t[["pair_id", "rater_C", "majority", "verified", "all_different"]].values.tolist()
     [['a', 'dont_know', 'same', True, False], ['b', 'dont_know', None, False, True]]
     """
-    if majority not in MAJORITY_RULES:
-        raise UsageProblem(f"majority must be 'strict' or 'decisive', not '{majority}'")
+    MAJORITY_RULES.check(majority)
     pairs = pairs.reset_index(drop=True)
     ids = pairs[C.PAIR_ID].astype(str).to_numpy()
     n = len(ids)
     cur = current.reset_index(drop=True)
     ratings = (
-        ratings_frame_of(cur, scale)
+        to_ratings_frame(cur, scale)
         if len(cur)
         else pd.DataFrame(
             {
@@ -258,10 +202,7 @@ def gold_table(
     mv = majority_vote(latest, rule=cast(Rule, majority), numeric=numeric, items=items)
     major_code = mv["majority"].to_numpy(dtype=np.float64)
     n_cast = mv["n_ratings"].to_numpy(dtype=np.int64)
-    code_to_value: dict[float, object] = {}
-    for o in scale.options:
-        if o.code is not None and not scale.is_no_decision(o.value):
-            code_to_value.setdefault(float(o.code), o.value)
+    code_to_value = scale.decisive_labels()
     mcode, muniq = pd.factorize(major_code, use_na_sentinel=False)
     if numeric:
         mval = np.array(
@@ -296,7 +237,7 @@ def gold_table(
     out["all_different"] = (n_cast >= 2) & (n_distinct == n_cast)
     out["unanimous"] = (n_cast >= 2) & (n_distinct == 1) & (n_nd == 0)
     out["unclear_any"] = np.bincount(row[unclear], minlength=n) > 0
-    if scale.positive is not None and scale.negative is not None:
+    if scale.has_polarity:
         pos, neg = scale.code(scale.positive), scale.code(scale.negative)
         truth = np.where(major_code == pos, 1.0, np.where(major_code == neg, 0.0, np.nan))
     else:
@@ -309,15 +250,14 @@ def gold_table(
     return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators)
 
 
-#: Columns a model aggregate adds to the per-pair table.
-MODEL_COLUMNS = ("model_label", "model_posterior", "model_differs_from_majority")
-
-
-def add_model_columns(gt: GoldTable, method: str) -> int:
+def add_model_columns(gt: GoldTable, method: str, *, fit: ModelGold | None = None) -> int:
     """Add :data:`MODEL_COLUMNS` from a Dawid–Skene or MACE fit (crowd-kit) of the current
     ratings to ``gt.table`` (in place); returns how many pairs the model labels differently
-    from the majority (pairs without a majority count when the model gives them a label)."""
-    fit = model_gold(gt.ratings, method)
+    from the majority (pairs without a majority count when the model gives them a label).
+    *fit*: ``model_gold(gt.ratings, method)`` when the caller has it already (fitting is the
+    expensive part, so a caller that also shows the doctors' figures fits once)."""
+    if fit is None:
+        fit = model_gold(gt.ratings, method)
     table = gt.table
     by_pair = fit.labels.set_index(C.PAIR_ID)
     ids = table[C.PAIR_ID].astype(str)
@@ -345,7 +285,7 @@ def study_gold_table(
     """:func:`gold_table` of a stored study (its pairs and current ratings).
 
     A 2 + 1 study (``--per-item 2 --tiebreak``) gets one more column,
-    :data:`~medsim_annot.services.agreement.CALIBRATION_COLUMN` (boolean, last): whether the
+    :data:`~data_schemas.gold.CALIBRATION_COLUMN` (boolean, last): whether the
     pair is one of the calibration pairs every annotator rated — the pairs α, κ, ICC and W
     are computed on (as the dashboard does), so ``medsim agreement`` on the exported file
     reports the dashboard's figures."""
@@ -355,7 +295,7 @@ def study_gold_table(
     gt = gold_table(pairs, cur, info.scale, majority=majority)
     if info.config.get("tiebreak"):
         calib = set(agreement_svc.design_agreement_pairs(info.config, cur) or ())
-        gt.table[agreement_svc.CALIBRATION_COLUMN] = (
+        gt.table[CALIBRATION_COLUMN] = (
             gt.table[C.PAIR_ID].astype(str).isin(calib).to_numpy(dtype=bool)
         )
     return gt
@@ -370,7 +310,7 @@ def design_manifest(config: dict, table: pd.DataFrame) -> dict:
     >>> d["tiebreak"], d["calibration_pairs"], d["agreement_basis"]
     ({'tolerance': 0}, 1, 'calibration')
     """
-    col = agreement_svc.CALIBRATION_COLUMN
+    col = CALIBRATION_COLUMN
     n_calib = int(table[col].sum()) if col in table.columns else None
     return {
         "per_item": config.get("per_item"),
@@ -381,47 +321,11 @@ def design_manifest(config: dict, table: pd.DataFrame) -> dict:
     }
 
 
-def manifest_scale(scale: Scale) -> dict:
-    """The scale as every gold manifest records it (file and Hugging Face exports)."""
-    return {
-        "name": scale.name,
-        "level": scale.level,
-        "options": [Scale.display(o.value) for o in scale.options],
-        "no_decision": [Scale.display(v) for v in scale.no_decision],
-    }
-
-
-def manifest_filters(
-    *,
-    min_ratings: int | None,
-    exclude_unclear: bool,
-    require_majority: bool,
-    exclude_all_different: bool,
-    only_verified: bool,
-    majority: str,
-) -> dict:
-    """The export filters as every gold manifest records them, with their fixed order."""
-    return {
-        "min_ratings": min_ratings,
-        "exclude_unclear": bool(exclude_unclear),
-        "require_majority": bool(require_majority),
-        "exclude_all_different": bool(exclude_all_different),
-        "only_verified": bool(only_verified),
-        "majority_rule": majority,
-        "order": list(FILTER_ORDER),
-    }
-
-
-def filter_gold(gt: GoldTable, **filters) -> tuple[pd.DataFrame, list[dict]]:
+def filter_gold(gt: GoldTable, filters: GoldFilters) -> tuple[pd.DataFrame, list[dict]]:
     """:func:`apply_filters` on *gt*'s table, with ``only_verified`` possible exactly when the
     table has automatic labels and the scale positive and negative values (every export)."""
-    scale = gt.scale
-    has_label = (
-        C.AUTO_LABEL in gt.table.columns
-        and scale.positive is not None
-        and scale.negative is not None
-    )
-    return apply_filters(gt.table, has_auto_label=has_label, **filters)
+    has_label = C.AUTO_LABEL in gt.table.columns and gt.scale.has_polarity
+    return apply_filters(gt.table, has_auto_label=has_label, **filters.asked())
 
 
 def apply_filters(
@@ -500,16 +404,6 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def manifest_path(out: str | Path) -> Path:
-    """``FILE.manifest.json`` beside *out*.
-
-    >>> manifest_path("gold.csv").name
-    'gold.csv.manifest.json'
-    """
-    out = Path(out)
-    return out.with_name(out.name + ".manifest.json")
-
-
 def _alpha(ratings: pd.DataFrame, scale: Scale) -> tuple[float | None, str | None]:
     if ratings.empty:
         return None, "no ratings"
@@ -520,22 +414,88 @@ def _alpha(ratings: pd.DataFrame, scale: Scale) -> tuple[float | None, str | Non
     return value, None
 
 
+# ---- export ------------------------------------------------------------------------------------
+#: How often the export reads the study again when a rating is saved while it reads.
+SNAPSHOT_ATTEMPTS = 5
+HF_LICENSE_DEFAULT = "other"
+#: Bootstrap resamples and seed of the Hugging Face card's alpha intervals (fixed, so the card
+#: is reproducible).
+ALPHA_RESAMPLES = 1000
+ALPHA_SEED = 0
+#: Above this many pairs the card's intervals are percentile intervals: BCa's jackknife
+#: (one alpha per left-out pair) takes most of the export's time on large studies.
+ALPHA_BCA_MAX_ITEMS = 5_000
+
+
+@dataclass(frozen=True)
+class HfOptions:
+    """Options of the Hugging Face dataset folder (``--format hf``): the licence (hub
+    identifier), a seeded train/test split stratified by the group columns, and the test
+    share of each group."""
+
+    license: str = HF_LICENSE_DEFAULT
+    split: bool = False
+    seed: int = 0
+    test_size: float = 0.2
+
+
+@dataclass
+class GoldSnapshot:
+    """What one export is built from, read as one consistent state of the study: the study,
+    its per-pair table and the ratings version (count, highest rating id) the table was built
+    from, so the manifest never disagrees with the file."""
+
+    study: str
+    info: studies_svc.StudyInfo
+    gt: GoldTable
+    version: tuple[int, int]
+
+
+def gold_snapshot(
+    study: str, *, majority: str = "strict", engine: Engine | None = None
+) -> GoldSnapshot:
+    """:func:`study_gold_table` of *study* with the ratings version it was built from.
+
+    Ratings are append-only, so an unchanged version before and after the read means no
+    rating was saved in between; otherwise the study is read again (at most
+    :data:`SNAPSHOT_ATTEMPTS` times)."""
+    for _ in range(SNAPSHOT_ATTEMPTS):
+        before = studies_svc.ratings_version(study, engine=engine)
+        gt = study_gold_table(study, majority=majority, engine=engine)
+        after = studies_svc.ratings_version(study, engine=engine)
+        if before == after:
+            return GoldSnapshot(study, studies_svc.get_study(study, engine=engine), gt, after)
+    raise UsageProblem(
+        f"ratings of '{study}' were saved throughout the export's {SNAPSHOT_ATTEMPTS} reads; "
+        "export again when annotation pauses"
+    )
+
+
+def _filters_of(filters: GoldFilters | None, options: dict) -> GoldFilters:
+    if filters is not None and options:
+        raise TypeError("give the filters either as GoldFilters or as keywords, not both")
+    if filters is not None:
+        return filters
+    unknown = sorted(set(options) - {*FILTER_ORDER, "majority"})
+    if unknown:
+        raise TypeError(f"export_gold() got an unexpected keyword argument '{unknown[0]}'")
+    return GoldFilters(**options)
+
+
 def export_gold(
     study: str,
     out: str | Path,
     fmt: str | None = None,
     *,
-    require_majority: bool = False,
-    exclude_unclear: bool = False,
-    exclude_all_different: bool = False,
-    only_verified: bool = False,
-    min_ratings: int | None = None,
-    majority: str = "strict",
+    filters: GoldFilters | None = None,
     aggregate: str = "majority",
+    hf: HfOptions | None = None,
     engine: Engine | None = None,
     now: dt.datetime | None = None,
+    **filter_options,
 ) -> dict:
-    """Export the gold subset of *study* to *out* and write ``out.manifest.json`` beside it.
+    """Export the gold subset of *study*: a file *out* with ``out.manifest.json`` beside it,
+    or (format ``hf``) a Hugging Face dataset folder *out*.
 
     Parameters
     ----------
@@ -543,78 +503,105 @@ def export_gold(
         Study name.
     out : path
         Output file; its format is *fmt* or comes from the extension (csv, tsv, jsonl,
-        parquet).
-    require_majority, exclude_unclear, exclude_all_different, only_verified, min_ratings :
-        The filters, applied in the order of :data:`FILTER_ORDER` (see the module docstring).
-    majority : {"strict", "decisive"}
-        Majority rule.
+        parquet). With *fmt* ``hf``, the folder to write.
+    fmt : str, optional
+        csv, tsv, jsonl, parquet or hf.
+    filters : GoldFilters, optional
+        The filters, applied in the order of :data:`FILTER_ORDER` (see the module docstring),
+        and the majority rule. The same can be given as keywords (``min_ratings=2``, ...).
     aggregate : {"majority", "dawid-skene", "mace"}
         ``majority`` (default, the paper-compatible verdict) or a model of the annotators
         (crowd-kit, nominal scales only; :func:`medsim_annot.stats.aggregate.model_gold`),
         which adds the columns ``model_label``, ``model_posterior`` and
-        ``model_differs_from_majority`` (the filters still use the majority).
+        ``model_differs_from_majority`` (the filters still use the majority). File formats
+        only: the hf format is refused with a model aggregate.
+    hf : HfOptions, optional
+        Options of the hf format; a split is refused with a file format.
     now : datetime, optional
-        Export time written to the manifest (default: the current UTC time).
+        Export time written to a file's manifest (default: the current UTC time). The hf
+        folder holds no clock time.
 
     Returns
     -------
     dict
-        The manifest: ``study``, ``scale`` (name, level, options), ``file``, ``format``,
-        ``filters`` (as asked and ``order``), ``design`` (:func:`design_manifest`),
-        ``filter_steps`` (counts before and after each
-        filter), ``counts`` (``pairs``, ``rated``, ``exported``, ``annotators``),
-        ``krippendorff_alpha`` (``study``: all current ratings; ``exported``: the ratings of the
-        exported pairs; null with a reason when undefined), ``ratings_version``,
-        ``columns``, ``software`` and ``software_version``, ``exported_at`` and ``sha256``.
+        The manifest (:func:`data_schemas.gold.gold_manifest`). A file's adds ``file``,
+        ``format``, ``aggregate``, ``design`` (:func:`design_manifest`),
+        ``krippendorff_alpha_reasons``, ``formula_escaping``, ``exported_at`` and ``sha256``;
+        its ``counts`` are ``pairs``, ``rated``, ``exported``, ``annotators``, ``ratings``;
+        ``krippendorff_alpha`` is ``study`` (all current ratings) and ``exported`` (the
+        ratings of the exported pairs), null with a reason when undefined. The hf folder's
+        (:func:`_write_hf`) adds ``format``, ``license``, ``split`` and ``files``.
 
     Notes
     -----
     CSV/TSV cells starting with ``=``, ``+``, ``-`` or ``@`` are prefixed with ``'``
     (:func:`medsim_annot.io.escape_formula`) against spreadsheet formula injection; numbers
-    are written as numbers. Nothing is written when an option is invalid.
+    are written as numbers. Nothing is written when an option is invalid. Every export is
+    recorded in the event log.
     """
-    kind = format_of(out, fmt)
-    if kind not in FORMATS:
-        raise InputError.single(f"unknown format '{kind}'", file=str(out))
+    chosen = _filters_of(filters, filter_options)
+    MAJORITY_RULES.check(chosen.majority)
     out = Path(out)
-    gt = study_gold_table(study, majority=majority, engine=engine)
+    if fmt == "hf":
+        kind = "hf"
+        if aggregate != "majority":
+            raise UsageProblem(
+                f"--aggregate {aggregate} applies to the file formats (csv, tsv, jsonl, "
+                "parquet); the hf dataset carries the majority verdict only"
+            )
+        if out.exists() and not out.is_dir():
+            raise UsageProblem(f"--out {out} is a file; the hf format writes a folder")
+    else:
+        kind = format_of(out, fmt)
+        if kind not in FORMATS:
+            raise InputError.single(f"unknown format '{kind}'", file=str(out))
+        if hf is not None and hf.split:
+            raise UsageProblem("--split applies to --format hf only")
+    snap = gold_snapshot(study, majority=chosen.majority, engine=engine)
+    if kind == "hf":
+        manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions())
+    else:
+        manifest = _write_file(snap, out, kind, chosen, aggregate, now)
+        digest, n_kept = manifest["sha256"], manifest["counts"]["exported"]
+    from medsim_annot.services.admins import record_event
+
+    record_event(
+        "gold_exported",
+        study=study,
+        detail={"file": out.name, "format": kind, "pairs": n_kept, "sha256": digest},
+        engine=engine,
+    )
+    return manifest
+
+
+def _write_file(
+    snap: GoldSnapshot,
+    out: Path,
+    kind: str,
+    filters: GoldFilters,
+    aggregate: str,
+    now: dt.datetime | None,
+) -> dict:
+    """Write the file and its manifest; returns the manifest."""
+    gt = snap.gt
     scale = gt.scale
     check_method(aggregate, scale.level)
     differs = None
     if aggregate != "majority":
         differs = add_model_columns(gt, aggregate)
-    kept, steps = filter_gold(
-        gt,
-        require_majority=require_majority,
-        exclude_unclear=exclude_unclear,
-        exclude_all_different=exclude_all_different,
-        only_verified=only_verified,
-        min_ratings=min_ratings,
-    )
+    kept, steps = filter_gold(gt, filters)
     write_table(kept, out, kind)
     digest = sha256_file(out)
     alpha_all, why_all = _alpha(gt.ratings, scale)
     sub = gt.ratings[gt.ratings[C.PAIR_ID].isin(set(kept[C.PAIR_ID].astype(str)))]
     alpha_sub, why_sub = _alpha(sub, scale)
-    version = studies_svc.ratings_version(study, engine=engine)
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    manifest = {
-        "study": study,
-        "scale": manifest_scale(scale),
-        "file": out.name,
-        "format": kind,
-        "filters": manifest_filters(
-            min_ratings=min_ratings,
-            exclude_unclear=exclude_unclear,
-            require_majority=require_majority,
-            exclude_all_different=exclude_all_different,
-            only_verified=only_verified,
-            majority=majority,
-        ),
-        "aggregate": aggregate,
-        "design": design_manifest(studies_svc.get_study(study, engine=engine).config, kept),
-        "filter_steps": steps,
-        "counts": {
+    manifest = gold_manifest(
+        study=snap.study,
+        scale=scale,
+        filters=filters.manifest(),
+        filter_steps=steps,
+        counts={
             "pairs": int(len(gt.table)),
             "rated": int((gt.table["n_ratings"] > 0).sum()),
             "exported": int(len(kept)),
@@ -622,30 +609,131 @@ def export_gold(
             "ratings": int(len(gt.ratings)),
             **({"model_differs_from_majority": differs} if differs is not None else {}),
         },
-        "krippendorff_alpha": {"study": alpha_all, "exported": alpha_sub},
-        "krippendorff_alpha_reasons": {
-            k: v for k, v in (("study", why_all), ("exported", why_sub)) if v
+        alpha={"study": alpha_all, "exported": alpha_sub},
+        ratings_version=snap.version,
+        columns=[str(c) for c in kept.columns],
+        software_version=medsim_annot.__version__,
+        after={
+            "scale": {"file": out.name, "format": kind},
+            "filters": {
+                "aggregate": aggregate,
+                "design": design_manifest(snap.info.config, kept),
+            },
+            "krippendorff_alpha": {
+                "krippendorff_alpha_reasons": {
+                    k: v for k, v in (("study", why_all), ("exported", why_sub)) if v
+                }
+            },
+            "columns": {"formula_escaping": kind in ("csv", "tsv")},
+            "software_version": {
+                "exported_at": when.isoformat().replace("+00:00", "Z"),
+                "sha256": digest,
+            },
         },
-        "ratings_version": {"count": version[0], "max_rating_id": version[1]},
-        "columns": [str(c) for c in kept.columns],
-        "formula_escaping": kind in ("csv", "tsv"),
-        "software": "medsim-annot",
-        "software_version": medsim_annot.__version__,
-        "exported_at": when.isoformat().replace("+00:00", "Z"),
-        "sha256": digest,
-    }
-    mpath = manifest_path(out)
-    tmp = mpath.with_name(mpath.name + ".part")
-    tmp.write_text(
-        json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
     )
-    tmp.replace(mpath)
-    from medsim_annot.storage.admins import record_event
-
-    record_event(
-        "gold_exported",
-        study_id=studies_svc.get_study(study, engine=engine).id,
-        detail={"file": out.name, "format": kind, "pairs": int(len(kept)), "sha256": digest},
-        engine=engine,
-    )
+    write_atomic(manifest_path(out), json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
+
+
+def _card_alpha(ratings: pd.DataFrame, scale: Scale) -> dict:
+    return alpha_with_interval(
+        ratings,
+        scale,
+        n_resamples=ALPHA_RESAMPLES,
+        seed=ALPHA_SEED,
+        bca_max_items=ALPHA_BCA_MAX_ITEMS,
+    )
+
+
+def _last_rated(ratings: pd.DataFrame) -> str | None:
+    if ratings.empty or C.RATED_AT not in ratings.columns:
+        return None
+    latest = pd.to_datetime(ratings[C.RATED_AT], utc=True).max()
+    return None if pd.isna(latest) else latest.date().isoformat()
+
+
+def _write_hf(
+    snap: GoldSnapshot, out: Path, filters: GoldFilters, options: HfOptions
+) -> tuple[dict, str, int]:
+    """Write the Hugging Face dataset folder (:mod:`medsim_annot.interop.hf`): Parquet data
+    (one ``train`` split, or ``train`` and ``test`` stratified by the group columns with the
+    seed), ``README.md``, ``croissant.json`` and ``manifest.json`` (SHA-256 of every file).
+    No clock time is written: exporting the same ratings again gives byte-identical files.
+    Returns the manifest, the SHA-256 of ``manifest.json`` and the number of pairs."""
+    from medsim_annot.interop import hf
+
+    gt = snap.gt
+    scale = gt.scale
+    kept, steps = filter_gold(gt, filters)
+    kept = hf.typed(kept)
+    by = [c for c in C.GROUP_COLUMNS if c in kept.columns]
+    splits = (
+        hf.split_frame(kept, seed=options.seed, test_size=options.test_size, by=by)
+        if options.split
+        else {"train": kept}
+    )
+    sub = gt.ratings[gt.ratings[C.PAIR_ID].isin(set(kept[C.PAIR_ID].astype(str)))]
+    alpha_study = _card_alpha(gt.ratings, scale)
+    # The bootstrap is most of the export's time: no need to run it twice on the same ratings.
+    alpha_exported = alpha_study if len(sub) == len(gt.ratings) else _card_alpha(sub, scale)
+    facts = hf.CardFacts(
+        study=snap.study,
+        scale=scale,
+        license=options.license,
+        n_pairs=len(gt.table),
+        n_rated=int((gt.table["n_ratings"] > 0).sum()),
+        annotators=gt.annotators,
+        n_ratings=len(gt.ratings),
+        design=snap.info.config,
+        alpha={"study": alpha_study, "exported": alpha_exported},
+        filter_steps=steps,
+        filters={"majority_rule": filters.majority},
+        splits={name: len(frame) for name, frame in splits.items()},
+        split_seed=options.seed if options.split else None,
+        stratified_by=by if options.split else [],
+        groups=hf.group_counts(kept),
+        columns=[(str(c), hf.column_kind(kept[c])) for c in kept.columns],
+        last_rated=_last_rated(gt.ratings),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    for name, frame in splits.items():
+        path = out / hf.data_path(name)
+        write_table(frame, path, "parquet")
+        files[hf.data_path(name)] = sha256_file(path)
+    card = hf.dataset_card(facts)
+    meta = hf.croissant(facts, files)
+    for name, text in (("README.md", card), ("croissant.json", hf.dumps(meta))):
+        data = text.encode("utf-8")
+        write_atomic(out / name, data)
+        files[name] = hashlib.sha256(data).hexdigest()
+    manifest = gold_manifest(
+        study=snap.study,
+        scale=scale,
+        filters=filters.manifest(),
+        filter_steps=steps,
+        counts={
+            "pairs": len(gt.table),
+            "rated": facts.n_rated,
+            "exported": len(kept),
+            "annotators": len(gt.annotators),
+            "ratings": len(gt.ratings),
+            **{f"split_{k}": v for k, v in facts.splits.items()},
+        },
+        alpha=facts.alpha,
+        ratings_version=snap.version,
+        columns=[c for c, _ in facts.columns],
+        software_version=medsim_annot.__version__,
+        after={
+            "study": {"format": "hf", "license": options.license},
+            "filter_steps": {
+                "split": {"seed": options.seed, "test_size": options.test_size, "stratified_by": by}
+                if options.split
+                else None
+            },
+            "software_version": {"files": [{"path": p, "sha256": files[p]} for p in sorted(files)]},
+        },
+    )
+    text = hf.dumps(manifest)
+    write_atomic(out / HF_MANIFEST, text)
+    return manifest, hashlib.sha256(text.encode("utf-8")).hexdigest(), len(kept)

@@ -16,30 +16,13 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
+from data_schemas.gold import BINARY_WORDS, EMPTY_TEXT, is_empty, read_values
 from data_schemas.pairs import validate_pairs
 from medsim_annot.errors import UsageProblem
 
 TASKS = ("binary", "graded")
-#: Cell texts read as "no value".
-NAN_TEXT = {"", "nan", "na", "null", "none"}
-
-
-_BINARY_TEXT = {
-    "1": 1,
-    "0": 0,
-    "1.0": 1,
-    "0.0": 0,
-    "true": 1,
-    "false": 0,
-    "yes": 1,
-    "no": 0,
-    "same": 1,
-    "not_same": 0,
-    "similar": 1,
-    "dissimilar": 0,
-    "y": 1,
-    "n": 0,
-}
+#: Cell texts read as "no value" (the gold file contract's, one definition for every reader).
+NAN_TEXT = EMPTY_TEXT
 
 
 @dataclass
@@ -90,7 +73,7 @@ def gold_from_frame(
         else None
     )
     majority_binary = "majority" in cols and all(
-        str(v).strip().lower() in _BINARY_TEXT or str(v).strip() == "" for v in frame["majority"]
+        is_empty(v) or str(v).strip().lower() in BINARY_WORDS for v in frame["majority"]
     )
     if "majority" in cols and majority_binary and task != "graded":
         values = _parse_column(frame, "majority", file, binary=True)
@@ -121,30 +104,10 @@ def gold_from_frame(
 
 
 def _parse_column(frame, col, file, *, binary: bool, allow_binary_words: bool = False) -> pd.Series:
-    problems = []
-    values = np.empty(len(frame))
-    for i, v in enumerate(frame[col].tolist()):
-        text = "" if v is None else str(v).strip()
-        low = text.lower()
-        if low in NAN_TEXT or low in ("dont_know", "don't know", "no_decision"):
-            values[i] = np.nan
-        elif (binary or allow_binary_words) and low in _BINARY_TEXT:
-            values[i] = _BINARY_TEXT[low]
-        else:
-            try:
-                values[i] = float(text)
-            except ValueError:
-                problems.append(
-                    Problem(
-                        f"'{text}' is not a number" + (" or a binary label" if binary else ""),
-                        row=i + 2,
-                        column=col,
-                    )
-                )
-                values[i] = np.nan
+    values, problems = read_values(frame, col, binary=binary, binary_words=allow_binary_words)
     if problems:
         raise InputError(problems, file)
-    return pd.Series(values, index=frame[C.PAIR_ID].astype(str).str.strip().to_numpy())
+    return values
 
 
 def _finish(values: pd.Series, task: str, source: str, terms, file) -> Gold:

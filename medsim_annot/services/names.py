@@ -1,4 +1,4 @@
-"""Names people type: study names and annotator names (security findings 2, 4 and 6).
+"""Names people type: study names and annotator names.
 
 Study names reach file names (exports, reports) and both kinds of names are shown on the
 admin pages, so they are one line of printable text: a study name may not hold ``/``, ``\\``,

@@ -18,7 +18,7 @@ _LAYOUT = dict(margin=dict(l=40, r=20, t=50, b=40), template="plotly_white")
 def _labels(values) -> list[str]:
     """Category labels (annotator names, groups) escaped for plotly, whose text understands a
     subset of HTML including live ``<a href>`` links: shown as typed, never as markup
-    (security finding 6)."""
+    (a name must not become a link)."""
     return [html.escape(str(v), quote=False) for v in values]
 
 

@@ -1,4 +1,4 @@
-"""The browser's queue of unacknowledged ratings, committed in order (issue 13, issue 17 §1–§3).
+"""The browser's queue of unacknowledged ratings, committed in order.
 
 The annotation widget draws the next pair in the browser and keeps every rating it has not yet
 seen acknowledged in an ordered list: each entry carries its slot position, a client sequence

@@ -511,8 +511,6 @@ def evaluate_scores(
 
 
 def _binary(names, y, X, methods, K, alpha, exact, progress):
-    from sklearn.metrics import roc_curve
-
     yi = y.astype(np.int64)
     auc, acc, thr, correct, roc = [], [], [], {}, {}
     for m in names:
@@ -522,95 +520,44 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
         thr.append(t)
         acc.append(a)
         correct[m] = (s >= t).astype(np.int64) == yi
-        if len(np.unique(yi)) == 2:
-            fpr, tpr, th = roc_curve(yi, s)
-            roc[m] = pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": th})
+        points = ev.roc_points(yi, s)
+        if points is not None:
+            roc[m] = points
     methods = methods.assign(auc=auc, accuracy=acc, threshold=thr)
-    accuracy = dict(zip(names, acc))
-    rows = []
-    total = K
-    done = 0
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            stat, p, table = ev.mcnemar_test(correct[a], correct[b], exact=exact)
-            p_adj = float(ev.bonferroni(np.array([p]), K)[0])
-            sig = p_adj < alpha
-            better = a if accuracy[a] > accuracy[b] else b if accuracy[b] > accuracy[a] else ""
-            rows.append(
-                {
-                    "method_a": a,
-                    "method_b": b,
-                    "statistic": stat,
-                    "p_value": p,
-                    "p_adjusted": p_adj,
-                    "table": table.tolist(),
-                    "significant": bool(sig),
-                    "better": better if sig else "",
-                }
-            )
-            done += 1
-            if progress is not None:
-                progress(done, total, "McNemar tests")
-    cols = [
-        "method_a",
-        "method_b",
-        "statistic",
-        "p_value",
-        "p_adjusted",
-        "table",
-        "significant",
-        "better",
-    ]
-    return methods, pd.DataFrame(rows, columns=cols), roc
+    tick = _ticker(progress, K, "McNemar tests")
+    comparisons = ev.mcnemar_comparisons(
+        correct, dict(zip(names, acc)), n_tests=K, alpha=alpha, exact=exact, on_pair=tick
+    )
+    return methods, comparisons, roc
 
 
 def _graded(names, y, X, methods, level, confidence, n_resamples, seed, progress):
-    total = len(names) + len(names) * (len(names) - 1) // 2
-    done = 0
+    tick = _ticker(progress, len(names) + len(names) * (len(names) - 1) // 2, "bootstrap intervals")
     rho, low, high = [], [], []
     for m in names:
         ci = ev.spearman_ci(y, X[m], confidence=confidence, n_resamples=n_resamples, seed=seed)
         rho.append(ci.estimate)
         low.append(ci.low)
         high.append(ci.high)
+        tick()
+    methods = methods.assign(rho=rho, rho_low=low, rho_high=high)
+    comparisons = ev.spearman_difference_comparisons(
+        y, {m: X[m] for m in names}, level=level, n_resamples=n_resamples, seed=seed, on_pair=tick
+    )
+    return methods, comparisons
+
+
+def _ticker(progress, total: int, what: str) -> Callable[[], None]:
+    """A callback that reports one more step of *total* to *progress* (when given)."""
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
         done += 1
         if progress is not None:
-            progress(done, total, "bootstrap intervals")
-    methods = methods.assign(rho=rho, rho_low=low, rho_high=high)
-    rows = []
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            ci = ev.spearman_difference_ci(
-                y, X[a], X[b], confidence=1 - level, n_resamples=n_resamples, seed=seed
-            )
-            sig = bool(np.isfinite(ci.low) and (ci.low > 0 or ci.high < 0))
-            better = (a if ci.estimate > 0 else b) if sig else ""
-            rows.append(
-                {
-                    "method_a": a,
-                    "method_b": b,
-                    "difference": ci.estimate,
-                    "low": ci.low,
-                    "high": ci.high,
-                    "confidence": ci.confidence,
-                    "significant": sig,
-                    "better": better,
-                }
-            )
-            done += 1
-            if progress is not None:
-                progress(done, total, "bootstrap intervals")
-    cols = [
-        "method_a",
-        "method_b",
-        "difference",
-        "low",
-        "high",
-        "confidence",
-        "significant",
-        "better",
-    ]
-    return methods, pd.DataFrame(rows, columns=cols)
+            progress(done, total, what)
+
+    return tick
 
 
 def pair_errors(

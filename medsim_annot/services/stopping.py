@@ -1,4 +1,4 @@
-"""The store side of the sequential audit (issue 15 §2): groups that stop being served when
+"""The store side of the sequential audit: groups that stop being served when
 their accuracy estimate is tight.
 
 A study created with ``--target-ci HALF_WIDTH`` keeps ``{"stopping": {"target", "group_by",
@@ -21,7 +21,6 @@ serves every withdrawn slot again; on re-evaluates every group at once.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from dataclasses import dataclass
 
@@ -37,8 +36,9 @@ from medsim_annot.design.adaptive import (
 )
 from medsim_annot.errors import UsageProblem
 from medsim_annot.stats.majority import majority_from_counts
-from medsim_annot.storage import Engine, Session, get_engine, session_scope, utcnow, with_retry
+from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as annotation_store
+from medsim_annot.storage import events as events_store
 from medsim_annot.storage import stopping as store
 from medsim_annot.storage import studies as studies_store
 from medsim_annot.storage import tiebreak as tiebreak_store
@@ -91,8 +91,9 @@ def estimate(
 ) -> dict[str, GroupEstimate]:
     """Per group: :func:`group_stopping` over the pairs with a decided strict majority
     (positive or negative value of the scale) and an automatic label."""
-    if scale.positive is None or scale.negative is None:
+    if not scale.has_polarity:
         raise UsageProblem(f"the {scale.name} scale has no positive and negative values")
+    assert scale.positive is not None and scale.negative is not None
     pos, neg = scale.code(scale.positive), scale.code(scale.negative)
     if not ratings:
         return {}
@@ -168,7 +169,7 @@ def _code(scale: Scale, value: str) -> float:
 
 
 def _stop(
-    s: Session, study_id: int, group: str, est: GroupEstimate | None, *, target: float, at
+    s: Transaction, study_id: int, group: str, est: GroupEstimate | None, *, target: float, at
 ) -> bool:
     """Stop *group* if it is not stopped yet (one event) and withdraw its unrated slots."""
     detail: dict = {"group": group, "target": target}
@@ -194,21 +195,13 @@ def _stop(
     return first
 
 
-def _event(s: Session, study_id: int, kind: str, detail: dict, *, actor: str | None, at) -> None:
-    from medsim_annot.storage import Event
-
-    s.add(
-        Event(
-            study_id=study_id,
-            kind=kind,
-            at=at,
-            detail_json=json.dumps(detail, sort_keys=True, default=str),
-            actor=actor,
-        )
-    )
+def _event(
+    s: Transaction, study_id: int, kind: str, detail: dict, *, actor: str | None, at
+) -> None:
+    events_store.add_event(s, kind, study_id=study_id, detail=detail, at=at, actor=actor)
 
 
-def after_rating(s: Session, *, study_id: int, item_id: int, assignment_id: int) -> bool:
+def after_rating(s: Transaction, *, study_id: int, item_id: int, assignment_id: int) -> bool:
     """Evaluate the rated pair's group (inside the caller's transaction); ``True`` when the
     group stopped now. One config read when the study has no target."""
     config, scale_json = tiebreak_store.study_design(s, study_id)
@@ -238,7 +231,7 @@ def after_rating(s: Session, *, study_id: int, item_id: int, assignment_id: int)
     return _stop(s, study_id, group, est, target=target, at=at)
 
 
-def _study(s: Session, name: str) -> tuple[int, dict, str]:
+def _study(s: Transaction, name: str) -> tuple[int, dict, str]:
     sid = studies_store.study_id(s, name)
     if sid is None:
         raise UsageProblem(f"there is no study named '{name}'")
@@ -252,7 +245,7 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> d
     Off: every withdrawn slot is served again (``withdrawn_at`` cleared) and the stopped
     groups are forgotten; event ``stopping_off``. On: every group is evaluated at once and
     those within the target stop; event ``stopping_on``. The events name the acting admin
-    (:func:`medsim_annot.storage.admins.acting_as`). Returns what changed."""
+    (:func:`medsim_annot.storage.events.acting_as`). Returns what changed."""
     engine = engine or get_engine()
 
     def run() -> dict:
@@ -265,7 +258,7 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> d
                 )
             at = utcnow()
             config["stopping"] = {**stopping, "enabled": bool(enabled)}
-            studies_store.set_config(s, sid, json.dumps(config, sort_keys=True))
+            studies_store.set_config(s, sid, config)
             out: dict = {"study": name, "stopping": "on" if enabled else "off"}
             if not enabled:
                 restored, groups = store.restore_all(s, sid)

@@ -27,16 +27,8 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
-from medsim_annot.storage import (
-    ORDER_GAP,
-    Assignment,
-    Engine,
-    Item,
-    bulk,
-    get_engine,
-    session_scope,
-    utcnow,
-)
+from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
 
 ITEM_COLUMNS = (
@@ -108,12 +100,12 @@ def create_study(
             name=name,
             scale_json=scale.to_json(),
             guideline=guideline if guideline is not None else scale.guideline,
-            config_json=json.dumps(config or {}, sort_keys=True),
+            config=config or {},
             created_at=utcnow(),
             ready=False,
         )
     try:
-        bulk.insert_in_batches(engine, Item, _item_rows(study_id, pairs, audit_groups))
+        bulk.insert_items(engine, study_id, _new_items(pairs, audit_groups))
         item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
@@ -131,25 +123,19 @@ def create_study(
                 if queues is not None and who in queues
                 else [Slot(i) for i in range(len(item_ids))]
             )
-            bulk.insert_in_batches(
-                engine, Assignment, _queue_rows(study_id, ann_id, item_ids, queue)
-            )
+            bulk.insert_queue(engine, study_id, ann_id, item_ids, queue)
             codes.append({"name": who, "access_code": code})
         bulk.mark_ready(
             engine,
             study_id,
             "study_created",
             utcnow(),
-            detail_json=json.dumps(
-                {
-                    "items": len(item_ids),
-                    "annotators": annotators,
-                    "scale": scale.name,
-                    "config": config or {},
-                },
-                sort_keys=True,
-                default=str,
-            ),
+            detail={
+                "items": len(item_ids),
+                "annotators": annotators,
+                "scale": scale.name,
+                "config": config or {},
+            },
         )
     except BaseException:
         bulk.discard_study(engine, study_id)
@@ -157,70 +143,37 @@ def create_study(
     return {"study": name, "items": len(pairs), "annotators": codes}
 
 
-def _insert_items(s, study_id: int, pairs: pd.DataFrame) -> list[int]:
-    return store.insert_items(s, study_id, _item_rows(study_id, pairs))
-
-
-def _item_rows(
-    study_id: int, pairs: pd.DataFrame, audit_groups: list[str] | None = None
-) -> list[dict]:
+def _new_items(pairs: pd.DataFrame, audit_groups: list[str] | None = None) -> list[store.NewItem]:
+    """The pairs as the store takes them: item texts ``""`` when absent, the file's other
+    columns kept in ``meta``."""
     extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
     if audit_groups is not None and len(audit_groups) != len(pairs):
         raise ValueError("audit_groups needs one group per pair")
-    rows = []
+    items = []
     for pos, rec in enumerate(pairs.to_dict(orient="records")):
         label = rec.get(C.AUTO_LABEL)
-        rows.append(
-            {
-                "study_id": study_id,
-                "pair_id": str(rec[C.PAIR_ID]),
-                "position": pos,
-                "term_1": rec[C.TERM_1],
-                "term_2": rec[C.TERM_2],
-                "auto_label": None if label is None or pd.isna(label) else int(label),
-                **{
-                    c: ""
-                    if rec.get(c) is None or (isinstance(rec.get(c), float) and pd.isna(rec.get(c)))
-                    else str(rec.get(c))
-                    for c in ITEM_COLUMNS[1:]
-                },
-                "meta_json": json.dumps(
-                    {c: _plain(rec[c]) for c in extra}, ensure_ascii=False, sort_keys=True
-                ),
-                "audit_group": None if audit_groups is None else audit_groups[pos],
-            }
+        items.append(
+            store.NewItem(
+                pair_id=str(rec[C.PAIR_ID]),
+                term_1=rec[C.TERM_1],
+                term_2=rec[C.TERM_2],
+                auto_label=None if label is None or pd.isna(label) else int(label),
+                **{c: _text(rec.get(c)) for c in ITEM_COLUMNS[1:]},
+                meta={c: _plain(rec[c]) for c in extra},
+                audit_group=None if audit_groups is None else audit_groups[pos],
+            )
         )
-    return rows
+    return items
+
+
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)
 
 
 def _plain(v):
     if v is None or (isinstance(v, float) and pd.isna(v)):
         return None
     return v.item() if hasattr(v, "item") else v
-
-
-def insert_queue(
-    s, study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
-) -> None:
-    """Store *queue* as the annotator's slots from position *start* on."""
-    store.insert_assignments(s, _queue_rows(study_id, annotator_id, item_ids, queue, start))
-
-
-def _queue_rows(
-    study_id: int, annotator_id: int, item_ids: list[int], queue: list[Slot], start: int = 0
-) -> list[dict]:
-    return [
-        {
-            "study_id": study_id,
-            "annotator_id": annotator_id,
-            "item_id": item_ids[slot.item],
-            "position": start + pos,
-            "order_key": (start + pos) * ORDER_GAP,
-            "kind": slot.kind,
-            "swapped": bool(slot.swapped),
-        }
-        for pos, slot in enumerate(queue)
-    ]
 
 
 # --------------------------------------------------------------------------- read
@@ -484,9 +437,7 @@ def export_ratings(
     )
     if out is not None:
         write_table(frame, out)
-        from medsim_annot.storage.admins import record_event
-
-        record_event(
+        events_store.record_event(
             "ratings_exported",
             study_id=info.id,
             detail={"file": Path(out).name, "ratings": int(len(frame))},
@@ -583,16 +534,16 @@ def _import_completed(
             name=study,
             scale_json=scale.to_json(),
             guideline=scale.guideline,
-            config_json=json.dumps(config, sort_keys=True),
+            config=config,
             created_at=now,
         )
-        item_ids = _insert_items(s, study_id, pairs)
+        item_ids = store.insert_items(s, study_id, _new_items(pairs))
         ann_ids = {}
         for who in names:
             ann_ids[who] = store.insert_annotator(
                 s, study_id=study_id, name=who, code_hash=None, active=False, created_at=now
             )
-            insert_queue(s, study_id, ann_ids[who], item_ids, queues[who])
+            store.insert_queue(s, study_id, ann_ids[who], item_ids, queues[who])
         slot_ids = store.assignment_ids(s, study_id)
         ordered = ratings.assign(_t=ratings[C.RATED_AT].fillna(pd.Timestamp(now)))
         ordered = ordered.sort_values("_t", kind="stable")
@@ -615,12 +566,8 @@ def _import_completed(
                 }
             )
         store.insert_ratings(s, rows)
-        store.add_event(
-            s,
-            study_id,
-            "study_imported",
-            now,
-            detail_json=json.dumps({**config, "ratings": len(rows)}, sort_keys=True),
+        events_store.add_event(
+            s, "study_imported", study_id=study_id, at=now, detail={**config, "ratings": len(rows)}
         )
     return {
         "study": study,

@@ -35,7 +35,7 @@ from medsim_annot.storage import signins as store
 log = logging.getLogger("medsim_annot.signin")
 
 
-class Throttled(Exception):
+class ThrottledError(Exception):
     """Too many failed attempts: try again after ``retry_after`` seconds."""
 
     def __init__(self, retry_after: float, *, locked: bool = False, busy: bool = False):
@@ -164,13 +164,13 @@ class Throttle:
         return _State(len(recent), n_all, not_before, locked_until)
 
     def check(self, client: str, *, engine: Engine | None = None) -> None:
-        """Raise :class:`Throttled` if *client* may not try now (before checking a secret)."""
+        """Raise :class:`ThrottledError` if *client* may not try now (before checking a secret)."""
         now = self.clock()
         state = self._state(client_key(client), now, engine)
         if state.locked_until > now:
-            raise Throttled(state.locked_until - now, locked=True)
+            raise ThrottledError(state.locked_until - now, locked=True)
         if state.not_before > now:
-            raise Throttled(state.not_before - now)
+            raise ThrottledError(state.not_before - now)
 
     def failure(self, client: str, *, detail: str = "", engine: Engine | None = None) -> float:
         """Count a failed attempt of *client*; log it; return the wait before the next one."""

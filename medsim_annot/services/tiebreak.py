@@ -1,4 +1,4 @@
-"""The store side of the 2 + 1 design (issue 15): a third rater only where the first two
+"""The store side of the 2 + 1 design: a third rater only where the first two
 disagree.
 
 A study created with ``--per-item 2 --tiebreak`` keeps ``{"tiebreak": {"tolerance": T}}`` in
@@ -31,7 +31,7 @@ from medsim_annot.design.adaptive import (
     tiebreak_position,
 )
 from medsim_annot.errors import UsageProblem
-from medsim_annot.storage import ORDER_GAP, Session, utcnow
+from medsim_annot.storage import ORDER_GAP, Transaction, utcnow
 from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import tiebreak as store
 
@@ -49,7 +49,7 @@ def _scale(scale_json: str) -> Scale:
     return Scale.from_json(scale_json)
 
 
-def after_rating(s: Session, *, study_id: int, item_id: int) -> int | None:
+def after_rating(s: Transaction, *, study_id: int, item_id: int) -> int | None:
     """Add the pair's tiebreak slot if it now needs one (inside the caller's transaction).
     Returns the id of the annotator who got it, else ``None``."""
     config, scale_json = store.study_design(s, study_id)
@@ -88,7 +88,7 @@ def after_rating(s: Session, *, study_id: int, item_id: int) -> int | None:
     return annotator_id
 
 
-def _order_key(s: Session, annotator_id: int, twin: frozenset[str]) -> int:
+def _order_key(s: Transaction, annotator_id: int, twin: frozenset[str]) -> int:
     """Serving order key of a new tiebreak slot: among the annotator's next few pairs after
     the one they are on, never beside a showing of the same terms; after the last slot when
     they have finished, or when there is no room between two keys."""
@@ -107,7 +107,7 @@ def _order_key(s: Session, annotator_id: int, twin: frozenset[str]) -> int:
     return (lo + hi) // 2 if hi - lo >= 2 else end
 
 
-def waiting(s: Session, *, study_id: int, annotator_id: int) -> int:
+def waiting(s: Transaction, *, study_id: int, annotator_id: int) -> int:
     """Pairs that could still bring *annotator_id* a tiebreak slot (0 unless the study is a
     2 + 1 design): fewer than two ratings so far, no tiebreak yet, none of theirs."""
     config, _scale_json = store.study_design(s, study_id)

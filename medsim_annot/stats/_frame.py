@@ -4,16 +4,15 @@ ratings frame into integer arrays (items, annotators, values) without loops over
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.scales import LEVELS as LEVEL_OPTIONS
 from data_schemas.scales import Scale
 
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
-LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+LEVELS: tuple[str, ...] = LEVEL_OPTIONS.values
 
 
 @dataclass(frozen=True)

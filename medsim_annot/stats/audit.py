@@ -14,7 +14,7 @@ from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
 
 from ._frame import encode, group_index
-from .alpha import alpha_from_coincidence, unit_coincidences
+from .alpha import alpha_from_coincidence, alpha_statistic, unit_coincidences
 from .bootstrap import ConfidenceInterval, bootstrap_ci
 from .majority import Rule, majority_from_counts
 
@@ -141,7 +141,7 @@ def audit_labels(
     >>> {k: res.overall[k] for k in ("n_items", "tp", "fp", "fn", "tn")}
     {'n_items': 3, 'tp': 1, 'fp': 0, 'fn': 1, 'tn': 1}
     """
-    if scale.positive is None or scale.negative is None:
+    if not scale.has_polarity:
         raise ValueError(
             f"the audit needs a scale with positive and negative values; "
             f"the {scale.name} scale has none"
@@ -257,10 +257,7 @@ def _bootstrap_group(
     confidence: float,
     seed,
 ) -> dict[str, ConfidenceInterval]:
-    v = len(values)
-
-    def alpha_stat(t: np.ndarray) -> np.ndarray:
-        return alpha_from_coincidence(t.reshape(-1, v, v), values, level)
+    alpha_stat = alpha_statistic(values, level)
 
     def score(name: str):
         def stat(t: np.ndarray) -> np.ndarray:

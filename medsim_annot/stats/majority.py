@@ -3,18 +3,19 @@ scales. Vectorised: value counts per item come from one ``bincount``."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.options import MAJORITY_RULES, MajorityRule
 
 from ._frame import encode
 
 MAJORITY = "majority"
-Rule = Literal["strict", "decisive"]
-#: The majority rules, for option checks and help texts.
+Rule = MajorityRule
+#: The majority rules, for option checks and help texts (:data:`MAJORITY_RULES`).
 RULES: tuple[Rule, ...] = get_args(Rule)
 
 
@@ -23,8 +24,7 @@ def majority_from_counts(
 ) -> np.ndarray:
     """Majority code per item from value counts (shape (n_items, V)) and the number of
     ratings cast per item (decisive + no decision); NaN where no value wins."""
-    if rule not in ("strict", "decisive"):
-        raise ValueError(f"rule must be 'strict' or 'decisive', not {rule!r}")
+    MAJORITY_RULES.check(rule)
     out = np.full(len(counts), np.nan)
     if counts.shape[1] == 0:
         return out

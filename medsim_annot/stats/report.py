@@ -1,4 +1,4 @@
-"""The full agreement report: every coefficient of the issue in one dataclass whose
+"""The full agreement report: every coefficient of the agreement tables in one dataclass whose
 :meth:`AgreementReport.to_dict` gives exactly the JSON keys of ``medsim agreement --json``."""
 
 from __future__ import annotations

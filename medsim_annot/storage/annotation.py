@@ -262,24 +262,6 @@ def first_unrated(s: Session, annotator_id: int, after: int = -1) -> int | None:
     )
 
 
-def last_position(s: Session, annotator_id: int) -> int | None:
-    return s.scalar(
-        select(func.max(Assignment.position)).where(Assignment.annotator_id == annotator_id)
-    )
-
-
-def current_values(s: Session, annotator_id: int, lo: int, hi: int) -> list[str]:
-    """Current rating values (stored text) of the slots at positions *lo*..*hi*."""
-    latest = (
-        select(Rating.assignment_id, func.max(Rating.id).label("rid"))
-        .join(Assignment, Assignment.id == Rating.assignment_id)
-        .where(Assignment.annotator_id == annotator_id, Assignment.position.between(lo, hi))
-        .group_by(Rating.assignment_id)
-        .subquery()
-    )
-    return list(s.scalars(select(Rating.value).join(latest, latest.c.rid == Rating.id)).all())
-
-
 # --------------------------------------------------------------------------- progress
 #: Ratings with ids within this distance of the newest one are re-counted on every call: a
 #: PostgreSQL transaction may commit a smaller id after a larger one, never this far apart.

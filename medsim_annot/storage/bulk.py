@@ -1,4 +1,4 @@
-"""Writing big studies without locking doctors out (issue 17 §4).
+"""Writing big studies without locking doctors out.
 
 SQLite has one writer at a time: a study of a million slots written in one transaction holds
 the write lock for seconds, and every key press meanwhile waits (and fails after the busy
@@ -11,14 +11,16 @@ half-way is removed again by :func:`discard_study`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import CursorResult, Engine
 
 from .db import session_scope
+from .events import add_event
 from .models import Annotator, Assignment, Event, Item, Rating, Study
+from .studies import NewItem, QueueSlot, item_rows, queue_rows
 
 #: Rows per transaction when writing a study (a batch holds SQLite's write lock for tens of
 #: milliseconds on a quiet machine).
@@ -51,13 +53,34 @@ def item_ids(engine: Engine, study_id: int) -> list[int]:
         )
 
 
+def insert_items(engine: Engine, study_id: int, items: Sequence[NewItem]) -> None:
+    """Insert the study's *items* (``position`` 0..n-1), a batch per transaction."""
+    insert_in_batches(engine, Item, item_rows(study_id, items))
+
+
+def insert_queue(
+    engine: Engine,
+    study_id: int,
+    annotator_id: int,
+    item_ids: Sequence[int],
+    queue: Sequence[QueueSlot],
+) -> None:
+    """Insert an annotator's whole *queue*, a batch per transaction."""
+    insert_in_batches(engine, Assignment, queue_rows(study_id, annotator_id, item_ids, queue))
+
+
 def mark_ready(
-    engine: Engine, study_id: int, kind: str, at: dt.datetime, *, detail_json: str = "{}"
+    engine: Engine,
+    study_id: int,
+    kind: str,
+    at: dt.datetime,
+    *,
+    detail: Mapping[str, Any] | None = None,
 ) -> None:
     """Make the study visible to annotators and log event *kind*, in one transaction."""
     with session_scope(engine) as s:
         s.execute(update(Study).where(Study.id == study_id).values(ready=True))
-        s.add(Event(study_id=study_id, kind=kind, at=at, detail_json=detail_json))
+        add_event(s, kind, study_id=study_id, at=at, detail=detail)
 
 
 def discard_study(engine: Engine, study_id: int) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from .db import session_scope
-from .models import Annotator, Setting, Study
+from .models import Annotator, Study
 
 
 @dataclass(frozen=True)
@@ -60,19 +60,3 @@ def bump_credential_version(s: Session, annotator_id: int) -> int:
             .returning(Annotator.credential_version)
         ).scalar_one()
     )
-
-
-def get_setting(engine: Engine, key: str) -> str | None:
-    """The value of setting *key*, or ``None``."""
-    with session_scope(engine) as s:
-        return s.scalar(select(Setting.value).where(Setting.key == key))
-
-
-def put_setting(engine: Engine, key: str, value: str) -> None:
-    """Insert or replace setting *key*."""
-    with session_scope(engine) as s:
-        row = s.get(Setting, key)
-        if row is None:
-            s.add(Setting(key=key, value=value))
-        else:
-            row.value = value

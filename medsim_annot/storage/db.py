@@ -64,7 +64,7 @@ def _normalise(url: str) -> str:
 
 def _private_sqlite_file(path: Path) -> None:
     """Create the database's folder 0700 (when it does not exist yet) and the database file
-    0600, before SQLite opens it (security finding 8): ratings, comments and access-code
+    0600, before SQLite opens it: ratings, comments and access-code
     hashes are nobody else's business on a shared machine. SQLite gives its ``-wal`` and
     ``-shm`` files the database file's permissions. An existing file of ours that others may
     read is tightened to 0600 as well."""

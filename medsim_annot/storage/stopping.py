@@ -1,4 +1,4 @@
-"""Queries of the sequential audit (issue 15 §2): the ratings of one group, the claim that
+"""Queries of the sequential audit: the ratings of one group, the claim that
 stops a group once, withdrawing and restoring its unrated slots.
 
 Every function takes the caller's open session (for the per-rating check: the save's own
@@ -16,6 +16,7 @@ from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, aliased
 
+from .events import detail_json
 from .models import Annotator, Assignment, GroupStop, Item, Rating
 
 #: Built once (see storage.annotation: building an alias per call is slow).
@@ -125,18 +126,6 @@ def pair_values(s: Session, item_id: int, assignment_id: int) -> tuple[list[str]
     return now, before
 
 
-def group_names(s: Session, study_id: int) -> list[str]:
-    return [
-        str(g)
-        for g in s.scalars(
-            select(Item.audit_group)
-            .where(Item.study_id == study_id, Item.audit_group.is_not(None))
-            .distinct()
-            .order_by(Item.audit_group)
-        )
-    ]
-
-
 def is_stopped(s: Session, study_id: int, group: str) -> bool:
     return bool(
         s.scalar(
@@ -155,7 +144,7 @@ def claim_stop(s: Session, *, study_id: int, group: str, at: dt.datetime, detail
                     study_id=study_id,
                     audit_group=group,
                     stopped_at=at,
-                    detail_json=json.dumps(detail, sort_keys=True, default=str),
+                    detail_json=detail_json(detail),
                 )
             )
     except sa_exc.IntegrityError as exc:

@@ -1,5 +1,5 @@
 """Queries of the study aggregate: studies, their pairs (items), annotators, queues
-(assignments), events and ratings.
+(assignments) and ratings (events: :mod:`.events`).
 
 Services orchestrate (validation, naming rules, transactions); the functions here read and
 write, each with typed parameters and bound values. Writers take the open
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
-from collections.abc import Sequence
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import Select, exists, func, insert, or_, select, update
@@ -26,7 +28,6 @@ from medsim_annot.storage.models import (
     ORDER_GAP,
     Annotator,
     Assignment,
-    Event,
     Item,
     Rating,
     Study,
@@ -57,7 +58,7 @@ def insert_study(
     name: str,
     scale_json: str,
     guideline: str,
-    config_json: str,
+    config: Mapping[str, Any],
     created_at: dt.datetime,
     ready: bool = True,
 ) -> int:
@@ -67,7 +68,7 @@ def insert_study(
         name=name,
         scale_json=scale_json,
         guideline=guideline,
-        config_json=config_json,
+        config_json=config_json(config),
         created_at=created_at,
         ready=ready,
     )
@@ -76,9 +77,14 @@ def insert_study(
     return study.id
 
 
-def set_config(s: Session, study_id: int, config_json: str) -> None:
-    """Replace the study's config (JSON text)."""
-    s.execute(update(Study).where(Study.id == study_id).values(config_json=config_json))
+def config_json(config: Mapping[str, Any] | None) -> str:
+    """The stored form of a study's config: JSON with sorted keys."""
+    return json.dumps(dict(config or {}), sort_keys=True)
+
+
+def set_config(s: Session, study_id: int, config: Mapping[str, Any]) -> None:
+    """Replace the study's config."""
+    s.execute(update(Study).where(Study.id == study_id).values(config_json=config_json(config)))
 
 
 def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, dict[str, int]]]:
@@ -123,33 +129,88 @@ def study_overview(s: Session) -> list[tuple[int, str, str, dt.datetime | None, 
     ]
 
 
-def add_event(
-    s: Session,
-    study_id: int,
-    kind: str,
-    at: dt.datetime,
-    *,
-    annotator_id: int | None = None,
-    detail_json: str = "{}",
-) -> None:
-    """Append an event to the study's log."""
-    s.add(
-        Event(
-            study_id=study_id,
-            annotator_id=annotator_id,
-            kind=kind,
-            at=at,
-            detail_json=detail_json,
-        )
-    )
-
-
 # --------------------------------------------------------------------------- items, queues
-def insert_items(s: Session, study_id: int, rows: Sequence[Row]) -> list[int]:
-    """Insert item rows (columns of :class:`Item`, ``position`` 0..n-1); their ids in
-    position order."""
+@dataclass(frozen=True)
+class NewItem:
+    """One pair to store, as the service read it: texts cleaned (``""`` when absent), the
+    file's other columns in *meta*, and the pair's audit group when the study has one."""
+
+    pair_id: str
+    term_1: str
+    term_2: str
+    auto_label: int | None = None
+    dataset: str = ""
+    difficulty: str = ""
+    negative_strategy: str = ""
+    concept_id_1: str = ""
+    concept_id_2: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    audit_group: str | None = None
+
+
+class QueueSlot(Protocol):
+    """One place of an annotator's queue (:class:`medsim_annot.design.assignment.Slot`):
+    the index of its item in the study's item order, its kind, and whether it is swapped."""
+
+    @property
+    def item(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def swapped(self) -> bool: ...
+
+
+def item_rows(study_id: int, items: Sequence[NewItem]) -> list[Row]:
+    """The ``items`` rows of *items*, ``position`` 0..n-1 in the order given."""
+    return [
+        {
+            "study_id": study_id,
+            "pair_id": it.pair_id,
+            "position": pos,
+            "term_1": it.term_1,
+            "term_2": it.term_2,
+            "auto_label": it.auto_label,
+            "dataset": it.dataset,
+            "difficulty": it.difficulty,
+            "negative_strategy": it.negative_strategy,
+            "concept_id_1": it.concept_id_1,
+            "concept_id_2": it.concept_id_2,
+            "meta_json": json.dumps(it.meta, ensure_ascii=False, sort_keys=True),
+            "audit_group": it.audit_group,
+        }
+        for pos, it in enumerate(items)
+    ]
+
+
+def queue_rows(
+    study_id: int,
+    annotator_id: int,
+    item_ids: Sequence[int],
+    queue: Sequence[QueueSlot],
+    start: int = 0,
+) -> list[Row]:
+    """The ``assignments`` rows of *queue* from position *start* on; the serving order
+    (``order_key``) leaves :data:`ORDER_GAP` between neighbours so a tie-break slot can be
+    placed between two of them later without renumbering."""
+    return [
+        {
+            "study_id": study_id,
+            "annotator_id": annotator_id,
+            "item_id": item_ids[slot.item],
+            "position": start + pos,
+            "order_key": (start + pos) * ORDER_GAP,
+            "kind": slot.kind,
+            "swapped": bool(slot.swapped),
+        }
+        for pos, slot in enumerate(queue)
+    ]
+
+
+def insert_items(s: Session, study_id: int, items: Sequence[NewItem]) -> list[int]:
+    """Insert *items* (``position`` 0..n-1); their ids in position order."""
+    rows = item_rows(study_id, items)
     if rows:
-        s.execute(insert(Item), list(rows))
+        s.execute(insert(Item), rows)
     ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
     return [ids[i] for i in range(len(rows))]
 
@@ -161,15 +222,19 @@ def item_ids(s: Session, study_id: int) -> list[int]:
     )
 
 
-def insert_assignments(s: Session, rows: Sequence[Row]) -> None:
-    """Insert queue slots (columns of :class:`Assignment`; ``order_key`` defaults to
-    ``position * ORDER_GAP``)."""
-    rows = [
-        r if r.get("order_key") is not None else {**r, "order_key": r["position"] * ORDER_GAP}
-        for r in rows
-    ]
+def insert_queue(
+    s: Session,
+    study_id: int,
+    annotator_id: int,
+    item_ids: Sequence[int],
+    queue: Sequence[QueueSlot],
+    start: int = 0,
+) -> None:
+    """Store *queue* as the annotator's slots from position *start* on (*item_ids*: the
+    study's item ids in position order, which the slots index)."""
+    rows = queue_rows(study_id, annotator_id, item_ids, queue, start)
     if rows:
-        s.execute(insert(Assignment), list(rows))
+        s.execute(insert(Assignment), rows)
 
 
 def assignment_ids(s: Session, study_id: int) -> dict[tuple[int, int], int]:
@@ -390,6 +455,21 @@ def current_rating_columns(
     With *after*, only ratings saved with an id above it, every one of them (not only the
     latest per assignment): the increment of the services' incremental reader.
     """
+    q, n = current_ratings_query(
+        study_id, include_duplicates=include_duplicates, after=after, bookkeeping=bookkeeping
+    )
+    return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, n)))
+
+
+def current_ratings_query(
+    study_id: int,
+    *,
+    include_duplicates: bool = True,
+    after: int | None = None,
+    bookkeeping: bool = True,
+) -> tuple[Select[Any], int]:
+    """The query of :func:`current_rating_columns` (columns named as in
+    :data:`CURRENT_COLUMNS`) and its number of columns."""
     columns: list[Any] = [
         Rating.annotator_id,
         Item.pair_id,
@@ -422,7 +502,7 @@ def current_rating_columns(
         q = q.where(Rating.study_id == study_id, Rating.id > int(after))
     if not include_duplicates:
         q = q.where(Assignment.kind != "duplicate")
-    return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, len(columns))))
+    return q, len(columns)
 
 
 def fetch_columns(

@@ -1,4 +1,4 @@
-"""Queries of the 2 + 1 design (issue 15): the ratings of one pair, who may get its third
+"""Queries of the 2 + 1 design: the ratings of one pair, who may get its third
 rating, where that slot is served, and the claim that makes it the only one.
 
 Every function takes the caller's open session (the save's own transaction, see

@@ -1,1 +1,1 @@
-"""Browser widgets: HTML/CSS/JS kept beside the Python that mounts them (see ARCHITECTURE)."""
+"""Browser widgets: HTML/CSS/JS kept beside the Python that mounts them (see docs/architecture.md)."""

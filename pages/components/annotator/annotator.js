@@ -1,4 +1,4 @@
-// The annotation widget (issue 13): a window of the annotator's queue held in the browser,
+// The annotation widget: a window of the annotator's queue held in the browser,
 // the next pair drawn in the same frame as the key press, ratings kept in an ordered list of
 // unacknowledged entries (sessionStorage) until the server acknowledges them.
 //
@@ -6,7 +6,7 @@
 // comment_max, total, done, start, complete, waiting, wait_poll_ms, window (pairs in serving
 // order: position, index, term_1, term_2, rating, unclear, comment, version), window_info
 // (start_of_queue, end_of_queue), reply_to, ack, versions, refused, unavailable, ended.
-// State to Python: "outbox" = {epoch, pending, need, back, at, sent, attempt}.
+// State to Python: "outbox" = {epoch, pending, need, back, at, sent}.
 //
 // Serving order: the widget walks the queue in the order the server serves it (order_key),
 // not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
@@ -311,7 +311,6 @@ class Annotator {
         back: !!back,
         at: this.pos,
         sent: this.sent,
-        attempt: this.attempt,
       });
     }
     this.armResend();
@@ -419,7 +418,6 @@ class Annotator {
 
   renderProgress() {
     const done = Math.min(this.total, (this.baseDone || 0) + this.newly.size);
-    this.done = done;
     const frac = this.total ? done / this.total : 0;
     this.el.fill.style.width = `${(frac * 100).toFixed(2)}%`;
     this.el.progress.setAttribute("aria-valuemax", String(this.total));

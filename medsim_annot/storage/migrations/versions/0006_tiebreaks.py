@@ -1,4 +1,4 @@
-"""2 + 1 designs (issue 15): a serving order for slots and one tiebreak per pair.
+"""2 + 1 designs: a serving order for slots and one tiebreak per pair.
 
 ``assignments.order_key`` is the order in which an annotator's slots are served; positions
 stay the slots' identity (the widget and ``expected_version`` refer to them) and are never

@@ -1,4 +1,4 @@
-"""Sequential audit (issue 15 §2): groups that stop being served when their estimate is tight.
+"""Sequential audit: groups that stop being served when their estimate is tight.
 
 - ``assignments.withdrawn_at``: set when the slot's group stopped before the slot was rated
   (the row is kept; clearing it serves the slot again). Withdrawn unrated slots leave the

@@ -1,0 +1,101 @@
+"""Every dashboard table from frames (no database): :func:`compute_dashboard` calls the
+agreement services once each and keeps their results in a :class:`Dashboard`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.pairs import group_columns
+from data_schemas.scales import Scale
+from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services.dashboard.tables import Dashboard
+from medsim_annot.services.gold import code_ratings, gold_table
+
+#: Seed of the audit's bootstrap intervals, so a report can be reproduced.
+BOOTSTRAP_SEED = 20200207
+
+
+def compute_dashboard(
+    pairs: pd.DataFrame,
+    current: pd.DataFrame,
+    scale: Scale,
+    *,
+    history: pd.DataFrame | None = None,
+    study: str = "",
+    version: tuple[int, int] = (0, 0),
+    bootstrap: int = 0,
+    majority: str = "strict",
+    seed: int = BOOTSTRAP_SEED,
+    agreement_pairs: Collection[str] | None = None,
+) -> Dashboard:
+    """Every dashboard table from frames, by calling the agreement services.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        The study's pairs (file order).
+    current : DataFrame
+        Current ratings (``pair_id``, ``annotator``, ``rating``, optional ``rated_at``,
+        ``unclear``, ``comment``), main slots only.
+    scale : Scale
+    history : DataFrame, optional
+        Current ratings including duplicate slots (for intra-rater consistency and runs).
+    bootstrap : int
+        Bootstrap resamples for the audit's intervals (0 = none); seeded for reproducibility.
+    majority : {"strict", "decisive"}
+    agreement_pairs : collection of str, optional
+        Compute α, κ, ICC and W on these pairs only (a 2 + 1 design's calibration pairs); the
+        audit and the gold table still use every pair's majority.
+    """
+    gt = gold_table(pairs, current, scale, majority=majority)
+    ratings = gt.ratings
+    reasons: dict[str, str] = {}
+    report, basis = agreement_svc.design_agreement(ratings, scale, agreement_pairs=agreement_pairs)
+    binary = scale.has_polarity
+    audit = None
+    if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
+        audit = agreement_svc.audit_report(
+            pairs,
+            ratings,
+            scale,
+            by=group_columns(pairs),
+            majority=majority,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    elif binary:
+        reasons["audit"] = "the pairs have no automatic labels"
+    else:
+        reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
+    hist = ratings
+    if history is not None and len(history):
+        hist = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable")
+        if C.VALUE not in hist.columns:
+            hist = code_ratings(hist, scale)
+    if C.RATED_AT in hist.columns:
+        if isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
+            # Naive UTC: the engine orders by time, and naive datetime64 avoids an object
+            # array of Timestamps (runs' start/end are UTC).
+            hist = hist.assign(
+                **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
+            )
+    # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
+    quality = agreement_svc.rater_quality_report(
+        ratings, scale, history=hist, iaa=report.per_annotator
+    )
+    return Dashboard(
+        study,
+        scale,
+        "binary" if binary else "graded",
+        (int(version[0]), int(version[1])),
+        report,
+        audit,
+        quality,
+        gt,
+        bootstrap,
+        reasons,
+        agreement_basis=basis,
+    )

@@ -1,0 +1,160 @@
+"""The dashboard of a stored study: read from the database, computed by
+:func:`~medsim_annot.services.dashboard.compute.compute_dashboard`, and cached.
+
+Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCache`):
+
+* :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study, ratings version,
+  bootstrap, majority rule). The ratings version (count, highest rating id) changes with
+  every saved rating (ratings are append-only), so a kept dashboard is never stale and
+  nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
+  lead looks at a few studies with one or two option sets (bootstrap on/off, strict or
+  decisive majority) while annotators keep saving; a dashboard of 100,000 pairs holds tens
+  of MB, so eight bounds the memory at a few hundred MB.
+* :data:`PAIRS` — a study's pairs. Key: (database URL, study id, creation time): pairs are
+  written once, when the study is created or imported, and a re-created study has a new id
+  or creation time. :data:`STUDY_ENTRIES` = 4: the studies open at once in one server.
+* :data:`READERS` — a study's
+  :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which keeps the raw current
+  ratings and after a new rating reads only the ratings saved since. Same key and size as
+  the pairs, for the same reasons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from data_schemas import columns as C
+from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services import annotators as annotators_svc
+from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.dashboard.cache import LRUCache
+from medsim_annot.services.dashboard.compute import compute_dashboard
+from medsim_annot.services.dashboard.tables import Dashboard
+from medsim_annot.storage import Engine, get_engine
+from medsim_annot.storage import arrow as arrow_store
+from medsim_annot.storage.studies import annotator_names
+
+CACHE_SIZE = 8
+STUDY_ENTRIES = 4
+DASHBOARDS: LRUCache[Dashboard] = LRUCache("dashboards", CACHE_SIZE)
+PAIRS: LRUCache[pd.DataFrame] = LRUCache("pairs", STUDY_ENTRIES)
+READERS: LRUCache[studies_svc.CurrentRatingsReader] = LRUCache("readers", STUDY_ENTRIES)
+#: Hits and misses of the dashboard cache (what the tests and benchmarks read).
+CACHE_STATS = {"hits": 0, "misses": 0}
+
+
+def clear_cache() -> None:
+    """Forget every cached dashboard, pairs frame and ratings reader."""
+    for cache in (DASHBOARDS, PAIRS, READERS):
+        cache.clear()
+
+
+def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
+    return studies_svc.pairs_frame(study, engine=engine)
+
+
+def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
+    a = annotators_svc.annotators(study, engine=engine)
+    out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
+    out["share"] = np.where(
+        out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
+    )
+    return out
+
+
+def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
+    """The study's ratings version (count, highest rating id): the cache key."""
+    return studies_svc.ratings_version(study, engine=engine)
+
+
+def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+    """Current ratings of *study* including duplicate slots: the frame of
+    :func:`medsim_annot.services.studies.current_ratings`, read Arrow-native
+    (:mod:`medsim_annot.storage.arrow`) where the database has an ADBC driver — at 100,000s
+    of ratings, building a Python object per value on the DBAPI path costs more than the
+    query."""
+    engine = engine or get_engine()
+    if not arrow_store.supports_arrow(engine):
+        return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
+    info = studies_svc.get_study(study, engine=engine)
+    table = arrow_store.current_ratings_arrow(engine, info.id)
+    raw = {c: _raw_values(table.column(c)) for c in table.column_names}
+    return studies_svc._current_frame(raw, annotator_names(engine, info.id), info.scale)
+
+
+def _raw_values(column: pa.ChunkedArray) -> np.ndarray:
+    """An Arrow column as the raw values the DBAPI path gives: text and date-times as
+    objects, integers as int64; a column with NULLs as objects with ``None`` there, as the
+    driver gives them."""
+    if column.null_count and not pa.types.is_string(column.type):
+        return np.array(column.to_pylist(), dtype=object)
+    if pa.types.is_timestamp(column.type):
+        return np.asarray(column.to_pandas(), dtype=object)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return column.to_numpy(zero_copy_only=False).astype(object, copy=False)
+    return column.to_numpy(zero_copy_only=False)
+
+
+def study_dashboard(
+    study: str,
+    *,
+    bootstrap: int = 0,
+    majority: str = "strict",
+    engine: Engine | None = None,
+    use_cache: bool = True,
+) -> Dashboard:
+    """The dashboard of a stored study, cached in :data:`DASHBOARDS` (see the module's
+    docstring for the key and size). A saved rating changes the version, so a cached result
+    is never stale.
+
+    With the cache, the pairs are kept per study (they never change) and the current
+    ratings by a :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which after a
+    new rating reads only the ratings saved since; ``use_cache=False`` reads everything."""
+    engine = engine or get_engine()
+    version = ratings_version(study, engine=engine)
+    url = engine.url.render_as_string(hide_password=True)
+    key = (url, study, version, int(bootstrap), majority)
+    if use_cache:
+        found = DASHBOARDS.get(key)
+        if found is not None:
+            CACHE_STATS["hits"] += 1
+            return found
+    CACHE_STATS["misses"] += 1
+    info = studies_svc.get_study(study, engine=engine)
+    if use_cache:
+        study_key = (url, info.id, str(info.created_at))
+        pairs = PAIRS.get_or_make(study_key, lambda: study_pairs(study, engine=engine))
+        reader = READERS.get_or_make(
+            study_key, lambda: studies_svc.CurrentRatingsReader(info.id, info.scale, engine)
+        )
+        history = reader.read(version)
+    else:
+        pairs = study_pairs(study, engine=engine)
+        history = load_current(study, engine=engine)
+    current = (
+        history[history["slot"] != "duplicate"].reset_index(drop=True)
+        if "slot" in history.columns
+        else history
+    )
+    dash = compute_dashboard(
+        pairs,
+        current,
+        info.scale,
+        history=history,
+        study=study,
+        version=version,
+        bootstrap=bootstrap,
+        majority=majority,
+        agreement_pairs=agreement_svc.design_agreement_pairs(info.config, current),
+    )
+    notes = list(info.config.get("notes", ()))
+    if info.config.get("tiebreak") and not dash.agreement_basis:
+        notes.append(agreement_svc.TIEBREAK_WITHOUT_CALIBRATION)
+    dash.notes = tuple(notes)
+    if use_cache:
+        DASHBOARDS.put(key, dash)
+    return dash
