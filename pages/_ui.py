@@ -188,11 +188,15 @@ def upload_base_name(name: str) -> str:
 def upload_copy(name: str, data: bytes) -> Iterator[Path]:
     """A private temporary copy of an upload under its base name (the readers go by the
     suffix), deleted with its folder on exit: no uploaded name chooses where we write, and no
-    copy outlives its use."""
+    copy outlives its use. A bad file's errors name it as the user uploaded it, never by the
+    server's temporary path."""
     with tempfile.TemporaryDirectory(prefix="medsim-upload-") as folder:
         path = Path(folder) / upload_base_name(name)
         path.write_bytes(data)
-        yield path
+        try:
+            yield path
+        except InputError as exc:
+            raise exc.renamed(str(path), upload_base_name(name)) from None
 
 
 def show_codes_once(state_key: str, where: str, study: str, codes: list[dict], message: str):
@@ -234,7 +238,15 @@ def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
 def problems_frame(exc: InputError) -> pd.DataFrame:
     """An InputError's problems as a table (row, column, problem) for st.dataframe."""
     return pd.DataFrame(
-        [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
+        [
+            # a problem of the whole file has no row: a blank cell, not "None"
+            {
+                "row": "" if p.row is None else str(p.row),
+                "column": p.column or "",
+                "problem": p.message,
+            }
+            for p in exc.problems
+        ],
         columns=["row", "column", "problem"],
     )
 
