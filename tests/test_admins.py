@@ -354,3 +354,9 @@ def test_concurrent_password_hashes_are_capped(monkeypatch):
     for t in threads:
         t.join()
     assert peak[0] == admins.MAX_CONCURRENT_HASHES < 8
+
+
+def test_admin_list_on_an_empty_store_says_so(db_url, cli, monkeypatch):
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    r = cli("admin", "list")
+    assert r.exit_code == 0 and "no admins yet" in r.stdout and "medsim admin add" in r.stdout
