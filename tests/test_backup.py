@@ -183,3 +183,46 @@ def test_postgresql_backup_and_restore_run_pg_dump(backend_url, cli, tmp_path, m
     dispose_all()
     assert _ratings() == before
     assert [s["study"] for s in svc.list_studies()] == ["s"]
+
+
+def test_restore_refuses_while_served_and_keeps_the_replaced_store(db_url, tmp_path, cli):
+    """A process holding the store (the app) makes restore refuse and change nothing; once
+    it has stopped, the replaced store is kept as *.before-restore."""
+    import subprocess
+    import sys
+
+    from medsim_annot.storage.backup import inspect_sqlite, sqlite_path
+
+    _study(n_pairs=4, annotators=("a",))
+    out = tmp_path / "b.db"
+    assert cli("backup", "--out", out).exit_code == 0
+    frame = pd.DataFrame({"pair_id": ["q"], "term_1": ["u"], "term_2": ["v"]})
+    svc.create_study("after-the-backup", frame, BINARY, ["z"])
+    db = sqlite_path(db_url)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import sqlite3,time; c=sqlite3.connect({str(db)!r}); "
+            "c.execute('select 1').fetchall(); print('open', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        busy = cli("restore", out, "--force")
+        assert busy.exit_code == 2 and "stop the app first" in busy.stderr
+        assert str(holder.pid) in busy.stderr
+        assert len(svc.list_studies()) == 2  # nothing changed
+    finally:
+        holder.kill()
+        holder.wait(10)
+    dispose_all()
+    done = cli("restore", out, "--force")
+    assert done.exit_code == 0, done.stderr
+    kept = db.with_name(db.name + ".before-restore")
+    assert f"kept as {kept}" in done.stdout
+    assert inspect_sqlite(kept).studies == 2 and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    dispose_all()
+    assert [s["study"] for s in svc.list_studies()] == ["s"]

@@ -56,3 +56,5 @@ def register(app: typer.Typer) -> None:
                 f"restored {res['studies']} studies and {res['ratings']} ratings "
                 f"from {res['from']} into {res['restored']} (schema {res['revision']})"
             )
+            if res.get("kept"):
+                typer.echo(f"the replaced store is kept as {res['kept']}")

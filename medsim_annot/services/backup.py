@@ -159,11 +159,23 @@ def restore(source: str | Path, *, url: str | None = None, force: bool = False) 
                 f"{db} already holds {current.studies} studies; pass --force to replace them"
             )
     dispose_all()
+    holders = store.processes_holding(db)
+    if holders:
+        raise UsageProblem(
+            f"{db} is open in process {', '.join(map(str, holders))} (the app serving it?): "
+            "stop the app first (Ctrl-C where `make run` or `streamlit run` runs, or stop its "
+            "service), then restore; nothing was changed"
+        )
+    kept = None
+    if db.exists() and db.stat().st_size:
+        # The replaced store stays beside it, consistent and checked, until the next restore.
+        kept = store.backup_sqlite(db, db.with_name(db.name + ".before-restore")).path
     copy = store.restore_sqlite(source, db)
     get_engine(url)  # migrate an older backup to the current schema
     after = store.inspect_sqlite(db)
     return {
         "restored": str(copy.path),
+        "kept": str(kept) if kept else None,
         "from": str(source),
         "revision": after.revision,
         "studies": after.studies,

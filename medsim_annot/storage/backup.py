@@ -137,6 +137,33 @@ def backup_sqlite(db: Path, out: Path) -> SqliteCopy:
     return inspect_sqlite(out)
 
 
+def processes_holding(path: Path) -> list[int]:
+    """Other processes that have the database *path* (or its ``-wal`` / ``-shm`` file) open:
+    an app server still serving it. Read from Linux's ``/proc`` (processes of other users
+    are visible to root only); elsewhere the list is empty."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    base = str(path.expanduser().resolve())
+    targets = {base, base + "-wal", base + "-shm"}
+    me, found = os.getpid(), []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in targets:
+                    found.append(int(entry.name))
+                    break
+            except OSError:
+                continue
+    return sorted(found)
+
+
 def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
     """Copy the backup file *backup* over the database *db* (created 0600 if absent)."""
     db = db.expanduser()
