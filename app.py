@@ -38,7 +38,11 @@ from pages import _ui
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
-st.set_page_config(page_title="medsim-annot", page_icon=":material/stethoscope:", layout="centered")
+# The tab icon is a file of ours, served by the app: a Material icon as page_icon makes every
+# browser fetch it from an outside font host, and nothing may leave the hospital's network.
+st.set_page_config(
+    page_title="medsim-annot", page_icon=str(HERE / "pages" / "favicon.png"), layout="centered"
+)
 st.session_state[_ui.ROUTED] = True
 STORE_DOWN = (
     "The rating store cannot be reached right now, so your code could not be checked. "
