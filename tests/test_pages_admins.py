@@ -104,3 +104,12 @@ def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
     assert at.session_state["auth_role"] == "admin"
     assert at.session_state["auth_admin"] == AdminIdentity("alice", "named")
     assert any("study admin alice" in c.value for c in at.caption)
+
+
+def test_activity_detail_is_readable_not_json(db):
+    with admins.acting_as("admin:alice"):
+        _study()
+    at = _page("pages/activity.py", "admin", AdminIdentity("alice", "named"))
+    detail = at.dataframe[0].value["detail"].tolist()[0]
+    assert not detail.startswith("{") and '"' not in detail
+    assert "annotators: ann, bea" in detail

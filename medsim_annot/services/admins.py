@@ -446,6 +446,33 @@ def record_event(
     _tx(engine, events_store.add_event, kind, study_id=study_id, detail=detail)
 
 
+def readable_detail(detail: object) -> str:
+    """An event's JSON detail as a line people read: ``key: value · key: value`` (lists
+    joined with commas); text that is not a JSON object is returned as it is.
+
+    >>> readable_detail('{"name": "bob", "annotators": ["a", "b"], "items": 4}')
+    'name: bob · annotators: a, b · items: 4'
+    """
+    import json
+
+    text = "" if detail is None else str(detail)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+
+    def show(value: object) -> str:
+        if isinstance(value, list):
+            return ", ".join(show(v) for v in value)
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={show(v)}" for k, v in value.items())
+        return "—" if value is None else str(value)
+
+    return " · ".join(f"{k}: {show(v)}" for k, v in data.items())
+
+
 def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):
     """The event log, newest first, as a frame (at, actor, action, study, annotator, detail)."""
     import pandas as pd
