@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from medsim_annot.storage import Engine
+from medsim_annot.storage import Engine, with_retry
 from medsim_annot.storage import signins as store
 
 log = logging.getLogger("medsim_annot.signin")
@@ -146,8 +146,8 @@ class Throttle:
             times = self._memory.client_times(key, horizon)
             n_all, last_all = self._memory.overall(since)
         else:
-            times = store.client_failure_times(engine, self.kind, key, horizon)
-            n_all, last_all = store.overall_failures(engine, self.kind, since)
+            times = with_retry(lambda: store.client_failure_times(engine, self.kind, key, horizon))
+            n_all, last_all = with_retry(lambda: store.overall_failures(engine, self.kind, since))
         recent = [t for t in times if t >= since]
         locked_until = 0.0
         for i, t in enumerate(times):  # locked from each failure that made lockout_after
@@ -181,7 +181,9 @@ class Throttle:
         if engine is None:
             self._memory.add(key, now, forget_before)
         else:
-            store.add_failure(engine, self.kind, key, now, forget_before=forget_before)
+            with_retry(
+                lambda: store.add_failure(engine, self.kind, key, now, forget_before=forget_before)
+            )
         state = self._state(key, now, engine)
         wait = max(state.not_before, state.locked_until) - now
         locked = state.locked_until > now
@@ -203,7 +205,7 @@ class Throttle:
         if engine is None:
             self._memory.clear(key)
         else:
-            store.clear_client(engine, self.kind, key)
+            with_retry(lambda: store.clear_client(engine, self.kind, key))
 
     def failures(self, client: str | None = None, *, engine: Engine | None = None) -> int:
         """Failures counted for *client* (or overall) in the current window."""
