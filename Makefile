@@ -1,4 +1,5 @@
-# medsim-annot — the two commands a new user needs: `make run` and `make test`.
+# medsim-annot — the two commands a new user needs: `make run` and `make test`;
+# production (MEDSIM_DATABASE_URL set, no demo): `make serve`.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 PYTEST_ARGS ?= -n 2  # pytest-xdist: the suite runs on both cores (CI: 2 cores)
 
-.PHONY: setup setup-embeddings setup-spark run dev test lint bench demo clean
+.PHONY: setup setup-embeddings setup-spark run dev serve test lint bench demo clean
 
 setup: $(STAMP)
 
@@ -52,6 +53,13 @@ dev: demo
 	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false \
 		--server.fileWatcherType auto --server.runOnSave true
+
+# Production: create or migrate the schema of MEDSIM_DATABASE_URL, seed nothing, serve.
+serve: setup
+	$(PY) -m medsim_annot migrate
+	@echo "serving on http://$(HOST):$(PORT)  (Ctrl-C to stop)"
+	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -18,23 +18,33 @@ import streamlit as st
 from medsim_annot.services.admins import (
     SsoOutcome,
     admin_password_configured,
+    admin_session_valid,
     env_password_problem,
     sign_in_admin,
     sign_in_with_code,
     sso_role,
 )
 from medsim_annot.services.rating_queue import STORE_ERRORS
+from medsim_annot.services.sso import (
+    UNREACHABLE,
+    cookie_secret_problem,
+    provider_unreachable,
+    session_expired,
+    session_hours,
+)
 from medsim_annot.services.throttle import ThrottledError
 from pages import _ui
 
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
+# The tab icon is a file of ours, served by the app: a Material icon as page_icon makes every
+# browser fetch it from an outside font host, and nothing may leave the hospital's network.
 # An annotator's sidebar holds only "Signed in as" and Sign out: closed, so that on a tablet
 # the pair gets the whole width (it opens with the arrow at the top left).
 st.set_page_config(
     page_title="medsim-annot",
-    page_icon=":material/stethoscope:",
+    page_icon=str(HERE / "pages" / "favicon.png"),
     layout="centered",
     initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
 )
@@ -63,11 +73,25 @@ def sso_admins() -> list[str]:
     return [str(a) for a in _secrets("medsim").get("admins", [])]
 
 
+def _sso_expired() -> bool:
+    """Whether the provider sign-in is older than ``[medsim] sso_session_hours``."""
+    try:
+        hours = session_hours(_secrets("medsim"))
+    except ValueError:
+        hours = 0.0  # a broken setting asks the provider every time rather than never
+    return session_expired(st.user.to_dict(), hours) if hours else True
+
+
 def _sso_session() -> SsoOutcome | None:
     """Map the identity provider's user to a role (every run: a removed admin loses it)."""
     if not sso_configured():
         return None
-    if not st.user.is_logged_in:
+    logged_in = bool(st.user.to_dict().get("is_logged_in"))
+    if logged_in and _sso_expired():
+        if st.session_state.get(SSO):
+            _ui.end_session("Your single sign-on session has ended; sign in again.")
+        return None
+    if not logged_in:
         if st.session_state.get(SSO):  # the SSO session ended elsewhere
             _ui.sign_out()
         return None
@@ -104,6 +128,15 @@ def _sso_session() -> SsoOutcome | None:
 def _sso_sign_out() -> None:
     _ui.sign_out()
     st.logout()
+
+
+def _sso_sign_in() -> None:
+    """Go to the identity provider, unless it cannot be reached: then say so here (the
+    provider route would answer a bare error page with no way back)."""
+    if provider_unreachable(str(_secrets("auth").get("server_metadata_url", ""))):
+        st.session_state[_ui.NOTICE] = UNREACHABLE
+        return
+    st.login()
 
 
 def _annotator_sign_in() -> None:
@@ -176,12 +209,14 @@ def landing() -> None:
         "**Annotators:** type the access code you were given and press *Sign in*. Your "
         "progress is saved with every key press; sign in again any time to continue."
     )
+    if notice := st.session_state.pop(_ui.NOTICE, None):
+        st.warning(notice, icon=":material/lock:")
     _annotator_sign_in()
     if sso_configured():
         st.button(
             "Sign in with SSO",
             key="login_sso",
-            on_click=st.login,
+            on_click=_sso_sign_in,
             help="Your organisation's sign-in (study admins, and annotators of studies "
             "that allow it).",
         )
@@ -193,8 +228,9 @@ def landing() -> None:
 def refused(outcome: SsoOutcome):
     def page() -> None:
         st.title("medsim-annot")
+        who = _ui.plain_markdown(outcome.identity) if outcome.identity else "an unknown user"
         st.error(
-            f"You are signed in as {outcome.identity or 'an unknown user'}, but this account "
+            f"You are signed in as {who}, but this account "
             "is not a study admin and is not linked to an annotator of a study that allows "
             "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
             icon=":material/lock:",
@@ -208,7 +244,7 @@ def choose_study(outcome: SsoOutcome):
     def page() -> None:
         st.title("medsim-annot")
         st.write("You take part in several studies. Which one do you want to annotate?")
-        labels = {a.annotator_id: a.study_name for a in outcome.annotators}
+        labels = {a.annotator_id: _ui.plain_markdown(a.study_name) for a in outcome.annotators}
         pick = st.radio("Study", list(labels), format_func=labels.get, key="sso_pick")
         if st.button("Continue", type="primary", key="sso_pick_go"):
             st.session_state[SSO_CHOICE] = pick
@@ -218,9 +254,43 @@ def choose_study(outcome: SsoOutcome):
     return page
 
 
-outcome = _sso_session()
-role = _ui.role()
-if role == "annotator":
+def sso_misconfigured(problem: str):
+    def page() -> None:
+        st.title("medsim-annot")
+        st.error(problem, icon=":material/lock:")
+
+    return page
+
+
+def _admin_still_valid() -> None:
+    """End a password session whose admin was removed or given a new password since."""
+    if _ui.role() != "admin" or st.session_state.get(SSO):
+        return  # SSO sessions are mapped again on every run
+    try:
+        valid = admin_session_valid(_ui.current_admin(), engine=_ui.engine())
+    except STORE_ERRORS:
+        _ui.end_session(
+            "The store could not be reached to check your admin session; sign in again in a moment."
+        )
+        return
+    if not valid:
+        _ui.end_session(
+            "Your admin session has ended: the admin was removed or their password "
+            "changed. Sign in again."
+        )
+
+
+sso_problem = cookie_secret_problem(_secrets("auth"))
+outcome = None if sso_problem else _sso_session()
+if not sso_problem:
+    _admin_still_valid()
+role = None if sso_problem else _ui.role()
+if sso_problem:
+    # Nothing else is served: a session signed in any way would outlive the fix unchecked,
+    # and a forged identity cookie must not reach the role mapping.
+    st.session_state.clear()
+    pages = [st.Page(sso_misconfigured(sso_problem), title="Sign in", default=True)]
+elif role == "annotator":
     pages = [
         st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
     ]
@@ -251,11 +321,13 @@ if role:
         ident = st.session_state.get(_ui.IDENTITY)
         admin = _ui.current_admin()
         st.caption(
-            f"Signed in as {ident.name}"
-            if role == "annotator" and ident
-            else f"Signed in as study admin {admin.name}"
-            if admin
-            else "Signed in as study admin"
+            _ui.plain_markdown(
+                f"Signed in as {ident.name}"
+                if role == "annotator" and ident
+                else f"Signed in as study admin {admin.name}"
+                if admin
+                else "Signed in as study admin"
+            )
         )
         sso = bool(st.session_state.get(SSO))
         st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)

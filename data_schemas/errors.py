@@ -54,6 +54,13 @@ class InputError(Exception):
     def with_file(self, file: str) -> InputError:
         return InputError(self.problems, self.file or str(file))
 
+    def renamed(self, old: str, new: str) -> InputError:
+        """The same problems with the file *old* called *new* (in the file name and in
+        every message), e.g. an upload's temporary copy called by the name it was sent as."""
+        problems = [Problem(p.message.replace(old, new), p.row, p.column) for p in self.problems]
+        file = new if self.file in (None, old) else str(self.file).replace(old, new)
+        return InputError(problems, file)
+
     def summary(self, limit: int = 1) -> str:
         """One clear sentence (the first problem), plus a count of the others."""
         if not self.problems:

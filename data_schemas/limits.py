@@ -1,6 +1,11 @@
 """Limits shared by the contracts, the services and the browser widget (documented in
 docs/annotation.md)."""
 
+#: Longest term of a pair (characters). A medical term is a few words; a file with terms of
+#: many kilobytes is a wrong column or a pasted document, and a window of such pairs could
+#: exceed the size of one browser message.
+TERM_MAX_CHARS = 500
+
 #: Longest comment an annotator may save with a rating (characters, after stripping).
 COMMENT_MAX_CHARS = 2000
 

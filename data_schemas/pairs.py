@@ -17,6 +17,7 @@ import pandas as pd
 from . import columns as C
 from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
+from .limits import TERM_MAX_CHARS
 
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
@@ -32,6 +33,9 @@ def stable_pair_id(term_1: str, term_2: str, *extra: str) -> str:
 
 
 _non_empty = pa.Check(lambda s: s.str.strip().str.len() > 0, element_wise=False, name="non_empty")
+_short_term = pa.Check(
+    lambda s: s.str.strip().str.len() <= TERM_MAX_CHARS, element_wise=False, name="short_term"
+)
 
 SCHEMA = pa.DataFrameSchema(
     {
@@ -41,8 +45,8 @@ SCHEMA = pa.DataFrameSchema(
             unique=True,
             report_duplicates="exclude_first",
         ),
-        C.TERM_1: pa.Column(str, checks=[_non_empty, no_control_chars]),
-        C.TERM_2: pa.Column(str, checks=[_non_empty, no_control_chars]),
+        C.TERM_1: pa.Column(str, checks=[_non_empty, no_control_chars, _short_term]),
+        C.TERM_2: pa.Column(str, checks=[_non_empty, no_control_chars, _short_term]),
         C.DATASET: pa.Column(str, checks=[no_control_chars], required=False),
         C.CONCEPT_ID_1: pa.Column(str, checks=[no_control_chars], required=False),
         C.CONCEPT_ID_2: pa.Column(str, checks=[no_control_chars], required=False),
@@ -59,6 +63,8 @@ SCHEMA = pa.DataFrameSchema(
 _EXPLAIN = {
     "non_empty": "is empty; every pair needs a non-empty value here",
     "no_control_chars": CONTROL_EXPLANATION,
+    "short_term": f"is longer than {TERM_MAX_CHARS} characters; a term is a word or a few "
+    "words (is this the right column?)",
     f"{C.PAIR_ID}:field_uniqueness": "pair_id '{value}' appears more than once",
     "field_uniqueness": "value '{value}' appears more than once",
     f"{C.AUTO_LABEL}:isin": "auto_label must be 0 or 1 (or empty), not '{value}'",

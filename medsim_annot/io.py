@@ -151,6 +151,7 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
         _check_header(list(out.columns), name)
         return out
     raw = path.read_bytes()
+    _not_a_spreadsheet(raw, kind, name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -162,7 +163,41 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
         ) from None
     if kind == "jsonl":
         return _read_jsonl(text, name)
+    if kind == "csv":
+        _not_semicolon_separated(text, name)
     return _read_delimited(text, "," if kind == "csv" else "\t", name)
+
+
+#: How Excel workbooks begin: .xlsx is a ZIP archive, .xls an OLE2 compound file.
+_WORKBOOK_MAGIC = {
+    b"PK\x03\x04": "an Excel workbook (.xlsx)",
+    b"\xd0\xcf\x11\xe0": "an Excel workbook (.xls)",
+}
+
+
+def _not_a_spreadsheet(raw: bytes, kind: str, name: str) -> None:
+    """Name the commonest wrong file: a workbook saved with a text file's extension."""
+    for magic, what in _WORKBOOK_MAGIC.items():
+        if raw.startswith(magic):
+            raise InputError.single(
+                f"is {what}, not a {kind.upper()} text file (renaming a workbook does not "
+                "convert it): in Excel choose File > Save As > 'CSV UTF-8 (Comma delimited)' "
+                "and use that file",
+                file=name,
+            )
+
+
+def _not_semicolon_separated(text: str, name: str) -> None:
+    """A CSV file whose header splits on semicolons but not on commas was written by a
+    spreadsheet set to a locale with decimal commas: say so rather than 'column missing'."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    if ";" in first and "," not in first:
+        raise InputError.single(
+            "separates its columns with semicolons (;), not commas: save it as 'CSV UTF-8 "
+            "(Comma delimited)', or as tab-separated text with the extension .tsv",
+            file=name,
+            row=1,
+        )
 
 
 def _check_header(header: list[str], name: str) -> None:

@@ -60,6 +60,12 @@ def pick_study(key: str) -> str | None:
 
 
 def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:
-    """Show *frame* and a button to download it as CSV."""
-    st.dataframe(frame, hide_index=not index, width="stretch", **kwargs)
+    """Show *frame* and a button to download it as CSV. A missing number shows as "—"
+    (not "None": the pairwise matrix's diagonal, a statistic with too few ratings); the
+    values themselves are shown and downloaded as they are."""
+    numbers = frame.select_dtypes("number").columns
+    shown = (
+        frame.style.format(na_rep="—", precision=3, subset=list(numbers)) if len(numbers) else frame
+    )
+    st.dataframe(shown, hide_index=not index, width="stretch", **kwargs)
     download_csv(f"Download {name} (CSV)", frame, f"{name}.csv", key, index=index)

@@ -28,6 +28,7 @@ from medsim_annot.services.tokens import end_token
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
 DOWNLOAD_NONCE = "auth_download_nonce"
+NOTICE = "auth_notice"  # a reason the start page shows once (a session that was ended)
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 #: The ratings endpoint token the Annotate page minted for this session (ended at sign-out).
 RATINGS_TOKEN = "auth_ratings_token"
@@ -147,6 +148,12 @@ def sign_out() -> None:
     _clear_session()
 
 
+def end_session(reason: str) -> None:
+    """Sign out because the session may not go on; the start page shows *reason* once."""
+    st.session_state.clear()
+    st.session_state[NOTICE] = reason
+
+
 def download_name(stem: str, ext: str) -> str:
     """A download file name: *stem* as a safe slug plus this session's random component.
 
@@ -197,11 +204,15 @@ def upload_base_name(name: str) -> str:
 def upload_copy(name: str, data: bytes) -> Iterator[Path]:
     """A private temporary copy of an upload under its base name (the readers go by the
     suffix), deleted with its folder on exit: no uploaded name chooses where we write, and no
-    copy outlives its use."""
+    copy outlives its use. A bad file's errors name it as the user uploaded it, never by the
+    server's temporary path."""
     with tempfile.TemporaryDirectory(prefix="medsim-upload-") as folder:
         path = Path(folder) / upload_base_name(name)
         path.write_bytes(data)
-        yield path
+        try:
+            yield path
+        except InputError as exc:
+            raise exc.renamed(str(path), upload_base_name(name)) from None
 
 
 def show_codes_once(state_key: str, where: str, study: str, codes: list[dict], message: str):
@@ -243,7 +254,15 @@ def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
 def problems_frame(exc: InputError) -> pd.DataFrame:
     """An InputError's problems as a table (row, column, problem) for st.dataframe."""
     return pd.DataFrame(
-        [{"row": p.row, "column": p.column or "", "problem": p.message} for p in exc.problems],
+        [
+            # a problem of the whole file has no row: a blank cell, not "None"
+            {
+                "row": "" if p.row is None else str(p.row),
+                "column": p.column or "",
+                "problem": p.message,
+            }
+            for p in exc.problems
+        ],
         columns=["row", "column", "problem"],
     )
 

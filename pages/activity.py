@@ -31,12 +31,14 @@ if who:
 if frame.empty:
     st.info("Nothing recorded yet.")
 else:
+    frame = frame.assign(detail=frame["detail"].map(admins_svc.readable_detail))
     _qa.table(
         frame,
         "activity",
         "activity_download",
         column_config={
             "at": st.column_config.DatetimeColumn("at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "actor": st.column_config.TextColumn("actor", width="medium"),
             "detail": st.column_config.TextColumn("detail", width="large"),
         },
     )

@@ -8,7 +8,7 @@ import streamlit as st
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
 from medsim_annot.services import stopping as stopping_svc
-from pages import _qa
+from pages import _qa, _ui
 
 _qa.require_admin()
 
@@ -75,7 +75,7 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
         if method and method != "off":
             model = _qa.load_model_quality(dash, method)
             if model["reason"]:
-                st.caption(model["reason"])
+                st.caption(_ui.plain_markdown(model["reason"]))
             else:
                 st.metric("Pairs the model labels differently from the majority", model["differs"])
                 _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
@@ -128,7 +128,7 @@ def _dashboard() -> None:
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
     for note in dash.notes:
-        st.info(note)
+        st.info(_ui.plain_markdown(note))
     head = dash.headline()
     cols = st.columns(4)
     cols[0].metric("Rated pairs", f"{head['rated_pairs']} / {head['pairs']}")
@@ -142,7 +142,7 @@ def _dashboard() -> None:
         )
     for what, why in dash.reasons.items():
         if what != "audit" or dash.kind == "binary":
-            st.caption(f"{what}: {why}")
+            st.caption(_ui.plain_markdown(f"{what}: {why}"))
 
     st.download_button(
         "Download the HTML report",
@@ -174,7 +174,7 @@ def _dashboard() -> None:
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")
     if dash.agreement_basis:
-        st.caption(dash.agreement_basis)
+        st.caption(_ui.plain_markdown(dash.agreement_basis))
     st.caption(
         "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
         "meaningful for graded scales."

@@ -191,11 +191,11 @@ if KEY + "result" in st.session_state:
         f"α = {result.alpha} / {max(result.n_comparisons, 1)}"
     )
     methods = result.methods
-    st.dataframe(methods, hide_index=True, use_container_width=True)
+    st.dataframe(methods, hide_index=True, width="stretch")
     download_csv("Download results (CSV)", methods, "methods.csv", KEY + "dl_methods")
     if len(result.comparisons):
         with st.expander("Pairwise comparisons"):
-            st.dataframe(result.comparisons, hide_index=True, use_container_width=True)
+            st.dataframe(result.comparisons, hide_index=True, width="stretch")
             download_csv(
                 "Download comparisons (CSV)", result.comparisons, "comparisons.csv", KEY + "dl_comp"
             )
@@ -218,10 +218,10 @@ if KEY + "result" in st.session_state:
             yaxis_title="true positive rate",
             height=450,
         )
-        st.plotly_chart(fig, use_container_width=True)
+        st.plotly_chart(fig, width="stretch")
     method = st.selectbox("Worst errors of", list(methods["method"]), key=KEY + "errmethod")
     if method:
         errors = scoring.pair_errors(frames, gold_frame, method, result)
-        st.dataframe(errors, hide_index=True, use_container_width=True)
+        st.dataframe(errors, hide_index=True, width="stretch")
     for name, frame in frames.items():
         download_csv(f"Download scores: {name}", frame, f"scores-{name}.csv", KEY + "dl_" + name)

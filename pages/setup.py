@@ -89,7 +89,7 @@ if source == "Upload":
         except InputError as exc:
             _show_problems(exc.with_file(pairs_name))
         else:
-            st.success(f"{pairs_name}: {len(pairs)} valid pairs.")
+            st.success(_ui.plain_markdown(f"{pairs_name}: {len(pairs)} valid pairs."))
 else:
     files = _local_pair_files()
     choice = st.selectbox(
@@ -102,7 +102,7 @@ else:
     pairs_path = Path(choice) if choice else None
 
 if pairs_path is not None and not pairs_path.is_file():
-    st.error(f"{pairs_path} does not exist (any more).")
+    st.error(_ui.plain_markdown(f"{pairs_path} does not exist (any more)."))
     pairs_path = None
 if pairs_path is not None:
     pairs_name = pairs_path.name
@@ -112,7 +112,7 @@ if pairs_path is not None:
     except InputError as exc:
         _show_problems(exc.with_file(pairs_path.name))
     else:
-        st.success(f"{pairs_path.name}: {len(pairs)} valid pairs.")
+        st.success(_ui.plain_markdown(f"{pairs_path.name}: {len(pairs)} valid pairs."))
 
 scale_names = list(BUILT_IN)
 scale_choice = st.selectbox(
@@ -285,14 +285,14 @@ if pairs is not None and names:
         _show_problems(exc)
         ready = False
     except UsageProblem as exc:
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(str(exc)))
         ready = False
     else:
         st.caption(f"{len(prep.pairs)} pairs; seed {int(seed)}.")
         if prep.counts is not None:
             st.dataframe(prep.counts, hide_index=True, key="setup_counts")
-        for w in prep.warnings:
-            st.warning(w)
+        for w in prep.warnings:  # they quote group values from the file: plain text
+            st.warning(_ui.plain_markdown(w))
         st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
 
 if (
@@ -313,7 +313,7 @@ if (
     except InputError as exc:
         _show_problems(exc)
     except UsageProblem as exc:
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(str(exc)))
     else:
         _ui.show_codes_once(
             NEW_CODES, "create", out["study"], out["annotators"], f"Study created: {out['study']}."

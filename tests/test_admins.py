@@ -204,7 +204,7 @@ def test_cli_link_sso_and_study_switch(db_url, cli, monkeypatch):
     assert r.exit_code == 2 and "another annotator" in r.stderr
     r = cli("annotator", "link-sso", "s", "zed", "z@hospital.example")
     assert r.exit_code == 2 and "no annotator named 'zed'" in r.stderr
-    claims = {"sub": "x1", "email": "dr.a@hospital.example"}
+    claims = {"sub": "x1", "email": "dr.a@hospital.example", "email_verified": True}
     assert admins.sso_role(claims, engine=engine).role == "refused"  # study not enabled
     r = cli("study", "sso", "s", "--enable")
     assert r.exit_code == 0
@@ -223,12 +223,14 @@ def test_sso_role_mapping(engine, monkeypatch):
         admins.link_annotator_sso(study, "a", "sub-annie", engine=engine)
         admins.set_annotator_sso(study, True, engine=engine)
     listed = admins.sso_role(
-        {"sub": "z", "email": "Chief@Hospital.example"}, admins=["chief@hospital.example"]
+        {"sub": "z", "email": "Chief@Hospital.example", "email_verified": True},
+        admins=["chief@hospital.example"],
     )
     assert listed.role == "admin" and listed.admin.actor == "sso:chief@hospital.example"
     by_sub = admins.sso_role({"sub": "admin-sub-7"}, admins=["admin-sub-7"], engine=engine)
     assert by_sub.role == "admin"
-    named = admins.sso_role({"sub": "q", "email": "BOB@hospital.example"}, engine=engine)
+    bob = {"sub": "q", "email": "BOB@hospital.example", "email_verified": "true"}
+    named = admins.sso_role(bob, engine=engine)
     assert named.role == "admin" and named.admin.actor == "admin:bob"
     unverified = {"sub": "q", "email": "bob@hospital.example", "email_verified": False}
     assert admins.sso_role(unverified, engine=engine).role == "refused"
@@ -239,8 +241,12 @@ def test_sso_role_mapping(engine, monkeypatch):
     annie = admins.sso_role({"sub": "sub-annie"}, engine=engine)
     assert [a.study_name for a in annie.annotators] == ["s"]
     monkeypatch.setenv("MEDSIM_SSO_ADMINS", "ops@hospital.example")
-    assert admins.sso_role({"sub": "o", "email": "ops@hospital.example"}).role == "admin"
-    stranger = admins.sso_role({"sub": "who", "email": "eve@evil.example"}, engine=engine)
+    assert (
+        admins.sso_role({"sub": "o", "email": "ops@hospital.example", "email_verified": True}).role
+        == "admin"
+    )
+    eve = {"sub": "who", "email": "eve@evil.example", "email_verified": True}
+    stranger = admins.sso_role(eve, engine=engine)
     assert (stranger.role, stranger.identity) == ("refused", "eve@evil.example")
 
 
@@ -291,8 +297,9 @@ def test_throttle_counts_overall_across_clients():
     th = Throttle("access-code", Policy(free_overall=5, max_overall_delay_s=8), clock=clock)
     for i in range(6):
         th.failure(f"10.0.0.{i}")  # each client once: no per-client delay
+    th.check("10.9.9.9")  # a client without failures of its own is never held up
     with pytest.raises(ThrottledError):
-        th.check("10.9.9.9")  # a fresh client waits for the overall delay
+        th.check("10.0.0.1")  # one that failed too waits for the overall delay
     assert th.failures() == 6
 
 
@@ -325,7 +332,7 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
     assert admins.sign_in_admin("my secret pw!", "x", client="7.7.7.7", engine=engine) is None
     assert "admin=<unknown>" in caplog.records[-1].getMessage()
     assert "secret" not in caplog.records[-1].getMessage()
-    assert CODE_SIGNINS.failures("1.2.3.4") == 3
+    assert CODE_SIGNINS.failures("1.2.3.4", engine=engine) == 3
 
 
 def test_concurrent_password_hashes_are_capped(monkeypatch):
@@ -347,3 +354,9 @@ def test_concurrent_password_hashes_are_capped(monkeypatch):
     for t in threads:
         t.join()
     assert peak[0] == admins.MAX_CONCURRENT_HASHES < 8
+
+
+def test_admin_list_on_an_empty_store_says_so(db_url, cli, monkeypatch):
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    r = cli("admin", "list")
+    assert r.exit_code == 0 and "no admins yet" in r.stdout and "medsim admin add" in r.stdout

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
@@ -107,11 +108,121 @@ def test_restore_refuses_what_it_should(db_url, tmp_path, cli):
     assert missing.exit_code == 2 and "no such backup file" in missing.stderr
 
 
-def test_postgresql_is_pointed_to_pg_dump(cli, monkeypatch):
+def test_postgresql_without_pg_tools_prints_a_command_that_works(cli, monkeypatch, tmp_path):
+    """Without pg_dump on PATH the printed command has no masked password (libpq asks for
+    it) and writes the --out file."""
+    import shlex
+
     monkeypatch.setenv("MEDSIM_DATABASE_URL", "postgresql://medsim:s3cret@db.example.org/medsim")
-    res = cli("backup", "--out", "x.dump")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no pg_dump here
+    out = tmp_path / "nightly.dump"
+    res = cli("backup", "--out", out)
     assert res.exit_code == 2
-    assert "pg_dump --format=custom" in res.stderr and "s3cret" not in res.stderr
-    res = cli("restore", "x.dump")
-    assert res.exit_code == 2 and "pg_restore" in res.stderr
-    assert not os.path.exists("x.dump")
+    assert "s3cret" not in res.stderr and "***" not in res.stderr
+    cmd = res.stderr.split("~/.pgpass): ", 1)[1].rsplit(" (see", 1)[0]
+    assert shlex.split(cmd) == [
+        "pg_dump",
+        "--format=custom",
+        "--file",
+        str(out),
+        "--dbname",
+        "postgresql://medsim@db.example.org/medsim",
+    ]
+    res = cli("restore", out)
+    assert res.exit_code == 2 and "pg_restore --clean" in res.stderr and str(out) in res.stderr
+    assert "s3cret" not in res.stderr
+    assert not out.exists()
+
+
+def _pg_url(name: str) -> str:
+    base = os.environ.get("MEDSIM_TEST_POSTGRES_URL", "")
+    return base.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+def test_postgresql_backup_and_restore_run_pg_dump(backend_url, cli, tmp_path, monkeypatch):
+    """With pg_dump on PATH: the archive is written to --out, 0600, readable by
+    pg_restore --list, and the password is on no command line; restore puts it back."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("pg_dump"):
+        pytest.skip("pg_dump is not installed")
+    _study(n_pairs=4, annotators=("a",))
+    before = _ratings()
+    seen: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(args, *a, **kw):
+        seen.append([str(x) for x in args])
+        return real_run(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    out = tmp_path / "nested" / "nightly.dump"
+    res = cli("backup", "--out", out)
+    assert res.exit_code == 0, res.stderr
+    assert out.is_file() and stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.stat().st_size > 1000 and "1 studies" in res.stdout
+    listing = real_run(["pg_restore", "--list", str(out)], capture_output=True, text=True)
+    assert listing.returncode == 0 and "TABLE DATA public ratings" in listing.stdout
+    password = backend_url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    assert seen and all(password not in " ".join(args) for args in seen)
+    assert password not in res.stdout + res.stderr
+    assert not list(out.parent.glob("*.partial"))
+    frame = pd.DataFrame({"pair_id": ["q"], "term_1": ["u"], "term_2": ["v"]})
+    svc.create_study("after-the-backup", frame, BINARY, ["z"])  # gone once restored
+    busy = cli("restore", out)
+    assert busy.exit_code == 2 and "--force" in busy.stderr
+    junk = tmp_path / "junk.dump"
+    junk.write_bytes(b"not an archive" * 100)
+    bad = cli("restore", junk, "--force")
+    assert bad.exit_code == 2 and "not a pg_dump archive" in bad.stderr
+    dispose_all()
+    res = cli("restore", out, "--force")
+    assert res.exit_code == 0, res.stderr
+    dispose_all()
+    assert _ratings() == before
+    assert [s["study"] for s in svc.list_studies()] == ["s"]
+
+
+def test_restore_refuses_while_served_and_keeps_the_replaced_store(db_url, tmp_path, cli):
+    """A process holding the store (the app) makes restore refuse and change nothing; once
+    it has stopped, the replaced store is kept as *.before-restore."""
+    import subprocess
+    import sys
+
+    from medsim_annot.storage.backup import inspect_sqlite, sqlite_path
+
+    _study(n_pairs=4, annotators=("a",))
+    out = tmp_path / "b.db"
+    assert cli("backup", "--out", out).exit_code == 0
+    frame = pd.DataFrame({"pair_id": ["q"], "term_1": ["u"], "term_2": ["v"]})
+    svc.create_study("after-the-backup", frame, BINARY, ["z"])
+    db = sqlite_path(db_url)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import sqlite3,time; c=sqlite3.connect({str(db)!r}); "
+            "c.execute('select 1').fetchall(); print('open', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        busy = cli("restore", out, "--force")
+        assert busy.exit_code == 2 and "stop the app first" in busy.stderr
+        assert str(holder.pid) in busy.stderr
+        assert len(svc.list_studies()) == 2  # nothing changed
+    finally:
+        holder.kill()
+        holder.wait(10)
+    dispose_all()
+    done = cli("restore", out, "--force")
+    assert done.exit_code == 0, done.stderr
+    kept = db.with_name(db.name + ".before-restore")
+    assert f"kept as {kept}" in done.stdout
+    assert inspect_sqlite(kept).studies == 2 and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    dispose_all()
+    assert [s["study"] for s in svc.list_studies()] == ["s"]

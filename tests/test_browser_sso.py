@@ -26,10 +26,20 @@ from tests.streamlit_harness import chromium, free_port, require_chromium, strea
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 USERS = [
-    {"sub": "chief-sub", "email": "chief@hospital.example", "name": "Chief"},
-    {"sub": "bob-sub", "email": "bob@hospital.example", "name": "Bob"},
-    {"sub": "annie-sub", "email": "annie@hospital.example", "name": "Annie"},
-    {"sub": "eve-sub", "email": "eve@elsewhere.example", "name": "Eve"},
+    {
+        "sub": "chief-sub",
+        "email": "chief@hospital.example",
+        "email_verified": True,
+        "name": "Chief",
+    },
+    {"sub": "bob-sub", "email": "bob@hospital.example", "email_verified": True, "name": "Bob"},
+    {
+        "sub": "annie-sub",
+        "email": "annie@hospital.example",
+        "email_verified": True,
+        "name": "Annie",
+    },
+    {"sub": "eve-sub", "email": "eve@elsewhere.example", "email_verified": True, "name": "Eve"},
 ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
@@ -27,11 +29,12 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
         "binary",
         "--annotators",
         "dr_a,dr_b,dr_c",
+        "--file-order",
         "--json",
     )
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
-    assert set(out) == {"study", "items", "annotators"}
+    assert {"study", "items", "annotators"} <= set(out)
     assert out["study"] == "audit-1" and out["items"] == 4
     assert [a["name"] for a in out["annotators"]] == ["dr_a", "dr_b", "dr_c"]
     assert all(len(a["access_code"]) >= 26 for a in out["annotators"])
@@ -95,7 +98,8 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
 
 
 def test_list_json(db_url, cli):
-    assert cli("study", "create", "s", "--pairs", EXAMPLES / "pairs.csv").exit_code == 0
+    r = cli("study", "create", "s", "--pairs", EXAMPLES / "pairs.csv", "--annotators", "a")
+    assert r.exit_code == 0
     rows = json.loads(cli("study", "list", "--json").stdout)
     assert rows[0]["study"] == "s" and rows[0]["items"] == 4 and rows[0]["scale"] == "binary"
 
@@ -112,7 +116,17 @@ def test_import_ehr_rel_cli(db_url, cli, ehr_rel_a, tmp_path):
 def test_custom_scale_file(db_url, cli, tmp_path):
     pairs = tmp_path / "p.csv"
     pairs.write_text("term_1,term_2\nmild asthma,severe asthma\n")
-    r = cli("study", "create", "sev", "--pairs", pairs, "--scale", EXAMPLES / "scale.yaml")
+    r = cli(
+        "study",
+        "create",
+        "sev",
+        "--pairs",
+        pairs,
+        "--scale",
+        EXAMPLES / "scale.yaml",
+        "--annotators",
+        "a",
+    )
     assert r.exit_code == 0, r.stderr
     assert svc.get_study("sev").scale.name == "severity-1-5"
 
@@ -158,3 +172,79 @@ def test_entry_point_exit_code_2(db_url, tmp_path, python):
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {bad}, column 'term_2': required column is missing"
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+def test_demo_is_not_seeded_into_a_database_server(backend_url, cli, tmp_path, monkeypatch):
+    """`make run` with a production PostgreSQL URL seeds no demo studies, makes no admin and
+    leaves an earlier demo's credentials file alone; `medsim migrate` (make serve) creates
+    the schema only."""
+    from medsim_annot.services import admins
+
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    creds = tmp_path / "demo-credentials.txt"
+    creds.write_text("an earlier laptop demo\n")
+    r = cli("migrate")
+    assert r.exit_code == 0 and "is at schema" in r.stdout and "secret" not in r.stdout
+    r = cli("demo", "--credentials", creds)
+    assert r.exit_code == 0 and "not seeded" in r.stdout and "make serve" in r.stdout
+    assert svc.list_studies() == []
+    assert admins.list_admins() == []
+    assert creds.read_text() == "an earlier laptop demo\n"
+    r = cli("demo", "--server-store", "--credentials", creds)  # asked for: seeded
+    assert r.exit_code == 0 and len(svc.list_studies()) == 2
+
+
+def test_make_serve_migrates_and_seeds_nothing():
+    """The production target runs `medsim migrate` and never the demo."""
+    import re
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    serve = re.search(r"^serve:(.*?)(?=^\S)", makefile, re.S | re.M)
+    assert serve, "no serve target"
+    body = serve.group(0)
+    assert "medsim_annot migrate" in body and "demo" not in body
+    assert "streamlit run app.py" in body
+
+
+def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):
+    """Without --seed the CLI serves a shuffled order (as the browser does), records the
+    fresh seed in the study and prints it; --file-order is the explicit exception."""
+    from medsim_annot.services import annotation as A
+    from medsim_annot.services.auth import authenticate_annotator
+
+    n = 40
+    pairs = tmp_path / "sorted.csv"  # all "same" pairs first, as in the trial's file
+    pairs.write_text("pair_id,term_1,term_2\n" + "".join(f"p{i:02d},a{i},b{i}\n" for i in range(n)))
+    r = cli("study", "create", "blind", "--pairs", pairs, "--annotators", "a,b", "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    seed = svc.get_study("blind").config["seed"]
+    assert isinstance(seed, int) and seed == out["config"]["seed"]
+    served = []
+    for ann in out["annotators"]:
+        ident = authenticate_annotator(ann["access_code"])
+        order = [
+            A.get_pair(ident.annotator_id, pos, credential=ident.credential_version).term_1
+            for pos in range(n)
+        ]
+        served.append(order)
+        assert sorted(order) == sorted(f"a{i}" for i in range(n))
+    file_order = [f"a{i}" for i in range(n)]
+    assert all(order != file_order for order in served)
+    r = cli("study", "create", "blind-2", "--pairs", pairs, "--annotators", "a")
+    assert r.exit_code == 0
+    assert f"seed {svc.get_study('blind-2').config['seed']}" in r.stdout
+    r = cli("study", "create", "ordered", "--pairs", pairs, "--annotators", "a", "--file-order")
+    assert r.exit_code == 0
+    assert svc.get_study("ordered").config.get("order") == "file"
+    r = cli(
+        "study", "create", "x", "--pairs", pairs, "--annotators", "a", "--file-order", "--seed", "3"
+    )
+    assert r.exit_code == 2 and "--file-order" in r.stderr
+
+
+def test_create_without_annotators_is_refused(db_url, cli):
+    r = cli("study", "create", "empty", "--pairs", EXAMPLES / "pairs.csv")
+    assert r.exit_code == 2 and "--annotators" in r.stderr
+    assert svc.list_studies() == []

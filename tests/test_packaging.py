@@ -60,3 +60,18 @@ def test_console_script_and_packages():
         "medsim_annot*",
         "data_schemas*",
     ]
+
+
+def test_license_is_an_spdx_string():
+    """A ``project.license`` table makes setuptools warn at every build (PEP 639)."""
+    import tomllib
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert meta["project"]["license"] == "Apache-2.0"
+
+
+def test_pages_use_no_deprecated_container_width():
+    """``use_container_width`` logs a deprecation warning on every run; ``width`` replaces it."""
+    root = Path(__file__).resolve().parents[1]
+    for path in [root / "app.py", *(root / "pages").rglob("*.py")]:
+        assert "use_container_width" not in path.read_text(), path

@@ -24,6 +24,9 @@ def db(db_url, monkeypatch):
     dispose_all()
 
 
+BEA = {"sub": "x", "email": "bea@hospital.example", "email_verified": True}
+
+
 def _study():
     pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
     return create_study("s", pairs, BINARY, ["ann", "bea"])
@@ -62,10 +65,10 @@ def test_setup_links_annotators_and_enables_sso(db):
     # messages are shown as plain text: markdown characters arrive escaped, so a name cannot become a link
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
     assert admins.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
-    assert admins.sso_role({"sub": "x", "email": "bea@hospital.example"}).role == "refused"
+    assert admins.sso_role(BEA).role == "refused"
     at.toggle(key="setup_sso_enabled:s").set_value(True).run()
     assert admins.annotator_sso_enabled("s")
-    assert admins.sso_role({"sub": "x", "email": "bea@hospital.example"}).role == "annotator"
+    assert admins.sso_role(BEA).role == "annotator"
     at.text_input(key="setup_sso_identity").input("bea@hospital.example")
     at.selectbox(key="setup_sso_who").select("ann")
     at.button(key="setup_sso_link").click().run()
@@ -75,7 +78,12 @@ def test_setup_links_annotators_and_enables_sso(db):
     assert log["actor"].tolist()[:2] == ["admin:alice", "admin:alice"]
 
 
-def test_landing_named_admin_and_throttled_guessing(db):
+def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
+    from medsim_annot.services.throttle import CODE_SIGNINS, Policy
+
+    # A 30 s first delay: the paused attempt below comes well within it however slowly a
+    # loaded machine runs the pages (the failures live in the store: a few writes each).
+    monkeypatch.setattr(CODE_SIGNINS, "policy", Policy(base_delay_s=30.0))
     res = _study()
     admins.add_admin("alice", password="alice's long password")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
@@ -96,3 +104,12 @@ def test_landing_named_admin_and_throttled_guessing(db):
     assert at.session_state["auth_role"] == "admin"
     assert at.session_state["auth_admin"] == AdminIdentity("alice", "named")
     assert any("study admin alice" in c.value for c in at.caption)
+
+
+def test_activity_detail_is_readable_not_json(db):
+    with admins.acting_as("admin:alice"):
+        _study()
+    at = _page("pages/activity.py", "admin", AdminIdentity("alice", "named"))
+    detail = at.dataframe[0].value["detail"].tolist()[0]
+    assert not detail.startswith("{") and '"' not in detail
+    assert "annotators: ann, bea" in detail

@@ -222,7 +222,8 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.radio(key="setup_source").set_value("Choose a file in data/").run()
     at.selectbox(key="setup_file").set_value("data/bad.csv").run()
     problems = at.dataframe[0].value
-    assert set(zip(problems["row"], problems["column"])) == {(2, "term_2"), (3, "auto_label")}
+    rows = problems["row"].astype(int)  # line numbers, shown as text (blank for the file)
+    assert set(zip(rows, problems["column"])) == {(2, "term_2"), (3, "auto_label")}
     assert at.button(key="setup_create").disabled
     at.selectbox(key="setup_file").set_value("data/pairs.csv").run()
     at.text_input(key="setup_name").input("via-page").run()
@@ -262,8 +263,13 @@ def test_app_routes_by_role(db):
     at.run()
     assert not at.exception
     assert _widget(at)["total"] == 6 and _widget(at)["token"]
+    from medsim_annot.services import admins
+
+    admins.add_admin("alice", password="alice's long password")
+    alice = admins.sign_in_admin("alice", "alice's long password", client="test")
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"
+    admin.session_state["auth_admin"] = alice  # a session keeps the admin it signed in as
     admin.run()
     assert not admin.exception
     assert [t.value for t in admin.title] == ["Study setup"]

@@ -64,3 +64,24 @@ def test_problems_table_names_file_rows_and_columns():
 def test_note_follows_the_count():
     at = _run("nothing was created.")
     assert at.error[0].value == plain_markdown("pairs.csv: 2 problem(s) — nothing was created.")
+
+
+def test_tables_show_missing_numbers_as_a_dash(monkeypatch):
+    """The pairwise matrix's diagonal and a statistic without enough ratings showed "None";
+    the table shows "—" and downloads the values as they are."""
+    import numpy as np
+    import pandas as pd
+    import streamlit as st
+
+    from pages import _qa
+
+    shown, downloaded = [], []
+    monkeypatch.setattr(st, "dataframe", lambda data, **kw: shown.append(data))
+    monkeypatch.setattr(
+        _qa, "download_csv", lambda label, frame, *a, **kw: downloaded.append(frame)
+    )
+    matrix = pd.DataFrame({"A": [np.nan, 0.71234], "B": [0.71234, np.nan]}, index=["A", "B"])
+    _qa.table(matrix, "pairwise-alpha", "k", index=True)
+    text = shown[0].to_string()
+    assert "—" in text and "None" not in text and "nan" not in text and "0.712" in text
+    assert downloaded[0] is matrix

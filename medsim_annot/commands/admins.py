@@ -54,6 +54,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(rows)
             return
+        if not rows:
+            typer.echo(
+                "no admins yet: add one with `medsim admin add NAME --password` (or set "
+                "MEDSIM_ADMIN_PASSWORD for the admin named 'admin')"
+            )
+            return
         for r in rows:
             how = ", ".join(
                 x for x in ("password" if r["password"] else "", r["sso_identity"] and "sso") if x

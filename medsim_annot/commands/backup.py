@@ -10,6 +10,17 @@ from ._common import emit_json
 
 
 def register(app: typer.Typer) -> None:
+    @app.command("migrate")
+    def migrate_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
+        """Create or migrate the store's schema (MEDSIM_DATABASE_URL); seeds nothing."""
+        from medsim_annot.services.store import migrate_store
+
+        res = migrate_store()
+        if as_json:
+            emit_json(res)
+        else:
+            typer.echo(f"store {res['store']} is at schema {res['revision']}")
+
     @app.command("backup")
     def backup_cmd(
         out: Path = typer.Option(..., "--out", help="the backup file to write (0600)"),
@@ -45,3 +56,5 @@ def register(app: typer.Typer) -> None:
                 f"restored {res['studies']} studies and {res['ratings']} ratings "
                 f"from {res['from']} into {res['restored']} (schema {res['revision']})"
             )
+            if res.get("kept"):
+                typer.echo(f"the replaced store is kept as {res['kept']}")

@@ -63,12 +63,14 @@ def _group_columns(group_by, target_ci, sample, columns) -> list[str]:
 
 
 def _create(name, frame, sc, annotators: str, pairs: Path, options, as_json: bool) -> None:
-    """Create the study: in file order for everyone when *options* is ``None``, else with
-    the planned queues; print the access codes (and the design and its warnings)."""
+    """Create the study: in file order for everyone when *options* is ``None`` (asked for
+    with --file-order), else with the planned (shuffled) queues; print the access codes
+    (and the design, its seed and its warnings)."""
     from medsim_annot.services.design import create_designed_study
 
     config = {"pairs_file": pairs.name}
     if options is None:  # file order, everyone rates everything
+        config["order"] = "file"
         result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
         emit_json(result) if as_json else _print_codes(result)
         return
@@ -110,11 +112,24 @@ def _stopping_line(name: str, out: dict) -> str:
     )
 
 
-def _demo(as_json: bool, force: bool, credentials: Path | None) -> None:
+def _demo(as_json: bool, force: bool, credentials: Path | None, server_store: bool) -> None:
     import os
 
     from medsim_annot.services.demo import credentials_text, seed_demo
+    from medsim_annot.services.store import embedded_store
 
+    if not embedded_store() and not server_store:
+        # A production database gets no demo studies and no generated admin password, and
+        # an earlier demo's credentials file is neither printed nor replaced.
+        msg = (
+            "MEDSIM_DATABASE_URL is a database server: the demo is not seeded there "
+            "(pass --server-store to seed it anyway); serve it with `make serve`"
+        )
+        if as_json:
+            emit_json({"seeded": False, "reason": msg})
+        else:
+            typer.echo(msg)
+        return
     result = seed_demo(only_if_empty=not force)
     if as_json:
         emit_json(result)
@@ -211,16 +226,29 @@ def register(app: typer.Typer) -> None:
         min_negatives: int = typer.Option(
             10, "--min-negatives", help="with --target-ci: negatives a group needs first"
         ),
+        file_order: bool = typer.Option(
+            False,
+            "--file-order",
+            help="serve every annotator every pair in the file's order (not blind: the "
+            "order of the file shows); cannot be combined with design options",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
-        """Create a study. Without design options every annotator gets every pair in file
-        order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates,
-        --tiebreak, --target-ci plans the queues (each shuffled with the seed). Prints the
-        access codes once."""
+        """Create a study. Every annotator's queue is shuffled with a seed (a fresh one when
+        --seed is omitted, recorded in the study and printed), so the file's order tells
+        nothing; --file-order serves the file's order instead. --sample-per-group,
+        --per-item, --calibration, --duplicates, --tiebreak, --target-ci plan the queues.
+        Prints the access codes once."""
+        from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import DesignOptions
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
+        if not split_list(annotators):
+            raise UsageProblem(
+                "a study needs annotators: give --annotators a,b,c (names of your choice; "
+                "each gets an access code)"
+            )
         sample = sample_per_group_option(sample_per_group)
         designed = DesignOptions(
             sample_per_group=sample,
@@ -236,8 +264,12 @@ def register(app: typer.Typer) -> None:
             min_positives=min_positives,
             min_negatives=min_negatives,
         )
-        planned = seed is not None or _is_designed(designed)
-        _create(name, frame, sc, annotators, pairs, designed if planned else None, as_json)
+        if file_order and (seed is not None or _is_designed(designed)):
+            raise UsageProblem(
+                "--file-order serves the file as it is: it cannot be combined with --seed or "
+                "a design option"
+            )
+        _create(name, frame, sc, annotators, pairs, None if file_order else designed, as_json)
 
     @study.command("plan")
     def plan(
@@ -367,6 +399,12 @@ def register(app: typer.Typer) -> None:
             help="also write the demo sign-in details to this file "
             "(mode 600), and print that file when already seeded",
         ),
+        server_store: bool = typer.Option(
+            False,
+            "--server-store",
+            help="seed a database server (PostgreSQL) too; by default the demo goes only "
+            "into an embedded SQLite store",
+        ),
     ) -> None:
         """Seed the demo studies (binary and relatedness) when the database has none."""
-        _demo(as_json, force, credentials)
+        _demo(as_json, force, credentials, server_store)

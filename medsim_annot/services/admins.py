@@ -7,11 +7,15 @@ parameters are still accepted and re-hashed at the next successful sign-in. At m
 exhaust memory or CPU. ``MEDSIM_ADMIN_PASSWORD`` (at least 12 characters) is the password of
 the admin named ``admin`` and wins over a stored one.
 
-Single sign-on: an SSO user is an admin when one of their identities (the e-mail address,
-lower-cased, unless the provider says it is unverified; the subject id) is in the configured
+Single sign-on: an SSO user is an admin when one of their identities is in the configured
 ``admins`` list or is the SSO identity of a named admin; otherwise an annotator when an
 admin linked that identity to an annotator of a study that allows SSO sign-in; otherwise
-refused.
+refused. The identities are the e-mail address (lower-cased) only when the provider says it
+is verified (``email_verified`` true, as a boolean or the string ``"true"``: some providers,
+Microsoft Entra ID among them, send no such claim and let users edit the address), and the
+subject id. The two are separate namespaces: a configured identity with an ``@`` is an
+e-mail address and matches only a verified ``email`` claim; one without, or written
+``sub:ID``, is a subject id and matches only the ``sub`` claim.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
@@ -102,10 +106,17 @@ def env_password_problem() -> str | None:
 @dataclass(frozen=True)
 class AdminIdentity:
     """A signed-in study admin: *via* ``named`` (a row of the admins table, by password or
-    by its SSO identity) or ``sso`` (an identity of the configured ``admins`` list)."""
+    by its SSO identity) or ``sso`` (an identity of the configured ``admins`` list).
+
+    *admin_id* (the row; ``None`` for ``MEDSIM_ADMIN_PASSWORD`` and the ``admins`` list) and
+    *credential* (a keyed fingerprint of the row's password and SSO identity at sign-in) let
+    :func:`admin_session_valid` end a session once the admin is removed or given a new
+    password. They take no part in comparisons: the name says who the admin is."""
 
     name: str
     via: str
+    admin_id: int | None = field(default=None, compare=False)
+    credential: str = field(default="", compare=False, repr=False)
 
     @property
     def actor(self) -> str:
@@ -113,9 +124,15 @@ class AdminIdentity:
         return f"admin:{self.name}" if self.via == "named" else f"sso:{self.name}"
 
 
+SUB_PREFIX = "sub:"  # a subject id written explicitly (needed when it contains an "@")
+
+
 def normalise_identity(identity: str) -> str:
-    """E-mail addresses compare case-insensitively; subject ids exactly."""
+    """E-mail addresses compare case-insensitively; subject ids (``sub:ID`` or a bare id
+    without ``@``) exactly."""
     identity = (identity or "").strip()
+    if identity.startswith(SUB_PREFIX):
+        return identity
     return identity.lower() if "@" in identity else identity
 
 
@@ -214,34 +231,81 @@ def check_admin_password(name: str, password: str, *, engine: Engine | None = No
     return True
 
 
+# Fingerprints are keyed per process: the session keeps no value derived from a password
+# alone. A session lives in one process, so the key never needs to be shared.
+_FINGERPRINT_KEY = secrets.token_bytes(32)
+
+
+def _fingerprint(*parts: object) -> str:
+    msg = "\x1f".join("" if p is None else str(p) for p in parts).encode("utf-8")
+    return hmac.new(_FINGERPRINT_KEY, msg, hashlib.sha256).hexdigest()
+
+
+def _named_identity(name: str, *, engine: Engine | None = None) -> AdminIdentity | None:
+    """Admin *name* as a session keeps it (id and credential fingerprint), or ``None`` when
+    there is no such active admin."""
+    env = os.environ.get("MEDSIM_ADMIN_PASSWORD")
+    if env and name == ENV_ADMIN:
+        if env_password_problem():
+            return None
+        return AdminIdentity(name, "named", None, _fingerprint("env", env))
+    row = _tx(engine, store.get_admin, name)
+    if row is None or not row.active:
+        return None
+    credential = _fingerprint(row.id, row.name, row.created_at, row.password_hash, row.sso_identity)
+    return AdminIdentity(row.name, "named", row.id, credential)
+
+
+def admin_session_valid(admin: AdminIdentity | None, *, engine: Engine | None = None) -> bool:
+    """Whether a session signed in as *admin* may go on: the admin still exists (the same
+    row, not a new one of the same name) with the password and SSO identity it signed in
+    with. Admins of the configured ``admins`` list are checked by the SSO role mapping."""
+    if admin is None:
+        return False
+    if admin.via != "named":
+        return True
+    now = _named_identity(admin.name, engine=engine)
+    return (
+        now is not None
+        and now.admin_id == admin.admin_id
+        and hmac.compare_digest(now.credential, admin.credential)
+    )
+
+
 def sign_in_admin(
     name: str, password: str, *, client: str, engine: Engine | None = None
 ) -> AdminIdentity | None:
-    """Throttled admin sign-in from *client*: the admin, ``None`` (wrong), or raises
+    """ThrottledError admin sign-in from *client*: the admin, ``None`` (wrong), or raises
     :class:`~medsim_annot.services.throttle.ThrottledError` (wait first)."""
-    ADMIN_SIGNINS.check(client)
+    engine = engine or get_engine()
+    ADMIN_SIGNINS.check(client, engine=engine)
     name = (name or "").strip() or ENV_ADMIN
     if check_admin_password(name, password, engine=engine):
-        ADMIN_SIGNINS.success(client)
-        return AdminIdentity(name=name, via="named")
+        ident = _named_identity(name, engine=engine)
+        if ident is not None:  # (removed between the check and now: a failure)
+            ADMIN_SIGNINS.success(client, engine=engine)
+            return ident
     known = (name == ENV_ADMIN and bool(os.environ.get("MEDSIM_ADMIN_PASSWORD"))) or (
         _tx(engine, store.get_admin, name) is not None
     )
     # Only a known admin's name is logged: a password typed into the name field is not.
-    ADMIN_SIGNINS.failure(client, detail=f"admin={name!r}" if known else "admin=<unknown>")
+    ADMIN_SIGNINS.failure(
+        client, detail=f"admin={name!r}" if known else "admin=<unknown>", engine=engine
+    )
     return None
 
 
 def sign_in_with_code(
     code: str, *, client: str, engine: Engine | None = None
 ) -> AnnotatorIdentity | None:
-    """Throttled access-code sign-in from *client* (see :func:`sign_in_admin`)."""
-    CODE_SIGNINS.check(client)
+    """ThrottledError access-code sign-in from *client* (see :func:`sign_in_admin`)."""
+    engine = engine or get_engine()
+    CODE_SIGNINS.check(client, engine=engine)
     ident = authenticate_annotator(code, engine=engine)
     if ident is not None:
-        CODE_SIGNINS.success(client)
+        CODE_SIGNINS.success(client, engine=engine)
         return ident
-    CODE_SIGNINS.failure(client)
+    CODE_SIGNINS.failure(client, engine=engine)
     return None
 
 
@@ -257,15 +321,34 @@ class SsoOutcome:
     annotators: tuple[AnnotatorIdentity, ...] = ()
 
 
+def email_verified(claims: dict) -> bool:
+    """Whether the provider vouches for the ``email`` claim (missing means no)."""
+    flag = claims.get("email_verified")
+    return flag is True or (isinstance(flag, str) and flag.strip().lower() == "true")
+
+
 def sso_identities(claims: dict) -> list[str]:
-    """The identities of an ID token's *claims*: verified e-mail (lower-cased) and ``sub``."""
+    """The stored forms an ID token's *claims* may match, each in its own namespace: the
+    e-mail address (lower-cased) only when verified, and the subject id as ``sub:ID`` and,
+    when it has no ``@`` (which would make it read as an e-mail address), as ``ID``."""
     out = []
-    email = claims.get("email")
-    if email and claims.get("email_verified", True) is not False:
-        out.append(normalise_identity(str(email)))
-    if claims.get("sub"):
-        out.append(str(claims["sub"]))
+    email = str(claims.get("email") or "").strip()
+    if email and "@" in email and not email.startswith(SUB_PREFIX) and email_verified(claims):
+        out.append(email.lower())
+    sub = str(claims.get("sub") or "").strip()
+    if sub:
+        if "@" not in sub:
+            out.append(sub)
+        out.append(SUB_PREFIX + sub)
     return out
+
+
+def shown_identity(claims: dict) -> str:
+    """How the app names an SSO user: the verified e-mail address, else the subject id."""
+    email = str(claims.get("email") or "").strip()
+    if email and email_verified(claims):
+        return email.lower()
+    return str(claims.get("sub") or "").strip()
 
 
 def sso_role(
@@ -273,7 +356,7 @@ def sso_role(
 ) -> SsoOutcome:
     """Map a signed-in SSO user to a role (see the module docstring)."""
     ids = sso_identities(claims)
-    shown = ids[0] if ids else ""
+    shown = shown_identity(claims)
     configured = {normalise_identity(a) for a in admins if str(a).strip()}
     configured |= {
         normalise_identity(a)
@@ -285,7 +368,9 @@ def sso_role(
         return SsoOutcome("admin", shown, admin=AdminIdentity(name=hit, via="sso"))
     row = _tx(engine, store.admin_by_sso, ids)
     if row is not None:
-        return SsoOutcome("admin", shown, admin=AdminIdentity(name=row.name, via="named"))
+        named = _named_identity(row.name, engine=engine)
+        if named is not None:
+            return SsoOutcome("admin", shown, admin=named)
     found = _tx(engine, store.annotators_by_sso, ids)
     if found:
         return SsoOutcome(
@@ -359,6 +444,33 @@ def record_event(
 
     study_id = get_study(study, engine=engine).id if study else None
     _tx(engine, events_store.add_event, kind, study_id=study_id, detail=detail)
+
+
+def readable_detail(detail: object) -> str:
+    """An event's JSON detail as a line people read: ``key: value · key: value`` (lists
+    joined with commas); text that is not a JSON object is returned as it is.
+
+    >>> readable_detail('{"name": "bob", "annotators": ["a", "b"], "items": 4}')
+    'name: bob · annotators: a, b · items: 4'
+    """
+    import json
+
+    text = "" if detail is None else str(detail)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+
+    def show(value: object) -> str:
+        if isinstance(value, list):
+            return ", ".join(show(v) for v in value)
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={show(v)}" for k, v in value.items())
+        return "—" if value is None else str(value)
+
+    return " · ".join(f"{k}: {show(v)}" for k, v in data.items())
 
 
 def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):

@@ -3,24 +3,34 @@
 Each kind of secret (``admin`` passwords, annotator access ``code``\\ s) has its own
 :class:`Throttle`. After a few free failures a client must wait an increasing delay
 (doubling, capped) before its next attempt is even checked, and after
-:attr:`Policy.lockout_after` failures it is locked out for :attr:`Policy.lockout_s`. The
-overall count (every client together) adds its own doubling delay, so guessing spread over
-many addresses is slowed too. Failures are forgotten :attr:`Policy.window_s` after the last
-one; a success clears the client's count. Every failure writes one log line (kind, client,
+:attr:`Policy.lockout_after` failures within the window it is locked out for
+:attr:`Policy.lockout_s`. The overall count (every client together) adds its own doubling
+delay, so guessing spread over many addresses is slowed too; that delay applies only to
+clients with failures of their own, so a doctor who has not mistyped is never kept out by
+somebody else's guessing. Failures older than :attr:`Policy.window_s` no longer count; a
+success clears the client's failures. Every failure writes one log line (kind, client,
 counts, wait) and never the secret that was tried.
 
-The counts live in the process (each app server keeps its own); the lockout therefore
-holds per server, which the reverse proxy's sticky sessions keep per client.
+A client is its address; IPv6 addresses count per /64 (one subscriber's prefix, which an
+attacker can fill with addresses at will), IPv4-mapped IPv6 addresses as the IPv4 address.
+
+With an engine (the app always passes one) the failures live in the store, so every app
+process counts the same ones and a lockout holds whichever server a client reaches; without
+one they live in this process (the command line, unit tests).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from medsim_annot.storage import Engine, with_retry
+from medsim_annot.storage import signins as store
 
 log = logging.getLogger("medsim_annot.signin")
 
@@ -48,15 +58,25 @@ class Policy:
     lockout_s: float = 900.0
     free_overall: int = 50  # failures of all clients together before the overall delay
     max_overall_delay_s: float = 30.0
-    window_s: float = 900.0  # failures older than this (after the last one) are forgotten
+    window_s: float = 900.0  # failures older than this no longer count
 
 
-@dataclass
-class _Count:
-    failures: int = 0
-    last: float = 0.0
-    not_before: float = 0.0
-    locked_until: float = 0.0
+def client_key(client: str) -> str:
+    """The key failures are counted under: an IPv4 address, an IPv6 /64, or *client* as is.
+
+    >>> client_key("2001:db8:1:2:aaaa::1"), client_key("::ffff:10.0.0.7"), client_key("local")
+    ('2001:db8:1:2::/64', '10.0.0.7', 'local')
+    """
+    text = (client or "").strip()
+    try:
+        ip = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return text[:100] or "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def _delay(n: int, free: int, base: float, cap: float) -> float:
@@ -65,86 +85,146 @@ def _delay(n: int, free: int, base: float, cap: float) -> float:
     return min(cap, base * 2.0 ** (n - free))
 
 
+class _Memory:
+    """Failures of one kind kept in this process (no engine)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+        self.lock = threading.Lock()
+
+    def client_times(self, client: str, since: float) -> list[float]:
+        with self.lock:
+            return [t for t in self.times.get(client, ()) if t >= since]
+
+    def overall(self, since: float) -> tuple[int, float | None]:
+        with self.lock:
+            recent = [t for ts in self.times.values() for t in ts if t >= since]
+        return len(recent), (max(recent) if recent else None)
+
+    def add(self, client: str, at: float, forget_before: float) -> None:
+        with self.lock:
+            for key in list(self.times):
+                kept = [t for t in self.times[key] if t >= forget_before]
+                if kept:
+                    self.times[key] = kept
+                else:
+                    del self.times[key]
+            self.times.setdefault(client, []).append(at)
+
+    def clear(self, client: str | None = None) -> None:
+        """Forget *client*'s failures (they keep counting overall), or every failure."""
+        with self.lock:
+            if client is None:
+                self.times.clear()
+            elif client in self.times:
+                self.times.setdefault("", []).extend(self.times.pop(client))
+
+
+@dataclass(frozen=True)
+class _State:
+    failures: int  # the client's failures within the window
+    overall: int  # every client's failures within the window
+    not_before: float  # the client may try again from then
+    locked_until: float
+
+
 @dataclass
 class Throttle:
-    """Failure counts of one kind of secret, per client and overall (thread-safe)."""
+    """Failure counts of one kind of secret, per client and overall (thread- and, with an
+    engine, process-safe)."""
 
     kind: str
     policy: Policy = field(default_factory=Policy)
-    clock: Callable[[], float] = time.monotonic
-    _clients: dict[str, _Count] = field(default_factory=dict, init=False, repr=False)
-    _overall: _Count = field(default_factory=_Count, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    clock: Callable[[], float] = time.time
+    _memory: _Memory = field(default_factory=_Memory, init=False, repr=False)
 
-    def _fresh(self, c: _Count, now: float) -> _Count:
-        if c.failures and now - c.last > self.policy.window_s and now >= c.locked_until:
-            c.failures, c.not_before, c.locked_until = 0, 0.0, 0.0
-        return c
+    def _state(self, key: str, now: float, engine: Engine | None) -> _State:
+        p = self.policy
+        since = now - p.window_s
+        horizon = now - p.window_s - p.lockout_s
+        if engine is None:
+            times = self._memory.client_times(key, horizon)
+            n_all, last_all = self._memory.overall(since)
+        else:
+            times = with_retry(lambda: store.client_failure_times(engine, self.kind, key, horizon))
+            n_all, last_all = with_retry(lambda: store.overall_failures(engine, self.kind, since))
+        recent = [t for t in times if t >= since]
+        locked_until = 0.0
+        for i, t in enumerate(times):  # locked from each failure that made lockout_after
+            if sum(1 for u in times[: i + 1] if u >= t - p.window_s) >= p.lockout_after:
+                locked_until = max(locked_until, t + p.lockout_s)
+        not_before = 0.0
+        if recent:
+            not_before = recent[-1] + _delay(
+                len(recent), p.free_per_client, p.base_delay_s, p.max_delay_s
+            )
+            if last_all is not None:  # the overall delay: only for clients who failed too
+                overall = _delay(n_all, p.free_overall, 1.0, p.max_overall_delay_s)
+                not_before = max(not_before, last_all + overall)
+        return _State(len(recent), n_all, not_before, locked_until)
 
-    def check(self, client: str) -> None:
+    def check(self, client: str, *, engine: Engine | None = None) -> None:
         """Raise :class:`ThrottledError` if *client* may not try now (before checking a secret)."""
         now = self.clock()
-        with self._lock:
-            c = self._fresh(self._clients.setdefault(client, _Count()), now)
-            o = self._fresh(self._overall, now)
-            if c.locked_until > now:
-                raise ThrottledError(c.locked_until - now, locked=True)
-            wait = max(c.not_before, o.not_before) - now
-        if wait > 0:
-            raise ThrottledError(wait)
+        state = self._state(client_key(client), now, engine)
+        if state.locked_until > now:
+            raise ThrottledError(state.locked_until - now, locked=True)
+        if state.not_before > now:
+            raise ThrottledError(state.not_before - now)
 
-    def failure(self, client: str, *, detail: str = "") -> float:
+    def failure(self, client: str, *, detail: str = "", engine: Engine | None = None) -> float:
         """Count a failed attempt of *client*; log it; return the wait before the next one."""
         p = self.policy
+        key = client_key(client)
         now = self.clock()
-        with self._lock:
-            if len(self._clients) > 10_000:  # forget clients whose window has passed
-                stale = [k for k, v in self._clients.items() if not self._fresh(v, now).failures]
-                for key in stale:
-                    del self._clients[key]
-            c = self._fresh(self._clients.setdefault(client, _Count()), now)
-            o = self._fresh(self._overall, now)
-            c.failures += 1
-            o.failures += 1
-            c.last = o.last = now
-            c.not_before = now + _delay(
-                c.failures, p.free_per_client, p.base_delay_s, p.max_delay_s
+        forget_before = now - p.window_s - p.lockout_s
+        if engine is None:
+            self._memory.add(key, now, forget_before)
+        else:
+            with_retry(
+                lambda: store.add_failure(engine, self.kind, key, now, forget_before=forget_before)
             )
-            o.not_before = now + _delay(o.failures, p.free_overall, 1.0, p.max_overall_delay_s)
-            if c.failures >= p.lockout_after:
-                c.locked_until = now + p.lockout_s
-            wait = max(c.not_before, o.not_before, c.locked_until) - now
-            n_client, n_overall, locked = c.failures, o.failures, c.locked_until > now
+        state = self._state(key, now, engine)
+        wait = max(state.not_before, state.locked_until) - now
+        locked = state.locked_until > now
         log.warning(
             "failed %s sign-in: client=%s failures_client=%d failures_overall=%d wait_s=%.0f%s%s",
             self.kind,
-            client,
-            n_client,
-            n_overall,
+            key,
+            state.failures,
+            state.overall,
             max(wait, 0.0),
             " locked" if locked else "",
             f" {detail}" if detail else "",
         )
         return max(wait, 0.0)
 
-    def success(self, client: str) -> None:
+    def success(self, client: str, *, engine: Engine | None = None) -> None:
         """A correct secret: forget *client*'s failures (the overall count stays)."""
-        with self._lock:
-            self._clients.pop(client, None)
+        key = client_key(client)
+        if engine is None:
+            self._memory.clear(key)
+        else:
+            with_retry(lambda: store.clear_client(engine, self.kind, key))
 
-    def failures(self, client: str | None = None) -> int:
+    def failures(self, client: str | None = None, *, engine: Engine | None = None) -> int:
         """Failures counted for *client* (or overall) in the current window."""
         now = self.clock()
-        with self._lock:
-            if client is None:
-                return self._fresh(self._overall, now).failures
-            c = self._clients.get(client)
-            return self._fresh(c, now).failures if c else 0
+        since = now - self.policy.window_s
+        if client is None:
+            if engine is None:
+                return self._memory.overall(since)[0]
+            return store.overall_failures(engine, self.kind, since)[0]
+        key = client_key(client)
+        if engine is None:
+            return len(self._memory.client_times(key, since))
+        return len(store.client_failure_times(engine, self.kind, key, since))
 
-    def reset(self) -> None:
-        with self._lock:
-            self._clients.clear()
-            self._overall = _Count()
+    def reset(self, *, engine: Engine | None = None) -> None:
+        if engine is None:
+            self._memory.clear()
+        else:
+            store.clear_kind(engine, self.kind)
 
 
 ADMIN_SIGNINS = Throttle("admin")

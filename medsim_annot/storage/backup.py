@@ -44,6 +44,14 @@ def shown_url(url: str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
+def url_without_password(url: str) -> str:
+    """*url* with no password at all (not even a mask), as pg_dump and psql accept it."""
+    parsed = make_url(url)._replace(password=None)  # (.set ignores None)
+    if parsed.get_backend_name() == "postgresql":
+        parsed = parsed.set(drivername="postgresql")
+    return parsed.render_as_string(hide_password=False)
+
+
 def sqlite_path(url: str) -> Path | None:
     """The database file of a SQLite URL; ``None`` for any other database (or in-memory)."""
     parsed = make_url(url)
@@ -129,6 +137,33 @@ def backup_sqlite(db: Path, out: Path) -> SqliteCopy:
     return inspect_sqlite(out)
 
 
+def processes_holding(path: Path) -> list[int]:
+    """Other processes that have the database *path* (or its ``-wal`` / ``-shm`` file) open:
+    an app server still serving it. Read from Linux's ``/proc`` (processes of other users
+    are visible to root only); elsewhere the list is empty."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    base = str(path.expanduser().resolve())
+    targets = {base, base + "-wal", base + "-shm"}
+    me, found = os.getpid(), []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in targets:
+                    found.append(int(entry.name))
+                    break
+            except OSError:
+                continue
+    return sorted(found)
+
+
 def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
     """Copy the backup file *backup* over the database *db* (created 0600 if absent)."""
     db = db.expanduser()
@@ -147,3 +182,131 @@ def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
     finally:
         source.close()
     return inspect_sqlite(db)
+
+
+def schema_revision(engine) -> str | None:
+    """The Alembic revision a migrated store of any backend is at."""
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+# ------------------------------------------------------------------------------ PostgreSQL
+#: libpq environment variables for the URL's parts: the password reaches pg_dump and
+#: pg_restore through the environment, never their command line (which `ps` shows).
+_PG_ENV = {
+    "host": "PGHOST",
+    "port": "PGPORT",
+    "username": "PGUSER",
+    "password": "PGPASSWORD",
+    "database": "PGDATABASE",
+}
+_PG_QUERY_ENV = {
+    "sslmode": "PGSSLMODE",
+    "sslrootcert": "PGSSLROOTCERT",
+    "sslcert": "PGSSLCERT",
+    "sslkey": "PGSSLKEY",
+    "connect_timeout": "PGCONNECT_TIMEOUT",
+    "application_name": "PGAPPNAME",
+}
+
+
+@dataclass(frozen=True)
+class PgDump:
+    """A pg_dump archive written or restored: its path, size and number of entries."""
+
+    path: Path
+    bytes: int
+    entries: int
+
+
+def pg_tools_available() -> bool:
+    import shutil
+
+    return shutil.which("pg_dump") is not None and shutil.which("pg_restore") is not None
+
+
+def pg_env(url: str) -> dict[str, str]:
+    """The process environment for pg_dump / pg_restore to reach the store of *url*."""
+    parsed = make_url(url)
+    env = dict(os.environ)
+    for attr, var in _PG_ENV.items():
+        value = getattr(parsed, attr)
+        if value is not None and value != "":
+            env[var] = str(value)
+    for key, var in _PG_QUERY_ENV.items():
+        if key in parsed.query:
+            env[var] = str(parsed.query[key])
+    return env
+
+
+def _run(args: list[str], env: dict[str, str], **kw):
+    import subprocess
+
+    kw.setdefault("stdout", subprocess.PIPE)
+    proc = subprocess.run(args, env=env, stderr=subprocess.PIPE, timeout=24 * 3600, **kw)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(f"{args[0]} failed: " + (" / ".join(err[-3:]) or "no message"))
+    return proc
+
+
+def pg_archive_entries(path: Path) -> int:
+    """How many entries ``pg_restore --list`` finds in the archive *path* (raises
+    RuntimeError when it is not a readable pg_dump archive)."""
+    proc = _run(["pg_restore", "--list", str(path)], dict(os.environ))
+    lines = proc.stdout.decode("utf-8", "replace").splitlines()
+    return sum(1 for line in lines if line.strip() and not line.startswith(";"))
+
+
+def backup_postgres(url: str, out: Path) -> PgDump:
+    """pg_dump the store of *url* to *out* (custom format, 0600), checked with
+    ``pg_restore --list`` before it is given its name."""
+    out = out.expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    tmp = Path(tmp_name)  # mkstemp: 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            _run(["pg_dump", "--format=custom", "--no-password"], pg_env(url), stdout=fh)
+        entries = pg_archive_entries(tmp)
+        if entries == 0:
+            raise RuntimeError("pg_dump wrote an archive without entries")
+        os.replace(tmp, out)
+        os.chmod(out, 0o600)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return PgDump(out, out.stat().st_size, entries)
+
+
+def restore_postgres(url: str, source: Path) -> PgDump:
+    """pg_restore the archive *source* into the store of *url*: objects of the archive are
+    dropped and recreated, all in one transaction (a failure leaves the store as it was)."""
+    entries = pg_archive_entries(source)
+    _run(
+        [
+            "pg_restore",
+            "--clean",
+            "--if-exists",
+            "--no-owner",
+            "--single-transaction",
+            "--exit-on-error",
+            "--no-password",
+            "--dbname",
+            str(make_url(url).database or ""),
+            str(source),
+        ],
+        pg_env(url),
+    )
+    return PgDump(source, source.stat().st_size, entries)
+
+
+def store_counts(engine) -> tuple[int, int]:
+    """Numbers of studies and ratings in a migrated store of any backend."""
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        studies = conn.execute(text("SELECT count(*) FROM studies")).scalar() or 0
+        ratings = conn.execute(text("SELECT count(*) FROM ratings")).scalar() or 0
+    return int(studies), int(ratings)

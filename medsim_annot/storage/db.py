@@ -129,12 +129,16 @@ def get_engine(url: str | None = None) -> Engine:
             _private_sqlite_file(Path(key[len("sqlite:///") :].split("?", 1)[0]))
         if key.startswith("sqlite"):
             engine = create_engine(
-                key, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+                key,
+                connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+                hide_parameters=True,
             )
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
             # 20 annotators and the dashboard at once: up to 30 connections per process.
-            engine = create_engine(key, pool_pre_ping=True, pool_size=10, max_overflow=20)
+            engine = create_engine(
+                key, pool_pre_ping=True, pool_size=10, max_overflow=20, hide_parameters=True
+            )
         migrate(engine)
         _ENGINES[key] = engine
         return engine
@@ -282,7 +286,13 @@ def with_retry(fn: Callable[[], _T], *, budget_s: float | None = None) -> _T:
                 raise
             waited = time.monotonic() - start
             if not is_transient(exc) or waited + delay > budget:
-                _log.warning("store unavailable after %d attempt(s): %s", attempt, exc)
+                # The reason only: a statement's parameters are comments, ratings and terms.
+                _log.warning(
+                    "store unavailable after %d attempt(s): %s: %s",
+                    attempt,
+                    type(getattr(exc, "orig", None) or exc).__name__,
+                    _reason(exc),
+                )
                 raise StoreUnavailable(
                     f"the study store is unavailable ({_reason(exc)}); nothing was saved — "
                     "try again in a moment"
@@ -292,6 +302,8 @@ def with_retry(fn: Callable[[], _T], *, budget_s: float | None = None) -> _T:
 
 
 def _reason(exc: BaseException) -> str:
+    """The driver's first line, without the statement or its parameters (SQLAlchemy appends
+    both to its own message; the driver's message names neither)."""
     orig = getattr(exc, "orig", None) or exc
     first = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    return first[:200]
+    return first.split("[SQL:", 1)[0].strip()[:200]

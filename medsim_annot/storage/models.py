@@ -14,6 +14,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -221,6 +222,22 @@ class Admin(Base):
     sso_identity: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SigninFailure(Base):
+    """One failed sign-in (0009): every app process counts the same failures, so a lockout
+    holds whichever server a client reaches. ``at`` is Unix time in seconds; rows older
+    than the throttle's window plus its lockout are deleted as new failures arrive."""
+
+    __tablename__ = "signin_failures"
+    __table_args__ = (
+        Index("ix_signin_failures_client", "kind", "client", "at"),
+        Index("ix_signin_failures_at", "kind", "at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    client: Mapped[str] = mapped_column(String(100))
+    at: Mapped[float] = mapped_column(Float)
 
 
 class Setting(Base):
