@@ -49,9 +49,7 @@ def test_backup_during_writes_restores_every_committed_rating(db_url, tmp_path, 
                 if stop.is_set():
                     return
                 value = ("same", "not_same")[pos % 2]
-                A.submit_rating(
-                    ident.annotator_id, pos, value, credential=ident.credential_version
-                )
+                A.submit_rating(ident.annotator_id, pos, value, credential=ident.credential_version)
                 with lock:
                     acked.append((ident.name, f"p{pos}", value))
         except BaseException as exc:  # a writer's failure fails the test, not just a warning
