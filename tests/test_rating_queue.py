@@ -116,7 +116,43 @@ def test_revoked_code_ends_the_session(study):
     assert out.ended and "revoked" in out.ended and out.ack == 0
 
 
-@settings(max_examples=60, deadline=None)
+def _whole(v) -> bool:
+    """A whole number >= 0 as JSON carries it (an int, or a float with no fraction)."""
+    return (
+        not isinstance(v, bool)
+        and isinstance(v, (int, float))
+        and v == v
+        and v not in (float("inf"), float("-inf"))
+        and int(v) == v
+        and v >= 0
+    )
+
+
+def _well_formed(raw) -> bool:
+    """The browser contract, written out independently of ``PendingRating.parse``."""
+    from medsim_annot.services.rating_queue import COMMENT_MAX_CHARS
+
+    if not isinstance(raw, dict):
+        return False
+    value, comment = raw.get("value"), raw.get("comment")
+    return (
+        _whole(raw.get("seq"))
+        and _whole(raw.get("position"))
+        and not isinstance(value, bool)
+        and isinstance(value, (str, int, float))
+        and (
+            not comment or (isinstance(comment, str) and len(comment.strip()) <= COMMENT_MAX_CHARS)
+        )
+        and all(
+            raw.get(k) is None or _whole(raw.get(k)) for k in ("version", "after", "elapsed_ms")
+        )
+    )
+
+
+_FIELD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(), st.text())
+
+
+@settings(max_examples=200, deadline=None)
 @given(
     st.one_of(
         st.none(),
@@ -124,14 +160,44 @@ def test_revoked_code_ends_the_session(study):
         st.text(max_size=5),
         st.dictionaries(
             st.sampled_from(["seq", "position", "value", "version", "after", "comment"]),
-            st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(), st.text()),
+            _FIELD_VALUES,
+        ),
+        st.fixed_dictionaries(  # mostly well-formed, so acceptance is exercised as well
+            {
+                "seq": st.integers(0, 10**6),
+                "position": st.one_of(st.integers(0, 500), st.just(2.0)),
+                "value": st.one_of(st.sampled_from(["same", "not_same"]), st.integers(0, 3)),
+            },
+            optional={
+                "version": st.one_of(st.none(), st.integers(-1, 3)),
+                "after": st.one_of(st.none(), st.integers(0, 3), st.just(1.5)),
+                "comment": st.one_of(st.none(), st.text(max_size=20), st.integers()),
+            },
         ),
     )
 )
 def test_parse_accepts_well_formed_entries_only(raw):
-    """Untrusted JSON from the browser: either a valid entry or one UsageProblem."""
-    try:
-        e = PendingRating.parse(raw)
-    except UsageProblem:
+    """Untrusted JSON from the browser: a well-formed entry is accepted with its fields as
+    sent, anything else is refused with one UsageProblem."""
+    if not _well_formed(raw):
+        with pytest.raises(UsageProblem):
+            PendingRating.parse(raw)
         return
-    assert e.seq >= 0 and e.position >= 0 and isinstance(e.value, (str, int, float))
+    e = PendingRating.parse(raw)
+    assert (e.seq, e.position, e.value) == (raw["seq"], raw["position"], raw["value"])
+    assert e.version == raw.get("version") and e.after == raw.get("after")
+    assert e.comment == (raw.get("comment") or "")
+
+
+def test_parse_accepts_a_browser_entry():
+    e = PendingRating.parse(
+        {"seq": 3, "position": 7, "value": "same", "version": 1, "comment": "ok", "unclear": True}
+    )
+    assert (e.seq, e.position, e.value, e.version, e.comment, e.unclear) == (
+        3,
+        7,
+        "same",
+        1,
+        "ok",
+        True,
+    )
