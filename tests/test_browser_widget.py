@@ -148,6 +148,37 @@ def _press_on_schedule(page, keys: list[str], gaps_ms: list[float]) -> None:
         page.keyboard.press(key)
 
 
+def _press_drawn(page, key: str, pos: int | None = None) -> None:
+    """Press *key* once the pair at *pos* (default: the one on screen) is drawn and has been
+    for longer than the widget's minimum view time, so the press cannot be ignored for
+    coming too early, however slowly the page draws."""
+    if pos is None:
+        pos = _position(page)
+    page.wait_for_selector(
+        f'[data-testid="medsim-pair"][data-position="{pos}"]', state="visible", timeout=30000
+    )
+    page.wait_for_timeout(MIN_VIEW_MS + 150)
+    page.keyboard.press(key)
+
+
+def _next_drawn(page, before: str) -> None:
+    """Wait until the pair on screen is no longer the one whose first term was *before*
+    (or the widget's end screen shows)."""
+    page.wait_for_function(
+        """(before) => {
+          const h = document.querySelector('[data-testid="stBidiComponentIsolated"]');
+          const r = h && h.shadowRoot;
+          if (!r) return false;
+          const end = r.querySelector('[data-testid="medsim-end"]');
+          if (end && !end.hidden && end.offsetParent !== null) return true;
+          const t = r.querySelector('[data-testid="medsim-term-1"]');
+          return t && t.textContent !== before;
+        }""",
+        arg=before,
+        timeout=30000,
+    )
+
+
 def _accepted(page) -> tuple[list[dict], int]:
     presses = page.evaluate("() => window.__presses")
     ok = [p for p in presses if p["after"]["ignored"] == p["before"]["ignored"]]
@@ -182,9 +213,10 @@ def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, brow
     keys = ["1", "2"] * 10 + ["2", "1"] * 5 + ["1", "2"] * 3
     _press_on_schedule(page, keys[:20], [120] * 19)
     for i, key in enumerate(keys[20:]):
-        if i < 10 or i % 2 == 0:
-            time.sleep(0.4)
-        page.keyboard.press(key)
+        if i < 10 or i % 2 == 0:  # paced: the pair on screen has been drawn long enough
+            _press_drawn(page, key)
+        else:  # the second key of a double press, right after the first
+            page.keyboard.press(key)
     _all_saved(page)
     ok, ignored = _accepted(page)
     stored = _stored(url, "fast", "doc")
@@ -224,9 +256,8 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     codes = _study(url, "keys", 12, scale=RELATEDNESS_0_3)
     page = browser.new_context().new_page()
     _sign_in(page, server["base"], codes["doc"])
-    for _ in range(10):
-        time.sleep(0.25)
-        page.keyboard.press("2")
+    for pos in range(10):
+        _press_drawn(page, "2", pos)
     page.locator('[data-testid="medsim-reminder"]').wait_for(state="visible")
     assert _position(page) == 10
     page.keyboard.press("Backspace")
@@ -234,11 +265,9 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     assert (
         "Saved answer: 2 Related" in page.locator('[data-testid="medsim-saved-note"]').inner_text()
     )
-    time.sleep(0.2)
-    page.keyboard.press("3")  # a change: appended, then on to the first unrated slot
+    _press_drawn(page, "3", 9)  # a change: appended, then on to the first unrated slot
     assert _position(page) == 10
-    time.sleep(0.2)
-    page.keyboard.press("u")
+    _press_drawn(page, "u", 10)
     assert page.get_attribute('[data-testid="medsim-unclear"]', "aria-pressed") == "true"
     comment = page.locator('[data-testid="medsim-comment"]')
     assert comment.get_attribute("maxlength") == str(COMMENT_MAX_CHARS)
@@ -248,8 +277,7 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     page.keyboard.press("Tab")
     page.keyboard.press("1")
     assert _position(page) == 11
-    time.sleep(0.2)
-    page.keyboard.press("0")
+    _press_drawn(page, "0", 11)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
     _all_saved(page)
     assert "Every rating is saved" in page.locator('[data-testid="medsim-end"]').inner_text()
@@ -294,8 +322,7 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
         page.locator('[data-testid="medsim-progress"]').inner_text().split("/")[1].split()[0]
     )
     for i in range(total):
-        time.sleep(0.25)
-        page.keyboard.press("1" if i % 2 else "2")
+        _press_drawn(page, "1" if i % 2 else "2", i)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
     _all_saved(page)
     ok, ignored = _accepted(page)
@@ -308,18 +335,21 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
 
     other = browser.new_context().new_page()
     _sign_in(other, server["base"], codes["doc_b"])
-    time.sleep(0.3)
-    other.keyboard.press("1")
+    _press_drawn(other, "1", 0)
     _all_saved(other)
     revoke_code("design", "doc_b", engine=_engine(url))
-    time.sleep(0.3)
-    other.keyboard.press("2")
+    _press_drawn(other, "2", 1)
     ended = other.locator('[data-testid="medsim-ended"]')
     ended.wait_for(state="visible", timeout=20000)
     assert "replaced or revoked" in ended.inner_text()
-    time.sleep(0.3)
+    other.wait_for_timeout(MIN_VIEW_MS + 150)
     other.keyboard.press("1")  # the widget has stopped: nothing is taken
-    assert len(_stored(url, "design", "doc_b")) == 1
+    # Nothing is sent later either: the store stays at one rating for a bounded time, long
+    # enough for a rating the widget might still send to have arrived.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        assert len(_stored(url, "design", "doc_b")) == 1
+        time.sleep(0.5)
 
 
 def test_kill_9_with_unacknowledged_ratings_then_sign_in_resends_them_once(
@@ -336,9 +366,8 @@ def test_kill_9_with_unacknowledged_ratings_then_sign_in_resends_them_once(
         page = browser.new_context().new_page()
         _sign_in(page, base, codes["doc"])
         page.evaluate(RECORDER)
-        for key in ["1", "2", "1", "2", "1", "2"]:
-            time.sleep(0.25)
-            page.keyboard.press(key)
+        for pos, key in enumerate(["1", "2", "1", "2", "1", "2"]):
+            _press_drawn(page, key, pos)
         unacked = int(page.get_attribute('[data-testid="medsim-save-status"]', "data-pending"))
         proc.kill()  # SIGKILL: no shutdown, whatever was in flight is lost
         proc.wait(10)
@@ -372,8 +401,7 @@ def test_two_tabs_the_stale_tab_is_refused_and_shown_the_current_answer(server, 
     tab_a, tab_b = context.new_page(), context.new_page()
     _sign_in(tab_a, server["base"], codes["doc"])
     _sign_in(tab_b, server["base"], codes["doc"])
-    time.sleep(0.3)
-    tab_b.keyboard.press("1")
+    _press_drawn(tab_b, "1", 0)
     _all_saved(tab_b)
     tab_a.keyboard.press("2")  # tab A still shows pair 1 unrated: its version is stale
     notice = tab_a.locator('[data-testid="medsim-notice"]')
@@ -419,13 +447,11 @@ def test_store_unavailable_mid_session_says_not_saved_and_recovers(server, brows
         )
         page = browser.new_context().new_page()
         _sign_in(page, f"http://127.0.0.1:{port}", codes["doc"])
-        time.sleep(0.3)
-        page.keyboard.press("1")
+        _press_drawn(page, "1", 0)
         _all_saved(page)
         sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
         sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
-        time.sleep(0.3)
-        page.keyboard.press("2")
+        _press_drawn(page, "2", 1)
         status = page.locator('[data-testid="medsim-save-status"]')
         status.get_by_text("1 not saved — will retry").wait_for(timeout=60000)
         assert page.locator('[data-testid="medsim-term-1"]').inner_text() == "pgalpha 2"
@@ -489,24 +515,22 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     page.evaluate(RECORDER)
     start = total()
     for _ in range(2):
-        time.sleep(0.3)
-        page.keyboard.press("1")
+        _press_drawn(page, "1")
     _all_saved(page)
     disagree(theirs[0])
     # The pair on screen when the slot was added stays hers to finish; her next press tells
     # the server where she is, and the widget learns of the new slot (the total grows).
     on_screen = page.locator('[data-testid="medsim-term-1"]').inner_text()
-    time.sleep(0.3)
-    page.keyboard.press("1")
+    _press_drawn(page, "1")
     page.locator('[data-testid="medsim-progress"]').get_by_text(
         f"/ {start + 1} rated", exact=False
     ).wait_for(timeout=30000)
     # From there the tiebreak pair comes within her next few pairs.
     shown = []
     for _ in range(4):
-        time.sleep(0.4)
         shown.append(page.locator('[data-testid="medsim-term-1"]').inner_text())
-        page.keyboard.press("1")
+        _press_drawn(page, "1")
+        _next_drawn(page, shown[-1])
         if theirs[0] in shown:
             break
     assert on_screen != theirs[0] and theirs[0] in shown, (on_screen, shown)
@@ -520,8 +544,9 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
 
     # Finish her queue: the waiting screen with its count (pairs the others have not rated).
     for _ in range(total() - len(stored)):
-        time.sleep(0.3)
-        page.keyboard.press("2")
+        before = page.locator('[data-testid="medsim-term-1"]').inner_text()
+        _press_drawn(page, "2")
+        _next_drawn(page, before)
     end = page.locator('[data-testid="medsim-end"]')
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     waiting = int(end.get_attribute("data-waiting"))
@@ -532,8 +557,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
         state="visible", timeout=15000
     )
     assert total() == start + 2
-    time.sleep(0.3)
-    page.keyboard.press("1")
+    _press_drawn(page, "1")
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     _all_saved(page)
     assert [s["term"] for s in _stored(url, "twoone", "doc_c")][-1] == theirs[1]
