@@ -38,6 +38,7 @@ from pages import _ui
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
 SSO_CHOICE = "auth_sso_study"  # the study an SSO annotator linked in several studies chose
+SIGN_IN_REFUSAL = "login_refusal"  # (form, message, icon) of the last refused sign-in
 # The tab icon is a file of ours, served by the app: a Material icon as page_icon makes every
 # browser fetch it from an outside font host, and nothing may leave the hospital's network.
 # An annotator's sidebar holds only "Signed in as" and Sign out: closed, so that on a tablet
@@ -139,28 +140,50 @@ def _sso_sign_in() -> None:
     st.login()
 
 
-def _annotator_sign_in() -> None:
-    """The access-code form; a valid code signs the annotator in."""
-    with st.form("login_annotator", clear_on_submit=True):
-        code = st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
-        go = st.form_submit_button("Sign in", type="primary")
-    if not go:
-        return
+def _refuse(form: str, message: str, icon: str | None = None) -> None:
+    st.session_state[SIGN_IN_REFUSAL] = (form, message, icon)
+
+
+def _show_refusal(form: str) -> None:
+    """The refusal of the last submit of *form*, shown once, under the form."""
+    refusal = st.session_state.get(SIGN_IN_REFUSAL)
+    if refusal and refusal[0] == form:
+        del st.session_state[SIGN_IN_REFUSAL]
+        st.error(refusal[1], icon=refusal[2])
+
+
+def _check_code() -> None:
+    """Submit callback of the access-code form: a valid code signs the annotator in.
+
+    Sign-in runs in the callback, not on the button's return value: with fast reruns a
+    submit that reaches the server while the previous run is finishing starts a new run
+    whose trigger the finishing run then resets, so ``form_submit_button`` returns False
+    and the submit is lost (the form stands unchanged). Callbacks run before the script,
+    from the submitted widget values, so the submit is acted on whenever it arrives."""
+    code = st.session_state.get("login_code") or ""
     try:
         ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
     except ThrottledError as exc:
-        st.error(f"Sign-in paused: {exc}.")
+        _refuse("code", f"Sign-in paused: {exc}.")
     except STORE_ERRORS:
-        st.error(STORE_DOWN, icon=":material/hourglass_empty:")
+        _refuse("code", STORE_DOWN, ":material/hourglass_empty:")
     else:
         if ident is None:
-            st.error(
+            _refuse(
+                "code",
                 "This access code is not valid (or was revoked). Check it, or ask the "
-                "study admin for a new one."
+                "study admin for a new one.",
             )
         else:
             _ui.sign_in_annotator(ident)
-            st.rerun()
+
+
+def _annotator_sign_in() -> None:
+    """The access-code form (checked by :func:`_check_code`)."""
+    with st.form("login_annotator", clear_on_submit=True):
+        st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
+        st.form_submit_button("Sign in", type="primary", on_click=_check_code)
+    _show_refusal("code")
 
 
 def _admin_password_notice() -> None:
@@ -178,26 +201,31 @@ def _admin_password_notice() -> None:
         )
 
 
-def _admin_sign_in() -> None:
-    """The admin name and password form; a right pair signs the admin in."""
-    with st.form("login_admin", clear_on_submit=True):
-        name = st.text_input("Admin name", value="admin", key="login_admin_name")
-        pw = st.text_input("Admin password", type="password", key="login_password")
-        go_admin = st.form_submit_button("Sign in as admin")
-    if not go_admin:
-        return
+def _check_admin() -> None:
+    """Submit callback of the admin form: a right name and password sign the admin in (in
+    the callback for the reason given at :func:`_check_code`)."""
+    name = st.session_state.get("login_admin_name") or ""
+    pw = st.session_state.get("login_password") or ""
     try:
         admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
     except ThrottledError as exc:
-        st.error(f"Sign-in paused: {exc}.")
+        _refuse("admin", f"Sign-in paused: {exc}.")
     except STORE_ERRORS:
-        st.error(STORE_DOWN, icon=":material/hourglass_empty:")
+        _refuse("admin", STORE_DOWN, ":material/hourglass_empty:")
     else:
         if admin is not None:
             _ui.sign_in_admin(admin)
-            st.rerun()
         else:
-            st.error("Wrong admin name or password.")
+            _refuse("admin", "Wrong admin name or password.")
+
+
+def _admin_sign_in() -> None:
+    """The admin name and password form (checked by :func:`_check_admin`)."""
+    with st.form("login_admin", clear_on_submit=True):
+        st.text_input("Admin name", value="admin", key="login_admin_name")
+        st.text_input("Admin password", type="password", key="login_password")
+        st.form_submit_button("Sign in as admin", on_click=_check_admin)
+    _show_refusal("admin")
 
 
 def landing() -> None:

@@ -118,24 +118,30 @@ class CliResult:
 
 @pytest.fixture
 def cli():
-    """Run ``medsim ARGS`` in-process, as a user would see it: (exit_code, stdout, stderr)."""
-    from typer.testing import CliRunner
+    """Run ``medsim ARGS`` in-process through the real entry point, ``medsim_annot.cli.main``,
+    as a user would see it: (exit_code, stdout, stderr). The exit code is the one ``main``
+    exits with (its own error handling turns input and usage errors into 2); an exception
+    ``main`` lets through propagates to the test."""
+    import contextlib
+    import io
 
-    from data_schemas.errors import InputError
-    from medsim_annot.cli import UsageProblem, app
+    from medsim_annot.cli import main
 
     def run(*args: str) -> CliResult:
-        runner = CliRunner()
-        result = runner.invoke(app, [str(a) for a in args])
-        exc = result.exception
-        stderr = result.stderr if hasattr(result, "stderr") else ""
-        if isinstance(exc, InputError):
-            return CliResult(2, result.stdout, "\n".join(f"error: {l}" for l in exc.lines()))
-        if isinstance(exc, UsageProblem):
-            return CliResult(2, result.stdout, f"error: {exc}")
-        if exc is not None and not isinstance(exc, SystemExit):
-            raise exc
-        return CliResult(result.exit_code, result.stdout, stderr)
+        out, err = io.StringIO(), io.StringIO()
+        code: int = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+            except SystemExit as exc:
+                if exc.code is None:
+                    code = 0
+                elif isinstance(exc.code, int):
+                    code = exc.code
+                else:  # sys.exit("message"): printed to stderr, status 1
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+        return CliResult(code, out.getvalue(), err.getvalue())
 
     return run
 

@@ -84,7 +84,8 @@ CASES = [
         1,
         "term_2",
     ),
-    ("broken_quote.csv", "pairs", b'term_1,term_2\n"fever,pyrexia\n', "", None, None),
+    # the quote opened on line 2 never closes: the reader names that row
+    ("broken_quote.csv", "pairs", b'term_1,term_2\n"fever,pyrexia\n', "malformed quoting", 2, None),
     (
         "bad_json.jsonl",
         "pairs",

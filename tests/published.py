@@ -45,10 +45,16 @@ SCHULZ_2020_COLING = Source(
     "https://doi.org/10.18653/v1/2020.coling-main.577",
     "pp. 6565-6575",
 )
-AGRESTI_2007 = Source(
-    "Agresti, A. (2007). An Introduction to Categorical Data Analysis, 2nd ed. Wiley",
+AGRESTI_1990 = Source(
+    "Agresti, A. (1990). Categorical Data Analysis. Wiley",
     "",
-    "",  # page not checked against the book (not in ../shared/papers)
+    "p. 350",  # the book is not in ../shared/papers: page as cited, not checked here
+)
+NEWCOMBE_1998 = Source(
+    "Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion: "
+    "comparison of seven methods. Statistics in Medicine 17(8)",
+    "https://doi.org/10.1002/(SICI)1097-0258(19980430)17:8<857::AID-SIM777>3.0.CO;2-E",
+    "pp. 857-872",
 )
 
 
@@ -96,11 +102,13 @@ SF1979_DATA = Published(
     "Table 2 (4 judges rating 6 targets)",
 )
 SF1979_ICC3 = Published(
-    # Table 4 prints two decimals (.71, .91); the third is the exact value of the Table 2
-    # data (any correct ICC(3,1)/ICC(3,k) gives it; R psych::ICC agrees).
-    {"C1": 0.715, "Ck": 0.909, "C1_printed": 0.71, "Ck_printed": 0.91},
+    # Printed: Table 4 gives two decimals only (.71, .91), the published values.
+    # Derived, NOT printed in the paper: .715 and .909 are ICC(3,1) and ICC(3,k) of the Table 2
+    # data to three decimals (R psych::ICC gives the same), kept to check more than rounding.
+    {"C1_printed": 0.71, "Ck_printed": 0.91, "C1_derived": 0.715, "Ck_derived": 0.909},
     SHROUT_FLEISS_1979,
-    "Table 4, ICC(3,1) and ICC(3,k) = McGraw & Wong's ICC(C,1) and ICC(C,k)",
+    "Table 4, ICC(3,1) and ICC(3,k) = McGraw & Wong's ICC(C,1) and ICC(C,k) (the *_derived "
+    "values are computed from Table 2, not printed)",
 )
 
 # ---- Schulz et al. (COLING 2020): EHR-RelA ------------------------------------------------
@@ -151,9 +159,36 @@ EHR_REL_B_HUMAN_UPPER_BOUND = Published(
     "section 6, human upper bound of EHR-RelB (not published for EHR-RelA)",
 )
 
-# ---- Agresti (2007): McNemar's test data ---------------------------------------------------
+# ---- Agresti (1990): McNemar's test data ---------------------------------------------------
 AGRESTI_PRESIDENT_APPROVAL = Published(
     np.array([[794, 150], [86, 570]]),
-    AGRESTI_2007,
-    "Table 8.1, approval of the president in two surveys (approve/disapprove x 2)",
+    AGRESTI_1990,
+    "McNemar's test example: approval of the president's performance in two surveys "
+    "(approve/disapprove x 2, 1,600 people); not Agresti (2007) Table 8.1",
 )
+
+# ---- Newcombe (1998): Wilson score intervals ------------------------------------------------
+NEWCOMBE_TABLE_I = Published(
+    # (successes, trials, lower, upper) of the score interval without continuity correction
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+    NEWCOMBE_1998,
+    "Table I, method 3 (score interval without continuity correction), 95% intervals",
+)
+
+# ---- Figures of the seed papers our data cannot reach --------------------------------------
+# Schulz & Juric (AAAI 2020), Table 3: the NaN share, alpha, accuracy, recall and precision
+# per dataset come from the doctors' ratings of the 1,200 sampled pairs, which were not
+# published (../shared holds the paper's text and EHR-Rel, not those ratings), so no test can
+# reproduce them; the same definitions are tested on our own data instead (majority with
+# "don't know" as no decision, nominal alpha, audit of automatic labels). The printed
+# proportions are not even all of the form k/60 for the 60 pairs per dataset of section 3.3
+# (SAME-AS e-R and h-R print 6%: 3/60 is 5%, 4/60 is 7%), so they cannot serve as counts.
+# Chiu et al. (2018), Bio-SimLex/Bio-SimVerb: IAA-1 0.72 and IAA-2 0.78 (Bio-SimLex), 0.65
+# and 0.69 (Bio-SimVerb), "Inter-annotator agreement" section. They are computed from the
+# individual annotators' ratings, which were not released (only the averaged scores), so no
+# test can reproduce them; the IAA-1/IAA-2 definitions are tested on our data instead.

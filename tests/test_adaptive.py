@@ -24,16 +24,9 @@ from medsim_annot.design.adaptive import (
 )
 from medsim_annot.errors import UsageProblem
 from medsim_annot.stats.majority import majority_from_counts
+from tests import published as P
 
-# Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion: comparison
-# of seven methods. Statistics in Medicine 17(8), 857-872, Table I, method 3 (score interval
-# without continuity correction). https://doi.org/10.1002/(SICI)1097-0258(19980430)17:8<857::AID-SIM777>3.0.CO;2-E
-NEWCOMBE_TABLE_I = [
-    (81, 263, 0.2553, 0.3662),
-    (15, 148, 0.0624, 0.1605),
-    (0, 20, 0.0000, 0.1611),
-    (1, 29, 0.0061, 0.1718),
-]
+NEWCOMBE_TABLE_I = P.NEWCOMBE_TABLE_I.value  # Newcombe (1998), Table I, method 3
 
 
 @pytest.mark.parametrize("x, n, lo, hi", NEWCOMBE_TABLE_I)

@@ -40,22 +40,30 @@ def _ratings() -> set[tuple[str, str, str]]:
 def test_backup_during_writes_restores_every_committed_rating(db_url, tmp_path, cli, monkeypatch):
     idents = _study()
     acked: list[tuple[str, str, str]] = []
+    errors: list[BaseException] = []
     lock = threading.Lock()
     stop = threading.Event()
 
     def write(ident):
-        for pos in range(120):
-            if stop.is_set():
-                return
-            value = ("same", "not_same")[pos % 2]
-            A.submit_rating(ident.annotator_id, pos, value, credential=ident.credential_version)
+        try:
+            for pos in range(120):
+                if stop.is_set():
+                    return
+                value = ("same", "not_same")[pos % 2]
+                A.submit_rating(ident.annotator_id, pos, value, credential=ident.credential_version)
+                with lock:
+                    acked.append((ident.name, f"p{pos}", value))
+        except BaseException as exc:  # a writer's failure fails the test, not just a warning
             with lock:
-                acked.append((ident.name, f"p{pos}", value))
+                errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in idents]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + 120
     while len(acked) < 60:
+        assert not errors, errors
+        assert time.monotonic() < deadline, f"only {len(acked)} ratings saved in 120 s"
         time.sleep(0.01)
     with lock:
         before = set(acked)  # acknowledged before the backup started
@@ -64,7 +72,9 @@ def test_backup_during_writes_restores_every_committed_rating(db_url, tmp_path, 
     assert res.exit_code == 0, res.stderr
     stop.set()
     for t in threads:
-        t.join()
+        t.join(timeout=120)
+        assert not t.is_alive(), "a writer thread did not finish within 120 s"
+    assert not errors, errors
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert integrity_problems(out) == []
     assert not [p for p in out.parent.iterdir() if p.name.endswith(".partial")]

@@ -163,34 +163,24 @@ def test_admin_creates_study_annotator_rates_resumes_and_changes(server, browser
     page.locator('[data-testid="medsim-save-status"]').get_by_text("All saved").wait_for()
 
     out = server["tmp"] / "export.csv"
-    commands = ROOT / "medsim_annot" / "commands" / "study.py"
-    if commands.exists():
-        r = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "medsim_annot",
-                "study",
-                "export",
-                "browser-study",
-                "--out",
-                str(out),
-            ],
-            cwd=ROOT,
-            env=server["env"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert r.returncode == 0, r.stderr
-    else:  # the CLI module is not merged yet: the service the command calls
-        code = (
-            "from medsim_annot.services.studies import export_ratings; "
-            f"export_ratings('browser-study', {str(out)!r})"
-        )
-        subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, env=server["env"], check=True, timeout=120
-        )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medsim_annot",
+            "study",
+            "export",
+            "browser-study",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=server["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
     exported = pd.read_csv(out, dtype=str, keep_default_na=False)
     mine = exported[exported["annotator"] == "doc_a"]
     assert len(mine) == 10

@@ -388,8 +388,8 @@ def test_cli_json_and_progress_on_stderr(tmp_path, cli):
 # --------------------------------------------------------------------------- bad inputs
 def _error(r, *fragments):
     assert r.exit_code == 2, (r.stdout, r.stderr)
-    first = r.stderr.splitlines()[0]
-    assert first.startswith("error: ")
+    # Progress lines may come first; the error itself is what main() prints last.
+    assert r.stderr.splitlines()[-1].startswith("error: "), r.stderr
     for f in fragments:
         assert f in r.stderr, r.stderr
 

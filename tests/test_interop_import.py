@@ -269,3 +269,95 @@ def test_cli_prints_mapped_and_skipped(db_url, cli):
         "text_1",
     )
     assert bad.exit_code == 2 and "--term-fields" in bad.stderr
+
+
+# --------------------------------------------------------------------------- bad exports
+def _refused(tool, path, *fragments, scale="binary", **kw) -> None:
+    """*tool*'s import of *path* fails with one clear error naming the file and each of
+    *fragments*, and writes no study."""
+    with pytest.raises(InputError) as err:
+        import_from_tool(tool, path, scale, "bad", **kw)
+    text = str(err.value)
+    assert str(path) in text, text
+    for f in fragments:
+        assert f in text, text
+    assert studies_svc.list_studies() == []
+
+
+def test_invalid_json_is_refused(db_url, tmp_path):
+    bad = tmp_path / "ls.json"
+    bad.write_text('[{"id": 1, "data": ', encoding="utf-8")
+    _refused("labelstudio", bad, "is not a JSON file")
+
+
+def test_a_file_that_is_not_an_array_is_refused(db_url, tmp_path):
+    bad = tmp_path / "ls.json"
+    bad.write_text('{"id": 1}', encoding="utf-8")
+    _refused("labelstudio", bad, "expected a JSON array of tasks")
+    rows = tmp_path / "argilla.json"
+    rows.write_text('{"records": []}', encoding="utf-8")
+    _refused("argilla", rows, "must be a JSON array", scale="relatedness-0-3")
+
+
+def test_a_record_that_is_not_an_object_is_refused_at_its_row(db_url, tmp_path):
+    tasks = json.loads((DATA / "labelstudio-export.json").read_text(encoding="utf-8"))
+    bad = tmp_path / "ls.json"
+    bad.write_text(json.dumps([tasks[0], "task two"]), encoding="utf-8")
+    _refused("labelstudio", bad, "row 2", "must be a JSON object")
+
+
+def test_a_response_without_user_id_is_refused_at_its_row(db_url, tmp_path):
+    folder = tmp_path / "argilla-disk"
+    shutil.copytree(DATA / "argilla-disk", folder)
+    records = json.loads((folder / "records.json").read_text(encoding="utf-8"))
+    responses = next(iter(records[1]["responses"].values()))
+    del responses[0]["user_id"]
+    (folder / "records.json").write_text(json.dumps(records), encoding="utf-8")
+    _refused(
+        "argilla",
+        folder,
+        "row 2",
+        "has no user_id",
+        scale="relatedness-0-3",
+        term_fields=("term_a", "term_b"),
+    )
+
+
+def test_a_missing_mapping_file_is_refused(db_url, tmp_path):
+    with pytest.raises(InputError) as err:
+        import_from_tool(
+            "labelstudio",
+            DATA / "labelstudio-export.json",
+            "binary",
+            "bad",
+            mapping=tmp_path / "mapping.yaml",
+        )
+    assert str(tmp_path / "mapping.yaml") in str(err.value)
+    assert "mapping file not found" in str(err.value)
+    assert studies_svc.list_studies() == []
+
+
+def test_text_that_is_not_utf8_is_refused(db_url, tmp_path):
+    bad = tmp_path / "ls.json"
+    bad.write_bytes('[{"data": {"term_1": "Pyrexie \u00e9"}}]'.encode("latin-1"))
+    _refused("labelstudio", bad, "is not UTF-8 text")
+
+
+@pytest.mark.parametrize(
+    ("tool", "name", "text", "fragment"),
+    [
+        ("labelstudio", "ls.json", "[]", "holds no Label Studio tasks"),
+        ("prodigy", "db-out.jsonl", "", "holds no Prodigy tasks"),
+    ],
+)
+def test_an_empty_export_is_refused(db_url, tmp_path, tool, name, text, fragment):
+    bad = tmp_path / name
+    bad.write_text(text, encoding="utf-8")
+    _refused(tool, bad, fragment)
+
+
+def test_malformed_prodigy_jsonl_is_refused_at_its_line(db_url, tmp_path):
+    lines = (DATA / "prodigy-binary.jsonl").read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "db-out.jsonl"
+    bad.write_text("\n".join([lines[0], lines[1], '{"text": "fever", '] + lines[2:]) + "\n")
+    _refused("prodigy", bad, "row 3", "is not valid JSON")

@@ -172,11 +172,18 @@ def _sign_out_script():
 
 def test_guards_refuse_wrong_roles(db):
     ident, _ = _annotator()
+    # Listed explicitly: a renamed or missing page fails here instead of dropping out.
     admin_pages = [
-        f"pages/{f}"
-        for f in ("setup.py", "dashboard.py", "export.py", "scoring.py")
-        if (ROOT / "pages" / f).exists()
+        "pages/setup.py",
+        "pages/dashboard.py",
+        "pages/activity.py",
+        "pages/export.py",
+        "pages/scoring.py",
     ]
+    admin_files = {f.name for f in (ROOT / "pages").glob("*.py") if not f.name.startswith("_")} - {
+        "annotate.py"
+    }
+    assert {p.removeprefix("pages/") for p in admin_pages} == admin_files  # a new page is listed
     for path in admin_pages:
         for role, who in ((None, None), ("annotator", ident)):
             at = _page(path, role, who)

@@ -1,0 +1,120 @@
+"""Sign-in in a real browser: one submit, right after the form is first usable, is answered.
+
+A user fills the form and presses Enter once. Within a few seconds the app must show where
+the sign-in leads (Study setup, the annotation widget) or say why not (a refusal); a submit
+that leaves the form standing unchanged fails here. Each attempt opens a fresh page on a
+fresh server session and submits as soon as the field can be typed into, which is when a
+submit used to be lost (it arrived while the page's previous script run was finishing).
+
+Playwright drives Debian's chromium; skipped when /usr/bin/chromium is missing, unless
+MEDSIM_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.faults import make_study
+from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+
+ADMIN_PASSWORD = "browser-signin-admin-pw"
+ANSWER_MS = 15000  # a few seconds; the password hash alone takes ~1 s on a loaded machine
+USABLE_MS = 90000  # a cold page on a loaded machine can take long to appear at all
+TRIES = 3  # fresh pages per case: a lost submit shows up as a race, not every time
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    require_chromium()
+    from medsim_annot.services.annotators import issue_code
+    from medsim_annot.storage import dispose_all, get_engine
+
+    tmp = tmp_path_factory.mktemp("browser_signin")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    make_study("s", 4, ["doc_a"], engine=get_engine(url))
+    code = issue_code("s", "doc_a", engine=get_engine(url))  # a doctor signs in again at will
+    dispose_all()
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    with streamlit_server(env, tmp / "streamlit.log") as base, chromium() as browser:
+        yield {"base": base, "browser": browser, "code": code}
+
+
+def _submit_once(server, field_label: str, value: str, outcome_of) -> tuple[str, float]:
+    """Open a fresh page, fill *field_label* with *value* as soon as it can be typed into,
+    press Enter once; return (which outcome showed, seconds it took). Fails when neither
+    outcome shows within ANSWER_MS."""
+    context = server["browser"].new_context()
+    try:
+        page = context.new_page()
+        page.goto(server["base"] + "/", wait_until="commit", timeout=USABLE_MS)
+        field = page.get_by_label(field_label)
+        if field_label == "Admin password":
+            page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click(
+                timeout=USABLE_MS
+            )
+        field.fill(value, timeout=USABLE_MS)
+        start = time.monotonic()
+        field.press("Enter")
+        outcomes = outcome_of(page)
+        names = list(outcomes)
+        either = outcomes[names[0]].or_(outcomes[names[1]]).first
+        try:
+            either.wait_for(timeout=ANSWER_MS)
+        except Exception as exc:
+            raise AssertionError(
+                f"one Enter in {field_label!r} was not answered within {ANSWER_MS / 1000:.0f} s"
+                " (no page, no refusal); the page shows:\n"
+                + page.locator("body").inner_text()[:1500]
+            ) from exc
+        took = time.monotonic() - start
+        shown = [n for n in names if outcomes[n].first.is_visible()]
+        return (shown[0] if shown else "?"), took
+    finally:
+        context.close()
+
+
+def _admin_outcomes(page):
+    return {
+        "signed in": page.get_by_role("heading", name="Study setup"),
+        "refused": page.get_by_text("Wrong admin name or password."),
+    }
+
+
+def _doctor_outcomes(page):
+    return {
+        "signed in": page.locator('[data-testid="medsim-pair"]'),
+        "refused": page.get_by_text("This access code is not valid", exact=False),
+    }
+
+
+@pytest.mark.parametrize("attempt", range(TRIES))
+def test_admin_one_enter_signs_in(server, attempt):
+    shown, _ = _submit_once(server, "Admin password", ADMIN_PASSWORD, _admin_outcomes)
+    assert shown == "signed in"
+
+
+def test_admin_one_enter_with_a_wrong_password_is_refused(server):
+    shown, _ = _submit_once(server, "Admin password", "not the password", _admin_outcomes)
+    assert shown == "refused"
+
+
+@pytest.mark.parametrize("attempt", range(TRIES))
+def test_doctor_one_enter_signs_in(server, attempt):
+    shown, _ = _submit_once(server, "Access code", server["code"], _doctor_outcomes)
+    assert shown == "signed in"
+
+
+def test_doctor_one_enter_with_a_wrong_code_is_refused(server):
+    shown, _ = _submit_once(server, "Access code", "WRONG-CODE-0000-0000", _doctor_outcomes)
+    assert shown == "refused"
