@@ -300,3 +300,95 @@ def test_alt_test_neg_rmse_and_a_bad_model():
     b = alt_test(r, bad, scoring="neg_rmse")
     assert g.passed and g.advantage_probability > 0.8
     assert not b.passed and b.winning_rate == 0.0 and b.advantage_probability < 0.5
+
+
+# ---- the audit ---------------------------------------------------------------------------------
+def _audit_data(seed: int = 0, m: int = 600, rated: int = 150):
+    from data_schemas.scales import BINARY
+
+    rng = np.random.default_rng(seed)
+    same = rng.random(m) < 0.5
+    auto = np.where(rng.random(m) < 0.85, same, ~same).astype(int)
+    score = same * 1.0 + rng.normal(0, 0.6, m)
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(m)],
+            "auto_label": auto,
+            "dataset": np.where(np.arange(m) % 2 == 0, "a", "b"),
+        }
+    )
+    idx = rng.choice(m, rated, replace=False)
+    rows = []
+    for i in idx:
+        for a in ("X", "Y", "Z"):
+            v = same[i] if rng.random() > 0.05 else not same[i]
+            rows.append(
+                {
+                    "pair_id": f"p{i}",
+                    "annotator": a,
+                    "value": BINARY.code("same" if v else "not_same"),
+                }
+            )
+    return pairs, pd.DataFrame(rows), score, BINARY
+
+
+def test_ppi_audit_classical_matches_the_audit_and_ppi_is_narrower():
+    from medsim_annot.stats import audit_labels
+    from medsim_annot.stats.ppi import ppi_audit
+
+    pairs, ratings, score, scale = _audit_data()
+    base = audit_labels(pairs, ratings, scale, by=["dataset"])
+    res = ppi_audit(pairs, ratings, scale, score, by=["dataset"])
+    o = res.overall
+    assert o["accuracy_classical_estimate"] == pytest.approx(base.overall["accuracy"])
+    n = base.overall["tp"] + base.overall["tn"] + base.overall["fp"] + base.overall["fn"]
+    correct = base.overall["tp"] + base.overall["tn"]
+    assert o["accuracy_n"] == n and o["accuracy_n_unlabelled"] == 600 - 150
+    wl, wh = proportion_confint(correct, n, alpha=0.05, method="wilson")
+    assert (o["accuracy_classical_low"], o["accuracy_classical_high"]) == pytest.approx((wl, wh))
+    tp, fp = base.overall["tp"], base.overall["fp"]
+    assert o["precision_classical_estimate"] == pytest.approx(tp / (tp + fp))
+    assert o["accuracy_high"] - o["accuracy_low"] < wh - wl
+    assert o["accuracy_effective_n"] > n and o["accuracy_lam"] > 0.2
+    assert list(res.by_group["dataset"]) == ["a", "b"]
+    assert res.by_group["accuracy_n"].sum() == n
+    assert o["accuracy_ci"] == [o["accuracy_low"], o["accuracy_high"]]
+    cl = ppi_audit(pairs, ratings, scale, score, by=["dataset"], method="classical")
+    assert cl.overall["accuracy_ci"] == pytest.approx([wl, wh])
+    assert cl.overall["accuracy_lam"] == 0.0 and cl.overall["accuracy_note"].startswith("no gain")
+
+
+def test_ppi_audit_noise_scores_claim_nothing_and_graded_scales_get_the_mean():
+    from data_schemas.scales import RELATEDNESS_0_3
+    from medsim_annot.stats.ppi import ppi_audit
+
+    pairs, ratings, score, scale = _audit_data(1)
+    noise = np.random.default_rng(5).random(len(pairs))
+    res = ppi_audit(pairs, ratings, scale, noise, by=[])
+    o = res.overall
+    assert o["accuracy_lam"] < 0.2
+    assert o["accuracy_high"] - o["accuracy_low"] == pytest.approx(
+        o["accuracy_classical_high"] - o["accuracy_classical_low"], rel=0.05
+    )
+    rng = np.random.default_rng(3)
+    truth = rng.uniform(0, 3, 400)
+    graded = pd.DataFrame(
+        [
+            {
+                "pair_id": f"p{i}",
+                "annotator": a,
+                "value": float(np.clip(round(truth[i] + rng.normal(0, 0.4)), 0, 3)),
+            }
+            for i in range(120)
+            for a in "XYZ"
+        ]
+    )
+    gp = pd.DataFrame({"pair_id": [f"p{i}" for i in range(400)]})
+    res = ppi_audit(gp, graded, RELATEDNESS_0_3, truth + rng.normal(0, 0.3, 400), by=[])
+    assert res.kind == "mean_rating" and res.metrics == ("mean_rating",)
+    o = res.overall
+    assert o["mean_rating_n"] == 120 and o["mean_rating_n_unlabelled"] == 280
+    assert 0 <= o["mean_rating_low"] < o["mean_rating_high"] <= 3
+    assert o["mean_rating_high"] - o["mean_rating_low"] < 0.8 * (
+        o["mean_rating_classical_high"] - o["mean_rating_classical_low"]
+    )

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from medsim_annot.errors import UsageProblem
 
@@ -595,3 +596,191 @@ def labels_needed(
         else:
             lo = mid + 1
     return classical, lo
+
+
+# ---- the audit ------------------------------------------------------------------------------------
+PPI_COLUMNS = (
+    "estimate",
+    "low",
+    "high",
+    "classical_estimate",
+    "classical_low",
+    "classical_high",
+    "lam",
+    "n",
+    "n_unlabelled",
+    "effective_n",
+    "note",
+)
+
+
+@dataclass
+class PPIAudit:
+    """A prediction-powered audit: ``kind`` is ``labels`` (accuracy and precision of the
+    automatic labels against the doctors' majority) or ``mean_rating`` (the doctors' mean
+    rating per group, graded scales); ``by_group`` has the group columns then, per metric,
+    ``<metric>_<column>`` for each of :data:`PPI_COLUMNS`; ``overall`` the same for all
+    pairs; ``method`` which interval is *the* interval (``<metric>_ci``)."""
+
+    kind: str
+    method: str
+    by: list[str]
+    metrics: tuple[str, ...]
+    overall: dict
+    by_group: pd.DataFrame
+    confidence: float
+    reasons: dict[str, str]
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "method": self.method,
+            "confidence": self.confidence,
+            "overall": dict(self.overall),
+            "by_group": [dict(r) for r in self.by_group.to_dict(orient="records")],
+        }
+
+
+def _metric_row(prefix: str, e: PPIEstimate, method: str) -> dict:
+    d = {f"{prefix}_{k}": getattr(e, k) for k in PPI_COLUMNS}
+    lo, hi = (e.low, e.high) if method == "ppi" else (e.classical_low, e.classical_high)
+    d[f"{prefix}_ci"] = [lo, hi]
+    if method == "classical":
+        d[f"{prefix}_estimate"] = e.classical_estimate
+    return d
+
+
+def _interval_of(y, f, fu, *, interval, bounds, confidence, method) -> PPIEstimate:
+    if method == "classical":
+        return ppi_mean_interval(
+            y, f, fu, lam=0.0, interval=interval, bounds=bounds, confidence=confidence
+        )
+    return ppi_mean_interval(y, f, fu, interval=interval, bounds=bounds, confidence=confidence)
+
+
+def ppi_audit(
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale,
+    scores,
+    *,
+    by: list[str] | None = None,
+    rule: str = "strict",
+    method: Literal["ppi", "classical"] = "ppi",
+    confidence: float = 0.95,
+    folds: int = 5,
+    seed: int = 0,
+) -> PPIAudit:
+    """Prediction-powered audit per group: the doctors' verdicts on the rated pairs plus a
+    prediction (any score, or another builder's 0/1 label) on every pair.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        Validated pairs (``pair_id``, group columns; ``auto_label`` for a binary scale).
+    ratings : DataFrame
+        Ratings frame (``pair_id``, ``annotator``, ``value``).
+    scale : Scale
+        A binary scale (positive/negative values): accuracy and precision of ``auto_label``
+        against the majority. Any numeric scale without them: the mean rating.
+    scores : array (len(pairs),)
+        One score per pair, in the order of *pairs* (no missing values).
+    by, rule :
+        Group columns and majority rule, as :func:`~medsim_annot.stats.audit_labels`.
+    method : {"ppi", "classical"}
+        Which interval is reported as ``<metric>_ci``; both are always computed.
+    confidence, folds, seed :
+        Interval level; cross-fitting folds and seed of the calibration.
+
+    Returns
+    -------
+    PPIAudit
+
+    Notes
+    -----
+    The score is calibrated once over all labelled pairs (:func:`calibrate_scores`,
+    cross-fitted) into P(same) (binary) or the expected mean rating (graded). Labelled pairs
+    are those with a verdict (strict majority, or for a graded scale at least one decisive
+    rating); unlabelled pairs are those nobody rated; rated pairs without a verdict belong to
+    neither, as in the classical audit. Accuracy: :math:`Y = 1[\\text{auto} = \\text{majority}]`,
+    :math:`f = p` when the automatic label is 1 and :math:`1-p` when it is 0; precision: the
+    pairs labelled 1, :math:`Y = 1[\\text{majority} = \\text{same}]`, :math:`f = p`; both with
+    the score form of :func:`ppi_mean_interval` (the Wilson interval when λ = 0). Mean
+    rating: the Wald form, bounded by the scale's range. The interval assumes the rated pairs
+    of a group are a random sample of it (as group-interleaved random serving gives); a
+    sample stratified by automatic label is flagged in ``reasons``.
+    """
+    from data_schemas import columns as C
+    from data_schemas.pairs import group_columns
+
+    from ._frame import group_index
+    from .audit import audit_labels
+
+    if method not in ("ppi", "classical"):
+        raise UsageProblem(f"method must be 'ppi' or 'classical', not {method!r}")
+    x = np.asarray(scores, dtype=np.float64)
+    if len(x) != len(pairs):
+        raise UsageProblem(f"{len(x)} scores for {len(pairs)} pairs: give one per pair")
+    by = list(group_columns(pairs)) if by is None else list(by)
+    group, keys = group_index(pairs, by)
+    reasons: dict[str, str] = {}
+    binary = scale.positive is not None and scale.negative is not None
+    if binary:
+        base = audit_labels(pairs, ratings, scale, by=by, rule=rule)  # type: ignore[arg-type]
+        items = base.items
+        truth = items["truth"].to_numpy()
+        label = items["auto_label"].to_numpy()
+        rated = items["n_ratings"].to_numpy() > 0
+        p = calibrate_scores(
+            x, np.where(rated, truth, np.nan), kind="probability", folds=folds, seed=seed
+        )
+        correct = np.where(np.isnan(truth) | np.isnan(label), np.nan, (truth == label) * 1.0)
+        f_acc = np.where(label == 1, p, 1 - p)
+        specs = {
+            "accuracy": (correct, f_acc, ~np.isnan(label), "score", (0.0, 1.0)),
+            "precision": (truth, p, label == 1, "score", (0.0, 1.0)),
+        }
+        kind = "labels"
+    else:
+        codes = [o.code for o in scale.options if o.code is not None]
+        if not codes:
+            raise UsageProblem(f"the {scale.name} scale has no numeric values to average")
+        r = ratings.dropna(subset=[C.VALUE])
+        ids = pairs[C.PAIR_ID].astype(str)
+        mean = r.groupby(r[C.PAIR_ID].astype(str))[C.VALUE].mean().reindex(ids).to_numpy()
+        cast = ratings.groupby(ratings[C.PAIR_ID].astype(str)).size().reindex(ids).fillna(0)
+        rated = cast.to_numpy() > 0
+        pred = calibrate_scores(
+            x, np.where(rated, mean, np.nan), kind="mean", folds=folds, seed=seed
+        )
+        lo_b, hi_b = float(min(codes)), float(max(codes))
+        pred = np.clip(pred, lo_b, hi_b)
+        specs = {"mean_rating": (mean, pred, np.ones(len(x), bool), "wald", (lo_b, hi_b))}
+        kind = "mean_rating"
+    g = len(keys)
+    rows: list[dict] = [{} for _ in range(g)]
+    overall: dict = {}
+    for name, (y, f, member, interval, bounds) in specs.items():
+        lab = member & rated & ~np.isnan(y)
+        unl = member & ~rated
+        for gi in range(g + 1):
+            sel = (group == gi) if gi < g else np.ones(len(x), bool)
+            yl, fl, fu = y[lab & sel], f[lab & sel], f[unl & sel]
+            e = _interval_of(
+                yl, fl, fu, interval=interval, bounds=bounds, confidence=confidence, method=method
+            )
+            target = rows[gi] if gi < g else overall
+            target.update(_metric_row(name, e, method))
+        if binary and name == "accuracy":
+            share_lab = float(np.mean(label[lab] == 1)) if lab.any() else np.nan
+            share_unl = float(np.mean(label[unl] == 1)) if unl.any() else np.nan
+            if abs(share_lab - share_unl) > 0.1:
+                reasons["sample"] = (
+                    f"the rated pairs are {share_lab:.0%} labelled positive, the unrated ones "
+                    f"{share_unl:.0%}: a sample stratified by automatic label is not a random "
+                    "sample of the group, so the PPI and classical intervals describe the "
+                    "rated mix, not the group"
+                )
+    frame = pd.DataFrame(rows)
+    by_group = pd.concat([keys.reset_index(drop=True), frame], axis=1) if by else frame.iloc[0:0]
+    return PPIAudit(kind, method, by, tuple(specs), overall, by_group, confidence, reasons)

@@ -1,0 +1,246 @@
+"""Use cases of predictions (any model score per pair): the prediction-powered audit, the
+model as a blinded extra rater, and the plan of a study with predictions.
+
+``medsim audit --predictions``, ``medsim agreement --model``, ``medsim study plan
+--predictions`` and the dashboard call these functions, so they report the same numbers.
+Predictions never reach an annotator: nothing here is served by the annotation pages or the
+rating endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.errors import InputError, Problem
+from data_schemas.scales import Scale
+from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
+from medsim_annot.stats.rater_model import alt_test, model_as_rater
+
+#: Default alt-test margin: the authors' value for expert annotators (doctors).
+DEFAULT_EPSILON = 0.2
+METHODS = ("ppi", "classical")
+
+
+def load_predictions(
+    path: str | os.PathLike,
+    *,
+    score_column: str | None = None,
+) -> pd.Series:
+    """A scores file (``medsim score`` output or any file with ``pair_id`` and numeric
+    columns) as one Series ``pair_id -> score``.
+
+    *score_column* picks the column; without it the file must have exactly one score
+    column. Raises :class:`InputError` naming the file (and row/column) otherwise."""
+    from medsim_annot.services.scoring import read_scores
+
+    frame = read_scores(path)
+    cols = [c for c in frame.columns if c != C.PAIR_ID]
+    if score_column is None:
+        if len(cols) != 1:
+            raise InputError.single(
+                f"has {len(cols)} score columns ({', '.join(map(str, cols))}): "
+                "choose one with --score-column",
+                file=str(path),
+            )
+        score_column = str(cols[0])
+    elif score_column not in cols:
+        raise InputError.single(
+            f"has no score column '{score_column}' (columns: {', '.join(map(str, cols))})",
+            file=str(path),
+            column=score_column,
+        )
+    return pd.Series(
+        frame[score_column].to_numpy(dtype=np.float64),
+        index=frame[C.PAIR_ID].astype(str).to_numpy(),
+        name=score_column,
+    )
+
+
+def align_predictions(
+    predictions: pd.Series, pair_ids, *, file: str | None = None, column: str | None = None
+) -> np.ndarray:
+    """The prediction of every pair of *pair_ids*, in order; every pair needs a finite one
+    (the prediction-powered interval uses the predictions of all pairs)."""
+    ids = pd.Index(pd.Series(pair_ids).astype(str))
+    got = predictions.reindex(ids)
+    missing = ids[got.isna().to_numpy() | ~np.isfinite(got.to_numpy(dtype=np.float64))]
+    if len(missing):
+        shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise InputError(
+            [
+                Problem(
+                    f"has no score for {len(missing)} of the {len(ids)} pairs ({shown}); "
+                    "the prediction-powered interval needs a score for every pair",
+                    column=column,
+                )
+            ],
+            file,
+        )
+    return got.to_numpy(dtype=np.float64)
+
+
+def prediction_audit_report(
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    predictions: pd.Series,
+    *,
+    by: list[str] | None = None,
+    majority: str = "strict",
+    method: str = "ppi",
+    confidence: float = 0.95,
+    seed: int = 0,
+    file: str | None = None,
+) -> PPIAudit:
+    """``medsim audit --predictions``: per group, accuracy and precision of the automatic
+    labels (binary scales) or the mean rating (graded scales) with the PPI++ interval next
+    to the classical one, λ and the effective number of labelled pairs
+    (:func:`medsim_annot.stats.ppi.ppi_audit`). *file* names the scores file in messages."""
+    if method not in METHODS:
+        raise InputError.single(f"--method must be 'ppi' or 'classical', not '{method}'")
+    binary = scale.positive is not None and scale.negative is not None
+    if binary and C.AUTO_LABEL not in pairs.columns:
+        raise InputError.single(
+            "required column is missing (the audit compares automatic labels with the "
+            "majority vote)",
+            column=C.AUTO_LABEL,
+        )
+    if by is not None:
+        missing = [c for c in by if c not in pairs.columns]
+        if missing:
+            raise InputError(
+                [Problem(f"group column '{c}' is not in the pairs file", column=c) for c in missing]
+            )
+    scores = align_predictions(
+        predictions, pairs[C.PAIR_ID], file=file, column=str(predictions.name or "")
+    )
+    return ppi_audit(
+        pairs,
+        ratings,
+        scale,
+        scores,
+        by=by,
+        rule=majority,
+        method=method,  # type: ignore[arg-type]
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def model_rater_report(
+    ratings: pd.DataFrame,
+    scale: Scale,
+    predictions: pd.Series,
+    *,
+    epsilon: float = DEFAULT_EPSILON,
+    seed: int = 0,
+) -> dict:
+    """``medsim agreement --model``: the model's scores as a blinded extra rater.
+
+    Returns ``{"model_rho", "model_loo_rho", "model_rank", "n_items", "doctors": [...],
+    "alt_test": {...}, "reasons": {...}}``. Spearman figures use the raw score. For the
+    alt-test the score becomes an annotation on the scale by a cross-fitted calibration on
+    the doctors (each pair's annotation comes from a model fitted without that pair's
+    ratings): P(same) >= 0.5 on a binary scale (scored by accuracy), the expected mean rating
+    on a graded one (scored by minus the RMSE)."""
+    if not 0 <= epsilon < 1:
+        raise InputError.single(f"--epsilon must be in [0, 1), not {epsilon}")
+    rater = model_as_rater(ratings, predictions)
+    r = ratings.dropna(subset=[C.VALUE])
+    ids = pd.Index(sorted(r[C.PAIR_ID].astype(str).unique()))
+    score = predictions.reindex(ids)
+    keep = score.notna().to_numpy()
+    ids, x = ids[keep], score.to_numpy(dtype=np.float64)[keep]
+    binary = scale.positive is not None and scale.negative is not None
+    reasons = dict(rater.reasons)
+    if binary:
+        pos, neg = scale.code(scale.positive), scale.code(scale.negative)
+        rr = r[r[C.VALUE].isin([pos, neg])]
+        share = (rr[C.VALUE] == pos).groupby(rr[C.PAIR_ID].astype(str)).mean().reindex(ids)
+        truth = np.where(share.isna(), np.nan, (share.to_numpy() > 0.5) * 1.0)
+        truth = np.where(share.to_numpy() == 0.5, np.nan, truth)  # ties: no verdict to learn
+        p = calibrate_scores(x, truth, kind="probability", seed=seed)
+        label = np.where(p >= 0.5, pos, neg)
+        test = alt_test(ratings, pd.Series(label, index=ids), scoring="accuracy", epsilon=epsilon)
+    else:
+        mean = r.groupby(r[C.PAIR_ID].astype(str))[C.VALUE].mean().reindex(ids).to_numpy()
+        pred = calibrate_scores(x, mean, kind="mean", seed=seed)
+        codes = [o.code for o in scale.options if o.code is not None]
+        if codes:
+            pred = np.clip(pred, min(codes), max(codes))
+        test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
+    reasons.update(test.reasons)
+    return {
+        **rater.to_dict(),
+        "alt_test": test.to_dict(),
+        "reasons": reasons,
+    }
+
+
+def ehr_rel_predictors(
+    path: str | os.PathLike, *, labelled_share: float = 0.5, seed: int = 0
+) -> dict[str, dict]:
+    """For the benchmark: an EHR-Rel wide file scored by the char-n-gram metric and, when
+    the embeddings extra is installed, the packaged MiniLM; per predictor the PPI++ interval
+    of the doctors' mean rating with *labelled_share* of the pairs (a random half) labelled,
+    and the model-as-rater figures on every pair."""
+    from data_schemas.ehr_rel import split_ehr_rel
+    from medsim_annot.io import read_table
+    from medsim_annot.services.agreement import load_ratings_file
+    from medsim_annot.services.scoring import score_pairs
+
+    pairs, _ = split_ehr_rel(read_table(path), str(path))
+    loaded = load_ratings_file(path)
+    ratings, scale = loaded.ratings, loaded.scale
+    predictors: dict[str, pd.Series] = {}
+    chars = score_pairs(pairs, None, "char-ngram")
+    predictors["char-ngram"] = pd.Series(
+        chars.iloc[:, 1].to_numpy(), index=chars[C.PAIR_ID].to_numpy()
+    )
+    minilm = _packaged_minilm()
+    if minilm is not None:
+        emb = score_pairs(pairs, minilm, "sentence-transformers")
+        predictors["MiniLM (packaged)"] = pd.Series(
+            emb.iloc[:, 1].to_numpy(), index=emb[C.PAIR_ID].to_numpy()
+        )
+    r = ratings.dropna(subset=[C.VALUE])
+    mean = r.groupby(r[C.PAIR_ID].astype(str))[C.VALUE].mean()
+    ids = mean.index
+    rng = np.random.default_rng(seed)
+    labelled = np.zeros(len(ids), bool)
+    labelled[rng.choice(len(ids), int(round(labelled_share * len(ids))), replace=False)] = True
+    codes = [o.code for o in scale.options if o.code is not None]
+    bounds = (float(min(codes)), float(max(codes)))
+    out = {}
+    for name, s in predictors.items():
+        x = s.reindex(ids).to_numpy(dtype=np.float64)
+        x = np.nan_to_num(x, nan=float(np.nanmean(x)))
+        y = np.where(labelled, mean.to_numpy(), np.nan)
+        pred = np.clip(calibrate_scores(x, y, kind="mean", seed=seed), *bounds)
+        e = ppi_mean_interval(y[labelled], pred[labelled], pred[~labelled], bounds=bounds)
+        out[name] = {
+            "interval": e.to_dict(),
+            "rater": model_rater_report(ratings, scale, s, seed=seed),
+        }
+    return out
+
+
+def _packaged_minilm() -> str | None:
+    try:
+        from medsim_annot.embeddings.installed import model_packages
+
+        rows = [r for r in model_packages() if "minilm" in r["name"].lower()]
+    except ImportError:
+        return None
+    if not rows:
+        return None
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return None
+    return str(Path(rows[0]["path"]))
