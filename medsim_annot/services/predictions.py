@@ -159,7 +159,8 @@ def model_rater_report(
     binary = scale.positive is not None and scale.negative is not None
     reasons = dict(rater.reasons)
     if binary:
-        pos, neg = scale.code(scale.positive), scale.code(scale.negative)
+        pos = float(scale.code(scale.positive) or 0.0)
+        neg = float(scale.code(scale.negative) or 0.0)
         rr = r[r[C.VALUE].isin([pos, neg])]
         share = (rr[C.VALUE] == pos).groupby(rr[C.PAIR_ID].astype(str)).mean().reindex(ids)
         truth = np.where(share.isna(), np.nan, (share.to_numpy() > 0.5) * 1.0)
@@ -195,7 +196,7 @@ def ehr_rel_predictors(
     from medsim_annot.services.scoring import score_pairs
 
     pairs, _ = split_ehr_rel(read_table(path), str(path))
-    loaded = load_ratings_file(path)
+    loaded = load_ratings_file(Path(path))
     ratings, scale = loaded.ratings, loaded.scale
     predictors: dict[str, pd.Series] = {}
     chars = score_pairs(pairs, None, "char-ngram")
