@@ -11,10 +11,10 @@ setting's correlation ("useless": ``f`` uniform and independent of ``Y``).
     0.3, 0.5, 0.7, 0.9; n = 50, 200, 500) — share of the nominal 95 % intervals that
     contain the true accuracy, classical (Wilson) and PPI++ (score form), >= 94 % required
     for both: on average over the settings, and in every setting up to Monte Carlo error
-    (a setting fails when its coverage is below 94 % by more than 2.33 standard errors of a
-    1,000-audit estimate, about 1.75 points; the exact coverage of the Wilson interval itself
-    is 94.06 % at accuracy 0.6 and n = 50, so its 1,000-audit estimate dips below 94 % in
-    half the runs);
+    (a setting fails when its coverage is significantly below 94 %: one-sided, 1 %
+    family-wise over the settings by Bonferroni, i.e. below 91.5 % for 60 settings of 1,000
+    audits; the exact coverage of the Wilson interval itself is 94.06 % at accuracy 0.6 and
+    n = 50, so its 1,000-audit estimate dips below 94 % in half the runs);
 (2) sequential: ratings arrive one at a time (a group of 1,000 pairs), the rule of
     :func:`medsim_annot.stats.ppi.ppi_group_stopping` (and the classical one) is checked after
     every rating from the 20th on (target ±0.05); coverage of the 95 % interval at the
@@ -53,10 +53,11 @@ LABELS = (50, 200, 500)
 TARGET = 0.05
 #: Pairs of a group in the sequential simulation (every rule has stopped well before).
 SEQUENTIAL_POOL = 1000
-#: A setting's coverage passes when it is not below the goal beyond Monte Carlo error: a
-#: 1,000-audit estimate of a true 94 % coverage falls below 94 % - 2.33 SE (one-sided 1 %)
-#: only once in a hundred settings.
-MC_SLACK = 2.33
+#: Family-wise level of the Monte Carlo check of the worst setting: no setting may lie below
+#: the goal by more than the one-sided z of MC_LEVEL / settings standard errors (Bonferroni
+#: over the settings: with 60 settings at a true 94 % some 1,000-audit estimate falls below
+#: 92.25 % about half the time, below 91.5 % once in a hundred runs).
+MC_LEVEL = 0.01
 MIN_LABELS = 20
 EHR_RELA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ehr-rel" / "EHR-RelA.tsv"
 
@@ -232,9 +233,15 @@ def real_text(report) -> None:
         )
 
 
-def _coverage_ok(values: list[float], goal: float) -> bool:
+def _worst_allowed(goal: float, settings: int) -> float:
+    from scipy.stats import norm
+
     se = (goal * (1 - goal) / N_AUDITS) ** 0.5
-    return float(np.mean(values)) >= goal and min(values) >= goal - MC_SLACK * se
+    return goal - float(norm.ppf(1 - MC_LEVEL / settings)) * se
+
+
+def _coverage_ok(values: list[float], goal: float) -> bool:
+    return float(np.mean(values)) >= goal and min(values) >= _worst_allowed(goal, len(values))
 
 
 def run(report) -> None:
@@ -258,7 +265,8 @@ def run(report) -> None:
             float(fn(cov["ppi"])) * 100,
             "%",
             baseline=float(fn(cov["classical"])) * 100,
-            goal=">= 94 % for both (worst: up to Monte Carlo error, >= 92.25 %)",
+            goal=f">= 94 % for both (worst: up to Monte Carlo error, "
+            f">= {_worst_allowed(0.94, settings):.2%})",
             ok=_coverage_ok(cov["ppi"], 0.94) and _coverage_ok(cov["classical"], 0.94),
             lower_is_better=False,
         )
@@ -280,7 +288,8 @@ def run(report) -> None:
             float(fn(seq["ppi"])) * 100,
             "%",
             baseline=float(fn(seq["classical"])) * 100,
-            goal=">= 93 % for both (worst: up to Monte Carlo error)",
+            goal=f">= 93 % for both (worst: up to Monte Carlo error, "
+            f">= {_worst_allowed(0.93, len(seq['ppi'])):.2%})",
             ok=_coverage_ok(seq["ppi"], 0.93) and _coverage_ok(seq["classical"], 0.93),
             lower_is_better=False,
         )

@@ -13,6 +13,11 @@ from data_schemas.scales import LEVELS
 from medsim_annot.commands._common import choice, emit_json, split_list
 
 
+class MethodChoice(str, Enum):
+    ppi = "ppi"
+    classical = "classical"
+
+
 def _fmt(frame: pd.DataFrame) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="NaN")
 
@@ -54,6 +59,21 @@ def agreement(
     scale: str | None = typer.Option(
         None, "--scale", help="Scale name or file (default: inferred from the rating values)."
     ),
+    model: Path | None = typer.Option(
+        None,
+        "--model",
+        help="Scores file (pair_id + score columns, e.g. `medsim score` output): the model "
+        "as a blinded extra rater (Spearman rho beside each doctor's leave-one-out rho, and "
+        "the alternative-annotator test).",
+    ),
+    score_column: str | None = typer.Option(
+        None, "--score-column", help="Score column of --model (needed when it has several)."
+    ),
+    epsilon: float = typer.Option(
+        0.2,
+        "--epsilon",
+        help="Alt-test margin (Calderon et al. 2025): 0.2 for experts, 0.15 skilled, 0.1 crowd.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
@@ -70,9 +90,21 @@ def agreement(
         level=level,
     )
     design = svc.design_summary(loaded, rep, basis)
+    rater = None
+    if model is not None:
+        from medsim_annot.services import predictions as psvc
+
+        rater = psvc.model_rater_report(
+            loaded.ratings,
+            loaded.scale,
+            psvc.load_predictions(model, score_column=score_column),
+            epsilon=epsilon,
+        )
     if as_json:
-        emit_json({**rep.to_dict(), **(design or {})})
+        emit_json({**rep.to_dict(), **(design or {}), **({"model": rater} if rater else {})})
         _notes(rep.reasons)
+        if rater:
+            _notes(rater["reasons"])
         return
     d = rep.to_dict()
     typer.echo(
@@ -105,7 +137,38 @@ def agreement(
             f"\nMajority verdicts (every pair, as `medsim audit` uses them): "
             f"{m['n_with_majority']} of {m['n_pairs']} pairs have one"
         )
+    if rater:
+        _print_model(rater)
     _notes(rep.reasons)
+    if rater:
+        _notes(rater["reasons"])
+
+
+def _print_model(rater: dict) -> None:
+    rows = [
+        {"rater": d["annotator"], "leave-one-out rho": d["loo_rho"], "items": d["n_items"]}
+        for d in rater["doctors"]
+    ]
+    rows.append(
+        {"rater": "model", "leave-one-out rho": rater["model_loo_rho"], "items": rater["n_items"]}
+    )
+    table = pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False)
+    typer.echo(
+        f"\nModel as a blinded extra rater: rho with the doctors' mean "
+        f"{_num(rater['model_rho'])}; rank {rater['model_rank']} of {len(rows)} by "
+        "leave-one-out rho (each rater against the mean of the doctors other than one)\n"
+        + _fmt(table)
+    )
+    t = rater["alt_test"]
+    verdict = "passed" if t["passed"] else "failed"
+    typer.echo(
+        f"\nAlternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
+        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate "
+        f"{_num(t['winning_rate'], '.2f')}, advantage probability "
+        f"{_num(t['advantage_probability'], '.2f')}"
+    )
+    if t["per_annotator"]:
+        typer.echo(_fmt(pd.DataFrame(t["per_annotator"])))
 
 
 def audit(
@@ -132,6 +195,27 @@ def audit(
     scale: str | None = typer.Option(
         None, "--scale", help="Scale name or file (default: inferred from the rating values)."
     ),
+    predictions: Path | None = typer.Option(
+        None,
+        "--predictions",
+        help="Scores file with a score for every pair (e.g. `medsim score` output, or another "
+        "builder's 0/1 labels): prediction-powered (PPI++) intervals next to the classical ones.",
+    ),
+    score_column: str | None = typer.Option(
+        None, "--score-column", help="Score column of --predictions (needed when it has several)."
+    ),
+    method: MethodChoice = typer.Option(
+        MethodChoice.ppi,
+        "--method",
+        help="With --predictions: the interval reported as *_ci (both are always shown).",
+    ),
+    target_ci: float | None = typer.Option(
+        None,
+        "--target-ci",
+        metavar="HALF_WIDTH",
+        help="With --predictions: whether each group is within ±HALF_WIDTH (the sequential "
+        "rule's 97.5 % check of --method's interval) and the pairs it still needs.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
@@ -140,6 +224,15 @@ def audit(
     pairs_frame = svc.load_pairs(pairs)
     loaded = svc.load_ratings_file(ratings, scale=scale, pairs=pairs_frame)
     _file_notes(loaded.notes)
+    if predictions is not None:
+        _prediction_audit(
+            pairs_frame, loaded, predictions, score_column, by, majority, method, target_ci, as_json
+        )
+        return
+    if target_ci is not None:
+        from medsim_annot.errors import UsageProblem
+
+        raise UsageProblem("--target-ci of `medsim audit` needs --predictions")
     res = svc.audit_report(
         pairs_frame,
         loaded.ratings,
@@ -167,6 +260,60 @@ def audit(
                 {"group": " / ".join(str(rec[c]) for c in res.by), **{k: _ci(rec[k]) for k in cis}}
             )
         typer.echo("\nBootstrap confidence intervals\n" + pd.DataFrame(rows).to_string(index=False))
+    _notes(res.reasons)
+
+
+def _prediction_audit(
+    pairs_frame, loaded, predictions, score_column, by, majority, method, target_ci, as_json
+) -> None:
+    from medsim_annot.services import predictions as psvc
+
+    res = psvc.prediction_audit_report(
+        pairs_frame,
+        loaded.ratings,
+        loaded.scale,
+        psvc.load_predictions(predictions, score_column=score_column),
+        by=split_list(by) if by is not None else None,
+        majority=majority.value,
+        method=method.value,
+        target_ci=target_ci,
+        file=str(predictions),
+    )
+    if as_json:
+        emit_json(res.to_dict())
+        _notes(res.reasons)
+        return
+    rows = [("overall", res.overall)]
+    for rec in res.by_group.to_dict(orient="records"):
+        rows.append((" / ".join(str(rec[c]) for c in res.by), rec))
+    level = f"{res.confidence:.0%}"
+    for metric in res.metrics:
+        table = []
+        for name, rec in rows:
+            row = {
+                "group": name,
+                "n": rec[f"{metric}_n"],
+                "unlabelled": rec[f"{metric}_n_unlabelled"],
+                metric: _num(rec[f"{metric}_estimate"]),
+                f"classical {level}": _ci(
+                    (rec[f"{metric}_classical_low"], rec[f"{metric}_classical_high"])
+                ),
+                f"PPI++ {level}": _ci((rec[f"{metric}_low"], rec[f"{metric}_high"])),
+                "lambda": _num(rec[f"{metric}_lam"], ".2f"),
+                "effective n": _num(rec[f"{metric}_effective_n"], ".0f"),
+            }
+            if f"{metric}_within_target" in rec:
+                row[f"within ±{target_ci:g}"] = "yes" if rec[f"{metric}_within_target"] else "no"
+                row["more needed"] = rec[f"{metric}_more_needed"]
+            table.append(row)
+        typer.echo(
+            f"{metric.replace('_', ' ')} (--method {res.method}: *_ci is the "
+            f"{'PPI++' if res.method == 'ppi' else 'classical'} interval)\n"
+            + pd.DataFrame(table).to_string(index=False)
+            + "\n"
+        )
+    for metric in res.metrics:
+        typer.echo(f"note: {metric} overall: {res.overall[f'{metric}_note']}", err=True)
     _notes(res.reasons)
 
 

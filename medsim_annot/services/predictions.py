@@ -94,13 +94,18 @@ def prediction_audit_report(
     majority: str = "strict",
     method: str = "ppi",
     confidence: float = 0.95,
+    target_ci: float | None = None,
     seed: int = 0,
     file: str | None = None,
 ) -> PPIAudit:
     """``medsim audit --predictions``: per group, accuracy and precision of the automatic
     labels (binary scales) or the mean rating (graded scales) with the PPI++ interval next
     to the classical one, λ and the effective number of labelled pairs
-    (:func:`medsim_annot.stats.ppi.ppi_audit`). *file* names the scores file in messages."""
+    (:func:`medsim_annot.stats.ppi.ppi_audit`); with *target_ci*, whether each group is
+    within ±target_ci at the sequential rule's level and how many more pairs it needs. *file*
+    names the scores file in messages."""
+    if target_ci is not None and not 0 < target_ci < 0.5:
+        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
     if method not in METHODS:
         raise InputError.single(f"--method must be 'ppi' or 'classical', not '{method}'")
     binary = scale.positive is not None and scale.negative is not None
@@ -128,6 +133,7 @@ def prediction_audit_report(
         rule=majority,
         method=method,  # type: ignore[arg-type]
         confidence=confidence,
+        target=target_ci,
         seed=seed,
     )
 

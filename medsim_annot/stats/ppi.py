@@ -650,6 +650,35 @@ def _metric_row(prefix: str, e: PPIEstimate, method: str) -> dict:
     return d
 
 
+def _target_check(name, yl, fl, fu, e, target, interval, bounds, method) -> dict:
+    check = ppi_mean_interval(
+        yl,
+        fl,
+        fu,
+        lam=e.lam if method == "ppi" else 0.0,
+        interval=interval,
+        bounds=bounds,
+        confidence=STOP_CONFIDENCE,
+    )
+    hw = check.half_width if method == "ppi" else check.classical_half_width
+    within = e.n > 0 and hw <= target + 1e-12
+    if e.n > 1 and bounds == (0.0, 1.0):
+        p = e.classical_estimate
+        need_cl = math.ceil(_z(STOP_CONFIDENCE) ** 2 * max(p * (1 - p), 1e-6) / target**2)
+    elif e.n > 1:
+        need_cl = math.ceil(
+            _z(STOP_CONFIDENCE) ** 2
+            * (e.classical_half_width / _z(e.confidence)) ** 2
+            * e.n
+            / target**2
+        )
+    else:
+        need_cl = 0
+    ratio = e.n / e.effective_n if method == "ppi" and e.effective_n > 0 else 1.0
+    more = 0 if within else max(math.ceil(need_cl * min(ratio, 1.0)) - e.n, 1)
+    return {f"{name}_within_target": bool(within), f"{name}_more_needed": int(more)}
+
+
 def _interval_of(y, f, fu, *, interval, bounds, confidence, method) -> PPIEstimate:
     if method == "classical":
         return ppi_mean_interval(
@@ -668,6 +697,7 @@ def ppi_audit(
     rule: str = "strict",
     method: Literal["ppi", "classical"] = "ppi",
     confidence: float = 0.95,
+    target: float | None = None,
     folds: int = 5,
     seed: int = 0,
 ) -> PPIAudit:
@@ -691,6 +721,12 @@ def ppi_audit(
         Which interval is reported as ``<metric>_ci``; both are always computed.
     confidence, folds, seed :
         Interval level; cross-fitting folds and seed of the calibration.
+    target : float, optional
+        Target half-width of the sequential audit (``--target-ci``): adds, for the first
+        metric, ``<metric>_within_target`` (the interval of *method* at
+        :data:`STOP_CONFIDENCE` is within ±target, the check of :func:`ppi_group_stopping`)
+        and ``<metric>_more_needed`` (labelled pairs still needed: the classical sample size
+        at the current estimate, scaled by ``n / effective_n`` for PPI, minus ``n``).
 
     Returns
     -------
@@ -769,8 +805,10 @@ def ppi_audit(
             e = _interval_of(
                 yl, fl, fu, interval=interval, bounds=bounds, confidence=confidence, method=method
             )
-            target = rows[gi] if gi < g else overall
-            target.update(_metric_row(name, e, method))
+            row = rows[gi] if gi < g else overall
+            row.update(_metric_row(name, e, method))
+            if target is not None and name == next(iter(specs)):
+                row.update(_target_check(name, yl, fl, fu, e, target, interval, bounds, method))
         if binary and name == "accuracy":
             share_lab = float(np.mean(label[lab] == 1)) if lab.any() else np.nan
             share_unl = float(np.mean(label[unl] == 1)) if unl.any() else np.nan
