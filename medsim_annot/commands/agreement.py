@@ -145,30 +145,13 @@ def agreement(
 
 
 def _print_model(rater: dict) -> None:
-    rows = [
-        {"rater": d["annotator"], "leave-one-out rho": d["loo_rho"], "items": d["n_items"]}
-        for d in rater["doctors"]
-    ]
-    rows.append(
-        {"rater": "model", "leave-one-out rho": rater["model_loo_rho"], "items": rater["n_items"]}
-    )
-    table = pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False)
+    from medsim_annot.services import predictions as psvc
+
     typer.echo(
-        f"\nModel as a blinded extra rater: rho with the doctors' mean "
-        f"{_num(rater['model_rho'])}; rank {rater['model_rank']} of {len(rows)} by "
-        "leave-one-out rho (each rater against the mean of the doctors other than one)\n"
-        + _fmt(table)
+        "\nModel as a blinded extra rater (leave-one-out rho: each rater against the mean of "
+        "the doctors other than one)\n" + _fmt(psvc.model_rater_table(rater))
     )
-    t = rater["alt_test"]
-    verdict = "passed" if t["passed"] else "failed"
-    typer.echo(
-        f"\nAlternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
-        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate "
-        f"{_num(t['winning_rate'], '.2f')}, advantage probability "
-        f"{_num(t['advantage_probability'], '.2f')}"
-    )
-    if t["per_annotator"]:
-        typer.echo(_fmt(pd.DataFrame(t["per_annotator"])))
+    typer.echo("\n" + psvc.alt_test_sentence(rater))
 
 
 def audit(
@@ -283,35 +266,11 @@ def _prediction_audit(
         emit_json(res.to_dict())
         _notes(res.reasons)
         return
-    rows = [("overall", res.overall)]
-    for rec in res.by_group.to_dict(orient="records"):
-        rows.append((" / ".join(str(rec[c]) for c in res.by), rec))
-    level = f"{res.confidence:.0%}"
-    for metric in res.metrics:
-        table = []
-        for name, rec in rows:
-            row = {
-                "group": name,
-                "n": rec[f"{metric}_n"],
-                "unlabelled": rec[f"{metric}_n_unlabelled"],
-                metric: _num(rec[f"{metric}_estimate"]),
-                f"classical {level}": _ci(
-                    (rec[f"{metric}_classical_low"], rec[f"{metric}_classical_high"])
-                ),
-                f"PPI++ {level}": _ci((rec[f"{metric}_low"], rec[f"{metric}_high"])),
-                "lambda": _num(rec[f"{metric}_lam"], ".2f"),
-                "effective n": _num(rec[f"{metric}_effective_n"], ".0f"),
-            }
-            if f"{metric}_within_target" in rec:
-                row[f"within ±{target_ci:g}"] = "yes" if rec[f"{metric}_within_target"] else "no"
-                row["more needed"] = rec[f"{metric}_more_needed"]
-            table.append(row)
-        typer.echo(
-            f"{metric.replace('_', ' ')} (--method {res.method}: *_ci is the "
-            f"{'PPI++' if res.method == 'ppi' else 'classical'} interval)\n"
-            + pd.DataFrame(table).to_string(index=False)
-            + "\n"
-        )
+    table = psvc.prediction_audit_table(res).drop(columns=["note"])
+    typer.echo(
+        f"--method {res.method}: *_ci is the "
+        f"{'PPI++' if res.method == 'ppi' else 'classical'} interval\n" + _fmt(table)
+    )
     for metric in res.metrics:
         typer.echo(f"note: {metric} overall: {res.overall[f'{metric}_note']}", err=True)
     _notes(res.reasons)

@@ -251,3 +251,94 @@ def _packaged_minilm() -> str | None:
     except ImportError:
         return None
     return str(Path(rows[0]["path"]))
+
+
+# ---- tables for the CLI and the dashboard ----------------------------------------------------------
+def _interval_text(low, high) -> str:
+    def num(v) -> str:
+        return "NaN" if v is None or v != v else f"{v:.3f}"
+
+    return f"[{num(low)}, {num(high)}]"
+
+
+def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
+    """One row per metric and group (``overall`` first): the estimate, the classical and the
+    PPI++ interval as text, λ, labelled and unlabelled pairs, the effective number of
+    labelled pairs, and — with a target — whether the group is within it and the pairs it
+    still needs; the ``note`` says what the predictions were worth."""
+    level = f"{res.confidence:.0%}"
+    rows = []
+    records = [("overall", res.overall)] + [
+        (" / ".join(str(rec[c]) for c in res.by), rec)
+        for rec in res.by_group.to_dict(orient="records")
+    ]
+    for metric in res.metrics:
+        for name, rec in records:
+            row = {
+                "metric": metric.replace("_", " "),
+                "group": name,
+                "n": int(rec[f"{metric}_n"]),
+                "unlabelled": int(rec[f"{metric}_n_unlabelled"]),
+                "estimate": rec[f"{metric}_estimate"],
+                f"classical {level}": _interval_text(
+                    rec[f"{metric}_classical_low"], rec[f"{metric}_classical_high"]
+                ),
+                f"PPI++ {level}": _interval_text(rec[f"{metric}_low"], rec[f"{metric}_high"]),
+                "lambda": rec[f"{metric}_lam"],
+                "effective n": rec[f"{metric}_effective_n"],
+            }
+            if f"{metric}_within_target" in rec:
+                row["within target"] = "yes" if rec[f"{metric}_within_target"] else "no"
+                row["more needed"] = int(rec[f"{metric}_more_needed"])
+            row["note"] = rec[f"{metric}_note"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def model_rater_table(report: dict) -> pd.DataFrame:
+    """The doctors and the model by leave-one-out rho (highest first), the model's row
+    marked; the alt-test per doctor beside each doctor."""
+    per = {d["annotator"]: d for d in report["alt_test"]["per_annotator"]}
+    rows = []
+    for d in report["doctors"]:
+        t = per.get(d["annotator"], {})
+        rows.append(
+            {
+                "rater": d["annotator"],
+                "leave-one-out rho": d["loo_rho"],
+                "items": d["n_items"],
+                "alt-test p": t.get("p_value", float("nan")),
+                "model beats this doctor": (
+                    ("yes" if t["rejected"] else "no") if "rejected" in t else "skipped"
+                ),
+            }
+        )
+    rows.append(
+        {
+            "rater": "model",
+            "leave-one-out rho": report["model_loo_rho"],
+            "items": report["n_items"],
+            "alt-test p": float("nan"),
+            "model beats this doctor": "",
+        }
+    )
+    return pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False, na_position="last")
+
+
+def alt_test_sentence(report: dict) -> str:
+    """The alt-test's verdict in one sentence."""
+    t = report["alt_test"]
+    wr, ap = t["winning_rate"], t["advantage_probability"]
+    if wr != wr:
+        return (
+            "Alternative-annotator test: not computed ("
+            + report["reasons"].get("alt_test", "too few items")
+            + ")."
+        )
+    verdict = "passed: the model may replace a doctor" if t["passed"] else "failed"
+    return (
+        f"Alternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
+        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"probability {ap:.2f}. Model rank by leave-one-out rho: {report['model_rank']} of "
+        f"{len(report['doctors']) + 1}; rho with the doctors' mean {report['model_rho']:.3f}."
+    )
