@@ -158,3 +158,38 @@ def test_agreement_model_on_ehr_rel_a(cli, ehr_rel_a, tmp_path):
     assert "Model as a blinded extra rater" in text.stdout
     assert "Alternative-annotator test (epsilon 0.15" in text.stdout
     assert "model beats this doctor" in text.stdout
+
+
+def test_plan_with_predictions_from_a_pilot(db_url, ppi_files):
+    from medsim_annot.services import studies as svc
+    from medsim_annot.services.design import plan_budget
+    from medsim_annot.services.predictions import load_predictions, plan_with_predictions
+
+    svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "pilot")
+    pairs = svc.load_pairs(ppi_files["pairs"])
+    opts = {"per_item": 2, "tiebreak": True, "group_by": ["dataset"]}
+    good = plan_with_predictions(
+        pairs,
+        3,
+        load_predictions(ppi_files["scores"], score_column="cosine"),
+        pilot="pilot",
+        target_ci=0.05,
+        **opts,
+    )
+    base = plan_budget(pairs, 3, target_ci=0.05, pilot="pilot", **opts)
+    assert good["ratings"] == base["ratings"]  # the classical plan is unchanged
+    w = good["with_predictions"]
+    assert set(w["groups"]) == {"d1", "d2"}
+    assert w["correlation"] > 0.3
+    assert w["ratings"] < 0.85 * base["ratings"] and w["saving_vs_classical"] > 0.15
+    for g, row in w["groups"].items():
+        assert 20 <= row["pairs_rated"] <= base["groups"][g]["pairs_rated"]
+    noise = plan_with_predictions(
+        pairs,
+        3,
+        load_predictions(ppi_files["scores"], score_column="noise"),
+        pilot="pilot",
+        target_ci=0.05,
+        **opts,
+    )["with_predictions"]
+    assert noise["ratings"] >= 0.9 * base["ratings"]

@@ -342,3 +342,100 @@ def alt_test_sentence(report: dict) -> str:
         f"probability {ap:.2f}. Model rank by leave-one-out rho: {report['model_rank']} of "
         f"{len(report['doctors']) + 1}; rho with the doctors' mean {report['model_rho']:.3f}."
     )
+
+
+# ---- planning --------------------------------------------------------------------------------------
+def plan_with_predictions(
+    pairs: pd.DataFrame,
+    annotators: int,
+    predictions: pd.Series,
+    *,
+    pilot: str,
+    target_ci: float,
+    group_by: list[str] | None = None,
+    file: str | None = None,
+    engine=None,
+    **plan_options,
+) -> dict:
+    """``medsim study plan --predictions``: the plan of
+    :func:`medsim_annot.services.design.plan_budget` (from *pilot*) plus
+    ``with_predictions``: per group the pairs and ratings the sequential audit needs when
+    its interval is the PPI++ one, from the pilot's accuracy and the correlation of the
+    (cross-fitted) prediction with whether the automatic label was right.
+
+    Each group's classical pairs are scaled by the ratio of
+    :func:`medsim_annot.stats.ppi.labels_needed` with and without predictions (never below
+    the minimum positives + negatives), and its ratings in proportion. The predictions must
+    score every pilot pair (for the correlation) and every pair of *pairs* (for the audit)."""
+    from medsim_annot.services import studies as studies_svc
+    from medsim_annot.services.design import plan_budget
+    from medsim_annot.stats import audit_labels
+    from medsim_annot.stats.ppi import labels_needed, pilot_correlation
+
+    if not 0 < target_ci < 0.5:
+        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    align_predictions(predictions, pairs[C.PAIR_ID], file=file)
+    base = plan_budget(
+        pairs,
+        annotators,
+        group_by=group_by,
+        target_ci=target_ci,
+        pilot=pilot,
+        engine=engine,
+        **plan_options,
+    )
+    info = studies_svc.get_study(pilot, engine=engine)
+    ppairs = studies_svc.pairs_frame(pilot, engine=engine)
+    from data_schemas.ratings import to_ratings_frame
+
+    cur = to_ratings_frame(studies_svc.current_ratings(pilot, engine=engine), info.scale)
+    if info.scale.positive is None or info.scale.negative is None:
+        raise InputError.single(
+            f"the pilot '{pilot}' is on the {info.scale.name} scale: planning with predictions "
+            "needs a binary audit (positive and negative values)"
+        )
+    scores = align_predictions(predictions, ppairs[C.PAIR_ID], file=file)
+    gb = [c for c in (group_by or []) if c in pairs.columns and c in ppairs.columns]
+    items = audit_labels(ppairs, cur, info.scale, by=[]).items
+    truth, label = items["truth"].to_numpy(), items["auto_label"].to_numpy()
+    overall = pilot_correlation(truth, label, scores)
+    per_group: dict[str, dict] = {}
+    if gb:
+        keys = ppairs[gb].astype(str).agg(" / ".join, axis=1).to_numpy()
+        for g in np.unique(keys):
+            sel = keys == g
+            per_group[str(g)] = pilot_correlation(truth[sel], label[sel], scores[sel])
+    floor = int(plan_options.get("min_positives", 10)) + int(plan_options.get("min_negatives", 10))
+    groups = {}
+    total = 0
+    for g, row in base["groups"].items():
+        src = per_group.get(g) or overall
+        if src["n"] < 20:  # too few pilot pairs in the group: the pilot's overall figure
+            src = overall
+        acc = base["assumptions"]["accuracy"].get(g, src["accuracy"])
+        classical, with_pred = labels_needed(acc, src["correlation"], target=target_ci, pairs=10**9)
+        ratio = with_pred / classical if classical else 1.0
+        rated = min(row["pairs"], max(int(np.ceil(row["pairs_rated"] * ratio)), floor))
+        rated = min(rated, row["pairs_rated"])
+        per_pair = row["ratings"] / row["pairs_rated"] if row["pairs_rated"] else 0.0
+        ratings = int(np.ceil(rated * per_pair))
+        groups[g] = {
+            "pairs": row["pairs"],
+            "pairs_rated": rated,
+            "ratings": ratings,
+            "correlation": round(src["correlation"], 4),
+            "pilot_pairs": src["n"],
+        }
+        total += ratings
+    base["with_predictions"] = {
+        "groups": groups,
+        "ratings": total,
+        "saving_vs_classical": 1 - total / base["ratings"] if base["ratings"] else 0.0,
+        "correlation": round(overall["correlation"], 4),
+        "note": (
+            "pairs the sequential audit needs when its interval is the PPI++ one "
+            "(prediction-powered); the correlation is that of the cross-fitted prediction with "
+            "whether the automatic label was right, on the pilot"
+        ),
+    }
+    return base
