@@ -31,6 +31,7 @@ setting's correlation ("useless": ``f`` uniform and independent of ``Y``).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -59,7 +60,9 @@ SEQUENTIAL_POOL = 1000
 #: 92.25 % about half the time, below 91.5 % once in a hundred runs).
 MC_LEVEL = 0.01
 MIN_LABELS = 20
-EHR_RELA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ehr-rel" / "EHR-RelA.tsv"
+#: ../shared beside the repository, or MEDSIM_SHARED_DIR (as the tests read it).
+SHARED = Path(os.environ.get("MEDSIM_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
+EHR_RELA = SHARED / "data" / "ehr-rel" / "EHR-RelA.tsv"
 
 
 def _predict(y: np.ndarray, delta: float, rng: np.random.Generator, acc: float) -> np.ndarray:
