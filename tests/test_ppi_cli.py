@@ -193,3 +193,19 @@ def test_plan_with_predictions_from_a_pilot(db_url, ppi_files):
         **opts,
     )["with_predictions"]
     assert noise["ratings"] >= 0.9 * base["ratings"]
+
+
+def test_study_predictions_panel(db_url, ppi_files):
+    from medsim_annot.services import studies as svc
+    from medsim_annot.services.predictions import load_predictions, study_predictions
+
+    svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
+    preds = load_predictions(ppi_files["scores"], score_column="cosine")
+    out = study_predictions("s", preds, target_ci=0.05)
+    audit = out["audit"]
+    assert list(audit["metric"].unique()) == ["accuracy", "precision"]
+    assert audit.iloc[0]["group"] == "overall" and audit.iloc[0]["unlabelled"] == 280
+    assert "within target" in audit.columns
+    model = out["model"]
+    assert set(model["rater"]) == {"X", "Y", "Z", "model"}
+    assert out["model_sentence"].startswith("Alternative-annotator test (epsilon 0.2")

@@ -439,3 +439,58 @@ def plan_with_predictions(
         ),
     }
     return base
+
+
+# ---- the dashboard ---------------------------------------------------------------------------------
+def score_columns(path: str | os.PathLike) -> list[str]:
+    """The score columns of a scores file (for the dashboard's column picker)."""
+    from medsim_annot.services.scoring import read_scores
+
+    return [str(c) for c in read_scores(path).columns if c != C.PAIR_ID]
+
+
+def study_predictions(
+    study: str,
+    predictions: pd.Series,
+    *,
+    method: str = "ppi",
+    epsilon: float = DEFAULT_EPSILON,
+    target_ci: float | None = None,
+    file: str | None = None,
+    engine=None,
+) -> dict:
+    """The dashboard's predictions panel for a stored study: ``audit`` (the
+    :func:`prediction_audit_table`, or None when the study's scale has no automatic labels
+    to audit and no numeric mean), ``audit_notes``, ``model`` (the
+    :func:`model_rater_table`), ``model_sentence`` (:func:`alt_test_sentence`) and
+    ``model_notes``. The scores are read by the admin page only; nothing is stored."""
+    from data_schemas.ratings import to_ratings_frame
+    from medsim_annot.services import studies as studies_svc
+
+    info = studies_svc.get_study(study, engine=engine)
+    pairs = studies_svc.pairs_frame(study, engine=engine)
+    cur = to_ratings_frame(studies_svc.current_ratings(study, engine=engine), info.scale)
+    out: dict = {"audit": None, "audit_notes": [], "model": None, "model_notes": []}
+    binary = info.scale.positive is not None and info.scale.negative is not None
+    if not binary or C.AUTO_LABEL in pairs.columns:
+        res = prediction_audit_report(
+            pairs,
+            cur,
+            info.scale,
+            predictions,
+            method=method,
+            target_ci=target_ci,
+            file=file,
+        )
+        out["audit"] = prediction_audit_table(res)
+        out["audit_notes"] = [f"{k}: {v}" for k, v in res.reasons.items()]
+    else:
+        out["audit_notes"] = ["the pairs have no automatic labels to audit"]
+    if cur[C.ANNOTATOR].nunique() >= 2:
+        rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
+        out["model"] = model_rater_table(rep)
+        out["model_sentence"] = alt_test_sentence(rep)
+        out["model_notes"] = [f"{k}: {v}" for k, v in rep["reasons"].items()]
+    else:
+        out["model_notes"] = ["the model is compared with the doctors: it needs two or more"]
+    return out
