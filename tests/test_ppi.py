@@ -57,13 +57,13 @@ def test_power_tuned_lambda_is_ppi_py_lambda(seed, strength):
     tuned = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05)
     fixed = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam)
     assert float(tuned[0][0]) == pytest.approx(float(fixed[0][0]), abs=1e-12)
-    n, N = len(y), len(fu)
+    n, n_u = len(y), len(fu)
     direct = power_tuning_lambda(
-        n, y.sum(), f.sum(), (y * f).sum(), (f * f).sum(), N, fu.sum(), (fu * fu).sum()
+        n, y.sum(), f.sum(), (y * f).sum(), (f * f).sum(), n_u, fu.sum(), (fu * fu).sum()
     )
     cov = np.mean((y - y.mean()) * (f - f.mean()))
     var_all = np.var(np.concatenate([f, fu]), ddof=1)
-    assert float(direct) == pytest.approx(min(1.0, cov / ((1 + n / N) * var_all)), rel=1e-10)
+    assert float(direct) == pytest.approx(min(1.0, cov / ((1 + n / n_u) * var_all)), rel=1e-10)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -79,27 +79,27 @@ class PPIEstimate:
         return out
 
 
-def power_tuning_lambda(n, sy, sf, syf, sff, N, sf_u, sff_u) -> np.ndarray:
+def power_tuning_lambda(n, sy, sf, syf, sff, n_u, sf_u, sff_u) -> np.ndarray:
     """The power-tuning λ of PPI++ for a mean, from sums, clipped to [0, 1].
 
     Notes
     -----
     .. math:: \\hat\\lambda = \\frac{\\widehat{\\mathrm{Cov}}_n(Y, f)}
-              {(1 + n/N)\\,\\widehat{\\mathrm{Var}}_{n+N}(f)}
+              {(1 + n/n_u)\\,\\widehat{\\mathrm{Var}}_{n+n_u}(f)}
 
     with the covariance over the *n* labelled pairs (divisor *n*) and the variance of the
-    predictions over all *n + N* pairs (divisor *n + N - 1*), as ``ppi_py`` computes it. A
+    predictions over all *n + n_u* pairs (divisor *n + n_u - 1*), as ``ppi_py`` computes it. A
     prediction that does not vary gives λ = 0.
     """
-    n, sy, sf, syf, sff, N, sf_u, sff_u = (
-        np.asarray(a, dtype=np.float64) for a in (n, sy, sf, syf, sff, N, sf_u, sff_u)
+    n, sy, sf, syf, sff, n_u, sf_u, sff_u = (
+        np.asarray(a, dtype=np.float64) for a in (n, sy, sf, syf, sff, n_u, sf_u, sff_u)
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         cov = syf / n - (sy / n) * (sf / n)
-        tot = n + N
+        tot = n + n_u
         var_all = (sff + sff_u - (sf + sf_u) ** 2 / tot) / (tot - 1)
-        lam = cov / ((1 + n / N) * var_all)
-    lam = np.where((var_all > 1e-15) & (N > 0) & (n > 1), lam, 0.0)
+        lam = cov / ((1 + n / n_u) * var_all)
+    lam = np.where((var_all > 1e-15) & (n_u > 0) & (n > 1), lam, 0.0)
     return np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)
 
 
@@ -110,7 +110,7 @@ def ppi_from_sums(
     sf,
     syf,
     sff,
-    N,
+    n_u,
     sf_u,
     sff_u,
     *,
@@ -126,7 +126,7 @@ def ppi_from_sums(
     ----------
     n, sy, syy, sf, syf, sff : array
         Labelled pairs: count, sums of Y, Y², f, Y·f, f².
-    N, sf_u, sff_u : array
+    n_u, sf_u, sff_u : array
         Unlabelled pairs: count, sums of f and f².
     lam : array or None
         λ; ``None``: :func:`power_tuning_lambda`.
@@ -145,12 +145,12 @@ def ppi_from_sums(
         estimators) and ``effective_n`` (``n · var_classical / var_ppi``: below ``n`` when the PPI variance is
         the larger).
     """
-    n, sy, syy, sf, syf, sff, N, sf_u, sff_u = np.broadcast_arrays(
-        *(np.asarray(a, dtype=np.float64) for a in (n, sy, syy, sf, syf, sff, N, sf_u, sff_u))
+    n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u = np.broadcast_arrays(
+        *(np.asarray(a, dtype=np.float64) for a in (n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u))
     )
     z = _z(confidence)
     lam_a = (
-        power_tuning_lambda(n, sy, sf, syf, sff, N, sf_u, sff_u)
+        power_tuning_lambda(n, sy, sf, syf, sff, n_u, sf_u, sff_u)
         if lam is None
         else np.broadcast_to(np.asarray(lam, dtype=np.float64), n.shape)
     )
@@ -158,14 +158,14 @@ def ppi_from_sums(
     with np.errstate(invalid="ignore", divide="ignore"):
         ybar = sy / n
         fbar = sf / n
-        fbar_u = np.where(N > 0, sf_u / np.maximum(N, 1), 0.0)
+        fbar_u = np.where(n_u > 0, sf_u / np.maximum(n_u, 1), 0.0)
         var_y = np.maximum(syy / n - ybar**2, 0.0)
         var_f = np.maximum(sff / n - fbar**2, 0.0)
         cov = syf / n - ybar * fbar
-        var_fu = np.where(N > 0, np.maximum(sff_u / np.maximum(N, 1) - fbar_u**2, 0.0), 0.0)
-        lam_a = np.where(N > 0, lam_a, 0.0)
+        var_fu = np.where(n_u > 0, np.maximum(sff_u / np.maximum(n_u, 1) - fbar_u**2, 0.0), 0.0)
+        lam_a = np.where(n_u > 0, lam_a, 0.0)
         est = lam_a * fbar_u + ybar - lam_a * fbar
-        imputed = np.where(N > 0, lam_a**2 * var_fu / np.maximum(N, 1), 0.0)
+        imputed = np.where(n_u > 0, lam_a**2 * var_fu / np.maximum(n_u, 1), 0.0)
         rect = np.maximum(var_y - 2 * lam_a * cov + lam_a**2 * var_f, 0.0) / n
         var_ppi = rect + imputed
         var_cl = var_y / n
@@ -581,11 +581,11 @@ def labels_needed(
     rho2 = min(max(float(correlation), 0.0), 1.0) ** 2
     z = _z(confidence)
     var = max(p * (1 - p), 1e-6)
-    M = max(int(pairs), 1)
-    classical = min(math.ceil(z * z * var / target**2 - 1e-9), M)
+    m = max(int(pairs), 1)
+    classical = min(math.ceil(z * z * var / target**2 - 1e-9), m)
 
     def hw(n: int) -> float:
-        frac = max(M - n, 0) / M
+        frac = max(m - n, 0) / m
         return z * math.sqrt(var * (1 - rho2 * frac) / n)
 
     lo, hi = 1, max(classical, 1)
