@@ -209,3 +209,22 @@ def test_study_predictions_panel(db_url, ppi_files):
     model = out["model"]
     assert set(model["rater"]) == {"X", "Y", "Z", "model"}
     assert out["model_sentence"].startswith("Alternative-annotator test (epsilon 0.2")
+
+
+def test_study_plan_predictions_cli(db_url, cli, ppi_files):
+    from medsim_annot.services import studies as svc
+
+    svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "pilot")
+    args = ["study", "plan", "--pairs", ppi_files["pairs"], "--annotators", "3"]
+    args += ["--group-by", "dataset", "--per-item", "2", "--tiebreak", "--pilot", "pilot"]
+    r = cli(*args, "--target-ci", "0.05", "--predictions", ppi_files["scores"])
+    assert r.exit_code == 2 and "--score-column" in r.stderr
+    full = [*args, "--target-ci", "0.05", "--predictions", ppi_files["scores"]]
+    r = cli(*full, "--score-column", "cosine", "--json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["with_predictions"]["ratings"] < d["ratings"]
+    text = cli(*full, "--score-column", "cosine")
+    assert text.exit_code == 0 and "with predictions (PPI++ interval" in text.stdout
+    r = cli(*args, "--predictions", ppi_files["scores"], "--score-column", "cosine")
+    assert r.exit_code == 2 and "--target-ci" in r.stderr
