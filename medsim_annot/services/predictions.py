@@ -272,6 +272,7 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
         (" / ".join(str(rec[c]) for c in res.by), rec)
         for rec in res.by_group.to_dict(orient="records")
     ]
+    targeted = any(f"{m}_within_target" in res.overall for m in res.metrics)
     for metric in res.metrics:
         for name, rec in records:
             row = {
@@ -284,12 +285,14 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
                     rec[f"{metric}_classical_low"], rec[f"{metric}_classical_high"]
                 ),
                 f"PPI++ {level}": _interval_text(rec[f"{metric}_low"], rec[f"{metric}_high"]),
-                "lambda": rec[f"{metric}_lam"],
-                "effective n": rec[f"{metric}_effective_n"],
+                "lambda": round(float(rec[f"{metric}_lam"]), 3),
+                "effective n": round(float(rec[f"{metric}_effective_n"]), 1),
             }
-            if f"{metric}_within_target" in rec:
-                row["within target"] = "yes" if rec[f"{metric}_within_target"] else "no"
-                row["more needed"] = int(rec[f"{metric}_more_needed"])
+            if targeted:
+                within = rec.get(f"{metric}_within_target")
+                row["within target"] = "" if within is None else ("yes" if within else "no")
+                more = rec.get(f"{metric}_more_needed")
+                row["more needed"] = "" if more is None else str(int(more))
             row["note"] = rec[f"{metric}_note"]
             rows.append(row)
     return pd.DataFrame(rows)
