@@ -8,14 +8,9 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from data_schemas.options import MAJORITY_RULES
+from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import LEVELS
 from medsim_annot.commands._common import choice, emit_json, split_list
-
-
-class MethodChoice(str, Enum):
-    ppi = "ppi"
-    classical = "classical"
 
 
 def _fmt(frame: pd.DataFrame) -> str:
@@ -187,10 +182,12 @@ def audit(
     score_column: str | None = typer.Option(
         None, "--score-column", help="Score column of --predictions (needed when it has several)."
     ),
-    method: MethodChoice = typer.Option(
-        MethodChoice.ppi,
+    method: str = typer.Option(
+        "ppi",
         "--method",
-        help="With --predictions: the interval reported as *_ci (both are always shown).",
+        **choice(AUDIT_METHODS),
+        help="With --predictions: the interval reported as *_ci (both are always shown). "
+        + AUDIT_METHODS.describe(),
     ),
     target_ci: float | None = typer.Option(
         None,
@@ -257,8 +254,8 @@ def _prediction_audit(
         loaded.scale,
         psvc.load_predictions(predictions, score_column=score_column),
         by=split_list(by) if by is not None else None,
-        majority=majority.value,
-        method=method.value,
+        majority=majority,
+        method=method,
         target_ci=target_ci,
         file=str(predictions),
     )

@@ -17,13 +17,14 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import Scale
 from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
 from medsim_annot.stats.rater_model import alt_test, model_as_rater
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
 DEFAULT_EPSILON = 0.2
-METHODS = ("ppi", "classical")
+METHODS = AUDIT_METHODS.values
 
 
 def load_predictions(
@@ -106,8 +107,8 @@ def prediction_audit_report(
     names the scores file in messages."""
     if target_ci is not None and not 0 < target_ci < 0.5:
         raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
-    if method not in METHODS:
-        raise InputError.single(f"--method must be 'ppi' or 'classical', not '{method}'")
+    method = AUDIT_METHODS.check(method)
+    majority = MAJORITY_RULES.check(majority)
     binary = scale.positive is not None and scale.negative is not None
     if binary and C.AUTO_LABEL not in pairs.columns:
         raise InputError.single(

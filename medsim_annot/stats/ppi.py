@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from data_schemas.options import AuditMethod
 from medsim_annot.errors import UsageProblem
 
 Interval = Literal["score", "wald"]
@@ -695,7 +696,7 @@ def ppi_audit(
     *,
     by: list[str] | None = None,
     rule: str = "strict",
-    method: Literal["ppi", "classical"] = "ppi",
+    method: AuditMethod = "ppi",
     confidence: float = 0.95,
     target: float | None = None,
     folds: int = 5,
@@ -747,13 +748,13 @@ def ppi_audit(
     sample stratified by automatic label is flagged in ``reasons``.
     """
     from data_schemas import columns as C
+    from data_schemas.options import AUDIT_METHODS
     from data_schemas.pairs import group_columns
 
     from ._frame import group_index
     from .audit import audit_labels
 
-    if method not in ("ppi", "classical"):
-        raise UsageProblem(f"method must be 'ppi' or 'classical', not {method!r}")
+    AUDIT_METHODS.check(method)
     x = np.asarray(scores, dtype=np.float64)
     if len(x) != len(pairs):
         raise UsageProblem(f"{len(x)} scores for {len(pairs)} pairs: give one per pair")
