@@ -355,7 +355,10 @@ def test_ppi_audit_classical_matches_the_audit_and_ppi_is_narrower():
     assert o["accuracy_ci"] == [o["accuracy_low"], o["accuracy_high"]]
     cl = ppi_audit(pairs, ratings, scale, score, by=["dataset"], method="classical")
     assert cl.overall["accuracy_ci"] == pytest.approx([wl, wh])
-    assert cl.overall["accuracy_lam"] == 0.0 and cl.overall["accuracy_note"].startswith("no gain")
+    # both intervals are always computed: only the reported one and its estimate change
+    assert cl.overall["accuracy_lam"] == o["accuracy_lam"]
+    assert cl.overall["accuracy_low"] == o["accuracy_low"]
+    assert cl.overall["accuracy_estimate"] == pytest.approx(base.overall["accuracy"])
 
 
 def test_ppi_audit_noise_scores_claim_nothing_and_graded_scales_get_the_mean():

@@ -680,14 +680,6 @@ def _target_check(name, yl, fl, fu, e, target, interval, bounds, method) -> dict
     return {f"{name}_within_target": bool(within), f"{name}_more_needed": int(more)}
 
 
-def _interval_of(y, f, fu, *, interval, bounds, confidence, method) -> PPIEstimate:
-    if method == "classical":
-        return ppi_mean_interval(
-            y, f, fu, lam=0.0, interval=interval, bounds=bounds, confidence=confidence
-        )
-    return ppi_mean_interval(y, f, fu, interval=interval, bounds=bounds, confidence=confidence)
-
-
 def ppi_audit(
     pairs: pd.DataFrame,
     ratings: pd.DataFrame,
@@ -762,6 +754,7 @@ def ppi_audit(
     group, keys = group_index(pairs, by)
     reasons: dict[str, str] = {}
     binary = scale.positive is not None and scale.negative is not None
+    specs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, Interval, tuple[float, float]]]
     if binary:
         base = audit_labels(pairs, ratings, scale, by=by, rule=rule)  # type: ignore[arg-type]
         items = base.items
@@ -803,8 +796,8 @@ def ppi_audit(
         for gi in range(g + 1):
             sel = (group == gi) if gi < g else np.ones(len(x), bool)
             yl, fl, fu = y[lab & sel], f[lab & sel], f[unl & sel]
-            e = _interval_of(
-                yl, fl, fu, interval=interval, bounds=bounds, confidence=confidence, method=method
+            e = ppi_mean_interval(
+                yl, fl, fu, interval=interval, bounds=bounds, confidence=confidence
             )
             row = rows[gi] if gi < g else overall
             row.update(_metric_row(name, e, method))
