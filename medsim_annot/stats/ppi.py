@@ -566,7 +566,8 @@ def labels_needed(
     -----
     Classical: :math:`n = z^2 p(1-p)/h^2`. With predictions on the *N = pairs - n* others and the
     optimal λ, the variance is :math:`\\sigma^2_Y (1 - \\rho^2 \\frac{N}{n+N}) / n`
-    (Angelopoulos, Duchi & Zrnic 2023, Proposition 2 for the mean), solved for *n* by
+    (the PPI++ variance at its minimising λ = Cov(Y, f) / ((1 + n/N) Var f); Angelopoulos,
+    Duchi & Zrnic 2023), solved for *n* by
     bisection. Both use the Wald variance; the plan's pilot figures feed them.
 
     Examples
