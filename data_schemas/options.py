@@ -85,3 +85,15 @@ MAJORITY_RULES = StrOptions.of(
     "majority",
     {"strict": "> half of ratings cast", "decisive": "> half of decisive ratings"},
 )
+
+#: Which interval a prediction-powered audit reports as its ``*_ci`` (both are always
+#: computed): the prediction-powered one or the doctors' labels alone.
+AuditMethod = Literal["ppi", "classical"]
+AUDIT_METHODS = StrOptions.of(
+    AuditMethod,
+    "method",
+    {
+        "ppi": "the PPI++ interval (doctors' labels plus the predictions on every pair)",
+        "classical": "the interval of the doctors' labels alone (Wilson for proportions)",
+    },
+)

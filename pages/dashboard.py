@@ -8,7 +8,7 @@ import streamlit as st
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
 from medsim_annot.services import stopping as stopping_svc
-from pages import _qa, _ui
+from pages import _predictions, _qa, _ui
 
 _qa.require_admin()
 
@@ -208,3 +208,6 @@ def _dashboard() -> None:
 
 
 _dashboard()
+
+# ---- a model's scores: prediction-powered audit, model as a rater (outside the live refresh)
+_predictions.panel(study)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from data_schemas.options import MAJORITY_RULES
+from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import LEVELS
 from medsim_annot.commands._common import choice, emit_json, split_list
 
@@ -54,6 +54,21 @@ def agreement(
     scale: str | None = typer.Option(
         None, "--scale", help="Scale name or file (default: inferred from the rating values)."
     ),
+    model: Path | None = typer.Option(
+        None,
+        "--model",
+        help="Scores file (pair_id + score columns, e.g. `medsim score` output): the model "
+        "as a blinded extra rater (Spearman rho beside each doctor's leave-one-out rho, and "
+        "the alternative-annotator test).",
+    ),
+    score_column: str | None = typer.Option(
+        None, "--score-column", help="Score column of --model (needed when it has several)."
+    ),
+    epsilon: float = typer.Option(
+        0.2,
+        "--epsilon",
+        help="Alt-test margin (Calderon et al. 2025): 0.2 for experts, 0.15 skilled, 0.1 crowd.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
@@ -70,9 +85,21 @@ def agreement(
         level=level,
     )
     design = svc.design_summary(loaded, rep, basis)
+    rater = None
+    if model is not None:
+        from medsim_annot.services import predictions as psvc
+
+        rater = psvc.model_rater_report(
+            loaded.ratings,
+            loaded.scale,
+            psvc.load_predictions(model, score_column=score_column),
+            epsilon=epsilon,
+        )
     if as_json:
-        emit_json({**rep.to_dict(), **(design or {})})
+        emit_json({**rep.to_dict(), **(design or {}), **({"model": rater} if rater else {})})
         _notes(rep.reasons)
+        if rater:
+            _notes(rater["reasons"])
         return
     d = rep.to_dict()
     typer.echo(
@@ -105,7 +132,21 @@ def agreement(
             f"\nMajority verdicts (every pair, as `medsim audit` uses them): "
             f"{m['n_with_majority']} of {m['n_pairs']} pairs have one"
         )
+    if rater:
+        _print_model(rater)
     _notes(rep.reasons)
+    if rater:
+        _notes(rater["reasons"])
+
+
+def _print_model(rater: dict) -> None:
+    from medsim_annot.services import predictions as psvc
+
+    typer.echo(
+        "\nModel as a blinded extra rater (leave-one-out rho: each rater against the mean of "
+        "the doctors other than one)\n" + _fmt(psvc.model_rater_table(rater))
+    )
+    typer.echo("\n" + psvc.alt_test_sentence(rater))
 
 
 def audit(
@@ -132,6 +173,29 @@ def audit(
     scale: str | None = typer.Option(
         None, "--scale", help="Scale name or file (default: inferred from the rating values)."
     ),
+    predictions: Path | None = typer.Option(
+        None,
+        "--predictions",
+        help="Scores file with a score for every pair (e.g. `medsim score` output, or another "
+        "builder's 0/1 labels): prediction-powered (PPI++) intervals next to the classical ones.",
+    ),
+    score_column: str | None = typer.Option(
+        None, "--score-column", help="Score column of --predictions (needed when it has several)."
+    ),
+    method: str = typer.Option(
+        "ppi",
+        "--method",
+        **choice(AUDIT_METHODS),
+        help="With --predictions: the interval reported as *_ci (both are always shown). "
+        + AUDIT_METHODS.describe(),
+    ),
+    target_ci: float | None = typer.Option(
+        None,
+        "--target-ci",
+        metavar="HALF_WIDTH",
+        help="With --predictions: whether each group is within ±HALF_WIDTH (the sequential "
+        "rule's 97.5 % check of --method's interval) and the pairs it still needs.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
@@ -140,6 +204,15 @@ def audit(
     pairs_frame = svc.load_pairs(pairs)
     loaded = svc.load_ratings_file(ratings, scale=scale, pairs=pairs_frame)
     _file_notes(loaded.notes)
+    if predictions is not None:
+        _prediction_audit(
+            pairs_frame, loaded, predictions, score_column, by, majority, method, target_ci, as_json
+        )
+        return
+    if target_ci is not None:
+        from medsim_annot.errors import UsageProblem
+
+        raise UsageProblem("--target-ci of `medsim audit` needs --predictions")
     res = svc.audit_report(
         pairs_frame,
         loaded.ratings,
@@ -167,6 +240,36 @@ def audit(
                 {"group": " / ".join(str(rec[c]) for c in res.by), **{k: _ci(rec[k]) for k in cis}}
             )
         typer.echo("\nBootstrap confidence intervals\n" + pd.DataFrame(rows).to_string(index=False))
+    _notes(res.reasons)
+
+
+def _prediction_audit(
+    pairs_frame, loaded, predictions, score_column, by, majority, method, target_ci, as_json
+) -> None:
+    from medsim_annot.services import predictions as psvc
+
+    res = psvc.prediction_audit_report(
+        pairs_frame,
+        loaded.ratings,
+        loaded.scale,
+        psvc.load_predictions(predictions, score_column=score_column),
+        by=split_list(by) if by is not None else None,
+        majority=majority,
+        method=method,
+        target_ci=target_ci,
+        file=str(predictions),
+    )
+    if as_json:
+        emit_json(res.to_dict())
+        _notes(res.reasons)
+        return
+    table = psvc.prediction_audit_table(res).drop(columns=["note"])
+    typer.echo(
+        f"--method {res.method}: *_ci is the "
+        f"{'PPI++' if res.method == 'ppi' else 'classical'} interval\n" + _fmt(table)
+    )
+    for metric in res.metrics:
+        typer.echo(f"note: {metric} overall: {res.overall[f'{metric}_note']}", err=True)
     _notes(res.reasons)
 
 

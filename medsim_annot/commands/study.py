@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -98,6 +99,45 @@ def _print_plan(out: dict) -> None:
             f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
             f"{row['ratings']:>7} ratings  (accuracy {a['accuracy'][g]:.2f})"
         )
+    w = out.get("with_predictions")
+    if w:
+        typer.echo(
+            f"with predictions (PPI++ interval; correlation on the pilot "
+            f"{w['correlation']:.2f}): {w['ratings']:,} ratings, "
+            f"{w['saving_vs_classical']:.0%} fewer than the classical sequential audit"
+        )
+        for g, row in w["groups"].items():
+            typer.echo(
+                f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
+                f"{row['ratings']:>7} ratings  (correlation {row['correlation']:.2f})"
+            )
+
+
+def _plan_with_predictions(
+    pairs: Path,
+    n: int,
+    predictions: Path,
+    score_column: str | None,
+    pilot: str | None,
+    target_ci: float | None,
+    options: dict[str, Any],
+) -> dict:
+    from medsim_annot.errors import UsageProblem
+    from medsim_annot.services import predictions as psvc
+
+    if pilot is None or target_ci is None:
+        raise UsageProblem(
+            "--predictions plans the sequential audit from a pilot: give --pilot and --target-ci"
+        )
+    return psvc.plan_with_predictions(
+        svc.load_pairs(pairs),
+        n,
+        psvc.load_predictions(predictions, score_column=score_column),
+        pilot=pilot,
+        target_ci=target_ci,
+        file=str(predictions),
+        **options,
+    )
 
 
 def _stopping_line(name: str, out: dict) -> str:
@@ -303,6 +343,15 @@ def register(app: typer.Typer) -> None:
         dont_know: float = typer.Option(
             0.02, "--dont-know", help="a doctor's don't-know rate (no pilot)"
         ),
+        predictions: Path | None = typer.Option(
+            None,
+            "--predictions",
+            help="scores file covering the pilot's and these pairs: also plan the sequential "
+            "audit with the prediction-powered interval (needs --pilot and --target-ci)",
+        ),
+        score_column: str | None = typer.Option(
+            None, "--score-column", help="score column of --predictions"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Expected number of ratings of a design, per group and in total, before a study
@@ -311,20 +360,22 @@ def register(app: typer.Typer) -> None:
 
         names = split_list(annotators)
         n = int(names[0]) if len(names) == 1 and names[0].isdigit() else len(names)
-        out = plan_budget(
-            svc.load_pairs(pairs),
-            n,
+        options: dict[str, Any] = dict(
             group_by=split_list(group_by),
             sample_per_group=sample_per_group_option(sample_per_group),
             per_item=per_item,
             tiebreak=tiebreak,
             calibration=calibration,
-            target_ci=target_ci,
             accuracy=accuracy,
             error=error,
             dont_know=dont_know,
-            pilot=pilot,
         )
+        if predictions is not None:
+            out = _plan_with_predictions(
+                pairs, n, predictions, score_column, pilot, target_ci, options
+            )
+        else:
+            out = plan_budget(svc.load_pairs(pairs), n, target_ci=target_ci, pilot=pilot, **options)
         emit_json(out) if as_json else _print_plan(out)
 
     @study.command("stopping")

@@ -1,0 +1,500 @@
+"""Use cases of predictions (any model score per pair): the prediction-powered audit, the
+model as a blinded extra rater, and the plan of a study with predictions.
+
+``medsim audit --predictions``, ``medsim agreement --model``, ``medsim study plan
+--predictions`` and the dashboard call these functions, so they report the same numbers.
+Predictions never reach an annotator: nothing here is served by the annotation pages or the
+rating endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from data_schemas import columns as C
+from data_schemas.errors import InputError, Problem
+from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
+from data_schemas.scales import Scale
+from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
+from medsim_annot.stats.rater_model import alt_test, model_as_rater
+
+#: Default alt-test margin: the authors' value for expert annotators (doctors).
+DEFAULT_EPSILON = 0.2
+METHODS = AUDIT_METHODS.values
+
+
+def load_predictions(
+    path: str | os.PathLike,
+    *,
+    score_column: str | None = None,
+) -> pd.Series:
+    """A scores file (``medsim score`` output or any file with ``pair_id`` and numeric
+    columns) as one Series ``pair_id -> score``.
+
+    *score_column* picks the column; without it the file must have exactly one score
+    column. Raises :class:`InputError` naming the file (and row/column) otherwise."""
+    from medsim_annot.services.scoring import read_scores
+
+    frame = read_scores(path)
+    cols = [c for c in frame.columns if c != C.PAIR_ID]
+    if score_column is None:
+        if len(cols) != 1:
+            raise InputError.single(
+                f"has {len(cols)} score columns ({', '.join(map(str, cols))}): "
+                "choose one with --score-column",
+                file=str(path),
+            )
+        score_column = str(cols[0])
+    elif score_column not in cols:
+        raise InputError.single(
+            f"has no score column '{score_column}' (columns: {', '.join(map(str, cols))})",
+            file=str(path),
+            column=score_column,
+        )
+    return pd.Series(
+        frame[score_column].to_numpy(dtype=np.float64),
+        index=frame[C.PAIR_ID].astype(str).to_numpy(),
+        name=score_column,
+    )
+
+
+def align_predictions(
+    predictions: pd.Series, pair_ids, *, file: str | None = None, column: str | None = None
+) -> np.ndarray:
+    """The prediction of every pair of *pair_ids*, in order; every pair needs a finite one
+    (the prediction-powered interval uses the predictions of all pairs)."""
+    ids = pd.Index(pd.Series(pair_ids).astype(str))
+    got = predictions.reindex(ids)
+    missing = ids[got.isna().to_numpy() | ~np.isfinite(got.to_numpy(dtype=np.float64))]
+    if len(missing):
+        shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise InputError(
+            [
+                Problem(
+                    f"has no score for {len(missing)} of the {len(ids)} pairs ({shown}); "
+                    "the prediction-powered interval needs a score for every pair",
+                    column=column,
+                )
+            ],
+            file,
+        )
+    return got.to_numpy(dtype=np.float64)
+
+
+def prediction_audit_report(
+    pairs: pd.DataFrame,
+    ratings: pd.DataFrame,
+    scale: Scale,
+    predictions: pd.Series,
+    *,
+    by: list[str] | None = None,
+    majority: str = "strict",
+    method: str = "ppi",
+    confidence: float = 0.95,
+    target_ci: float | None = None,
+    seed: int = 0,
+    file: str | None = None,
+) -> PPIAudit:
+    """``medsim audit --predictions``: per group, accuracy and precision of the automatic
+    labels (binary scales) or the mean rating (graded scales) with the PPI++ interval next
+    to the classical one, λ and the effective number of labelled pairs
+    (:func:`medsim_annot.stats.ppi.ppi_audit`); with *target_ci*, whether each group is
+    within ±target_ci at the sequential rule's level and how many more pairs it needs. *file*
+    names the scores file in messages."""
+    if target_ci is not None and not 0 < target_ci < 0.5:
+        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    method = AUDIT_METHODS.check(method)
+    majority = MAJORITY_RULES.check(majority)
+    binary = scale.positive is not None and scale.negative is not None
+    if binary and C.AUTO_LABEL not in pairs.columns:
+        raise InputError.single(
+            "required column is missing (the audit compares automatic labels with the "
+            "majority vote)",
+            column=C.AUTO_LABEL,
+        )
+    if by is not None:
+        missing = [c for c in by if c not in pairs.columns]
+        if missing:
+            raise InputError(
+                [Problem(f"group column '{c}' is not in the pairs file", column=c) for c in missing]
+            )
+    scores = align_predictions(
+        predictions, pairs[C.PAIR_ID], file=file, column=str(predictions.name or "")
+    )
+    return ppi_audit(
+        pairs,
+        ratings,
+        scale,
+        scores,
+        by=by,
+        rule=majority,
+        method=method,  # type: ignore[arg-type]
+        confidence=confidence,
+        target=target_ci,
+        seed=seed,
+    )
+
+
+def model_rater_report(
+    ratings: pd.DataFrame,
+    scale: Scale,
+    predictions: pd.Series,
+    *,
+    epsilon: float = DEFAULT_EPSILON,
+    seed: int = 0,
+) -> dict:
+    """``medsim agreement --model``: the model's scores as a blinded extra rater.
+
+    Returns ``{"model_rho", "model_loo_rho", "model_rank", "n_items", "doctors": [...],
+    "alt_test": {...}, "reasons": {...}}``. Spearman figures use the raw score. For the
+    alt-test the score becomes an annotation on the scale by a cross-fitted calibration on
+    the doctors (each pair's annotation comes from a model fitted without that pair's
+    ratings): P(same) >= 0.5 on a binary scale (scored by accuracy), the expected mean rating
+    on a graded one (scored by minus the RMSE)."""
+    if not 0 <= epsilon < 1:
+        raise InputError.single(f"--epsilon must be in [0, 1), not {epsilon}")
+    rater = model_as_rater(ratings, predictions)
+    r = ratings.dropna(subset=[C.VALUE])
+    ids = pd.Index(sorted(r[C.PAIR_ID].astype(str).unique()))
+    score = predictions.reindex(ids)
+    keep = score.notna().to_numpy()
+    ids, x = ids[keep], score.to_numpy(dtype=np.float64)[keep]
+    binary = scale.positive is not None and scale.negative is not None
+    reasons = dict(rater.reasons)
+    if binary:
+        pos = float(scale.code(scale.positive) or 0.0)
+        neg = float(scale.code(scale.negative) or 0.0)
+        rr = r[r[C.VALUE].isin([pos, neg])]
+        share = (rr[C.VALUE] == pos).groupby(rr[C.PAIR_ID].astype(str)).mean().reindex(ids)
+        truth = np.where(share.isna(), np.nan, (share.to_numpy() > 0.5) * 1.0)
+        truth = np.where(share.to_numpy() == 0.5, np.nan, truth)  # ties: no verdict to learn
+        p = calibrate_scores(x, truth, kind="probability", seed=seed)
+        label = np.where(p >= 0.5, pos, neg)
+        test = alt_test(ratings, pd.Series(label, index=ids), scoring="accuracy", epsilon=epsilon)
+    else:
+        mean = r.groupby(r[C.PAIR_ID].astype(str))[C.VALUE].mean().reindex(ids).to_numpy()
+        pred = calibrate_scores(x, mean, kind="mean", seed=seed)
+        codes = [o.code for o in scale.options if o.code is not None]
+        if codes:
+            pred = np.clip(pred, min(codes), max(codes))
+        test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
+    reasons.update(test.reasons)
+    return {
+        **rater.to_dict(),
+        "alt_test": test.to_dict(),
+        "reasons": reasons,
+    }
+
+
+def ehr_rel_predictors(
+    path: str | os.PathLike, *, labelled_share: float = 0.5, seed: int = 0
+) -> dict[str, dict]:
+    """For the benchmark: an EHR-Rel wide file scored by the char-n-gram metric and, when
+    the embeddings extra is installed, the packaged MiniLM; per predictor the PPI++ interval
+    of the doctors' mean rating with *labelled_share* of the pairs (a random half) labelled,
+    and the model-as-rater figures on every pair."""
+    from data_schemas.ehr_rel import split_ehr_rel
+    from medsim_annot.io import read_table
+    from medsim_annot.services.agreement import load_ratings_file
+    from medsim_annot.services.scoring import score_pairs
+
+    pairs, _ = split_ehr_rel(read_table(path), str(path))
+    loaded = load_ratings_file(Path(path))
+    ratings, scale = loaded.ratings, loaded.scale
+    predictors: dict[str, pd.Series] = {}
+    chars = score_pairs(pairs, None, "char-ngram")
+    predictors["char-ngram"] = pd.Series(
+        chars.iloc[:, 1].to_numpy(), index=chars[C.PAIR_ID].to_numpy()
+    )
+    minilm = _packaged_minilm()
+    if minilm is not None:
+        emb = score_pairs(pairs, minilm, "sentence-transformers")
+        predictors["MiniLM (packaged)"] = pd.Series(
+            emb.iloc[:, 1].to_numpy(), index=emb[C.PAIR_ID].to_numpy()
+        )
+    r = ratings.dropna(subset=[C.VALUE])
+    mean = r.groupby(r[C.PAIR_ID].astype(str))[C.VALUE].mean()
+    ids = mean.index
+    rng = np.random.default_rng(seed)
+    labelled = np.zeros(len(ids), bool)
+    labelled[rng.choice(len(ids), int(round(labelled_share * len(ids))), replace=False)] = True
+    codes = [o.code for o in scale.options if o.code is not None]
+    bounds = (float(min(codes)), float(max(codes)))
+    out = {}
+    for name, s in predictors.items():
+        x = s.reindex(ids).to_numpy(dtype=np.float64)
+        x = np.nan_to_num(x, nan=float(np.nanmean(x)))
+        y = np.where(labelled, mean.to_numpy(), np.nan)
+        pred = np.clip(calibrate_scores(x, y, kind="mean", seed=seed), *bounds)
+        e = ppi_mean_interval(y[labelled], pred[labelled], pred[~labelled], bounds=bounds)
+        out[name] = {
+            "interval": e.to_dict(),
+            "rater": model_rater_report(ratings, scale, s, seed=seed),
+        }
+    return out
+
+
+def _packaged_minilm() -> str | None:
+    try:
+        from medsim_annot.embeddings.installed import model_packages
+
+        rows = [r for r in model_packages() if "minilm" in r["name"].lower()]
+    except ImportError:
+        return None
+    if not rows:
+        return None
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return None
+    return str(Path(rows[0]["path"]))
+
+
+# ---- tables for the CLI and the dashboard ----------------------------------------------------------
+def _interval_text(low, high) -> str:
+    def num(v) -> str:
+        return "NaN" if v is None or v != v else f"{v:.3f}"
+
+    return f"[{num(low)}, {num(high)}]"
+
+
+def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
+    """One row per metric and group (``overall`` first): the estimate, the classical and the
+    PPI++ interval as text, λ, labelled and unlabelled pairs, the effective number of
+    labelled pairs, and — with a target — whether the group is within it and the pairs it
+    still needs; the ``note`` says what the predictions were worth."""
+    level = f"{res.confidence:.0%}"
+    rows = []
+    records = [("overall", res.overall)] + [
+        (" / ".join(str(rec[c]) for c in res.by), rec)
+        for rec in res.by_group.to_dict(orient="records")
+    ]
+    targeted = any(f"{m}_within_target" in res.overall for m in res.metrics)
+    for metric in res.metrics:
+        for name, rec in records:
+            row = {
+                "metric": metric.replace("_", " "),
+                "group": name,
+                "n": int(rec[f"{metric}_n"]),
+                "unlabelled": int(rec[f"{metric}_n_unlabelled"]),
+                "estimate": rec[f"{metric}_estimate"],
+                f"classical {level}": _interval_text(
+                    rec[f"{metric}_classical_low"], rec[f"{metric}_classical_high"]
+                ),
+                f"PPI++ {level}": _interval_text(rec[f"{metric}_low"], rec[f"{metric}_high"]),
+                "lambda": round(float(rec[f"{metric}_lam"]), 3),
+                "effective n": round(float(rec[f"{metric}_effective_n"]), 1),
+            }
+            if targeted:
+                within = rec.get(f"{metric}_within_target")
+                row["within target"] = "" if within is None else ("yes" if within else "no")
+                more = rec.get(f"{metric}_more_needed")
+                row["more needed"] = "" if more is None else str(int(more))
+            row["note"] = rec[f"{metric}_note"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def model_rater_table(report: dict) -> pd.DataFrame:
+    """The doctors and the model by leave-one-out rho (highest first), the model's row
+    marked; the alt-test per doctor beside each doctor."""
+    per = {d["annotator"]: d for d in report["alt_test"]["per_annotator"]}
+    rows = []
+    for d in report["doctors"]:
+        t = per.get(d["annotator"], {})
+        rows.append(
+            {
+                "rater": d["annotator"],
+                "leave-one-out rho": d["loo_rho"],
+                "items": d["n_items"],
+                "alt-test p": t.get("p_value", float("nan")),
+                "model beats this doctor": (
+                    ("yes" if t["rejected"] else "no") if "rejected" in t else "skipped"
+                ),
+            }
+        )
+    rows.append(
+        {
+            "rater": "model",
+            "leave-one-out rho": report["model_loo_rho"],
+            "items": report["n_items"],
+            "alt-test p": float("nan"),
+            "model beats this doctor": "",
+        }
+    )
+    return pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False, na_position="last")
+
+
+def alt_test_sentence(report: dict) -> str:
+    """The alt-test's verdict in one sentence."""
+    t = report["alt_test"]
+    wr, ap = t["winning_rate"], t["advantage_probability"]
+    if wr != wr:
+        return (
+            "Alternative-annotator test: not computed ("
+            + report["reasons"].get("alt_test", "too few items")
+            + ")."
+        )
+    verdict = "passed: the model may replace a doctor" if t["passed"] else "failed"
+    return (
+        f"Alternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
+        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"probability {ap:.2f}. Model rank by leave-one-out rho: {report['model_rank']} of "
+        f"{len(report['doctors']) + 1}; rho with the doctors' mean {report['model_rho']:.3f}."
+    )
+
+
+# ---- planning --------------------------------------------------------------------------------------
+def plan_with_predictions(
+    pairs: pd.DataFrame,
+    annotators: int,
+    predictions: pd.Series,
+    *,
+    pilot: str,
+    target_ci: float,
+    group_by: list[str] | None = None,
+    file: str | None = None,
+    engine=None,
+    **plan_options,
+) -> dict:
+    """``medsim study plan --predictions``: the plan of
+    :func:`medsim_annot.services.design.plan_budget` (from *pilot*) plus
+    ``with_predictions``: per group the pairs and ratings the sequential audit needs when
+    its interval is the PPI++ one, from the pilot's accuracy and the correlation of the
+    (cross-fitted) prediction with whether the automatic label was right.
+
+    Each group's classical pairs are scaled by the ratio of
+    :func:`medsim_annot.stats.ppi.labels_needed` with and without predictions (never below
+    the minimum positives + negatives), and its ratings in proportion. The predictions must
+    score every pilot pair (for the correlation) and every pair of *pairs* (for the audit)."""
+    from medsim_annot.services import studies as studies_svc
+    from medsim_annot.services.design import plan_budget
+    from medsim_annot.stats import audit_labels
+    from medsim_annot.stats.ppi import labels_needed, pilot_correlation
+
+    if not 0 < target_ci < 0.5:
+        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    align_predictions(predictions, pairs[C.PAIR_ID], file=file)
+    base = plan_budget(
+        pairs,
+        annotators,
+        group_by=group_by,
+        target_ci=target_ci,
+        pilot=pilot,
+        engine=engine,
+        **plan_options,
+    )
+    info = studies_svc.get_study(pilot, engine=engine)
+    ppairs = studies_svc.pairs_frame(pilot, engine=engine)
+    from data_schemas.ratings import to_ratings_frame
+
+    cur = to_ratings_frame(studies_svc.current_ratings(pilot, engine=engine), info.scale)
+    if info.scale.positive is None or info.scale.negative is None:
+        raise InputError.single(
+            f"the pilot '{pilot}' is on the {info.scale.name} scale: planning with predictions "
+            "needs a binary audit (positive and negative values)"
+        )
+    scores = align_predictions(predictions, ppairs[C.PAIR_ID], file=file)
+    gb = [c for c in (group_by or []) if c in pairs.columns and c in ppairs.columns]
+    items = audit_labels(ppairs, cur, info.scale, by=[]).items
+    truth, label = items["truth"].to_numpy(), items["auto_label"].to_numpy()
+    overall = pilot_correlation(truth, label, scores)
+    per_group: dict[str, dict] = {}
+    if gb:
+        keys = ppairs[gb].astype(str).agg(" / ".join, axis=1).to_numpy()
+        for g in np.unique(keys):
+            sel = keys == g
+            per_group[str(g)] = pilot_correlation(truth[sel], label[sel], scores[sel])
+    floor = int(plan_options.get("min_positives", 10)) + int(plan_options.get("min_negatives", 10))
+    groups = {}
+    total = 0
+    for g, row in base["groups"].items():
+        src = per_group.get(g) or overall
+        if src["n"] < 20:  # too few pilot pairs in the group: the pilot's overall figure
+            src = overall
+        acc = base["assumptions"]["accuracy"].get(g, src["accuracy"])
+        classical, with_pred = labels_needed(acc, src["correlation"], target=target_ci, pairs=10**9)
+        ratio = with_pred / classical if classical else 1.0
+        rated = min(row["pairs"], max(int(np.ceil(row["pairs_rated"] * ratio)), floor))
+        rated = min(rated, row["pairs_rated"])
+        per_pair = row["ratings"] / row["pairs_rated"] if row["pairs_rated"] else 0.0
+        ratings = int(np.ceil(rated * per_pair))
+        groups[g] = {
+            "pairs": row["pairs"],
+            "pairs_rated": rated,
+            "ratings": ratings,
+            "correlation": round(src["correlation"], 4),
+            "pilot_pairs": src["n"],
+        }
+        total += ratings
+    base["with_predictions"] = {
+        "groups": groups,
+        "ratings": total,
+        "saving_vs_classical": 1 - total / base["ratings"] if base["ratings"] else 0.0,
+        "correlation": round(overall["correlation"], 4),
+        "note": (
+            "pairs the sequential audit needs when its interval is the PPI++ one "
+            "(prediction-powered); the correlation is that of the cross-fitted prediction with "
+            "whether the automatic label was right, on the pilot"
+        ),
+    }
+    return base
+
+
+# ---- the dashboard ---------------------------------------------------------------------------------
+def score_columns(path: str | os.PathLike) -> list[str]:
+    """The score columns of a scores file (for the dashboard's column picker)."""
+    from medsim_annot.services.scoring import read_scores
+
+    return [str(c) for c in read_scores(path).columns if c != C.PAIR_ID]
+
+
+def study_predictions(
+    study: str,
+    predictions: pd.Series,
+    *,
+    method: str = "ppi",
+    epsilon: float = DEFAULT_EPSILON,
+    target_ci: float | None = None,
+    file: str | None = None,
+    engine=None,
+) -> dict:
+    """The dashboard's predictions panel for a stored study: ``audit`` (the
+    :func:`prediction_audit_table`, or None when the study's scale has no automatic labels
+    to audit and no numeric mean), ``audit_notes``, ``model`` (the
+    :func:`model_rater_table`), ``model_sentence`` (:func:`alt_test_sentence`) and
+    ``model_notes``. The scores are read by the admin page only; nothing is stored."""
+    from data_schemas.ratings import to_ratings_frame
+    from medsim_annot.services import studies as studies_svc
+
+    info = studies_svc.get_study(study, engine=engine)
+    pairs = studies_svc.pairs_frame(study, engine=engine)
+    cur = to_ratings_frame(studies_svc.current_ratings(study, engine=engine), info.scale)
+    out: dict = {"audit": None, "audit_notes": [], "model": None, "model_notes": []}
+    binary = info.scale.positive is not None and info.scale.negative is not None
+    if not binary or C.AUTO_LABEL in pairs.columns:
+        res = prediction_audit_report(
+            pairs,
+            cur,
+            info.scale,
+            predictions,
+            method=method,
+            target_ci=target_ci,
+            file=file,
+        )
+        out["audit"] = prediction_audit_table(res)
+        out["audit_notes"] = [f"{k}: {v}" for k, v in res.reasons.items()]
+    else:
+        out["audit_notes"] = ["the pairs have no automatic labels to audit"]
+    if cur[C.ANNOTATOR].nunique() >= 2:
+        rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
+        out["model"] = model_rater_table(rep)
+        out["model_sentence"] = alt_test_sentence(rep)
+        out["model_notes"] = [f"{k}: {v}" for k, v in rep["reasons"].items()]
+    else:
+        out["model_notes"] = ["the model is compared with the doctors: it needs two or more"]
+    return out

@@ -1,0 +1,93 @@
+"""The dashboard's predictions panel (admin only): a model's scores narrow the audit's
+intervals (prediction-powered inference) and sit beside the doctors as a blinded extra
+rater. Thin: widgets → ``services.predictions`` → render. The scores file is read from the
+upload and never stored; annotators never see it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from data_schemas.errors import InputError
+from medsim_annot.io import upload_types
+from medsim_annot.services import predictions as predictions_svc
+from pages._ui import engine, show_problems, upload_base_name, upload_copy
+
+KEY = "dashboard_predictions_"
+
+
+def panel(study: str) -> None:
+    st.header("Predictions: prediction-powered audit and the model as a rater")
+    st.caption(
+        "Upload a model's score for every pair (e.g. `medsim score` output, or another "
+        "builder's 0/1 labels). The audit's intervals then combine the doctors' verdicts with "
+        "the score on every pair (PPI++, Angelopoulos et al. 2023): valid whatever the "
+        "model is worth, narrower when it is worth something, and the classical interval "
+        "when it is not. Beside the doctors, the model is ranked by leave-one-out Spearman "
+        "rho and put to the alternative-annotator test (Calderon et al., ACL 2025). The "
+        "scores are read from the upload only: nothing is stored, and doctors never see them."
+    )
+    up = st.file_uploader("Scores file", type=upload_types(), key=KEY + "file")
+    if up is None:
+        return
+    name = upload_base_name(up.name)
+    try:
+        with upload_copy(up.name, up.getvalue()) as path:
+            columns = predictions_svc.score_columns(path)
+            column = (
+                st.selectbox("Score column", columns, key=KEY + "column")
+                if len(columns) > 1
+                else columns[0]
+            )
+            predictions = predictions_svc.load_predictions(path, score_column=column)
+    except InputError as exc:
+        show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
+        return
+    c1, c2, c3 = st.columns(3)
+    method = c1.segmented_control(
+        "Interval reported",
+        list(predictions_svc.METHODS),
+        default="ppi",
+        key=KEY + "method",
+        help="Both are always shown; this one is the interval the audit reports.",
+    )
+    target = c2.number_input(
+        "Target half-width (0 = none)",
+        min_value=0.0,
+        max_value=0.49,
+        value=0.0,
+        step=0.01,
+        key=KEY + "target",
+    )
+    epsilon = c3.number_input(
+        "Alt-test epsilon",
+        min_value=0.0,
+        max_value=0.95,
+        value=predictions_svc.DEFAULT_EPSILON,
+        step=0.05,
+        key=KEY + "epsilon",
+        help="0.2 for expert annotators, 0.15 skilled, 0.1 crowd workers (the authors' values).",
+    )
+    try:
+        out = predictions_svc.study_predictions(
+            study,
+            predictions,
+            method=method or "ppi",
+            epsilon=float(epsilon),
+            target_ci=float(target) or None,
+            file=name,
+            engine=engine(),
+        )
+    except InputError as exc:
+        show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
+        return
+    if out["audit"] is not None:
+        st.subheader("Prediction-powered audit")
+        st.dataframe(out["audit"], hide_index=True, width="stretch", key=KEY + "audit")
+    for note in out["audit_notes"]:
+        st.caption(note)
+    if out["model"] is not None:
+        st.subheader("The model as a blinded extra rater")
+        st.text(out["model_sentence"])
+        st.dataframe(out["model"], hide_index=True, width="stretch", key=KEY + "model")
+    for note in out["model_notes"]:
+        st.caption(note)
