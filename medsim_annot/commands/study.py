@@ -49,6 +49,7 @@ def _is_designed(o) -> bool:
         or o.duplicates
         or o.tiebreak
         or o.target_ci is not None
+        or o.check_rate is not None
     )
 
 
@@ -62,12 +63,16 @@ def _group_columns(group_by, target_ci, sample, columns) -> list[str]:
     return list(C.GROUP_COLUMNS)
 
 
-def _create(name, frame, sc, annotators: str, pairs: Path, options, as_json: bool) -> None:
+def _create(
+    name, frame, sc, annotators: str, pairs: Path, options, as_json: bool, quality=None
+) -> None:
     """Create the study: in file order for everyone when *options* is ``None``, else with
     the planned queues; print the access codes (and the design and its warnings)."""
     from medsim_annot.services.design import create_designed_study
 
-    config = {"pairs_file": pairs.name}
+    config: dict = {"pairs_file": pairs.name}
+    if quality is not None:
+        config["quality"] = quality.to_config()
     if options is None:  # file order, everyone rates everything
         result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
         emit_json(result) if as_json else _print_codes(result)
@@ -132,6 +137,41 @@ def _demo(as_json: bool, force: bool, credentials: Path | None) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
     typer.echo(text, nl=False)
+
+
+def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json) -> None:
+    """``medsim study checks``: mark check pairs, change the settings, print them."""
+    from medsim_annot.io import read_table
+    from medsim_annot.services import quality as quality_svc
+
+    out: dict = {"study": name}
+    if file is not None:
+        out.update(quality_svc.mark_check_pairs(name, read_table(file), file=str(file)))
+    if rushed_ms is not None or check_min_accuracy is not None or no_min_accuracy:
+        settings = quality_svc.set_settings(
+            name,
+            rushed_ms=rushed_ms,
+            check_min_accuracy=check_min_accuracy,
+            clear_min_accuracy=no_min_accuracy,
+        )
+    else:
+        settings = quality_svc.study_settings(name)
+    out["settings"] = settings.to_config()
+    out["checks"] = len(quality_svc.check_answers(name))
+    if as_json:
+        emit_json(out)
+        return
+    if file is not None:
+        typer.echo(f"marked {out['marked']} check pairs, unmarked {out['unmarked']}")
+    minimum = settings.check_min_accuracy
+    typer.echo(
+        f"study '{name}': {out['checks']} check pairs; rushed below {settings.rushed_ms} ms; "
+        + (
+            f"warning below {minimum:.0%} on check pairs"
+            if minimum is not None
+            else "no minimum accuracy"
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -211,16 +251,43 @@ def register(app: typer.Typer) -> None:
         min_negatives: int = typer.Option(
             10, "--min-negatives", help="with --target-ci: negatives a group needs first"
         ),
+        checks: Path | None = typer.Option(
+            None,
+            "--checks",
+            help="check pairs: a file with pair_id and check_answer (the known answer, a "
+            "value of the scale); a check_answer column in the pairs file does the same",
+        ),
+        check_rate: float | None = typer.Option(
+            None,
+            "--check-rate",
+            metavar="SHARE",
+            help="share of each queue that is check pairs, spread through it (default: "
+            "every check pair once, where the file puts it)",
+        ),
+        check_min_accuracy: float | None = typer.Option(
+            None,
+            "--check-min-accuracy",
+            metavar="A",
+            help="warn on the dashboard about a doctor whose accuracy on check pairs is below A",
+        ),
+        rushed_ms: int = typer.Option(
+            1500, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Without design options every annotator gets every pair in file
         order; any of --seed, --sample-per-group, --per-item, --calibration, --duplicates,
-        --tiebreak, --target-ci plans the queues (each shuffled with the seed). Prints the
-        access codes once."""
+        --tiebreak, --target-ci, --check-rate plans the queues (each shuffled with the seed).
+        Prints the access codes once."""
+        from medsim_annot.io import read_table
         from medsim_annot.services.design import DesignOptions
+        from medsim_annot.services.quality import QualitySettings, with_check_answers
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
+        if checks is not None:
+            frame = with_check_answers(frame, read_table(checks), str(checks))
+        quality = QualitySettings(rushed_ms=rushed_ms, check_min_accuracy=check_min_accuracy)
         sample = sample_per_group_option(sample_per_group)
         designed = DesignOptions(
             sample_per_group=sample,
@@ -235,9 +302,37 @@ def register(app: typer.Typer) -> None:
             target_ci=target_ci,
             min_positives=min_positives,
             min_negatives=min_negatives,
+            check_rate=check_rate,
         )
         planned = seed is not None or _is_designed(designed)
-        _create(name, frame, sc, annotators, pairs, designed if planned else None, as_json)
+        _create(name, frame, sc, annotators, pairs, designed if planned else None, as_json, quality)
+
+    @study.command("checks")
+    def checks_cmd(
+        name: str = typer.Argument(..., help="study name"),
+        file: Path | None = typer.Option(
+            None,
+            "--file",
+            help="mark check pairs: pair_id and check_answer (an empty answer unmarks)",
+        ),
+        rushed_ms: int | None = typer.Option(
+            None, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
+        ),
+        check_min_accuracy: float | None = typer.Option(
+            None,
+            "--check-min-accuracy",
+            metavar="A",
+            help="warn about a doctor whose accuracy on check pairs is below A",
+        ),
+        no_min_accuracy: bool = typer.Option(
+            False, "--no-min-accuracy", help="no warning on the accuracy on check pairs"
+        ),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """Rater checks of a study: mark check pairs (pairs with a known answer) and set
+        the rushed threshold and the minimum accuracy on check pairs. Without options,
+        prints the settings and how many check pairs the study has."""
+        _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json)
 
     @study.command("plan")
     def plan(

@@ -98,6 +98,9 @@ class Item(Base):
     concept_id_1: Mapped[str] = mapped_column(String(100), default="")
     concept_id_2: Mapped[str] = mapped_column(String(100), default="")
     meta_json: Mapped[str] = mapped_column(Text, default="{}")
+    #: The known answer of a check pair (0011): a value of the study's scale as ratings
+    #: store it; ``None`` for every other pair. Never read by the serving queries.
+    check_answer: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
 
 class Annotator(Base):
