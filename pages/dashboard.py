@@ -199,6 +199,17 @@ def _dashboard() -> None:
         st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
     st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    st.subheader("Check pairs, rushed answers and pace")
+    settings = dash.quality_settings
+    if settings is not None:
+        st.caption(
+            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. Check pairs have a "
+            "known answer and are served blind among the others; accuracy with its Wilson "
+            "95% interval. Pace: median seconds per pair, pairs per hour of time on pairs."
+        )
+    for warning in dash.check_warnings:
+        st.warning(warning)
+    _qa.table(dash.pace_table(), "rater-checks", "dashboard_dl_rater_checks")
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 

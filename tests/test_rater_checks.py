@@ -15,7 +15,7 @@ from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services.auth import authenticate_annotator
-from medsim_annot.services.dashboard import study_dashboard
+from medsim_annot.services.dashboard import html_report, study_dashboard
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold import export_gold
 from medsim_annot.services.rating_queue import widget_pair
@@ -139,6 +139,9 @@ def test_accuracy_rushed_and_pace_on_the_dashboard(checked):
     assert any(w.startswith("bob answered 0 of 4") for w in dash.check_warnings)
     q = dash.quality_table().set_index("annotator")
     assert {"check_accuracy", "rushed_rate", "median_seconds", "pairs_per_hour"} <= set(q.columns)
+    html = html_report("checked")  # medsim report shows the same table and the warning
+    assert "Check pairs, rushed answers and pace" in html and "pairs_per_hour" in html
+    assert "bob answered 0 of 4 check pairs" in html
     # A new threshold changes the flags, not the ratings.
     quality_svc.set_settings("checked", rushed_ms=500)
     assert (

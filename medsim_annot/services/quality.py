@@ -311,3 +311,10 @@ def study_rater_checks(study: str, *, engine: Engine | None = None) -> pd.DataFr
     return rater_checks(
         current, info.scale, check_answers(study, engine=engine), QualitySettings.of(info.config)
     )
+
+
+def load_checks(path) -> pd.DataFrame:
+    """Read a checks file (``pair_id``, ``check_answer``; any supported table format)."""
+    from medsim_annot.io import read_table
+
+    return read_table(path)
