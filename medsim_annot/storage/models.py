@@ -136,7 +136,7 @@ class Assignment(Base):
     position: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(
         String(20), default="main"
-    )  # main|calibration|duplicate|tiebreak
+    )  # main|calibration|duplicate|tiebreak|check
     swapped: Mapped[bool] = mapped_column(Boolean, default=False)
     #: Serving order (0006): ``position * ORDER_GAP`` for the slots a study is created with; a
     #: tiebreak slot gets a new position past the end and a key between two of them, so it is
