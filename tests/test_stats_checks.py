@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from medsim_annot.design.assignment import Slot, add_checks, plan_study
 from medsim_annot.stats.checks import (
     RUSHED_MS,
     below_threshold,
@@ -147,3 +148,51 @@ def test_check_accuracy_properties(r, threshold):
     # Answering every check pair with its known answer gives accuracy 1.
     perfect = r.assign(value=[answers.get(p, v) for p, v in zip(r["pair_id"], r["value"])])
     assert (check_accuracy(perfect, answers).loc[has.to_numpy(), "check_accuracy"] == 1).all()
+
+
+# ---- the design: check slots spread through every queue ------------------------------------
+
+
+@given(
+    st.integers(0, 120),
+    st.integers(0, 15),
+    st.one_of(st.none(), st.floats(0.01, 0.6)),
+    st.integers(0, 10**6),
+)
+def test_add_checks_properties(n_queue, n_checks, rate, seed):
+    queue = [Slot(i) for i in range(n_queue)]
+    checks = list(range(1000, 1000 + n_checks))
+    out = add_checks(queue, checks, rate, seed)
+    got = [s for s in out if s.kind == "check"]
+    # The other slots keep their order; each check item at most once.
+    assert [s for s in out if s.kind != "check"] == queue
+    assert len({s.item for s in got}) == len(got) and {s.item for s in got} <= set(checks)
+    expected = n_checks if rate is None else min(n_checks, round(rate * n_queue / (1 - rate)))
+    assert len(got) == expected
+    if got:
+        # One check slot per stretch of the queue.
+        edges = np.linspace(0, len(out), len(got) + 1).round()
+        at = [i for i, s in enumerate(out) if s.kind == "check"]
+        assert all(edges[j] <= p < max(edges[j] + 1, edges[j + 1]) for j, p in enumerate(at))
+    assert add_checks(queue, checks, rate, seed) == out  # seeded
+
+
+@given(st.integers(1, 5), st.integers(0, 3), st.integers(0, 10**6))
+def test_plan_study_keeps_check_pairs_out_of_the_design(n_ann, n_calib, seed):
+    checks = [0, 5, 9]
+    names = [f"a{i}" for i in range(n_ann)]
+    plan = plan_study(30, names, per_item=1, calibration=n_calib, seed=seed, checks=checks)
+    for q in plan.queues.values():
+        kinds = {s.item: s.kind for s in q}
+        assert all(kinds.get(c) == "check" for c in checks)  # every check pair, as a check
+        assert all(kinds[i] != "check" for i in kinds if i not in checks)
+        assert all(s.item not in checks for s in q if s.kind == "calibration")
+    main_items = [s.item for q in plan.queues.values() for s in q if s.kind == "main"]
+    assert sorted(main_items) == sorted(
+        set(range(30))
+        - set(checks)
+        - {s.item for s in next(iter(plan.queues.values())) if s.kind == "calibration"}
+    )
+    assert plan.config["check_pairs"] == 3
+    with pytest.raises(Exception, match="check rate"):
+        add_checks([Slot(0)], [1], 1.0)
