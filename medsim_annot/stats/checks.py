@@ -46,6 +46,14 @@ def _elapsed(ratings: pd.DataFrame) -> np.ndarray:
     )
 
 
+def _annotators(ratings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Integer code per rating and the sorted annotator names (one factorize of the raw
+    column: converting 100,000s of names to another string type costs more than the
+    checks)."""
+    codes, names = pd.factorize(ratings[C.ANNOTATOR], sort=True)
+    return np.asarray(codes), np.asarray([str(n) for n in names], dtype=object)
+
+
 def _check_threshold(threshold_ms: float) -> None:
     if not np.isfinite(threshold_ms) or threshold_ms < 0:
         raise ValueError(f"the rushed threshold must be >= 0 ms, not {threshold_ms}")
@@ -77,17 +85,15 @@ def rushed_rate(ratings: pd.DataFrame, threshold_ms: float = RUSHED_MS) -> pd.Da
     """
     check_frame(ratings)
     flag = rushed(ratings, threshold_ms)
-    g = pd.DataFrame(
+    codes, names = _annotators(ratings)
+    k = len(names)
+    out = pd.DataFrame(
         {
-            C.ANNOTATOR: ratings[C.ANNOTATOR].astype(str).to_numpy(),
-            "timed": ~np.isnan(_elapsed(ratings)),
-            "rushed": flag,
+            C.ANNOTATOR: names,
+            "n_timed": np.bincount(codes[~np.isnan(_elapsed(ratings))], minlength=k),
+            "n_rushed": np.bincount(codes[flag], minlength=k),
         }
-    )
-    out = g.groupby(C.ANNOTATOR, sort=True)[["timed", "rushed"]].sum().reset_index()
-    out.columns = [C.ANNOTATOR, "n_timed", "n_rushed"]
-    out["n_timed"] = out["n_timed"].astype("int64")
-    out["n_rushed"] = out["n_rushed"].astype("int64")
+    ).astype({"n_timed": "int64", "n_rushed": "int64"})
     timed = out["n_timed"].to_numpy(dtype=np.float64)
     out["rushed_rate"] = np.divide(
         out["n_rushed"].to_numpy(dtype=np.float64),
@@ -118,28 +124,26 @@ def pace(ratings: pd.DataFrame, *, pause_ms: float = PAUSE_MS) -> pd.DataFrame:
     if not pause_ms > 0:
         raise ValueError(f"the pause must be > 0 ms, not {pause_ms}")
     e = _elapsed(ratings)
-    g = pd.DataFrame(
-        {
-            C.ANNOTATOR: ratings[C.ANNOTATOR].astype(str).to_numpy(),
-            "ms": e,
-            "capped": np.minimum(e, pause_ms),
-        }
+    codes, names = _annotators(ratings)
+    k = len(names)
+    timed = ~np.isnan(e)
+    n = np.bincount(codes[timed], minlength=k)
+    total = np.bincount(codes[timed], weights=np.minimum(e[timed], pause_ms), minlength=k)
+    median = (
+        pd.Series(e[timed]).groupby(codes[timed]).median().reindex(range(k)).to_numpy()
+        if k
+        else np.zeros(0)
     )
-    grouped = g.groupby(C.ANNOTATOR, sort=True)
-    out = pd.DataFrame(
-        {
-            "n_timed": grouped["ms"].count().astype("int64"),
-            "median_seconds": grouped["ms"].median() / 1000.0,
-            "_total": grouped["capped"].sum(min_count=1),
-        }
-    ).reset_index()
-    total = out["_total"].to_numpy(dtype=np.float64)
-    n = out["n_timed"].to_numpy(dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_hour = np.where((n > 0) & (total > 0), n * 3_600_000.0 / total, np.nan)
-    out["pairs_per_hour"] = per_hour
-    out.columns = [C.ANNOTATOR, *out.columns[1:]]
-    return out[PACE_COLUMNS]
+    return pd.DataFrame(
+        {
+            C.ANNOTATOR: names,
+            "n_timed": n.astype("int64"),
+            "median_seconds": median.astype(np.float64) / 1000.0,
+            "pairs_per_hour": per_hour.astype(np.float64),
+        }
+    )[PACE_COLUMNS]
 
 
 def check_accuracy(
@@ -190,24 +194,25 @@ def check_accuracy(
     check_frame(ratings)
     if not tolerance >= 0:
         raise ValueError(f"the tolerance must be >= 0, not {tolerance}")
-    known = pd.Series(answers, dtype="float64")
-    known.index = known.index.astype(str)
-    pid = ratings[C.PAIR_ID].astype(str).to_numpy()
-    truth = known.reindex(pid).to_numpy(dtype=np.float64)
-    value = ratings[C.VALUE].to_numpy(dtype=np.float64)
+    known = {str(p): float(v) for p, v in answers.items()}
+    # Only the ratings of check pairs are looked up one by one (a vectorised isin first).
+    pid = ratings[C.PAIR_ID]
+    hit = np.asarray(pid.isin(list(known)), dtype=bool) if known else np.zeros(len(pid), bool)
+    truth = np.full(len(pid), np.nan)
+    truth[hit] = [known[str(p)] for p in pid[hit].tolist()]
+    value = ratings[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
     is_check = ~np.isnan(truth)
     with np.errstate(invalid="ignore"):
         correct = is_check & ~np.isnan(value) & (np.abs(value - truth) <= tolerance)
-    g = pd.DataFrame(
+    codes, names = _annotators(ratings)
+    k = len(names)
+    out = pd.DataFrame(
         {
-            C.ANNOTATOR: ratings[C.ANNOTATOR].astype(str).to_numpy(),
-            "n_checks": is_check,
-            "n_correct": correct,
+            C.ANNOTATOR: names,
+            "n_checks": np.bincount(codes[is_check], minlength=k).astype("int64"),
+            "n_correct": np.bincount(codes[correct], minlength=k).astype("int64"),
         }
     )
-    out = g.groupby(C.ANNOTATOR, sort=True)[["n_checks", "n_correct"]].sum().reset_index()
-    out["n_checks"] = out["n_checks"].astype("int64")
-    out["n_correct"] = out["n_correct"].astype("int64")
     acc, lo, hi = [], [], []
     for k, n in zip(out["n_correct"], out["n_checks"]):
         if n == 0:
