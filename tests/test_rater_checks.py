@@ -218,3 +218,39 @@ def test_cli_create_with_checks_and_settings(db_url, cli, tmp_path):
     pd.DataFrame({"pair_id": ["zz"], "check_answer": ["same"]}).to_csv(missing, index=False)
     r = cli("study", "create", "t", "--pairs", pairs, "--annotators", "a", "--checks", missing)
     assert r.exit_code == 2 and "zz" in r.stderr and "row 2" in r.stderr
+
+
+def test_a_disagreement_on_a_check_pair_brings_no_tiebreak(backend_url):
+    """Two doctors disagree on a check pair others do not hold: a main pair would get a
+    third rater; a check pair has a known answer and does not."""
+    res = create_designed_study(
+        "twoplusone",
+        _pairs(),
+        BINARY,
+        ["ann", "bob", "cat", "dan"],
+        DesignOptions(seed=5, per_item=2, tiebreak=True, check_rate=0.08),
+    )
+    ids = _ids(res)
+    queues = {a: _queue(i) for a, i in ids.items()}
+    held: dict[str, list[str]] = {}
+    for a, views in queues.items():
+        for v in views:
+            if v.term_1.startswith("fever"):
+                held.setdefault(v.term_1, []).append(a)
+    term, (first, second) = next((t, h) for t, h in held.items() if len(h) == 2)
+    totals = {a: A.queue_state(i).total for a, i in ids.items()}
+    for who, value in ((first, "same"), (second, "not_same")):
+        v = next(v for v in queues[who] if v.term_1 == term)
+        A.submit_rating(ids[who], v.position, value)
+    assert {a: A.queue_state(i).total for a, i in ids.items()} == totals
+    # The same disagreement on a main pair of the two does bring a third rater.
+    main = next(
+        v.term_1
+        for v in queues[first]
+        if v.term_1.startswith("alpha") and v.term_1 in {w.term_1 for w in queues[second]}
+    )
+    for who, value in ((first, "same"), (second, "not_same")):
+        v = next(v for v in queues[who] if v.term_1 == main)
+        A.submit_rating(ids[who], v.position, value)
+    after = {a: A.queue_state(i).total for a, i in ids.items()}
+    assert sum(after.values()) == sum(totals.values()) + 1
