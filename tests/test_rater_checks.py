@@ -254,3 +254,43 @@ def test_a_disagreement_on_a_check_pair_brings_no_tiebreak(backend_url):
         A.submit_rating(ids[who], v.position, value)
     after = {a: A.queue_state(i).total for a, i in ids.items()}
     assert sum(after.values()) == sum(totals.values()) + 1
+
+
+def test_migration_0011_adds_an_empty_check_answer_and_goes_back(tmp_path):
+    """A store at 0007 with pairs gets ``items.check_answer`` empty for every pair (no pair
+    becomes a check pair by the upgrade); the downgrade removes the column, keeping the pairs."""
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from medsim_annot.storage.db import MIGRATIONS
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0007")
+        conn.exec_driver_sql(
+            "INSERT INTO studies (id, name, scale_json, guideline, config_json, created_at, "
+            "ready) VALUES (1, 's', '{}', '', '{}', '2026-01-01', 1)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO items (id, study_id, pair_id, position, term_1, term_2, dataset, "
+            "difficulty, negative_strategy, concept_id_1, concept_id_2, meta_json) "
+            "VALUES (1, 1, 'p', 0, 'a', 'b', '', '', '', '', '', '{}')"
+        )
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0011")
+        assert conn.exec_driver_sql("SELECT pair_id, check_answer FROM items").all() == [
+            ("p", None)
+        ]
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0007")
+        cols = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(items)").all()]
+        assert "check_answer" not in cols
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM items").scalar() == 1
+    engine.dispose()
