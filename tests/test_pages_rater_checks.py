@@ -82,3 +82,12 @@ def test_setup_then_dashboard(db, tmp_path, monkeypatch):
                  and "n_rushed" in d.value.columns).set_index("annotator")  # fmt: skip
     assert table.loc["bob", "rushed_rate"] == 1.0 and table.loc["ann", "check_accuracy"] == 1.0
     assert table.loc["ann", "median_seconds"] == 5.0
+    # The admin lowers the rushed threshold and drops the warning on the dashboard itself.
+    at.number_input(key="dashboard_rushed_ms").set_value(400)
+    at.slider(key="dashboard_check_min_accuracy").set_value(0.0)
+    at.button[[b.label for b in at.button].index("Save settings")].click().run()
+    assert not at.exception, at.exception
+    assert quality_svc.study_settings("checked") == quality_svc.QualitySettings(rushed_ms=400)
+    assert not any("check pairs correctly" in w.value for w in at.warning)
+    table = next(d.value for d in at.dataframe if "n_rushed" in d.value.columns)
+    assert table["n_rushed"].sum() == 0
