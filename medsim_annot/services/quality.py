@@ -266,7 +266,8 @@ def rater_checks(
     answer (:func:`check_answers`)."""
     if current.empty:
         return pd.DataFrame(columns=RATER_CHECK_COLUMNS)
-    frame = code_ratings(current, scale)
+    # Coded once: a frame that has its codes already (the dashboard's) is used as it is.
+    frame = current if C.VALUE in current.columns else code_ratings(current, scale)
     codes = {}
     for pid, value in answers.items():
         code = scale.code(scale.canonical(value))

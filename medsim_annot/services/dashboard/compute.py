@@ -93,7 +93,7 @@ def compute_dashboard(
     settings = check_settings or QualitySettings()
     # Every answer counts for the checks: the duplicates' too (each showing is an answer).
     checks = rater_checks(
-        history if history is not None and len(history) else current,
+        hist if history is not None and len(history) else current,
         scale,
         check_answers or {},
         settings,
