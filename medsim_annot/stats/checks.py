@@ -197,6 +197,8 @@ def check_accuracy(
     known = {str(p): float(v) for p, v in answers.items()}
     # Only the ratings of check pairs are looked up one by one (a vectorised isin first).
     pid = ratings[C.PAIR_ID]
+    if not pd.api.types.is_string_dtype(pid):  # ids are compared as text
+        pid = pid.astype(str)
     hit = np.asarray(pid.isin(list(known)), dtype=bool) if known else np.zeros(len(pid), bool)
     truth = np.full(len(pid), np.nan)
     truth[hit] = [known[str(p)] for p in pid[hit].tolist()]

@@ -4,9 +4,10 @@
 Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCache`):
 
 * :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study, ratings version,
-  bootstrap, majority rule, the rater-check settings and check pairs). The ratings version (count, highest rating id) changes with
-  every saved rating (ratings are append-only), so a kept dashboard is never stale and
-  nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
+  bootstrap, majority rule, the rater-check settings and check pairs). The ratings version
+  (count, highest rating id) changes with every saved rating (ratings are append-only), and
+  the rater checks' settings and check pairs are read on every call, so a kept dashboard is
+  never stale and nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
   lead looks at a few studies with one or two option sets (bootstrap on/off, strict or
   decisive majority) while annotators keep saving; a dashboard of 100,000 pairs holds tens
   of MB, so eight bounds the memory at a few hundred MB.
