@@ -9,6 +9,9 @@ DIFFICULTY = "difficulty"
 NEGATIVE_STRATEGY = "negative_strategy"
 CONCEPT_ID_1 = "concept_id_1"
 CONCEPT_ID_2 = "concept_id_2"
+#: Optional pairs column: the known answer of a check pair (a value of the study's scale);
+#: empty for every other pair.
+CHECK_ANSWER = "check_answer"
 
 PAIR_REQUIRED = (TERM_1, TERM_2)
 PAIR_OPTIONAL = (
@@ -29,6 +32,8 @@ RATING = "rating"
 RATED_AT = "rated_at"
 COMMENT = "comment"
 UNCLEAR = "unclear"
+#: Milliseconds the pair was on screen before the answer (empty when not measured).
+ELAPSED_MS = "elapsed_ms"
 RATING_REQUIRED = (PAIR_ID, ANNOTATOR, RATING)
 
 # The ratings *frame* handed to the statistics (docs/architecture.md): one row per current

@@ -170,6 +170,11 @@ class GoldFilters:
     exclude_all_different: bool = False
     only_verified: bool = False
     majority: str = "strict"
+    #: Leave out the ratings made faster than the study's rushed threshold before the
+    #: verdicts are formed (a filter of ratings, not of pairs: it runs before the others).
+    exclude_rushed: bool = False
+    #: The threshold in milliseconds (``None``: the study's, filled in by the export).
+    rushed_ms: int | None = None
 
     def asked(self) -> dict:
         """The five filters by name (what :func:`apply_filters` takes as keywords)."""
@@ -189,6 +194,10 @@ class GoldFilters:
             "only_verified": bool(self.only_verified),
             "majority_rule": self.majority,
             "order": list(FILTER_ORDER),
+            # Only when asked: the manifests of exports without it keep their bytes.
+            **(
+                {"exclude_rushed": True, "rushed_ms": self.rushed_ms} if self.exclude_rushed else {}
+            ),
         }
 
 

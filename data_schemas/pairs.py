@@ -3,7 +3,9 @@
 Columns: ``pair_id`` (unique; generated stably from the row when absent or empty),
 ``term_1``, ``term_2`` (non-empty), optional ``auto_label`` (0 = dissimilar, 1 = similar),
 ``dataset``, ``difficulty`` (easy|hard), ``negative_strategy`` (random|levenshtein),
-``concept_id_1``, ``concept_id_2``. Any other column is kept as metadata. Ids, terms, dataset
+``concept_id_1``, ``concept_id_2``, ``check_answer`` (the known answer of a check pair, a
+value of the study's scale, checked when the study is created; empty for other pairs). Any
+other column is kept as metadata. Ids, terms, dataset
 and concept ids are one line of printable text: a line break, tab or other control character
 in them is an error naming the row and column.
 """

@@ -7,6 +7,7 @@ import streamlit as st
 
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
+from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from pages import _predictions, _qa, _ui
 
@@ -107,6 +108,37 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
 
 
 @st.fragment(run_every=30 if live else None)
+def _check_settings(settings: quality_svc.QualitySettings) -> None:
+    """The rushed threshold and the minimum accuracy on check pairs, changed in place (the
+    flags change, never a rating; the change is logged)."""
+    with st.expander("Rater-check settings"), st.form("dashboard_check_settings"):
+        rushed = st.number_input(
+            "An answer faster than this many ms is rushed",
+            0,
+            60000,
+            int(settings.rushed_ms),
+            100,
+            key="dashboard_rushed_ms",
+        )
+        minimum = st.slider(
+            "Warn below this accuracy on check pairs (0 = never)",
+            0.0,
+            1.0,
+            float(settings.check_min_accuracy or 0.0),
+            0.05,
+            key="dashboard_check_min_accuracy",
+        )
+        if st.form_submit_button("Save settings"):
+            quality_svc.set_settings(
+                study,
+                rushed_ms=int(rushed),
+                check_min_accuracy=float(minimum) or None,
+                clear_min_accuracy=not minimum,
+                engine=_qa.engine(),
+            )
+            st.rerun()
+
+
 def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
@@ -199,6 +231,19 @@ def _dashboard() -> None:
         st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
     st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    st.subheader("Check pairs, rushed answers and pace")
+    settings = dash.quality_settings
+    if settings is not None:
+        st.caption(
+            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. Check pairs have a "
+            "known answer and are served blind among the others; accuracy with its Wilson "
+            "95% interval. Pace: median seconds per pair, pairs per hour of time on pairs."
+        )
+    for warning in dash.check_warnings:
+        st.warning(warning)
+    _qa.table(dash.pace_table(), "rater-checks", "dashboard_dl_rater_checks")
+    if settings is not None:
+        _check_settings(settings)
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 

@@ -49,6 +49,10 @@ with st.form("export_form"):
     only_verified = st.checkbox(
         "Only verified pairs (majority = automatic label)", key="export_only_verified"
     )
+    exclude_rushed = st.checkbox(
+        "Leave out rushed ratings (faster than the study's threshold) first",
+        key="export_exclude_rushed",
+    )
     with st.expander("Hugging Face dataset options (format hf)"):
         license_ = st.text_input(
             "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
@@ -71,6 +75,7 @@ filters = GoldFilters(
     require_majority=require_majority,
     exclude_all_different=exclude_all_different,
     only_verified=only_verified,
+    exclude_rushed=exclude_rushed,
 )
 hf_options = HfOptions(
     license=license_.strip() or "other", split=split, seed=int(seed), test_size=float(test_size)

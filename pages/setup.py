@@ -18,6 +18,7 @@ from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
+from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
 
 _ui.require_admin()
@@ -38,6 +39,11 @@ def _load_uploaded_pairs(name: str, data: bytes) -> pd.DataFrame:
     # Cached per content; the temporary copy (base name only) is deleted once read.
     with _ui.upload_copy(name, data) as path:
         return S.load_pairs(path)
+
+
+def _load_uploaded_table(name: str, data: bytes) -> pd.DataFrame:
+    with _ui.upload_copy(name, data) as path:
+        return load_checks(path)
 
 
 def _local_pair_files() -> list[Path]:
@@ -255,6 +261,49 @@ if sequential:
     else:
         st.caption("Groups: the group columns of the sample above.")
 
+st.subheader("Rater checks")
+st.caption(
+    "Check pairs have a known answer (e.g. two SNOMED CT synonyms of one concept are "
+    "'same'): a check_answer column in the pairs file, or a checks file below. They are "
+    "served among the other pairs, and look exactly like them to the annotators."
+)
+checks_up = st.file_uploader(
+    "Checks file (pair_id, check_answer)", type=["csv", "tsv", "jsonl", "parquet"],
+    key="setup_checks",
+)  # fmt: skip
+if checks_up is not None and pairs is not None:
+    try:
+        pairs = with_check_answers(
+            pairs,
+            _load_uploaded_table(checks_up.name, checks_up.getvalue()),
+            _ui.upload_base_name(checks_up.name),
+        )
+    except InputError as exc:
+        _show_problems(exc)
+c1, c2, c3 = st.columns(3)
+use_rate = c1.checkbox("Serve check pairs at a set rate", key="setup_check_use_rate")
+check_rate = (
+    float(c1.slider("Share of each queue", 0.01, 0.5, 0.05, 0.01, key="setup_check_rate"))
+    if use_rate
+    else None
+)
+min_accuracy = float(
+    c2.slider(
+        "Warn below this accuracy on check pairs (0 = never)",
+        0.0,
+        1.0,
+        0.0,
+        0.05,
+        key="setup_check_min_accuracy",
+    )
+)
+rushed_ms = int(
+    c3.number_input(
+        "An answer faster than this many ms is rushed", 0, 60000, 1500, 100, key="setup_rushed_ms"
+    )
+)
+quality = QualitySettings(rushed_ms=rushed_ms, check_min_accuracy=min_accuracy or None)
+
 st.subheader("Annotators")
 names_text = st.text_area(
     "One name per line (pseudonyms are fine)",
@@ -276,6 +325,7 @@ options = DesignOptions(
     target_ci=target_ci,
     min_positives=min_pos,
     min_negatives=min_neg,
+    check_rate=check_rate,
 )
 ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
 if pairs is not None and names:
@@ -308,6 +358,7 @@ if (
             options,
             guideline=guideline,
             file=pairs_name,
+            extra_config={"quality": quality.to_config()},
             engine=eng,
         )
     except InputError as exc:

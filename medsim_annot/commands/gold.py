@@ -50,6 +50,12 @@ def register(app: typer.Typer) -> None:
         min_ratings: int | None = typer.Option(
             None, "--min-ratings", metavar="K", help="Keep pairs with at least K ratings."
         ),
+        exclude_rushed: bool = typer.Option(
+            False,
+            "--exclude-rushed",
+            help="Leave out ratings made faster than the study's rushed threshold "
+            "(`medsim study checks`) before the verdicts are formed.",
+        ),
         aggregate: str = typer.Option(
             "majority",
             "--aggregate",
@@ -79,6 +85,7 @@ def register(app: typer.Typer) -> None:
                 require_majority=require_majority,
                 exclude_all_different=exclude_all_different,
                 only_verified=only_verified,
+                exclude_rushed=exclude_rushed,
             ),
             aggregate=aggregate,
             hf=HfOptions(license=license_, split=split is not None, seed=seed, test_size=test_size),
@@ -99,6 +106,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(
                 f"  {manifest['aggregate']}: labels {c['model_differs_from_majority']} pairs "
                 "differently from the majority"
+            )
+        if "rushed_excluded" in c:
+            typer.echo(
+                f"  exclude_rushed: {c['rushed_excluded']} ratings faster than "
+                f"{manifest['filters']['rushed_ms']} ms left out"
             )
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")

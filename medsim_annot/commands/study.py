@@ -50,6 +50,7 @@ def _is_designed(o) -> bool:
         or o.duplicates
         or o.tiebreak
         or o.target_ci is not None
+        or o.check_rate is not None
     )
 
 
@@ -63,13 +64,17 @@ def _group_columns(group_by, target_ci, sample, columns) -> list[str]:
     return list(C.GROUP_COLUMNS)
 
 
-def _create(name, frame, sc, annotators: str, pairs: Path, options, as_json: bool) -> None:
+def _create(
+    name, frame, sc, annotators: str, pairs: Path, options, as_json: bool, quality=None
+) -> None:
     """Create the study: in file order for everyone when *options* is ``None`` (asked for
     with --file-order), else with the planned (shuffled) queues; print the access codes
     (and the design, its seed and its warnings)."""
     from medsim_annot.services.design import create_designed_study
 
-    config = {"pairs_file": pairs.name}
+    config: dict = {"pairs_file": pairs.name}
+    if quality is not None:
+        config["quality"] = quality.to_config()
     if options is None:  # file order, everyone rates everything
         config["order"] = "file"
         result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
@@ -189,6 +194,68 @@ def _demo(as_json: bool, force: bool, credentials: Path | None, server_store: bo
     typer.echo(text, nl=False)
 
 
+def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json) -> None:
+    """``medsim study checks``: mark check pairs, change the settings, print them."""
+    from medsim_annot.io import read_table
+    from medsim_annot.services import quality as quality_svc
+
+    out: dict = {"study": name}
+    if file is not None:
+        out.update(quality_svc.mark_check_pairs(name, read_table(file), file=str(file)))
+    if rushed_ms is not None or check_min_accuracy is not None or no_min_accuracy:
+        settings = quality_svc.set_settings(
+            name,
+            rushed_ms=rushed_ms,
+            check_min_accuracy=check_min_accuracy,
+            clear_min_accuracy=no_min_accuracy,
+        )
+    else:
+        settings = quality_svc.study_settings(name)
+    out["settings"] = settings.to_config()
+    out["checks"] = len(quality_svc.check_answers(name))
+    if as_json:
+        emit_json(out)
+        return
+    if file is not None:
+        typer.echo(f"marked {out['marked']} check pairs, unmarked {out['unmarked']}")
+    minimum = settings.check_min_accuracy
+    typer.echo(
+        f"study '{name}': {out['checks']} check pairs; rushed below {settings.rushed_ms} ms; "
+        + (
+            f"warning below {minimum:.0%} on check pairs"
+            if minimum is not None
+            else "no minimum accuracy"
+        )
+    )
+
+
+def _with_annotators_and_checks(frame, annotators: str, checks: Path | None):
+    """*frame* with the check answers of *checks* (if given); refuses a study without
+    annotators (it could never be rated)."""
+    from medsim_annot.errors import UsageProblem
+    from medsim_annot.io import read_table
+    from medsim_annot.services.quality import with_check_answers
+
+    if not split_list(annotators):
+        raise UsageProblem(
+            "a study needs annotators: give --annotators a,b,c (names of your choice; "
+            "each gets an access code)"
+        )
+    if checks is not None:
+        frame = with_check_answers(frame, read_table(checks), str(checks))
+    return frame
+
+
+def _refuse_file_order_with_design(file_order: bool, seed, designed) -> None:
+    from medsim_annot.errors import UsageProblem
+
+    if file_order and (seed is not None or _is_designed(designed)):
+        raise UsageProblem(
+            "--file-order serves the file as it is: it cannot be combined with --seed or "
+            "a design option"
+        )
+
+
 def register(app: typer.Typer) -> None:
     study = get_group(app, "study", "Create, list and export studies.")
     importer = get_group(
@@ -272,23 +339,43 @@ def register(app: typer.Typer) -> None:
             help="serve every annotator every pair in the file's order (not blind: the "
             "order of the file shows); cannot be combined with design options",
         ),
+        checks: Path | None = typer.Option(
+            None,
+            "--checks",
+            help="check pairs: a file with pair_id and check_answer (the known answer, a "
+            "value of the scale); a check_answer column in the pairs file does the same",
+        ),
+        check_rate: float | None = typer.Option(
+            None,
+            "--check-rate",
+            metavar="SHARE",
+            help="share of each queue that is check pairs, spread through it (default: "
+            "every check pair once, where the file puts it)",
+        ),
+        check_min_accuracy: float | None = typer.Option(
+            None,
+            "--check-min-accuracy",
+            metavar="A",
+            help="warn on the dashboard about a doctor whose accuracy on check pairs is below A",
+        ),
+        rushed_ms: int = typer.Option(
+            1500, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Every annotator's queue is shuffled with a seed (a fresh one when
         --seed is omitted, recorded in the study and printed), so the file's order tells
         nothing; --file-order serves the file's order instead. --sample-per-group,
-        --per-item, --calibration, --duplicates, --tiebreak, --target-ci plan the queues.
+        --per-item, --calibration, --duplicates, --tiebreak, --target-ci, --check-rate plan
+        the queues.
         Prints the access codes once."""
-        from medsim_annot.errors import UsageProblem
         from medsim_annot.services.design import DesignOptions
+        from medsim_annot.services.quality import QualitySettings
 
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
-        if not split_list(annotators):
-            raise UsageProblem(
-                "a study needs annotators: give --annotators a,b,c (names of your choice; "
-                "each gets an access code)"
-            )
+        frame = _with_annotators_and_checks(frame, annotators, checks)
+        quality = QualitySettings(rushed_ms=rushed_ms, check_min_accuracy=check_min_accuracy)
         sample = sample_per_group_option(sample_per_group)
         designed = DesignOptions(
             sample_per_group=sample,
@@ -303,13 +390,46 @@ def register(app: typer.Typer) -> None:
             target_ci=target_ci,
             min_positives=min_positives,
             min_negatives=min_negatives,
+            check_rate=check_rate,
         )
-        if file_order and (seed is not None or _is_designed(designed)):
-            raise UsageProblem(
-                "--file-order serves the file as it is: it cannot be combined with --seed or "
-                "a design option"
-            )
-        _create(name, frame, sc, annotators, pairs, None if file_order else designed, as_json)
+        _refuse_file_order_with_design(file_order, seed, designed)
+        _create(
+            name,
+            frame,
+            sc,
+            annotators,
+            pairs,
+            None if file_order else designed,
+            as_json,
+            quality,
+        )
+
+    @study.command("checks")
+    def checks_cmd(
+        name: str = typer.Argument(..., help="study name"),
+        file: Path | None = typer.Option(
+            None,
+            "--file",
+            help="mark check pairs: pair_id and check_answer (an empty answer unmarks)",
+        ),
+        rushed_ms: int | None = typer.Option(
+            None, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
+        ),
+        check_min_accuracy: float | None = typer.Option(
+            None,
+            "--check-min-accuracy",
+            metavar="A",
+            help="warn about a doctor whose accuracy on check pairs is below A",
+        ),
+        no_min_accuracy: bool = typer.Option(
+            False, "--no-min-accuracy", help="no warning on the accuracy on check pairs"
+        ),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """Rater checks of a study: mark check pairs (pairs with a known answer) and set
+        the rushed threshold and the minimum accuracy on check pairs. Without options,
+        prints the settings and how many check pairs the study has."""
+        _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json)
 
     @study.command("plan")
     def plan(

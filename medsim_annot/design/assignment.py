@@ -285,6 +285,73 @@ def add_duplicates(
     return out
 
 
+def add_checks(
+    queue: list[Slot],
+    checks: Sequence[int],
+    rate: float | None,
+    seed: int = 0,
+    *,
+    stream: int = 0,
+) -> list[Slot]:
+    """Spread check slots (kind ``check``) through *queue*, one per stretch of the queue.
+
+    *checks* are the items with a known answer; *rate* the share of the resulting queue
+    that is check slots (``None``: every check item once). The number is
+    ``min(len(checks), round(rate * len(queue) / (1 - rate)))``, the items are drawn with
+    the seed, and the queue is cut into that many equal stretches with one check slot at a
+    random place in each: a doctor meets them at a steady rate, at places nobody can
+    predict. A check slot is served like any other (the kind is never shown).
+
+    Examples
+    --------
+    >>> q = add_checks([Slot(i) for i in range(18)], [100, 101, 102], 0.1, seed=1)
+    >>> len(q), sorted(s.item for s in q if s.kind == "check")
+    (20, [101, 102])
+    """
+    if rate is not None and not 0 < rate < 1:
+        raise UsageProblem(f"the check rate must be between 0 and 1 (exclusive), not {rate}")
+    pool = list(dict.fromkeys(int(i) for i in checks))
+    if not pool:
+        return list(queue)
+    if rate is None:
+        n = len(pool)
+    else:
+        n = min(len(pool), int(round(rate * len(queue) / (1 - rate))))
+    if n <= 0:
+        return list(queue)
+    rng = _rng(seed, 7, stream)
+    chosen = [pool[i] for i in rng.choice(len(pool), size=n, replace=False)]
+    total = len(queue) + n
+    edges = np.linspace(0, total, n + 1).round().astype(np.int64)
+    at = {int(rng.integers(edges[j], max(edges[j] + 1, edges[j + 1]))) for j in range(n)}
+    out: list[Slot] = []
+    rest = iter(queue)
+    picks = iter(chosen)
+    for p in range(total):
+        nxt = next(picks, None) if p in at else None
+        out.append(Slot(nxt, "check") if nxt is not None else next(rest))
+    return out
+
+
+def _calibration_items(
+    rng: np.random.Generator, n_items: int, calibration: int, check_set: set[int]
+) -> list[int]:
+    """The calibration items, drawn with *rng* among the items that are not check pairs
+    (without check pairs, the same draw as over all items)."""
+    if any(not 0 <= i < n_items for i in check_set):
+        raise UsageProblem("a check pair is not one of the study's pairs")
+    pool = [i for i in range(n_items) if i not in check_set]
+    if calibration > len(pool):
+        raise UsageProblem(
+            f"the calibration set must have between 0 and {len(pool)} items (pairs that "
+            f"are not check pairs), not {calibration}"
+        )
+    if not calibration:
+        return []
+    drawn = rng.choice(len(pool), size=calibration, replace=False)
+    return sorted(pool[int(i)] for i in drawn)
+
+
 def plan_study(
     n_items: int,
     annotators: list[str],
@@ -295,6 +362,8 @@ def plan_study(
     seed: int = 0,
     shuffle: bool = True,
     groups: Sequence[Hashable] | None = None,
+    checks: Sequence[int] = (),
+    check_rate: float | None = None,
 ) -> StudyPlan:
     """Plan every annotator's queue.
 
@@ -323,6 +392,11 @@ def plan_study(
         group-interleaved (:func:`~medsim_annot.design.adaptive.interleave_groups`), the
         groups of each round in an order drawn with the seed for that annotator, each
         group's slots in the (shuffled) queue's order; duplicates are added after.
+    checks : sequence of int
+        Items with a known answer (check pairs): left out of the design and spread through
+        every annotator's queue at *check_rate* (:func:`add_checks`), before duplicates.
+    check_rate : float, optional
+        Share of each queue that is check slots (``None``: every check item once each).
 
     Returns
     -------
@@ -343,11 +417,10 @@ def plan_study(
             f"--per-item must be between 1 and the number of annotators ({n}), not {k}"
         )
     rng = _rng(seed, 0)
-    calib = (
-        sorted(rng.choice(n_items, size=calibration, replace=False).tolist()) if calibration else []
-    )
+    check_set = {int(i) for i in checks}
+    calib = _calibration_items(rng, n_items, calibration, check_set)
     calib_set = set(calib)
-    main = [i for i in range(n_items) if i not in calib_set]
+    main = [i for i in range(n_items) if i not in calib_set and i not in check_set]
     queues: dict[str, list[Slot]] = {a: [Slot(i, "calibration") for i in calib] for a in names}
     if k == n:
         for a in names:
@@ -368,13 +441,15 @@ def plan_study(
             names_g = sorted({str(g) for g in groups})
             order = [names_g[i] for i in _rng(seed, 5, s).permutation(len(names_g))]
             q = [q[i] for i in interleave_groups([str(groups[x.item]) for x in q], order)]
+        if check_set:
+            q = add_checks(q, sorted(check_set), check_rate, seed, stream=s)
         if duplicates:
             before = len(q)
             q = add_duplicates(q, duplicates, seed, stream=s)
             if before and len(q) == before:
                 warnings.append(f"annotator {a} has too few items for duplicates")
         queues[a] = q
-    config = {
+    config: dict[str, object] = {
         "design": "all" if k == n else "k_of_n",
         "per_item": k,
         "annotators": n,
@@ -383,4 +458,7 @@ def plan_study(
         "seed": int(seed),
         "shuffle": bool(shuffle),
     }
+    if check_set:
+        config["check_pairs"] = len(check_set)
+        config["check_rate"] = check_rate
     return StudyPlan(queues, config, warnings)

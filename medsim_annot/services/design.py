@@ -45,6 +45,9 @@ class DesignOptions:
     target_ci: float | None = None
     min_positives: int = 10
     min_negatives: int = 10
+    #: Check pairs (rows of the pairs file with a ``check_answer``): the share of each
+    #: queue that is check slots, spread through it (``None``: every check pair once).
+    check_rate: float | None = None
 
 
 @dataclass
@@ -67,10 +70,11 @@ class PreparedStudy:
                     "slots": len(q),
                     "calibration": sum(s.kind == "calibration" for s in q),
                     "duplicates": sum(s.kind == "duplicate" for s in q),
+                    "checks": sum(s.kind == "check" for s in q),
                 }
                 for a, q in self.queues.items()
             ],
-            columns=["annotator", "slots", "calibration", "duplicates"],
+            columns=["annotator", "slots", "calibration", "duplicates", "checks"],
         )
 
 
@@ -83,6 +87,16 @@ def prepare_study(
         raise UsageProblem("add at least one annotator")
     config: dict = {"sampling": "all", "seed": int(options.seed)}
     counts, warnings = None, []
+    check_rows = _check_rows(pairs)
+    held = pairs.iloc[check_rows] if check_rows else pairs.iloc[0:0]
+    if check_rows and options.sample_per_group is not None:
+        # Check pairs are not sampled: they are all kept, after the sampled pairs.
+        pairs = pairs.drop(index=pairs.index[check_rows]).reset_index(drop=True)
+    if options.check_rate is not None and not check_rows:
+        raise UsageProblem(
+            "--check-rate serves check pairs, but no pair has a check_answer"
+            + (f" ({file})" if file else "")
+        )
     if options.sample_per_group is not None:
         pos, neg = options.sample_per_group
         res = stratified_sample(
@@ -96,6 +110,9 @@ def prepare_study(
         )
         pairs, counts, warnings = res.pairs, res.counts, list(res.warnings)
         config.update(res.config)
+        if check_rows:
+            pairs = pd.concat([pairs, held], ignore_index=True)
+    checks = _check_rows(pairs)
     audit_groups = None
     if options.target_ci is not None:
         audit_groups = _audit_groups(pairs, options, file)
@@ -108,6 +125,8 @@ def prepare_study(
         seed=options.seed,
         shuffle=options.shuffle,
         groups=audit_groups,
+        checks=checks,
+        check_rate=options.check_rate,
     )
     config.update(plan.config)
     if options.target_ci is not None:
@@ -130,6 +149,14 @@ def prepare_study(
             raise UsageProblem("--tiebreak needs at least three annotators")
         config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings, audit_groups)
+
+
+def _check_rows(pairs: pd.DataFrame) -> list[int]:
+    """Row numbers of the pairs with a known answer (a non-empty ``check_answer``)."""
+    if C.CHECK_ANSWER not in pairs.columns:
+        return []
+    text = pairs[C.CHECK_ANSWER].astype("string").fillna("").str.strip()
+    return [int(i) for i in np.flatnonzero((text != "").to_numpy())]
 
 
 def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None) -> list[str]:

@@ -77,6 +77,8 @@ class GoldTable:
     current: pd.DataFrame
     scale: Scale
     annotators: list[str]
+    #: Ratings left out as rushed before the table was built (``--exclude-rushed``).
+    rushed_excluded: int = 0
 
 
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
@@ -280,7 +282,11 @@ def add_model_columns(gt: GoldTable, method: str, *, fit: ModelGold | None = Non
 
 
 def study_gold_table(
-    study: str, *, majority: str = "strict", engine: Engine | None = None
+    study: str,
+    *,
+    majority: str = "strict",
+    engine: Engine | None = None,
+    exclude_rushed_ms: int | None = None,
 ) -> GoldTable:
     """:func:`gold_table` of a stored study (its pairs and current ratings).
 
@@ -288,11 +294,21 @@ def study_gold_table(
     :data:`~data_schemas.gold.CALIBRATION_COLUMN` (boolean, last): whether the
     pair is one of the calibration pairs every annotator rated — the pairs α, κ, ICC and W
     are computed on (as the dashboard does), so ``medsim agreement`` on the exported file
-    reports the dashboard's figures."""
+    reports the dashboard's figures.
+
+    *exclude_rushed_ms*: leave out the ratings made faster than this many milliseconds
+    (``--exclude-rushed``) before anything is computed; how many went is
+    ``gt.rushed_excluded``."""
     info = studies_svc.get_study(study, engine=engine)
     pairs = studies_svc.pairs_frame(study, engine=engine)
     cur = studies_svc.current_ratings(study, engine=engine)
+    dropped = 0
+    if exclude_rushed_ms is not None:
+        from medsim_annot.services.quality import drop_rushed
+
+        cur, dropped = drop_rushed(cur, exclude_rushed_ms)
     gt = gold_table(pairs, cur, info.scale, majority=majority)
+    gt.rushed_excluded = dropped
     if info.config.get("tiebreak"):
         calib = set(agreement_svc.design_agreement_pairs(info.config, cur) or ())
         gt.table[CALIBRATION_COLUMN] = (
@@ -452,7 +468,11 @@ class GoldSnapshot:
 
 
 def gold_snapshot(
-    study: str, *, majority: str = "strict", engine: Engine | None = None
+    study: str,
+    *,
+    majority: str = "strict",
+    engine: Engine | None = None,
+    exclude_rushed_ms: int | None = None,
 ) -> GoldSnapshot:
     """:func:`study_gold_table` of *study* with the ratings version it was built from.
 
@@ -461,7 +481,9 @@ def gold_snapshot(
     :data:`SNAPSHOT_ATTEMPTS` times)."""
     for _ in range(SNAPSHOT_ATTEMPTS):
         before = studies_svc.ratings_version(study, engine=engine)
-        gt = study_gold_table(study, majority=majority, engine=engine)
+        gt = study_gold_table(
+            study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
+        )
         after = studies_svc.ratings_version(study, engine=engine)
         if before == after:
             return GoldSnapshot(study, studies_svc.get_study(study, engine=engine), gt, after)
@@ -476,7 +498,7 @@ def _filters_of(filters: GoldFilters | None, options: dict) -> GoldFilters:
         raise TypeError("give the filters either as GoldFilters or as keywords, not both")
     if filters is not None:
         return filters
-    unknown = sorted(set(options) - {*FILTER_ORDER, "majority"})
+    unknown = sorted(set(options) - {*FILTER_ORDER, "majority", "exclude_rushed", "rushed_ms"})
     if unknown:
         raise TypeError(f"export_gold() got an unexpected keyword argument '{unknown[0]}'")
     return GoldFilters(**options)
@@ -557,7 +579,18 @@ def export_gold(
             raise InputError.single(f"unknown format '{kind}'", file=str(out))
         if hf is not None and hf.split:
             raise UsageProblem("--split applies to --format hf only")
-    snap = gold_snapshot(study, majority=chosen.majority, engine=engine)
+    if chosen.exclude_rushed and chosen.rushed_ms is None:
+        from dataclasses import replace
+
+        from medsim_annot.services.quality import study_settings
+
+        chosen = replace(chosen, rushed_ms=study_settings(study, engine=engine).rushed_ms)
+    snap = gold_snapshot(
+        study,
+        majority=chosen.majority,
+        engine=engine,
+        exclude_rushed_ms=chosen.rushed_ms if chosen.exclude_rushed else None,
+    )
     if kind == "hf":
         manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions())
     else:
@@ -607,6 +640,7 @@ def _write_file(
             "exported": int(len(kept)),
             "annotators": len(gt.annotators),
             "ratings": int(len(gt.ratings)),
+            **({"rushed_excluded": gt.rushed_excluded} if filters.exclude_rushed else {}),
             **({"model_differs_from_majority": differs} if differs is not None else {}),
         },
         alpha={"study": alpha_all, "exported": alpha_sub},
@@ -718,6 +752,7 @@ def _write_hf(
             "exported": len(kept),
             "annotators": len(gt.annotators),
             "ratings": len(gt.ratings),
+            **({"rushed_excluded": gt.rushed_excluded} if filters.exclude_rushed else {}),
             **{f"split_{k}": v for k, v in facts.splits.items()},
         },
         alpha=facts.alpha,

@@ -91,6 +91,9 @@ def create_study(
     if queues is not None:
         annotators = list(dict.fromkeys([*annotators, *queues]))
     engine = engine or get_engine()
+    from medsim_annot.services.quality import check_answer_values
+
+    answers = check_answer_values(pairs, scale)
     codes: list[dict] = []
     with session_scope(engine) as s:
         if store.study_id(s, name) is not None:
@@ -105,7 +108,7 @@ def create_study(
             ready=False,
         )
     try:
-        bulk.insert_items(engine, study_id, _new_items(pairs, audit_groups))
+        bulk.insert_items(engine, study_id, _new_items(pairs, audit_groups, answers))
         item_ids = bulk.item_ids(engine, study_id)
         for who in annotators:
             code = new_access_code()
@@ -143,10 +146,17 @@ def create_study(
     return {"study": name, "items": len(pairs), "annotators": codes}
 
 
-def _new_items(pairs: pd.DataFrame, audit_groups: list[str] | None = None) -> list[store.NewItem]:
+def _new_items(
+    pairs: pd.DataFrame,
+    audit_groups: list[str] | None = None,
+    answers: dict[int, str] | None = None,
+) -> list[store.NewItem]:
     """The pairs as the store takes them: item texts ``""`` when absent, the file's other
-    columns kept in ``meta``."""
-    extra = [c for c in pairs.columns if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS)]
+    columns kept in ``meta``; *answers* (row to known answer) mark the check pairs, whose
+    answer is stored apart from ``meta`` so that it can never reach a pair's view."""
+    answers = answers or {}
+    skip = (C.PAIR_ID, C.TERM_1, C.TERM_2, C.CHECK_ANSWER, *ITEM_COLUMNS)
+    extra = [c for c in pairs.columns if c not in skip]
     if audit_groups is not None and len(audit_groups) != len(pairs):
         raise ValueError("audit_groups needs one group per pair")
     items = []
@@ -161,6 +171,7 @@ def _new_items(pairs: pd.DataFrame, audit_groups: list[str] | None = None) -> li
                 **{c: _text(rec.get(c)) for c in ITEM_COLUMNS[1:]},
                 meta={c: _plain(rec[c]) for c in extra},
                 audit_group=None if audit_groups is None else audit_groups[pos],
+                check_answer=answers.get(pos),
             )
         )
     return items

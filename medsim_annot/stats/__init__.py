@@ -10,6 +10,7 @@ from ._frame import Estimate, ratings_from_matrix, slot_matrix
 from .alpha import alpha_by_group, grouped_alpha, krippendorff_alpha
 from .audit import AuditResult, audit_labels, confusion_scores
 from .bootstrap import ConfidenceInterval, bootstrap_ci
+from .checks import check_accuracy, pace, rushed, rushed_rate
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
 from .majority import majority_vote
@@ -40,6 +41,7 @@ __all__ = [
     "alpha_by_group",
     "audit_labels",
     "bootstrap_ci",
+    "check_accuracy",
     "cohen_kappa",
     "confusion_scores",
     "dont_know_share",
@@ -50,10 +52,13 @@ __all__ = [
     "krippendorff_alpha",
     "majority_vote",
     "outlier_annotators",
+    "pace",
     "pairwise_agreement",
     "per_annotator_means",
     "rater_quality",
     "ratings_from_matrix",
+    "rushed",
+    "rushed_rate",
     "simlex_agreement",
     "slot_matrix",
     "spearman_rho",

@@ -99,6 +99,9 @@ class Item(Base):
     concept_id_1: Mapped[str] = mapped_column(String(100), default="")
     concept_id_2: Mapped[str] = mapped_column(String(100), default="")
     meta_json: Mapped[str] = mapped_column(Text, default="{}")
+    #: The known answer of a check pair (0011): a value of the study's scale as ratings
+    #: store it; ``None`` for every other pair. Never read by the serving queries.
+    check_answer: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
 
 class Annotator(Base):
@@ -134,7 +137,7 @@ class Assignment(Base):
     position: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(
         String(20), default="main"
-    )  # main|calibration|duplicate|tiebreak
+    )  # main|calibration|duplicate|tiebreak|check
     swapped: Mapped[bool] = mapped_column(Boolean, default=False)
     #: Serving order (0006): ``position * ORDER_GAP`` for the slots a study is created with; a
     #: tiebreak slot gets a new position past the end and a key between two of them, so it is

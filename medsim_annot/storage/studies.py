@@ -146,6 +146,8 @@ class NewItem:
     concept_id_2: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     audit_group: str | None = None
+    #: The known answer of a check pair (as ratings store values); ``None`` otherwise.
+    check_answer: str | None = None
 
 
 class QueueSlot(Protocol):
@@ -177,6 +179,7 @@ def item_rows(study_id: int, items: Sequence[NewItem]) -> list[Row]:
             "concept_id_2": it.concept_id_2,
             "meta_json": json.dumps(it.meta, ensure_ascii=False, sort_keys=True),
             "audit_group": it.audit_group,
+            "check_answer": it.check_answer,
         }
         for pos, it in enumerate(items)
     ]
@@ -213,6 +216,36 @@ def insert_items(s: Session, study_id: int, items: Sequence[NewItem]) -> list[in
         s.execute(insert(Item), rows)
     ids = dict(s.execute(select(Item.position, Item.id).where(Item.study_id == study_id)).all())
     return [ids[i] for i in range(len(rows))]
+
+
+def check_answers(s: Session, study_id: int) -> list[tuple[str, str]]:
+    """``(pair_id, check_answer)`` of the study's check pairs, in file order."""
+    q = (
+        select(Item.pair_id, Item.check_answer)
+        .where(Item.study_id == study_id, Item.check_answer.is_not(None))
+        .order_by(Item.position)
+    )
+    return [(str(p), str(a)) for p, a in s.execute(q).all()]
+
+
+def set_check_answers(s: Session, study_id: int, answers: Mapping[str, str | None]) -> int:
+    """Set (or, with ``None``, clear) the known answer of the pairs named in *answers*;
+    returns how many pairs of the study matched (the caller checks the ids first)."""
+    changed = 0
+    for pair_id, answer in answers.items():
+        res = s.execute(
+            update(Item)
+            .where(Item.study_id == study_id, Item.pair_id == pair_id)
+            .values(check_answer=answer)
+        )
+        changed += int(getattr(res, "rowcount", 0) or 0)
+    return changed
+
+
+def pair_ids(s: Session, study_id: int) -> list[str]:
+    """The study's pair ids in file order."""
+    q = select(Item.pair_id).where(Item.study_id == study_id).order_by(Item.position)
+    return [str(p) for p in s.execute(q).scalars()]
 
 
 def item_ids(s: Session, study_id: int) -> list[int]:

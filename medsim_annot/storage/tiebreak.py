@@ -54,7 +54,9 @@ def lock_item(s: Session, item_id: int) -> None:
 
 
 def pair_ratings(s: Session, item_id: int) -> list[PairRating]:
-    """Current ratings of the item's slots, duplicates (second showings) left out."""
+    """Current ratings of the item's slots, duplicates (second showings) and check slots
+    left out: a check pair has a known answer, so a disagreement on it needs no third
+    rater (the answers count toward each doctor's accuracy instead)."""
     r2 = _R_NEWEST
     newest = (
         select(func.max(r2.revision))
@@ -65,7 +67,7 @@ def pair_ratings(s: Session, item_id: int) -> list[PairRating]:
     rows = s.execute(
         select(Assignment.annotator_id, Rating.value, Rating.unclear)
         .join(Rating, (Rating.assignment_id == Assignment.id) & (Rating.revision == newest))
-        .where(Assignment.item_id == item_id, Assignment.kind != "duplicate")
+        .where(Assignment.item_id == item_id, Assignment.kind.not_in(("duplicate", "check")))
         .order_by(Assignment.id)
     ).all()
     return [PairRating(int(a), str(v), bool(u)) for a, v, u in rows]

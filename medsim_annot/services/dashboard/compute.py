@@ -13,6 +13,7 @@ from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.gold import code_ratings, gold_table
+from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
 
 #: Seed of the audit's bootstrap intervals, so a report can be reproduced.
 BOOTSTRAP_SEED = 20200207
@@ -30,6 +31,8 @@ def compute_dashboard(
     majority: str = "strict",
     seed: int = BOOTSTRAP_SEED,
     agreement_pairs: Collection[str] | None = None,
+    check_answers: dict[str, str] | None = None,
+    check_settings: QualitySettings | None = None,
 ) -> Dashboard:
     """Every dashboard table from frames, by calling the agreement services.
 
@@ -49,6 +52,11 @@ def compute_dashboard(
     agreement_pairs : collection of str, optional
         Compute α, κ, ICC and W on these pairs only (a 2 + 1 design's calibration pairs); the
         audit and the gold table still use every pair's majority.
+    check_answers : dict, optional
+        ``pair_id`` to the known answer of the study's check pairs.
+    check_settings : QualitySettings, optional
+        The rushed threshold and the minimum accuracy on check pairs (default: the
+        defaults of :class:`~medsim_annot.services.quality.QualitySettings`).
     """
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
@@ -82,6 +90,14 @@ def compute_dashboard(
             hist = hist.assign(
                 **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
             )
+    settings = check_settings or QualitySettings()
+    # Every answer counts for the checks: the duplicates' too (each showing is an answer).
+    checks = rater_checks(
+        hist if history is not None and len(history) else current,
+        scale,
+        check_answers or {},
+        settings,
+    )
     # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
     quality = agreement_svc.rater_quality_report(
         ratings, scale, history=hist, iaa=report.per_annotator
@@ -98,4 +114,7 @@ def compute_dashboard(
         bootstrap,
         reasons,
         agreement_basis=basis,
+        rater_checks=checks,
+        check_warnings=tuple(warnings_of(checks, settings)),
+        quality_settings=settings,
     )

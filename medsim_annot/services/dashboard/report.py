@@ -137,6 +137,9 @@ def html_report(
     rep.sections += [
         "<h2>Rater quality</h2>",
         _table_html(dash.quality_table()),
+        "<h2>Check pairs, rushed answers and pace</h2>",
+        *(f"<p><b>Warning:</b> {_html.escape(w)}</p>" for w in dash.check_warnings),
+        _table_html(dash.pace_table()),
         "<h2>Disagreements</h2>",
         _table_html(dash.disagreements()),
     ]

@@ -4,9 +4,10 @@
 Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCache`):
 
 * :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study, ratings version,
-  bootstrap, majority rule). The ratings version (count, highest rating id) changes with
-  every saved rating (ratings are append-only), so a kept dashboard is never stale and
-  nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
+  bootstrap, majority rule, the rater-check settings and check pairs). The ratings version
+  (count, highest rating id) changes with every saved rating (ratings are append-only), and
+  the rater checks' settings and check pairs are read on every call, so a kept dashboard is
+  never stale and nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
   lead looks at a few studies with one or two option sets (bootstrap on/off, strict or
   decisive majority) while annotators keep saving; a dashboard of 100,000 pairs holds tens
   of MB, so eight bounds the memory at a few hundred MB.
@@ -28,6 +29,7 @@ import pyarrow as pa
 from data_schemas import columns as C
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import annotators as annotators_svc
+from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.dashboard.cache import LRUCache
 from medsim_annot.services.dashboard.compute import compute_dashboard
@@ -117,7 +119,18 @@ def study_dashboard(
     engine = engine or get_engine()
     version = ratings_version(study, engine=engine)
     url = engine.url.render_as_string(hide_password=True)
-    key = (url, study, version, int(bootstrap), majority)
+    # The rater checks' settings and check pairs change without a new rating: in the key.
+    settings = quality_svc.study_settings(study, engine=engine)
+    answers = quality_svc.check_answers(study, engine=engine)
+    key = (
+        url,
+        study,
+        version,
+        int(bootstrap),
+        majority,
+        settings,
+        tuple(sorted(answers.items())),
+    )
     if use_cache:
         found = DASHBOARDS.get(key)
         if found is not None:
@@ -150,6 +163,8 @@ def study_dashboard(
         bootstrap=bootstrap,
         majority=majority,
         agreement_pairs=agreement_svc.design_agreement_pairs(info.config, current),
+        check_answers=answers,
+        check_settings=settings,
     )
     notes = list(info.config.get("notes", ()))
     if info.config.get("tiebreak") and not dash.agreement_basis:

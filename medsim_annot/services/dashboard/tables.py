@@ -15,6 +15,7 @@ from data_schemas import columns as C
 from data_schemas.scales import Scale
 from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold import GoldTable, add_model_columns, rater_column
+from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
@@ -23,6 +24,18 @@ DISAGREEMENT_KINDS = {
     "all different": "all_different",
     "auto-label ≠ majority": "auto_label_disagrees",
 }
+
+
+#: The rater-check columns added to :meth:`Dashboard.quality_table`.
+CHECK_SHOWN = (
+    C.ANNOTATOR,
+    "n_checks",
+    "check_accuracy",
+    "check_warning",
+    "rushed_rate",
+    "median_seconds",
+    "pairs_per_hour",
+)
 
 
 @dataclass
@@ -50,6 +63,13 @@ class Dashboard:
     #: What α, κ, ICC and W are computed on, when not every rated pair (2 + 1 designs: the
     #: calibration pairs); "" = all pairs. Shown next to the agreement figures.
     agreement_basis: str = ""
+    #: Per doctor: accuracy on check pairs, rushed answers and pace
+    #: (:func:`medsim_annot.services.quality.rater_checks`).
+    rater_checks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: One sentence per doctor below the study's minimum accuracy on check pairs.
+    check_warnings: tuple[str, ...] = ()
+    #: The rushed threshold and the minimum accuracy the checks used.
+    quality_settings: QualitySettings | None = None
     # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
     _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
@@ -238,7 +258,15 @@ class Dashboard:
         plain-language sentence naming the annotator."""
         per = self.quality.per_annotator.copy()
         per["reading"] = [reading(r, per, self.quality) for r in per.to_dict(orient="records")]
+        if len(self.rater_checks):
+            shown = [c for c in CHECK_SHOWN if c in self.rater_checks.columns]
+            per = per.merge(self.rater_checks[shown], on=C.ANNOTATOR, how="left")
         return per
+
+    def pace_table(self) -> pd.DataFrame:
+        """Per doctor: check pairs answered and correct (with the Wilson interval and the
+        warning), rushed answers, median seconds per pair and pairs per hour."""
+        return self.rater_checks.copy()
 
     def runs(self) -> pd.DataFrame:
         """Straight-lining runs (10 or more identical consecutive ratings)."""
