@@ -1,6 +1,7 @@
 """medsim-annot: sign-in and navigation. Run with ``streamlit run app.py``.
 
-Annotators sign in with their access code and get only the Annotate page; study admins sign
+Annotators sign in with their access code and get only the Annotate page; adjudicators sign
+in with theirs (or SSO) and get only the Adjudicate page; study admins sign
 in with their name and password and get Study setup, Dashboard, Activity, Export and Embedding
 scoring (each only once its page file exists). When single sign-on is configured
 (``[auth]`` in ``.streamlit/secrets.toml``, see docs/sso.md), "Sign in with SSO" sends the
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from medsim_annot.services.adjudication import AdjudicatorIdentity
 from medsim_annot.services.admins import (
     SsoOutcome,
     admin_password_configured,
@@ -71,6 +73,11 @@ def _sso_session() -> SsoOutcome | None:
         if _ui.current_admin() != outcome.admin:
             _ui.sign_in_admin(outcome.admin)
             st.session_state[SSO] = True
+    elif outcome.role == "adjudicator":
+        pick_adj = outcome.adjudicators[0]
+        if st.session_state.get(_ui.IDENTITY) != pick_adj:
+            _ui.sign_in_adjudicator(pick_adj)
+            st.session_state[SSO] = True
     elif outcome.role == "annotator":
         allowed = {a.annotator_id: a for a in outcome.annotators}
         ident = st.session_state.get(_ui.IDENTITY)
@@ -113,7 +120,10 @@ def _annotator_sign_in() -> None:
     except STORE_ERRORS:
         st.error(STORE_DOWN, icon=":material/hourglass_empty:")
     else:
-        if ident is None:
+        if isinstance(ident, AdjudicatorIdentity):
+            _ui.sign_in_adjudicator(ident)
+            st.rerun()
+        elif ident is None:
             st.error(
                 "This access code is not valid (or was revoked). Check it, or ask the "
                 "study admin for a new one."
@@ -217,6 +227,10 @@ if role == "annotator":
     pages = [
         st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
     ]
+elif role == "adjudicator":
+    pages = [
+        st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:", default=True)
+    ]
 elif role == "admin":
     pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
@@ -245,7 +259,7 @@ if role:
         admin = _ui.current_admin()
         st.caption(
             f"Signed in as {ident.name}"
-            if role == "annotator" and ident
+            if role in ("annotator", "adjudicator") and ident
             else f"Signed in as study admin {admin.name}"
             if admin
             else "Signed in as study admin"

@@ -53,6 +53,14 @@ from medsim_annot.storage import events as events_store
 NEED_WEIGHT = {
     need: len(ADJUDICATION_NEEDS.values) - i for i, need in enumerate(ADJUDICATION_NEEDS)
 }
+#: The key that picks each reason in the adjudication widget (digits pick the label).
+REASON_KEYS = {
+    "rater_error": "r",
+    "ambiguous_term": "a",
+    "guideline_gap": "g",
+    "auto_label_wrong": "w",
+    "other": "o",
+}
 #: Columns of :func:`decisions_frame` (the decision history, one row per decision).
 DECISION_COLUMNS = store.DECISION_COLUMNS
 #: The columns a scripted decisions file (``medsim adjudicate``) may have; ``pair_id``,
@@ -517,14 +525,28 @@ class Board:
             "raters": raters,
             "needs": list(q["needs"].iloc[0]) if len(q) else [],
             "version": int(hist["revision"].max()) if len(hist) else 0,
-            "decision": None if decided.empty else decided.iloc[0].to_dict(),
-            "history": hist.to_dict(orient="records"),
+            "decision": None if decided.empty else _plain(decided.iloc[0].to_dict()),
+            "history": [_plain(h) for h in hist.to_dict(orient="records")],
             "options": [
                 str(Scale.display(o.value))
                 for o in self.scale.options
                 if not self.scale.is_no_decision(o.value)
             ],
         }
+
+
+def _plain(decision: dict) -> dict:
+    """A decision row as plain JSON values (the widget and ``--json`` get it)."""
+    return {
+        "label": str(decision["label"]),
+        "reason": str(decision["reason"]),
+        "reason_text": str(decision["reason_text"] or ""),
+        "flag_guideline": bool(decision["flag_guideline"]),
+        "adjudicator": str(decision["adjudicator"]),
+        "version": int(decision["revision"]),
+        "event_id": int(decision["event_id"]),
+        "decided_at": pd.Timestamp(decision["decided_at"]).isoformat(),
+    }
 
 
 def _needs(table: pd.DataFrame, tiebreak_pairs: set[str], model: bool) -> list[list[str]]:
