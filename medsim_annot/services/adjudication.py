@@ -732,3 +732,18 @@ def reason_counts(b: Board) -> pd.DataFrame:
             "decisions": [int(counts.get(r, 0)) for r in ADJUDICATION_REASONS],
         }
     )
+
+
+@dataclass(frozen=True)
+class AdjudicationSummary:
+    """The dashboard's adjudication section: :func:`progress`, each rater's agreement with the
+    adjudicated labels (:func:`rater_agreement_with_decisions`) and :func:`reason_counts`."""
+
+    progress: dict
+    raters: pd.DataFrame
+    reasons: pd.DataFrame
+
+
+def summary(study: str, *, engine: Engine | None = None) -> AdjudicationSummary:
+    b = board(study, engine=engine)
+    return AdjudicationSummary(progress(b), rater_agreement_with_decisions(b), reason_counts(b))
