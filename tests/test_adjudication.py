@@ -1,0 +1,312 @@
+"""Adjudication on SQLite and PostgreSQL: adjudicators sign in like annotators but apart
+from them; the queue lists the pairs by need; decisions are append-only, versioned (two
+adjudicators racing on one pair: one wins, the other is shown the current decision) and
+recorded in the event log; every gold row names its label source, an adjudicated row its
+adjudicator and event; a re-export is byte-identical; annotators' views carry none of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+from data_schemas.errors import InputError
+from data_schemas.gold import LABEL_SOURCES, manifest_path
+from data_schemas.scales import BINARY
+from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.services import adjudication as adj
+from medsim_annot.services import annotation as A
+from medsim_annot.services import gold
+from medsim_annot.services.admins import sign_in_with_code, sso_role
+from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.storage import dispose_all, get_engine
+
+PAIRS = 18
+DOCTORS = ("ann", "bob", "cyd")
+
+
+def _opinion(doctor: str, i: int) -> str:
+    """Each doctor errs on a different third; cyd does not know every fourth pair."""
+    if doctor == "cyd" and i % 4 == 0:
+        return "dont_know"
+    truth = "same" if i % 2 else "not_same"
+    wrong = {"ann": i % 3 == 0, "bob": i % 3 == 1, "cyd": i % 3 == 2}[doctor]
+    return ("not_same" if truth == "same" else "same") if wrong else truth
+
+
+def _index(view) -> int:
+    term = view.term_1 if view.term_1.startswith("a") else view.term_2
+    return int(term[1:])
+
+
+def simulate_two_plus_one(study: str = "two-plus-one") -> dict[str, int]:
+    """A 2 + 1 study rated to the end by the simulated doctors; annotator ids by name."""
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(PAIRS)],
+            "term_1": [f"a{i}" for i in range(PAIRS)],
+            "term_2": [f"b{i}" for i in range(PAIRS)],
+            # the automatic label is wrong on every fifth pair
+            "auto_label": [(i % 2) if i % 5 else 1 - i % 2 for i in range(PAIRS)],
+        }
+    )
+    res = create_designed_study(
+        study, pairs, BINARY, list(DOCTORS), DesignOptions(per_item=2, tiebreak=True, seed=3)
+    )
+    ids = {
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+    }
+    while True:
+        moved = False
+        for name in DOCTORS:
+            state = A.queue_state(ids[name])
+            if state.complete:
+                continue
+            view = A.get_pair(ids[name], state.first_unrated)
+            A.submit_rating(
+                ids[name],
+                view.position,
+                _opinion(name, _index(view)),
+                expected_version=view.version,
+                elapsed_ms=2500,
+            )
+            moved = True
+        if not moved:
+            return ids
+
+
+@pytest.fixture
+def study(backend_url):
+    dispose_all()
+    ids = simulate_two_plus_one()
+    yield backend_url, ids
+    dispose_all()
+
+
+def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
+    out = tmp_path / name
+    manifest = gold.export_gold("two-plus-one", out, **kw)
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    return frame, manifest, out.read_bytes()
+
+
+def test_queue_decisions_and_provenance(study, tmp_path):
+    url, ids = study
+    b = adj.board("two-plus-one")
+    # Every queued pair has a reason; the strongest needs come first.
+    assert len(b.queue) > 0
+    weights = [max(adj.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
+    assert weights == sorted(weights, reverse=True)
+    needs = Counter(n for ns in b.queue["needs"] for n in ns)
+    assert needs["tiebreak_disagrees"] > 0  # a dont_know third rating leaves a 1-1 tie
+    assert needs["against_auto_label"] > 0
+    tb = b.queue[b.queue["needs"].map(lambda n: "tiebreak_disagrees" in n)]
+    only_tb = adj.filter_queue(b.queue, needs=["tiebreak_disagrees"])
+    assert list(only_tb["pair_id"]) == list(tb["pair_id"])
+
+    # What the adjudicator sees of a pair: every rater, their time, the automatic label.
+    pid = str(tb.iloc[0]["pair_id"])
+    view = b.pair(pid)
+    assert len(view["raters"]) == 3 and view["auto_label"] in (0, 1)
+    assert {r["seconds"] for r in view["raters"]} == {2.5}
+    assert "dont_know" not in view["options"]
+
+    adj.add_adjudicator("two-plus-one", "Dr Senior")
+    adj.add_adjudicator("two-plus-one", "Dr Other")
+    d1 = adj.decide(
+        "two-plus-one",
+        pid,
+        label="same",
+        reason="ambiguous_term",
+        adjudicator="Dr Senior",
+        seen_version=0,
+        flag_guideline=True,
+    )
+    assert d1.version == 1
+    # A second adjudicator who also saw version 0 is refused, shown the current decision.
+    with pytest.raises(adj.StaleDecision) as exc:
+        adj.decide(
+            "two-plus-one",
+            pid,
+            label="not_same",
+            reason="rater_error",
+            adjudicator="Dr Other",
+            seen_version=0,
+        )
+    assert exc.value.current["label"] == "same"
+    # Changing a decision appends a revision; the first stays in the history.
+    d2 = adj.decide(
+        "two-plus-one",
+        pid,
+        label="not_same",
+        reason="other",
+        reason_text="the guideline says so",
+        adjudicator="Dr Other",
+        seen_version=1,
+    )
+    assert d2.version == 2
+    hist = adj.decisions_frame("two-plus-one")
+    assert hist["revision"].tolist() == [1, 2]
+    assert hist["adjudicator"].tolist() == ["Dr Senior", "Dr Other"]
+    for bad in (
+        {"label": "dont_know", "reason": "rater_error"},
+        {"label": "maybe", "reason": "rater_error"},
+        {"label": "same", "reason": "mood"},
+        {"label": "same", "reason": "other"},
+    ):
+        with pytest.raises(UsageProblem):
+            adj.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
+    assert len(adj.decisions_frame("two-plus-one")) == 2
+
+    # Decisions are history: the database refuses to change or delete one.
+    with get_engine(url).connect() as conn:
+        for sql in ("UPDATE adjudications SET label = 'same'", "DELETE FROM adjudications"):
+            with pytest.raises(sa.exc.DBAPIError):
+                with conn.begin():
+                    conn.exec_driver_sql(sql)
+        events = dict(
+            conn.exec_driver_sql(
+                "SELECT id, actor FROM events WHERE kind = 'pair_adjudicated'"
+            ).all()
+        )
+    assert events == {d1.event_id: "adjudicator:Dr Senior", d2.event_id: "adjudicator:Dr Other"}
+
+    frame, manifest, first = _export(tmp_path, "gold.csv")
+    again = _export(tmp_path, "gold2.csv")[2]
+    assert first == again  # byte-identical re-export
+    counts = manifest["counts"]["label_source"]
+    assert list(counts) == list(LABEL_SOURCES)
+    assert sum(counts.values()) == len(frame) == PAIRS
+    assert Counter(frame["label_source"]) == {k: v for k, v in counts.items() if v}
+    assert counts["adjudicated"] == 1 and counts["tiebreak"] > 0
+    row = frame[frame["pair_id"] == pid].iloc[0]
+    assert (row["label"], row["label_source"], row["adjudicator"]) == (
+        "not_same",
+        "adjudicated",
+        "Dr Other",
+    )
+    assert (row["adjudication_reason"], row["label_event_id"]) == ("other", str(d2.event_id))
+    assert row["majority"] == ""  # the raters' own verdict is unchanged
+    other = frame[frame["label_source"] != "adjudicated"]
+    assert (other[["adjudicator", "adjudication_reason", "label_event_id"]] == "").all().all()
+    unres = frame[frame["label_source"] == "unresolved"]
+    assert (unres["label"] == "").all() and (unres["majority"] == "").all()
+    assert manifest["adjudication"]["decisions"] == 2
+    assert manifest["adjudication"]["audit_label"] == "majority"
+    on_disk = json.loads(manifest_path(tmp_path / "gold.csv").read_text())
+    assert on_disk["counts"]["label_source"] == counts
+
+    # The audit may use the adjudicated label (auto_label of p<i> is i % 2); recorded.
+    audited, m2, _ = _export(tmp_path, "gold-adj.csv", audit_label="adjudicated")
+    arow = audited[audited["pair_id"] == pid].iloc[0]
+    truth = "true" if (arow["auto_label"] == "0") else "false"
+    assert arow["verified"] == truth
+    assert m2["adjudication"]["audit_label"] == "adjudicated"
+
+    # The dashboard's figures.
+    s = adj.summary("two-plus-one")
+    assert s.progress["decided"] == 1 and s.progress["flagged"] == 0
+    assert s.reasons.set_index("reason")["decisions"].to_dict()["other"] == 1
+    assert set(s.raters["annotator"]) <= set(DOCTORS)
+    assert (s.raters["same"] <= s.raters["pairs"]).all()
+
+
+def test_hf_export_counts_sources(study, tmp_path):
+    b = adj.board("two-plus-one")
+    adj.add_adjudicator("two-plus-one", "Dr Senior")
+    pid = str(b.queue.iloc[0]["pair_id"])
+    adj.decide(
+        "two-plus-one",
+        pid,
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr Senior",
+        seen_version=0,
+    )
+    outs = []
+    for name in ("hf1", "hf2"):
+        gold.export_gold("two-plus-one", tmp_path / name, "hf")
+        outs.append({p.name: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()})
+    assert outs[0] == outs[1]
+    card = outs[0]["README.md"].decode()
+    assert "## Labels and their provenance" in card and "| adjudicated |" in card
+    meta = json.loads(outs[0]["croissant.json"])
+    sets = {r["@id"]: r for r in meta["recordSet"]}
+    rows = {
+        d["label_sources/label_source"]: d["label_sources/rows"]
+        for d in sets["label_sources"]["data"]
+    }
+    assert sum(rows.values()) == PAIRS and rows["adjudicated"] == 1
+    fields = {f["name"]: f for f in sets["train"]["field"]}
+    assert "description" in fields["label_event_id"]
+    manifest = json.loads(outs[0]["manifest.json"])
+    assert manifest["counts"]["label_source"] == rows
+
+
+def test_decisions_file_all_or_none(study, tmp_path):
+    adj.add_adjudicator("two-plus-one", "Dr Senior")
+    q = adj.board("two-plus-one").queue
+    first, second = str(q.iloc[0]["pair_id"]), str(q.iloc[1]["pair_id"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "pair_id,label,reason,reason_text\n"
+        f"{first},same,rater_error,\n"
+        "nope,same,rater_error,\n"
+        f"{second},maybe,other,\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as exc:
+        adj.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
+    where = [(p.row, p.column) for p in exc.value.problems]
+    assert where == [(3, "pair_id"), (4, "label")]
+    assert adj.decisions_frame("two-plus-one").empty  # nothing half-written
+    good = tmp_path / "good.tsv"
+    good.write_text(
+        "pair_id\tlabel\treason\tflag_guideline\n"
+        f"{first}\tsame\tguideline_gap\ttrue\n{second}\tnot_same\tauto_label_wrong\tfalse\n",
+        encoding="utf-8",
+    )
+    out = adj.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
+    assert [d.version for d in out] == [1, 1]
+    # The same file again: decided on the versions it finds now, so it appends revisions.
+    stale = tmp_path / "stale.csv"
+    stale.write_text(f"pair_id,label,reason,version\n{first},same,rater_error,0\n")
+    with pytest.raises(InputError) as exc2:
+        adj.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
+    assert exc2.value.problems[0].row == 2
+    assert len(adj.decisions_frame("two-plus-one")) == 2
+    assert adj.summary("two-plus-one").progress["flagged"] == 1
+
+
+def test_adjudicator_sign_in_and_blinding(study):
+    url, ids = study
+    out = adj.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
+    ident = sign_in_with_code(out["access_code"], client="t")
+    assert isinstance(ident, adj.AdjudicatorIdentity) and ident.name == "Dr Senior"
+    adj.check_session(ident)
+    outcome = sso_role({"email": "senior@example.org", "sub": "x"})
+    assert outcome.role == "adjudicator" and outcome.adjudicators[0].name == "Dr Senior"
+    adj.issue_adjudicator_code("two-plus-one", "Dr Senior")
+    with pytest.raises(SessionEnded):
+        adj.check_session(ident)  # a new code ends sessions opened with the old one
+    assert sign_in_with_code(out["access_code"], client="t") is None
+    adj.revoke_adjudicator("two-plus-one", "Dr Senior")
+    assert sso_role({"email": "senior@example.org"}).role == "refused"
+    # An annotator's view of a decided pair carries no adjudication data.
+    adj.add_adjudicator("two-plus-one", "Dr K")
+    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
+    adj.decide(
+        "two-plus-one", pid, label="same", reason="rater_error", adjudicator="Dr K", seen_version=0
+    )
+    for aid in ids.values():
+        state = A.queue_state(aid)
+        for pos in range(state.total):
+            view = A.get_pair(aid, pos)
+            text = json.dumps(dataclasses.asdict(view), default=str)
+            for word in ("Dr K", "rater_error", "adjudicat", "label_source", "auto_label"):
+                assert word not in text
