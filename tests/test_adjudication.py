@@ -166,9 +166,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     # Decisions are history: the database refuses to change or delete one.
     with get_engine(url).connect() as conn:
         for sql in ("UPDATE adjudications SET label = 'same'", "DELETE FROM adjudications"):
-            with pytest.raises(sa.exc.DBAPIError):
-                with conn.begin():
-                    conn.exec_driver_sql(sql)
+            with pytest.raises(sa.exc.DBAPIError), conn.begin():
+                conn.exec_driver_sql(sql)
         events = dict(
             conn.exec_driver_sql(
                 "SELECT id, actor FROM events WHERE kind = 'pair_adjudicated'"
