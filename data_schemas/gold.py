@@ -7,10 +7,11 @@ present, other metadata columns, ``auto_label`` (when the study has automatic la
 ``rater_<name>`` column per annotator (the scale value; empty when not rated),
 ``majority`` (plus ``mean`` and ``median`` on numeric scales), ``n_ratings``,
 ``n_decisive``, the agreement flags :data:`FLAGS`, then the model columns
-:data:`MODEL_COLUMNS` (``--aggregate``), :data:`CALIBRATION_COLUMN` (2 + 1 studies) and last
-the provenance columns :data:`PROVENANCE_COLUMNS`: the final ``label`` of the pair, where it
-came from (``label_source``, one of :data:`LABEL_SOURCES`) and, for an adjudicated pair, who
-decided, why (:data:`ADJUDICATION_REASONS`) and the id of the event that recorded it.
+:data:`MODEL_COLUMNS` (``--aggregate``), the provenance columns :data:`PROVENANCE_COLUMNS`
+(the final ``label`` of the pair, where it came from: ``label_source``, one of
+:data:`LABEL_SOURCES`, and for an adjudicated pair who decided, why
+(:data:`ADJUDICATION_REASONS`) and the id of the event that recorded it), and last
+:data:`CALIBRATION_COLUMN` (2 + 1 studies).
 
 Beside a file ``F`` its manifest ``F.manifest.json`` (:func:`manifest_path`); in a Hugging
 Face folder ``manifest.json`` (:data:`HF_MANIFEST`). Both manifests are built by
@@ -58,7 +59,7 @@ FLAGS = (
 )
 #: Columns a model aggregate (``--aggregate dawid-skene|mace``) adds.
 MODEL_COLUMNS = ("model_label", "model_posterior", "model_differs_from_majority")
-#: Provenance columns, last in every gold file: the final label, its source, and for an
+#: Provenance columns of every gold file (before the calibration flag): the final label, its source, and for an
 #: adjudicated pair the adjudicator, the reason and the id of the event that fixed the label
 #: (empty on the other rows: their label follows from the raters' answers in the same row).
 LABEL_COLUMN = "label"

@@ -309,3 +309,51 @@ def test_adjudicator_sign_in_and_blinding(study):
             text = json.dumps(dataclasses.asdict(view), default=str)
             for word in ("Dr K", "rater_error", "adjudicat", "label_source", "auto_label"):
                 assert word not in text
+
+
+def test_ehr_rel_a_adjudicated_from_a_file_by_the_cli(db_url, ehr_rel_a, tmp_path, cli):
+    """EHR-RelA (5 raters, 0-3 scale): the CLI makes an adjudicator, lists the queue and
+    stores scripted decisions; the gold export's label sources add up to the rows, every
+    adjudicated row names its adjudicator and event, and a re-export is byte-identical."""
+    from medsim_annot.services.studies import import_ehr_rel
+
+    import_ehr_rel(ehr_rel_a, "ehr-a")
+    r = cli("adjudicator", "add", "ehr-a", "Dr Senior")
+    assert r.exit_code == 0, r.stderr
+    r = cli("adjudicate", "queue", "ehr-a", "--json")
+    assert r.exit_code == 0, r.stderr
+    queue = json.loads(r.stdout)
+    assert queue and all(q["needs"] for q in queue)
+    assert {n for q in queue for n in q["needs"]} <= set(adj.ADJUDICATION_NEEDS)
+    decisions = tmp_path / "decisions.csv"
+    pd.DataFrame(
+        {
+            "pair_id": [q["pair_id"] for q in queue],
+            "label": [str(i % 4) for i in range(len(queue))],
+            "reason": ["ambiguous_term"] * len(queue),
+            "flag_guideline": ["true"] + ["false"] * (len(queue) - 1),
+        }
+    ).to_csv(decisions, index=False)
+    r = cli("adjudicate", "file", "ehr-a", str(decisions), "--as", "Dr Senior")
+    assert r.exit_code == 0, r.stderr
+    outs = []
+    for name in ("a.csv", "b.csv"):
+        r = cli("export", "gold", "ehr-a", "--out", str(tmp_path / name))
+        assert r.exit_code == 0, r.stderr
+        outs.append((tmp_path / name).read_bytes())
+    assert outs[0] == outs[1]
+    frame = pd.read_csv(tmp_path / "a.csv", dtype=str, keep_default_na=False)
+    manifest = json.loads(manifest_path(tmp_path / "a.csv").read_text())
+    counts = manifest["counts"]["label_source"]
+    assert sum(counts.values()) == len(frame) == 111
+    assert counts["adjudicated"] == len(queue)
+    assert counts["unresolved"] == 0  # every pair without a majority was decided
+    done = frame[frame["label_source"] == "adjudicated"]
+    assert (done["adjudicator"] == "Dr Senior").all()
+    assert done["label_event_id"].str.fullmatch(r"\d+").all()
+    assert done["label_event_id"].is_unique
+    with get_engine().connect() as conn:
+        kinds = dict(conn.exec_driver_sql("SELECT id, kind FROM events").all())
+    assert {kinds[int(e)] for e in done["label_event_id"]} == {"pair_adjudicated"}
+    r = cli("adjudicate", "queue", "ehr-a")
+    assert f"{len(queue)} decided, 1 flagged" in r.stdout

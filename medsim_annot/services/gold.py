@@ -295,7 +295,7 @@ def add_provenance(
     audit_label: str = "majority",
 ) -> None:
     """Add the provenance columns :data:`~data_schemas.gold.PROVENANCE_COLUMNS` to
-    ``gt.table`` (in place, last): the final ``label`` and its ``label_source`` (see
+    ``gt.table`` (in place, last but for the calibration flag): the final ``label`` and its ``label_source`` (see
     :data:`~data_schemas.gold.LABEL_SOURCES`), and for a pair with a decision (*decisions*:
     the current decision per pair, :func:`medsim_annot.services.adjudication.current_decisions`)
     the adjudicator, the reason and the id of the event that recorded it.
@@ -373,6 +373,8 @@ def add_provenance(
     table[ADJUDICATOR_COLUMN] = pd.Series(who, dtype=object)
     table[ADJUDICATION_REASON_COLUMN] = pd.Series(why, dtype=object)
     table[LABEL_EVENT_COLUMN] = event
+    if CALIBRATION_COLUMN in table.columns:  # the 2 + 1 calibration flag stays the last column
+        table[CALIBRATION_COLUMN] = table.pop(CALIBRATION_COLUMN)
 
 
 def study_gold_table(
