@@ -13,6 +13,8 @@ from collections import Counter
 import pandas as pd
 import pytest
 import sqlalchemy as sa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from data_schemas.errors import InputError
 from data_schemas.gold import LABEL_SOURCES, manifest_path
@@ -357,3 +359,62 @@ def test_ehr_rel_a_adjudicated_from_a_file_by_the_cli(db_url, ehr_rel_a, tmp_pat
     assert {kinds[int(e)] for e in done["label_event_id"]} == {"pair_adjudicated"}
     r = cli("adjudicate", "queue", "ehr-a")
     assert f"{len(queue)} decided, 1 flagged" in r.stdout
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    votes=st.lists(
+        st.lists(st.sampled_from(["same", "not_same", "dont_know"]), min_size=0, max_size=4),
+        min_size=1,
+        max_size=12,
+    ),
+    decided=st.sets(st.integers(min_value=0, max_value=11)),
+    tiebreak=st.sets(st.integers(min_value=0, max_value=11)),
+)
+def test_provenance_properties(votes, decided, tiebreak):
+    """Whatever the ratings and decisions: one source per row, the counts add up to the rows,
+    adjudicated rows are exactly the decided pairs and name adjudicator and event, and the
+    raters' columns, majority and flags are unchanged by the decisions."""
+    from data_schemas.gold import label_source_counts
+
+    n = len(votes)
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(n)],
+            "term_1": ["x"] * n,
+            "term_2": ["y"] * n,
+            "auto_label": [i % 2 for i in range(n)],
+        }
+    )
+    cur = pd.DataFrame(
+        [
+            {"pair_id": f"p{i}", "annotator": f"r{j}", "rating": v}
+            for i, vs in enumerate(votes)
+            for j, v in enumerate(vs)
+        ],
+        columns=["pair_id", "annotator", "rating"],
+    )
+    base = gold.gold_table(pairs, cur, BINARY)
+    before = base.table.copy()
+    ids = [f"p{i}" for i in sorted(decided) if i < n]
+    dec = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "label": ["same"] * len(ids),
+            "adjudicator": ["J"] * len(ids),
+            "reason": ["rater_error"] * len(ids),
+            "event_id": list(range(100, 100 + len(ids))),
+        }
+    )
+    gold.add_provenance(base, dec, tiebreak_pairs={f"p{i}" for i in tiebreak})
+    t = base.table
+    counts = label_source_counts(t["label_source"])
+    assert sum(counts.values()) == n
+    adjudicated = t[t["label_source"] == "adjudicated"]
+    assert sorted(adjudicated["pair_id"]) == sorted(ids)
+    assert adjudicated["adjudicator"].eq("J").all()
+    assert adjudicated["label_event_id"].notna().all()
+    rest = t[t["label_source"] != "adjudicated"]
+    assert rest["label_event_id"].isna().all() and rest["adjudicator"].isna().all()
+    assert (rest["label_source"] == "unresolved").eq(rest["majority"].isna()).all()
+    pd.testing.assert_frame_equal(t[before.columns], before)
