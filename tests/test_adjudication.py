@@ -418,3 +418,51 @@ def test_provenance_properties(votes, decided, tiebreak):
     assert rest["label_event_id"].isna().all() and rest["adjudicator"].isna().all()
     assert (rest["label_source"] == "unresolved").eq(rest["majority"].isna()).all()
     pd.testing.assert_frame_equal(t[before.columns], before)
+
+
+def test_two_adjudicators_racing_on_one_pair(study):
+    """Both saw version 0 and save at the same instant: exactly one decision is stored, the
+    other adjudicator is refused with the current decision."""
+    import threading
+
+    adj.add_adjudicator("two-plus-one", "J1")
+    adj.add_adjudicator("two-plus-one", "J2")
+    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
+    for round_ in range(3):
+        barrier = threading.Barrier(2)
+        results: dict[str, object] = {}
+
+        def go(
+            name: str,
+            label: str,
+            barrier: threading.Barrier = barrier,
+            results: dict = results,
+            version: int = round_,
+        ) -> None:
+            barrier.wait()
+            try:
+                results[name] = adj.decide(
+                    "two-plus-one",
+                    pid,
+                    label=label,
+                    reason="rater_error",
+                    adjudicator=name,
+                    seen_version=version,
+                )
+            except adj.StaleDecision as exc:
+                results[name] = exc
+
+        threads = [
+            threading.Thread(target=go, args=("J1", "same")),
+            threading.Thread(target=go, args=("J2", "not_same")),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        won = [r for r in results.values() if isinstance(r, adj.Decision)]
+        lost = [r for r in results.values() if isinstance(r, adj.StaleDecision)]
+        assert len(won) == 1 and len(lost) == 1, results
+        assert won[0].version == round_ + 1
+    hist = adj.decisions_frame("two-plus-one")
+    assert hist["revision"].tolist() == [1, 2, 3]

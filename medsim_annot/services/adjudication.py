@@ -45,7 +45,7 @@ from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code, normalise_code
 from medsim_annot.services.names import check_annotator_name
 from medsim_annot.services.studies import get_study, pairs_frame
-from medsim_annot.storage import Engine, get_engine, session_scope, utcnow
+from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import adjudication as store
 from medsim_annot.storage import events as events_store
 
@@ -307,19 +307,25 @@ def decide(
         reason, reason_text = _check_reason(reason, reason_text)
     except (ValueError, UnknownOptionError) as exc:
         raise UsageProblem(str(exc)) from exc
-    with session_scope(engine) as s:
-        return _store_decision(
-            s,
-            info.id,
-            study,
-            pair_id,
-            adjudicator=adjudicator,
-            label=text,
-            reason=reason,
-            reason_text=reason_text,
-            flag_guideline=bool(flag_guideline),
-            seen_version=int(seen_version),
-        )
+
+    def run() -> Decision:
+        with session_scope(engine) as s:
+            return _store_decision(
+                s,
+                info.id,
+                study,
+                pair_id,
+                adjudicator=adjudicator,
+                label=text,
+                reason=reason,
+                reason_text=reason_text,
+                flag_guideline=bool(flag_guideline),
+                seen_version=int(seen_version),
+            )
+
+    # A busy store is retried (each attempt one transaction); a retry that finds the
+    # pair decided meanwhile is refused as stale like any other late save.
+    return with_retry(run)
 
 
 def _store_decision(
