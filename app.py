@@ -1,6 +1,7 @@
 """medsim-annot: sign-in and navigation. Run with ``streamlit run app.py``.
 
-Annotators sign in with their access code and get only the Annotate page; study admins sign
+Annotators sign in with their access code and get only the Annotate page; adjudicators sign
+in with theirs (or SSO) and get only the Adjudicate page; study admins sign
 in with their name and password and get Study setup, Dashboard, Activity, Export and Embedding
 scoring (each only once its page file exists). When single sign-on is configured
 (``[auth]`` in ``.streamlit/secrets.toml``, see docs/sso.md), "Sign in with SSO" sends the
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from medsim_annot.services.adjudication import AdjudicatorIdentity
 from medsim_annot.services.admins import (
     SsoOutcome,
     admin_password_configured,
@@ -83,6 +85,26 @@ def _sso_expired() -> bool:
     return session_expired(st.user.to_dict(), hours) if hours else True
 
 
+def _sso_annotator(outcome: SsoOutcome) -> None:
+    """Sign the SSO user in as the annotator it is (asking which study when it is one in
+    several), unless this session already is one of them."""
+    allowed = {a.annotator_id: a for a in outcome.annotators}
+    ident = st.session_state.get(_ui.IDENTITY)
+    current = getattr(ident, "annotator_id", None) if _ui.role() == "annotator" else None
+    if current not in allowed:
+        choice: int | None = st.session_state.get(SSO_CHOICE)
+        if len(allowed) > 1:
+            pick = allowed.get(choice) if choice is not None else None
+        else:
+            pick = outcome.annotators[0]
+        if pick is None:
+            st.session_state.pop(_ui.ROLE, None)
+        else:
+            _ui.sign_in_annotator(pick)
+            st.session_state[SSO_CHOICE] = pick.annotator_id
+        st.session_state[SSO] = True
+
+
 def _sso_session() -> SsoOutcome | None:
     """Map the identity provider's user to a role (every run: a removed admin loses it)."""
     if not sso_configured():
@@ -103,22 +125,13 @@ def _sso_session() -> SsoOutcome | None:
         if _ui.current_admin() != outcome.admin:
             _ui.sign_in_admin(outcome.admin)
             st.session_state[SSO] = True
-    elif outcome.role == "annotator":
-        allowed = {a.annotator_id: a for a in outcome.annotators}
-        ident = st.session_state.get(_ui.IDENTITY)
-        current = getattr(ident, "annotator_id", None) if _ui.role() == "annotator" else None
-        if current not in allowed:
-            choice: int | None = st.session_state.get(SSO_CHOICE)
-            if len(allowed) > 1:
-                pick = allowed.get(choice) if choice is not None else None
-            else:
-                pick = outcome.annotators[0]
-            if pick is None:
-                st.session_state.pop(_ui.ROLE, None)
-            else:
-                _ui.sign_in_annotator(pick)
-                st.session_state[SSO_CHOICE] = pick.annotator_id
+    elif outcome.role == "adjudicator":
+        pick_adj = outcome.adjudicators[0]
+        if st.session_state.get(_ui.IDENTITY) != pick_adj:
+            _ui.sign_in_adjudicator(pick_adj)
             st.session_state[SSO] = True
+    elif outcome.role == "annotator":
+        _sso_annotator(outcome)
     else:
         for key in (_ui.ROLE, _ui.IDENTITY, _ui.ADMIN):
             st.session_state.pop(key, None)
@@ -168,7 +181,9 @@ def _check_code() -> None:
     except STORE_ERRORS:
         _refuse("code", STORE_DOWN, ":material/hourglass_empty:")
     else:
-        if ident is None:
+        if isinstance(ident, AdjudicatorIdentity):
+            _ui.sign_in_adjudicator(ident)
+        elif ident is None:
             _refuse(
                 "code",
                 "This access code is not valid (or was revoked). Check it, or ask the "
@@ -322,6 +337,10 @@ elif role == "annotator":
     pages = [
         st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
     ]
+elif role == "adjudicator":
+    pages = [
+        st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:", default=True)
+    ]
 elif role == "admin":
     pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
     for file, title, icon in (
@@ -351,7 +370,7 @@ if role:
         st.caption(
             _ui.plain_markdown(
                 f"Signed in as {ident.name}"
-                if role == "annotator" and ident
+                if role in ("annotator", "adjudicator") and ident
                 else f"Signed in as study admin {admin.name}"
                 if admin
                 else "Signed in as study admin"

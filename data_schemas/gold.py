@@ -7,7 +7,11 @@ present, other metadata columns, ``auto_label`` (when the study has automatic la
 ``rater_<name>`` column per annotator (the scale value; empty when not rated),
 ``majority`` (plus ``mean`` and ``median`` on numeric scales), ``n_ratings``,
 ``n_decisive``, the agreement flags :data:`FLAGS`, then the model columns
-:data:`MODEL_COLUMNS` (``--aggregate``) and :data:`CALIBRATION_COLUMN` (2 + 1 studies).
+:data:`MODEL_COLUMNS` (``--aggregate``), the provenance columns :data:`PROVENANCE_COLUMNS`
+(the final ``label`` of the pair, where it came from: ``label_source``, one of
+:data:`LABEL_SOURCES`, and for an adjudicated pair who decided, why
+(:data:`ADJUDICATION_REASONS`) and the id of the event that recorded it), and last
+:data:`CALIBRATION_COLUMN` (2 + 1 studies).
 
 Beside a file ``F`` its manifest ``F.manifest.json`` (:func:`manifest_path`); in a Hugging
 Face folder ``manifest.json`` (:data:`HF_MANIFEST`). Both manifests are built by
@@ -24,12 +28,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from . import columns as C
 from .errors import Problem
+from .options import StrOptions
 from .scales import Scale
 
 #: Prefix of the per-annotator columns (``rater_<name>``); the EHR-Rel files use the same.
@@ -53,6 +59,110 @@ FLAGS = (
 )
 #: Columns a model aggregate (``--aggregate dawid-skene|mace``) adds.
 MODEL_COLUMNS = ("model_label", "model_posterior", "model_differs_from_majority")
+#: Provenance columns of every gold file (before the calibration flag): the final label, its source, and for an
+#: adjudicated pair the adjudicator, the reason and the id of the event that fixed the label
+#: (empty on the other rows: their label follows from the raters' answers in the same row).
+LABEL_COLUMN = "label"
+LABEL_SOURCE_COLUMN = "label_source"
+ADJUDICATOR_COLUMN = "adjudicator"
+ADJUDICATION_REASON_COLUMN = "adjudication_reason"
+LABEL_EVENT_COLUMN = "label_event_id"
+PROVENANCE_COLUMNS = (
+    LABEL_COLUMN,
+    LABEL_SOURCE_COLUMN,
+    ADJUDICATOR_COLUMN,
+    ADJUDICATION_REASON_COLUMN,
+    LABEL_EVENT_COLUMN,
+)
+
+#: What each provenance column holds (the Hugging Face card and ``croissant.json`` say it).
+PROVENANCE_DESCRIPTIONS = {
+    LABEL_COLUMN: "the final label of the pair: an adjudicator's decision where there is one, "
+    "else the raters' majority, else the model's label (--aggregate), else empty",
+    LABEL_SOURCE_COLUMN: "where the label comes from: adjudicated, unanimous, tiebreak, "
+    "majority, model or unresolved",
+    ADJUDICATOR_COLUMN: "who decided the label (adjudicated rows only)",
+    ADJUDICATION_REASON_COLUMN: "why: rater_error, ambiguous_term, guideline_gap, "
+    "auto_label_wrong or other (adjudicated rows only)",
+    LABEL_EVENT_COLUMN: "id of the event in the study's log that recorded the decision "
+    "(adjudicated rows only)",
+}
+
+#: Where a gold row's ``label`` comes from, in the order they take precedence (an
+#: adjudication overrides the raters; the model fills only pairs the raters left open).
+LabelSource = Literal["adjudicated", "unanimous", "tiebreak", "majority", "model", "unresolved"]
+LABEL_SOURCES = StrOptions.of(
+    LabelSource,
+    "label_source",
+    {
+        "adjudicated": "an adjudicator's decision (the newest one for the pair)",
+        "unanimous": "at least two ratings, all the same decisive value",
+        "tiebreak": "the majority of a 2 + 1 pair after its third (tie-break) rating",
+        "majority": "the majority of the ratings cast, not unanimous",
+        "model": "no majority; the label of the model of the raters (--aggregate)",
+        "unresolved": "no majority, no decision, no model label: the label is empty",
+    },
+)
+
+#: Why an adjudicator chose a label (the short taxonomy; ``other`` needs a text).
+AdjudicationReason = Literal[
+    "rater_error", "ambiguous_term", "guideline_gap", "auto_label_wrong", "other"
+]
+ADJUDICATION_REASONS = StrOptions.of(
+    AdjudicationReason,
+    "reason",
+    {
+        "rater_error": "one or more raters made a mistake",
+        "ambiguous_term": "a term can be read in more than one way",
+        "guideline_gap": "the guideline does not settle this kind of pair",
+        "auto_label_wrong": "the automatic label is wrong",
+        "other": "something else, said in the text",
+    },
+)
+
+#: Why a pair needs an adjudicator, in the order of how much it needs one.
+AdjudicationNeed = Literal[
+    "all_different", "tiebreak_disagrees", "no_majority", "against_model", "against_auto_label"
+]
+ADJUDICATION_NEEDS = StrOptions.of(
+    AdjudicationNeed,
+    "need",
+    {
+        "all_different": "every rating differs",
+        "tiebreak_disagrees": "a 2 + 1 pair still without a majority after its third rating",
+        "no_majority": "no strict majority among the ratings cast",
+        "against_model": "the majority differs from the Dawid-Skene label",
+        "against_auto_label": "the majority differs from the automatic label",
+    },
+)
+
+#: Which label the audit of automatic labels (``verified``, ``auto_label_disagrees``) in a
+#: gold export compares with: the raters' majority (default) or the final label, in which
+#: an adjudicator's decision replaces the majority. Recorded in the manifest.
+AuditLabel = Literal["majority", "adjudicated"]
+AUDIT_LABELS = StrOptions.of(
+    AuditLabel,
+    "audit_label",
+    {
+        "majority": "the raters' majority",
+        "adjudicated": "the final label (an adjudicator's decision where there is one)",
+    },
+)
+
+
+def label_source_counts(sources) -> dict[str, int]:
+    """Rows per label source, every source named (zeros included), in :data:`LABEL_SOURCES`
+    order; the counts add up to the rows.
+
+    >>> label_source_counts(["majority", "adjudicated", "majority"])["majority"]
+    2
+    """
+    values = [str(v) for v in sources]
+    for v in set(values):
+        LABEL_SOURCES.check(v)
+    return {name: values.count(name) for name in LABEL_SOURCES}
+
+
 #: The export filters in the order they are applied.
 FILTER_ORDER = (
     "min_ratings",

@@ -18,6 +18,7 @@ import streamlit as st
 
 from data_schemas.errors import InputError
 from medsim_annot.io import table_bytes
+from medsim_annot.services.adjudication import AdjudicatorIdentity
 from medsim_annot.services.admins import AdminIdentity, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.services.names import file_slug
@@ -98,6 +99,25 @@ def _clear_session() -> None:
         except STORE_ERRORS:
             pass
     st.session_state.clear()
+
+
+def require_adjudicator() -> AdjudicatorIdentity:
+    """The signed-in adjudicator; refuse (and stop) for anyone else."""
+    ident = st.session_state.get(IDENTITY)
+    if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
+        _to_sign_in()
+        st.error(
+            "This page is for the study's adjudicators. Sign in with your access code.",
+            icon=":material/lock:",
+        )
+        st.stop()
+    return ident
+
+
+def sign_in_adjudicator(identity: AdjudicatorIdentity) -> None:
+    _clear_session()
+    st.session_state[ROLE] = "adjudicator"
+    st.session_state[IDENTITY] = identity
 
 
 def sign_in_admin(admin: AdminIdentity | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
@@ -85,6 +86,24 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
                     _qa.table(
                         model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
                     )
+
+
+def _adjudication() -> None:
+    """Adjudication progress, each rater against the adjudicated labels, the reasons."""
+    adj = adjudication_svc.summary(study, engine=_qa.engine())
+    st.header("Adjudication")
+    p = adj.progress
+    cols = st.columns(3)
+    cols[0].metric("Pairs needing a decision", p["needed"])
+    cols[1].metric("Decided", p["decided"])
+    cols[2].metric("Flagged for the guideline", p["flagged"])
+    st.caption(
+        "Each rater's answers compared with the adjudicated labels of the pairs they rated. "
+        "The agreement figures above stay computed on the raters' own answers: a decision "
+        "is never counted as a rating."
+    )
+    _qa.table(adj.raters, "adjudicated-agreement", "dashboard_dl_adjudicated")
+    st.plotly_chart(plots.adjudication_reasons_figure(adj.reasons), key="dashboard_fig_adj_reasons")
 
 
 def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
@@ -205,6 +224,7 @@ def _dashboard() -> None:
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")
+    st.caption("Computed on the raters' own answers; adjudicators' decisions are not ratings.")
     if dash.agreement_basis:
         st.caption(_ui.plain_markdown(dash.agreement_basis))
     st.caption(
@@ -248,6 +268,8 @@ def _dashboard() -> None:
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 
     _model_of_the_doctors(dash)
+
+    _adjudication()
 
     _disagreement_explorer(dash)
 

@@ -53,6 +53,13 @@ with st.form("export_form"):
         "Leave out rushed ratings (faster than the study's threshold) first",
         key="export_exclude_rushed",
     )
+    audit_adjudicated = st.checkbox(
+        "Audit the automatic labels against adjudicated labels where there are some",
+        key="export_audit_adjudicated",
+        help="verified / auto_label_disagrees then compare with an adjudicator's decision "
+        "instead of the majority on decided pairs (recorded in the manifest). Agreement "
+        "figures stay computed on the raters' own answers.",
+    )
     with st.expander("Hugging Face dataset options (format hf)"):
         license_ = st.text_input(
             "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
@@ -97,6 +104,7 @@ if go:
                     fmt,
                     filters=filters,
                     hf=hf_options if folder_output else None,
+                    audit_label="adjudicated" if audit_adjudicated else "majority",
                     engine=_qa.engine(),
                 )
         except InputError as exc:

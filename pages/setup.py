@@ -14,6 +14,7 @@ from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
+from medsim_annot.services import adjudication as adj_svc
 from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
@@ -383,8 +384,8 @@ study = st.selectbox(
 )
 st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
 people = A.annotators(study, engine=eng)["annotator"].tolist()
-tab_add, tab_rename, tab_code, tab_revoke, tab_sso = st.tabs(
-    ["Add", "Rename", "Issue code", "Revoke", "Single sign-on"]
+tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj = st.tabs(
+    ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators"]
 )
 result_key = "setup_manage_result"
 with tab_add:
@@ -463,9 +464,52 @@ with tab_sso:
             )
         except UsageProblem as exc:
             st.session_state[result_key] = f"error: {exc}"
+with tab_adj:
+    st.caption(
+        "Adjudicators settle the pairs the raters could not. They are not blind: they see "
+        "every rater's answer, comments, times, the automatic label and the model's label. "
+        "They sign in with their own access code, or by SSO once linked."
+    )
+    judges = adj_svc.adjudicators(study, engine=eng)
+    st.dataframe(judges, hide_index=True, key="setup_adj_table")
+    adj_name = st.text_input("Person to make an adjudicator", key="setup_adj_name")
+    adj_sso = st.text_input("SSO identity (optional)", key="setup_adj_sso")
+    if st.button("Make adjudicator", key="setup_adj_add"):
+        try:
+            out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso, engine=eng)
+            st.session_state.pop(result_key, None)
+            _ui.show_codes_once(
+                NEW_CODES, "manage", study, [out], f"{out['name']} is now an adjudicator."
+            )
+        except UsageProblem as exc:
+            st.session_state[result_key] = f"error: {exc}"
+    who_a = st.selectbox("Adjudicator", judges["adjudicator"].tolist(), key="setup_adj_who")
+    if st.button("Issue a new adjudicator code", key="setup_adj_code") and who_a:
+        code = adj_svc.issue_adjudicator_code(study, who_a, engine=eng)
+        st.session_state.pop(result_key, None)
+        _ui.show_codes_once(
+            NEW_CODES,
+            "manage",
+            study,
+            [{"name": who_a, "access_code": code}],
+            f"New adjudicator code for {who_a}.",
+        )
+    if st.button("Revoke the adjudicator role (decisions are kept)", key="setup_adj_revoke"):
+        if who_a:
+            adj_svc.revoke_adjudicator(study, who_a, engine=eng)
+            st.session_state[result_key] = f"Revoked adjudicator {who_a}."
 if any(
     st.session_state.get(k)
-    for k in ("setup_add", "setup_rename", "setup_issue", "setup_revoke", "setup_sso_link")
+    for k in (
+        "setup_add",
+        "setup_rename",
+        "setup_issue",
+        "setup_revoke",
+        "setup_sso_link",
+        "setup_adj_add",
+        "setup_adj_code",
+        "setup_adj_revoke",
+    )
 ) and (result_key in st.session_state or NEW_CODES in st.session_state):
     st.rerun()  # show the updated table with the message
 if msg := st.session_state.get(result_key):

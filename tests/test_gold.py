@@ -50,7 +50,21 @@ def test_rows_columns_and_flags(tiny, tmp_path):
     assert row["unclear_any"].tolist() == ["false", "false", "false", "true", "false"]
     assert row["auto_label_disagrees"].tolist() == ["false", "false", "false", "true", "false"]
     assert row["verified"].tolist() == ["true", "true", "false", "false", "true"]
+    sources = m["counts"].pop("label_source")
     assert m["counts"] == {"pairs": 5, "rated": 5, "exported": 5, "annotators": 3, "ratings": 13}
+    assert row["label_source"].tolist() == [
+        "unanimous",
+        "majority",
+        "unresolved",
+        "majority",
+        "majority",
+    ]
+    assert row["label"].tolist() == ["same", "not_same", "", "same", "same"]
+    assert {k: v for k, v in sources.items() if v} == {
+        "unanimous": 1,
+        "majority": 3,
+        "unresolved": 1,
+    }
     assert m["filter_steps"] == []
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from medsim_annot.commands._common import emit_json, get_group
+from data_schemas.gold import AUDIT_LABELS
+from medsim_annot.commands._common import choice, emit_json, get_group
 
 
 def register(app: typer.Typer) -> None:
@@ -62,6 +63,13 @@ def register(app: typer.Typer) -> None:
             help="majority (default) | dawid-skene | mace: add a model's label and posterior "
             "(crowd-kit; nominal scales; file formats only, refused with hf).",
         ),
+        audit_label: str = typer.Option(
+            "majority",
+            "--audit-label",
+            **choice(AUDIT_LABELS),
+            help="What verified/auto_label_disagrees compare the automatic label with: "
+            + AUDIT_LABELS.describe(),
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
         """One row per pair (every annotator's rating, verdict, flags) plus FILE.manifest.json.
@@ -88,6 +96,7 @@ def register(app: typer.Typer) -> None:
                 exclude_rushed=exclude_rushed,
             ),
             aggregate=aggregate,
+            audit_label=audit_label,
             hf=HfOptions(license=license_, split=split is not None, seed=seed, test_size=test_size),
         )
         if as_json:
@@ -114,6 +123,8 @@ def register(app: typer.Typer) -> None:
             )
         for step in manifest["filter_steps"]:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
+        sources = ", ".join(f"{k} {v}" for k, v in c["label_source"].items() if v)
+        typer.echo(f"  label sources: {sources or 'none'}")
         if "files" in manifest:
             for f in manifest["files"]:
                 typer.echo(f"  {f['path']}  sha256 {f['sha256'][:12]}…")

@@ -24,6 +24,7 @@ import pandas as pd
 import yaml
 
 from data_schemas import columns as C
+from data_schemas.gold import LABEL_SOURCES, PROVENANCE_DESCRIPTIONS
 from data_schemas.scales import Scale
 
 DATA_DIR = "data"
@@ -109,6 +110,10 @@ class CardFacts:
     columns: list[tuple[str, str]] = field(default_factory=list)
     #: Date of the latest rating (ISO date): the Croissant ``datePublished``, never the clock.
     last_rated: str | None = None
+    #: Rows per label source in the dataset (:func:`data_schemas.gold.label_source_counts`).
+    label_sources: dict[str, int] = field(default_factory=dict)
+    #: What the audit flags compare the automatic label with (``majority``/``adjudicated``).
+    audit_label: str = "majority"
 
 
 def column_kind(series: pd.Series) -> str:
@@ -302,8 +307,26 @@ def dataset_card(facts: CardFacts) -> str:
         "",
         "Flags: `no_majority` (rated, no value has the majority), `all_different`, "
         "`unanimous`, `unclear_any` (a doctor flagged a term's meaning unclear), "
-        "`auto_label_disagrees` and `verified` (the majority against / equal to the "
-        "automatic label).",
+        "`auto_label_disagrees` and `verified` (the "
+        + ("final label" if facts.audit_label == "adjudicated" else "majority")
+        + " against / equal to the automatic label).",
+        "",
+        "## Labels and their provenance",
+        "",
+        "Every row says where its `label` comes from. The majority, the flags and the "
+        "agreement figures above are computed on the doctors' own ratings only; an "
+        "adjudicator's decision changes `label`, never a `rater_<name>` column.",
+        "",
+        "| column | meaning |",
+        "|---|---|",
+    ]
+    lines += [f"| `{c}` | {d} |" for c, d in PROVENANCE_DESCRIPTIONS.items()]
+    lines += ["", "| label_source | meaning | rows |", "|---|---|---|"]
+    lines += [
+        f"| {src} | {LABEL_SOURCES.help[src]} | {facts.label_sources.get(src, 0)} |"
+        for src in LABEL_SOURCES
+    ]
+    lines += [
         "",
         "## Files",
         "",
@@ -395,7 +418,7 @@ def croissant(facts: CardFacts, files: dict[str, str]) -> dict:
         }
         for split, path in ((s, data_path(s)) for s in facts.splits)
     ]
-    record_sets = []
+    record_sets: list[dict] = []
     for split in facts.splits:
         record_sets.append(
             {
@@ -408,6 +431,11 @@ def croissant(facts: CardFacts, files: dict[str, str]) -> dict:
                         "@type": "cr:Field",
                         "@id": f"{split}/{col}",
                         "name": col,
+                        **(
+                            {"description": PROVENANCE_DESCRIPTIONS[col]}
+                            if col in PROVENANCE_DESCRIPTIONS
+                            else {}
+                        ),
                         "dataType": _TYPES[kind],
                         "source": {
                             "fileObject": {"@id": f"{split}-file"},
@@ -415,6 +443,34 @@ def croissant(facts: CardFacts, files: dict[str, str]) -> dict:
                         },
                     }
                     for col, kind in facts.columns
+                ],
+            }
+        )
+    if facts.label_sources:
+        record_sets.append(
+            {
+                "@type": "cr:RecordSet",
+                "@id": "label_sources",
+                "name": "label_sources",
+                "description": "Rows of the dataset per label source (where `label` comes from).",
+                "key": {"@id": "label_sources/label_source"},
+                "field": [
+                    {
+                        "@type": "cr:Field",
+                        "@id": "label_sources/label_source",
+                        "name": "label_source",
+                        "dataType": "sc:Text",
+                    },
+                    {
+                        "@type": "cr:Field",
+                        "@id": "label_sources/rows",
+                        "name": "rows",
+                        "dataType": "sc:Integer",
+                    },
+                ],
+                "data": [
+                    {"label_sources/label_source": src, "label_sources/rows": int(n)}
+                    for src, n in facts.label_sources.items()
                 ],
             }
         )

@@ -31,6 +31,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services.adjudication import (
+    AdjudicatorIdentity,
+    adjudicators_by_sso,
+    authenticate_adjudicator,
+)
 from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, ThrottledError
 from medsim_annot.storage import Engine, get_engine, session_scope
@@ -297,11 +302,16 @@ def sign_in_admin(
 
 def sign_in_with_code(
     code: str, *, client: str, engine: Engine | None = None
-) -> AnnotatorIdentity | None:
-    """ThrottledError access-code sign-in from *client* (see :func:`sign_in_admin`)."""
+) -> AnnotatorIdentity | AdjudicatorIdentity | None:
+    """Throttled access-code sign-in from *client* (see :func:`sign_in_admin`): an
+    annotator's code, else an adjudicator's (the caller routes by the identity's type)."""
     engine = engine or get_engine()
     CODE_SIGNINS.check(client, engine=engine)
-    ident = authenticate_annotator(code, engine=engine)
+    ident: AnnotatorIdentity | AdjudicatorIdentity | None = authenticate_annotator(
+        code, engine=engine
+    )
+    if ident is None:
+        ident = authenticate_adjudicator(code, engine=engine)
     if ident is not None:
         CODE_SIGNINS.success(client, engine=engine)
         return ident
@@ -312,13 +322,15 @@ def sign_in_with_code(
 # ---------------------------------------------------------------------- single sign-on
 @dataclass(frozen=True)
 class SsoOutcome:
-    """Where an SSO user may go: ``admin`` (with *admin*), ``annotator`` (with one or more
+    """Where an SSO user may go: ``admin`` (with *admin*), ``adjudicator`` (with the
+    *adjudicators* it is, one per study; the first is used), ``annotator`` (with one or more
     *studies* to choose from) or ``refused``."""
 
     role: str
     identity: str
     admin: AdminIdentity | None = None
     annotators: tuple[AnnotatorIdentity, ...] = ()
+    adjudicators: tuple[AdjudicatorIdentity, ...] = ()
 
 
 def email_verified(claims: dict) -> bool:
@@ -371,6 +383,9 @@ def sso_role(
         named = _named_identity(row.name, engine=engine)
         if named is not None:
             return SsoOutcome("admin", shown, admin=named)
+    judges = adjudicators_by_sso(ids, engine=engine)
+    if judges:
+        return SsoOutcome("adjudicator", shown, adjudicators=tuple(judges))
     found = _tx(engine, store.annotators_by_sso, ids)
     if found:
         return SsoOutcome(

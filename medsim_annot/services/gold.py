@@ -35,11 +35,18 @@ import medsim_annot
 from data_schemas import columns as C
 from data_schemas.errors import InputError
 from data_schemas.gold import (
+    ADJUDICATION_REASON_COLUMN,
+    ADJUDICATOR_COLUMN,
+    AUDIT_LABELS,
     CALIBRATION_COLUMN,
     FILTER_ORDER,
     HF_MANIFEST,
+    LABEL_COLUMN,
+    LABEL_EVENT_COLUMN,
+    LABEL_SOURCE_COLUMN,
     GoldFilters,
     gold_manifest,
+    label_source_counts,
     manifest_path,
     rater_column,
 )
@@ -54,6 +61,7 @@ from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
+from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.stats import majority_vote
@@ -281,6 +289,96 @@ def add_model_columns(gt: GoldTable, method: str, *, fit: ModelGold | None = Non
     return int(differs.sum())
 
 
+def add_provenance(
+    gt: GoldTable,
+    decisions: pd.DataFrame,
+    *,
+    tiebreak_pairs: set[str] | frozenset[str] = frozenset(),
+    audit_label: str = "majority",
+) -> None:
+    """Add the provenance columns :data:`~data_schemas.gold.PROVENANCE_COLUMNS` to
+    ``gt.table`` (in place, last but for the calibration flag): the final ``label`` and its ``label_source`` (see
+    :data:`~data_schemas.gold.LABEL_SOURCES`), and for a pair with a decision (*decisions*:
+    the current decision per pair, :func:`medsim_annot.services.adjudication.current_decisions`)
+    the adjudicator, the reason and the id of the event that recorded it.
+
+    The majority, the flags and the raters' columns stay the raters' own: agreement is
+    computed on them. With *audit_label* ``adjudicated`` the audit flags ``verified`` and
+    ``auto_label_disagrees`` compare the automatic label with the final label instead of the
+    majority (so an adjudicated pair is audited on its decision).
+
+    >>> from data_schemas.scales import BINARY
+    >>> pairs = pd.DataFrame({"pair_id": ["a", "b", "c"], "term_1": ["x", "y", "z"],
+    ...                       "term_2": ["x2", "y2", "z2"]})
+    >>> cur = pd.DataFrame({"pair_id": ["a", "a", "b", "b", "c", "c", "c"],
+    ...                     "annotator": ["A", "B", "A", "B", "A", "B", "C"],
+    ...                     "rating": ["same", "same", "same", "not_same",
+    ...                                "same", "not_same", "not_same"]})
+    >>> gt = gold_table(pairs, cur, BINARY)
+    >>> dec = pd.DataFrame({"pair_id": ["b"], "label": ["not_same"], "adjudicator": ["Dr K"],
+    ...                     "reason": ["rater_error"], "event_id": [7]})
+    >>> add_provenance(gt, dec, tiebreak_pairs={"c"})
+    >>> gt.table[["label", "label_source", "adjudicator"]].values.tolist()
+    [['same', 'unanimous', None], ['not_same', 'adjudicated', 'Dr K'], ['not_same', 'tiebreak', None]]
+    """
+    AUDIT_LABELS.check(audit_label)
+    table = gt.table
+    scale = gt.scale
+    ids = table[C.PAIR_ID].astype(str).to_numpy()
+    n = len(ids)
+    major = table["majority"]
+    has_major = major.notna().to_numpy()
+    label = major.to_numpy(dtype=np.float64 if scale.numeric else object).copy()
+    source = np.where(
+        has_major,
+        np.where(
+            table["unanimous"].to_numpy(dtype=bool),
+            "unanimous",
+            np.where(np.isin(ids, list(tiebreak_pairs)), "tiebreak", "majority"),
+        ),
+        "unresolved",
+    ).astype(object)
+    if "model_label" in table.columns:
+        model = table["model_label"].to_numpy(dtype=object)
+        use = ~has_major & pd.notna(model)
+        label[use] = model[use]
+        source[use] = "model"
+    who = np.full(n, None, dtype=object)
+    why = np.full(n, None, dtype=object)
+    event = pd.array([None] * n, dtype="Int64")
+    if len(decisions):
+        by_pair = decisions.set_index(decisions[C.PAIR_ID].astype(str))
+        pos = pd.Index(by_pair.index).get_indexer(ids)
+        hit = pos >= 0
+        rows = by_pair.iloc[pos[hit]]
+        decided = rows["label"].to_numpy(dtype=object)
+        label[hit] = [float(v) for v in decided] if scale.numeric else decided
+        source[hit] = "adjudicated"
+        who[hit] = rows["adjudicator"].to_numpy(dtype=object)
+        why[hit] = rows["reason"].to_numpy(dtype=object)
+        event[hit] = rows["event_id"].astype("int64").to_numpy()
+        if audit_label == "adjudicated" and scale.has_polarity and C.AUTO_LABEL in table.columns:
+            auto = pd.to_numeric(table[C.AUTO_LABEL], errors="coerce").to_numpy(dtype=np.float64)
+            pos_v, neg_v = str(Scale.display(scale.positive)), str(Scale.display(scale.negative))
+            truth = np.array(
+                [1.0 if str(v) == pos_v else 0.0 if str(v) == neg_v else np.nan for v in label]
+            )
+            both = hit & ~np.isnan(truth) & ~np.isnan(auto)
+            verified = table["verified"].to_numpy(dtype=bool).copy()
+            disagrees = table["auto_label_disagrees"].to_numpy(dtype=bool).copy()
+            verified[hit] = both[hit] & (truth[hit] == auto[hit])
+            disagrees[hit] = both[hit] & (truth[hit] != auto[hit])
+            table["verified"] = verified
+            table["auto_label_disagrees"] = disagrees
+    table[LABEL_COLUMN] = label if scale.numeric else pd.Series(label, dtype=object)
+    table[LABEL_SOURCE_COLUMN] = pd.Series(source, dtype=object)
+    table[ADJUDICATOR_COLUMN] = pd.Series(who, dtype=object)
+    table[ADJUDICATION_REASON_COLUMN] = pd.Series(why, dtype=object)
+    table[LABEL_EVENT_COLUMN] = event
+    if CALIBRATION_COLUMN in table.columns:  # the 2 + 1 calibration flag stays the last column
+        table[CALIBRATION_COLUMN] = table.pop(CALIBRATION_COLUMN)
+
+
 def study_gold_table(
     study: str,
     *,
@@ -465,6 +563,27 @@ class GoldSnapshot:
     info: studies_svc.StudyInfo
     gt: GoldTable
     version: tuple[int, int]
+    #: The adjudicators' decisions (history; :func:`adjudication_svc.decisions_frame`).
+    decisions: pd.DataFrame | None = None
+
+    def provenance(self, audit_label: str = "majority") -> dict:
+        """Add the provenance columns to the table (:func:`add_provenance`); returns the
+        manifest's ``adjudication`` entry (the decisions the labels were built from)."""
+        history = self.decisions if self.decisions is not None else pd.DataFrame()
+        current = adjudication_svc.current_decisions(history) if len(history) else history
+        add_provenance(
+            self.gt,
+            current,
+            tiebreak_pairs=adjudication_svc.tiebreak_pair_ids(self.gt.current),
+            audit_label=audit_label,
+        )
+        return {
+            "decisions": int(len(history)),
+            "decided_pairs": int(len(current)),
+            "max_decision_id": int(history["decision_id"].max()) if len(history) else None,
+            "audit_label": audit_label,
+            "agreement_basis": "raters' own answers (decisions are not ratings)",
+        }
 
 
 def gold_snapshot(
@@ -484,9 +603,11 @@ def gold_snapshot(
         gt = study_gold_table(
             study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
         )
+        decisions = adjudication_svc.decisions_frame(study, engine=engine)
         after = studies_svc.ratings_version(study, engine=engine)
         if before == after:
-            return GoldSnapshot(study, studies_svc.get_study(study, engine=engine), gt, after)
+            info = studies_svc.get_study(study, engine=engine)
+            return GoldSnapshot(study, info, gt, after, decisions)
     raise UsageProblem(
         f"ratings of '{study}' were saved throughout the export's {SNAPSHOT_ATTEMPTS} reads; "
         "export again when annotation pauses"
@@ -512,6 +633,7 @@ def export_gold(
     filters: GoldFilters | None = None,
     aggregate: str = "majority",
     hf: HfOptions | None = None,
+    audit_label: str = "majority",
     engine: Engine | None = None,
     now: dt.datetime | None = None,
     **filter_options,
@@ -539,6 +661,9 @@ def export_gold(
         only: the hf format is refused with a model aggregate.
     hf : HfOptions, optional
         Options of the hf format; a split is refused with a file format.
+    audit_label : {"majority", "adjudicated"}
+        What the audit flags ``verified`` and ``auto_label_disagrees`` compare the automatic
+        label with (:func:`add_provenance`); recorded in the manifest's ``adjudication``.
     now : datetime, optional
         Export time written to a file's manifest (default: the current UTC time). The hf
         folder holds no clock time.
@@ -563,6 +688,7 @@ def export_gold(
     """
     chosen = _filters_of(filters, filter_options)
     MAJORITY_RULES.check(chosen.majority)
+    AUDIT_LABELS.check(audit_label)
     out = Path(out)
     if fmt == "hf":
         kind = "hf"
@@ -592,9 +718,9 @@ def export_gold(
         exclude_rushed_ms=chosen.rushed_ms if chosen.exclude_rushed else None,
     )
     if kind == "hf":
-        manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions())
+        manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions(), audit_label)
     else:
-        manifest = _write_file(snap, out, kind, chosen, aggregate, now)
+        manifest = _write_file(snap, out, kind, chosen, aggregate, now, audit_label)
         digest, n_kept = manifest["sha256"], manifest["counts"]["exported"]
     from medsim_annot.services.admins import record_event
 
@@ -614,6 +740,7 @@ def _write_file(
     filters: GoldFilters,
     aggregate: str,
     now: dt.datetime | None,
+    audit_label: str = "majority",
 ) -> dict:
     """Write the file and its manifest; returns the manifest."""
     gt = snap.gt
@@ -622,6 +749,7 @@ def _write_file(
     differs = None
     if aggregate != "majority":
         differs = add_model_columns(gt, aggregate)
+    adjudication = snap.provenance(audit_label)
     kept, steps = filter_gold(gt, filters)
     write_table(kept, out, kind)
     digest = sha256_file(out)
@@ -642,6 +770,7 @@ def _write_file(
             "ratings": int(len(gt.ratings)),
             **({"rushed_excluded": gt.rushed_excluded} if filters.exclude_rushed else {}),
             **({"model_differs_from_majority": differs} if differs is not None else {}),
+            "label_source": label_source_counts(kept[LABEL_SOURCE_COLUMN]),
         },
         alpha={"study": alpha_all, "exported": alpha_sub},
         ratings_version=snap.version,
@@ -653,6 +782,7 @@ def _write_file(
                 "aggregate": aggregate,
                 "design": design_manifest(snap.info.config, kept),
             },
+            "ratings_version": {"adjudication": adjudication},
             "krippendorff_alpha": {
                 "krippendorff_alpha_reasons": {
                     k: v for k, v in (("study", why_all), ("exported", why_sub)) if v
@@ -687,7 +817,11 @@ def _last_rated(ratings: pd.DataFrame) -> str | None:
 
 
 def _write_hf(
-    snap: GoldSnapshot, out: Path, filters: GoldFilters, options: HfOptions
+    snap: GoldSnapshot,
+    out: Path,
+    filters: GoldFilters,
+    options: HfOptions,
+    audit_label: str = "majority",
 ) -> tuple[dict, str, int]:
     """Write the Hugging Face dataset folder (:mod:`medsim_annot.interop.hf`): Parquet data
     (one ``train`` split, or ``train`` and ``test`` stratified by the group columns with the
@@ -698,7 +832,9 @@ def _write_hf(
 
     gt = snap.gt
     scale = gt.scale
+    adjudication = snap.provenance(audit_label)
     kept, steps = filter_gold(gt, filters)
+    sources = label_source_counts(kept[LABEL_SOURCE_COLUMN])
     kept = hf.typed(kept)
     by = [c for c in C.GROUP_COLUMNS if c in kept.columns]
     splits = (
@@ -728,6 +864,8 @@ def _write_hf(
         groups=hf.group_counts(kept),
         columns=[(str(c), hf.column_kind(kept[c])) for c in kept.columns],
         last_rated=_last_rated(gt.ratings),
+        label_sources=sources,
+        audit_label=audit_label,
     )
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
@@ -754,6 +892,7 @@ def _write_hf(
             "ratings": len(gt.ratings),
             **({"rushed_excluded": gt.rushed_excluded} if filters.exclude_rushed else {}),
             **{f"split_{k}": v for k, v in facts.splits.items()},
+            "label_source": sources,
         },
         alpha=facts.alpha,
         ratings_version=snap.version,
@@ -761,6 +900,7 @@ def _write_hf(
         software_version=medsim_annot.__version__,
         after={
             "study": {"format": "hf", "license": options.license},
+            "ratings_version": {"adjudication": adjudication},
             "filter_steps": {
                 "split": {"seed": options.seed, "test_size": options.test_size, "stratified_by": by}
                 if options.split

@@ -188,3 +188,13 @@ def sequential_audit_figure(groups: pd.DataFrame, target: float) -> go.Figure:
         **_LAYOUT,
     )
     return fig
+
+
+def adjudication_reasons_figure(reasons: pd.DataFrame) -> go.Figure:
+    """Bars of the current decisions per reason (every reason of the taxonomy, zeros too)."""
+    fig = go.Figure()
+    fig.add_bar(x=_labels(reasons["reason"]), y=reasons["decisions"], marker_color="#457b9d")
+    fig.update_layout(
+        title="Adjudication reasons", xaxis_title="reason", yaxis_title="decisions", **_LAYOUT
+    )
+    return fig

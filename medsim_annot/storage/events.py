@@ -100,6 +100,29 @@ def add_event(
     )
 
 
+def add_event_id(
+    s: Session,
+    kind: str,
+    *,
+    study_id: int | None = None,
+    detail: Mapping[str, Any] | None = None,
+    at: dt.datetime | None = None,
+    actor: str | None = None,
+) -> int:
+    """Append one event inside the caller's transaction and return its id (a row that names
+    the event recording it, such as an adjudication, needs the id before it is inserted)."""
+    ev = Event(
+        study_id=study_id,
+        kind=kind,
+        at=at or utcnow(),
+        detail_json=detail_json(detail),
+        actor=actor,
+    )
+    s.add(ev)
+    s.flush()
+    return int(ev.id)
+
+
 def record_event(
     kind: str,
     *,

@@ -215,6 +215,47 @@ class Event(Base):
     actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
 
 
+class Adjudicator(Base):
+    """A named person who settles the pairs the raters could not (0010): not blind, so a
+    separate table from the annotators, who are. Signs in like an annotator (access code,
+    stored hashed, or a linked SSO identity)."""
+
+    __tablename__ = "adjudicators"
+    __table_args__ = (UniqueConstraint("study_id", "name", name="uq_adjudicators_study_name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    code_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    sso_identity: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    credential_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Adjudication(Base):
+    """One decision on a pair (0010). Append-only like ratings (a trigger refuses UPDATE and
+    DELETE): the pair's current decision is its highest ``revision``, unique per item, so of
+    two adjudicators saving on the same version only one stores the next."""
+
+    __tablename__ = "adjudications"
+    __table_args__ = (
+        Index("uq_adjudications_item_revision", "item_id", "revision", unique=True),
+        Index("ix_adjudications_study", "study_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    adjudicator_id: Mapped[int] = mapped_column(ForeignKey("adjudicators.id"))
+    revision: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[str] = mapped_column(String(40))
+    reason_text: Mapped[str] = mapped_column(Text, default="")
+    flag_guideline: Mapped[bool] = mapped_column(Boolean, default=False)
+    decided_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: The event that recorded the decision (its id goes into the gold file).
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"))
+
+
 class Admin(Base):
     """A named study admin: a scrypt password hash and/or an SSO identity (0005)."""
 

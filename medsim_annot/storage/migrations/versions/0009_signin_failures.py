@@ -5,7 +5,7 @@ client's address or IPv6 /64, Unix time). Indexed by client and by time for the 
 the throttle needs; old rows are deleted by the throttle itself.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-25
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

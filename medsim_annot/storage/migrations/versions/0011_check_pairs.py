@@ -4,7 +4,7 @@ The answer lives on the item, never on the assignment: the slot an annotator is 
 the same kind of row whether its pair is a check pair or not.
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010
 Create Date: 2026-11-25
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0007"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,152 @@
+"""``medsim adjudicator add|list|issue-code|revoke|link-sso`` (who may settle pairs) and
+``medsim adjudicate queue|decide|file`` (the queue and scripted decisions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
+from medsim_annot.commands._common import choice, emit_json, get_group, split_list
+
+
+def register(app: typer.Typer) -> None:
+    adj = get_group(app, "adjudicator", "Adjudicators of a study: add, codes, SSO, revoke.")
+    decide = get_group(app, "adjudicate", "Settle the pairs the raters could not.")
+
+    @adj.command("add")
+    def add(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        name: str = typer.Argument(...),
+        sso: str | None = typer.Option(None, "--sso", help="Link this SSO identity too."),
+    ) -> None:
+        """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
+        from medsim_annot.services import adjudication as svc
+
+        out = svc.add_adjudicator(study, name, sso_identity=sso)
+        typer.echo(f"{out['name']}: {out['access_code']}")
+
+    @adj.command("list")
+    def list_(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """The adjudicators of STUDY."""
+        from medsim_annot.services import adjudication as svc
+
+        frame = svc.adjudicators(study)
+        if as_json:
+            emit_json(frame.to_dict(orient="records"))
+            return
+        for r in frame.to_dict(orient="records"):
+            state = "active" if r["active"] else "revoked"
+            typer.echo(f"{r['adjudicator']:<24} {state:<8} {r['sso_identity']}")
+
+    @adj.command("issue-code")
+    def issue(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
+        """A new access code for adjudicator NAME (the old one stops working)."""
+        from medsim_annot.services import adjudication as svc
+
+        typer.echo(f"{name}: {svc.issue_adjudicator_code(study, name)}")
+
+    @adj.command("revoke")
+    def revoke(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
+        """Take the adjudicator role from NAME; their decisions are kept."""
+        from medsim_annot.services import adjudication as svc
+
+        svc.revoke_adjudicator(study, name)
+        typer.echo(f"revoked adjudicator {name}")
+
+    @adj.command("link-sso")
+    def link(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        name: str = typer.Argument(...),
+        identity: str = typer.Argument(..., help="e-mail or subject id; '' unlinks"),
+    ) -> None:
+        """Let adjudicator NAME sign in with this SSO identity."""
+        from medsim_annot.services import adjudication as svc
+
+        svc.link_adjudicator_sso(study, name, identity)
+        typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
+
+    @decide.command("queue")
+    def queue(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        need: str | None = typer.Option(
+            None,
+            "--need",
+            help="only pairs with one of these needs (comma-separated): "
+            + ADJUDICATION_NEEDS.describe(),
+        ),
+        group: str | None = typer.Option(None, "--group", help="only pairs of this group"),
+        include_decided: bool = typer.Option(False, "--include-decided"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    ) -> None:
+        """The pairs that need a decision, most needed first."""
+        from medsim_annot.services import adjudication as svc
+
+        b = svc.board(study)
+        q = svc.filter_queue(
+            b.queue, needs=split_list(need), group=group, include_decided=include_decided
+        )
+        if as_json:
+            emit_json([{**r, "needs": list(r["needs"])} for r in q.to_dict(orient="records")])
+            return
+        p = svc.progress(b)
+        typer.echo(
+            f"{p['needed']} pairs need a decision, {p['decided']} decided, "
+            f"{p['flagged']} flagged for the guideline; showing {len(q)}"
+        )
+        for r in q.to_dict(orient="records"):
+            typer.echo(
+                f"{r['pair_id']:<28} {','.join(r['needs']):<40} {r['term_1']} | {r['term_2']}"
+            )
+
+    @decide.command("decide")
+    def decide_one(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        pair_id: str = typer.Argument(...),
+        label: str = typer.Option(..., "--label", help="the final label (a scale value)"),
+        reason: str = typer.Option(
+            ..., "--reason", **choice(ADJUDICATION_REASONS), help=ADJUDICATION_REASONS.describe()
+        ),
+        as_: str = typer.Option(..., "--as", help="the adjudicator's name"),
+        text: str = typer.Option("", "--text", help="why (required with --reason other)"),
+        flag: bool = typer.Option(False, "--flag-guideline", help="flag for a guideline update"),
+        version: int | None = typer.Option(
+            None, "--version", help="the decision version you saw (default: the current one)"
+        ),
+    ) -> None:
+        """Decide one pair."""
+        from medsim_annot.services import adjudication as svc
+
+        if version is None:
+            version = int(svc.board(study).pair(pair_id)["version"])
+        d = svc.decide(
+            study,
+            pair_id,
+            label=label,
+            reason=reason,
+            adjudicator=as_,
+            seen_version=version,
+            reason_text=text,
+            flag_guideline=flag,
+        )
+        typer.echo(f"{d.pair_id}: {d.label} ({d.reason}), version {d.version}, event {d.event_id}")
+
+    @decide.command("file")
+    def from_file(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        path: Path = typer.Argument(
+            ...,
+            help="pair_id, label, reason[, reason_text, "
+            "flag_guideline, version] (csv, tsv, jsonl, parquet)",
+        ),
+        as_: str = typer.Option(..., "--as", help="the adjudicator's name"),
+    ) -> None:
+        """Store the decisions of a file, all or none."""
+        from medsim_annot.services import adjudication as svc
+
+        out = svc.decide_from_file(study, path, adjudicator=as_)
+        typer.echo(f"stored {len(out)} decisions by {as_}")

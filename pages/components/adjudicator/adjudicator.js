@@ -1,0 +1,179 @@
+// The adjudication widget. Data from the page: `pair` (pair_id, term_1, term_2, auto_label,
+// model_label, model_posterior, majority, raters [{annotator, rating, unclear, seconds,
+// comment}], needs, version, decision, options), `reasons` [{value, key, label}], `position`
+// and `total` of the filtered queue, `status` (the page's answer to the last save) and
+// `reply_to` (the counter of the last decision the page handled).
+// State sent back: `decision` {pair_id, label, reason, reason_text, flag_guideline, version,
+// seq} on Enter, and `nav` {to: "next"|"prev", seq} on n / p.
+// Keys: 1-9 label, a reason's letter, f flag, Enter save, n / p next / previous pair; in the
+// text field Esc leaves it and Enter saves.
+const INSTANCES = new WeakMap();
+
+class Adjudicator {
+  constructor(root) {
+    this.root = root;
+    const q = (sel) => root.querySelector(sel);
+    this.el = {
+      head: q(".adj-head"), t1: q(".adj-term[data-testid=adj-term-1]"),
+      t2: q(".adj-term[data-testid=adj-term-2]"), facts: q(".adj-facts"),
+      raters: q(".adj-raters tbody"), current: q(".adj-current"), options: q(".adj-options"),
+      reasons: q(".adj-reasons"), text: q(".adj-text"), flag: q(".adj-flag"),
+      status: q(".adj-status"), empty: q(".adj-empty"),
+    };
+    this.seq = 0;
+    this.label = null;
+    this.reason = null;
+    this.flag = false;
+    this.pairId = null;
+    this.onKey = (ev) => this.key(ev);
+    document.addEventListener("keydown", this.onKey);
+    this.el.flag.addEventListener("click", () => this.toggleFlag());
+  }
+
+  receive(data, setStateValue) {
+    this.setStateValue = setStateValue;
+    this.data = data;
+    const pair = data.pair;
+    this.el.empty.hidden = !!pair;
+    if (!pair) {
+      this.el.head.textContent = "";
+      this.pairId = null;
+      this.el.status.textContent = data.status || "";
+      return;
+    }
+    if (pair.pair_id !== this.pairId || data.fresh) {
+      this.pairId = pair.pair_id;
+      const d = pair.decision;
+      this.label = d ? String(d.label) : null;
+      this.reason = d ? d.reason : null;
+      this.flag = d ? !!d.flag_guideline : false;
+      this.el.text.value = d ? d.reason_text || "" : "";
+    }
+    this.version = pair.version;
+    this.el.head.textContent = `Pair ${data.position} of ${data.total} · ${pair.pair_id} · needs: ${pair.needs.join(", ") || "none"}`;
+    this.el.t1.textContent = pair.term_1;
+    this.el.t2.textContent = pair.term_2;
+    const facts = [
+      `majority: ${pair.majority ?? "none"}`,
+      `automatic label: ${pair.auto_label ?? "none"}`,
+      pair.model_label !== null && pair.model_label !== undefined
+        ? `Dawid-Skene: ${pair.model_label} (posterior ${Number(pair.model_posterior).toFixed(2)})`
+        : "Dawid-Skene: not computed",
+    ];
+    this.el.facts.textContent = facts.join(" · ");
+    this.el.raters.replaceChildren(...pair.raters.map((r) => {
+      const tr = document.createElement("tr");
+      for (const v of [r.annotator, r.rating, r.unclear ? "yes" : "", r.seconds ?? "", r.comment]) {
+        const td = document.createElement("td");
+        td.textContent = String(v);
+        tr.appendChild(td);
+      }
+      return tr;
+    }));
+    const d = pair.decision;
+    this.el.current.textContent = d
+      ? `Current decision (version ${pair.version}): ${d.label}, ${d.reason} by ${d.adjudicator}`
+      : "Not decided yet.";
+    this.el.options.replaceChildren(...pair.options.map((o, i) => this.button(`${o} `, i + 1, () => this.setLabel(String(o)), "label", String(o))));
+    this.el.reasons.replaceChildren(...data.reasons.map((r) => this.button(`${r.label} `, r.key, () => this.setReason(r.value), "reason", r.value)));
+    this.el.flag.setAttribute("aria-pressed", String(this.flag));
+    this.el.status.textContent = data.status || "";
+    this.paint();
+  }
+
+  button(text, key, onClick, kind, value) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.setAttribute("role", "radio");
+    b.dataset.kind = kind;
+    b.dataset.value = value;
+    b.dataset.testid = `adj-${kind}-${value}`;
+    b.setAttribute("data-testid", `adj-${kind}-${value}`);
+    b.append(text);
+    const k = document.createElement("kbd");
+    k.textContent = String(key);
+    b.appendChild(k);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  paint() {
+    for (const b of this.el.options.children) b.setAttribute("aria-checked", String(b.dataset.value === this.label));
+    for (const b of this.el.reasons.children) b.setAttribute("aria-checked", String(b.dataset.value === this.reason));
+    this.el.flag.setAttribute("aria-pressed", String(this.flag));
+  }
+
+  setLabel(v) { this.label = v; this.paint(); }
+
+  setReason(v) {
+    this.reason = v;
+    this.paint();
+    if (v === "other") this.el.text.focus();
+  }
+
+  toggleFlag() { this.flag = !this.flag; this.paint(); }
+
+  send(name, value) {
+    this.seq += 1;
+    if (this.setStateValue) this.setStateValue(name, { ...value, seq: `${Date.now()}-${this.seq}` });
+  }
+
+  save() {
+    if (!this.pairId) return;
+    if (this.label === null) { this.el.status.textContent = "Choose a label first (1-9)."; return; }
+    if (!this.reason) { this.el.status.textContent = "Choose a reason first (its letter)."; return; }
+    if (this.reason === "other" && !this.el.text.value.trim()) {
+      this.el.status.textContent = "Say why in the text for \"other\".";
+      this.el.text.focus();
+      return;
+    }
+    this.el.status.textContent = "Saving…";
+    this.send("decision", {
+      pair_id: this.pairId, label: this.label, reason: this.reason,
+      reason_text: this.el.text.value, flag_guideline: this.flag, version: this.version,
+    });
+  }
+
+  key(ev) {
+    if (!this.root.isConnected || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const inText = ev.target === this.el.text;
+    if (inText) {
+      if (ev.key === "Escape") { this.el.text.blur(); ev.preventDefault(); }
+      else if (ev.key === "Enter") { this.el.text.blur(); this.save(); ev.preventDefault(); }
+      return;
+    }
+    const tag = (ev.target && ev.target.tagName) || "";
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || (ev.target && ev.target.isContentEditable)) return;
+    if (!this.data) return;
+    const k = ev.key;
+    if (k === "Enter") { this.save(); ev.preventDefault(); return; }
+    if (k === "n" || k === "ArrowRight") { this.send("nav", { to: "next" }); ev.preventDefault(); return; }
+    if (k === "p" || k === "ArrowLeft") { this.send("nav", { to: "prev" }); ev.preventDefault(); return; }
+    if (!this.pairId) return;
+    if (k === "f") { this.toggleFlag(); ev.preventDefault(); return; }
+    if (/^[1-9]$/.test(k)) {
+      const o = this.data.pair.options[Number(k) - 1];
+      if (o !== undefined) { this.setLabel(String(o)); ev.preventDefault(); }
+      return;
+    }
+    const r = this.data.reasons.find((x) => x.key === k);
+    if (r) { this.setReason(r.value); ev.preventDefault(); }
+  }
+
+  destroy() { document.removeEventListener("keydown", this.onKey); }
+}
+
+export default function (component) {
+  const { parentElement, data, setStateValue } = component;
+  let inst = INSTANCES.get(parentElement);
+  if (!inst || !parentElement.contains(inst.el.t1)) {
+    if (inst) inst.destroy();
+    inst = new Adjudicator(parentElement);
+    INSTANCES.set(parentElement, inst);
+  }
+  inst.receive(data, setStateValue);
+  return () => {
+    inst.destroy();
+    INSTANCES.delete(parentElement);
+  };
+}
