@@ -290,7 +290,7 @@ def test_adjudicator_sign_in_and_blinding(study):
     ident = sign_in_with_code(out["access_code"], client="t")
     assert isinstance(ident, adj.AdjudicatorIdentity) and ident.name == "Dr Senior"
     adj.check_session(ident)
-    outcome = sso_role({"email": "senior@example.org", "sub": "x"})
+    outcome = sso_role({"email": "senior@example.org", "email_verified": True, "sub": "x"})
     assert outcome.role == "adjudicator" and outcome.adjudicators[0].name == "Dr Senior"
     adj.issue_adjudicator_code("two-plus-one", "Dr Senior")
     with pytest.raises(SessionEnded):

@@ -204,7 +204,7 @@ def test_make_serve_migrates_and_seeds_nothing():
     assert serve, "no serve target"
     body = serve.group(0)
     assert "medsim_annot migrate" in body and "demo" not in body
-    assert "streamlit run app.py" in body
+    assert "streamlit run serve.py" in body
 
 
 def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):

@@ -181,7 +181,8 @@ def test_guards_refuse_wrong_roles(db):
         "pages/scoring.py",
     ]
     admin_files = {f.name for f in (ROOT / "pages").glob("*.py") if not f.name.startswith("_")} - {
-        "annotate.py"
+        "annotate.py",
+        "adjudicate.py",
     }
     assert {p.removeprefix("pages/") for p in admin_pages} == admin_files  # a new page is listed
     for path in admin_pages:
@@ -192,6 +193,10 @@ def test_guards_refuse_wrong_roles(db):
     at = _page("pages/annotate.py", "admin")
     assert "Sign in with your access code" in at.error[0].value
     assert not at.button
+    for role, who in ((None, None), ("annotator", ident), ("admin", None)):
+        at = _page("pages/adjudicate.py", role, who)
+        assert "This page is for the study's adjudicators" in at.error[0].value
+        assert not at.get("bidi_component")
 
 
 def test_landing_sign_in(db, monkeypatch):

@@ -119,5 +119,5 @@ def test_setup_refuses_a_group_column_the_file_lacks(db, tmp_path, monkeypatch):
     at.text_input(key="setup_name").input("x").run()
     at.checkbox(key="setup_sequential").check().run()
     at.text_area(key="setup_annotators").input("ann").run()
-    assert any("auto_label" in e.value for e in at.error)
+    assert any("auto_label" in e.value.replace("\\", "") for e in at.error)
     assert at.button(key="setup_create").disabled

@@ -46,9 +46,10 @@ def test_problems_table_names_file_rows_and_columns():
     assert len(at.dataframe) == 1
     table = at.dataframe[0].value
     assert list(table.columns) == ["row", "column", "problem"]
+    # Rows are text: a file-level problem has a blank row, not "None".
     assert table.to_dict(orient="records") == [
-        {"row": 3, "column": "term_1", "problem": "empty term"},
-        {"row": 7, "column": "", "problem": "duplicate pair_id"},
+        {"row": "3", "column": "term_1", "problem": "empty term"},
+        {"row": "7", "column": "", "problem": "duplicate pair_id"},
     ]
 
 
