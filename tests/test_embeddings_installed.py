@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from conftest import need
 from streamlit.testing.v1 import AppTest
 
 from medsim_annot.embeddings.installed import cached_models, model_packages
 from medsim_annot.services import scoring
+from tests.conftest import need
 
 ROOT = Path(__file__).resolve().parents[1]
 
