@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medsim_annot import tcp
 from medsim_annot.ratings_api import routes
 
+# Nagle off on every accepted connection (a 40 ms stall per kept-alive request otherwise).
+tcp.install()
 app = st.App("app.py", routes=routes())
