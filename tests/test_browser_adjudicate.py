@@ -91,9 +91,12 @@ def _sign_in_by_keyboard(page, base: str, code: str) -> None:
     page.keyboard.press("Enter")
 
 
-def _press(page, key: str) -> None:
-    time.sleep(0.2)
+def _press(page, key: str, shows: str | None = None) -> None:
+    """Press *key*; with *shows*, wait until the element the key changes (a CSS selector,
+    shadow roots pierced) is on the page: the next key only goes after the last one took."""
     page.keyboard.press(key)
+    if shows is not None:
+        page.wait_for_selector(shows, state="attached", timeout=30000)
 
 
 def test_adjudicator_decides_by_keyboard_and_annotator_sees_nothing(server):
@@ -112,10 +115,11 @@ def test_adjudicator_decides_by_keyboard_and_annotator_sees_nothing(server):
         judge.get_by_test_id("adj-position").get_by_text("Pair 1 of 5").wait_for(timeout=60000)
         assert judge.get_by_test_id("adj-position").inner_text() == first
         pair_id = first.split(" · ")[1]
-        _press(judge, "1")  # same
-        _press(judge, "g")  # guideline gap
-        _press(judge, "f")  # flag for the guideline
-        assert judge.get_by_test_id("adj-flag").get_attribute("aria-pressed") == "true"
+        _press(judge, "1", '[data-testid="adj-options"] [aria-checked="true"]')  # same
+        _press(judge, "g", '[data-testid="adj-reasons"] [aria-checked="true"]')  # guideline gap
+        _press(judge, "f", '[data-testid="adj-flag"][aria-pressed="true"]')  # flag it
+        checked = judge.locator('[data-testid="adj-options"] [aria-checked="true"]')
+        assert checked.get_attribute("data-value") == "same"
         _press(judge, "Enter")
         judge.get_by_test_id("adj-status").get_by_text(f"Saved {pair_id}").wait_for(timeout=60000)
         # The decided pair leaves the list of undecided pairs.

@@ -45,7 +45,14 @@ def test_dataframe_toolbar_has_no_csv_download(tmp_path):
             table.hover()
             toolbar = page.get_by_test_id("stElementToolbar")
             toolbar.first.wait_for(state="attached", timeout=30000)
-            page.wait_for_timeout(500)
+            # The toolbar's actions are drawn together: once its search button is there, a
+            # CSV download would be too.
+            toolbar.first.get_by_role("button").first.wait_for(timeout=30000)
+            names = [
+                b.get_attribute("aria-label") or b.inner_text()
+                for b in toolbar.first.get_by_role("button").all()
+            ]
+            assert names, "the table toolbar shows no action at all"
             assert page.get_by_role("button", name="Download as CSV").count() == 0
             assert page.get_by_label("Download as CSV").count() == 0
     finally:
