@@ -46,11 +46,9 @@ import contextlib
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -180,49 +178,16 @@ def _start(
     url: str, log: Path, script: str = "serve.py", args: tuple[str, ...] = (), pythonpath: str = ""
 ) -> tuple[subprocess.Popen, str]:
     """``streamlit run *script*`` on a free loopback port with the shipped configuration
-    (plus *args*); (process, base URL) once /_stcore/health answers."""
-    from tests.streamlit_harness import free_port
+    (plus *args*), started as the tests start it; (process, base URL) once /_stcore/health
+    answers."""
+    from tests.streamlit_harness import start_streamlit
 
-    port = free_port()
     env = {
         **os.environ,
         "MEDSIM_DATABASE_URL": url,
         "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), pythonpath) if p),
     }
-    with open(log, "a") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                script,
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                *args,
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, base
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("streamlit did not start:\n" + log.read_text()[-3000:])
-        time.sleep(0.3)
+    return start_streamlit(env, log, timeout=120, script=script, args=args)
 
 
 @contextlib.contextmanager
