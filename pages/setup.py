@@ -21,6 +21,7 @@ from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
+from pages.components.preload import preload_chart_code
 
 _ui.require_admin()
 eng = _ui.engine()
@@ -88,6 +89,7 @@ def _study_list(studies: list[dict]) -> None:
 
 
 st.title("Study setup")
+preload_chart_code()  # the Dashboard's chart code, loaded while this browser is idle
 
 studies = S.list_studies(engine=eng)
 with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
