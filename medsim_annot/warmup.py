@@ -15,11 +15,11 @@ import threading
 
 MODULES = (
     "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
-    "medsim_annot.services.plots",  # plotly figures
     "pingouin",  # ICC (medsim_annot.stats.icc imports it on first use): matplotlib, seaborn
-    "medsim_annot.services.gold",
+    "medsim_annot.services.plots",  # plotly; then a first figure (:func:`_first_figure`)
     "medsim_annot.services.scoring",  # the embedding evaluation
-    "crowdkit.aggregation",  # Dawid–Skene and MACE of the dashboard's model of the doctors
+    "medsim_annot.services.gold",
+    "crowdkit.aggregation",  # the dashboard's model of the doctors (on request, with a spinner)
 )
 """Imported in this order: the Dashboard's first, the rarer sections' last."""
 
@@ -40,12 +40,10 @@ def _warm(modules: tuple[str, ...]) -> None:
     for name in modules:
         try:
             importlib.import_module(name)
+            if name == "medsim_annot.services.plots":
+                _first_figure()
         except Exception:
-            continue
-    try:
-        _first_figure()
-    except Exception:
-        pass
+            continue  # reported where the module is used
 
 
 def warm_in_background(modules: tuple[str, ...] = MODULES) -> threading.Thread:
