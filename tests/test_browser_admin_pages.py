@@ -136,7 +136,7 @@ def test_the_recorder_sees_the_legacy_page_list_of_app_py_run_directly(tmp_path)
 def test_every_admin_page_shows_its_main_content(tmp_path):
     with _fresh_server(tmp_path, seed=True) as base, chromium() as browser:
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-        sign_in_admin(page, base, PASSWORD, timeout=60000)
+        sign_in_admin(page, base, PASSWORD, timeout=120000)
         t0 = time.perf_counter()
         setup = bench._wait(bench.main_content(page, "Study setup"), t0, 30)
         limit = bound()
