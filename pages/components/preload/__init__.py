@@ -3,9 +3,10 @@
 Streamlit fetches the code of a chart type the first time a page draws one: for plotly a
 4.7 MB chunk, which a fresh browser on a busy machine takes seconds to fetch, parse and run,
 so the Dashboard's first chart came long after its figures. Study setup (where every admin
-lands after signing in) mounts this invisible component; it imports that chunk when the
-browser is idle (``preload.js``). The chunk's file name is looked up once per process in
-the installed Streamlit's static files; nothing is mounted when it is not found.
+lands after signing in) mounts this invisible component; it loads that chunk when the
+browser is idle (``preload.js``: fetched and compiled at once, run a few idle seconds later).
+The chunk's file name is looked up once per process in the installed Streamlit's static
+files; nothing is mounted when it is not found.
 """
 
 from __future__ import annotations
