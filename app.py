@@ -1,4 +1,8 @@
-"""medsim-annot: sign-in and navigation. Run with ``streamlit run app.py``.
+"""medsim-annot: sign-in and navigation. Served by ``serve.py`` (``make run``, ``make serve``:
+``streamlit run serve.py``), which adds the ratings endpoint and, before any session starts,
+turns off Streamlit's legacy multipage mode. ``streamlit run app.py`` directly also serves the
+pages, but without the endpoint, and its first visitor after a start sees every file of
+``pages/`` listed in the sidebar once, until ``st.navigation`` below replaces the list.
 
 Annotators sign in with their access code and get only the Annotate page; adjudicators sign
 in with theirs (or SSO) and get only the Adjudicate page; study admins sign

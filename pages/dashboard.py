@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from medsim_annot.services import adjudication as adjudication_svc
+from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
@@ -158,6 +159,20 @@ def _check_settings(settings: quality_svc.QualitySettings) -> None:
             st.rerun()
 
 
+def _summary_columns(summary) -> dict:
+    """The agreement summary in narrow columns that fit the page: the counts under their own
+    names, each coefficient under its short header (α, HUB incl., …) with its full name as
+    the header's help. The CSV download keeps the full column names."""
+    full = {f.column: f for f in agreement_svc.SUMMARY_FIGURES}
+    config = {}
+    for col in summary.columns:
+        f = full.get(col)
+        config[col] = st.column_config.Column(
+            (f.short or f.column) if f else col, help=f.label if f else None, width="small"
+        )
+    return config
+
+
 def _dashboard() -> None:
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
@@ -231,7 +246,8 @@ def _dashboard() -> None:
         "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
         "meaningful for graded scales."
     )
-    _qa.table(dash.summary(), "agreement", "dashboard_dl_summary")
+    summary = dash.summary()
+    _qa.table(summary, "agreement", "dashboard_dl_summary", column_config=_summary_columns(summary))
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
     st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")

@@ -121,7 +121,7 @@ if pairs is None or not len(pairs):
 st.subheader("2. Representations and metrics")
 
 
-@st.cache_data(ttl=60, show_spinner=False)
+@st.cache_data(ttl=60, show_spinner="Looking for installed models and embeddings…")
 def _available(folder: str | None) -> pd.DataFrame:
     return scoring.list_embeddings(folder, installed=True)
 

@@ -21,6 +21,7 @@ from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
+from pages.components.preload import preload_chart_code
 
 _ui.require_admin()
 eng = _ui.engine()
@@ -64,12 +65,36 @@ def _show_problems(exc: InputError) -> None:
     )
 
 
+def _study_list(studies: list[dict]) -> None:
+    """The existing studies, every column readable at the page's width: narrow count
+    columns and the creation time as "created (UTC)" to the minute (the store keeps UTC)."""
+    frame = pd.DataFrame(studies)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="setup_studies",
+        column_config={
+            "study": st.column_config.TextColumn("study", width="medium"),
+            "scale": st.column_config.TextColumn("scale", width="small"),
+            "items": st.column_config.NumberColumn("items", width=70),
+            "annotators": st.column_config.NumberColumn("annotators", width=95),
+            "assigned": st.column_config.NumberColumn("assigned", width=85),
+            "rated": st.column_config.NumberColumn("rated", width=70),
+            "created_at": st.column_config.DatetimeColumn(
+                "created (UTC)", format="YYYY-MM-DD HH:mm", width="medium"
+            ),
+        },
+    )
+
+
 st.title("Study setup")
+preload_chart_code()  # the Dashboard's chart code, loaded while this browser is idle
 
 studies = S.list_studies(engine=eng)
 with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
     if studies:
-        st.dataframe(pd.DataFrame(studies), hide_index=True, key="setup_studies")
+        _study_list(studies)
     else:
         st.caption("No studies yet.")
 

@@ -57,14 +57,16 @@ class Figure(NamedTuple):
     ``path`` is where the value lives on :class:`AgreementReport`: an attribute
     (``"kendall_w"``), an attribute of an attribute (``"icc.C1"``) or a key of a dict
     attribute (``"human_upper_bound.inclusive"``). ``column`` names it in the dashboard's
-    summary table (and its CSV download), ``label`` in the CLI table, ``fmt`` is the
-    format spec the CLI prints it with.
+    summary table (and its CSV download), ``label`` in the CLI table (and the dashboard's
+    column help), ``fmt`` is the format spec the CLI prints it with, ``short`` the dashboard's
+    column header (narrow columns: the full ``label`` is its help).
     """
 
     path: str
     column: str
     label: str
     fmt: str = ".3f"
+    short: str = ""
 
 
 COUNT_FIGURES = (
@@ -76,13 +78,23 @@ COUNT_FIGURES = (
 """What the report was computed on (the CLI prints them on its first line)."""
 
 SUMMARY_FIGURES = (
-    Figure("krippendorff_alpha", "alpha", "Krippendorff's alpha"),
-    Figure("icc.C1", "icc_c1", "ICC(C,1)"),
-    Figure("icc.Ck", "icc_ck", "ICC(C,k)"),
-    Figure("kendall_w", "kendall_w", "Kendall's W (tie-corrected)"),
-    Figure("mean_pairwise_spearman", "mean_rho", "mean pairwise Spearman rho"),
-    Figure("human_upper_bound.inclusive", "hub_inclusive", "human upper bound (inclusive)"),
-    Figure("human_upper_bound.exclusive", "hub_exclusive", "human upper bound (exclusive)"),
+    Figure("krippendorff_alpha", "alpha", "Krippendorff's alpha", short="α"),
+    Figure("icc.C1", "icc_c1", "ICC(C,1)", short="ICC(C,1)"),
+    Figure("icc.Ck", "icc_ck", "ICC(C,k)", short="ICC(C,k)"),
+    Figure("kendall_w", "kendall_w", "Kendall's W (tie-corrected)", short="W"),
+    Figure("mean_pairwise_spearman", "mean_rho", "mean pairwise Spearman rho", short="mean ρ"),
+    Figure(
+        "human_upper_bound.inclusive",
+        "hub_inclusive",
+        "human upper bound (inclusive)",
+        short="HUB incl.",
+    ),
+    Figure(
+        "human_upper_bound.exclusive",
+        "hub_exclusive",
+        "human upper bound (exclusive)",
+        short="HUB excl.",
+    ),
 )
 """The coefficients of the summary, in the order of EHR-Rel Table 3 (Schulz et al. 2020):
 the dashboard's agreement table, the HTML report and the ``medsim agreement`` table are

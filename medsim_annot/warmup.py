@@ -1,0 +1,55 @@
+"""Import the admin pages' heavy stacks in the background right after the server starts.
+
+The first admin to open the Dashboard or Embedding scoring after a start would otherwise wait
+for these imports (pingouin alone pulls matplotlib and seaborn; crowd-kit, scipy.stats and
+the embedding evaluation follow): seconds on a small server. ``serve.py`` calls
+:func:`warm_in_background` once, before any session starts; a page that needs a module while
+it is still being imported waits for that import only (Python's per-module import lock), and
+a module that fails to import here fails again, with its message, where it is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+MODULES = (
+    "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
+    "pingouin",  # ICC (medsim_annot.stats.icc imports it on first use): matplotlib, seaborn
+    "medsim_annot.services.plots",  # plotly; then a first figure (:func:`_first_figure`)
+    "medsim_annot.services.scoring",  # the embedding evaluation
+    "medsim_annot.services.gold",
+    "crowdkit.aggregation",  # the dashboard's model of the doctors (on request, with a spinner)
+)
+"""Imported in this order: the Dashboard's first, the rarer sections' last."""
+
+
+def _first_figure() -> None:
+    """Build and serialise one small plotly figure: plotly loads its default template and its
+    property validators on the first figure of the process (0.2–0.6 s)."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    fig = go.Figure(go.Bar(x=["a"], y=[1.0], error_y={"type": "data", "array": [0.1]}))
+    fig.add_trace(go.Heatmap(z=[[1.0]], x=["a"], y=["b"], text=[["1"]]))
+    fig.update_layout(title="warm", xaxis_title="x", yaxis_title="y", legend={"x": 0}, height=300)
+    pio.to_json(fig, validate=False)
+
+
+def _warm(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+            if name == "medsim_annot.services.plots":
+                _first_figure()
+        except Exception:
+            continue  # reported where the module is used
+
+
+def warm_in_background(modules: tuple[str, ...] = MODULES) -> threading.Thread:
+    """Start importing *modules* in a daemon thread (it never holds the server up at exit)."""
+    thread = threading.Thread(
+        target=_warm, args=(modules,), name="medsim-warm-imports", daemon=True
+    )
+    thread.start()
+    return thread

@@ -1,0 +1,35 @@
+// Loads Streamlit's own chart code (the lazily loaded plotly chunk, ~4.7 MB) into this
+// browser while it is idle, so that the first Dashboard chart of a fresh browser does not
+// wait for it. First a <link rel="modulepreload">: fetched and compiled, off the main thread,
+// into the page's module map. Then, after RUN_AFTER_MS more and only when the browser is
+// idle, the module is run (an import of the same URL): running it takes the main thread for
+// a moment, which an admin who clicks on at once should not wait for; one who reads Study
+// setup first finds the Dashboard's charts ready. The URL is resolved against the app's main
+// script, as the app resolves its own import, so it is the same module instance.
+// `data.chunks`: file names in Streamlit's static/js. Once per page load; a failure only means
+// the chart loads its code itself, as without this.
+const RUN_AFTER_MS = 3000;
+
+function whenIdle(fn) {
+  if ("requestIdleCallback" in window) requestIdleCallback(fn, { timeout: 4000 });
+  else setTimeout(fn, 500);
+}
+
+export default function (component) {
+  const chunks = (component.data && component.data.chunks) || [];
+  if (!chunks.length || window.__medsimChartCodePreloaded) return;
+  window.__medsimChartCodePreloaded = true;
+  const main = document.querySelector('script[type="module"][src*="static/js/index."]');
+  if (!main) return;
+  const urls = chunks.map((chunk) => new URL("./" + chunk, main.src).href);
+  whenIdle(() => {
+    for (const href of urls) {
+      const link = document.createElement("link");
+      link.rel = "modulepreload";
+      link.crossOrigin = "";
+      link.href = href;
+      document.head.appendChild(link);
+    }
+    setTimeout(() => whenIdle(() => urls.forEach((u) => import(u).catch(() => {}))), RUN_AFTER_MS);
+  });
+}

@@ -1,0 +1,158 @@
+"""Real-browser tests of a freshly started server (issue 25, roll-out items 7 and 8):
+
+- the first visitor after a start never sees the list of the app's internal pages (Streamlit's
+  legacy multipage mode lists every file of ``pages/`` until ``app.py``'s ``st.navigation``
+  replaces it; ``serve.py`` turns that mode off before any session starts). A script
+  installed before the page's first paint records every sidebar navigation link ever added;
+  the control test shows that the same recorder sees the list under ``streamlit run app.py``;
+- every admin page shows its main content within a bound after the first click on it after a
+  start (1,200 pairs x 3 ratings; what counts as main content, and the timing, are
+  ``benchmarks/bench_admin_pages.py``'s, whose ``make bench`` figures hold the 1.5 s goal).
+
+Playwright drives Debian's chromium (tests/streamlit_harness.py). Skipped when
+/usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+
+import pytest
+
+from benchmarks import bench_admin_pages as bench
+from tests.conftest import ROOT
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, start_streamlit
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+PASSWORD = "browser-admin-pages-pw"
+# Bound on the first load of each page after a start. The goal (1.5 s at 1,200 items on an
+# idle 2-core machine) is the benchmark's; a test shares the machine with the rest of the
+# suite, so it allows twice that, stretched by the load beyond the cores (before the fix, at
+# a load below 2: Dashboard 3.6-5.7 s, Embedding scoring 3-4.4 s).
+BASE_BOUND = float(os.environ.get("MEDSIM_TEST_ADMIN_PAGE_BOUND", "3.0"))
+
+
+def bound() -> float:
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return BASE_BOUND * max(1.0, load / (os.cpu_count() or 1))
+
+
+INTERNAL = {
+    "study setup",
+    "setup",
+    "dashboard",
+    "activity",
+    "export",
+    "embedding scoring",
+    "scoring",
+    "annotate",
+    "adjudicate",
+}
+"""Page names (as titled in app.py, and as the legacy mode titles the files) an unsigned-in
+visitor must never see."""
+
+RECORD_NAV = """
+(() => {
+  window.__navSeen = [];
+  const sel = '[data-testid="stSidebarNav"] a, [data-testid="stSidebarNavLink"]';
+  const note = (el) => {
+    const text = (el.textContent || '').trim();
+    if (text && !window.__navSeen.includes(text)) window.__navSeen.push(text);
+  };
+  const look = (node) => {
+    if (!(node instanceof Element)) return;
+    if (node.matches(sel)) note(node);
+    node.querySelectorAll(sel).forEach(note);
+  };
+  new MutationObserver((records) => {
+    for (const r of records) {
+      r.addedNodes.forEach(look);
+      if (r.type === 'characterData' && r.target.parentElement) {
+        const link = r.target.parentElement.closest(sel);
+        if (link) note(link);
+      }
+    }
+  }).observe(document, {subtree: true, childList: true, characterData: true});
+})();
+"""
+
+
+@contextlib.contextmanager
+def _fresh_server(tmp_path, script: str = "serve.py", seed: bool = False):
+    require_chromium()
+    url = f"sqlite:///{tmp_path / 'medsim.db'}"
+    if seed:
+        bench.seed_study(url)
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    proc, base = start_streamlit(env, tmp_path / "streamlit.log", script=script)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _nav_seen_by_first_visitor(base: str) -> list[str]:
+    with chromium() as browser:
+        page = browser.new_context().new_page()
+        page.add_init_script(RECORD_NAV)
+        page.goto(base + "/")
+        page.get_by_label("Access code").wait_for(timeout=60000)
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=60000)
+        time.sleep(1.0)
+        return page.evaluate("() => window.__navSeen")
+
+
+def test_first_visitor_after_start_never_sees_a_page_list(tmp_path):
+    with _fresh_server(tmp_path) as base:
+        seen = _nav_seen_by_first_visitor(base)
+    shown = [t for t in seen if t.lower() in INTERNAL]
+    assert shown == [], f"an unsigned-in first visitor saw the page list: {seen}"
+
+
+def test_the_recorder_sees_the_legacy_page_list_of_app_py_run_directly(tmp_path):
+    """The check above is not blind: ``streamlit run app.py`` (no serve.py) shows the list
+    once, and the recorder sees it (as app.py's docstring says)."""
+    with _fresh_server(tmp_path, script="app.py") as base:
+        seen = _nav_seen_by_first_visitor(base)
+    assert {t.lower() for t in seen} & INTERNAL, seen
+
+
+def test_every_admin_page_shows_its_main_content(tmp_path):
+    with _fresh_server(tmp_path, seed=True) as base, chromium() as browser:
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        sign_in_admin(page, base, PASSWORD, timeout=120000)
+        t0 = time.perf_counter()
+        setup = bench._wait(bench.main_content(page, "Study setup"), t0, 30)
+        limit = bound()
+        slow = {"Study setup (after the sign-in)": setup[-1]} if setup[-1] > limit else {}
+        times = {}
+        for title in bench.ADMIN_PAGES:
+            bench._settle(page)
+            limit = bound()
+            try:
+                marks = bench.open_timed(page, title, timeout=max(limit, 30))
+            except Exception as exc:
+                raise AssertionError(f"{title}: no main content within 30 s") from exc
+            times[title] = marks
+            if marks[-1] > limit:
+                slow[title] = (marks[-1], limit)
+    assert slow == {}, (
+        f"first loads over their bound (seconds, bound): {slow}; all: {times}; "
+        f"/proc/loadavg {bench.loadavg()}"
+    )
