@@ -206,6 +206,10 @@ class Frames:
     def note(self, what: str) -> None:
         self.rows.append((time.monotonic() - self.t0, "test", what))
 
+    def count(self, way: str, prefix: str) -> int:
+        """How many frames went *way* ("recv" / "sent") whose summary starts with *prefix*."""
+        return sum(1 for _, w, text in self.rows if w == way and text.startswith(prefix))
+
     def first(self, typ: str, label: str) -> tuple[int, Delta]:
         """The arrival index and delta of the first element of type *typ* labelled *label*."""
         for i, element in enumerate(self.elements):
