@@ -12,6 +12,7 @@ client and overall (:mod:`medsim_annot.services.throttle`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -193,7 +194,14 @@ def _check_code() -> None:
             _ui.sign_in_annotator(ident)
 
 
-def _submit_first(form: str, button: str, on_click, fields, *, primary: bool = False) -> None:
+def _submit_first(
+    form: str,
+    button: str,
+    on_click: Callable[[], None],
+    fields: Callable[[], None],
+    *,
+    primary: bool = False,
+) -> None:
     """The sign-in form *form*: its submit button is sent to the browser before its *fields*
     (drawn by ``fields()``), though it shows below them.
 
