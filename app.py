@@ -16,6 +16,7 @@ client and overall (:mod:`medsim_annot.services.throttle`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -197,11 +198,38 @@ def _check_code() -> None:
             _ui.sign_in_annotator(ident)
 
 
+def _submit_first(
+    form: str,
+    button: str,
+    on_click: Callable[[], None],
+    fields: Callable[[], None],
+    *,
+    primary: bool = False,
+) -> None:
+    """The sign-in form *form*: its submit button is sent to the browser before its *fields*
+    (drawn by ``fields()``), though it shows below them.
+
+    Streamlit's frontend submits a form on Enter only once it has received the form's submit
+    button; until then Enter in a field only commits the typed value. Drawn after the fields,
+    the button reaches a fresh or slow page later than they do, and a user who types and
+    presses Enter in between is not signed in and not told anything (seen: field drawn at
+    5.48 s, Enter at 5.54 s, button at 6.10 s, nothing sent). So the fields' container is
+    made first, the button drawn next, and the fields are filled into their container last.
+    """
+    with st.form(form, clear_on_submit=True):
+        above = st.container()
+        st.form_submit_button(button, type="primary" if primary else "secondary", on_click=on_click)
+        with above:
+            fields()
+
+
 def _annotator_sign_in() -> None:
     """The access-code form (checked by :func:`_check_code`)."""
-    with st.form("login_annotator", clear_on_submit=True):
+
+    def fields() -> None:
         st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
-        st.form_submit_button("Sign in", type="primary", on_click=_check_code)
+
+    _submit_first("login_annotator", "Sign in", _check_code, fields, primary=True)
     _show_refusal("code")
 
 
@@ -240,10 +268,12 @@ def _check_admin() -> None:
 
 def _admin_sign_in() -> None:
     """The admin name and password form (checked by :func:`_check_admin`)."""
-    with st.form("login_admin", clear_on_submit=True):
+
+    def fields() -> None:
         st.text_input("Admin name", value="admin", key="login_admin_name")
         st.text_input("Admin password", type="password", key="login_password")
-        st.form_submit_button("Sign in as admin", on_click=_check_admin)
+
+    _submit_first("login_admin", "Sign in as admin", _check_admin, fields)
     _show_refusal("admin")
 
 
@@ -267,7 +297,10 @@ def landing() -> None:
             help="Your organisation's sign-in (study admins, and annotators of studies "
             "that allow it).",
         )
-    with st.expander("Study admin"):
+    # A toggle, not an expander: an expander opens in the browser alone, and a click on it
+    # during the page's first script run was seen to leave it drawn open with its fields
+    # missing. The toggle's value is kept by the server, and the next run draws the form.
+    if st.toggle("Study admin", key="login_admin_open"):
         _admin_password_notice()
         _admin_sign_in()
 

@@ -266,15 +266,11 @@ def _study(url: str, n_doctors: int, n_pairs: int):
 def _sign_in(browser, base: str, code: str):
     page = browser.new_context().new_page()
     page.set_default_timeout(120000)
-    for _ in range(3):
-        page.goto(base + "/")
-        page.get_by_label("Access code").fill(code)
-        page.get_by_role("button", name="Sign in", exact=True).click()
-        try:
-            page.wait_for_selector('[data-testid="medsim-term-1"]', state="visible", timeout=60000)
-            break
-        except Exception:
-            continue
+    # One sign-in, no second try: a sign-in that goes unanswered is a failure to report.
+    page.goto(base + "/")
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    page.wait_for_selector('[data-testid="medsim-term-1"]', state="visible", timeout=60000)
     time.sleep(1.0)
     return page
 

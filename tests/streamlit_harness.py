@@ -130,53 +130,145 @@ def chromium():
             browser.close()
 
 
-def sign_in_admin(
-    page, base: str, password: str, timeout: float = 60000, attempts: int = 3
-) -> None:
+Delta = tuple[tuple[int, ...], str, str]  # (delta path, element type, label)
+
+
+def _forward_summary(payload: bytes) -> tuple[str, Delta | None]:
+    """One received websocket frame (a Streamlit ForwardMsg) in a few words, and the new
+    element it carries, if any."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = ForwardMsg.FromString(payload)
+    kind = msg.WhichOneof("type") or "?"
+    if kind != "delta":
+        return kind, None
+    path = tuple(msg.metadata.delta_path)
+    what = msg.delta.WhichOneof("type") or "?"
+    if what == "new_element":
+        element = msg.delta.new_element
+        typ = element.WhichOneof("type") or "?"
+        label = str(getattr(getattr(element, typ), "label", "")) if typ != "?" else ""
+        text = f"delta {list(path)} {typ} {label!r}" if label else f"delta {list(path)} {typ}"
+        return text, (path, typ, label)
+    if what == "add_block":
+        block = msg.delta.add_block.WhichOneof("type") or ""
+        return f"delta {list(path)} block {block}".rstrip(), None
+    return f"delta {list(path)} {what}", None
+
+
+def _back_summary(payload: bytes) -> str:
+    """One sent websocket frame (a Streamlit BackMsg) in a few words."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg.FromString(payload)
+    kind = msg.WhichOneof("type") or "?"
+    if kind != "rerun_script":
+        return kind
+    widgets = [w.id.rsplit("-", 1)[-1] for w in msg.rerun_script.widget_states.widgets]
+    return f"rerun_script widgets={widgets}"
+
+
+class Frames:
+    """The websocket frames of *page* (attached before its ``goto``), with their times.
+
+    ``rows`` holds (seconds since attached, "recv" / "sent" / "test", summary): received
+    frames are decoded as Streamlit ForwardMsgs (a delta's path, element type and label),
+    sent ones as BackMsgs (a rerun's widget keys); ``elements`` lists the new elements in
+    arrival order (a form's submit button is a ``button``); ``note`` adds the test's own steps, so a
+    failure message shows what the page had received when the test acted, and what it sent.
+    """
+
+    def __init__(self, page) -> None:
+        self.t0 = time.monotonic()
+        self.rows: list[tuple[float, str, str]] = []
+        self.elements: list[Delta] = []  # every new element received, in arrival order
+        page.on("websocket", self._socket)
+
+    def _socket(self, ws) -> None:
+        ws.on("framereceived", lambda payload: self._add("recv", payload))
+        ws.on("framesent", lambda payload: self._add("sent", payload))
+
+    def _add(self, way: str, payload) -> None:
+        t = time.monotonic() - self.t0
+        try:
+            if isinstance(payload, str):
+                text = f"text {payload[:60]!r}"
+            elif way == "recv":
+                text, element = _forward_summary(payload)
+                if element is not None:
+                    self.elements.append(element)
+            else:
+                text = _back_summary(payload)
+        except Exception as exc:  # never let a summary break the page's event loop
+            text = f"{len(payload)} bytes (undecoded: {type(exc).__name__})"
+        self.rows.append((t, way, text))
+
+    def note(self, what: str) -> None:
+        self.rows.append((time.monotonic() - self.t0, "test", what))
+
+    def count(self, way: str, prefix: str) -> int:
+        """How many frames went *way* ("recv" / "sent") whose summary starts with *prefix*."""
+        return sum(1 for _, w, text in self.rows if w == way and text.startswith(prefix))
+
+    def first(self, typ: str, label: str) -> tuple[int, Delta]:
+        """The arrival index and delta of the first element of type *typ* labelled *label*."""
+        for i, element in enumerate(self.elements):
+            if element[1] == typ and element[2] == label:
+                return i, element
+        raise AssertionError(f"no {typ} {label!r} received; frames:\n{self.text()}")
+
+    def text(self, last: int = 80) -> str:
+        rows = self.rows[-last:]
+        skipped = len(self.rows) - len(rows)
+        head = [f"({skipped} earlier frames left out)"] if skipped else []
+        return "\n".join(head + [f"{t:8.3f} s {way:4} {text}" for t, way, text in rows])
+
+
+def open_admin_form(page, timeout: float = 60000) -> None:
+    """Turn on the start page's "Study admin" toggle, unless its form already shows."""
+    field = page.get_by_label("Admin password")
+    if not field.is_visible():
+        page.get_by_test_id("stCheckbox").filter(has_text="Study admin").first.click(
+            timeout=timeout
+        )
+    field.wait_for(timeout=timeout)
+
+
+def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> None:
     """Sign in on the start page with the admin password; wait for the Study setup page.
 
-    The password is submitted with Enter from its own field, so the value the form sends is
-    the one typed (a click on the button right after ``fill`` can, on a loaded machine, reach
-    the form before the field's value does: "Wrong admin name or password" for an empty
-    password). Such a refusal is retried (a wrong password is never retried into a lockout:
-    at most *attempts* tries, under the throttle's free failures). On failure, the page's
-    text is in the assertion message."""
-    page.goto(base + "/")
+    One submit: the password is typed into its field and Enter pressed once, as an admin
+    does. Anything but the Study setup page within *timeout* fails (a refusal, a paused
+    sign-in, or silence: the form standing unchanged), with the page's text and its
+    websocket frames in the message, since a dropped submit is a product bug to be seen,
+    not retried away. *timeout* (ms) bounds the page's appearance; the answer to the
+    submit must come within 20 s of it.
+    """
+    frames = Frames(page)
+    page.goto(base + "/", timeout=timeout)
+    open_admin_form(page, timeout)
+    field = page.get_by_label("Admin password")
+    field.fill(password, timeout=timeout)
+    frames.note("password typed; Enter")
+    field.press("Enter")
     setup = page.get_by_role("heading", name="Study setup")
     refused = page.get_by_text("Wrong admin name or password.")
     paused = page.get_by_text("Sign-in paused", exact=False)
-    for attempt in range(attempts):
-        field = page.get_by_label("Admin password")
-        if not field.is_visible():
-            page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click(
-                timeout=timeout
-            )
-        field.fill(password, timeout=timeout)
-        field.press("Enter")
-        # A fresh page can drop a submit that comes before its first run settles (the form
-        # stays as it was: no page, no refusal). Send it again every 10 s until *timeout*.
-        outcome = setup.or_(refused).or_(paused).first
-        deadline = time.monotonic() + timeout / 1000
-        while True:
-            try:
-                outcome.wait_for(timeout=min(10000, timeout))
-                break
-            except Exception as exc:
-                if time.monotonic() >= deadline:
-                    raise AssertionError(
-                        f"no Study setup page {timeout / 1000:.0f} s after the admin sign-in "
-                        f"(attempt {attempt + 1}); the page shows:\n"
-                        + page.locator("body").inner_text()[:2000]
-                    ) from exc
-                if field.is_visible():
-                    field.fill(password)
-                    field.press("Enter")
-        if setup.is_visible():
-            return
-        # Refused or paused: start again from a fresh start page.
-        time.sleep(1.0)
-        page.goto(base + "/")
-    raise AssertionError(
-        f"admin sign-in refused {attempts} times; the page shows:\n"
-        + page.locator("body").inner_text()[:2000]
-    )
+    answer_ms = min(timeout, 20000)
+    try:
+        setup.or_(refused).or_(paused).first.wait_for(timeout=answer_ms)
+    except Exception as exc:
+        raise AssertionError(
+            f"one Enter in the admin form was not answered within {answer_ms / 1000:.0f} s "
+            "(no Study setup page, no refusal); the page shows:\n"
+            + page.locator("body").inner_text()[:1500]
+            + "\nwebsocket frames:\n"
+            + frames.text()
+        ) from exc
+    if not setup.is_visible():
+        raise AssertionError(
+            "the admin sign-in was refused; the page shows:\n"
+            + page.locator("body").inner_text()[:1500]
+            + "\nwebsocket frames:\n"
+            + frames.text()
+        )

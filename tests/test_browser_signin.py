@@ -4,7 +4,10 @@ A user fills the form and presses Enter once. Within a few seconds the app must 
 the sign-in leads (Study setup, the annotation widget) or say why not (a refusal); a submit
 that leaves the form standing unchanged fails here. Each attempt opens a fresh page on a
 fresh server session and submits as soon as the field can be typed into, which is when a
-submit used to be lost (it arrived while the page's previous script run was finishing).
+submit used to be lost: Streamlit's frontend submits a form on Enter only once it has
+received the form's submit button, and the button used to be drawn after the fields, so an
+Enter pressed in between did nothing. The order test checks that cause without timing: each
+sign-in form's submit button must reach the browser before its fields.
 
 Playwright drives Debian's chromium; skipped when /usr/bin/chromium is missing, unless
 MEDSIM_REQUIRE_BROWSER=1.
@@ -19,23 +22,20 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.faults import make_study
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import (
+    Frames,
+    chromium,
+    open_admin_form,
+    require_chromium,
+    streamlit_server,
+)
 
 ADMIN_PASSWORD = "browser-signin-admin-pw"
 ANSWER_MS = 15000  # a few seconds; the password hash alone takes ~1 s on a loaded machine
 USABLE_MS = 90000  # a cold page on a loaded machine can take long to appear at all
 TRIES = 3  # fresh pages per case: a lost submit shows up as a race, not every time
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.browser,
-    # Known product bug, not fixed yet: in a full parallel run (1 of 3 fresh pages, after the
-    # sign-in checks moved into the submit callbacks) one Enter still left the form standing
-    # unchanged with no page and no refusal. Kept as an expected failure, not a retry, so that
-    # the report shows every occurrence (XFAIL) and a fix shows as XPASS until it is made
-    # strict. The shared sign-in harness re-sends meanwhile so other tests are not hostage to it.
-    pytest.mark.xfail(strict=False, reason="a submit on a fresh page is sometimes dropped"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +66,13 @@ def _submit_once(server, field_label: str, value: str, outcome_of) -> tuple[str,
     context = server["browser"].new_context()
     try:
         page = context.new_page()
+        frames = Frames(page)
         page.goto(server["base"] + "/", wait_until="commit", timeout=USABLE_MS)
         field = page.get_by_label(field_label)
         if field_label == "Admin password":
-            page.get_by_test_id("stExpander").get_by_text("Study admin", exact=True).click(
-                timeout=USABLE_MS
-            )
+            open_admin_form(page, USABLE_MS)
         field.fill(value, timeout=USABLE_MS)
+        frames.note(f"{field_label} filled; Enter")
         start = time.monotonic()
         field.press("Enter")
         outcomes = outcome_of(page)
@@ -85,6 +85,8 @@ def _submit_once(server, field_label: str, value: str, outcome_of) -> tuple[str,
                 f"one Enter in {field_label!r} was not answered within {ANSWER_MS / 1000:.0f} s"
                 " (no page, no refusal); the page shows:\n"
                 + page.locator("body").inner_text()[:1500]
+                + "\nwebsocket frames:\n"
+                + frames.text()
             ) from exc
         took = time.monotonic() - start
         shown = [n for n in names if outcomes[n].first.is_visible()]
@@ -127,3 +129,35 @@ def test_doctor_one_enter_signs_in(server, attempt):
 def test_doctor_one_enter_with_a_wrong_code_is_refused(server):
     shown, _ = _submit_once(server, "Access code", "WRONG-CODE-0000-0000", _doctor_outcomes)
     assert shown == "refused"
+
+
+@pytest.mark.parametrize(
+    ("button", "fields"),
+    [("Sign in", ["Access code"]), ("Sign in as admin", ["Admin name", "Admin password"])],
+)
+def test_sign_in_buttons_reach_the_browser_before_their_fields(server, button, fields):
+    """The cause of the lost Enter, checked by order, not by timing: the browser submits a
+    form on Enter only once it holds the form's submit button, so the button's element must
+    arrive (in the websocket's delta stream) before any of the form's fields, while it still
+    shows below them (a later delta path, and lower on the page)."""
+    context = server["browser"].new_context()
+    try:
+        page = context.new_page()
+        frames = Frames(page)
+        page.goto(server["base"] + "/", timeout=USABLE_MS)
+        if button == "Sign in as admin":
+            open_admin_form(page, USABLE_MS)
+        submit = page.get_by_role("button", name=button, exact=True)
+        submit.wait_for(timeout=USABLE_MS)
+        at_button, (button_path, _, _) = frames.first("button", button)
+        for label in fields:
+            at_field, (field_path, _, _) = frames.first("text_input", label)
+            assert at_button < at_field, (
+                f"the {button!r} button arrived after the {label!r} field:\n{frames.text()}"
+            )
+            assert button_path > field_path, (button_path, field_path)
+            field_box = page.get_by_label(label).bounding_box()
+            button_box = submit.bounding_box()
+            assert field_box and button_box and button_box["y"] > field_box["y"]
+    finally:
+        context.close()

@@ -27,6 +27,7 @@ from tests.streamlit_harness import (
     start_streamlit,
     streamlit_server,
 )
+from tests.widget_drive import press_shown, wait_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -145,7 +146,7 @@ def _press_on_schedule(page, keys: list[str], gaps_ms: list[float]) -> None:
             t += gaps_ms[i - 1] / 1000
             delay = t - time.perf_counter()
             if delay > 0:
-                time.sleep(delay)
+                time.sleep(delay)  # the wall-clock schedule is what is tested (type-ahead)
         page.keyboard.press(key)
 
 
@@ -178,14 +179,19 @@ def test_type_ahead_and_double_presses_rate_only_the_pair_on_screen(server, brow
     page = browser.new_context().new_page()
     _sign_in(page, server["base"], codes["doc"])
     page.evaluate(RECORDER)
-    # 20 keys 120 ms apart (type-ahead), then 10 paced 400 ms apart, then three double
-    # presses: two keys sent back to back, as fast as the browser takes them.
+    # 20 keys 120 ms apart (type-ahead: the schedule is the thing tested, so a wall-clock
+    # one), then 10 paced (each after its pair was shown), then three double presses: two
+    # keys sent back to back, as fast as the browser takes them.
     keys = ["1", "2"] * 10 + ["2", "1"] * 5 + ["1", "2"] * 3
     _press_on_schedule(page, keys[:20], [120] * 19)
+    # Paced: each key once its pair has been shown for the minimum view time (page clock);
+    # the second key of a double press follows its first at once, as fast as it goes.
+    shown = None
     for i, key in enumerate(keys[20:]):
         if i < 10 or i % 2 == 0:
-            time.sleep(0.4)
-        page.keyboard.press(key)
+            shown = press_shown(page, key, shown)
+        else:
+            page.keyboard.press(key)
     _all_saved(page)
     ok, ignored = _accepted(page)
     stored = _stored(url, "fast", "doc")
@@ -225,9 +231,10 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     codes = _study(url, "keys", 12, scale=RELATEDNESS_0_3)
     page = browser.new_context().new_page()
     _sign_in(page, server["base"], codes["doc"])
+    page.evaluate(RECORDER)
+    shown = None
     for _ in range(10):
-        time.sleep(0.25)
-        page.keyboard.press("2")
+        shown = press_shown(page, "2", shown)
     page.locator('[data-testid="medsim-reminder"]').wait_for(state="visible")
     assert _position(page) == 10
     page.keyboard.press("Backspace")
@@ -235,11 +242,11 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     assert (
         "Saved answer: 2 Related" in page.locator('[data-testid="medsim-saved-note"]').inner_text()
     )
-    time.sleep(0.2)
-    page.keyboard.press("3")  # a change: appended, then on to the first unrated slot
+    # Back redraws pair 9: the key after Backspace waits for that drawing's minimum view
+    # time, and must be taken (not shown as ignored).
+    shown = press_shown(page, "3", shown)  # a change: appended, then to the first unrated slot
     assert _position(page) == 10
-    time.sleep(0.2)
-    page.keyboard.press("u")
+    page.keyboard.press("u")  # the unclear flag has no minimum view time
     assert page.get_attribute('[data-testid="medsim-unclear"]', "aria-pressed") == "true"
     comment = page.locator('[data-testid="medsim-comment"]')
     assert comment.get_attribute("maxlength") == str(COMMENT_MAX_CHARS)
@@ -247,11 +254,12 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
     page.keyboard.type("1 2 u ok")  # typing in the comment field never rates
     assert _position(page) == 10
     page.keyboard.press("Tab")
-    page.keyboard.press("1")
+    shown = press_shown(page, "1", shown)
     assert _position(page) == 11
-    time.sleep(0.2)
-    page.keyboard.press("0")
+    press_shown(page, "0", shown)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
+    _, ignored = _accepted(page)
+    assert ignored == 0  # every rating key was taken, the one after Backspace too
     _all_saved(page)
     assert "Every rating is saved" in page.locator('[data-testid="medsim-end"]').inner_text()
     page.keyboard.press("Backspace")
@@ -294,9 +302,9 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
     total = int(
         page.locator('[data-testid="medsim-progress"]').inner_text().split("/")[1].split()[0]
     )
+    shown = None
     for i in range(total):
-        time.sleep(0.25)
-        page.keyboard.press("1" if i % 2 else "2")
+        shown = press_shown(page, "1" if i % 2 else "2", shown)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
     _all_saved(page)
     ok, ignored = _accepted(page)
@@ -308,18 +316,33 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
     assert any(t.startswith("designbeta") for t in (r["term"] for r in stored))
 
     other = browser.new_context().new_page()
+    posts: list[str] = []
+    other.on("request", lambda r: posts.append(r.url) if r.url.endswith(RATINGS_PATH) else None)
     _sign_in(other, server["base"], codes["doc_b"])
-    time.sleep(0.3)
-    other.keyboard.press("1")
+    other.evaluate(RECORDER)
+    shown = press_shown(other, "1")
     _all_saved(other)
     revoke_code("design", "doc_b", engine=_engine(url))
-    time.sleep(0.3)
-    other.keyboard.press("2")
+    press_shown(other, "2", shown)
     ended = other.locator('[data-testid="medsim-ended"]')
     ended.wait_for(state="visible", timeout=20000)
     assert "replaced or revoked" in ended.inner_text()
-    time.sleep(0.3)
+    status = other.locator('[data-testid="medsim-save-status"]')
+    pending = status.get_attribute("data-pending")  # the refused "2", kept in the browser
+    posts_before, presses_before = len(posts), other.evaluate("() => window.__presses.length")
     other.keyboard.press("1")  # the widget has stopped: nothing is taken
+    # First the positive signal that the page handled the key: the recorder's bubbling
+    # listener, which runs after the widget's own, saw it. Then nothing new is pending, and
+    # no request goes out within a bounded second (a rating sent a moment later would).
+    other.wait_for_function(
+        "(n) => { const p = window.__presses; return p.length > n"
+        " && p[p.length - 1].key === '1' && p[p.length - 1].after !== undefined; }",
+        arg=presses_before,
+        timeout=10000,
+    )
+    assert status.get_attribute("data-pending") == pending
+    other.wait_for_timeout(1000)  # bounded: a late send would show as a request here
+    assert posts[posts_before:] == []
     assert len(_stored(url, "design", "doc_b")) == 1
 
 
@@ -340,9 +363,9 @@ def test_kill_9_with_unacknowledged_ratings_then_the_new_server_takes_them_once(
         # The endpoint acknowledges a press within milliseconds: hold its answers back so
         # that the server dies with ratings unacknowledged.
         page.route(f"**{RATINGS_PATH}", lambda route: route.abort())
+        shown = None
         for key in ["1", "2", "1", "2", "1", "2"]:
-            time.sleep(0.25)
-            page.keyboard.press(key)
+            shown = press_shown(page, key, shown)
         unacked = int(page.get_attribute('[data-testid="medsim-save-status"]', "data-pending"))
         proc.kill()  # SIGKILL: no shutdown, whatever was in flight is lost
         proc.wait(10)
@@ -383,10 +406,9 @@ def test_two_tabs_the_stale_tab_is_refused_and_shown_the_current_answer(server, 
     tab_a, tab_b = context.new_page(), context.new_page()
     _sign_in(tab_a, server["base"], codes["doc"])
     _sign_in(tab_b, server["base"], codes["doc"])
-    time.sleep(0.3)
-    tab_b.keyboard.press("1")
+    press_shown(tab_b, "1")
     _all_saved(tab_b)
-    tab_a.keyboard.press("2")  # tab A still shows pair 1 unrated: its version is stale
+    press_shown(tab_a, "2")  # tab A still shows pair 1 unrated: its version is stale
     notice = tab_a.locator('[data-testid="medsim-notice"]')
     notice.get_by_text("changed in another window").wait_for(timeout=20000)
     assert "current answer: Same" in notice.inner_text()
@@ -430,13 +452,11 @@ def test_store_unavailable_mid_session_says_not_saved_and_recovers(server, brows
         )
         page = browser.new_context().new_page()
         _sign_in(page, f"http://127.0.0.1:{port}", codes["doc"])
-        time.sleep(0.3)
-        page.keyboard.press("1")
+        shown = press_shown(page, "1")
         _all_saved(page)
         sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
         sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
-        time.sleep(0.3)
-        page.keyboard.press("2")
+        press_shown(page, "2", shown)
         status = page.locator('[data-testid="medsim-save-status"]')
         status.get_by_text("1 not saved — will retry").wait_for(timeout=60000)
         assert page.locator('[data-testid="medsim-term-1"]').inner_text() == "pgalpha 2"
@@ -499,28 +519,28 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     _sign_in(page, server["base"], codes["doc_c"])
     page.evaluate(RECORDER)
     start = total()
+    shown = None
     for _ in range(2):
-        time.sleep(0.3)
-        page.keyboard.press("1")
+        shown = press_shown(page, "1", shown)
     _all_saved(page)
     disagree(theirs[0])
     # The pair on screen when the slot was added stays hers to finish; her next press tells
     # the server where she is, and the widget learns of the new slot (the total grows).
     on_screen = page.locator('[data-testid="medsim-term-1"]').inner_text()
-    time.sleep(0.3)
-    page.keyboard.press("1")
+    shown = press_shown(page, "1", shown)
     page.locator('[data-testid="medsim-progress"]').get_by_text(
         f"/ {start + 1} rated", exact=False
     ).wait_for(timeout=30000)
     # From there the tiebreak pair comes within her next few pairs.
     shown = []
+    terms: list[str] = []
     for _ in range(4):
-        time.sleep(0.4)
-        shown.append(page.locator('[data-testid="medsim-term-1"]').inner_text())
+        shown = wait_shown(page, shown)
+        terms.append(page.locator('[data-testid="medsim-term-1"]').inner_text())
         page.keyboard.press("1")
-        if theirs[0] in shown:
+        if theirs[0] in terms:
             break
-    assert on_screen != theirs[0] and theirs[0] in shown, (on_screen, shown)
+    assert on_screen != theirs[0] and theirs[0] in terms, (on_screen, terms)
     _all_saved(page)
     assert total() == start + 1
     stored = _stored(url, "twoone", "doc_c")
@@ -531,8 +551,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
 
     # Finish her queue: the waiting screen with its count (pairs the others have not rated).
     for _ in range(total() - len(stored)):
-        time.sleep(0.3)
-        page.keyboard.press("2")
+        shown = press_shown(page, "2", shown)
     end = page.locator('[data-testid="medsim-end"]')
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     waiting = int(end.get_attribute("data-waiting"))
@@ -543,8 +562,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
         state="visible", timeout=15000
     )
     assert total() == start + 2
-    time.sleep(0.3)
-    page.keyboard.press("1")
+    press_shown(page, "1", shown)
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     _all_saved(page)
     assert [s["term"] for s in _stored(url, "twoone", "doc_c")][-1] == theirs[1]
@@ -563,13 +581,24 @@ def test_presses_travel_to_the_ratings_endpoint_not_through_a_page_rerun(server,
     _sign_in(page, server["base"], codes["doc"])
     page.evaluate(RECORDER)
     _all_saved(page)
-    time.sleep(1.0)
+    # The sign-in's own runs are over once the socket has been quiet for a second (bounded:
+    # a page that keeps sending fails here rather than later).
+    deadline = time.monotonic() + 30
+    while True:
+        count = len(frames)
+        page.wait_for_timeout(1000)
+        if len(frames) == count:
+            break
+        assert time.monotonic() < deadline, "the page kept sending websocket frames"
     frames_before, posts_before = len(frames), len(posts)
+    shown = None
     for key in ["1", "2"] * 4:
-        time.sleep(0.3)
-        page.keyboard.press(key)
+        shown = press_shown(page, key, shown)
+    # Every press acknowledged (nothing pending, all eight taken), then a bounded second
+    # for any late frame a press might cause.
     _all_saved(page)
-    time.sleep(0.5)
+    page.wait_for_function("() => window.__presses.length === 8 && window.__presses[7].after")
+    page.wait_for_timeout(1000)
     assert len(frames) == frames_before  # not one websocket message: no page rerun
     sent = posts[posts_before:]
     assert len(sent) >= 1
@@ -597,9 +626,9 @@ def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, brow
     _sign_in(page, server["base"], codes["doc"])
     page.evaluate(RECORDER)
     page.route(f"**{RATINGS_PATH}", lambda route: route.abort())  # nothing gets through
+    shown = None
     for key in ["1", "2", "2", "1", "1"]:
-        time.sleep(0.25)
-        page.keyboard.press(key)
+        shown = press_shown(page, key, shown)
     status = page.locator('[data-testid="medsim-save-status"]')
     status.get_by_text("5 not saved — will retry").wait_for(timeout=20000)
     ok, ignored = _accepted(page)

@@ -98,6 +98,7 @@ def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
     assert "auth_role" not in at.session_state  # the right code, but not checked yet
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.toggle(key="login_admin_open").set_value(True).run()  # the "Study admin" switch
     at.text_input(key="login_admin_name").input("alice")
     at.text_input(key="login_password").input("alice's long password")
     at.button[1].click().run()

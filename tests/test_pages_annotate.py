@@ -203,7 +203,9 @@ def test_landing_sign_in(db, monkeypatch):
     monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "apptest-admin-pw")
     ident, res = _annotator()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    assert [t.label for t in at.text_input] == ["Access code", "Admin name", "Admin password"]
+    # The admin form shows once the "Study admin" switch is on.
+    assert [t.label for t in at.text_input] == ["Access code"]
+    assert [t.label for t in at.toggle] == ["Study admin"]
     at.text_input(key="login_code").input("WRONG-CODE-0000-0000-0000-00")
     at.button[0].click().run()
     assert "not valid" in at.error[0].value
@@ -211,6 +213,8 @@ def test_landing_sign_in(db, monkeypatch):
     at.button[0].click().run()
     assert at.session_state["auth_role"] == "annotator"
     at2 = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at2.toggle(key="login_admin_open").set_value(True).run()
+    assert [t.label for t in at2.text_input] == ["Access code", "Admin name", "Admin password"]
     at2.text_input(key="login_password").input("apptest-admin-pw")
     at2.button[1].click().run()
     assert at2.session_state["auth_role"] == "admin"

@@ -162,6 +162,7 @@ def _signed_in_admin(name: str, password: str) -> dict:
     """The session state of a browser that signed in as admin *name* (the start page's
     form, then the run that follows)."""
     at = _app().run()
+    at.toggle(key="login_admin_open").set_value(True).run()  # the "Study admin" switch
     at.text_input(key="login_admin_name").input(name)
     at.text_input(key="login_password").input(password)
     next(b for b in at.button if b.label == "Sign in as admin").click().run()
@@ -179,7 +180,7 @@ def _next_run(session: dict) -> AppTest:
 
 
 def _signed_out(at: AppTest) -> bool:
-    return "auth_role" not in at.session_state and bool(at.text_input(key="login_password"))
+    return "auth_role" not in at.session_state and bool(at.toggle(key="login_admin_open"))
 
 
 def _pairs():

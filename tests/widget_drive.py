@@ -104,6 +104,46 @@ def wait_drawn(page, timeout: float = 30000) -> None:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+# The pair on screen (``after``: other than the pair drawn at that time) once it has been
+# shown for the minimum view time, on the page's clock: its drawing time (``data-shown-at``,
+# set by the widget where it starts the minimum view time) and the page's ``performance.now``.
+_SHOWN = """
+([after, minMs]) => {
+  const host = document.querySelector('[data-testid="stBidiComponentIsolated"]');
+  const r = host && host.shadowRoot;
+  if (!r) return false;
+  const main = r.querySelector('.medsim-main');
+  const pair = r.querySelector('[data-testid="medsim-pair"]');
+  if (!main || main.hidden || !pair || !pair.dataset.shownAt) return false;
+  const at = Number(pair.dataset.shownAt);
+  if (after !== null && at === after) return false;
+  return performance.now() - at >= minMs ? at : false;
+}
+"""
+#: Past the minimum view time by a little: the key's event time comes after the check anyway.
+SHOWN_MARGIN_MS = 5
+
+
+def wait_shown(page, after: float | None = None, timeout: float = 30000) -> float:
+    """Wait until a pair is on screen (one drawn since *after*, the drawing time returned by
+    an earlier call) and has been shown for the minimum view time, on the page's clock;
+    return its drawing time. Use before a key or tap that must be taken, instead of a fixed
+    sleep: a slow page makes it wait longer, never press too early."""
+    handle = page.wait_for_function(
+        _SHOWN, arg=[after, MIN_VIEW_MS + SHOWN_MARGIN_MS], timeout=timeout, polling=20
+    )
+    return float(handle.json_value())
+
+
+def press_shown(page, key: str, after: float | None = None, timeout: float = 30000) -> float:
+    """Press *key* once the pair on screen (drawn since *after*) has been shown for the
+    minimum view time; return the drawing time of the pair the key rated (pass it as
+    *after* to the next call, which then waits for the next pair)."""
+    at = wait_shown(page, after, timeout)
+    page.keyboard.press(key)
+    return at
+
+
 def tap_schedule(page, values: list[str], paced_s: float, doubles: int) -> None:
     """Tap the answer buttons for *values*, *paced_s* apart (after each pair is painted), then
     *doubles* double taps: two taps on one button back to back, as fast as the browser

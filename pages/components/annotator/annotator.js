@@ -603,6 +603,9 @@ class Annotator {
     this.el.comment.value = pair.comment || "";
     this.el.back.disabled = this.prevPosition(pos) === null;
     this.drawnAt = performance.now();
+    // When this pair was drawn, on the page's clock (the minimum view time counts from it):
+    // tests wait on it before a key instead of sleeping.
+    this.el.pair.dataset.shownAt = String(this.drawnAt);
     this.refreshAnswer();
     this.renderProgress();
     this.el.announce.textContent = `Pair ${pair.index + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
