@@ -12,6 +12,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
+from medsim_annot.storage.arrow import CodedRatings
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,
@@ -312,6 +314,54 @@ def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str], scale: Sca
     df["position"] = position[order]
     df["elapsed_ms"] = pd.Series(data["elapsed_ms"].tolist()).infer_objects()
     return df
+
+
+def coded_current_frame(coded: CodedRatings, names: dict[int, str], scale: Scale) -> pd.DataFrame:
+    """The frame of :func:`current_ratings` (``include_duplicates=True``) from the integer
+    codes of :func:`medsim_annot.storage.arrow.current_ratings_coded`: the same rows, order,
+    values and dtypes as :func:`_current_frame` of the DBAPI read, built from NumPy codes
+    and small lookup arrays instead of a Python object per value."""
+    n = len(coded)
+    id_list = sorted(set(names))
+    by_id = pd.Index(np.asarray(id_list, dtype=np.int64))
+    # Annotators as codes into their names sorted (unknown ids last, as None -> "None").
+    name_list = [names[i] for i in id_list]
+    rank: Any = np.argsort(np.array(name_list, dtype=object), kind="stable") if name_list else []
+    sorted_names = np.array([name_list[i] for i in rank] + ["None"], dtype=object)
+    code_of_id = np.empty(len(name_list) + 1, dtype=np.int64)
+    code_of_id[np.asarray(rank, dtype=np.int64)] = np.arange(len(name_list))
+    code_of_id[-1] = len(name_list)
+    ann_code = code_of_id[by_id.get_indexer(coded.annotator_id)]
+    order = np.lexsort((coded.position, ann_code, coded.item_position))
+
+    def text(uniques: np.ndarray, codes: np.ndarray) -> pd.Series:
+        lookup = pd.array(uniques.astype(str).tolist(), dtype="str")
+        return pd.Series(lookup.take(codes[order]))
+
+    canon = [scale.canonical(v) for v in coded.values]
+    rating = pd.Series(canon).take(coded.value_code[order]).reset_index(drop=True)
+    if n and rating.dtype == object:  # as pandas infers a list of the values
+        rating = pd.Series(rating.tolist())
+    missing = coded.elapsed_missing[order]
+    if not missing.any():
+        elapsed = pd.Series(coded.elapsed_ms[order])
+    elif missing.all():
+        elapsed = pd.Series([None] * n).infer_objects()
+    else:
+        elapsed = pd.Series(np.where(missing, np.nan, coded.elapsed_ms[order].astype(float)))
+    return pd.DataFrame(
+        {
+            C.PAIR_ID: text(coded.pair_ids, coded.pair_code),
+            C.ANNOTATOR: text(sorted_names, ann_code),
+            C.RATING: rating,
+            C.RATED_AT: pd.Series(coded.rated_at[order]).dt.tz_localize("UTC"),
+            C.COMMENT: text(coded.comments, coded.comment_code),
+            C.UNCLEAR: pd.Series(coded.unclear[order]),
+            "elapsed_ms": elapsed,
+            "slot": text(coded.kinds, coded.kind_code),
+            "position": pd.Series(coded.position[order]),
+        }
+    )
 
 
 class CurrentRatingsReader:

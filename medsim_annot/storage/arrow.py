@@ -1,81 +1,298 @@
-"""Arrow-native reads of large result sets (100,000s of ratings), through ADBC drivers.
+"""Column-wise reads of large result sets (100,000s of ratings) for the dashboard, without a
+Python object per value where that can be avoided.
 
 The DBAPI path (:func:`medsim_annot.storage.studies.fetch_columns`) builds one Python
-object per value; at a million ratings that conversion costs more than the query. The ADBC
-drivers (Apache Arrow's database connectivity: ``adbc-driver-sqlite``,
-``adbc-driver-postgresql``) return columnar Arrow buffers built in C, which pandas and NumPy
-read without a Python object per value.
+object per value (text, date-time); at 100,000s of ratings that conversion costs more than
+the query. Here the current ratings come back as integer codes and small lookup arrays
+(:class:`CodedRatings`):
 
-The same SQLAlchemy Core query is used on both paths, compiled for the engine's dialect;
-its parameters are rendered into the SQL text only when they are integers (study and
-rating ids), so no text value is ever interpolated. SQLite and PostgreSQL are supported;
-for any other database :func:`supports_arrow` is False and callers keep the DBAPI path.
-DuckDB's own SQLite/PostgreSQL scanners would need an extension download at run time, which
-an offline server cannot do: ADBC ships its drivers as wheels.
+* **PostgreSQL** through ADBC (``adbc-driver-postgresql``: Apache Arrow's database
+  connectivity over libpq, a socket, so nothing is shared with the process's other
+  connections): columnar Arrow buffers built in C, text columns dictionary-encoded by Arrow.
+* **SQLite** through the engine's own ``sqlite3`` connection, never an in-process ADBC
+  driver: ``adbc-driver-sqlite`` links its own copy of the SQLite library, and two SQLite
+  libraries on one database file in one process break each other's POSIX locks (closing
+  one copy's file descriptor drops the other's locks, https://sqlite.org/howtocorrupt.html
+  section 2.2.1) — a dashboard read while another thread saves a rating. The query returns
+  integers only (ids, positions, codes of the rating values and slot kinds, epoch
+  microseconds), which ``sqlite3`` returns as cached small ints or plain ints and NumPy
+  turns into arrays in one call; the pairs' ids come from one read of the items, the few
+  non-empty comments from a second query keyed by rating id (ratings are append-only, so a
+  rating id names the same row in every snapshot).
+
+The latest rating per slot is an anti-join (no newer rating of the same slot), which the
+``ix_ratings_assignment`` index answers on both databases. For any other database
+:func:`supports_arrow` is False and callers keep the DBAPI path; :func:`current_ratings_coded`
+returns None when the stored values do not fit the integer form (a date-time not in the
+form SQLAlchemy writes, or a value saved between the two queries, three times in a row),
+and callers then fall back to the DBAPI path too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-from sqlalchemy import Select
+from sqlalchemy import Integer as SAInteger
+from sqlalchemy import Select, and_, case, cast, exists, func, literal, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
 
-from medsim_annot.storage.studies import CURRENT_COLUMNS, current_ratings_query
+from medsim_annot.storage.models import Assignment, Item, Rating
 
 _DIALECTS = ("sqlite", "postgresql")
 
 
 def supports_arrow(engine: Engine) -> bool:
-    """True when *engine*'s database has an ADBC driver here (SQLite, PostgreSQL)."""
+    """True when *engine*'s database has a column-wise read here (SQLite, PostgreSQL)."""
     return engine.dialect.name in _DIALECTS
 
 
+@dataclass(frozen=True)
+class CodedRatings:
+    """The current ratings of a study (duplicate slots included), one NumPy array per
+    column, in the order the database returned them. Text columns are codes into small
+    lookup arrays: ``pair_ids[pair_code]``, ``values[value_code]``, ``kinds[kind_code]``,
+    ``comments[comment_code]`` (object arrays of ``str``)."""
+
+    annotator_id: np.ndarray  # int64
+    item_position: np.ndarray  # int64, the pair's position in the file
+    position: np.ndarray  # int64, the slot's queue position
+    pair_code: np.ndarray
+    pair_ids: np.ndarray
+    value_code: np.ndarray
+    values: np.ndarray
+    kind_code: np.ndarray
+    kinds: np.ndarray
+    comment_code: np.ndarray
+    comments: np.ndarray
+    unclear: np.ndarray  # bool
+    elapsed_ms: np.ndarray  # int64, 0 where missing
+    elapsed_missing: np.ndarray  # bool
+    rated_at: np.ndarray  # datetime64[us], naive UTC (NaT where missing)
+
+    def __len__(self) -> int:
+        return len(self.annotator_id)
+
+
+def _is_latest():
+    """No newer rating of the same slot: the rating is the slot's current one."""
+    newer = aliased(Rating)
+    return ~exists().where(newer.assignment_id == Rating.assignment_id, newer.id > Rating.id)
+
+
+def _base(study_id: int, columns: list[Any]) -> Select[Any]:
+    return (
+        select(*columns)
+        .join(Assignment, Assignment.id == Rating.assignment_id)
+        .join(Item, Item.id == Rating.item_id)
+        .where(Rating.study_id == study_id, _is_latest())
+    )
+
+
+def current_ratings_coded(engine: Engine, study_id: int) -> CodedRatings | None:
+    """The current ratings of study *study_id* (every slot kind) as :class:`CodedRatings`,
+    or None when they do not fit the integer form (see the module's docstring)."""
+    if engine.dialect.name == "postgresql":
+        return _postgres(engine, study_id)
+    if engine.dialect.name == "sqlite":
+        for _ in range(3):
+            got = _sqlite(engine, study_id)
+            if got is not None:
+                return got
+        return None
+    raise ValueError(f"no column-wise read for {engine.dialect.name} databases")
+
+
+# --------------------------------------------------------------------------- PostgreSQL
 def _sql(engine: Engine, query: Select[Any]) -> str:
+    """*query* as SQL text for ADBC; only integer parameters (study ids) are rendered into
+    it, so no text value is ever interpolated."""
     compiled = query.compile(dialect=engine.dialect)
-    params = compiled.construct_params()
-    bad = {k: v for k, v in params.items() if type(v) is not int}
+    bad = {k: v for k, v in compiled.construct_params().items() if type(v) is not int}
     if bad:
         raise TypeError(f"Arrow reads render integer parameters only, not {bad}")
     return str(query.compile(dialect=engine.dialect, compile_kwargs={"literal_binds": True}))
 
 
 def fetch_arrow(engine: Engine, query: Select[Any], names: tuple[str, ...]) -> pa.Table:
-    """The result of *query* as an Arrow table with columns *names* (in query order).
+    """The result of *query* as an Arrow table with columns *names*, read through ADBC on
+    PostgreSQL (the engine's URL, with its password, given to libpq). One statement, so one
+    snapshot."""
+    if engine.dialect.name != "postgresql":
+        raise ValueError(f"ADBC reads are for PostgreSQL, not {engine.dialect.name}")
+    import adbc_driver_postgresql.dbapi as driver
 
-    SQLite: the database file of *engine*, opened read-only by the driver. PostgreSQL: the
-    engine's URL (with its password) given to libpq. The read is one statement, so one
-    snapshot, as on the DBAPI path."""
-    sql = _sql(engine, query)
-    url = engine.url
-    if engine.dialect.name == "sqlite":
-        import adbc_driver_sqlite.dbapi as driver
-
-        if not url.database or url.database == ":memory:":
-            raise ValueError("Arrow reads need a SQLite database file, not an in-memory one")
-        conn = driver.connect(f"file:{url.database}?mode=ro")
-    elif engine.dialect.name == "postgresql":
-        import adbc_driver_postgresql.dbapi as driver  # type: ignore[no-redef]
-
-        conn = driver.connect(url.set(drivername="postgresql").render_as_string(False))
-    else:
-        raise ValueError(f"no Arrow driver for {engine.dialect.name} databases")
+    conn = driver.connect(engine.url.set(drivername="postgresql").render_as_string(False))
     try:
         with conn.cursor() as cur:
-            cur.execute(sql)
+            cur.execute(_sql(engine, query))
             table = cur.fetch_arrow_table()
     finally:
         conn.close()
     return table.rename_columns(list(names))
 
 
-def current_ratings_arrow(
-    engine: Engine, study_id: int, *, include_duplicates: bool = True
-) -> pa.Table:
-    """:func:`medsim_annot.storage.studies.current_rating_columns` (without bookkeeping) as
-    an Arrow table, one column per name of
-    :data:`~medsim_annot.storage.studies.CURRENT_COLUMNS` (raw stored values: SQLite gives
-    date-times as text, PostgreSQL as timestamps; booleans as 0/1 or bool)."""
-    q, n = current_ratings_query(study_id, include_duplicates=include_duplicates, bookkeeping=False)
-    return fetch_arrow(engine, q, CURRENT_COLUMNS[:n])
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct values (object array of str) of a text column without NULLs."""
+    enc = column.combine_chunks().dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return codes, np.asarray(enc.dictionary.to_pylist(), dtype=object)
+
+
+def _int(column: pa.ChunkedArray) -> np.ndarray:
+    return column.to_numpy().astype(np.int64, copy=False)
+
+
+def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
+    names = ("ann", "item_pos", "pos", "pair", "value", "kind", "comment", "unclear", "ms", "at")
+    q = _base(
+        study_id,
+        [
+            Rating.annotator_id,
+            Item.position,
+            Assignment.position,
+            Item.pair_id,
+            Rating.value,
+            Assignment.kind,
+            Rating.comment,
+            Rating.unclear,
+            Rating.elapsed_ms,
+            Rating.rated_at,
+        ],
+    )
+    t = fetch_arrow(engine, q, names)
+    if any(t.column(c).null_count for c in names[:8]):
+        return None  # not the shape the integer form assumes: the DBAPI path reads it
+    pair_code, pair_ids = _codes(t.column("pair"))
+    value_code, values = _codes(t.column("value"))
+    kind_code, kinds = _codes(t.column("kind"))
+    comment_code, comments = _codes(t.column("comment"))
+    ms = t.column("ms")
+    at = t.column("at").cast(pa.timestamp("us"))
+    return CodedRatings(
+        annotator_id=_int(t.column("ann")),
+        item_position=_int(t.column("item_pos")),
+        position=_int(t.column("pos")),
+        pair_code=pair_code,
+        pair_ids=pair_ids,
+        value_code=value_code,
+        values=values,
+        kind_code=kind_code,
+        kinds=kinds,
+        comment_code=comment_code,
+        comments=comments,
+        unclear=t.column("unclear").to_numpy().astype(bool),
+        elapsed_ms=ms.fill_null(0).to_numpy().astype(np.int64, copy=False),
+        elapsed_missing=ms.is_null().to_numpy(zero_copy_only=False).astype(bool),
+        rated_at=at.to_numpy().astype("datetime64[us]"),
+    )
+
+
+# --------------------------------------------------------------------------- SQLite
+def _rows(engine: Engine, query: Any) -> list[tuple[Any, ...]]:
+    """The rows of *query* through the engine's own ``sqlite3`` connection (bound
+    parameters, no SQLAlchemy row processing)."""
+    with engine.connect() as conn:
+        compiled = query.compile(dialect=conn.dialect)
+        params = compiled.construct_params()
+        order = compiled.positiontup or []
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(str(compiled), tuple(params[k] for k in order))
+            return list(cursor.fetchall())
+        finally:
+            cursor.close()
+
+
+def _code_of(column: Any, known: list[str]) -> Any:
+    """The index of *column*'s value in *known*, -1 for any other value."""
+    if not known:
+        return literal(-1)
+    return case({v: i for i, v in enumerate(known)}, value=column, else_=-1)
+
+
+def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
+    values = [
+        str(v)
+        for (v,) in _rows(
+            engine, select(Rating.value).where(Rating.study_id == study_id).distinct()
+        )
+    ]
+    kinds = [
+        str(v)
+        for (v,) in _rows(
+            engine, select(Assignment.kind).where(Assignment.study_id == study_id).distinct()
+        )
+    ]
+    at = Rating.rated_at
+    # SQLAlchemy stores date-times as 'YYYY-MM-DD HH:MM:SS.ffffff' (26 characters, naive
+    # UTC): whole seconds from strftime, microseconds from the text.
+    well_formed = and_(func.length(at) == 26, func.substr(at, 20, 1) == ".")
+    epoch_us = cast(func.strftime("%s", at), SAInteger) * 1_000_000 + cast(
+        func.substr(at, 21, 6), SAInteger
+    )
+    q = _base(
+        study_id,
+        [
+            Rating.id,
+            Rating.annotator_id,
+            Item.position,
+            Assignment.position,
+            _code_of(Rating.value, values),
+            _code_of(Assignment.kind, kinds),
+            case((Rating.unclear, 1), else_=0),
+            func.coalesce(Rating.elapsed_ms, 0),
+            case((Rating.elapsed_ms.is_(None), 1), else_=0),
+            case((well_formed, epoch_us), else_=0),
+            case((well_formed, 1), else_=0),
+            case((Rating.comment == "", 0), else_=1),
+        ],
+    )
+    rows = _rows(engine, q)
+    m = np.array(rows, dtype=np.int64).reshape(len(rows), 12)
+    if len(m) and ((m[:, 4] < 0).any() or (m[:, 5] < 0).any()):
+        return None  # a value or slot kind saved after the first two queries: read again
+    if not m[:, 10].all():
+        return None  # a date-time in another form: the DBAPI path parses the text
+    rid = m[:, 0]
+    comments = [""]
+    comment_code = np.zeros(len(m), dtype=np.int64)
+    if m[:, 11].any():
+        wanted = rid[m[:, 11] == 1]
+        found: dict[int, str] = dict(
+            _rows(
+                engine,
+                select(Rating.id, Rating.comment).where(
+                    Rating.study_id == study_id, Rating.comment != "", Rating.id <= int(rid.max())
+                ),
+            )
+        )
+        distinct = sorted({found[int(r)] for r in wanted})
+        comments += distinct
+        index = {c: i + 1 for i, c in enumerate(distinct)}
+        comment_code[m[:, 11] == 1] = [index[found[int(r)]] for r in wanted]
+    items = _rows(engine, select(Item.position, Item.pair_id).where(Item.study_id == study_id))
+    pos = np.array([p for p, _ in items], dtype=np.int64)
+    ids = np.array([str(i) for _, i in items], dtype=object)
+    by_pos = np.argsort(pos)
+    pair_code = by_pos[np.searchsorted(pos, m[:, 2], sorter=by_pos)] if len(m) else m[:, 2]
+    return CodedRatings(
+        annotator_id=m[:, 1].copy(),
+        item_position=m[:, 2].copy(),
+        position=m[:, 3].copy(),
+        pair_code=np.asarray(pair_code, dtype=np.int64),
+        pair_ids=ids,
+        value_code=m[:, 4].copy(),
+        values=np.array(values, dtype=object),
+        kind_code=m[:, 5].copy(),
+        kinds=np.array(kinds, dtype=object),
+        comment_code=comment_code,
+        comments=np.array(comments, dtype=object),
+        unclear=m[:, 6].astype(bool),
+        elapsed_ms=m[:, 7].copy(),
+        elapsed_missing=m[:, 8].astype(bool),
+        rated_at=m[:, 9].astype("datetime64[us]"),
+    )
