@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from sqlalchemy import Integer as SAInteger
-from sqlalchemy import Select, and_, case, cast, exists, func, literal, select
+from sqlalchemy import Select, case, exists, func, literal, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 
@@ -208,13 +207,30 @@ def _rows(engine: Engine, query: Any) -> list[tuple[Any, ...]]:
 
 
 def _code_of(column: Any, known: list[str]) -> Any:
-    """The index of *column*'s value in *known*, -1 for any other value."""
+    """The index of *column*'s value in *known*; ``len(known)`` for any other value."""
     if not known:
-        return literal(-1)
-    return case({v: i for i, v in enumerate(known)}, value=column, else_=-1)
+        return literal(0)
+    return case({v: i for i, v in enumerate(known)}, value=column, else_=len(known))
+
+
+def _ints(text: str | None, n: int) -> np.ndarray:
+    """A ``group_concat`` of *n* integers as an int64 array."""
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    if text is None:
+        raise ValueError(f"expected {n} integers, read none")
+    out = np.fromstring(text, dtype=np.int64, sep=",")  # C parser, no list of str
+    if len(out) != n:
+        raise ValueError(f"expected {n} integers, read {len(out)}")
+    return out
 
 
 def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
+    """One aggregate row: each column of the current ratings as one ``group_concat`` text
+    (the aggregates of one SELECT see the rows in the same order, so the columns stay
+    aligned), parsed by NumPy's C parsers; the rating value, slot kind and the flags are
+    packed into one integer per rating. Date-times, stored as fixed-width text, are read as
+    NumPy ``datetime64`` from the concatenated text without a separator."""
     values = [
         str(v)
         for (v,) in _rows(
@@ -227,41 +243,56 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
             engine, select(Assignment.kind).where(Assignment.study_id == study_id).distinct()
         )
     ]
+    nv, nk = len(values) + 1, len(kinds) + 1  # the last code of each: a value not known
     at = Rating.rated_at
-    # SQLAlchemy stores date-times as 'YYYY-MM-DD HH:MM:SS.ffffff' (26 characters, naive
-    # UTC): whole seconds from strftime, microseconds from the text.
-    well_formed = and_(func.length(at) == 26, func.substr(at, 20, 1) == ".")
-    epoch_us = cast(func.strftime("%s", at), SAInteger) * 1_000_000 + cast(
-        func.substr(at, 21, 6), SAInteger
+    flag = lambda cond: case((cond, 1), else_=0)
+    packed = _code_of(Rating.value, values) + nv * (
+        _code_of(Assignment.kind, kinds)
+        + nk
+        * (
+            flag(Rating.unclear)
+            + 2 * flag(Rating.elapsed_ms.is_(None))
+            + 4 * flag(Rating.comment != "")
+        )
     )
     q = _base(
         study_id,
         [
-            Rating.id,
-            Rating.annotator_id,
-            Item.position,
-            Assignment.position,
-            _code_of(Rating.value, values),
-            _code_of(Assignment.kind, kinds),
-            case((Rating.unclear, 1), else_=0),
-            func.coalesce(Rating.elapsed_ms, 0),
-            case((Rating.elapsed_ms.is_(None), 1), else_=0),
-            case((well_formed, epoch_us), else_=0),
-            case((well_formed, 1), else_=0),
-            case((Rating.comment == "", 0), else_=1),
+            func.count(),
+            func.group_concat(Rating.id),
+            func.group_concat(Rating.annotator_id),
+            func.group_concat(Item.position),
+            func.group_concat(Assignment.position),
+            func.group_concat(packed),
+            func.group_concat(func.coalesce(Rating.elapsed_ms, 0)),
+            # SQLAlchemy stores date-times as 'YYYY-MM-DD HH:MM:SS.ffffff' (26 characters,
+            # naive UTC); any other length (or NULL) sends the read to the DBAPI path.
+            func.group_concat(at, ""),
+            func.sum(case((func.coalesce(func.length(at), 0) == _TIME_WIDTH, 0), else_=1)),
         ],
     )
-    rows = _rows(engine, q)
-    m = np.array(rows, dtype=np.int64).reshape(len(rows), 12)
-    if len(m) and ((m[:, 4] < 0).any() or (m[:, 5] < 0).any()):
-        return None  # a value or slot kind saved after the first two queries: read again
-    if not m[:, 10].all():
+    [(n, *cols, bad_times)] = _rows(engine, q)
+    n = int(n)
+    if n == 0:
+        return _empty()
+    if bad_times:
         return None  # a date-time in another form: the DBAPI path parses the text
-    rid = m[:, 0]
+    rid, ann, item_pos, pos, code, ms = (_ints(c, n) for c in cols[:6])
+    try:
+        rated_at = np.frombuffer(cols[6].encode("ascii"), dtype=f"S{_TIME_WIDTH}").astype(
+            "datetime64[us]"
+        )
+    except (UnicodeEncodeError, ValueError):
+        return None
+    code, value_code = np.divmod(code, nv)
+    flags, kind_code = np.divmod(code, nk)
+    if (value_code == nv - 1).any() or (kind_code == nk - 1).any():
+        return None  # a value or slot kind saved after the first two queries: read again
+    has_comment = (flags & 4).astype(bool)
     comments = [""]
-    comment_code = np.zeros(len(m), dtype=np.int64)
-    if m[:, 11].any():
-        wanted = rid[m[:, 11] == 1]
+    comment_code = np.zeros(n, dtype=np.int64)
+    if has_comment.any():
+        wanted = rid[has_comment]
         found: dict[int, str] = dict(
             _rows(
                 engine,
@@ -273,26 +304,39 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
         distinct = sorted({found[int(r)] for r in wanted})
         comments += distinct
         index = {c: i + 1 for i, c in enumerate(distinct)}
-        comment_code[m[:, 11] == 1] = [index[found[int(r)]] for r in wanted]
+        comment_code[has_comment] = [index[found[int(r)]] for r in wanted]
     items = _rows(engine, select(Item.position, Item.pair_id).where(Item.study_id == study_id))
-    pos = np.array([p for p, _ in items], dtype=np.int64)
+    positions = np.array([p for p, _ in items], dtype=np.int64)
     ids = np.array([str(i) for _, i in items], dtype=object)
-    by_pos = np.argsort(pos)
-    pair_code = by_pos[np.searchsorted(pos, m[:, 2], sorter=by_pos)] if len(m) else m[:, 2]
+    by_pos = np.argsort(positions)
+    pair_code = by_pos[np.searchsorted(positions, item_pos, sorter=by_pos)]
     return CodedRatings(
-        annotator_id=m[:, 1].copy(),
-        item_position=m[:, 2].copy(),
-        position=m[:, 3].copy(),
-        pair_code=np.asarray(pair_code, dtype=np.int64),
+        annotator_id=ann,
+        item_position=item_pos,
+        position=pos,
+        pair_code=pair_code.astype(np.int64),
         pair_ids=ids,
-        value_code=m[:, 4].copy(),
+        value_code=value_code,
         values=np.array(values, dtype=object),
-        kind_code=m[:, 5].copy(),
+        kind_code=kind_code,
         kinds=np.array(kinds, dtype=object),
         comment_code=comment_code,
         comments=np.array(comments, dtype=object),
-        unclear=m[:, 6].astype(bool),
-        elapsed_ms=m[:, 7].copy(),
-        elapsed_missing=m[:, 8].astype(bool),
-        rated_at=m[:, 9].astype("datetime64[us]"),
+        unclear=(flags & 1).astype(bool),
+        elapsed_ms=ms,
+        elapsed_missing=(flags & 2).astype(bool),
+        rated_at=rated_at,
     )
+
+
+#: Characters of a date-time as SQLAlchemy stores it in SQLite.
+_TIME_WIDTH = 26
+
+
+def _empty() -> CodedRatings:
+    none = np.zeros(0, dtype=np.int64)
+    text = np.zeros(0, dtype=object)
+    return CodedRatings(
+        none, none, none, none, text, none, text, none, text, none, text,
+        none.astype(bool), none, none.astype(bool), none.astype("datetime64[us]"),
+    )  # fmt: skip
