@@ -247,3 +247,41 @@ def test_sqlite_arrow_read_uses_the_process_own_sqlite_library(tmp_path):
     adbc = [m for m in sys.modules if m.startswith("adbc_driver_sqlite")]
     assert not adbc, f"the SQLite ADBC driver was imported: {adbc}"
     engine.dispose()
+
+
+def test_arrow_pairs_read_equals_the_dbapi_read(engine):
+    """The pairs read column-wise (ADBC on PostgreSQL, one concatenated row on SQLite) give
+    the very frame of the DBAPI read: missing automatic labels, extra metadata columns,
+    commas, quotes, new lines and non-ASCII text; a text holding the SQLite read's separator
+    falls back to the DBAPI read."""
+    from medsim_annot.storage import arrow as arrow_store
+
+    pairs = PAIRS.assign(
+        **{
+            C.TERM_1: ["a, b", 'say "x"', "two\nlines", "é ✓", "", "plain"],
+            "source": ["s1", "s2", "", "s4", "s5", "s6"],
+        }
+    )
+    svc.create_study("inc", pairs, BINARY, ["a"], engine=engine)
+    sid = svc.get_study("inc", engine=engine).id
+    assert arrow_store.item_columns(engine, sid) is not None
+
+    got = svc.pairs_frame("inc", engine=engine)
+    pd.testing.assert_frame_equal(got, _dbapi_pairs("inc", engine))
+    assert got[C.AUTO_LABEL].isna().sum() == 1
+    odd = PAIRS.assign(**{C.TERM_2: ["x\x1fy", *PAIRS[C.TERM_2].iloc[1:]]})
+    svc.create_study("odd", odd, BINARY, ["a"], engine=engine)
+    if engine.dialect.name == "sqlite":
+        assert arrow_store.item_columns(engine, svc.get_study("odd", engine=engine).id) is None
+    pd.testing.assert_frame_equal(
+        svc.pairs_frame("odd", engine=engine), _dbapi_pairs("odd", engine)
+    )
+
+
+def _dbapi_pairs(study, engine):
+    from unittest import mock
+
+    from medsim_annot.storage import arrow as arrow_store
+
+    with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
+        return svc.pairs_frame(study, engine=engine)

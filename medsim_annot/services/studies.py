@@ -29,6 +29,7 @@ from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
 from medsim_annot.storage.arrow import CodedRatings
@@ -236,6 +237,9 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
+    fast = arrow_store.item_columns(engine, info.id) if arrow_store.supports_arrow(engine) else None
+    if fast is not None and len(fast):
+        return _pairs_of_columns(fast)
     data = store.item_columns(engine, info.id)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
@@ -248,6 +252,33 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
         extra = extra[[c for c in extra.columns if c not in frame.columns]]
         frame = pd.concat([frame, extra], axis=1)
     frame[C.AUTO_LABEL] = pd.array(frame[C.AUTO_LABEL].tolist(), dtype="Int64")
+    return frame
+
+
+def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
+    """The frame of :func:`pairs_frame` from the column-wise read
+    (:func:`medsim_annot.storage.arrow.item_columns`): the same columns, values and dtypes
+    as the DBAPI read's."""
+    text_dtype = pd.Series([""]).dtype  # what pandas infers for a list of str
+    frame = pd.DataFrame(
+        {
+            c: (v if isinstance(v, list) else pd.array(v, dtype=text_dtype))
+            for c, v in items.text.items()
+            if c != "meta_json"
+        }
+    )
+    frame.insert(
+        3,
+        C.AUTO_LABEL,
+        pd.arrays.IntegerArray(items.auto_label.astype(np.int64), items.auto_label_missing.copy()),
+    )
+    meta_json = items.text["meta_json"]
+    raw = meta_json if isinstance(meta_json, list) else meta_json.to_pylist()
+    metas = [json.loads(m) if m and m != "{}" else {} for m in raw]
+    if any(metas):
+        extra = pd.DataFrame(metas)
+        extra = extra[[c for c in extra.columns if c not in frame.columns]]
+        frame = pd.concat([frame, extra], axis=1)
     return frame
 
 

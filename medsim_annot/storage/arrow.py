@@ -340,3 +340,88 @@ def _empty() -> CodedRatings:
         none, none, none, none, text, none, text, none, text, none, text,
         none.astype(bool), none, none.astype(bool), none.astype("datetime64[us]"),
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- pairs
+#: Text columns of the items as :func:`medsim_annot.storage.studies.item_columns` reads
+#: them (with ``auto_label`` between ``term_2`` and ``dataset``), in that order.
+ITEM_TEXT = (
+    "pair_id",
+    "term_1",
+    "term_2",
+    "dataset",
+    "difficulty",
+    "negative_strategy",
+    "concept_id_1",
+    "concept_id_2",
+    "meta_json",
+)
+#: The separator of the SQLite read's concatenated text columns (ASCII unit separator); a
+#: study whose texts hold it is read through the DBAPI instead.
+_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class ItemColumns:
+    """The study's items in file order: each text column of :data:`ITEM_TEXT` as a list of
+    ``str`` (SQLite) or an Arrow array (PostgreSQL), and ``auto_label`` as int64 values with
+    a missing mask."""
+
+    text: dict[str, Any]
+    auto_label: np.ndarray
+    auto_label_missing: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.auto_label)
+
+
+def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
+    """The items of study *study_id* column-wise (:class:`ItemColumns`), or None when a text
+    is NULL or holds the SQLite read's separator (callers then read through the DBAPI)."""
+    cols = [getattr(Item, c) for c in ITEM_TEXT]
+    label = Item.auto_label
+    if engine.dialect.name == "postgresql":
+        q = (
+            select(*cols, func.coalesce(label, 0), label.is_(None))
+            .where(Item.study_id == study_id)
+            .order_by(Item.position)
+        )
+        t = fetch_arrow(engine, q, (*ITEM_TEXT, "label", "missing"))
+        if any(t.column(c).null_count for c in ITEM_TEXT):
+            return None
+        return ItemColumns(
+            {c: t.column(c).combine_chunks() for c in ITEM_TEXT},
+            _int(t.column("label")),
+            t.column("missing").to_numpy().astype(bool),
+        )
+    if engine.dialect.name != "sqlite":
+        raise ValueError(f"no column-wise read for {engine.dialect.name} databases")
+    rows = select(*cols, label, Item.position).where(Item.study_id == study_id).subquery()
+    oc = [rows.c[c] for c in ITEM_TEXT]
+    ol = rows.c.auto_label
+    unfit = sum(
+        (func.sum(case((c.is_(None), 1), (func.instr(c, _SEP) > 0, 1), else_=0)) for c in oc),
+        literal(0),
+    )
+    q = select(
+        func.count(),
+        unfit,
+        *(func.group_concat(c, _SEP) for c in oc),
+        func.group_concat(func.coalesce(ol, 0)),
+        func.group_concat(case((ol.is_(None), 1), else_=0)),
+        func.group_concat(rows.c.position),
+    )
+    [(n, bad, *texts, labels, missing, positions)] = _rows(engine, q)
+    if bad:
+        return None
+    n = int(n)
+    text = {c: (t.split(_SEP) if n else []) for c, t in zip(ITEM_TEXT, texts, strict=True)}
+    if any(len(v) != n for v in text.values()):
+        return None
+    label_values, label_missing = _ints(labels, n), _ints(missing, n).astype(bool)
+    position = _ints(positions, n)
+    if n and not (np.diff(position) > 0).all():  # file order, whatever order SQLite chose
+        order = np.argsort(position, kind="stable")
+        text = {c: np.asarray(v, dtype=object)[order].tolist() for c, v in text.items()}
+        label_values, label_missing = label_values[order], label_missing[order]
+    return ItemColumns(text, label_values, label_missing)
