@@ -250,10 +250,9 @@ def test_sqlite_arrow_read_uses_the_process_own_sqlite_library(tmp_path):
 
 
 def test_arrow_pairs_read_equals_the_dbapi_read(engine):
-    """The pairs read column-wise (ADBC on PostgreSQL, one concatenated row on SQLite) give
-    the very frame of the DBAPI read: missing automatic labels, extra metadata columns,
-    commas, quotes, new lines and non-ASCII text; a text holding the SQLite read's separator
-    falls back to the DBAPI read."""
+    """The pairs read column-wise (ADBC on PostgreSQL; SQLite reads them through the DBAPI)
+    give the very frame of the DBAPI read: missing automatic labels, extra metadata columns,
+    commas, quotes, new lines, control characters and non-ASCII text."""
     from medsim_annot.storage import arrow as arrow_store
 
     pairs = PAIRS.assign(
@@ -264,15 +263,15 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
     )
     svc.create_study("inc", pairs, BINARY, ["a"], engine=engine)
     sid = svc.get_study("inc", engine=engine).id
-    assert arrow_store.item_columns(engine, sid) is not None
+    assert (arrow_store.item_columns(engine, sid) is not None) == (
+        engine.dialect.name == "postgresql"
+    )
 
     got = svc.pairs_frame("inc", engine=engine)
     pd.testing.assert_frame_equal(got, _dbapi_pairs("inc", engine))
     assert got[C.AUTO_LABEL].isna().sum() == 1
     odd = PAIRS.assign(**{C.TERM_2: ["x\x1fy", *PAIRS[C.TERM_2].iloc[1:]]})
     svc.create_study("odd", odd, BINARY, ["a"], engine=engine)
-    if engine.dialect.name == "sqlite":
-        assert arrow_store.item_columns(engine, svc.get_study("odd", engine=engine).id) is None
     pd.testing.assert_frame_equal(
         svc.pairs_frame("odd", engine=engine), _dbapi_pairs("odd", engine)
     )

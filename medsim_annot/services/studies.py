@@ -261,20 +261,14 @@ def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
     as the DBAPI read's."""
     text_dtype = pd.Series([""]).dtype  # what pandas infers for a list of str
     frame = pd.DataFrame(
-        {
-            c: (v if isinstance(v, list) else pd.array(v, dtype=text_dtype))
-            for c, v in items.text.items()
-            if c != "meta_json"
-        }
+        {c: pd.array(v, dtype=text_dtype) for c, v in items.text.items() if c != "meta_json"}
     )
     frame.insert(
         3,
         C.AUTO_LABEL,
         pd.arrays.IntegerArray(items.auto_label.astype(np.int64), items.auto_label_missing.copy()),
     )
-    meta_json = items.text["meta_json"]
-    raw = meta_json if isinstance(meta_json, list) else meta_json.to_pylist()
-    metas = [json.loads(m) if m and m != "{}" else {} for m in raw]
+    metas = [json.loads(m) if m and m != "{}" else {} for m in items.text["meta_json"].to_pylist()]
     if any(metas):
         extra = pd.DataFrame(metas)
         extra = extra[[c for c in extra.columns if c not in frame.columns]]

@@ -356,16 +356,12 @@ ITEM_TEXT = (
     "concept_id_2",
     "meta_json",
 )
-#: The separator of the SQLite read's concatenated text columns (ASCII unit separator); a
-#: study whose texts hold it is read through the DBAPI instead.
-_SEP = "\x1f"
 
 
 @dataclass(frozen=True)
 class ItemColumns:
-    """The study's items in file order: each text column of :data:`ITEM_TEXT` as a list of
-    ``str`` (SQLite) or an Arrow array (PostgreSQL), and ``auto_label`` as int64 values with
-    a missing mask."""
+    """The study's items in file order: each text column of :data:`ITEM_TEXT` as an Arrow
+    array, and ``auto_label`` as int64 values with a missing mask."""
 
     text: dict[str, Any]
     auto_label: np.ndarray
@@ -376,8 +372,10 @@ class ItemColumns:
 
 
 def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
-    """The items of study *study_id* column-wise (:class:`ItemColumns`), or None when a text
-    is NULL or holds the SQLite read's separator (callers then read through the DBAPI)."""
+    """The items of study *study_id* column-wise (:class:`ItemColumns`) through ADBC on
+    PostgreSQL (half the DBAPI read's CPU at 100,000 pairs); None on SQLite, where every
+    text becomes a Python ``str`` either way and a concatenated read measured only ~7%
+    faster, and when a text is NULL (callers then read through the DBAPI)."""
     cols = [getattr(Item, c) for c in ITEM_TEXT]
     label = Item.auto_label
     if engine.dialect.name == "postgresql":
@@ -394,34 +392,4 @@ def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
             _int(t.column("label")),
             t.column("missing").to_numpy().astype(bool),
         )
-    if engine.dialect.name != "sqlite":
-        raise ValueError(f"no column-wise read for {engine.dialect.name} databases")
-    rows = select(*cols, label, Item.position).where(Item.study_id == study_id).subquery()
-    oc = [rows.c[c] for c in ITEM_TEXT]
-    ol = rows.c.auto_label
-    unfit = sum(
-        (func.sum(case((c.is_(None), 1), (func.instr(c, _SEP) > 0, 1), else_=0)) for c in oc),
-        literal(0),
-    )
-    q = select(
-        func.count(),
-        unfit,
-        *(func.group_concat(c, _SEP) for c in oc),
-        func.group_concat(func.coalesce(ol, 0)),
-        func.group_concat(case((ol.is_(None), 1), else_=0)),
-        func.group_concat(rows.c.position),
-    )
-    [(n, bad, *texts, labels, missing, positions)] = _rows(engine, q)
-    if bad:
-        return None
-    n = int(n)
-    text = {c: (t.split(_SEP) if n else []) for c, t in zip(ITEM_TEXT, texts, strict=True)}
-    if any(len(v) != n for v in text.values()):
-        return None
-    label_values, label_missing = _ints(labels, n), _ints(missing, n).astype(bool)
-    position = _ints(positions, n)
-    if n and not (np.diff(position) > 0).all():  # file order, whatever order SQLite chose
-        order = np.argsort(position, kind="stable")
-        text = {c: np.asarray(v, dtype=object)[order].tolist() for c, v in text.items()}
-        label_values, label_missing = label_values[order], label_missing[order]
-    return ItemColumns(text, label_values, label_missing)
+    return None  # SQLite: the DBAPI read is as fast for text (a str per value either way)
