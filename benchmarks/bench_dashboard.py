@@ -17,12 +17,12 @@ second SQLite library breaks the first one's POSIX locks), measured in the same 
 line says which store it measured.
 
 Measured 2026-11-26 on the shared 2-core machine with other sessions' test suites running
-(``/proc/loadavg`` 7-11, so every figure is 2-4x a quiet machine's; see docs/perf.md for
-the table and same-minute CPU times): SQLite 100,000 x 3 cold 10.6 s against a baseline of
-5.3 s in that run (single runs under a load spike; CPU time in the same minute: ours 2.95 s,
-baseline 3.80 s), 1,000,000 ratings 48.5 s against 50.3 s. Neither goal is met yet: the
-read is no longer the cost, the figures are (pandas' Arrow-backed strings factorized and
-converted to object arrays again by each statistic).
+(``/proc/loadavg`` 5-11, so wall times are 2-4x a quiet machine's; docs/perf.md has the
+tables): cold dashboard at 300,000 ratings, same minute, CPU seconds — SQLite 2.62 against
+the DBAPI baseline's 3.30, PostgreSQL 1.94 against 2.62 (client side); one full run's wall
+times at 1,000,000 ratings: SQLite 48.5 s against 50.3 s, PostgreSQL 27.8 s against 49.5 s.
+Neither goal is met yet: the read is no longer the main cost, the figures are (pair ids and
+annotators factorized again by each statistic).
 
 Environment: ``MEDSIM_BENCH_DASHBOARD_RATINGS`` (default 1,000,000; 0 skips that figure),
 ``MEDSIM_BENCH_QUICK`` (smaller sizes).
