@@ -14,16 +14,17 @@ the query. Here the current ratings come back as integer codes and small lookup 
   libraries on one database file in one process break each other's POSIX locks (closing
   one copy's file descriptor drops the other's locks, https://sqlite.org/howtocorrupt.html
   section 2.2.1) — a dashboard read while another thread saves a rating. The query returns
-  integers only (ids, positions, codes of the rating values and slot kinds, epoch
-  microseconds), which ``sqlite3`` returns as cached small ints or plain ints and NumPy
-  turns into arrays in one call; the pairs' ids come from one read of the items, the few
-  non-empty comments from a second query keyed by rating id (ratings are append-only, so a
-  rating id names the same row in every snapshot).
+  one aggregate row: each column a ``group_concat`` of integers (ids, positions, the rating
+  value, slot kind and flags packed into one code) parsed by NumPy's C parser, and the
+  date-times (fixed-width text) read as ``datetime64`` from their concatenation — no Python
+  object per value. The pairs' ids come from one read of the items, the few non-empty
+  comments from a second query keyed by rating id (ratings are append-only, so a rating id
+  names the same row in every snapshot).
 
 The latest rating per slot is an anti-join (no newer rating of the same slot), which the
 ``ix_ratings_assignment`` index answers on both databases. For any other database
-:func:`supports_arrow` is False and callers keep the DBAPI path; :func:`current_ratings_coded`
-returns None when the stored values do not fit the integer form (a date-time not in the
+:func:`supports_arrow` is False and callers keep the DBAPI path;
+:func:`current_ratings_coded` returns None when the stored values do not fit the integer form (a date-time not in the
 form SQLAlchemy writes, or a value saved between the two queries, three times in a row),
 and callers then fall back to the DBAPI path too.
 """
