@@ -10,7 +10,19 @@ figures' baseline is the straightforward recomputation a notebook would do: per-
 ``groupby.apply`` majority votes, per-group ``groupby.apply`` audit and the ``krippendorff``
 package per group on a pivoted matrix, pairwise agreement by merging annotators' frames. The
 cold reads' baseline is the same dashboard read through the DBAPI (a Python object per
-value) instead of Arrow (ADBC), measured in the same run.
+value) instead of the column-wise read of :mod:`medsim_annot.storage.arrow` (integer codes:
+ADBC over libpq on PostgreSQL; on SQLite the engine's own ``sqlite3``, one aggregate row of
+``group_concat`` columns parsed by NumPy — never an in-process ADBC SQLite driver, whose
+second SQLite library breaks the first one's POSIX locks), measured in the same run; every
+line says which store it measured.
+
+Measured 2026-11-26 on the shared 2-core machine with other sessions' test suites running
+(``/proc/loadavg`` 5-11, so wall times are 2-4x a quiet machine's; docs/perf.md has the
+tables): cold dashboard at 300,000 ratings, same minute, CPU seconds — SQLite 2.62 against
+the DBAPI baseline's 3.30, PostgreSQL 1.94 against 2.62 (client side); one full run's wall
+times at 1,000,000 ratings: SQLite 48.5 s against 50.3 s, PostgreSQL 27.8 s against 49.5 s.
+Neither goal is met yet: the read is no longer the main cost, the figures are (pair ids and
+annotators factorized again by each statistic).
 
 Environment: ``MEDSIM_BENCH_DASHBOARD_RATINGS`` (default 1,000,000; 0 skips that figure),
 ``MEDSIM_BENCH_QUICK`` (smaller sizes).
@@ -217,7 +229,8 @@ def _rerate(name: str, engine) -> None:
 
 @contextlib.contextmanager
 def _dbapi_read():
-    """The dashboard's cold read through the DBAPI (the path before the Arrow read)."""
+    """The dashboard's cold read (pairs and current ratings) through the DBAPI: the path
+    before the column-wise read, the cold figures' baseline."""
     with mock.patch(
         "medsim_annot.services.dashboard.store.arrow_store.supports_arrow", return_value=False
     ):
@@ -316,7 +329,7 @@ def _sizes(report, engine, quick: bool) -> None:
         )
         t_base = best_time(lambda: baseline(pairs, current))
         report(
-            f"dashboard figures from frames, {n:,} items x 3",
+            f"dashboard figures from frames (no store), {n:,} items x 3",
             t_frames,
             "s",
             baseline=t_base,
@@ -331,7 +344,7 @@ def _sizes(report, engine, quick: bool) -> None:
         _rerate(name, engine)
         t_new = best_time(lambda: dsvc.study_dashboard(name, engine=engine))
         report(
-            f"dashboard after a new rating (pairs kept, figures recomputed), {n:,} items x 3",
+            f"SQLite: dashboard after a new rating (pairs kept, figures recomputed), {n:,} items x 3",
             t_new,
             "s",
             baseline=t_base,
@@ -340,7 +353,7 @@ def _sizes(report, engine, quick: bool) -> None:
         )
         t_hit = best_time(lambda: dsvc.study_dashboard(name, engine=engine), repeat=5)
         report(
-            f"dashboard cache hit (nothing changed), {n:,} items x 3",
+            f"SQLite: dashboard cache hit (nothing changed), {n:,} items x 3",
             t_hit,
             "s",
             baseline=t_new,

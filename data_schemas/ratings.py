@@ -158,7 +158,14 @@ def per_distinct(values: pd.Series, fn) -> list:
 
 def _distinct(values: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """``pd.factorize`` of *values* when grouping by Python equality cannot merge values a
-    scale tells apart (see :func:`per_distinct`), else ``None``."""
+    scale tells apart (see :func:`per_distinct`), else ``None``.
+
+    A text column (pandas' ``str`` dtype) without missing values holds only ``str``: it is
+    factorized as it is (Arrow's dictionary encoding, no Python object per value), with the
+    same codes, in order of first appearance, as the object array gives."""
+    if len(values) and isinstance(values.dtype, pd.StringDtype) and not values.hasnans:
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        return np.asarray(codes), np.asarray(uniques, dtype=object)
     arr = values.to_numpy(dtype=object) if len(values) else np.zeros(0, dtype=object)
     kind = pd.api.types.infer_dtype(arr, skipna=False) if len(arr) else "empty"
     exact = kind in ("string", "integer", "boolean", "empty")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_schemas import BINARY, RELATEDNESS_0_3
@@ -85,3 +85,20 @@ def test_outliers_from_the_reports_iaa_equal_recomputed():
         a = rater_quality(r, RELATEDNESS_0_3, iaa=rep.per_annotator)
         b = rater_quality(r, RELATEDNESS_0_3)
         pd.testing.assert_frame_equal(a.per_annotator, b.per_annotator)
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.sampled_from(["same", "not_same", "dont_know", "1", "1.0", "é", ""]), max_size=40)
+)
+def test_distinct_of_a_text_column_equals_the_object_array(values):
+    """The text-column fast path of ``_distinct`` (Arrow factorize) gives the codes and
+    distinct values of the object-array path, in the same order."""
+    from data_schemas.ratings import _distinct
+
+    text = pd.Series(values, dtype="str")
+    fast = _distinct(text)
+    slow = _distinct(pd.Series(values, dtype=object))
+    assert fast is not None and slow is not None
+    assert fast[0].tolist() == slow[0].tolist()
+    assert fast[1].tolist() == slow[1].tolist()

@@ -138,9 +138,10 @@ def test_dashboard_after_a_new_rating_equals_a_cold_one(engine):
 
 
 def test_arrow_read_equals_the_dbapi_read(engine):
-    """The dashboard's Arrow-native read (ADBC) gives the very frame of the DBAPI read:
-    comments and NULLs, unclear flags, elapsed times present and missing, duplicate slots,
-    a changed answer and a renamed annotator; and the raw columns agree value for value."""
+    """The dashboard's column-wise read (integer codes: ADBC on PostgreSQL, the engine's own
+    sqlite3 on SQLite) gives the very frame of the DBAPI read: comments and NULLs, unclear
+    flags, elapsed times present and missing, duplicate slots, a changed answer and a
+    renamed annotator; and the codes agree value for value with the raw DBAPI columns."""
     from medsim_annot.storage import arrow as arrow_store
     from medsim_annot.storage.studies import current_rating_columns
 
@@ -157,9 +158,12 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     sid = svc.get_study("inc", engine=engine).id
     assert len(dsvc.load_current("inc", engine=engine)) == 0
     for i in range(5):
-        _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd ✓" if i == 1 else "")
+        _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd, ✓" if i == 1 else "")
         _rate(engine, "bo", f"p{i}", "not_same", minute=i, elapsed_ms=1200 + i)
-    _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True)
+    # every elapsed time missing, then some: the frame's dtype follows the DBAPI read's
+    only_ann = dsvc.load_current("inc", engine=engine)
+    assert len(only_ann) == 10
+    _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True, comment="second\nline")
     _rate(engine, "ann", "p0", "dont_know", kind="duplicate", minute=12)
     asvc.rename_annotator("inc", "bo", "aaron", engine=engine)
     got = dsvc.load_current("inc", engine=engine)
@@ -169,18 +173,114 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     assert got["slot"].tolist().count("duplicate") == 1
     assert got[C.UNCLEAR].sum() == 1
     raw = current_rating_columns(engine, sid, bookkeeping=False)
-    table = arrow_store.current_ratings_arrow(engine, sid)
+    coded = arrow_store.current_ratings_coded(engine, sid)
+    assert coded is not None
     order = sorted(
         range(len(raw["position"])),
         key=lambda i: (raw["_item_pos"][i], raw["_annotator"][i], raw["position"][i]),
     )
-    t_order = sorted(
-        range(table.num_rows),
-        key=lambda i: (
-            table["_item_pos"][i].as_py(),
-            table["_annotator"][i].as_py(),
-            table["position"][i].as_py(),
-        ),
+    c_order = sorted(
+        range(len(coded)),
+        key=lambda i: (coded.item_position[i], coded.annotator_id[i], coded.position[i]),
     )
-    for c in (C.PAIR_ID, C.RATING, C.COMMENT, "slot", "position", "elapsed_ms"):
-        assert [raw[c][i] for i in order] == [table[c][i].as_py() for i in t_order], c
+    as_raw = {
+        C.PAIR_ID: coded.pair_ids[coded.pair_code],
+        C.RATING: coded.values[coded.value_code],
+        C.COMMENT: coded.comments[coded.comment_code],
+        "slot": coded.kinds[coded.kind_code],
+        "position": coded.position,
+        "elapsed_ms": [
+            None if miss else int(ms)
+            for ms, miss in zip(coded.elapsed_ms, coded.elapsed_missing, strict=True)
+        ],
+    }
+    for c, values in as_raw.items():
+        assert [raw[c][i] for i in order] == [values[i] for i in c_order], c
+
+
+def test_dashboard_reads_every_elapsed_time_missing_like_the_dbapi_read(engine):
+    """No rating with an elapsed time (imports): the column's dtype is the DBAPI read's."""
+    svc.create_study("inc", PAIRS, BINARY, ["a", "b"], engine=engine)
+    for who in "ab":
+        for i in range(3):
+            _rate(engine, who, f"p{i}", "same", minute=i)
+    pd.testing.assert_frame_equal(
+        dsvc.load_current("inc", engine=engine),
+        svc.current_ratings("inc", include_duplicates=True, engine=engine),
+    )
+
+
+def test_sqlite_arrow_read_uses_the_process_own_sqlite_library(tmp_path):
+    """A dashboard read of a SQLite store maps no second SQLite library into the process.
+
+    Two copies of SQLite on one database file in one process break each other's POSIX
+    locks (closing one copy's descriptor drops the other's locks:
+    https://sqlite.org/howtocorrupt.html section 2.2.1): a cold dashboard read while
+    another thread saves a rating. ``adbc-driver-sqlite`` links its own copy, so the SQLite
+    read must go through the engine's own ``sqlite3`` connection."""
+    import re
+    import sys
+    from pathlib import Path
+
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        pytest.skip("needs /proc/self/maps (Linux)")
+
+    def sqlite_libraries() -> set[str]:
+        found = set()
+        for line in maps.read_text().splitlines():
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if re.search(r"sqlite", Path(path).name, re.I) and not path.endswith(".py"):
+                found.add(path)
+        return found
+
+    engine = get_engine(f"sqlite:///{tmp_path / 'one-library.db'}")
+    svc.create_study("inc", PAIRS, BINARY, ["a", "b"], engine=engine)
+    _rate(engine, "a", "p0", "same", minute=1, elapsed_ms=900)
+    before = sqlite_libraries()
+    dsvc.clear_cache()
+    dash = dsvc.study_dashboard("inc", engine=engine, use_cache=False)
+    assert len(dash.gold.table)
+    assert len(dsvc.load_current("inc", engine=engine)) == 1
+    after = sqlite_libraries()
+    assert after == before, f"a second SQLite library was loaded: {sorted(after - before)}"
+    adbc = [m for m in sys.modules if m.startswith("adbc_driver_sqlite")]
+    assert not adbc, f"the SQLite ADBC driver was imported: {adbc}"
+    engine.dispose()
+
+
+def test_arrow_pairs_read_equals_the_dbapi_read(engine):
+    """The pairs read column-wise (ADBC on PostgreSQL; SQLite reads them through the DBAPI)
+    give the very frame of the DBAPI read: missing automatic labels, extra metadata columns,
+    commas, quotes, new lines, control characters and non-ASCII text."""
+    from medsim_annot.storage import arrow as arrow_store
+
+    pairs = PAIRS.assign(
+        **{
+            C.TERM_1: ["a, b", 'say "x"', "two\nlines", "é ✓", "", "plain"],
+            "source": ["s1", "s2", "", "s4", "s5", "s6"],
+        }
+    )
+    svc.create_study("inc", pairs, BINARY, ["a"], engine=engine)
+    sid = svc.get_study("inc", engine=engine).id
+    assert (arrow_store.item_columns(engine, sid) is not None) == (
+        engine.dialect.name == "postgresql"
+    )
+
+    got = svc.pairs_frame("inc", engine=engine)
+    pd.testing.assert_frame_equal(got, _dbapi_pairs("inc", engine))
+    assert got[C.AUTO_LABEL].isna().sum() == 1
+    odd = PAIRS.assign(**{C.TERM_2: ["x\x1fy", *PAIRS[C.TERM_2].iloc[1:]]})
+    svc.create_study("odd", odd, BINARY, ["a"], engine=engine)
+    pd.testing.assert_frame_equal(
+        svc.pairs_frame("odd", engine=engine), _dbapi_pairs("odd", engine)
+    )
+
+
+def _dbapi_pairs(study, engine):
+    from unittest import mock
+
+    from medsim_annot.storage import arrow as arrow_store
+
+    with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
+        return svc.pairs_frame(study, engine=engine)

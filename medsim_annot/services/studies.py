@@ -12,6 +12,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,8 +29,10 @@ from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
+from medsim_annot.storage.arrow import CodedRatings
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,
@@ -234,6 +237,9 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
+    fast = arrow_store.item_columns(engine, info.id) if arrow_store.supports_arrow(engine) else None
+    if fast is not None and len(fast):
+        return _pairs_of_columns(fast)
     data = store.item_columns(engine, info.id)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
@@ -246,6 +252,27 @@ def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
         extra = extra[[c for c in extra.columns if c not in frame.columns]]
         frame = pd.concat([frame, extra], axis=1)
     frame[C.AUTO_LABEL] = pd.array(frame[C.AUTO_LABEL].tolist(), dtype="Int64")
+    return frame
+
+
+def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
+    """The frame of :func:`pairs_frame` from the column-wise read
+    (:func:`medsim_annot.storage.arrow.item_columns`): the same columns, values and dtypes
+    as the DBAPI read's."""
+    text_dtype = pd.Series([""]).dtype  # what pandas infers for a list of str
+    frame = pd.DataFrame(
+        {c: pd.array(v, dtype=text_dtype) for c, v in items.text.items() if c != "meta_json"}
+    )
+    frame.insert(
+        3,
+        C.AUTO_LABEL,
+        pd.arrays.IntegerArray(items.auto_label.astype(np.int64), items.auto_label_missing.copy()),
+    )
+    metas = [json.loads(m) if m and m != "{}" else {} for m in items.text["meta_json"].to_pylist()]
+    if any(metas):
+        extra = pd.DataFrame(metas)
+        extra = extra[[c for c in extra.columns if c not in frame.columns]]
+        frame = pd.concat([frame, extra], axis=1)
     return frame
 
 
@@ -312,6 +339,54 @@ def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str], scale: Sca
     df["position"] = position[order]
     df["elapsed_ms"] = pd.Series(data["elapsed_ms"].tolist()).infer_objects()
     return df
+
+
+def coded_current_frame(coded: CodedRatings, names: dict[int, str], scale: Scale) -> pd.DataFrame:
+    """The frame of :func:`current_ratings` (``include_duplicates=True``) from the integer
+    codes of :func:`medsim_annot.storage.arrow.current_ratings_coded`: the same rows, order,
+    values and dtypes as :func:`_current_frame` of the DBAPI read, built from NumPy codes
+    and small lookup arrays instead of a Python object per value."""
+    n = len(coded)
+    id_list = sorted(set(names))
+    by_id = pd.Index(np.asarray(id_list, dtype=np.int64))
+    # Annotators as codes into their names sorted (unknown ids last, as None -> "None").
+    name_list = [names[i] for i in id_list]
+    rank: Any = np.argsort(np.array(name_list, dtype=object), kind="stable") if name_list else []
+    sorted_names = np.array([name_list[i] for i in rank] + ["None"], dtype=object)
+    code_of_id = np.empty(len(name_list) + 1, dtype=np.int64)
+    code_of_id[np.asarray(rank, dtype=np.int64)] = np.arange(len(name_list))
+    code_of_id[-1] = len(name_list)
+    ann_code = code_of_id[by_id.get_indexer(coded.annotator_id)]
+    order = np.lexsort((coded.position, ann_code, coded.item_position))
+
+    def text(uniques: np.ndarray, codes: np.ndarray) -> pd.Series:
+        lookup = pd.array(uniques.astype(str).tolist(), dtype="str")
+        return pd.Series(lookup.take(codes[order]))
+
+    canon = [scale.canonical(v) for v in coded.values]
+    rating = pd.Series(canon).take(coded.value_code[order]).reset_index(drop=True)
+    if n and rating.dtype == object:  # as pandas infers a list of the values
+        rating = pd.Series(rating.tolist())
+    missing = coded.elapsed_missing[order]
+    if not missing.any():
+        elapsed = pd.Series(coded.elapsed_ms[order])
+    elif missing.all():
+        elapsed = pd.Series([None] * n).infer_objects()
+    else:
+        elapsed = pd.Series(np.where(missing, np.nan, coded.elapsed_ms[order].astype(float)))
+    return pd.DataFrame(
+        {
+            C.PAIR_ID: text(coded.pair_ids, coded.pair_code),
+            C.ANNOTATOR: text(sorted_names, ann_code),
+            C.RATING: rating,
+            C.RATED_AT: pd.Series(coded.rated_at[order]).dt.tz_localize("UTC"),
+            C.COMMENT: text(coded.comments, coded.comment_code),
+            C.UNCLEAR: pd.Series(coded.unclear[order]),
+            "elapsed_ms": elapsed,
+            "slot": text(coded.kinds, coded.kind_code),
+            "position": pd.Series(coded.position[order]),
+        }
+    )
 
 
 class CurrentRatingsReader:

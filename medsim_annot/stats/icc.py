@@ -11,6 +11,31 @@ import pandas as pd
 
 from ._frame import slot_matrix
 
+#: Up to this many ratings (items x raters) the ICC is pingouin's; beyond it the same
+#: two-way ANOVA in closed form (:func:`closed_form`). 50,000 covers every published
+#: figure the tests reproduce; the dashboard of a 100,000-pair study is above it.
+PINGOUIN_MAX = 50_000
+
+
+def closed_form(m: np.ndarray) -> tuple[float, float] | None:
+    """ICC(C,1) and ICC(C,k) of a complete n x k matrix from its two-way ANOVA mean
+    squares (see :func:`intraclass_corr`), or None when there is no variance between items.
+
+    >>> c1, ck = closed_form(np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8],
+    ...                                [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], float))
+    >>> round(c1, 3), round(ck, 3)
+    (0.715, 0.909)
+    """
+    n, k = m.shape
+    grand = m.mean()
+    row = m.mean(axis=1, keepdims=True)
+    resid = m - row - m.mean(axis=0, keepdims=True) + grand
+    ms_r = k * ((row - grand) ** 2).sum() / (n - 1)
+    ms_e = (resid**2).sum() / ((n - 1) * (k - 1))
+    if ms_r <= 0 or ms_r + (k - 1) * ms_e <= 0:
+        return None
+    return float((ms_r - ms_e) / (ms_r + (k - 1) * ms_e)), float((ms_r - ms_e) / ms_r)
+
 
 @dataclass(frozen=True)
 class ICCResult:
@@ -49,8 +74,11 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
 
     :math:`MS_R` the mean square between items, :math:`MS_E` the residual mean square. These
     are Shrout & Fleiss's ICC(3,1) and ICC(3,k); systematic rater offsets cancel out.
-    Computed by ``pingouin.intraclass_corr``; for fewer than 5 ratings in all (pingouin's
-    minimum) by the formulas above directly.
+    Computed by ``pingouin.intraclass_corr`` (the reference) up to :data:`PINGOUIN_MAX`
+    ratings; for fewer than 5 ratings in all (pingouin's minimum) and beyond
+    :data:`PINGOUIN_MAX` by the formulas above directly (:func:`closed_form`, equal to
+    pingouin to 1e-9: ``tests/test_icc_closed_form.py``), which avoids pingouin's long-format
+    ANOVA on a frame of every rating (a few tenths of a second at 300,000 ratings).
 
     References
     ----------
@@ -81,14 +109,11 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
     if n < 2:
         return fail("fewer than two items with a complete set of ratings")
     m = sm.matrix
-    resid = m - m.mean(axis=1, keepdims=True) - m.mean(axis=0, keepdims=True) + m.mean()
-    ms_r = k * ((m.mean(axis=1) - m.mean()) ** 2).sum() / (n - 1)
-    ms_e = (resid**2).sum() / ((n - 1) * (k - 1))
-    if ms_r <= 0 or ms_r + (k - 1) * ms_e <= 0:
+    closed = closed_form(m)
+    if closed is None:
         return fail("no variance between items (every item has the same mean rating)")
-    c1 = (ms_r - ms_e) / (ms_r + (k - 1) * ms_e)
-    ck = (ms_r - ms_e) / ms_r
-    if n * k >= 5:  # pingouin's own minimum; below it the closed form above is used
+    c1, ck = closed
+    if 5 <= n * k <= PINGOUIN_MAX:  # pingouin's own minimum; outside, the closed form
         long = pd.DataFrame(
             {
                 "item": np.repeat(np.arange(n), k),
@@ -102,6 +127,6 @@ def intraclass_corr(ratings: pd.DataFrame) -> ICCResult:
             warnings.simplefilter("ignore", RuntimeWarning)
             table = pg.intraclass_corr(long, targets="item", raters="rater", ratings="value")
         icc = dict(zip(table["Type"], table["ICC"]))
-        c1 = icc.get("ICC(C,1)", icc.get("ICC3"))
-        ck = icc.get("ICC(C,k)", icc.get("ICC3k"))
+        c1 = float(icc["ICC(C,1)"] if "ICC(C,1)" in icc else icc["ICC3"])
+        ck = float(icc["ICC(C,k)"] if "ICC(C,k)" in icc else icc["ICC3k"])
     return ICCResult(float(c1), float(ck), n, k, sm.n_dropped, sm.rule, None)

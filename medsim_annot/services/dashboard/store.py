@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from data_schemas import columns as C
 from medsim_annot.services import agreement as agreement_svc
@@ -75,30 +74,20 @@ def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, i
 
 def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Current ratings of *study* including duplicate slots: the frame of
-    :func:`medsim_annot.services.studies.current_ratings`, read Arrow-native
-    (:mod:`medsim_annot.storage.arrow`) where the database has an ADBC driver — at 100,000s
-    of ratings, building a Python object per value on the DBAPI path costs more than the
-    query."""
+    :func:`medsim_annot.services.studies.current_ratings`, read column-wise as integer codes
+    (:func:`medsim_annot.storage.arrow.current_ratings_coded`) where the database allows it
+    — at 100,000s of ratings, building a Python object per value on the DBAPI path costs
+    more than the query."""
     engine = engine or get_engine()
-    if not arrow_store.supports_arrow(engine):
-        return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
     info = studies_svc.get_study(study, engine=engine)
-    table = arrow_store.current_ratings_arrow(engine, info.id)
-    raw = {c: _raw_values(table.column(c)) for c in table.column_names}
-    return studies_svc._current_frame(raw, annotator_names(engine, info.id), info.scale)
-
-
-def _raw_values(column: pa.ChunkedArray) -> np.ndarray:
-    """An Arrow column as the raw values the DBAPI path gives: text and date-times as
-    objects, integers as int64; a column with NULLs as objects with ``None`` there, as the
-    driver gives them."""
-    if column.null_count and not pa.types.is_string(column.type):
-        return np.array(column.to_pylist(), dtype=object)
-    if pa.types.is_timestamp(column.type):
-        return np.asarray(column.to_pandas(), dtype=object)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        return column.to_numpy(zero_copy_only=False).astype(object, copy=False)
-    return column.to_numpy(zero_copy_only=False)
+    coded = (
+        arrow_store.current_ratings_coded(engine, info.id)
+        if arrow_store.supports_arrow(engine)
+        else None
+    )
+    if coded is None or not len(coded):
+        return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
+    return studies_svc.coded_current_frame(coded, annotator_names(engine, info.id), info.scale)
 
 
 def study_dashboard(
