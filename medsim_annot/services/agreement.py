@@ -57,6 +57,7 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
+from medsim_annot.stats._frame import Encoded
 from medsim_annot.stats.majority import Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
 
@@ -114,6 +115,7 @@ def design_agreement(
     *,
     agreement_pairs: Collection[str] | None = None,
     level: str | None = None,
+    enc: Encoded | None = None,
 ) -> tuple[AgreementReport, str]:
     """The agreement report of a design and the sentence saying what it is computed on.
 
@@ -121,9 +123,10 @@ def design_agreement(
     report — are computed on those pairs only and the sentence says so
     (:func:`calibration_basis`); otherwise on every pair, with an empty sentence. The
     dashboard and ``medsim agreement`` both call this, so they report the same figures.
+    *enc*: ``encode(ratings)`` when the caller has it (used for every pair only).
     """
     if agreement_pairs is None:
-        return agreement_report(ratings, scale, level=level), ""
+        return agreement_report(ratings, scale, level=level, enc=enc), ""
     keep = {str(p) for p in agreement_pairs}
     sub = ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True)
     return agreement_report(sub, scale, level=level), calibration_basis(len(keep))
@@ -131,12 +134,16 @@ def design_agreement(
 
 # ---- frame level -------------------------------------------------------------------------------
 def agreement_report(
-    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+    ratings: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    level: str | None = None,
+    enc: Encoded | None = None,
 ) -> AgreementReport:
     """The full agreement report of a ratings frame (see
     :func:`medsim_annot.stats.agreement_report`); ``report.to_dict()`` is the JSON of
-    ``medsim agreement --json``."""
-    return _agreement_report(ratings, scale_or_level, level=level)
+    ``medsim agreement --json``. *enc*: ``encode(ratings)`` when the caller has it."""
+    return _agreement_report(ratings, scale_or_level, level=level, enc=enc)
 
 
 def audit_report(

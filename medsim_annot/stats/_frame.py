@@ -98,6 +98,32 @@ class Encoded:
         )
 
 
+def compact(codes: np.ndarray, uniques):
+    """*codes* renumbered over the *uniques* they use (in order), and those uniques."""
+    used = np.bincount(codes, minlength=len(uniques)) > 0
+    if used.all():
+        return codes, uniques
+    return (np.cumsum(used) - 1)[codes], uniques[used]
+
+
+def of_codes(item, items, annotator, annotators, value: np.ndarray) -> Encoded:
+    """The :class:`Encoded` of rows whose pair and annotator codes the caller has already
+    (codes into sorted distinct values, e.g. from one factorize per dashboard), equal to
+    :func:`encode` of the frame: the codes are renumbered over the values present."""
+    item, items = compact(np.asarray(item, dtype=np.int64), items)
+    annotator, annotators = compact(np.asarray(annotator, dtype=np.int64), annotators)
+    values, vidx = _value_index(value, None)
+    return Encoded(
+        item,
+        annotator,
+        value,
+        vidx,
+        pd.Index(items),
+        pd.Index(np.asarray(annotators, dtype=object)),
+        values,
+    )
+
+
 def reuse(ratings: pd.DataFrame, enc: Encoded | None, *, values=None) -> Encoded:
     """``encode(ratings, values=values)``, from *enc* (``encode(ratings)`` of the same
     frame, computed by the caller) when given and :data:`REUSE_CODES` is on."""

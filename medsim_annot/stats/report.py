@@ -13,7 +13,7 @@ from data_schemas import columns as C
 from data_schemas.scales import Scale
 
 from . import _frame
-from ._frame import check_frame, encode, level_of, slot_matrix
+from ._frame import Encoded, check_frame, encode, level_of, slot_matrix
 from .alpha import krippendorff_alpha
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
@@ -167,7 +167,11 @@ def _records(frame: pd.DataFrame, keys) -> list[dict]:
 
 
 def agreement_report(
-    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+    ratings: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    level: str | None = None,
+    enc: Encoded | None = None,
 ) -> AgreementReport:
     """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
 
@@ -179,6 +183,8 @@ def agreement_report(
         The scale (its level and codes) or just a level of measurement.
     level : str, optional
         Override the scale's level (e.g. analyse a 0-3 scale at the interval level).
+    enc : Encoded, optional
+        ``encode(ratings)`` when the caller has it (the dashboard's gold table does).
 
     Returns
     -------
@@ -213,7 +219,10 @@ def agreement_report(
     scale_arg = scale_or_level if isinstance(scale_or_level, Scale) else lv
     reasons: dict[str, str] = {}
     # Pair ids and annotators factorized once for every figure below (100,000s of strings).
-    enc = encode(ratings) if _frame.REUSE_CODES else None
+    if not _frame.REUSE_CODES:
+        enc = None
+    elif enc is None:
+        enc = encode(ratings)
     if enc is None:
         n_items = int(ratings[C.PAIR_ID].nunique())
         annotators = sorted(ratings[C.ANNOTATOR].unique())

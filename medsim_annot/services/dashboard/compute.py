@@ -61,7 +61,9 @@ def compute_dashboard(
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
     reasons: dict[str, str] = {}
-    report, basis = agreement_svc.design_agreement(ratings, scale, agreement_pairs=agreement_pairs)
+    report, basis = agreement_svc.design_agreement(
+        ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
+    )
     binary = scale.has_polarity
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
