@@ -290,3 +290,22 @@ def latest_coded(
     cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
     cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
     return df[cols].reset_index(drop=True), item[rows], pd.Index(items), who[rows], pd.Index(names)
+
+
+def sorted_coded(ratings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
+    """``ratings.sort_values([pair_id, annotator], kind="stable")`` by integer codes, with
+    each row's pair code and annotator code (codes in sorted order), or None when the pair
+    ids or annotators are not all text (see :func:`latest_coded`).
+
+    >>> r = pd.DataFrame({"pair_id": ["b", "a", "b"], "annotator": ["X", "Y", "W"]})
+    >>> frame, item, who = sorted_coded(r)
+    >>> frame.equals(r.sort_values(["pair_id", "annotator"], kind="stable")), who.tolist()
+    (True, [2, 0, 1])
+    """
+    cols = (C.PAIR_ID, C.ANNOTATOR)
+    if not len(ratings) or not all(c in ratings.columns and _text_column(ratings[c]) for c in cols):
+        return None
+    item = np.asarray(pd.factorize(ratings[C.PAIR_ID], sort=True)[0], dtype=np.int64)
+    who = np.asarray(pd.factorize(ratings[C.ANNOTATOR], sort=True)[0], dtype=np.int64)
+    rows = np.lexsort((who, item))  # stable
+    return ratings.take(rows), item[rows], who[rows]

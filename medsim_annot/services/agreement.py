@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -257,11 +258,14 @@ def rater_quality_report(
     history: pd.DataFrame | None = None,
     min_run: int = 10,
     iaa: pd.DataFrame | None = None,
+    history_codes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
     consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
-    ``agreement_report(ratings, scale).per_annotator``), so it is not computed again."""
+    ``agreement_report(ratings, scale).per_annotator``), so it is not computed again.
+    *history_codes*: pair and annotator codes of *history*'s rows (or of *ratings*'s without
+    a history), annotators in name order, when the caller has them."""
     hist = None
     if history is not None and C.VALUE not in history.columns:
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
@@ -270,7 +274,14 @@ def rater_quality_report(
         hist = code_ratings(history, scale)
     elif history is not None:
         hist = history
-    return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run, iaa=iaa)
+    return rater_quality(
+        ratings,
+        scale_or_level,
+        history=hist,
+        min_run=min_run,
+        iaa=iaa,
+        history_codes=history_codes,
+    )
 
 
 # ---- file level --------------------------------------------------------------------------------
