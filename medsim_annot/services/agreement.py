@@ -259,13 +259,15 @@ def rater_quality_report(
     min_run: int = 10,
     iaa: pd.DataFrame | None = None,
     history_codes: tuple[np.ndarray, np.ndarray] | None = None,
+    enc: Encoded | None = None,
 ) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
     consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
     ``agreement_report(ratings, scale).per_annotator``), so it is not computed again.
     *history_codes*: pair and annotator codes of *history*'s rows (or of *ratings*'s without
-    a history), annotators in name order, when the caller has them."""
+    a history), annotators in name order, when the caller has them; *enc*:
+    ``encode(ratings)`` when the caller has it."""
     hist = None
     if history is not None and C.VALUE not in history.columns:
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
@@ -281,6 +283,7 @@ def rater_quality_report(
         min_run=min_run,
         iaa=iaa,
         history_codes=history_codes,
+        enc=enc,
     )
 
 

@@ -211,7 +211,7 @@ def straight_lining(
     )
 
 
-def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
+def dont_know_share(ratings: pd.DataFrame, *, enc: _frame.Encoded | None = None) -> pd.DataFrame:
     """Per annotator: ``n_ratings``, ``n_no_decision`` and ``dont_know_share`` (their ratio).
 
     Examples
@@ -220,6 +220,8 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
     ...                   "value": [1.0, float("nan"), 0.0, 1.0]})
     >>> dont_know_share(r)["dont_know_share"].tolist()
     [0.25]
+
+    *enc*: ``encode(ratings)`` when the caller has it (counted on its annotator codes).
     """
     check_frame(ratings)
     nd = (
@@ -227,6 +229,18 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
         if C.NO_DECISION in ratings.columns
         else ratings[C.VALUE].isna()
     )
+    if enc is not None and _frame.REUSE_CODES and len(ratings):
+        k = enc.n_annotators
+        nd_ = nd.to_numpy(dtype=bool)
+        out = pd.DataFrame(
+            {
+                C.ANNOTATOR: np.asarray(enc.annotators, dtype=object),
+                "n_ratings": np.bincount(enc.annotator, minlength=k).astype(np.int64),
+                "n_no_decision": np.bincount(enc.annotator[nd_], minlength=k).astype(np.int64),
+            }
+        )
+        out["dont_know_share"] = out["n_no_decision"] / out["n_ratings"]
+        return out
     g = pd.DataFrame({C.ANNOTATOR: ratings[C.ANNOTATOR].to_numpy(), "nd": nd.to_numpy()})
     out = g.groupby(C.ANNOTATOR, sort=True)["nd"].agg(["size", "sum"]).reset_index()
     out.columns = [C.ANNOTATOR, "n_ratings", "n_no_decision"]
@@ -307,6 +321,7 @@ def rater_quality(
     min_run: int = MIN_RUN,
     iaa: pd.DataFrame | None = None,
     history_codes: RowCodes | None = None,
+    enc: _frame.Encoded | None = None,
 ) -> RaterQuality:
     """All rater-quality checks in one table.
 
@@ -314,10 +329,10 @@ def rater_quality(
     used for duplicates and runs when given, else *ratings*. *iaa*: the IAA-1 per annotator
     already computed for *ratings* (see :func:`outlier_annotators`). *history_codes*: the
     pair and annotator codes of the rows of *history* (or of *ratings* without one), when
-    the caller has them.
+    the caller has them; *enc*: ``encode(ratings)`` when the caller has it.
     """
     hist = ratings if history is None else history
-    share = dont_know_share(ratings)
+    share = dont_know_share(ratings, enc=enc)
     out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
     cons = intra_rater_consistency(hist, level, codes=history_codes)
     runs = straight_lining(hist, min_run=min_run, codes=history_codes)

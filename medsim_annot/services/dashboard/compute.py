@@ -110,7 +110,12 @@ def compute_dashboard(
     )
     # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
     quality = agreement_svc.rater_quality_report(
-        ratings, scale, history=hist, iaa=report.per_annotator, history_codes=hist_codes
+        ratings,
+        scale,
+        history=hist,
+        iaa=report.per_annotator,
+        history_codes=hist_codes,
+        enc=gt.codes,
     )
     return Dashboard(
         study,
