@@ -279,9 +279,14 @@ def latest_coded(
         # Stable by time with missing times (the smallest int64) first, then the last row
         # of each (pair, annotator): the sort and drop_duplicates of to_ratings_frame.
         by_time = np.argsort(np.asarray(at.array.asi8), kind="stable")
-        key = (item * len(names) + who)[by_time][::-1]
-        _, last = np.unique(key, return_index=True)  # sorted by (pair, annotator)
-        rows = by_time[len(key) - 1 - last]
+        key = (item * len(names) + who)[by_time]
+        if len(items) * len(names) <= 4 * len(key):  # a table per (pair, annotator)
+            last = np.full(len(items) * len(names), -1, dtype=np.int64)
+            np.maximum.at(last, key, np.arange(len(key)))
+            rows = by_time[last[last >= 0]]  # in (pair, annotator) order
+        else:
+            _, first = np.unique(key[::-1], return_index=True)  # sorted by (pair, annotator)
+            rows = by_time[len(key) - 1 - first]
     else:
         rows = np.lexsort((who, item))  # stable: repeated ratings keep their order
     df = code_ratings(ratings.take(rows), scale)

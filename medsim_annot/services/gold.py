@@ -217,9 +217,15 @@ def gold_table(
     if has_label:
         out[C.AUTO_LABEL] = pd.array(pairs[C.AUTO_LABEL].tolist(), dtype="Int64")
 
-    raw = latest[C.RATING].to_numpy(dtype=object)
-    # Each distinct rating value is converted once (100,000s of ratings on the dashboard).
-    rcode, runiq = pd.factorize(raw, use_na_sentinel=False)
+    # Each distinct rating value is converted once (100,000s of ratings on the dashboard);
+    # a text column without missing values is factorized as it is (the same codes and
+    # values, in order of first appearance, without an object array).
+    if coded is not None and latest[C.RATING].dtype == "str" and not latest[C.RATING].hasnans:
+        rcode, runiq = pd.factorize(latest[C.RATING])
+        runiq = np.asarray(runiq, dtype=object)
+    else:
+        raw = latest[C.RATING].to_numpy(dtype=object)
+        rcode, runiq = pd.factorize(raw, use_na_sentinel=False)
     if numeric:
         shown = np.array([float(v) for v in runiq], dtype=np.float64)
     else:
@@ -257,8 +263,10 @@ def gold_table(
     out["n_decisive"] = mv["n_decisive"].to_numpy(dtype=np.int64)
 
     # Distinct rating values per pair (no decision is a value of its own).
-    pair_value = np.unique(row.astype(np.int64) * (len(runiq) + 1) + rcode)
-    n_distinct = np.bincount(pair_value // (len(runiq) + 1), minlength=n)
+    # (pair, value) combinations present: a small n x values table, not a sort.
+    seen = np.zeros(n * (len(runiq) + 1), dtype=bool)
+    seen[row.astype(np.int64) * (len(runiq) + 1) + rcode] = True
+    n_distinct = seen.reshape(n, len(runiq) + 1).sum(axis=1)
     nd = latest[C.NO_DECISION].to_numpy(dtype=bool)
     n_nd = np.bincount(row[nd], minlength=n)
     unclear = (
