@@ -98,28 +98,24 @@ def _tables(d) -> dict:
     return out
 
 
-def _dashboard(pairs, history, scale, reuse: bool, monkeypatch):
+def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool = False):
+    """*repeats*: the current ratings hold every rating (the gold table keeps the latest
+    per pair and annotator); else the first per pair and annotator."""
     monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
-    current = history.drop_duplicates(["pair_id", "annotator"], keep="first").reset_index(drop=True)
+    current = history
+    if not repeats:
+        current = history.drop_duplicates(["pair_id", "annotator"], keep="first")
     return _tables(compute_dashboard(pairs, current, scale, history=history))
 
 
 @settings(max_examples=150, deadline=None)
-@given(studies())
-def test_dashboard_equal_with_and_without_shared_codes(study):
+@given(studies(), st.booleans())
+def test_dashboard_equal_with_and_without_shared_codes(study, repeats):
     pairs, history, scale = study
     with pytest.MonkeyPatch.context() as mp:
-        fast = _dashboard(pairs, history, scale, True, mp)
-        plain = _dashboard(pairs, history, scale, False, mp)
-    assert fast.keys() == plain.keys()
-    for name, want in plain.items():
-        got = fast[name]
-        if isinstance(want, pd.DataFrame):
-            pd.testing.assert_frame_equal(got, want, obj=name)
-        elif isinstance(want, pd.Series):
-            pd.testing.assert_series_equal(got, want, obj=name)
-        else:
-            assert got == want, name
+        fast = _dashboard(pairs, history, scale, True, mp, repeats=repeats)
+        plain = _dashboard(pairs, history, scale, False, mp, repeats=repeats)
+    _compare(fast, plain)
 
 
 def test_reuse_is_on_by_default():
@@ -133,3 +129,58 @@ def test_reuse_is_on_by_default():
     want = _frame.encode(r, values=[0.0, 1.0, 2.0])
     assert np.array_equal(dom.value_index, want.value_index)
     assert np.array_equal(dom.values, want.values)
+
+
+def _compare(fast: dict, plain: dict) -> None:
+    assert fast.keys() == plain.keys()
+    for name, want in plain.items():
+        got = fast[name]
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, want, obj=name)
+        elif isinstance(want, pd.Series):
+            pd.testing.assert_series_equal(got, want, obj=name)
+        else:
+            assert got == want, name
+
+
+def test_runs_and_repeats_equal_with_and_without_shared_codes():
+    """A study that certainly has straight-lining runs, pairs rated twice and missing
+    times (random small studies rarely have runs of 10)."""
+    n = 30
+    ids = [f"p{i:02d}" for i in reversed(range(n))]
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "term_1": ids,
+            "term_2": ids,
+            "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
+            "dataset": ["a", "b", "c"] * 10,
+        }
+    )
+    rows = []
+    for j, who in enumerate(["zed", "Amy", "bob"]):
+        for i, pid in enumerate(ids):
+            value = "same" if who == "zed" else ["same", "not_same", "dont_know"][(i + j) % 3]
+            rows.append((pid, who, value, None if i == 7 else i, 900 + 100 * i))
+        for k, pid in enumerate(ids[:6]):  # shown twice
+            rows.append((pid, who, ["not_same", "same", "dont_know"][k % 3], n + 1 + k, 2000))
+    start = pd.Timestamp("2026-01-01", tz="UTC")
+    history = pd.DataFrame(
+        {
+            "pair_id": pd.array([r[0] for r in rows], dtype="str"),
+            "annotator": pd.array([r[1] for r in rows], dtype="str"),
+            "rating": [r[2] for r in rows],
+            "rated_at": pd.Series(
+                [pd.NaT if r[3] is None else start + pd.Timedelta(minutes=r[3]) for r in rows],
+                dtype="datetime64[us, UTC]",
+            ),
+            "comment": "",
+            "unclear": False,
+            "elapsed_ms": pd.Series([r[4] for r in rows], dtype="float64"),
+        }
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _dashboard(pairs, history, BINARY, True, mp)
+        plain = _dashboard(pairs, history, BINARY, False, mp)
+    assert len(plain["runs"]) and len(plain["consistency"])
+    _compare(fast, plain)
