@@ -16,13 +16,17 @@ ADBC over libpq on PostgreSQL; on SQLite the engine's own ``sqlite3``, one aggre
 second SQLite library breaks the first one's POSIX locks), measured in the same run; every
 line says which store it measured.
 
-Measured 2026-11-26 on the shared 2-core machine with other sessions' test suites running
-(``/proc/loadavg`` 5-11, so wall times are 2-4x a quiet machine's; docs/perf.md has the
-tables): cold dashboard at 300,000 ratings, same minute, CPU seconds — SQLite 2.62 against
-the DBAPI baseline's 3.30, PostgreSQL 1.94 against 2.62 (client side); one full run's wall
-times at 1,000,000 ratings: SQLite 48.5 s against 50.3 s, PostgreSQL 27.8 s against 49.5 s.
-Neither goal is met yet: the read is no longer the main cost, the figures are (pair ids and
-annotators factorized again by each statistic).
+Measured 2026-11-26 on the shared 2-core machine (docs/perf.md has the tables). With pair
+ids and annotators factorized once per dashboard and the integer codes handed to every
+statistic, same-minute CPU seconds at 300,000 ratings, before -> after (16:22-16:26 UTC,
+load 0.9-2.2): figures from the frames 1.28-1.30 -> 0.64-0.67, SQLite cold dashboard
+2.55-2.63 -> 1.91-1.94, PostgreSQL cold dashboard (client side) 1.82-2.15 -> 1.18-1.32
+(wall 2.88-3.76 -> 2.17-2.68 s).
+One bench run (16:16-16:19 UTC, load 3.3-3.8, wall): figures from frames 0.92 s, SQLite
+cold 4.34 s (DBAPI baseline 5.66 s), PostgreSQL cold 3.57 s (7.91 s). Earlier full run's
+wall times at 1,000,000 ratings (before this change): SQLite 48.5 s against 50.3 s,
+PostgreSQL 27.8 s against 49.5 s. The 1.5 s goal is not met on SQLite yet: the read (0.9 s
+CPU, mostly SQLite's query) and the pairs (0.35 s) are now the larger part.
 
 Environment: ``MEDSIM_BENCH_DASHBOARD_RATINGS`` (default 1,000,000; 0 skips that figure),
 ``MEDSIM_BENCH_QUICK`` (smaller sizes).

@@ -235,3 +235,82 @@ def to_ratings_frame(ratings: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
     cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
     return df[cols].sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable").reset_index(drop=True)
+
+
+def _text_column(values: pd.Series) -> bool:
+    """Only ``str`` values, none missing (grouping and sorting them as integer codes gives
+    what pandas gives on the strings)."""
+    return pd.api.types.is_string_dtype(values) and not values.isna().any()
+
+
+def latest_coded(
+    ratings: pd.DataFrame, scale: Scale
+) -> tuple[pd.DataFrame, np.ndarray, pd.Index, np.ndarray, pd.Index] | None:
+    """:func:`to_ratings_frame` computed on integer codes: the pair ids and annotators are
+    factorized once (sorted), and the latest rating per (pair, annotator) and the
+    (pair, annotator) order are found by sorting integers, not strings.
+
+    Returns the frame (equal to ``to_ratings_frame(ratings, scale)``), each of its rows'
+    pair code and annotator code, and the sorted distinct pair ids and annotators the codes
+    index (those of *ratings*: a pair or annotator whose every rating was superseded keeps
+    its code) — or None when a column does not fit (pair ids or annotators not all text,
+    missing ones, ``rated_at`` not a date-time column, no rows).
+
+    >>> from data_schemas.scales import BINARY
+    >>> cur = pd.DataFrame({"pair_id": ["b", "a", "a"], "annotator": ["X", "X", "Y"],
+    ...                     "rating": ["dont_know", "same", "same"]})
+    >>> frame, item, items, who, names = latest_coded(cur, BINARY)
+    >>> frame.equals(to_ratings_frame(cur, BINARY)), item.tolist(), who.tolist()
+    (True, [0, 0, 1], [0, 1, 0])
+    """
+    if not len(ratings) or not all(
+        _text_column(ratings[c]) for c in (C.PAIR_ID, C.ANNOTATOR) if c in ratings.columns
+    ):
+        return None
+    if C.PAIR_ID not in ratings.columns or C.ANNOTATOR not in ratings.columns:
+        return None
+    item, items = pd.factorize(ratings[C.PAIR_ID], sort=True)
+    who, names = pd.factorize(ratings[C.ANNOTATOR], sort=True)
+    item, who = np.asarray(item, dtype=np.int64), np.asarray(who, dtype=np.int64)
+    if C.RATED_AT in ratings.columns:
+        at = ratings[C.RATED_AT]
+        if not pd.api.types.is_datetime64_any_dtype(at):
+            return None
+        # Stable by time with missing times (the smallest int64) first, then the last row
+        # of each (pair, annotator): the sort and drop_duplicates of to_ratings_frame.
+        by_time = np.argsort(np.asarray(at.array.asi8), kind="stable")
+        key = (item * len(names) + who)[by_time]
+        if len(items) * len(names) <= 4 * len(key):  # a table per (pair, annotator)
+            last = np.full(len(items) * len(names), -1, dtype=np.int64)
+            np.maximum.at(last, key, np.arange(len(key)))
+            rows = by_time[last[last >= 0]]  # in (pair, annotator) order
+        else:
+            _, first = np.unique(key[::-1], return_index=True)  # sorted by (pair, annotator)
+            rows = by_time[len(key) - 1 - first]
+    else:
+        rows = np.lexsort((who, item))  # stable: repeated ratings keep their order
+    df = code_ratings(ratings.take(rows), scale)
+    if C.RATED_AT not in df.columns:
+        df[C.RATED_AT] = pd.NaT
+    cols = [C.PAIR_ID, C.ANNOTATOR, C.VALUE, C.RATED_AT, C.NO_DECISION, C.RATING]
+    cols += [c for c in (C.UNCLEAR, C.COMMENT) if c in df.columns]
+    return df[cols].reset_index(drop=True), item[rows], pd.Index(items), who[rows], pd.Index(names)
+
+
+def sorted_coded(ratings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
+    """``ratings.sort_values([pair_id, annotator], kind="stable")`` by integer codes, with
+    each row's pair code and annotator code (codes in sorted order), or None when the pair
+    ids or annotators are not all text (see :func:`latest_coded`).
+
+    >>> r = pd.DataFrame({"pair_id": ["b", "a", "b"], "annotator": ["X", "Y", "W"]})
+    >>> frame, item, who = sorted_coded(r)
+    >>> frame.equals(r.sort_values(["pair_id", "annotator"], kind="stable")), who.tolist()
+    (True, [2, 0, 1])
+    """
+    cols = (C.PAIR_ID, C.ANNOTATOR)
+    if not len(ratings) or not all(c in ratings.columns and _text_column(ratings[c]) for c in cols):
+        return None
+    item = np.asarray(pd.factorize(ratings[C.PAIR_ID], sort=True)[0], dtype=np.int64)
+    who = np.asarray(pd.factorize(ratings[C.ANNOTATOR], sort=True)[0], dtype=np.int64)
+    rows = np.lexsort((who, item))  # stable
+    return ratings.take(rows), item[rows], who[rows]

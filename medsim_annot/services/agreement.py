@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -57,6 +58,7 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
+from medsim_annot.stats._frame import Encoded
 from medsim_annot.stats.majority import Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
 
@@ -114,6 +116,7 @@ def design_agreement(
     *,
     agreement_pairs: Collection[str] | None = None,
     level: str | None = None,
+    enc: Encoded | None = None,
 ) -> tuple[AgreementReport, str]:
     """The agreement report of a design and the sentence saying what it is computed on.
 
@@ -121,9 +124,10 @@ def design_agreement(
     report — are computed on those pairs only and the sentence says so
     (:func:`calibration_basis`); otherwise on every pair, with an empty sentence. The
     dashboard and ``medsim agreement`` both call this, so they report the same figures.
+    *enc*: ``encode(ratings)`` when the caller has it (used for every pair only).
     """
     if agreement_pairs is None:
-        return agreement_report(ratings, scale, level=level), ""
+        return agreement_report(ratings, scale, level=level, enc=enc), ""
     keep = {str(p) for p in agreement_pairs}
     sub = ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True)
     return agreement_report(sub, scale, level=level), calibration_basis(len(keep))
@@ -131,12 +135,16 @@ def design_agreement(
 
 # ---- frame level -------------------------------------------------------------------------------
 def agreement_report(
-    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+    ratings: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    level: str | None = None,
+    enc: Encoded | None = None,
 ) -> AgreementReport:
     """The full agreement report of a ratings frame (see
     :func:`medsim_annot.stats.agreement_report`); ``report.to_dict()`` is the JSON of
-    ``medsim agreement --json``."""
-    return _agreement_report(ratings, scale_or_level, level=level)
+    ``medsim agreement --json``. *enc*: ``encode(ratings)`` when the caller has it."""
+    return _agreement_report(ratings, scale_or_level, level=level, enc=enc)
 
 
 def audit_report(
@@ -250,11 +258,16 @@ def rater_quality_report(
     history: pd.DataFrame | None = None,
     min_run: int = 10,
     iaa: pd.DataFrame | None = None,
+    history_codes: tuple[np.ndarray, np.ndarray] | None = None,
+    enc: Encoded | None = None,
 ) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
     consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
-    ``agreement_report(ratings, scale).per_annotator``), so it is not computed again."""
+    ``agreement_report(ratings, scale).per_annotator``), so it is not computed again.
+    *history_codes*: pair and annotator codes of *history*'s rows (or of *ratings*'s without
+    a history), annotators in name order, when the caller has them; *enc*:
+    ``encode(ratings)`` when the caller has it."""
     hist = None
     if history is not None and C.VALUE not in history.columns:
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
@@ -263,7 +276,15 @@ def rater_quality_report(
         hist = code_ratings(history, scale)
     elif history is not None:
         hist = history
-    return rater_quality(ratings, scale_or_level, history=hist, min_run=min_run, iaa=iaa)
+    return rater_quality(
+        ratings,
+        scale_or_level,
+        history=hist,
+        min_run=min_run,
+        iaa=iaa,
+        history_codes=history_codes,
+        enc=enc,
+    )
 
 
 # ---- file level --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -57,14 +57,15 @@ from data_schemas.gold import MODEL_COLUMNS as MODEL_COLUMNS
 from data_schemas.gold import RATER_PREFIX as RATER_PREFIX
 from data_schemas.options import MAJORITY_RULES
 from data_schemas.ratings import code_ratings as code_ratings  # the dashboard's import
-from data_schemas.ratings import to_ratings_frame
+from data_schemas.ratings import latest_coded, to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
-from medsim_annot.stats import majority_vote
+from medsim_annot.stats import _frame, majority_vote
+from medsim_annot.stats._frame import Encoded, of_codes
 from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
 from medsim_annot.stats.alpha import alpha_with_interval
 from medsim_annot.stats.majority import Rule
@@ -87,6 +88,9 @@ class GoldTable:
     annotators: list[str]
     #: Ratings left out as rushed before the table was built (``--exclude-rushed``).
     rushed_excluded: int = 0
+    #: ``encode(ratings)``, from the one factorize of pair ids and annotators the table was
+    #: built with, for the statistics of the same ratings (None: not kept).
+    codes: Encoded | None = field(default=None, repr=False, compare=False)
 
 
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
@@ -154,8 +158,13 @@ def gold_table(
     ids = pairs[C.PAIR_ID].astype(str).to_numpy()
     n = len(ids)
     cur = current.reset_index(drop=True)
+    # Pair ids and annotators factorized once; the latest rating per (pair, annotator), the
+    # rows' order, the annotators' columns and every statistic below work on those codes.
+    coded = latest_coded(cur, scale) if _frame.REUSE_CODES else None
     ratings = (
-        to_ratings_frame(cur, scale)
+        coded[0]
+        if coded is not None
+        else to_ratings_frame(cur, scale)
         if len(cur)
         else pd.DataFrame(
             {
@@ -170,11 +179,23 @@ def gold_table(
     )
     latest = ratings
     items = pd.Index(ids)
-    row = items.get_indexer(latest[C.PAIR_ID].astype(str).to_numpy())
+    if coded is None:
+        row = items.get_indexer(latest[C.PAIR_ID].astype(str).to_numpy())
+    else:  # the distinct pair ids looked up, not every rating's
+        row = items.get_indexer(np.asarray(coded[2], dtype=object))[coded[1]]
     keep = row >= 0
     latest = latest[keep]
     row = row[keep]
-    ann_codes, anns = pd.factorize(latest[C.ANNOTATOR].astype(str).to_numpy(), sort=True)
+    enc = majority_enc = None
+    if coded is None:
+        ann_codes, anns = pd.factorize(latest[C.ANNOTATOR].astype(str).to_numpy(), sort=True)
+    else:
+        value = latest[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
+        enc = of_codes(coded[1][keep], coded[2], coded[3][keep], coded[4], value)
+        ann_codes, anns = enc.annotator, enc.annotators
+        majority_enc = Encoded(
+            row.astype(np.int64), ann_codes, value, enc.value_index, items, anns, enc.values
+        )
     annotators = [str(a) for a in anns]
 
     numeric = scale.numeric
@@ -196,9 +217,15 @@ def gold_table(
     if has_label:
         out[C.AUTO_LABEL] = pd.array(pairs[C.AUTO_LABEL].tolist(), dtype="Int64")
 
-    raw = latest[C.RATING].to_numpy(dtype=object)
-    # Each distinct rating value is converted once (100,000s of ratings on the dashboard).
-    rcode, runiq = pd.factorize(raw, use_na_sentinel=False)
+    # Each distinct rating value is converted once (100,000s of ratings on the dashboard);
+    # a text column without missing values is factorized as it is (the same codes and
+    # values, in order of first appearance, without an object array).
+    if coded is not None and latest[C.RATING].dtype == "str" and not latest[C.RATING].hasnans:
+        rcode, runiq = pd.factorize(latest[C.RATING])
+        runiq = np.asarray(runiq, dtype=object)
+    else:
+        raw = latest[C.RATING].to_numpy(dtype=object)
+        rcode, runiq = pd.factorize(raw, use_na_sentinel=False)
     if numeric:
         shown = np.array([float(v) for v in runiq], dtype=np.float64)
     else:
@@ -209,7 +236,9 @@ def gold_table(
         col[row[sel]] = shown[rcode[sel]]
         out[rater_column(name)] = col if numeric else pd.Series(col, dtype=object)
 
-    mv = majority_vote(latest, rule=cast(Rule, majority), numeric=numeric, items=items)
+    mv = majority_vote(
+        latest, rule=cast(Rule, majority), numeric=numeric, items=items, enc=majority_enc
+    )
     major_code = mv["majority"].to_numpy(dtype=np.float64)
     n_cast = mv["n_ratings"].to_numpy(dtype=np.int64)
     code_to_value = scale.decisive_labels()
@@ -234,8 +263,10 @@ def gold_table(
     out["n_decisive"] = mv["n_decisive"].to_numpy(dtype=np.int64)
 
     # Distinct rating values per pair (no decision is a value of its own).
-    pair_value = np.unique(row.astype(np.int64) * (len(runiq) + 1) + rcode)
-    n_distinct = np.bincount(pair_value // (len(runiq) + 1), minlength=n)
+    # (pair, value) combinations present: a small n x values table, not a sort.
+    seen = np.zeros(n * (len(runiq) + 1), dtype=bool)
+    seen[row.astype(np.int64) * (len(runiq) + 1) + rcode] = True
+    n_distinct = seen.reshape(n, len(runiq) + 1).sum(axis=1)
     nd = latest[C.NO_DECISION].to_numpy(dtype=bool)
     n_nd = np.bincount(row[nd], minlength=n)
     unclear = (
@@ -257,7 +288,7 @@ def gold_table(
     out["verified"] = both & (truth == label)
     table = pd.DataFrame(out)
     cur_out = cur.copy()
-    return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators)
+    return GoldTable(table, latest.reset_index(drop=True), cur_out, scale, annotators, codes=enc)
 
 
 def add_model_columns(gt: GoldTable, method: str, *, fit: ModelGold | None = None) -> int:

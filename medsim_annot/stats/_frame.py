@@ -14,6 +14,13 @@ from data_schemas.scales import Scale
 
 LEVELS: tuple[str, ...] = LEVEL_OPTIONS.values
 
+#: Statistics computed together on one frame (:func:`medsim_annot.stats.agreement_report`,
+#: the gold table's majority) encode its pair ids and annotators once and hand the
+#: :class:`Encoded` on, instead of each factorizing 100,000s of strings again. False makes
+#: every statistic encode its own frame: the independent expectation of
+#: ``tests/test_dashboard_fast_paths.py``.
+REUSE_CODES = True
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -82,6 +89,63 @@ class Encoded:
         out[self.item, self.annotator] = self.value
         return out
 
+    def with_values(self, values=None) -> Encoded:
+        """The same rows with the value domain *values* (default: the decisive codes
+        present), as ``encode(ratings, values=values)`` gives them."""
+        values, vidx = _value_index(self.value, values)
+        return Encoded(
+            self.item, self.annotator, self.value, vidx, self.items, self.annotators, values
+        )
+
+
+def compact(codes: np.ndarray, uniques):
+    """*codes* renumbered over the *uniques* they use (in order), and those uniques."""
+    used = np.bincount(codes, minlength=len(uniques)) > 0
+    if used.all():
+        return codes, uniques
+    return (np.cumsum(used) - 1)[codes], uniques[used]
+
+
+def of_codes(item, items, annotator, annotators, value: np.ndarray) -> Encoded:
+    """The :class:`Encoded` of rows whose pair and annotator codes the caller has already
+    (codes into sorted distinct values, e.g. from one factorize per dashboard), equal to
+    :func:`encode` of the frame: the codes are renumbered over the values present."""
+    item, items = compact(np.asarray(item, dtype=np.int64), items)
+    annotator, annotators = compact(np.asarray(annotator, dtype=np.int64), annotators)
+    values, vidx = _value_index(value, None)
+    return Encoded(
+        item,
+        annotator,
+        value,
+        vidx,
+        pd.Index(items),
+        pd.Index(np.asarray(annotators, dtype=object)),
+        values,
+    )
+
+
+def reuse(ratings: pd.DataFrame, enc: Encoded | None, *, values=None) -> Encoded:
+    """``encode(ratings, values=values)``, from *enc* (``encode(ratings)`` of the same
+    frame, computed by the caller) when given and :data:`REUSE_CODES` is on."""
+    if enc is None or not REUSE_CODES:
+        return encode(ratings, values=values)
+    return enc if values is None else enc.with_values(values)
+
+
+def _value_index(value: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
+    ok = ~np.isnan(value)
+    if values is None:
+        values = np.unique(value[ok])
+    values = np.asarray(values, dtype=np.float64)
+    vidx = np.full(len(value), -1, dtype=np.int64)
+    if len(values):
+        pos = np.searchsorted(values, value[ok])
+        pos = np.clip(pos, 0, len(values) - 1)
+        if not np.array_equal(values[pos], value[ok]):
+            raise ValueError("a rating value is not in the value domain")
+        vidx[ok] = pos
+    return values, vidx
+
 
 def check_frame(ratings: pd.DataFrame) -> None:
     missing = [c for c in (C.PAIR_ID, C.ANNOTATOR, C.VALUE) if c not in ratings.columns]
@@ -110,17 +174,7 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
     keep = item >= 0
     if not keep.all():
         item, ann, value = item[keep], ann[keep], value[keep]
-    ok = ~np.isnan(value)
-    if values is None:
-        values = np.unique(value[ok])
-    values = np.asarray(values, dtype=np.float64)
-    vidx = np.full(len(value), -1, dtype=np.int64)
-    if len(values):
-        pos = np.searchsorted(values, value[ok])
-        pos = np.clip(pos, 0, len(values) - 1)
-        if not np.array_equal(values[pos], value[ok]):
-            raise ValueError("a rating value is not in the value domain")
-        vidx[ok] = pos
+    values, vidx = _value_index(value, values)
     return Encoded(
         item.astype(np.int64),
         ann.astype(np.int64),
@@ -216,7 +270,7 @@ class SlotMatrix:
     rule: str
 
 
-def slot_matrix(ratings: pd.DataFrame) -> SlotMatrix:
+def slot_matrix(ratings: pd.DataFrame, enc: Encoded | None = None) -> SlotMatrix:
     """The complete items x k matrix that ICC and Kendall's W need.
 
     Rule (documented in docs/stats.md): only decisive ratings count. When every item has a
@@ -225,8 +279,9 @@ def slot_matrix(ratings: pd.DataFrame) -> SlotMatrix:
     are the raters: *k* is the most common number of decisive ratings per item (ties: the
     larger), slot *j* of an item holds its *j*-th rating in annotator-name order, items with
     fewer than *k* decisive ratings are dropped and items with more keep their first *k*.
+    *enc*: ``encode(ratings)`` when the caller has it (see :func:`reuse`).
     """
-    enc = encode(ratings)
+    enc = reuse(ratings, enc)
     m = enc.matrix()
     mask = ~np.isnan(m)
     per_item = mask.sum(axis=1)

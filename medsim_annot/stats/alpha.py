@@ -15,7 +15,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import Estimate, encode, group_index, level_of, nan
+from ._frame import Encoded, Estimate, encode, group_index, level_of, nan, reuse
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -116,7 +116,9 @@ def _degenerate(counts: np.ndarray) -> str | None:
     return None
 
 
-def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=None) -> Estimate:
+def krippendorff_alpha(
+    data, level: Scale | str = "interval", *, value_domain=None, enc: Encoded | None = None
+) -> Estimate:
     """Krippendorff's alpha reliability coefficient.
 
     Parameters
@@ -129,6 +131,9 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
         Level of measurement (a scale's own level when a :class:`Scale` is given).
     value_domain : sequence of float, optional
         The codes the scale allows (default: those observed).
+    enc : Encoded, optional
+        ``encode(data)`` of a frame *data*, when the caller has it (one encoding shared by
+        several statistics).
 
     Returns
     -------
@@ -174,8 +179,8 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
     """
     level = level_of(level)
     if isinstance(data, pd.DataFrame):
-        enc = encode(data, values=value_domain)
-        counts, values = enc.counts(), enc.values
+        coded = reuse(data, enc, values=value_domain)
+        counts, values = coded.counts(), coded.values
     else:
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim != 2:

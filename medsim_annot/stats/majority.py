@@ -11,7 +11,8 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.options import MAJORITY_RULES, MajorityRule
 
-from ._frame import encode
+from . import _frame
+from ._frame import Encoded, encode
 
 MAJORITY = "majority"
 Rule = MajorityRule
@@ -48,7 +49,12 @@ def _median_from_counts(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def majority_vote(
-    ratings: pd.DataFrame, *, rule: Rule = "strict", numeric: bool = False, items=None
+    ratings: pd.DataFrame,
+    *,
+    rule: Rule = "strict",
+    numeric: bool = False,
+    items=None,
+    enc: Encoded | None = None,
 ) -> pd.DataFrame:
     """The majority rating of every item.
 
@@ -64,6 +70,8 @@ def majority_vote(
         Also return ``mean`` and ``median`` of the decisive ratings (numeric scales).
     items : sequence, optional
         Pair ids fixing the rows (items without ratings get NaN).
+    enc : Encoded, optional
+        ``encode(ratings, items=items)`` when the caller has it (the dashboard's gold table).
 
     Returns
     -------
@@ -100,7 +108,8 @@ def majority_vote(
     >>> majority_vote(r, rule="decisive")["majority"].tolist()
     [1.0, nan, 1.0]
     """
-    enc = encode(ratings, items=items)
+    if enc is None or not _frame.REUSE_CODES:
+        enc = encode(ratings, items=items)
     counts = enc.counts()
     n_cast = np.bincount(enc.item, minlength=enc.n_items).astype(np.float64)
     out = pd.DataFrame(

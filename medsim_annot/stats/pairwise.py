@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import Estimate, encode, level_of, nan
+from ._frame import Encoded, Estimate, level_of, nan, reuse
 from .alpha import krippendorff_alpha
 
 PAIRWISE_COLUMNS = (
@@ -143,7 +143,9 @@ def spearman_rho(a, b) -> Estimate:
     return Estimate(float(spearmanr(x, y)[0]), len(x), None)
 
 
-def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None) -> pd.DataFrame:
+def pairwise_agreement(
+    ratings: pd.DataFrame, level: Scale | str, *, labels=None, enc: Encoded | None = None
+) -> pd.DataFrame:
     """Agreement of every two annotators over the items both rated decisively.
 
     Parameters
@@ -154,6 +156,8 @@ def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None
         Level for alpha; a Scale also gives the *labels* (its codes) for the kappas.
     labels : sequence of float, optional
         Codes in scale order for the kappa weights.
+    enc : Encoded, optional
+        ``encode(ratings)``, when the caller has it.
 
     Returns
     -------
@@ -189,7 +193,7 @@ def pairwise_agreement(ratings: pd.DataFrame, level: Scale | str, *, labels=None
             if o.code is not None and not level.is_no_decision(o.value)
         ]
         labels = sorted(set(codes)) if codes else None
-    enc = encode(ratings)
+    enc = reuse(ratings, enc)
     m = enc.matrix()
     if labels is None:
         labels = enc.values

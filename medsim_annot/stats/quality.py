@@ -12,6 +12,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
+from . import _frame
 from ._frame import check_frame
 from .alpha import krippendorff_alpha
 from .simlex import simlex_agreement
@@ -19,12 +20,44 @@ from .simlex import simlex_agreement
 MIN_RUN = 10
 
 
-def _with_order(frame: pd.DataFrame) -> pd.DataFrame:
+def _with_order(frame: pd.DataFrame, codes: RowCodes | None = None) -> pd.DataFrame:
+    """*frame* ordered by annotator, then ``rated_at`` (missing times last), then row; with
+    *codes* (its rows' pair and annotator codes, annotators in sorted order) the same order
+    from integers."""
     df = frame.reset_index(drop=True).copy()
     df["_row"] = np.arange(len(df))
     if C.RATED_AT not in df.columns:
         df[C.RATED_AT] = pd.NaT
-    return df.sort_values([C.ANNOTATOR, C.RATED_AT, "_row"], kind="stable", na_position="last")
+    at = df[C.RATED_AT]
+    if codes is None or not _frame.REUSE_CODES or not pd.api.types.is_datetime64_any_dtype(at):
+        return df.sort_values([C.ANNOTATOR, C.RATED_AT, "_row"], kind="stable", na_position="last")
+    t = np.asarray(at.array.asi8)
+    t = np.where(at.isna().to_numpy(), np.iinfo(np.int64).max, t)
+    return df.take(np.lexsort((t, codes[1])))  # lexsort is stable: row order breaks ties
+
+
+#: Pair code and annotator code of each row of a frame (annotator codes in name order).
+RowCodes = tuple[np.ndarray, np.ndarray]
+
+
+def _occurrence(df: pd.DataFrame, codes: RowCodes | None) -> np.ndarray:
+    """The how-many-th rating of its (annotator, pair) each row of *df* is (0-based, in the
+    order of *df*): ``groupby([annotator, pair_id]).cumcount()``; with *codes* (of the rows
+    of the frame *df* was ordered from, ``df["_row"]`` indexing them) on integers."""
+    if codes is None or not _frame.REUSE_CODES:
+        return df.groupby([C.ANNOTATOR, C.PAIR_ID], sort=False).cumcount().to_numpy()
+    rows = df["_row"].to_numpy()
+    pair, who = codes[0][rows], codes[1][rows]
+    key = who * (int(pair.max()) + 1 if len(pair) else 1) + pair
+    o = np.argsort(key, kind="stable")
+    ks = key[o]
+    n = len(ks)
+    start = np.ones(n, dtype=bool)
+    start[1:] = ks[1:] != ks[:-1]
+    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
+    occ = np.empty(n, dtype=np.int64)
+    occ[o] = np.arange(n) - first
+    return occ
 
 
 def _key(frame: pd.DataFrame) -> pd.Series:
@@ -35,7 +68,9 @@ def _key(frame: pd.DataFrame) -> pd.Series:
     return frame[C.VALUE].astype("float64").map(lambda v: "nd" if np.isnan(v) else repr(v))
 
 
-def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.DataFrame:
+def intra_rater_consistency(
+    history: pd.DataFrame, level: Scale | str, *, codes: RowCodes | None = None
+) -> pd.DataFrame:
     """Agreement of each annotator with themself on items they rated twice.
 
     Parameters
@@ -46,6 +81,8 @@ def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.Dat
         again by the same annotator. The first two ratings (by ``rated_at``) are compared.
     level : Scale or level name
         For the alpha between the first and the second rating.
+    codes : (pair codes, annotator codes), optional
+        Of *history*'s rows (annotator codes in name order), when the caller has them.
 
     Returns
     -------
@@ -74,14 +111,13 @@ def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.Dat
     0         A             2              0.5
     """
     check_frame(history)
-    df = _with_order(history)
-    df["_occ"] = df.groupby([C.ANNOTATOR, C.PAIR_ID], sort=False).cumcount()
+    df = _with_order(history, codes)
+    df["_occ"] = _occurrence(df, codes)
     df["_key"] = _key(df)
-    first = df[df["_occ"] == 0].set_index([C.ANNOTATOR, C.PAIR_ID])
-    second = df[df["_occ"] == 1].set_index([C.ANNOTATOR, C.PAIR_ID])
     rows = []
-    for ann, sec in second.groupby(level=0, sort=True):
-        fst = first.loc[sec.index]
+    for ann, fst, sec in (
+        _repeats(df) if codes is None or not _frame.REUSE_CODES else _repeats_coded(df, codes)
+    ):
         same = fst["_key"].to_numpy() == sec["_key"].to_numpy()
         est = krippendorff_alpha(
             np.vstack([fst[C.VALUE].to_numpy(dtype=float), sec[C.VALUE].to_numpy(dtype=float)]),
@@ -94,12 +130,44 @@ def intra_rater_consistency(history: pd.DataFrame, level: Scale | str) -> pd.Dat
     )
 
 
-def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.DataFrame:
+def _repeats(df: pd.DataFrame):
+    """Per annotator (in name order): the annotator, their first ratings of the pairs they
+    rated twice and the second ones (aligned, in the order of the second ones)."""
+    first = df[df["_occ"] == 0].set_index([C.ANNOTATOR, C.PAIR_ID])
+    second = df[df["_occ"] == 1].set_index([C.ANNOTATOR, C.PAIR_ID])
+    for ann, sec in second.groupby(level=0, sort=True):
+        yield ann, first.loc[sec.index], sec
+
+
+def _repeats_coded(df: pd.DataFrame, codes: RowCodes):
+    """:func:`_repeats` matched on integer codes (no index of every rating's strings)."""
+    occ = df["_occ"].to_numpy()
+    rows = df["_row"].to_numpy()
+    pair, who = codes[0][rows], codes[1][rows]
+    key = who * (int(pair.max()) + 1 if len(pair) else 1) + pair
+    at_second = np.flatnonzero(occ == 1)
+    if not len(at_second):
+        return
+    at_first = np.flatnonzero(occ == 0)
+    by_key = np.argsort(key[at_first], kind="stable")
+    match = at_first[by_key[np.searchsorted(key[at_first], key[at_second], sorter=by_key)]]
+    order = np.argsort(who[at_second], kind="stable")  # annotators in name order
+    sec_rows, fst_rows, sec_who = at_second[order], match[order], who[at_second][order]
+    bounds = np.flatnonzero(np.diff(sec_who)) + 1
+    for s_part, f_part in zip(np.split(sec_rows, bounds), np.split(fst_rows, bounds)):
+        sec = df.iloc[s_part]
+        yield sec[C.ANNOTATOR].iloc[0], df.iloc[f_part], sec
+
+
+def straight_lining(
+    ratings: pd.DataFrame, *, min_run: int = MIN_RUN, codes: RowCodes | None = None
+) -> pd.DataFrame:
     """Runs of *min_run* or more identical consecutive ratings by one annotator.
 
     Ratings are ordered by ``rated_at`` per annotator (rows without a time keep file order,
     after the timed ones). Returns one row per run: ``annotator``, ``rating``, ``length``,
-    ``first_pair_id``, ``start``, ``end`` (times).
+    ``first_pair_id``, ``start``, ``end`` (times). *codes*: (pair codes, annotator codes)
+    of the rows, annotators in name order, when the caller has them.
 
     Examples
     --------
@@ -109,36 +177,41 @@ def straight_lining(ratings: pd.DataFrame, *, min_run: int = MIN_RUN) -> pd.Data
     [['A', '1.0', 10]]
     """
     check_frame(ratings)
-    df = _with_order(ratings)
-    key = _key(df).to_numpy()
-    ann = df[C.ANNOTATOR].to_numpy()
+    df = _with_order(ratings, codes)
+    keys = _key(df)
+    if codes is None or not _frame.REUSE_CODES:
+        key = keys.to_numpy()
+        ann = df[C.ANNOTATOR].to_numpy()
+        change = (key[1:] != key[:-1]) | (ann[1:] != ann[:-1])
+    else:  # the same comparisons on integer codes (equal texts, equal codes)
+        key = np.asarray(pd.factorize(keys)[0])
+        who = codes[1][df["_row"].to_numpy()]
+        change = (key[1:] != key[:-1]) | (who[1:] != who[:-1])
     if len(df) == 0:
         return pd.DataFrame(
             columns=[C.ANNOTATOR, C.RATING, "length", "first_pair_id", "start", "end"]
         )
     new = np.ones(len(df), dtype=bool)
-    new[1:] = (key[1:] != key[:-1]) | (ann[1:] != ann[:-1])
+    new[1:] = change
     run_id = np.cumsum(new) - 1
     starts = np.flatnonzero(new)
     lengths = np.bincount(run_id)
     long = np.flatnonzero(lengths >= min_run)
     s = starts[long]
     e = s + lengths[long] - 1
-    times = df[C.RATED_AT].to_numpy()
-    pids = df[C.PAIR_ID].to_numpy()
     return pd.DataFrame(
         {
-            C.ANNOTATOR: ann[s],
-            C.RATING: key[s],
+            C.ANNOTATOR: df[C.ANNOTATOR].iloc[s].to_numpy(),
+            C.RATING: keys.iloc[s].to_numpy(),
             "length": lengths[long],
-            "first_pair_id": pids[s],
-            "start": times[s],
-            "end": times[e],
+            "first_pair_id": df[C.PAIR_ID].iloc[s].to_numpy(),
+            "start": df[C.RATED_AT].iloc[s].to_numpy(),
+            "end": df[C.RATED_AT].iloc[e].to_numpy(),
         }
     )
 
 
-def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
+def dont_know_share(ratings: pd.DataFrame, *, enc: _frame.Encoded | None = None) -> pd.DataFrame:
     """Per annotator: ``n_ratings``, ``n_no_decision`` and ``dont_know_share`` (their ratio).
 
     Examples
@@ -147,6 +220,8 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
     ...                   "value": [1.0, float("nan"), 0.0, 1.0]})
     >>> dont_know_share(r)["dont_know_share"].tolist()
     [0.25]
+
+    *enc*: ``encode(ratings)`` when the caller has it (counted on its annotator codes).
     """
     check_frame(ratings)
     nd = (
@@ -154,6 +229,18 @@ def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
         if C.NO_DECISION in ratings.columns
         else ratings[C.VALUE].isna()
     )
+    if enc is not None and _frame.REUSE_CODES and len(ratings):
+        k = enc.n_annotators
+        nd_ = nd.to_numpy(dtype=bool)
+        out = pd.DataFrame(
+            {
+                C.ANNOTATOR: np.asarray(enc.annotators, dtype=object),
+                "n_ratings": np.bincount(enc.annotator, minlength=k).astype(np.int64),
+                "n_no_decision": np.bincount(enc.annotator[nd_], minlength=k).astype(np.int64),
+            }
+        )
+        out["dont_know_share"] = out["n_no_decision"] / out["n_ratings"]
+        return out
     g = pd.DataFrame({C.ANNOTATOR: ratings[C.ANNOTATOR].to_numpy(), "nd": nd.to_numpy()})
     out = g.groupby(C.ANNOTATOR, sort=True)["nd"].agg(["size", "sum"]).reset_index()
     out.columns = [C.ANNOTATOR, "n_ratings", "n_no_decision"]
@@ -233,18 +320,22 @@ def rater_quality(
     history: pd.DataFrame | None = None,
     min_run: int = MIN_RUN,
     iaa: pd.DataFrame | None = None,
+    history_codes: RowCodes | None = None,
+    enc: _frame.Encoded | None = None,
 ) -> RaterQuality:
     """All rater-quality checks in one table.
 
     *ratings* is the current ratings frame; *history* (all saved ratings, with repeats) is
     used for duplicates and runs when given, else *ratings*. *iaa*: the IAA-1 per annotator
-    already computed for *ratings* (see :func:`outlier_annotators`).
+    already computed for *ratings* (see :func:`outlier_annotators`). *history_codes*: the
+    pair and annotator codes of the rows of *history* (or of *ratings* without one), when
+    the caller has them; *enc*: ``encode(ratings)`` when the caller has it.
     """
     hist = ratings if history is None else history
-    share = dont_know_share(ratings)
+    share = dont_know_share(ratings, enc=enc)
     out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
-    cons = intra_rater_consistency(hist, level)
-    runs = straight_lining(hist, min_run=min_run)
+    cons = intra_rater_consistency(hist, level, codes=history_codes)
+    runs = straight_lining(hist, min_run=min_run, codes=history_codes)
     longest = (
         runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run")
         if len(runs)

@@ -12,7 +12,8 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import check_frame, level_of
+from . import _frame
+from ._frame import Encoded, check_frame, encode, level_of, slot_matrix
 from .alpha import krippendorff_alpha
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
@@ -166,7 +167,11 @@ def _records(frame: pd.DataFrame, keys) -> list[dict]:
 
 
 def agreement_report(
-    ratings: pd.DataFrame, scale_or_level: Scale | str, *, level: str | None = None
+    ratings: pd.DataFrame,
+    scale_or_level: Scale | str,
+    *,
+    level: str | None = None,
+    enc: Encoded | None = None,
 ) -> AgreementReport:
     """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
 
@@ -178,6 +183,8 @@ def agreement_report(
         The scale (its level and codes) or just a level of measurement.
     level : str, optional
         Override the scale's level (e.g. analyse a 0-3 scale at the interval level).
+    enc : Encoded, optional
+        ``encode(ratings)`` when the caller has it (the dashboard's gold table does).
 
     Returns
     -------
@@ -211,8 +218,17 @@ def agreement_report(
     lv = level_of(level) if level else level_of(scale_or_level)
     scale_arg = scale_or_level if isinstance(scale_or_level, Scale) else lv
     reasons: dict[str, str] = {}
-    n_items = int(ratings[C.PAIR_ID].nunique())
-    annotators = sorted(ratings[C.ANNOTATOR].unique())
+    # Pair ids and annotators factorized once for every figure below (100,000s of strings).
+    if not _frame.REUSE_CODES:
+        enc = None
+    elif enc is None:
+        enc = encode(ratings)
+    if enc is None:
+        n_items = int(ratings[C.PAIR_ID].nunique())
+        annotators = sorted(ratings[C.ANNOTATOR].unique())
+    else:
+        n_items = enc.n_items
+        annotators = list(enc.annotators)
     domain = None
     if isinstance(scale_or_level, Scale):
         codes = sorted(
@@ -225,14 +241,14 @@ def agreement_report(
         observed = set(ratings[C.VALUE].dropna().unique())
         domain = codes if observed <= set(codes) else None
 
-    alpha = krippendorff_alpha(ratings, lv, value_domain=domain)
+    alpha = krippendorff_alpha(ratings, lv, value_domain=domain, enc=enc)
     if alpha.reason:
         reasons["krippendorff_alpha"] = alpha.reason
     if isinstance(scale_arg, Scale) and lv != scale_arg.level:
         scale_arg = scale_arg.model_copy(update={"level": lv})
-    pw = pairwise_agreement(ratings, scale_arg)
+    pw = pairwise_agreement(ratings, scale_arg, enc=enc)
     means = per_annotator_means(pw)
-    sl = simlex_agreement(ratings)
+    sl = simlex_agreement(ratings, enc=enc)
     per = pd.DataFrame({C.ANNOTATOR: pd.Series(annotators, dtype=object)})
     means = means.astype({C.ANNOTATOR: object})
     sl_per = sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]].astype({C.ANNOTATOR: object})
@@ -249,10 +265,11 @@ def agreement_report(
         mean_rho = float(np.nanmean(rho))
     for r in pw["reason"].dropna():
         reasons.setdefault("pairwise", r)
-    icc = intraclass_corr(ratings)
+    slots = slot_matrix(ratings, enc) if enc is not None else None
+    icc = intraclass_corr(ratings, slots=slots)
     if icc.reason:
         reasons["icc"] = icc.reason
-    w = kendall_w(ratings)
+    w = kendall_w(ratings, slots=slots)
     if w.reason:
         reasons["kendall_w"] = w.reason
     for k, v in sl.reasons.items():

@@ -10,7 +10,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 
-from ._frame import encode
+from ._frame import Encoded, reuse
 from .pairwise import spearman_rho
 
 
@@ -40,7 +40,7 @@ def _rho_matrix(m: np.ndarray) -> np.ndarray:
     return out
 
 
-def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
+def simlex_agreement(ratings: pd.DataFrame, *, enc: Encoded | None = None) -> SimLexAgreement:
     """IAA-1, IAA-2 (Chiu et al. 2018) and the human upper bound (Schulz et al. 2020).
 
     Parameters
@@ -48,6 +48,9 @@ def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
     ratings : DataFrame
         Ratings frame; no-decision ratings (NaN) are left out. Each correlation uses the
         items both sides have (k-of-n designs need no special rule).
+
+    enc : Encoded, optional
+        ``encode(ratings)``, when the caller has it.
 
     Returns
     -------
@@ -83,7 +86,7 @@ def simlex_agreement(ratings: pd.DataFrame) -> SimLexAgreement:
     >>> a.iaa_1, a.iaa_2, a.human_upper_bound_exclusive
     (1.0, 1.0, 1.0)
     """
-    enc = encode(ratings)
+    enc = reuse(ratings, enc)
     m = enc.matrix()
     k = m.shape[1]
     reasons: dict[str, str] = {}

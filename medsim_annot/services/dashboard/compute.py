@@ -9,11 +9,13 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.pairs import group_columns
+from data_schemas.ratings import sorted_coded
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.gold import code_ratings, gold_table
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
+from medsim_annot.stats import _frame
 
 #: Seed of the audit's bootstrap intervals, so a report can be reproduced.
 BOOTSTRAP_SEED = 20200207
@@ -61,7 +63,9 @@ def compute_dashboard(
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
     reasons: dict[str, str] = {}
-    report, basis = agreement_svc.design_agreement(ratings, scale, agreement_pairs=agreement_pairs)
+    report, basis = agreement_svc.design_agreement(
+        ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
+    )
     binary = scale.has_polarity
     audit = None
     if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
@@ -79,8 +83,14 @@ def compute_dashboard(
     else:
         reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
     hist = ratings
+    # Pair and annotator codes of the rows of *hist* (the runs and repeats use them).
+    hist_codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
     if history is not None and len(history):
-        hist = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable")
+        coded = sorted_coded(history) if _frame.REUSE_CODES else None
+        if coded is None:
+            hist, hist_codes = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable"), None
+        else:
+            hist, hist_codes = coded[0], (coded[1], coded[2])
         if C.VALUE not in hist.columns:
             hist = code_ratings(hist, scale)
     if C.RATED_AT in hist.columns:
@@ -100,7 +110,12 @@ def compute_dashboard(
     )
     # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
     quality = agreement_svc.rater_quality_report(
-        ratings, scale, history=hist, iaa=report.per_annotator
+        ratings,
+        scale,
+        history=hist,
+        iaa=report.per_annotator,
+        history_codes=hist_codes,
+        enc=gt.codes,
     )
     return Dashboard(
         study,

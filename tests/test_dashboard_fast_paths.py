@@ -1,0 +1,186 @@
+"""The dashboard's shared codes change no figure: for random small studies every dashboard
+table and figure input is equal with the pair ids and annotators factorized once and handed
+on (``stats._frame.REUSE_CODES``, the dashboard's path) and with every statistic encoding
+its own frame (the straightforward path, the independent expectation)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from data_schemas import BINARY, RELATEDNESS_0_3
+from medsim_annot.services.dashboard import compute_dashboard
+from medsim_annot.stats import _frame
+
+# Names whose sorted order differs from the order they first appear in.
+_NAMES = ["zed", "Amy", "bob", "Émile", "a b"]
+_GROUPS = [("FSN-SYN", "easy"), ("FSN-SYN", "hard"), ("SAME-AS", "easy")]
+
+
+@st.composite
+def studies(draw):
+    scale = draw(st.sampled_from([BINARY, RELATEDNESS_0_3]))
+    n = draw(st.integers(1, 12))
+    ids = [f"p{i}" for i in draw(st.permutations(range(n)))]  # file order != sorted order
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "term_1": [f"t{i}" for i in range(n)],
+            "term_2": [f"u{i}" for i in range(n)],
+            "auto_label": pd.array(
+                draw(st.lists(st.sampled_from([0, 1, None]), min_size=n, max_size=n)),
+                dtype="Int64",
+            ),
+            "dataset": [_GROUPS[draw(st.integers(0, 2))][0] for _ in range(n)],
+            "difficulty": [_GROUPS[draw(st.integers(0, 2))][1] for _ in range(n)],
+        }
+    )
+    values = ["same", "not_same", "dont_know"] if scale is BINARY else ["0", "1", "2", "3"]
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(ids),
+                st.sampled_from(_NAMES[: draw(st.integers(1, 5))]),
+                st.sampled_from(values),
+                st.one_of(st.none(), st.integers(0, 5)),  # equal times, missing times
+                st.booleans(),
+                st.sampled_from([None, 300, 2500]),
+            ),
+            max_size=40,
+        )
+    )
+    start = pd.Timestamp("2026-01-01", tz="UTC")
+    history = pd.DataFrame(
+        {
+            "pair_id": pd.array([r[0] for r in rows], dtype="str"),
+            "annotator": pd.array([r[1] for r in rows], dtype="str"),
+            "rating": [scale.canonical(r[2]) for r in rows],
+            "rated_at": pd.Series(
+                [pd.NaT if r[3] is None else start + pd.Timedelta(minutes=r[3]) for r in rows],
+                dtype="datetime64[us, UTC]",
+            ),
+            "comment": "",
+            "unclear": [r[4] for r in rows],
+            "elapsed_ms": pd.Series([r[5] for r in rows], dtype="float64"),
+        }
+    )
+    return pairs, history, scale
+
+
+def _tables(d) -> dict:
+    out = {
+        "audit": d.audit_table(),
+        "confusion": d.confusion(),
+        "pairwise": d.pairwise_table(),
+        "pairwise_alpha": d.pairwise_alpha(),
+        "per_annotator": d.per_annotator(),
+        "summary": d.summary(),
+        "mean_scores": d.mean_scores(),
+        "quality": d.quality_table(),
+        "pace": d.pace_table(),
+        "runs": d.runs(),
+        "disagreements": d.disagreements(),
+        "gold": d.gold.table,
+        "gold_ratings": d.gold.ratings,
+        "consistency": d.quality.consistency,
+    }
+    out["report"] = json.dumps(d.agreement.to_dict(), default=str)
+    out["reasons"] = (d.agreement.reasons, d.quality.reasons, d.reasons, d.gold.annotators)
+    out["headline"] = json.dumps(d.headline(), default=str)
+    if d.audit is not None:
+        out["audit_items"] = d.audit.items
+        out["audit_overall"] = json.dumps(d.audit.overall, default=str)
+    return out
+
+
+def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool = False):
+    """*repeats*: the current ratings hold every rating (the gold table keeps the latest
+    per pair and annotator); else the first per pair and annotator."""
+    monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
+    current = history
+    if not repeats:
+        current = history.drop_duplicates(["pair_id", "annotator"], keep="first")
+    return _tables(compute_dashboard(pairs, current, scale, history=history))
+
+
+@settings(max_examples=150, deadline=None)
+@given(studies(), st.booleans())
+def test_dashboard_equal_with_and_without_shared_codes(study, repeats):
+    pairs, history, scale = study
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _dashboard(pairs, history, scale, True, mp, repeats=repeats)
+        plain = _dashboard(pairs, history, scale, False, mp, repeats=repeats)
+    _compare(fast, plain)
+
+
+def test_reuse_is_on_by_default():
+    assert _frame.REUSE_CODES is True
+    r = pd.DataFrame(
+        {"pair_id": ["b", "a", "a"], "annotator": ["Y", "X", "Y"], "value": [1.0, np.nan, 0.0]}
+    )
+    enc = _frame.encode(r)
+    assert _frame.reuse(r, enc) is enc
+    dom = _frame.reuse(r, enc, values=[0.0, 1.0, 2.0])
+    want = _frame.encode(r, values=[0.0, 1.0, 2.0])
+    assert np.array_equal(dom.value_index, want.value_index)
+    assert np.array_equal(dom.values, want.values)
+
+
+def _compare(fast: dict, plain: dict) -> None:
+    assert fast.keys() == plain.keys()
+    for name, want in plain.items():
+        got = fast[name]
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, want, obj=name)
+        elif isinstance(want, pd.Series):
+            pd.testing.assert_series_equal(got, want, obj=name)
+        else:
+            assert got == want, name
+
+
+def test_runs_and_repeats_equal_with_and_without_shared_codes():
+    """A study that certainly has straight-lining runs, pairs rated twice and missing
+    times (random small studies rarely have runs of 10)."""
+    n = 30
+    ids = [f"p{i:02d}" for i in reversed(range(n))]
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ids,
+            "term_1": ids,
+            "term_2": ids,
+            "auto_label": pd.array([i % 2 for i in range(n)], dtype="Int64"),
+            "dataset": ["a", "b", "c"] * 10,
+        }
+    )
+    rows = []
+    for j, who in enumerate(["zed", "Amy", "bob"]):
+        for i, pid in enumerate(ids):
+            value = "same" if who == "zed" else ["same", "not_same", "dont_know"][(i + j) % 3]
+            rows.append((pid, who, value, None if i == 7 else i, 900 + 100 * i))
+        for k, pid in enumerate(ids[:6]):  # shown twice
+            rows.append((pid, who, ["not_same", "same", "dont_know"][k % 3], n + 1 + k, 2000))
+    start = pd.Timestamp("2026-01-01", tz="UTC")
+    history = pd.DataFrame(
+        {
+            "pair_id": pd.array([r[0] for r in rows], dtype="str"),
+            "annotator": pd.array([r[1] for r in rows], dtype="str"),
+            "rating": [r[2] for r in rows],
+            "rated_at": pd.Series(
+                [pd.NaT if r[3] is None else start + pd.Timedelta(minutes=r[3]) for r in rows],
+                dtype="datetime64[us, UTC]",
+            ),
+            "comment": "",
+            "unclear": False,
+            "elapsed_ms": pd.Series([r[4] for r in rows], dtype="float64"),
+        }
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _dashboard(pairs, history, BINARY, True, mp)
+        plain = _dashboard(pairs, history, BINARY, False, mp)
+    assert len(plain["runs"]) and len(plain["consistency"])
+    _compare(fast, plain)
