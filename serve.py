@@ -9,8 +9,8 @@ can share one PostgreSQL store (docs/deploy.md).
 Before any session starts, two things only a served app does: Streamlit's legacy multipage
 mode is turned off (it would list every file of ``pages/`` in the first visitor's sidebar
 until ``app.py``'s ``st.navigation`` replaces it; ``st.navigation`` turns it off too, but only
-once the first run reaches it), and the admin pages' heavy imports start in the background
-(:mod:`medsim_annot.warmup`).
+once the first run reaches it), and the admin pages' heavy imports are done: the Dashboard's
+before the server answers, the rarer pages' in the background (:mod:`medsim_annot.warmup`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from medsim_annot import tcp
+from medsim_annot import tcp, warmup
 from medsim_annot.ratings_api import routes
-from medsim_annot.warmup import warm_in_background
 
 # Nagle off on every accepted connection (a 40 ms stall per kept-alive request otherwise).
 tcp.install()
 PagesManager.uses_pages_directory = False
-warm_in_background()
+warmup.warm(warmup.BEFORE_SERVING)  # before the server answers: the Dashboard's stack
+warmup.warm_in_background(warmup.AFTER_SERVING)
 app = st.App("app.py", routes=routes())

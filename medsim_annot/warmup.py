@@ -1,9 +1,10 @@
-"""Import the admin pages' heavy stacks in the background right after the server starts.
+"""Import the admin pages' heavy stacks when the server starts, not on an admin's first visit.
 
 The first admin to open the Dashboard or Embedding scoring after a start would otherwise wait
 for these imports (pingouin alone pulls matplotlib and seaborn; crowd-kit, scipy.stats and
-the embedding evaluation follow): seconds on a small server. ``serve.py`` calls
-:func:`warm_in_background` once, before any session starts; a page that needs a module while
+the embedding evaluation follow): seconds on a small server. ``serve.py`` calls :func:`warm`
+on :data:`BEFORE_SERVING` and :func:`warm_in_background` on :data:`AFTER_SERVING`, before any
+session starts; a page that needs a module while
 it is still being imported waits for that import only (Python's per-module import lock), and
 a module that fails to import here fails again, with its message, where it is used.
 """
@@ -13,15 +14,25 @@ from __future__ import annotations
 import importlib
 import threading
 
-MODULES = (
+BEFORE_SERVING = (
     "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
     "pingouin",  # ICC (medsim_annot.stats.icc imports it on first use): matplotlib, seaborn
     "medsim_annot.services.plots",  # plotly; then a first figure (:func:`_first_figure`)
+)
+"""Imported before the server answers (``serve.py``: :func:`warm`), about 2 s on a quiet
+2-core machine: the Dashboard's first load after a start otherwise waited for them. In a
+background thread they were still being imported when an admin signed in and opened the
+Dashboard a few seconds after a start, and the import competed with the page for the
+interpreter (first load 2.7–3.1 s against 0.5 s once warm, ``make bench`` admin_pages)."""
+
+AFTER_SERVING = (
     "medsim_annot.services.scoring",  # the embedding evaluation
     "medsim_annot.services.gold",
     "crowdkit.aggregation",  # the dashboard's model of the doctors (on request, with a spinner)
 )
-"""Imported in this order: the Dashboard's first, the rarer sections' last."""
+"""Imported in a background thread once the server is up: the rarer pages and sections."""
+
+MODULES = BEFORE_SERVING + AFTER_SERVING
 
 
 def _first_figure() -> None:
@@ -36,7 +47,9 @@ def _first_figure() -> None:
     pio.to_json(fig, validate=False)
 
 
-def _warm(modules: tuple[str, ...]) -> None:
+def warm(modules: tuple[str, ...]) -> None:
+    """Import *modules* now, in order (one that fails is skipped: it fails again, with its
+    message, where it is used)."""
     for name in modules:
         try:
             importlib.import_module(name)
@@ -48,8 +61,6 @@ def _warm(modules: tuple[str, ...]) -> None:
 
 def warm_in_background(modules: tuple[str, ...] = MODULES) -> threading.Thread:
     """Start importing *modules* in a daemon thread (it never holds the server up at exit)."""
-    thread = threading.Thread(
-        target=_warm, args=(modules,), name="medsim-warm-imports", daemon=True
-    )
+    thread = threading.Thread(target=warm, args=(modules,), name="medsim-warm-imports", daemon=True)
     thread.start()
     return thread

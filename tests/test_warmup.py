@@ -21,3 +21,24 @@ def test_a_failing_module_does_not_stop_the_warm_up():
     thread.join(60)
     assert not thread.is_alive() and thread.daemon
     assert "colorsys" in sys.modules
+
+
+def test_serve_py_imports_the_dashboard_stack_before_it_serves():
+    """The Dashboard's stack is imported synchronously by serve.py (a background import was
+    still running when the first admin arrived, and the page waited for it)."""
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import runpy, sys; sys.path.insert(0, '.'); runpy.run_path('serve.py');"
+        "from medsim_annot import warmup;"
+        "print(all(m in sys.modules and not getattr(sys.modules[m].__spec__, '_initializing',"
+        " False) for m in warmup.BEFORE_SERVING))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1:] == ["True"], out.stdout + out.stderr
+    assert set(warmup.BEFORE_SERVING) <= set(warmup.MODULES)
