@@ -93,10 +93,12 @@ def streamlit_server(
     *,
     port: int | None = None,
     args: tuple[str, ...] = (),
+    script: str = "serve.py",
 ):
-    """Serve serve.py (app.py and the ratings endpoint) with *env* (on *port*, with extra ``streamlit run`` *args*); yield the
-    base URL once /_stcore/health answers 200, and stop the server afterwards."""
-    proc, base = start_streamlit(env, log_path, port, timeout, args=args)
+    """Serve serve.py (app.py and the ratings endpoint; or *script*) with *env* (on *port*,
+    with extra ``streamlit run`` *args*); yield the base URL once /_stcore/health answers 200,
+    and stop the server afterwards."""
+    proc, base = start_streamlit(env, log_path, port, timeout, script=script, args=args)
     try:
         yield base
     finally:

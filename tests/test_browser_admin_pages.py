@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 
 import pytest
 
 from benchmarks import bench_admin_pages as bench
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, start_streamlit
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -96,15 +95,8 @@ def _fresh_server(tmp_path, script: str = "serve.py", seed: bool = False):
         "MEDSIM_ADMIN_PASSWORD": PASSWORD,
         "PYTHONPATH": str(ROOT),
     }
-    proc, base = start_streamlit(env, tmp_path / "streamlit.log", script=script)
-    try:
+    with streamlit_server(env, tmp_path / "streamlit.log", script=script) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _nav_seen_by_first_visitor(base: str) -> list[str]:
