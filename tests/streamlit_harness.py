@@ -236,6 +236,16 @@ def open_admin_form(page, timeout: float = 60000) -> None:
     field.wait_for(timeout=timeout)
 
 
+def page_report(page, frames: Frames) -> str:
+    """What a failed sign-in shows: the page's text and its websocket frames."""
+    return (
+        "the page shows:\n"
+        + page.locator("body").inner_text()[:1500]
+        + "\nwebsocket frames:\n"
+        + frames.text()
+    )
+
+
 def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> None:
     """Sign in on the start page with the admin password; wait for the Study setup page.
 
@@ -262,15 +272,7 @@ def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> Non
     except Exception as exc:
         raise AssertionError(
             f"one Enter in the admin form was not answered within {answer_ms / 1000:.0f} s "
-            "(no Study setup page, no refusal); the page shows:\n"
-            + page.locator("body").inner_text()[:1500]
-            + "\nwebsocket frames:\n"
-            + frames.text()
+            "(no Study setup page, no refusal); " + page_report(page, frames)
         ) from exc
     if not setup.is_visible():
-        raise AssertionError(
-            "the admin sign-in was refused; the page shows:\n"
-            + page.locator("body").inner_text()[:1500]
-            + "\nwebsocket frames:\n"
-            + frames.text()
-        )
+        raise AssertionError("the admin sign-in was refused; " + page_report(page, frames))

@@ -26,6 +26,7 @@ from tests.streamlit_harness import (
     Frames,
     chromium,
     open_admin_form,
+    page_report,
     require_chromium,
     streamlit_server,
 )
@@ -83,10 +84,7 @@ def _submit_once(server, field_label: str, value: str, outcome_of) -> tuple[str,
         except Exception as exc:
             raise AssertionError(
                 f"one Enter in {field_label!r} was not answered within {ANSWER_MS / 1000:.0f} s"
-                " (no page, no refusal); the page shows:\n"
-                + page.locator("body").inner_text()[:1500]
-                + "\nwebsocket frames:\n"
-                + frames.text()
+                " (no page, no refusal); " + page_report(page, frames)
             ) from exc
         took = time.monotonic() - start
         shown = [n for n in names if outcomes[n].first.is_visible()]
