@@ -179,3 +179,25 @@ def test_alpha_on_random_matrices_matches_the_krippendorff_package(m, level):
     counts = np.stack([(m == v).sum(axis=1) for v in values], axis=1).astype(float)
     grouped = grouped_alpha(counts, np.zeros(len(m), dtype=int), 1, values, level)
     assert grouped[0] == pytest.approx(theirs, abs=1e-9)
+
+
+@given(
+    st.lists(st.integers(0, 12), min_size=2, max_size=60),
+    st.lists(st.integers(0, 12), min_size=2, max_size=60),
+    st.sampled_from([1.0, 0.5, 1e-3]),
+)
+def test_spearman_rho_is_scipy_spearmanr_value_for_value(a, b, step):
+    """Spearman's rho ranks rating codes by counting (no sort); the value is scipy's
+    ``spearmanr``, bit for bit, on codes and on non-integer values (which go to scipy's
+    ``rankdata``), and the mid-ranks are ``rankdata``'s."""
+    from scipy.stats import rankdata, spearmanr
+
+    from medsim_annot.stats.pairwise import midranks, spearman_rho
+
+    n = min(len(a), len(b))
+    x, y = np.array(a[:n], dtype=float) * step, np.array(b[:n], dtype=float)
+    assert midranks(x).tolist() == rankdata(x).tolist()
+    assert midranks(y).tolist() == rankdata(y).tolist()
+    assume(len(set(x)) > 1 and len(set(y)) > 1)
+    got = spearman_rho(x, y).value
+    assert got == float(spearmanr(x, y)[0])

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+from scipy.stats import rankdata
 
 from data_schemas import columns as C
 from data_schemas.scales import Scale
@@ -140,7 +140,34 @@ def spearman_rho(a, b) -> Estimate:
         return nan("fewer than two items rated by both annotators", len(x))
     if np.all(x == x[0]) or np.all(y == y[0]):
         return nan("an annotator is constant over the shared items", len(x))
-    return Estimate(float(spearmanr(x, y)[0]), len(x), None)
+    # As scipy.stats.spearmanr computes it for two vectors (Pearson of the mid-ranks, by
+    # np.corrcoef of the stacked ranks), with the ranks of rating codes found by counting.
+    ranked = np.column_stack((midranks(x), midranks(y)))
+    return Estimate(float(np.corrcoef(ranked, rowvar=False)[1, 0]), len(x), None)
+
+
+#: Largest value :func:`midranks` ranks by counting (rating codes are 0..k-1).
+_COUNTED_MAX = 1_000
+
+
+def midranks(v: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank: ``scipy.stats.rankdata(v)`` (the
+    "average" method), value for value. Small non-negative integers (rating codes) are
+    ranked by counting, without a sort: a value's ties hold ranks ``start + 1 .. end``,
+    where *start* values are smaller and *end* are not larger, so its rank is
+    ``(start + 1 + end) / 2``. Anything else goes to scipy.
+
+    >>> midranks(np.array([2.0, 0.0, 2.0, 1.0])).tolist()
+    [3.5, 1.0, 3.5, 2.0]
+    """
+    v = np.asarray(v, dtype=np.float64)
+    if len(v) and v.min() >= 0 and v.max() <= _COUNTED_MAX:
+        codes = v.astype(np.int64)
+        if np.array_equal(codes, v):
+            counts = np.bincount(codes)
+            end = np.cumsum(counts)
+            return (0.5 * (end + (end - counts) + 1))[codes]
+    return np.asarray(rankdata(v), dtype=np.float64)
 
 
 def pairwise_agreement(

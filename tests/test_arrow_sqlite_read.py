@@ -1,0 +1,164 @@
+"""The SQLite column-wise read of the dashboard (``storage.arrow``): three single-row
+queries without joins, the current rating per slot and the joins done in NumPy. Its parts
+are checked against the obvious computation (hypothesis), and the whole read against the
+DBAPI read on stores where ids are not one run per study: two studies whose ratings
+interleave, an annotator added after another study was created, ratings saved with ids
+out of order."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from data_schemas import BINARY
+from data_schemas import columns as C
+from medsim_annot.services import annotators as asvc
+from medsim_annot.services import dashboard as dsvc
+from medsim_annot.services import studies as svc
+from medsim_annot.storage import arrow, get_engine, session_scope
+from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.models import Annotator, Assignment, Item, Study
+
+SEP = chr(31)
+
+
+@given(st.lists(st.text(alphabet=st.characters(exclude_characters=SEP)), max_size=30))
+def test_texts_cut_the_concatenation_back_into_the_values(values):
+    blob = SEP.join(values).encode("utf-8")
+    got = arrow._texts(blob, len(values))
+    assert got is not None and got.to_pylist() == values
+
+
+@given(st.lists(st.text(max_size=5), min_size=1, max_size=10), st.integers(0, 9))
+def test_texts_refuse_a_value_holding_the_separator(values, at):
+    values = list(values)
+    values[at % len(values)] += SEP
+    assert arrow._texts(SEP.join(values).encode("utf-8"), len(values)) is None
+
+
+@given(
+    st.lists(
+        st.datetimes(min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2200, 1, 1)),
+        min_size=1,
+        max_size=20,
+    ),
+    st.data(),
+)
+def test_times_read_the_stored_form_and_refuse_any_other(times, data):
+    """SQLAlchemy's 26-character form is read exactly; one value in another length (which
+    could shift the rest into a valid-looking reading) sends the read to the DBAPI path."""
+    stored = [t.strftime("%Y-%m-%d %H:%M:%S.%f") for t in times]
+    got = arrow._times("".join(stored), len(stored))
+    assert got is not None
+    assert got.tolist() == [t.replace(tzinfo=None) for t in times]
+    odd = list(stored)
+    i = data.draw(st.integers(0, len(odd) - 1))
+    odd[i] = data.draw(st.sampled_from([odd[i][:-1], odd[i][:19], odd[i] + "0"]))
+    assert arrow._times("".join(odd), len(odd)) is None
+
+
+@given(
+    st.lists(st.integers(1, 10**6), min_size=1, max_size=40, unique=True),
+    st.booleans(),
+    st.data(),
+)
+def test_lookup_finds_each_key_or_refuses(ids, contiguous, data):
+    ids = np.arange(ids[0], ids[0] + len(ids)) if contiguous else np.array(ids)
+    keys = np.array(data.draw(st.lists(st.sampled_from(ids.tolist()), max_size=30)), dtype=int)
+    at = arrow._lookup(ids, keys)
+    assert at is not None and ids[at].tolist() == keys.tolist()
+    missing = np.append(keys, int(ids.max()) + 1)
+    assert arrow._lookup(ids, missing) is None
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 8), st.integers(1, 10**6)), min_size=1, unique_by=lambda t: t[1]
+    )
+)
+def test_latest_is_the_highest_id_of_each_slot(rows):
+    slot = np.array([s for s, _ in rows])
+    rid = np.array([r for _, r in rows])
+    want = pd.DataFrame({"slot": slot, "rid": rid}).groupby("slot")["rid"].max()
+    got = arrow._latest(rid, slot)
+    assert sorted(rid[got].tolist()) == sorted(want.tolist())
+    assert got.tolist() == sorted(got.tolist())  # in the order read
+
+
+PAIRS = pd.DataFrame(
+    {
+        C.PAIR_ID: [f"p{i}" for i in range(5)],
+        C.TERM_1: ["a", "b", "é ✓", "", "line\nbreak"],
+        C.TERM_2: [f"u{i}" for i in range(5)],
+        C.AUTO_LABEL: pd.array([1, 0, 1, None, 0], dtype="Int64"),
+        C.DATASET: ["x", "x", "y", "y", "y"],
+    }
+)
+_T0 = dt.datetime(2026, 3, 1, 8, 0, tzinfo=dt.UTC)
+
+
+def _rate(engine, study, who, pair, value, *, minute, rid=None, **kw):
+    with session_scope(engine) as s:
+        sid = s.scalar(sa.select(Study.id).where(Study.name == study))
+        aid = s.scalar(
+            sa.select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == who)
+        )
+        iid = s.scalar(sa.select(Item.id).where(Item.study_id == sid, Item.pair_id == pair))
+        slot = s.scalar(
+            sa.select(Assignment.id).where(
+                Assignment.annotator_id == aid, Assignment.item_id == iid
+            )
+        )
+        extra = {"id": rid} if rid is not None else {}
+        row = {
+            "study_id": sid,
+            "annotator_id": aid,
+            "item_id": iid,
+            "assignment_id": slot,
+            "value": value,
+            "rated_at": _T0 + dt.timedelta(minutes=minute),
+            **extra,
+            **kw,
+        }
+        insert_ratings(s, [row])
+
+
+@pytest.fixture
+def engine(backend_url):
+    return get_engine(backend_url)
+
+
+def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
+    svc.create_study("one", PAIRS, BINARY, ["a", "b"], engine=engine)
+    svc.create_study("two", PAIRS.head(3), BINARY, ["a"], engine=engine)
+    asvc.add_annotator("one", "late", engine=engine)  # slots after study two's
+    minute = 0
+    for i in range(5):
+        for study, who in (("one", "a"), ("two", "a"), ("one", "late"), ("one", "b")):
+            if study == "two" and i >= 3:
+                continue
+            minute += 1
+            value = "same" if (i + minute) % 3 else "not_same"
+            _rate(engine, study, who, f"p{i}", value, minute=minute, elapsed_ms=100 * minute)
+    _rate(engine, "one", "late", "p2", "dont_know", minute=90, comment="changed ✓")
+    top = svc.ratings_version("one", engine=engine)[1]
+    _rate(engine, "one", "b", "p0", "not_same", minute=91, rid=top + 50)
+    _rate(engine, "one", "b", "p1", "same", minute=92, rid=top + 20)  # a lower id saved later
+    for study in ("one", "two"):
+        sid = svc.get_study(study, engine=engine).id
+        assert arrow.current_ratings_coded(engine, sid) is not None
+        got = dsvc.load_current(study, engine=engine)
+        want = svc.current_ratings(study, include_duplicates=True, engine=engine)
+        pd.testing.assert_frame_equal(got, want)
+        pairs = svc.pairs_frame(study, engine=engine)
+        assert pairs[C.PAIR_ID].tolist() == PAIRS[C.PAIR_ID].head(len(pairs)).tolist()
+    one = dsvc.load_current("one", engine=engine)
+    assert len(one) == 15
+    late = one[(one[C.ANNOTATOR] == "late") & (one[C.PAIR_ID] == "p2")]
+    assert late[C.RATING].tolist() == ["dont_know"] and late[C.COMMENT].tolist() == ["changed ✓"]
