@@ -241,9 +241,7 @@ def _dbapi_read():
         yield
 
 
-def _cold(
-    report, label: str, name: str, engine, n_ratings: int, goal: str, limit: float, repeat=3
-):
+def _cold(report, label: str, name: str, engine, n_ratings: int, goal: str, limit: float, repeat=3):
     """Best of *repeat* cold dashboards, ours and the DBAPI baseline alternating (a shared
     machine's noise swings one run by a third)."""
     from medsim_annot.services import dashboard as dsvc
