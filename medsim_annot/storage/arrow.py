@@ -123,7 +123,7 @@ def _adbc(engine: Engine) -> Iterator[Any]:
         conn.close()
 
 
-def _arrow(cur: Any, engine: Engine, query: Select[Any], names: tuple[str, ...]) -> pa.Table:
+def _arrow(cur: Any, engine: Engine, query: Any, names: tuple[str, ...]) -> pa.Table:
     cur.execute(_sql(engine, query))
     return cur.fetch_arrow_table().rename_columns(list(names))
 
