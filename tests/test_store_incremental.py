@@ -80,7 +80,14 @@ def _check(reader, engine, expected_read):
     return got
 
 
-def test_incremental_read_equals_full_read(engine):
+@pytest.mark.parametrize("coded", [True, False], ids=["coded", "dbapi"])
+def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
+    """Both ways the reader keeps what it read: integer codes (the column-wise read, new
+    rows coded into them) and, where the database has no column-wise read, raw columns."""
+    from medsim_annot.storage import arrow as arrow_store
+
+    if not coded:
+        monkeypatch.setattr(arrow_store, "supports_arrow", lambda engine: False)
     queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate"), Slot(2, "duplicate")]
     svc.create_study(
         "inc",
@@ -94,6 +101,7 @@ def test_incremental_read_equals_full_read(engine):
     reader = svc.CurrentRatingsReader(info.id, info.scale, engine)
     empty = reader.read(svc.ratings_version("inc", engine=engine))
     assert len(empty) == 0 and reader.last_read == "full"
+    assert (reader._coded is not None) == coded
     for i in range(4):
         _rate(engine, "ann", f"p{i}", "same", minute=i, comment="=1" if i == 1 else "")
         _rate(engine, "bo", f"p{i}", "not_same", minute=i, elapsed_ms=1200)
@@ -106,6 +114,7 @@ def test_incremental_read_equals_full_read(engine):
     _rate(engine, "bo", "p2", "same", minute=13)
     _rate(engine, "bo", "p2", "dont_know", minute=14)
     got = _check(reader, engine, "increment")
+    assert (reader._coded is not None) == coded and (reader._raw is not None) != coded
     assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() == [
         "dont_know"
     ]

@@ -78,6 +78,11 @@ class CodedRatings:
     elapsed_ms: np.ndarray  # int64, 0 where missing
     elapsed_missing: np.ndarray  # bool
     rated_at: np.ndarray  # datetime64[us], naive UTC (NaT where missing)
+    rating_id: np.ndarray  # int64, the current rating's id
+    slot_id: np.ndarray  # int64, its assignment's id
+    #: Ratings of the study in the same snapshot, superseded ones included (with the highest
+    #: ``rating_id``, the version a kept read is checked against).
+    total: int
 
     def __len__(self) -> int:
         return len(self.annotator_id)
@@ -174,6 +179,7 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
             return _empty()
         slots = _arrow(cur, engine, a, ("id", "position", "kind"))
         items = _arrow(cur, engine, i, ("id", "position", "pair"))
+    total = t.num_rows
     latest = _latest(_int(t.column("id")), _int(t.column("slot")))
     t = t.take(pa.array(latest))
     slot_at = _lookup(_int(slots.column("id")), _int(t.column("slot")))
@@ -200,6 +206,9 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
         elapsed_ms=ms.fill_null(0).to_numpy().astype(np.int64, copy=False),
         elapsed_missing=ms.is_null().to_numpy(zero_copy_only=False).astype(bool),
         rated_at=t.column("at").cast(pa.timestamp("us")).to_numpy().astype("datetime64[us]"),
+        rating_id=_int(t.column("id")),
+        slot_id=_int(t.column("slot")),
+        total=total,
     )
 
 
@@ -374,6 +383,9 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
         elapsed_ms=_ints(mss, n)[latest],
         elapsed_missing=(code & 2).astype(bool),
         rated_at=rated_at[latest],
+        rating_id=rid,
+        slot_id=slot,
+        total=n,
     )
 
 
@@ -439,6 +451,7 @@ def _empty() -> CodedRatings:
     return CodedRatings(
         none, none, none, none, text, none, text, none, text, none, text,
         none.astype(bool), none, none.astype(bool), none.astype("datetime64[us]"),
+        none, none, 0,
     )  # fmt: skip
 
 
