@@ -167,3 +167,29 @@ def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
     assert len(one) == 15
     late = one[(one[C.ANNOTATOR] == "late") & (one[C.PAIR_ID] == "p2")]
     assert late[C.RATING].tolist() == ["dont_know"] and late[C.COMMENT].tolist() == ["changed ✓"]
+
+
+def test_sqlite_read_leaves_the_connection_as_it_found_it(tmp_path):
+    """The read maps the file only for itself: afterwards the pooled connection has no
+    memory map and no open transaction (a writer on it is not held back), also when the
+    read fails half-way."""
+    engine = get_engine(f"sqlite:///{tmp_path / 'mmap.db'}")
+    svc.create_study("one", PAIRS, BINARY, ["a"], engine=engine)
+    _rate(engine, "one", "a", "p0", "same", minute=1)
+    sid = svc.get_study("one", engine=engine).id
+
+    def state():
+        with engine.connect() as conn:
+            dbapi = conn.connection.dbapi_connection
+            assert dbapi is not None
+            (size,) = dbapi.execute("PRAGMA mmap_size").fetchone()
+            return size, dbapi.in_transaction
+
+    assert arrow.current_ratings_coded(engine, sid) is not None
+    assert state() == (0, False)
+    with pytest.raises(RuntimeError), arrow._snapshot(engine) as cursor:
+        cursor.execute("SELECT 1")
+        assert cursor.connection.in_transaction
+        raise RuntimeError("read failed half-way")
+    assert state() == (0, False)
+    engine.dispose()

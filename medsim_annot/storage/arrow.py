@@ -213,19 +213,32 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
 
 
 # --------------------------------------------------------------------------- SQLite
+#: Bytes of the database file the dashboard's read may map into memory (SQLite's
+#: ``mmap_size``): the whole-study scans then read pages in place instead of copying each
+#: through ``pread`` (about a fifth of the ratings query). Only for this read: the
+#: connection goes back to ordinary I/O afterwards.
+_MMAP_BYTES = 1 << 30
+
+
 @contextmanager
 def _snapshot(engine: Engine) -> Iterator[Any]:
     """A raw ``sqlite3`` cursor of the engine's own connection inside one read transaction
     (``BEGIN``; pysqlite would run each SELECT in its own), so every query through it sees
     the same snapshot; rolled back afterwards (nothing is written)."""
     with engine.connect() as conn:
+        dbapi = conn.connection.dbapi_connection
         cursor = conn.connection.cursor()
         try:
+            cursor.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
             cursor.execute("BEGIN")
             yield cursor
         finally:
-            cursor.execute("ROLLBACK")
-            cursor.close()
+            try:
+                if dbapi is not None and dbapi.in_transaction:
+                    cursor.execute("ROLLBACK")
+            finally:
+                cursor.execute("PRAGMA mmap_size=0")
+                cursor.close()
 
 
 def _one(cursor: Any, engine: Engine, query: Any) -> tuple[Any, ...]:
