@@ -22,6 +22,9 @@ Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCach
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 
@@ -90,6 +93,24 @@ def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     return studies_svc.coded_current_frame(coded, annotator_names(engine, info.id), info.scale)
 
 
+def _read_both(
+    engine: Engine,
+    pairs: Callable[[], pd.DataFrame],
+    ratings: Callable[[], pd.DataFrame],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pairs and the current ratings. On PostgreSQL both reads at once: the server
+    does most of each in its own process, so they overlap (best of 4 at 300,000 ratings:
+    1.07 s at once against 1.48 s one after the other). On SQLite one after the other:
+    both scans run in this process, and at once they slowed each other down (0.95-1.13 s
+    against 0.81-0.84 s)."""
+    if engine.dialect.name != "postgresql":
+        return pairs(), ratings()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs-read") as pool:
+        later = pool.submit(pairs)
+        history = ratings()
+        return later.result(), history
+
+
 def study_dashboard(
     study: str,
     *,
@@ -129,14 +150,20 @@ def study_dashboard(
     info = studies_svc.get_study(study, engine=engine)
     if use_cache:
         study_key = (url, info.id, str(info.created_at))
-        pairs = PAIRS.get_or_make(study_key, lambda: study_pairs(study, engine=engine))
         reader = READERS.get_or_make(
             study_key, lambda: studies_svc.CurrentRatingsReader(info.id, info.scale, engine)
         )
-        history = reader.read(version)
+        pairs, history = _read_both(
+            engine,
+            lambda: PAIRS.get_or_make(study_key, lambda: study_pairs(study, engine=engine)),
+            lambda: reader.read(version),
+        )
     else:
-        pairs = study_pairs(study, engine=engine)
-        history = load_current(study, engine=engine)
+        pairs, history = _read_both(
+            engine,
+            lambda: study_pairs(study, engine=engine),
+            lambda: load_current(study, engine=engine),
+        )
     current = (
         history[history["slot"] != "duplicate"].reset_index(drop=True)
         if "slot" in history.columns
