@@ -8,6 +8,7 @@ out of order."""
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -192,4 +193,39 @@ def test_sqlite_read_leaves_the_connection_as_it_found_it(tmp_path):
         assert cursor.connection.in_transaction
         raise RuntimeError("read failed half-way")
     assert state() == (0, False)
+    engine.dispose()
+
+
+def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
+    """A concatenation longer than SQLite allows (1 GB by default: tens of millions of
+    ratings) is refused by SQLite; the dashboard then reads through the DBAPI instead of
+    failing. Shown with the limit lowered to 2,000 bytes on the connections: every value
+    fits, the concatenations of 100 pairs do not."""
+    from sqlalchemy import event
+
+    n = 100
+    pairs = pd.DataFrame(
+        {
+            C.PAIR_ID: [f"q{i}" for i in range(n)],
+            C.TERM_1: [f"first term {i}" for i in range(n)],
+            C.TERM_2: [f"a rather long second term {i:03d}" for i in range(n)],
+            C.AUTO_LABEL: pd.array([i % 2 for i in range(n)], dtype="Int64"),
+        }
+    )
+    engine = get_engine(f"sqlite:///{tmp_path / 'limit.db'}")
+    svc.create_study("one", pairs, BINARY, ["a", "b"], engine=engine)
+    for i in range(n):
+        _rate(engine, "one", "a", f"q{i}", "same" if i % 3 else "not_same", minute=i)
+    sid = svc.get_study("one", engine=engine).id
+    want = svc.current_ratings("one", include_duplicates=True, engine=engine)
+    want_pairs = svc.pairs_frame("one", engine=engine)
+    assert arrow.current_ratings_coded(engine, sid) is not None
+    engine.dispose()
+    event.listen(
+        engine, "connect", lambda conn, _: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 2000)
+    )
+    assert arrow.current_ratings_coded(engine, sid) is None
+    assert arrow.item_columns(engine, sid) is None
+    pd.testing.assert_frame_equal(dsvc.load_current("one", engine=engine), want)
+    pd.testing.assert_frame_equal(svc.pairs_frame("one", engine=engine), want_pairs)
     engine.dispose()

@@ -35,6 +35,7 @@ callers then fall back to the DBAPI path too.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -94,7 +95,10 @@ def current_ratings_coded(engine: Engine, study_id: int) -> CodedRatings | None:
     if engine.dialect.name == "postgresql":
         return _postgres(engine, study_id)
     if engine.dialect.name == "sqlite":
-        return _sqlite(engine, study_id)
+        try:
+            return _sqlite(engine, study_id)
+        except sqlite3.DataError:  # a concatenation over SQLite's length limit (1 GB)
+            return None
     raise ValueError(f"no column-wise read for {engine.dialect.name} databases")
 
 
@@ -520,7 +524,10 @@ def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
             t.column("missing").to_numpy().astype(bool),
         )
     if engine.dialect.name == "sqlite":
-        return _sqlite_items(engine, study_id)
+        try:
+            return _sqlite_items(engine, study_id)
+        except sqlite3.DataError:  # a concatenation over SQLite's length limit (1 GB)
+            return None
     return None
 
 
