@@ -1,7 +1,9 @@
 """The dashboard's shared codes change no figure: for random small studies every dashboard
 table and figure input is equal with the pair ids and annotators factorized once and handed
 on (``stats._frame.REUSE_CODES``, the dashboard's path) and with every statistic encoding
-its own frame (the straightforward path, the independent expectation)."""
+its own frame (the straightforward path, the independent expectation); the dashboard's
+path also computes the audit and the rater checks in a second thread, the straightforward
+one in line."""
 
 from __future__ import annotations
 
@@ -98,10 +100,36 @@ def _tables(d) -> dict:
     return out
 
 
+class _InLine:
+    """A stand-in for ThreadPoolExecutor that runs each task at once, in this thread."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+
+        done: Future = Future()
+        done.set_result(fn(*args, **kwargs))
+        return done
+
+
 def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool = False):
     """*repeats*: the current ratings hold every rating (the gold table keeps the latest
-    per pair and annotator); else the first per pair and annotator."""
+    per pair and annotator); else the first per pair and annotator. The fast way
+    (*reuse*) shares codes between the statistics and computes the audit and the rater
+    checks in a second thread; the plain way does neither."""
+    from medsim_annot.services.dashboard import compute
+
     monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
+    if not reuse:
+        monkeypatch.setattr(compute, "ThreadPoolExecutor", _InLine)
     current = history
     if not repeats:
         current = history.drop_duplicates(["pair_id", "annotator"], keep="first")

@@ -4,6 +4,7 @@ agreement services once each and keeps their results in a :class:`Dashboard`."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 
@@ -63,25 +64,7 @@ def compute_dashboard(
     gt = gold_table(pairs, current, scale, majority=majority)
     ratings = gt.ratings
     reasons: dict[str, str] = {}
-    report, basis = agreement_svc.design_agreement(
-        ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
-    )
     binary = scale.has_polarity
-    audit = None
-    if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
-        audit = agreement_svc.audit_report(
-            pairs,
-            ratings,
-            scale,
-            by=group_columns(pairs),
-            majority=majority,
-            bootstrap=bootstrap,
-            seed=seed,
-        )
-    elif binary:
-        reasons["audit"] = "the pairs have no automatic labels"
-    else:
-        reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
     hist = ratings
     # Pair and annotator codes of the rows of *hist* (the runs and repeats use them).
     hist_codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
@@ -101,22 +84,49 @@ def compute_dashboard(
                 **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
             )
     settings = check_settings or QualitySettings()
-    # Every answer counts for the checks: the duplicates' too (each showing is an answer).
-    checks = rater_checks(
-        hist if history is not None and len(history) else current,
-        scale,
-        check_answers or {},
-        settings,
-    )
-    # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
-    quality = agreement_svc.rater_quality_report(
-        ratings,
-        scale,
-        history=hist,
-        iaa=report.per_annotator,
-        history_codes=hist_codes,
-        enc=gt.codes,
-    )
+    # The audit and the rater checks need nothing of the agreement report: a second thread
+    # computes them meanwhile (NumPy and pandas release the GIL in their large operations;
+    # 0.60 s -> 0.41-0.46 s for the three at 100,000 pairs x 3 on two cores). Every input is
+    # only read, and each result is the same as one after the other.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard") as pool:
+        audit_later = None
+        if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
+            audit_later = pool.submit(
+                agreement_svc.audit_report,
+                pairs,
+                ratings,
+                scale,
+                by=group_columns(pairs),
+                majority=majority,
+                bootstrap=bootstrap,
+                seed=seed,
+            )
+        elif binary:
+            reasons["audit"] = "the pairs have no automatic labels"
+        else:
+            reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
+        # Every answer counts for the checks: the duplicates' too (each showing is an answer).
+        checks_later = pool.submit(
+            rater_checks,
+            hist if history is not None and len(history) else current,
+            scale,
+            check_answers or {},
+            settings,
+        )
+        report, basis = agreement_svc.design_agreement(
+            ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
+        )
+        # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
+        quality = agreement_svc.rater_quality_report(
+            ratings,
+            scale,
+            history=hist,
+            iaa=report.per_annotator,
+            history_codes=hist_codes,
+            enc=gt.codes,
+        )
+        audit = audit_later.result() if audit_later is not None else None
+        checks = checks_later.result()
     return Dashboard(
         study,
         scale,
