@@ -100,26 +100,6 @@ def _tables(d) -> dict:
     return out
 
 
-class _InLine:
-    """A stand-in for ThreadPoolExecutor that runs each task at once, in this thread."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *args, **kwargs):
-        from concurrent.futures import Future
-
-        done: Future = Future()
-        done.set_result(fn(*args, **kwargs))
-        return done
-
-
 def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool = False):
     """*repeats*: the current ratings hold every rating (the gold table keeps the latest
     per pair and annotator); else the first per pair and annotator. The fast way
@@ -129,7 +109,7 @@ def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool
 
     monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
     if not reuse:
-        monkeypatch.setattr(compute, "ThreadPoolExecutor", _InLine)
+        monkeypatch.setattr(compute, "ThreadPoolExecutor", compute.InLine)
     current = history
     if not repeats:
         current = history.drop_duplicates(["pair_id", "annotator"], keep="first")

@@ -22,8 +22,18 @@ from medsim_annot.stats import _frame
 T = TypeVar("T")
 
 
-class _InLine:
-    """Runs a task at once, in this thread (the ``submit`` of an executor)."""
+class InLine:
+    """An executor that runs each task at once, in the calling thread: a stand-in for
+    ``ThreadPoolExecutor`` (same constructor, context manager and ``submit``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        pass
+
+    def __enter__(self) -> InLine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         done: Future[T] = Future()
@@ -106,7 +116,7 @@ def compute_dashboard(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard") as pool:
         audit_later = None
         if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
-            audit_later = (_InLine() if bootstrap else pool).submit(
+            audit_later = (InLine() if bootstrap else pool).submit(
                 agreement_svc.audit_report,
                 pairs,
                 ratings,
