@@ -230,27 +230,26 @@ def _dbapi_read():
         yield
 
 
+def _against_dbapi(report, line: str, run, goal: str, limit: float, repeat: int) -> None:
+    """Best of *repeat* runs of *run*, ours and the DBAPI baseline alternating (a shared
+    machine's noise swings one run by a third), reported as *line*."""
+    t_base = t_ours = float("inf")
+    for _ in range(repeat):
+        with _dbapi_read():
+            t_base = min(t_base, best_time(run))
+        t_ours = min(t_ours, best_time(run))
+    report(line, t_ours, "s", baseline=t_base, goal=goal, ok=t_ours <= limit)
+
+
 def _cold(report, label: str, name: str, engine, n_ratings: int, goal: str, limit: float, repeat=3):
-    """Best of *repeat* cold dashboards, ours and the DBAPI baseline alternating (a shared
-    machine's noise swings one run by a third)."""
+    """The cold dashboard (no cache: the reads and every figure)."""
     from medsim_annot.services import dashboard as dsvc
 
     def cold():
         dsvc.study_dashboard(name, engine=engine, use_cache=False)
 
-    t_base = t_cold = float("inf")
-    for _ in range(repeat):
-        with _dbapi_read():
-            t_base = min(t_base, best_time(cold))
-        t_cold = min(t_cold, best_time(cold))
-    report(
-        f"{label}: cold dashboard (database read + figures), {n_ratings:,} ratings",
-        t_cold,
-        "s",
-        baseline=t_base,
-        goal=goal,
-        ok=t_cold <= limit,
-    )
+    line = f"{label}: cold dashboard (database read + figures), {n_ratings:,} ratings"
+    _against_dbapi(report, line, cold, goal, limit, repeat)
 
 
 def _first(report, name: str, engine, n: int, goal: str, limit: float) -> None:
@@ -262,19 +261,8 @@ def _first(report, name: str, engine, n: int, goal: str, limit: float) -> None:
         dsvc.clear_cache()
         dsvc.study_dashboard(name, engine=engine)
 
-    t_base = t_first = float("inf")
-    for _ in range(3):
-        with _dbapi_read():
-            t_base = min(t_base, best_time(first))
-        t_first = min(t_first, best_time(first))
-    report(
-        f"SQLite: first dashboard after a server start (empty cache), {n:,} items x 3",
-        t_first,
-        "s",
-        baseline=t_base,
-        goal=goal,
-        ok=t_first <= limit,
-    )
+    line = f"SQLite: first dashboard after a server start (empty cache), {n:,} items x 3"
+    _against_dbapi(report, line, first, goal, limit, 3)
 
 
 def _settle(engine) -> None:

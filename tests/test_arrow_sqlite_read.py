@@ -13,7 +13,6 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
-import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,9 +21,8 @@ from data_schemas import columns as C
 from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
-from medsim_annot.storage import arrow, get_engine, session_scope
-from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import Annotator, Assignment, Item, Study
+from medsim_annot.storage import arrow, get_engine
+from tests.test_store_incremental import _rate as rate
 
 SEP = chr(31)
 
@@ -106,33 +104,10 @@ PAIRS = pd.DataFrame(
         C.DATASET: ["x", "x", "y", "y", "y"],
     }
 )
-_T0 = dt.datetime(2026, 3, 1, 8, 0, tzinfo=dt.UTC)
 
 
-def _rate(engine, study, who, pair, value, *, minute, rid=None, **kw):
-    with session_scope(engine) as s:
-        sid = s.scalar(sa.select(Study.id).where(Study.name == study))
-        aid = s.scalar(
-            sa.select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == who)
-        )
-        iid = s.scalar(sa.select(Item.id).where(Item.study_id == sid, Item.pair_id == pair))
-        slot = s.scalar(
-            sa.select(Assignment.id).where(
-                Assignment.annotator_id == aid, Assignment.item_id == iid
-            )
-        )
-        extra = {"id": rid} if rid is not None else {}
-        row = {
-            "study_id": sid,
-            "annotator_id": aid,
-            "item_id": iid,
-            "assignment_id": slot,
-            "value": value,
-            "rated_at": _T0 + dt.timedelta(minutes=minute),
-            **extra,
-            **kw,
-        }
-        insert_ratings(s, [row])
+def _rate(engine, study, who, pair, value, **kw):
+    rate(engine, who, pair, value, study=study, **kw)
 
 
 @pytest.fixture

@@ -40,9 +40,10 @@ def engine(backend_url):
 _T0 = dt.datetime(2026, 2, 1, 9, 0, tzinfo=dt.UTC)
 
 
-def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0, **kw):
+def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0, study="inc", **kw):
+    """Save one rating of study *study* (id *rid* when given) through the storage layer."""
     with session_scope(engine) as s:
-        sid = s.scalar(sa.select(Study.id).where(Study.name == "inc"))
+        sid = s.scalar(sa.select(Study.id).where(Study.name == study))
         aid = s.scalar(
             sa.select(Annotator.id).where(Annotator.study_id == sid, Annotator.name == annotator)
         )

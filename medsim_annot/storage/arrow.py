@@ -324,6 +324,17 @@ def _codes_of(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
 
+def _ids_positions_texts(model: Any, text: Any, study_id: int) -> Any:
+    """One row: the count, ids, positions and one text column of *model*'s rows of a
+    study (slots or items), each a ``group_concat``."""
+    return select(
+        func.count(),
+        func.group_concat(model.id),
+        func.group_concat(model.position),
+        _text_column(text),
+    ).where(model.study_id == study_id)
+
+
 def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
     """Three single-row queries in one snapshot, none with a join: every rating of the study
     (superseded ones included), the study's slots and its items, each column one
@@ -348,18 +359,8 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
         func.group_concat(r.rated_at, ""),
         _text_column(r.value),
     ).where(r.study_id == study_id)
-    slots = select(
-        func.count(),
-        func.group_concat(Assignment.id),
-        func.group_concat(Assignment.position),
-        _text_column(Assignment.kind),
-    ).where(Assignment.study_id == study_id)
-    items = select(
-        func.count(),
-        func.group_concat(Item.id),
-        func.group_concat(Item.position),
-        _text_column(Item.pair_id),
-    ).where(Item.study_id == study_id)
+    slots = _ids_positions_texts(Assignment, Assignment.kind, study_id)
+    items = _ids_positions_texts(Item, Item.pair_id, study_id)
     with _snapshot(engine) as cursor:
         n, rids, slot_of, item_of, packs, mss, times, value_text = _one(cursor, engine, ratings)
         n = int(n)
