@@ -83,11 +83,15 @@ def test_lookup_finds_each_key_or_refuses(ids, contiguous, data):
 
 @given(
     st.lists(
-        st.tuples(st.integers(1, 8), st.integers(1, 10**6)), min_size=1, unique_by=lambda t: t[1]
-    )
+        st.tuples(st.integers(1, 8), st.integers(1, 10**6)),
+        min_size=1,
+        unique_by=lambda t: t[1],
+    ),
+    st.sampled_from([1, 10**9]),
 )
-def test_latest_is_the_highest_id_of_each_slot(rows):
-    slot = np.array([s for s, _ in rows])
+def test_latest_is_the_highest_id_of_each_slot(rows, spread):
+    """Slot ids close together (a study's own) or far apart (slots added much later)."""
+    slot = np.array([s * spread for s, _ in rows])
     rid = np.array([r for _, r in rows])
     want = pd.DataFrame({"slot": slot, "rid": rid}).groupby("slot")["rid"].max()
     got = arrow._latest(rid, slot)

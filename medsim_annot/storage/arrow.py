@@ -435,11 +435,22 @@ def _times(text: str | None, n: int) -> np.ndarray | None:
 
 def _latest(rid: np.ndarray, slot: np.ndarray) -> np.ndarray:
     """Indices of the current rating of each slot: the one with the highest id (ratings
-    are append-only), in the order read."""
+    are append-only), in the order read. Slots are indexed by their id's offset when the
+    ids span a range not much wider than their number (a study's slots, created together),
+    else by their rank (slots added years later would otherwise ask for a table as wide
+    as every slot created in between)."""
+    if not len(rid):
+        return np.zeros(0, dtype=np.int64)
     base = int(slot.min())
-    top = np.full(int(slot.max()) - base + 1, -1, dtype=np.int64)
-    np.maximum.at(top, slot - base, rid)
-    return np.flatnonzero(top[slot - base] == rid)
+    span = int(slot.max()) - base + 1
+    if span <= 4 * len(slot) + 1024:
+        index, width = slot - base, span
+    else:
+        distinct, index = np.unique(slot, return_inverse=True)
+        width = len(distinct)
+    top = np.full(width, -1, dtype=np.int64)
+    np.maximum.at(top, index, rid)
+    return np.flatnonzero(top[index] == rid)
 
 
 def _comments(
