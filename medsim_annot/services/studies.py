@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
@@ -268,7 +270,15 @@ def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
         C.AUTO_LABEL,
         pd.arrays.IntegerArray(items.auto_label.astype(np.int64), items.auto_label_missing.copy()),
     )
-    metas = [json.loads(m) if m and m != "{}" else {} for m in items.text["meta_json"].to_pylist()]
+    # Only the rows with metadata become Python objects (most pairs have none: "{}").
+    meta = items.text["meta_json"]
+    empty = pc.is_in(meta, value_set=pa.array(["", "{}"]))
+    rows = np.flatnonzero(~empty.to_numpy(zero_copy_only=False))
+    metas: list[Any] = []
+    if len(rows):
+        metas = [{} for _ in range(len(meta))]
+        for row, text in zip(rows.tolist(), meta.take(pa.array(rows)).to_pylist(), strict=True):
+            metas[row] = json.loads(text)
     if any(metas):
         extra = pd.DataFrame(metas)
         extra = extra[[c for c in extra.columns if c not in frame.columns]]
