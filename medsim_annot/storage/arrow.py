@@ -144,9 +144,11 @@ def fetch_arrow(engine: Engine, query: Select[Any], names: tuple[str, ...]) -> p
         return _arrow(cur, engine, query, names)
 
 
-def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+def _codes(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """Codes and distinct values (object array of str) of a text column without NULLs."""
-    enc = column.combine_chunks().dictionary_encode()
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    enc = column.dictionary_encode()
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return codes, np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
@@ -186,24 +188,22 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
     total = t.num_rows
     latest = _latest(_int(t.column("id")), _int(t.column("slot")))
     t = t.take(pa.array(latest))
-    slot_at = _lookup(_int(slots.column("id")), _int(t.column("slot")))
-    item_at = _lookup(_int(items.column("id")), _int(t.column("item")))
-    if slot_at is None or item_at is None:
+    joined = _joined(
+        _int(t.column("slot")),
+        _int(t.column("item")),
+        (_int(slots.column("id")), _int(slots.column("position")), slots.column("kind")),
+        (_int(items.column("id")), _int(items.column("position")), items.column("pair")),
+    )
+    if joined is None:
         return None
     value_code, values = _codes(t.column("value"))
-    kind_code, kinds = _codes(slots.column("kind").take(pa.array(slot_at)))
     comment_code, comments = _codes(t.column("comment"))
     ms = t.column("ms")
     return CodedRatings(
         annotator_id=_int(t.column("ann")),
-        item_position=_int(items.column("position"))[item_at],
-        position=_int(slots.column("position"))[slot_at],
-        pair_code=item_at.astype(np.int64),
-        pair_ids=np.asarray(items.column("pair").to_pylist(), dtype=object),
+        **joined,
         value_code=value_code,
         values=values,
-        kind_code=kind_code,
-        kinds=kinds,
         comment_code=comment_code,
         comments=comments,
         unclear=t.column("unclear").to_numpy().astype(bool),
@@ -214,6 +214,34 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
         slot_id=_int(t.column("slot")),
         total=total,
     )
+
+
+def _joined(
+    slot: np.ndarray,
+    item: np.ndarray,
+    slots: tuple[np.ndarray, np.ndarray, Any],
+    items: tuple[np.ndarray, np.ndarray, Any],
+) -> dict[str, np.ndarray] | None:
+    """The join of the current ratings (their *slot* and *item* ids) to the study's slots
+    and items (each: ids, positions and an Arrow text column, kind or pair id, in the order
+    read): the :class:`CodedRatings` fields ``position``, ``kind_code``, ``kinds``,
+    ``item_position``, ``pair_code`` and ``pair_ids``; None when a rating's slot or item is
+    not among them."""
+    slot_ids, slot_pos, kind = slots
+    item_ids, item_pos, pair = items
+    slot_at = _lookup(slot_ids, slot)
+    item_at = _lookup(item_ids, item)
+    if slot_at is None or item_at is None:
+        return None
+    kind_code, kinds = _codes(kind.take(pa.array(slot_at)))
+    return {
+        "position": slot_pos[slot_at],
+        "kind_code": kind_code,
+        "kinds": kinds,
+        "item_position": item_pos[item_at],
+        "pair_code": item_at.astype(np.int64),
+        "pair_ids": np.asarray(pair.to_pylist(), dtype=object),
+    }
 
 
 # --------------------------------------------------------------------------- SQLite
@@ -318,12 +346,6 @@ def _lookup(ids: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
     return order[at]
 
 
-def _codes_of(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    enc = texts.dictionary_encode()
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return codes, np.asarray(enc.dictionary.to_pylist(), dtype=object)
-
-
 def _ids_positions_texts(model: Any, text: Any, study_id: int) -> Any:
     """One row: the count, ids, positions and one text column of *model*'s rows of a
     study (slots or items), each a ``group_concat``."""
@@ -377,24 +399,22 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
     values = _texts(value_text, n)
     kinds = _texts(kind_text, int(n_slots))
     pair_ids = _texts(pair_text, int(n_items))
-    slot_at = _lookup(_ints(slot_ids, int(n_slots)), slot)
-    item_at = _lookup(_ints(item_ids, int(n_items)), _ints(item_of, n)[latest])
-    if any(x is None for x in (rated_at, values, kinds, pair_ids, slot_at, item_at)):
+    if rated_at is None or values is None or kinds is None or pair_ids is None:
         return None  # a date-time in another form, a text holding the separator: DBAPI path
-    assert rated_at is not None and values is not None and kinds is not None
-    assert pair_ids is not None and slot_at is not None and item_at is not None
-    value_code, value_list = _codes_of(values.take(pa.array(latest)))
-    kind_code, kind_list = _codes_of(kinds.take(pa.array(slot_at)))
+    joined = _joined(
+        slot,
+        _ints(item_of, n)[latest],
+        (_ints(slot_ids, int(n_slots)), _ints(slot_pos, int(n_slots)), kinds),
+        (_ints(item_ids, int(n_items)), _ints(item_pos, int(n_items)), pair_ids),
+    )
+    if joined is None:
+        return None
+    value_code, value_list = _codes(values.take(pa.array(latest)))
     return CodedRatings(
         annotator_id=code >> 3,
-        item_position=_ints(item_pos, int(n_items))[item_at],
-        position=_ints(slot_pos, int(n_slots))[slot_at],
-        pair_code=item_at.astype(np.int64),
-        pair_ids=np.asarray(pair_ids.to_pylist(), dtype=object),
+        **joined,
         value_code=value_code,
         values=value_list,
-        kind_code=kind_code,
-        kinds=kind_list,
         comment_code=comment_code,
         comments=comments,
         unclear=(code & 1).astype(bool),
