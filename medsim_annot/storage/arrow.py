@@ -57,6 +57,14 @@ def supports_arrow(engine: Engine) -> bool:
     return engine.dialect.name in _DIALECTS
 
 
+def reads_in_server(engine: Engine) -> bool:
+    """True when *engine*'s database does a read's work in its own process (PostgreSQL),
+    so two reads from two threads overlap; False for SQLite, in this process, where two
+    whole-study scans at once slowed each other down (0.95-1.13 s against 0.81-0.84 s one
+    after the other)."""
+    return engine.dialect.name == "postgresql"
+
+
 @dataclass(frozen=True)
 class CodedRatings:
     """The current ratings of a study (duplicate slots included), one NumPy array per

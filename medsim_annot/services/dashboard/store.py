@@ -98,12 +98,11 @@ def _read_both(
     pairs: Callable[[], pd.DataFrame],
     ratings: Callable[[], pd.DataFrame],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The pairs and the current ratings. On PostgreSQL both reads at once: the server
-    does most of each in its own process, so they overlap (best of 4 at 300,000 ratings:
-    1.07 s at once against 1.48 s one after the other). On SQLite one after the other:
-    both scans run in this process, and at once they slowed each other down (0.95-1.13 s
-    against 0.81-0.84 s)."""
-    if engine.dialect.name != "postgresql":
+    """The pairs and the current ratings: both reads at once where the database does
+    their work in its own process (:func:`medsim_annot.storage.arrow.reads_in_server`;
+    PostgreSQL, best of 4 at 300,000 ratings: 1.07 s at once against 1.48 s one after the
+    other), else one after the other."""
+    if not arrow_store.reads_in_server(engine):
         return pairs(), ratings()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs-read") as pool:
         later = pool.submit(pairs)
