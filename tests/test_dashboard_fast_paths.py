@@ -8,6 +8,7 @@ one in line."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -100,11 +101,34 @@ def _tables(d) -> dict:
     return out
 
 
-def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool = False):
+class _Reading(Future):
+    """The pairs as the store hands them over while their read is still running: a Future
+    that says it is not done (its result is there, so the test is deterministic)."""
+
+    def __init__(self, pairs: pd.DataFrame):
+        super().__init__()
+        self.set_result(pairs)
+
+    def done(self) -> bool:
+        return False
+
+
+def _dashboard(
+    pairs,
+    history,
+    scale,
+    reuse: bool,
+    monkeypatch,
+    *,
+    repeats: bool = False,
+    reading: bool = False,
+):
     """*repeats*: the current ratings hold every rating (the gold table keeps the latest
     per pair and annotator); else the first per pair and annotator. The fast way
-    (*reuse*) shares codes between the statistics and computes the audit and the rater
-    checks in a second thread; the plain way does neither."""
+    (*reuse*) shares codes between the statistics and computes the history's checks, the
+    audit and the rater checks in a second thread; the plain way does neither. *reading*:
+    the fast way gets the pairs as a Future still running, so the agreement statistics
+    start before the gold table."""
     from medsim_annot.services.dashboard import compute
 
     monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
@@ -113,17 +137,43 @@ def _dashboard(pairs, history, scale, reuse: bool, monkeypatch, *, repeats: bool
     current = history
     if not repeats:
         current = history.drop_duplicates(["pair_id", "annotator"], keep="first")
-    return _tables(compute_dashboard(pairs, current, scale, history=history))
+    given_pairs = _Reading(pairs) if reading and reuse else pairs
+    return _tables(compute_dashboard(given_pairs, current, scale, history=history))
 
 
 @settings(max_examples=150, deadline=None)
-@given(studies(), st.booleans())
-def test_dashboard_equal_with_and_without_shared_codes(study, repeats):
+@given(studies(), st.booleans(), st.booleans(), st.booleans())
+def test_dashboard_equal_with_and_without_shared_codes(study, repeats, reading, unknown):
+    """*unknown*: a rated pair is not among the study's pairs (the gold table drops its
+    ratings; statistics started before the pairs were read must be computed again)."""
     pairs, history, scale = study
+    if unknown:
+        pairs = pairs.iloc[1:]
     with pytest.MonkeyPatch.context() as mp:
-        fast = _dashboard(pairs, history, scale, True, mp, repeats=repeats)
+        fast = _dashboard(pairs, history, scale, True, mp, repeats=repeats, reading=reading)
         plain = _dashboard(pairs, history, scale, False, mp, repeats=repeats)
     _compare(fast, plain)
+
+
+def test_statistics_started_before_the_pairs_are_computed_again_when_a_pair_is_unknown():
+    """The early agreement report is kept only when every rated pair is a pair of the
+    study; a rated pair that is not changes the figures, and they follow the pairs."""
+    pairs = pd.DataFrame({"pair_id": ["a", "b", "c"], "term_1": ["x"] * 3, "term_2": ["y"] * 3})
+    rows = [("a", "A", "same"), ("a", "B", "same"), ("b", "A", "same"), ("b", "B", "not_same")]
+    rows += [("c", "A", "same"), ("c", "B", "same"), ("z", "A", "not_same"), ("z", "B", "same")]
+    history = pd.DataFrame(
+        {
+            "pair_id": pd.array([r[0] for r in rows], dtype="str"),
+            "annotator": pd.array([r[1] for r in rows], dtype="str"),
+            "rating": [r[2] for r in rows],
+        }
+    )
+    early = compute_dashboard(_Reading(pairs), history, BINARY)
+    known = compute_dashboard(pairs, history[history["pair_id"] != "z"], BINARY)
+    assert early.agreement.n_items == known.agreement.n_items == 3
+    assert json.dumps(early.agreement.to_dict(), default=str) == json.dumps(
+        known.agreement.to_dict(), default=str
+    )
 
 
 def test_reuse_is_on_by_default():

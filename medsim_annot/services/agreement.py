@@ -260,6 +260,7 @@ def rater_quality_report(
     iaa: pd.DataFrame | None = None,
     history_codes: tuple[np.ndarray, np.ndarray] | None = None,
     enc: Encoded | None = None,
+    checked: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
@@ -267,7 +268,9 @@ def rater_quality_report(
     ``agreement_report(ratings, scale).per_annotator``), so it is not computed again.
     *history_codes*: pair and annotator codes of *history*'s rows (or of *ratings*'s without
     a history), annotators in name order, when the caller has them; *enc*:
-    ``encode(ratings)`` when the caller has it."""
+    ``encode(ratings)`` when the caller has it; *checked*: the history's checks
+    (:func:`medsim_annot.stats.quality.history_checks` of the coded history) when the caller
+    has computed them."""
     hist = None
     if history is not None and C.VALUE not in history.columns:
         scale = scale_or_level if isinstance(scale_or_level, Scale) else None
@@ -284,6 +287,7 @@ def rater_quality_report(
         iaa=iaa,
         history_codes=history_codes,
         enc=enc,
+        checked=checked,
     )
 
 

@@ -93,6 +93,38 @@ class GoldTable:
     codes: Encoded | None = field(default=None, repr=False, compare=False)
 
 
+@dataclass(frozen=True)
+class LatestRatings:
+    """The latest rating per (pair, annotator) of current ratings, with their codes, before
+    the pairs are known: what :func:`gold_table` starts from, ready early so that the
+    agreement statistics can start while the study's pairs are still being read.
+
+    ``coded`` is :func:`~data_schemas.ratings.latest_coded` of the current ratings (its frame
+    with a fresh index); ``codes`` the :class:`~medsim_annot.stats._frame.Encoded` of that
+    frame, which is the gold table's own (the very object) when every rated pair is among
+    the pairs, as in a stored study."""
+
+    coded: tuple[pd.DataFrame, np.ndarray, pd.Index, np.ndarray, pd.Index]
+    codes: Encoded
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.coded[0]
+
+
+def latest_ratings(current: pd.DataFrame, scale: Scale) -> LatestRatings | None:
+    """:class:`LatestRatings` of *current*, or None where the gold table does not share
+    codes (:data:`medsim_annot.stats._frame.REUSE_CODES` off, or columns that do not fit
+    :func:`~data_schemas.ratings.latest_coded`)."""
+    coded = latest_coded(current.reset_index(drop=True), scale) if _frame.REUSE_CODES else None
+    if coded is None:
+        return None
+    frame = coded[0].reset_index(drop=True)
+    value = frame[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
+    codes = of_codes(coded[1], coded[2], coded[3], coded[4], value)
+    return LatestRatings((frame, *coded[1:]), codes)
+
+
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
     return [
         c for c in cols if c in pairs.columns and (pairs[c].astype("string").fillna("") != "").any()
@@ -100,7 +132,12 @@ def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
 
 
 def gold_table(
-    pairs: pd.DataFrame, current: pd.DataFrame, scale: Scale, *, majority: str = "strict"
+    pairs: pd.DataFrame,
+    current: pd.DataFrame,
+    scale: Scale,
+    *,
+    majority: str = "strict",
+    early: LatestRatings | None = None,
 ) -> GoldTable:
     """One row per pair with every annotator's current rating, the verdict and the flags.
 
@@ -116,6 +153,8 @@ def gold_table(
         The study's scale.
     majority : {"strict", "decisive"}
         Majority rule (see :func:`medsim_annot.stats.majority_vote`).
+    early : LatestRatings, optional
+        ``latest_ratings(current, scale)``, when the caller has computed it.
 
     Returns
     -------
@@ -160,7 +199,13 @@ def gold_table(
     cur = current.reset_index(drop=True)
     # Pair ids and annotators factorized once; the latest rating per (pair, annotator), the
     # rows' order, the annotators' columns and every statistic below work on those codes.
-    coded = latest_coded(cur, scale) if _frame.REUSE_CODES else None
+    coded = (
+        early.coded
+        if early is not None
+        else latest_coded(cur, scale)
+        if _frame.REUSE_CODES
+        else None
+    )
     ratings = (
         coded[0]
         if coded is not None
@@ -184,14 +229,18 @@ def gold_table(
     else:  # the distinct pair ids looked up, not every rating's
         row = items.get_indexer(np.asarray(coded[2], dtype=object))[coded[1]]
     keep = row >= 0
-    latest = latest[keep]
-    row = row[keep]
+    every = bool(keep.all())
+    if not every:
+        latest, row = latest[keep], row[keep]
     enc = majority_enc = None
     if coded is None:
         ann_codes, anns = pd.factorize(latest[C.ANNOTATOR].astype(str).to_numpy(), sort=True)
     else:
         value = latest[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
-        enc = of_codes(coded[1][keep], coded[2], coded[3][keep], coded[4], value)
+        if early is not None and every:
+            enc = early.codes  # every rated pair is a pair of the study: the same codes
+        else:
+            enc = of_codes(coded[1][keep], coded[2], coded[3][keep], coded[4], value)
         ann_codes, anns = enc.annotator, enc.annotators
         majority_enc = Encoded(
             row.astype(np.int64), ann_codes, value, enc.value_index, items, anns, enc.values

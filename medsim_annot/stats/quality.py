@@ -313,6 +313,23 @@ class RaterQuality:
         }
 
 
+def history_checks(
+    history: pd.DataFrame,
+    level: Scale | str,
+    *,
+    min_run: int = MIN_RUN,
+    codes: RowCodes | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two checks of :func:`rater_quality` that read the rating history:
+    (:func:`intra_rater_consistency`, :func:`straight_lining`). They need neither the
+    current ratings nor the IAA, so a caller may compute them beside those (the dashboard
+    does, in a second thread) and hand them to :func:`rater_quality` as *checked*."""
+    return (
+        intra_rater_consistency(history, level, codes=codes),
+        straight_lining(history, min_run=min_run, codes=codes),
+    )
+
+
 def rater_quality(
     ratings: pd.DataFrame,
     level: Scale | str,
@@ -322,6 +339,7 @@ def rater_quality(
     iaa: pd.DataFrame | None = None,
     history_codes: RowCodes | None = None,
     enc: _frame.Encoded | None = None,
+    checked: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> RaterQuality:
     """All rater-quality checks in one table.
 
@@ -329,13 +347,18 @@ def rater_quality(
     used for duplicates and runs when given, else *ratings*. *iaa*: the IAA-1 per annotator
     already computed for *ratings* (see :func:`outlier_annotators`). *history_codes*: the
     pair and annotator codes of the rows of *history* (or of *ratings* without one), when
-    the caller has them; *enc*: ``encode(ratings)`` when the caller has it.
+    the caller has them; *enc*: ``encode(ratings)`` when the caller has it. *checked*:
+    ``history_checks(history or ratings, level, min_run=min_run)`` when the caller has
+    computed it.
     """
     hist = ratings if history is None else history
     share = dont_know_share(ratings, enc=enc)
     out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
-    cons = intra_rater_consistency(hist, level, codes=history_codes)
-    runs = straight_lining(hist, min_run=min_run, codes=history_codes)
+    cons, runs = (
+        checked
+        if checked is not None
+        else history_checks(hist, level, min_run=min_run, codes=history_codes)
+    )
     longest = (
         runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run")
         if len(runs)

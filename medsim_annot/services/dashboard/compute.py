@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -15,9 +16,10 @@ from data_schemas.ratings import sorted_coded
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services.dashboard.tables import Dashboard
-from medsim_annot.services.gold import code_ratings, gold_table
+from medsim_annot.services.gold import code_ratings, gold_table, latest_ratings
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
 from medsim_annot.stats import _frame
+from medsim_annot.stats.quality import history_checks
 
 T = TypeVar("T")
 
@@ -41,12 +43,54 @@ class InLine:
         return done
 
 
+def _naive_times(hist: pd.DataFrame) -> pd.DataFrame:
+    """*hist* with ``rated_at`` as naive UTC: the engine orders by time, and naive
+    datetime64 avoids an object array of Timestamps (runs' start/end are UTC)."""
+    if C.RATED_AT in hist.columns and isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
+        return hist.assign(
+            **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
+        )
+    return hist
+
+
+def _prepared_history(
+    history: pd.DataFrame, scale: Scale
+) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray] | None]:
+    """The history sorted by (pair, annotator), coded and with naive UTC times, and its
+    rows' pair and annotator codes (None when the codes are not shared)."""
+    coded = sorted_coded(history) if _frame.REUSE_CODES else None
+    if coded is None:
+        hist, codes = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable"), None
+    else:
+        hist, codes = coded[0], (coded[1], coded[2])
+    if C.VALUE not in hist.columns:
+        hist = code_ratings(hist, scale)
+    return _naive_times(hist), codes
+
+
+def _history_parts(
+    prepared: Future[tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray] | None]], scale: Scale
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    hist, codes = prepared.result()
+    return history_checks(hist, scale, codes=codes)
+
+
+def _checks(
+    prepared: Future[tuple[pd.DataFrame, Any]],
+    scale: Scale,
+    answers: dict[str, str],
+    settings: QualitySettings,
+) -> pd.DataFrame:
+    """The rater checks of every answer (the duplicates' too: each showing is an answer)."""
+    return rater_checks(prepared.result()[0], scale, answers, settings)
+
+
 #: Seed of the audit's bootstrap intervals, so a report can be reproduced.
 BOOTSTRAP_SEED = 20200207
 
 
 def compute_dashboard(
-    pairs: pd.DataFrame,
+    pairs: pd.DataFrame | Future[pd.DataFrame],
     current: pd.DataFrame,
     scale: Scale,
     *,
@@ -64,8 +108,9 @@ def compute_dashboard(
 
     Parameters
     ----------
-    pairs : DataFrame
-        The study's pairs (file order).
+    pairs : DataFrame or Future of one
+        The study's pairs (file order); a Future while they are still being read, and then
+        the agreement statistics, which need no pairs, start meanwhile.
     current : DataFrame
         Current ratings (``pair_id``, ``annotator``, ``rating``, optional ``rated_at``,
         ``unclear``, ``comment``), main slots only.
@@ -84,36 +129,45 @@ def compute_dashboard(
         The rushed threshold and the minimum accuracy on check pairs (default: the
         defaults of :class:`~medsim_annot.services.quality.QualitySettings`).
     """
-    gt = gold_table(pairs, current, scale, majority=majority)
-    ratings = gt.ratings
     reasons: dict[str, str] = {}
     binary = scale.has_polarity
-    hist = ratings
-    # Pair and annotator codes of the rows of *hist* (the runs and repeats use them).
-    hist_codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
-    if history is not None and len(history):
-        coded = sorted_coded(history) if _frame.REUSE_CODES else None
-        if coded is None:
-            hist, hist_codes = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable"), None
-        else:
-            hist, hist_codes = coded[0], (coded[1], coded[2])
-        if C.VALUE not in hist.columns:
-            hist = code_ratings(hist, scale)
-    if C.RATED_AT in hist.columns:
-        if isinstance(hist[C.RATED_AT].dtype, pd.DatetimeTZDtype):
-            # Naive UTC: the engine orders by time, and naive datetime64 avoids an object
-            # array of Timestamps (runs' start/end are UTC).
-            hist = hist.assign(
-                **{C.RATED_AT: hist[C.RATED_AT].dt.tz_convert("UTC").dt.tz_localize(None)}
-            )
     settings = check_settings or QualitySettings()
-    # The audit and the rater checks need nothing of the agreement report: a second thread
-    # computes them meanwhile (NumPy and pandas release the GIL in their large operations;
-    # 0.60 s -> 0.41-0.46 s for the three at 100,000 pairs x 3 on two cores). Every input is
-    # only read, and each result is the same as one after the other. With bootstrap
-    # intervals the audit stays in this thread: the bootstrap silences scipy's warnings
-    # with ``warnings.catch_warnings``, which changes process-wide state.
+    saved = history if history is not None and len(history) else None
+    # Work in a second thread beside the gold table and the agreement report, which is most
+    # of the time (NumPy and pandas release the GIL in their large operations): the
+    # history's coding, its rater-quality checks and the rater checks (none needs the
+    # current ratings' statistics), and the audit once the gold table is there. Every input
+    # is only read, and each result is the same as one after the other (a hypothesis test
+    # compares them; at 100,000 pairs x 3 on two cores the computation took 0.52 s with
+    # only the audit and the rater checks beside). With bootstrap intervals the audit stays
+    # in this thread: the bootstrap silences scipy's warnings with
+    # ``warnings.catch_warnings``, which changes process-wide state.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard") as pool:
+        if saved is not None:
+            hist_later = pool.submit(_prepared_history, saved, scale)
+            parts_later = pool.submit(_history_parts, hist_later, scale)
+            # Every answer counts for the checks: the duplicates' too (each is an answer).
+            checks_later = pool.submit(_checks, hist_later, scale, check_answers or {}, settings)
+        early = report = None
+        if isinstance(pairs, Future):
+            if not pairs.done():
+                # The pairs are still being read: the agreement statistics, on the latest
+                # ratings as if every rated pair is in the study (so in a stored study),
+                # start meanwhile; they are computed again below if a pair was not.
+                early = latest_ratings(current, scale)
+                if early is not None:
+                    report, basis = agreement_svc.design_agreement(
+                        early.frame, scale, agreement_pairs=agreement_pairs, enc=early.codes
+                    )
+            pairs = pairs.result()
+        gt = gold_table(pairs, current, scale, majority=majority, early=early)
+        ratings = gt.ratings
+        if saved is None:
+            # The current ratings are the history: their codes are the gold table's.
+            codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
+            hist_later = InLine().submit(lambda: (_naive_times(ratings), codes))
+            parts_later = pool.submit(_history_parts, hist_later, scale)
+            checks_later = pool.submit(rater_checks, current, scale, check_answers or {}, settings)
         audit_later = None
         if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
             audit_later = (InLine() if bootstrap else pool).submit(
@@ -130,17 +184,11 @@ def compute_dashboard(
             reasons["audit"] = "the pairs have no automatic labels"
         else:
             reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
-        # Every answer counts for the checks: the duplicates' too (each showing is an answer).
-        checks_later = pool.submit(
-            rater_checks,
-            hist if history is not None and len(history) else current,
-            scale,
-            check_answers or {},
-            settings,
-        )
-        report, basis = agreement_svc.design_agreement(
-            ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
-        )
+        if report is None or early is None or gt.codes is not early.codes:
+            report, basis = agreement_svc.design_agreement(
+                ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
+            )
+        hist, hist_codes = hist_later.result()
         # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
         quality = agreement_svc.rater_quality_report(
             ratings,
@@ -149,6 +197,7 @@ def compute_dashboard(
             iaa=report.per_annotator,
             history_codes=hist_codes,
             enc=gt.codes,
+            checked=parts_later.result(),
         )
         audit = audit_later.result() if audit_later is not None else None
         checks = checks_later.result()
