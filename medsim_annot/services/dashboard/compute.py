@@ -160,31 +160,40 @@ def compute_dashboard(
                         early.frame, scale, agreement_pairs=agreement_pairs, enc=early.codes
                     )
             pairs = pairs.result()
-        gt = gold_table(pairs, current, scale, majority=majority, early=early)
-        ratings = gt.ratings
-        if saved is None:
-            # The current ratings are the history: their codes are the gold table's.
-            codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
-            hist_later = InLine().submit(lambda: (_naive_times(ratings), codes))
-            parts_later = pool.submit(_history_parts, hist_later, scale)
-            checks_later = pool.submit(rater_checks, current, scale, check_answers or {}, settings)
-        audit_later = None
-        if binary and C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any():
-            audit_later = (InLine() if bootstrap else pool).submit(
+        has_labels = C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any()
+
+        def audit_of(frame: pd.DataFrame) -> Future[Any]:
+            return (InLine() if bootstrap else pool).submit(
                 agreement_svc.audit_report,
                 pairs,
-                ratings,
+                frame,
                 scale,
                 by=group_columns(pairs),
                 majority=majority,
                 bootstrap=bootstrap,
                 seed=seed,
             )
+
+        # With the early ratings, the audit need not wait for the gold table either.
+        audit_later = audit_of(early.frame) if binary and has_labels and early else None
+        gt = gold_table(pairs, current, scale, majority=majority, early=early)
+        ratings = gt.ratings
+        # Whether the figures started early stand: every rated pair is a pair of the study.
+        stands = early is not None and gt.codes is early.codes
+        if saved is None:
+            # The current ratings are the history: their codes are the gold table's.
+            codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
+            hist_later = InLine().submit(lambda: (_naive_times(ratings), codes))
+            parts_later = pool.submit(_history_parts, hist_later, scale)
+            checks_later = pool.submit(rater_checks, current, scale, check_answers or {}, settings)
+        if binary and has_labels:
+            if audit_later is None or not stands:
+                audit_later = audit_of(ratings)
         elif binary:
             reasons["audit"] = "the pairs have no automatic labels"
         else:
             reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
-        if report is None or early is None or gt.codes is not early.codes:
+        if report is None or not stands:
             report, basis = agreement_svc.design_agreement(
                 ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
             )
