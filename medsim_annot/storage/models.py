@@ -284,12 +284,6 @@ class SigninFailure(Base):
     at: Mapped[float] = mapped_column(Float)
 
 
-class Setting(Base):
-    __tablename__ = "settings"
-    key: Mapped[str] = mapped_column(String(100), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
-
-
 class RatingToken(Base):
     """A short-lived bearer token of the ratings endpoint (0008): only its SHA-256 is
     stored, so any server process can check a token and a copy of the store gives none

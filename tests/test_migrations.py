@@ -1,0 +1,52 @@
+"""The migrations and the models describe one schema: every table the migrations create at
+head is a model's table and the other way round (a table no code maps, like the old
+``settings``, cannot linger), and 0012 drops ``settings`` and gives it back on downgrade."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+
+from medsim_annot.storage.db import MIGRATIONS
+from medsim_annot.storage.models import Base
+
+
+def _cfg() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def _tables(conn) -> set[str]:
+    return set(sa.inspect(conn).get_table_names()) - {"alembic_version"}
+
+
+def test_head_schema_has_exactly_the_models_tables(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'head.db'}")
+    cfg = _cfg()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+        assert _tables(conn) == set(Base.metadata.tables)
+        assert "settings" not in _tables(conn)
+    engine.dispose()
+
+
+def test_migration_0012_drops_settings_and_goes_back(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    cfg = _cfg()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0011")
+        assert "settings" in _tables(conn)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0012")
+        assert "settings" not in _tables(conn)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0011")
+        cols = {c["name"] for c in sa.inspect(conn).get_columns("settings")}
+        assert cols == {"key", "value"}
+    engine.dispose()
