@@ -4,6 +4,7 @@ the contract's fields."""
 
 from __future__ import annotations
 
+import json
 import re
 from types import SimpleNamespace
 from typing import get_args
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from streamlit.testing.v1 import AppTest
 
 from data_schemas.adjudicator_widget import (
     STATE_NAMES,
@@ -30,7 +32,9 @@ from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
+from medsim_annot.storage import dispose_all
 from pages.components.adjudicator import HERE, read_state
+from tests.conftest import ROOT
 
 DECISION = {
     "pair_id": "p1",
@@ -42,6 +46,13 @@ DECISION = {
     "seq": "1732700000000-1",
 }
 NAV = {"to": "next", "seq": "1732700000000-2"}
+
+
+@pytest.fixture
+def db(db_url):
+    dispose_all()
+    yield db_url
+    dispose_all()
 
 
 def test_valid_events():
@@ -152,8 +163,9 @@ def test_the_javascript_names_the_contract_fields():
     assert read and read <= set(AdjudicationPair.model_fields)
 
 
-def test_the_page_data_follows_the_contract(db_url):
-    n = 4
+def _study(name: str = "adj-contract", n: int = 4) -> str:
+    """A study whose raters disagree on every pair, one adjudicator ``judge``, and ``p1``
+    decided by them."""
     pairs = pd.DataFrame(
         {
             "pair_id": [f"p{i}" for i in range(n)],
@@ -162,15 +174,15 @@ def test_the_page_data_follows_the_contract(db_url):
             "auto_label": [1] * n,
         }
     )
-    res = create_study("adj-contract", pairs, BINARY, ["a", "b", "c"])
+    res = create_study(name, pairs, BINARY, ["a", "b", "c"])
     codes = {x["name"]: x["access_code"] for x in res["annotators"]}
     for who, value in {"a": "same", "b": "not_same", "c": "dont_know"}.items():
         aid = authenticate_annotator(codes[who]).annotator_id
         for pos in range(n):
             A.submit_rating(aid, pos, value, comment=who, elapsed_ms=2000, expected_version=0)
-    adj.add_adjudicator("adj-contract", "judge")
+    judge = adj.add_adjudicator(name, "judge")
     adj.decide(
-        "adj-contract",
+        name,
         "p1",
         label="same",
         reason="other",
@@ -178,6 +190,11 @@ def test_the_page_data_follows_the_contract(db_url):
         adjudicator="judge",
         seen_version=0,
     )
+    return judge["access_code"]
+
+
+def test_the_page_data_follows_the_contract(db):
+    _study()
     board = adj.board("adj-contract")
     for pid in ("p0", "p1"):
         pair = AdjudicationPair.model_validate(board.pair(pid))
@@ -192,3 +209,37 @@ def test_the_page_data_follows_the_contract(db_url):
         )
         assert AdjudicatorData.model_validate_json(data.model_dump_json()) == data
     assert pair.decision is not None and pair.decision.reason == "other" and pair.version == 1
+
+
+def test_the_page_saves_a_valid_decision_and_refuses_a_broken_one(db):
+    code = _study()
+    at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
+    at.session_state["auth_routed"] = True
+    at.session_state["auth_role"] = "adjudicator"
+    at.session_state["auth_identity"] = adj.authenticate_adjudicator(code)
+    at.run()
+    data = AdjudicatorData.model_validate(_mounted(at))
+    assert data.pair is not None and data.status == ""
+    first = data.pair.pair_id
+    # A decision that breaks the contract (the version as text) stores nothing and says why.
+    bad = {**DECISION, "pair_id": first, "version": "0"}
+    at.session_state["adjudicate_widget"] = {"decision": bad, "nav": None}
+    data = AdjudicatorData.model_validate(_mounted(at.run()))
+    assert data.status.startswith("Not saved: the widget's message broke its contract")
+    assert "decision.version" in data.status
+    assert len(adj.board("adj-contract").history) == 1
+    # The same decision as the contract says is stored.
+    good = {**bad, "version": 0, "seq": "2"}
+    at.session_state["adjudicate_widget"] = {"decision": good, "nav": None}
+    data = AdjudicatorData.model_validate(_mounted(at.run()))
+    assert data.status.startswith(f"Saved {first}: same (guideline_gap), version 1")
+    assert len(adj.board("adj-contract").history) == 2
+    # Navigation: the next pair.
+    at.session_state["adjudicate_widget"] = {"decision": good, "nav": {"to": "next", "seq": "3"}}
+    data = AdjudicatorData.model_validate(_mounted(at.run()))
+    assert data.pair is not None and data.pair.pair_id != first and data.fresh
+
+
+def _mounted(at) -> dict:
+    """The data the page mounted the adjudication widget with (what crosses the websocket)."""
+    return json.loads(at.get("bidi_component")[0].proto.json)
