@@ -30,14 +30,14 @@ from pydantic import (
 )
 
 from .gold import AdjudicationNeed, AdjudicationReason
-from .limits import COMMENT_MAX_CHARS, TERM_MAX_CHARS
+from .limits import COMMENT_MAX_CHARS
 
 #: Longest ``seq`` the widget sends (``"<milliseconds>-<counter>"``).
 SEQ_MAX_CHARS = 64
-#: Longest pair id or label the widget sends back (a pair id is one line of text, like a term).
-ID_MAX_CHARS = TERM_MAX_CHARS
 
-_Text = Annotated[StrictStr, Field(min_length=1, max_length=ID_MAX_CHARS)]
+#: A pair id or a label: non-empty (a pair id has no length cap of its own; the service
+#: checks that the pair exists and the label is a decisive value of the scale).
+_Text = Annotated[StrictStr, Field(min_length=1)]
 _Seq = Annotated[StrictStr, Field(min_length=1, max_length=SEQ_MAX_CHARS)]
 _Count = Annotated[StrictInt, Field(ge=0)]
 #: Where the navigation goes: the next or the previous pair of the filtered queue.
