@@ -15,7 +15,7 @@ from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import adjudication as svc
 from pages import _ui
-from pages.components.adjudicator import adjudicator
+from pages.components.adjudicator import adjudicator, read_state
 
 KEY = "adjudicate_widget"
 INDEX = "adjudicate_index"
@@ -56,35 +56,33 @@ def _queue(b: svc.Board):
 
 
 queue = _queue(board)
-state = ss.get(KEY)
 done = ss.setdefault(DONE, {"decision": None, "nav": None})
 index = int(ss.get(INDEX, 0))
 fresh = False
 
-
-def _get(name: str):
-    value = state.get(name) if isinstance(state, dict) else getattr(state, name, None)
-    return value if isinstance(value, dict) else None
-
-
-nav = _get("nav")
-if nav and nav.get("seq") != done["nav"]:
-    done["nav"] = nav.get("seq")
-    index += 1 if nav.get("to") == "next" else -1
+# The widget's events, read through its contract (data_schemas/adjudicator_widget.py).
+events, problem = read_state(ss.get(KEY))
+if problem and problem != done.get("problem"):
+    ss[STATUS] = f"Not saved: {problem}"
+done["problem"] = problem
+nav = events.nav
+if nav and nav.seq != done["nav"]:
+    done["nav"] = nav.seq
+    index += 1 if nav.to == "next" else -1
     fresh = True
-decision = _get("decision")
-if decision and decision.get("seq") != done["decision"]:
-    done["decision"] = decision.get("seq")
+decision = events.decision
+if decision and decision.seq != done["decision"]:
+    done["decision"] = decision.seq
     try:
         d = svc.decide(
             ident.study_name,
-            str(decision.get("pair_id")),
-            label=decision.get("label"),
-            reason=str(decision.get("reason")),
-            reason_text=str(decision.get("reason_text") or ""),
-            flag_guideline=bool(decision.get("flag_guideline")),
+            decision.pair_id,
+            label=decision.label,
+            reason=decision.reason,
+            reason_text=decision.reason_text,
+            flag_guideline=decision.flag_guideline,
             adjudicator=ident.name,
-            seen_version=int(decision.get("version") or 0),
+            seen_version=decision.version,
             engine=eng,
         )
     except svc.StaleDecision as exc:

@@ -1,10 +1,11 @@
-// The adjudication widget. Data from the page: `pair` (pair_id, term_1, term_2, auto_label,
-// model_label, model_posterior, majority, raters [{annotator, rating, unclear, seconds,
-// comment}], needs, version, decision, options), `reasons` [{value, key, label}], `position`
-// and `total` of the filtered queue, `status` (the page's answer to the last save) and
-// `reply_to` (the counter of the last decision the page handled).
-// State sent back: `decision` {pair_id, label, reason, reason_text, flag_guideline, version,
-// seq} on Enter, and `nav` {to: "next"|"prev", seq} on n / p.
+// The adjudication widget. Its messages are one contract, data_schemas/adjudicator_widget.py:
+// the page mounts it with an AdjudicatorData {pair, reasons, position, total, status, fresh}
+// (pair: an AdjudicationPair {pair_id, term_1, term_2, auto_label, model_label,
+// model_posterior, majority, raters [{annotator, rating, unclear, seconds, comment, slot}],
+// needs, version, decision, history, options}; reasons: [{value, key, label}]), and the state
+// it sends back is an AdjudicatorState: `decision`, a DecisionEvent {pair_id, label, reason,
+// reason_text, flag_guideline, version, seq} on Enter, and `nav`, a NavEvent
+// {to: "next" | "prev", seq} on n / p. The page reads that state through the contract.
 // Keys: 1-9 label, a reason's letter, f flag, Enter save, n / p next / previous pair; in the
 // text field Esc leaves it and Enter saves.
 const INSTANCES = new WeakMap();

@@ -183,10 +183,34 @@ class PendingQueue {
   }
 }
 
+// ------------------------------------------------------------------ the screens
+// The widget shows one screen at a time. SCREENS is the one place they are declared, each
+// with the screens it may go to next; Annotator.go() makes every change and checks it here.
+//   starting  sending kept ratings / asking where to resume (the first screen)
+//   pair      a pair on screen, at `pos`
+//   loading   waiting for pairs: `waitFor` says which ({kind: "next" | "back" | "resume", pos})
+//   end       the queue is done, or waiting for other doctors (2 + 1 tiebreak pairs)
+//   ended     the access code was replaced or revoked: nothing more is sent
+// "pair" never goes straight to "end": past the last pair held, the server is asked first.
+const FIRST_SCREEN = "starting";
+const SCREENS = Object.freeze({
+  starting: Object.freeze(["pair", "loading", "end", "ended"]),
+  pair: Object.freeze(["pair", "loading", "ended"]),
+  loading: Object.freeze(["pair", "loading", "end", "ended"]),
+  end: Object.freeze(["pair", "loading", "end", "ended"]),
+  ended: Object.freeze(["ended"]), // a later boot saying "ended" draws the stop again
+});
+
+// A move the table does not allow is a bug: it is always logged (console.error), and thrown
+// when globalThis.MEDSIM_STRICT_SCREENS is true (set it in the browser console, or in a
+// test's init script, while working on the widget).
+function illegalMove(from, to) {
+  const text = `medsim annotator: no move from screen "${from}" to "${to}"`;
+  if (globalThis.MEDSIM_STRICT_SCREENS === true) throw new Error(text);
+  console.error(text);
+}
+
 // ------------------------------------------------------------------ the widget
-// screen: "starting" (sending kept ratings / asking where to resume), "pair" (a pair on
-// screen at `pos`), "loading" (waiting for pairs: `waitFor` says which), "end" (queue done
-// or waiting for other doctors) or "ended" (code replaced or revoked).
 class Annotator {
   constructor(root) {
     this.root = root;
@@ -213,15 +237,18 @@ class Annotator {
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
     };
-    this.screen = "starting";
-    this.pos = null; // the position on screen (screen "pair")
-    this.waitFor = null; // screen "loading": {kind: "next" | "back" | "resume", pos}
-    this.cache = new Map(); // position -> pair (with local answers applied)
-    this.order = []; // positions of a contiguous stretch of the queue, in serving order
-    this.rank = new Map(); // position -> index in this.order
-    this.headKnown = false; // this.order starts at the first slot served
-    this.tailKnown = false; // this.order ends at the last slot served
-    this.mark = null; // the queue mark of the last window received
+    // The screen, with `pos` (the position on screen, screen "pair" only) and `waitFor`
+    // (screen "loading" only): set together, by go() alone.
+    this.go(FIRST_SCREEN);
+    // The pairs held: the server's windows merged (mergeWindow alone changes the stretch).
+    this.held = {
+      cache: new Map(), // position -> pair (with local answers applied)
+      order: [], // positions of a contiguous stretch of the queue, in serving order
+      rank: new Map(), // position -> index in order
+      headKnown: false, // order starts at the first slot served
+      tailKnown: false, // order ends at the last slot served
+      mark: null, // the queue mark of the last window received
+    };
     this.newly = new Set(); // positions first rated in this tab since baseDone was counted
     this.baseDone = 0;
     this.total = 0;
@@ -229,13 +256,19 @@ class Annotator {
     this.drawnAt = 0;
     this.ignored = 0;
     // Sending: one request in flight; presses meanwhile set `again`; errors retry on the
-    // one timer with backoff.
-    this.inflight = false;
-    this.again = false;
-    this.attempt = 0;
-    this.unavailable = false;
-    this.timer = null;
-    this.paintFrame = null;
+    // one timer with backoff; a token that stopped working waits for the page's next one.
+    this.net = {
+      endpoint: null,
+      token: null,
+      serial: undefined, // the serial of the token held
+      tokenWanted: undefined, // the serial handed back to the page for a new token
+      inflight: false,
+      again: false,
+      attempt: 0,
+      unavailable: false,
+      timer: null,
+      paintFrame: null,
+    };
     this.onKey = (e) => this.handleKey(e);
     this.onBeforeUnload = (e) => {
       if (this.queue && this.queue.size) {
@@ -266,10 +299,10 @@ class Annotator {
       this.stop();
       return;
     }
-    const newToken = boot.token && boot.token_serial !== this.serial;
-    this.token = boot.token;
-    this.serial = boot.token_serial;
-    this.endpoint = boot.endpoint;
+    const newToken = boot.token && boot.token_serial !== this.net.serial;
+    this.net.token = boot.token;
+    this.net.serial = boot.token_serial;
+    this.net.endpoint = boot.endpoint;
     if (!this.queue) {
       this.limits = boot.limits;
       this.scale = boot.scale;
@@ -278,7 +311,6 @@ class Annotator {
       this.buildOptions();
       this.queue = new PendingQueue(boot.who);
       this.queue.load();
-      this.waitFor = { kind: "resume" };
       this.showWait(
         this.queue.size
           ? `Sending ${this.queue.size} rating(s) kept from before…`
@@ -287,7 +319,7 @@ class Annotator {
       this.renderStatus();
       this.kick();
     } else if (newToken && this.screen !== "ended") {
-      this.tokenWanted = null;
+      this.net.tokenWanted = null;
       this.kick();
     }
   }
@@ -304,19 +336,20 @@ class Annotator {
       return [this.waitFor.pos, this.waitFor.kind === "back"];
     }
     if (this.screen === "end") return [this.waiting > 0 ? -1 : null, false];
-    if (this.screen === "pair" && !this.tailKnown && this.order.length) {
-      const k = this.rank.get(this.pos);
-      const ahead = k === undefined ? 0 : this.order.length - k - 1;
-      if (ahead < this.limits.refill_below) return [this.order[this.order.length - 1], false];
+    const { order, rank, tailKnown } = this.held;
+    if (this.screen === "pair" && !tailKnown && order.length) {
+      const k = rank.get(this.pos);
+      const ahead = k === undefined ? 0 : order.length - k - 1;
+      if (ahead < this.limits.refill_below) return [order[order.length - 1], false];
     }
     return [null, false];
   }
 
   kick() {
     // Send now (or when the request in flight is answered) if there is anything to send.
-    if (this.screen === "ended" || this.tokenWanted) return;
-    if (this.inflight) {
-      this.again = true;
+    if (this.screen === "ended" || this.net.tokenWanted) return;
+    if (this.net.inflight) {
+      this.net.again = true;
       return;
     }
     const [need, back] = this.need();
@@ -327,10 +360,10 @@ class Annotator {
   kickAfterPaint() {
     // The request goes after the frame with the new pair has been painted: building and
     // sending it must not delay that frame.
-    if (this.paintFrame) return;
-    this.paintFrame = requestAnimationFrame(() => {
+    if (this.net.paintFrame) return;
+    this.net.paintFrame = requestAnimationFrame(() => {
       setTimeout(() => {
-        this.paintFrame = null;
+        this.net.paintFrame = null;
         this.kick();
       }, 0);
     });
@@ -338,18 +371,18 @@ class Annotator {
 
   later(ms, fn) {
     // The one timer: a retry after an error, or the waiting screen's next question.
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    clearTimeout(this.net.timer);
+    this.net.timer = setTimeout(() => {
+      this.net.timer = null;
       fn();
     }, ms);
   }
 
   async post(need, back) {
-    this.inflight = true;
-    this.again = false;
-    clearTimeout(this.timer);
-    this.timer = null;
+    this.net.inflight = true;
+    this.net.again = false;
+    clearTimeout(this.net.timer);
+    this.net.timer = null;
     const sent = this.queue.batch(this.limits.max_batch);
     this.queue.persist(); // touch: this tab is alive
     const body = JSON.stringify({
@@ -357,14 +390,17 @@ class Annotator {
       need: need,
       back: !!back,
       at: this.screen === "pair" ? this.pos : null,
-      mark: this.mark,
+      mark: this.held.mark,
     });
     let reply = null;
     let error = null;
     try {
-      const res = await fetch(new URL(this.endpoint, window.location.origin), {
+      const res = await fetch(new URL(this.net.endpoint, window.location.origin), {
         method: "POST",
-        headers: { "Content-Type": "application/json", Authorization: `Bearer ${this.token}` },
+        headers: {
+          "Content-Type": "application/json",
+          Authorization: `Bearer ${this.net.token}`,
+        },
         body: body,
         cache: "no-store",
         credentials: "omit",
@@ -376,18 +412,18 @@ class Annotator {
     } catch (err) {
       error = { error: "unavailable", reason: "the server did not answer" };
     }
-    this.inflight = false;
+    this.net.inflight = false;
     if (this.screen === "ended" || this.destroyed) return;
     if (reply) this.answer(reply, need);
     else this.failed(error);
   }
 
   answer(reply, need) {
-    this.unavailable = !!reply.unavailable;
-    if (!this.unavailable) this.attempt = 0;
+    this.net.unavailable = !!reply.unavailable;
+    if (!this.net.unavailable) this.net.attempt = 0;
     this.applyAck(reply);
     if (reply.total !== null && reply.total !== undefined) this.total = Number(reply.total) || 0;
-    if (reply.mark) this.mark = reply.mark;
+    if (reply.mark) this.held.mark = reply.mark;
     this.mergeWindow(reply.window || [], reply.window_info || {});
     if (reply.resume) this.waiting = Number(reply.waiting) || 0;
     const resuming =
@@ -400,21 +436,23 @@ class Annotator {
       this.baseDone = Number(reply.done) || 0;
       this.newly.clear();
       if (reply.complete) this.showEnd();
-      else this.go(reply.start);
+      else this.moveTo(reply.start);
     } else if (this.screen === "loading" && this.waitFor && this.waitFor.kind === "back") {
       const at = this.waitFor.pos;
       const prev = this.prevPosition(at);
-      if (prev !== undefined) this.go(prev === null ? at : prev);
-    } else if (this.screen === "loading" && this.waitFor && this.cache.has(this.waitFor.pos)) {
-      this.go(this.waitFor.pos);
+      if (prev !== undefined) this.moveTo(prev === null ? at : prev);
+    } else if (
+      this.screen === "loading" && this.waitFor && this.held.cache.has(this.waitFor.pos)
+    ) {
+      this.moveTo(this.waitFor.pos);
     } else if (this.screen === "pair") {
       this.el.back.disabled = this.prevPosition(this.pos) === null;
       this.refreshAnswer();
     }
     this.renderProgress();
     this.renderStatus();
-    if (this.unavailable && (this.queue.size || this.need()[0] !== null)) this.retry();
-    else if (this.again) this.kick();
+    if (this.net.unavailable && (this.queue.size || this.need()[0] !== null)) this.retry();
+    else if (this.net.again) this.kick();
     else if (this.queue.size) this.kick(); // entries beyond the batch, or pressed meanwhile
     else if (this.screen === "end" && this.waiting > 0) this.pollWaiting();
     else if (this.screen === "pair" && this.need()[0] !== null && need === null) this.kick();
@@ -427,12 +465,12 @@ class Annotator {
     }
     if (error.error === "expired" || error.error === "unauthorized") {
       // Ask the page for a new token (one page run); the next boot data carries it.
-      this.tokenWanted = this.serial;
-      if (this.setStateValue) this.setStateValue("token_wanted", this.serial);
+      this.net.tokenWanted = this.net.serial;
+      if (this.setStateValue) this.setStateValue("token_wanted", this.net.serial);
       this.renderStatus();
       return;
     }
-    this.unavailable = true;
+    this.net.unavailable = true;
     if (error.error === "invalid" || error.error === "too_large" || error.error === "problem") {
       this.notice(`Not saved: ${error.reason}`, "refused");
     }
@@ -442,8 +480,8 @@ class Annotator {
 
   retry(atLeast) {
     const steps = this.limits.backoff_ms;
-    const wait = Math.max(steps[Math.min(this.attempt, steps.length - 1)], atLeast || 0);
-    this.attempt += 1;
+    const wait = Math.max(steps[Math.min(this.net.attempt, steps.length - 1)], atLeast || 0);
+    this.net.attempt += 1;
     this.later(wait, () => this.kick());
   }
 
@@ -461,7 +499,7 @@ class Annotator {
       this.queue.stored(s, v);
       const done = this.queue.find(s);
       if (done && !this.queue.entries.some((e) => e.position === done.position && e.seq > s)) {
-        const pair = this.cache.get(done.position);
+        const pair = this.held.cache.get(done.position);
         if (pair) pair.version = v;
       }
     }
@@ -474,7 +512,7 @@ class Annotator {
     this.queue.drop(r.seq);
     this.queue.persist();
     const later = this.queue.has(r.position);
-    const pair = this.cache.get(r.position);
+    const pair = this.held.cache.get(r.position);
     if (r.current && pair && !later) {
       pair.rating = r.current.rating === null ? null : String(r.current.rating);
       pair.unclear = !!r.current.unclear;
@@ -492,7 +530,7 @@ class Annotator {
     } else {
       text = `Not saved: ${r.message}`;
     }
-    if (entry && this.screen !== "starting" && !later) this.go(r.position);
+    if (entry && this.screen !== "starting" && !later) this.moveTo(r.position);
     this.notice(text, "refused");
   }
 
@@ -504,34 +542,34 @@ class Annotator {
     for (const p of list) this.merge(p);
     const w = list.map((p) => Number(p.position));
     const inW = new Set(w);
-    const i = this.rank.get(w[0]);
-    const j = this.rank.get(w[w.length - 1]);
-    const overlap = this.order.some((q) => inW.has(q));
+    const i = this.held.rank.get(w[0]);
+    const j = this.held.rank.get(w[w.length - 1]);
+    const overlap = this.held.order.some((q) => inW.has(q));
     let prefix = [];
     let suffix = [];
     let head = !!info.start_of_queue;
     let tail = !!info.end_of_queue;
     if (overlap && i !== undefined) {
-      prefix = this.order.slice(0, i).filter((q) => !inW.has(q));
-      head = head || this.headKnown;
+      prefix = this.held.order.slice(0, i).filter((q) => !inW.has(q));
+      head = head || this.held.headKnown;
     }
     if (overlap && !tail && j !== undefined) {
-      suffix = this.order.slice(j + 1).filter((q) => !inW.has(q));
-      tail = this.tailKnown;
+      suffix = this.held.order.slice(j + 1).filter((q) => !inW.has(q));
+      tail = this.held.tailKnown;
     }
-    this.order = prefix.concat(w, suffix);
-    this.headKnown = head;
-    this.tailKnown = tail;
-    this.rank = new Map(this.order.map((q, k) => [q, k]));
+    this.held.order = prefix.concat(w, suffix);
+    this.held.headKnown = head;
+    this.held.tailKnown = tail;
+    this.held.rank = new Map(this.held.order.map((q, k) => [q, k]));
   }
 
   merge(p) {
     const pos = Number(p.position);
     const local = this.queue.has(pos);
-    const have = this.cache.get(pos);
+    const have = this.held.cache.get(pos);
     if (have) have.index = Number(p.index) || 0;
     if (have && local) return; // the browser's own unacknowledged answer wins
-    this.cache.set(pos, {
+    this.held.cache.set(pos, {
       position: pos,
       index: Number(p.index) || 0,
       term_1: p.term_1,
@@ -575,24 +613,31 @@ class Annotator {
     return o ? o.label : value;
   }
 
-  go(pos) {
+  go(next, { pos = null, waitFor = null } = {}) {
+    // The one place the screen changes (see SCREENS): `pos` is kept on "pair" only,
+    // `waitFor` on "loading" only.
+    const allowed = this.screen === undefined ? [FIRST_SCREEN] : SCREENS[this.screen];
+    if (!allowed.includes(next)) illegalMove(this.screen, next);
+    this.screen = next;
+    this.pos = next === "pair" ? pos : null;
+    this.waitFor = next === "loading" ? waitFor : null;
+  }
+
+  moveTo(pos) {
+    // Show the pair at `pos` (the loading screen when it is not held; the end screen for none).
     if (pos === null || pos === undefined) {
       this.showEnd();
       return;
     }
-    const pair = this.cache.get(pos);
+    const pair = this.held.cache.get(pos);
     if (!pair) {
-      this.screen = "loading";
-      this.pos = null;
-      this.waitFor = { kind: "next", pos: pos };
+      this.go("loading", { waitFor: { kind: "next", pos: pos } });
       this.showWait("Loading the next pair…");
       this.kick();
       return;
     }
-    this.screen = "pair";
-    this.waitFor = null;
-    if (this.timer && !this.unavailable) clearTimeout(this.timer);
-    this.pos = pos;
+    this.go("pair", { pos: pos });
+    if (this.net.timer && !this.net.unavailable) clearTimeout(this.net.timer);
     this.unclearNow = pair.unclear;
     this.el.end.hidden = true;
     this.el.wait.hidden = true;
@@ -613,7 +658,7 @@ class Annotator {
   }
 
   refreshAnswer() {
-    const pair = this.cache.get(this.pos);
+    const pair = this.held.cache.get(this.pos);
     if (!pair) return;
     for (const [value, b] of this.optionButtons) {
       b.classList.toggle("medsim-current", pair.rated && pair.rating === value);
@@ -631,7 +676,7 @@ class Annotator {
     this.el.fill.style.width = `${(frac * 100).toFixed(2)}%`;
     this.el.progress.setAttribute("aria-valuemax", String(this.total));
     this.el.progress.setAttribute("aria-valuenow", String(done));
-    const pair = this.screen === "pair" ? this.cache.get(this.pos) : null;
+    const pair = this.screen === "pair" ? this.held.cache.get(this.pos) : null;
     this.el.progressText.textContent = pair
       ? `${done} / ${this.total} rated · pair ${pair.index + 1} of ${this.total}`
       : `${done} / ${this.total} rated`;
@@ -646,7 +691,7 @@ class Annotator {
     } else if (n === 0) {
       s.dataset.state = "saved";
       s.textContent = "All saved";
-    } else if (this.unavailable) {
+    } else if (this.net.unavailable) {
       s.dataset.state = "error";
       s.textContent = `${n} not saved — will retry`;
     } else {
@@ -676,9 +721,7 @@ class Annotator {
   }
 
   showEnd() {
-    this.screen = "end";
-    this.pos = null;
-    this.waitFor = null;
+    this.go("end");
     this.el.main.hidden = true;
     this.el.wait.hidden = true;
     this.el.end.hidden = false;
@@ -686,7 +729,7 @@ class Annotator {
     this.renderEnd();
     this.el.announce.textContent = this.el.endText.textContent;
     this.renderProgress();
-    if (this.waiting > 0 && !this.inflight) this.pollWaiting();
+    if (this.waiting > 0 && !this.net.inflight) this.pollWaiting();
   }
 
   renderEnd() {
@@ -703,10 +746,8 @@ class Annotator {
   }
 
   stop() {
-    this.screen = "ended";
-    this.pos = null;
-    this.waitFor = null;
-    clearTimeout(this.timer);
+    this.go("ended");
+    clearTimeout(this.net.timer);
     this.el.main.hidden = true;
     this.el.end.hidden = true;
     this.el.reminder.hidden = true;
@@ -763,7 +804,7 @@ class Annotator {
       return;
     }
     const pos = this.pos;
-    const pair = this.cache.get(pos);
+    const pair = this.held.cache.get(pos);
     const comment = this.el.comment.value.trim().slice(0, this.limits.comment_max);
     const unclear = !!this.unclearNow;
     const same =
@@ -790,13 +831,11 @@ class Annotator {
     const next = this.nextPosition(pos);
     if (next === undefined) {
       // Past the end of the window: the server says where the first unrated slot is.
-      this.screen = "loading";
-      this.pos = null;
-      this.waitFor = { kind: "resume" };
+      this.go("loading", { waitFor: { kind: "resume" } });
       this.showWait("Checking your queue…");
       this.kickAfterPaint();
     } else {
-      this.go(next);
+      this.moveTo(next);
     }
     this.renderReminder(pos);
     this.renderStatus();
@@ -813,8 +852,8 @@ class Annotator {
     // ordinary walk, but a slot added since (a 2 + 1 tiebreak, served among the next few
     // pairs) before the doctor's pair comes first. undefined: nothing unrated is held and
     // the server must say (past what is held, or the end).
-    for (const q of this.order) {
-      if (q !== pos && !this.cache.get(q).rated) return q;
+    for (const q of this.held.order) {
+      if (q !== pos && !this.held.cache.get(q).rated) return q;
     }
     return undefined;
   }
@@ -822,30 +861,28 @@ class Annotator {
   prevPosition(pos) {
     // The slot served just before pos; null: none (the start of the queue); undefined: not
     // held (Back asks the server).
-    const k = this.rank.get(pos);
+    const k = this.held.rank.get(pos);
     if (k === undefined) return undefined;
-    if (k > 0) return this.order[k - 1];
-    return this.headKnown ? null : undefined;
+    if (k > 0) return this.held.order[k - 1];
+    return this.held.headKnown ? null : undefined;
   }
 
   back() {
     if (this.screen === "end") {
-      if (!this.order.length) return;
-      clearTimeout(this.timer);
-      this.go(this.order[this.order.length - 1]);
+      if (!this.held.order.length) return;
+      clearTimeout(this.net.timer);
+      this.moveTo(this.held.order[this.held.order.length - 1]);
       return;
     }
     if (this.screen !== "pair") return;
     const prev = this.prevPosition(this.pos);
     if (prev === undefined) {
       // Before the stretch held: the server sends the slots served before this one.
-      this.screen = "loading";
-      this.waitFor = { kind: "back", pos: this.pos };
-      this.pos = null;
+      this.go("loading", { waitFor: { kind: "back", pos: this.pos } });
       this.showWait("Loading the previous pair…");
       this.kick();
     } else if (prev !== null) {
-      this.go(prev);
+      this.moveTo(prev);
     }
     this.el.reminder.hidden = true;
     this.notice("", "");
@@ -867,9 +904,9 @@ class Annotator {
     const need = this.limits.straight_line_run;
     let run = 0;
     let value = null;
-    const k = this.rank.get(pos);
+    const k = this.held.rank.get(pos);
     for (let m = k === undefined ? -1 : k; m >= 0 && run < need; m--) {
-      const pair = this.cache.get(this.order[m]);
+      const pair = this.held.cache.get(this.held.order[m]);
       if (!pair || !pair.rated) break;
       if (value === null) value = pair.rating;
       if (pair.rating !== value) break;
@@ -883,8 +920,8 @@ class Annotator {
     document.removeEventListener("keydown", this.onKey);
     window.removeEventListener("beforeunload", this.onBeforeUnload);
     window.removeEventListener("pagehide", this.onPageHide);
-    if (this.paintFrame) cancelAnimationFrame(this.paintFrame);
-    clearTimeout(this.timer);
+    if (this.net.paintFrame) cancelAnimationFrame(this.net.paintFrame);
+    clearTimeout(this.net.timer);
     if (this.queue) this.queue.persist(true);
   }
 }

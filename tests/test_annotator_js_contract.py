@@ -1,0 +1,79 @@
+"""The annotation widget's JavaScript names only what its contract (data_schemas/widget.py)
+declares: the boot data and limits it reads, the request it posts, the answers and errors it
+reads back, and the one state it hands back to the page. A field renamed on one side fails
+here instead of in a browser."""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+from data_schemas.widget import (
+    ApiError,
+    CurrentAnswer,
+    ErrorCode,
+    RatingEntry,
+    RatingsRequest,
+    RatingsResponse,
+    Refusal,
+    ScaleOptionView,
+    ScaleView,
+    WidgetBoot,
+    WidgetLimits,
+    WidgetPair,
+    WindowInfo,
+)
+from pages.components.annotator import HERE
+
+JS = (HERE / "annotator.js").read_text(encoding="utf-8")
+
+
+def _read(obj: str) -> set[str]:
+    """The fields read as ``<obj>.<field>`` (``obj`` a dotted name)."""
+    return set(re.findall(rf"(?<![\w.]){re.escape(obj)}\.(\w+)", JS))
+
+
+def _literal(call: str) -> set[str]:
+    """The keys of the object literal passed to *call* (one level, ``key: value`` lines)."""
+    m = re.search(rf"{re.escape(call)}\(\{{(.*?)\}}\)", JS, flags=re.S)
+    assert m, call
+    return set(re.findall(r"(?:^|[{,])\s*(\w+):", m.group(1), flags=re.M))
+
+
+def _fields(model) -> set[str]:
+    return set(model.model_fields)
+
+
+def test_boot_data_and_limits():
+    assert "data_schemas/widget.py" in JS
+    assert _read("boot") and _read("boot") <= _fields(WidgetBoot)
+    assert _read("this.limits") and _read("this.limits") <= _fields(WidgetLimits)
+    assert _read("this.scale") and _read("this.scale") <= _fields(ScaleView)
+    assert _read("o") <= _fields(ScaleOptionView)
+
+
+def test_what_it_posts():
+    body = _literal("const body = JSON.stringify")
+    assert body == _fields(RatingsRequest)
+    entry = _literal("this.queue.push") | {"seq"}  # the queue numbers each entry
+    assert entry == _fields(RatingEntry)
+
+
+def test_what_it_reads_back():
+    assert _read("reply") and _read("reply") <= _fields(RatingsResponse)
+    assert _read("r") <= _fields(Refusal)
+    assert _read("r.current") <= _fields(CurrentAnswer)
+    assert _read("info") <= _fields(WindowInfo)
+    assert _read("p") <= _fields(WidgetPair)
+    assert _read("error") <= _fields(ApiError)
+    codes = set(re.findall(r'error\.error === "(\w+)"', JS)) | set(
+        re.findall(r'error: "(\w+)"', JS)
+    )
+    assert codes and codes <= set(get_args(ErrorCode))
+
+
+def test_the_one_state_it_hands_back():
+    names = set(re.findall(r'setStateValue\("(\w+)"', JS))
+    mount = (HERE / "__init__.py").read_text(encoding="utf-8")
+    assert names == {"token_wanted"}
+    assert all(f'"{n}": None' in mount and f"on_{n}_change" in mount for n in names)
