@@ -10,6 +10,7 @@ import streamlit as st
 from data_schemas.errors import InputError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
+from medsim_annot.services.study_handle import open_study
 from pages._ui import engine, show_problems, upload_base_name, upload_copy
 
 KEY = "dashboard_predictions_"
@@ -69,13 +70,12 @@ def panel(study: str) -> None:
     )
     try:
         out = predictions_svc.study_predictions(
-            study,
+            open_study(study, engine=engine()),
             predictions,
             method=method or "ppi",
             epsilon=float(epsilon),
             target_ci=float(target) or None,
             file=name,
-            engine=engine(),
         )
     except InputError as exc:
         show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")

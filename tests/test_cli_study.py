@@ -10,6 +10,7 @@ import pytest
 from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
@@ -92,7 +93,7 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
         "audit-1-copy",
     )
     assert r.exit_code == 0, r.stderr
-    again = svc.export_ratings("audit-1-copy")
+    again = svc.export_ratings(open_study("audit-1-copy"))
     assert list(again[C.RATING]) == list(back[C.RATING])
     assert list(again[C.RATED_AT]) == list(back[C.RATED_AT])
 
@@ -149,7 +150,7 @@ def test_demo_seeds_once(db_url, cli, tmp_path, monkeypatch):
     listing = {s["study"]: s for s in svc.list_studies()}
     assert listing["demo-binary"]["items"] == 120 and listing["demo-relatedness"]["items"] == 40
     assert 0 < listing["demo-binary"]["rated"] < listing["demo-binary"]["assigned"]
-    pairs = svc.pairs_frame("demo-binary")
+    pairs = svc.pairs_frame(open_study("demo-binary"))
     groups = pairs.groupby([C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY]).size()
     assert len(groups) == 8 and set(pairs[C.AUTO_LABEL]) == {0, 1}
     r = cli("demo", "--credentials", creds)  # second run: nothing new, the same sign-in shown

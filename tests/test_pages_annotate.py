@@ -12,6 +12,7 @@ from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 
@@ -119,7 +120,7 @@ def test_annotate_boots_the_widget_blind_with_a_token_and_the_limits(db):
         headers={"Authorization": f"Bearer {boot.token}"},
     ).json()
     assert reply["ack"] == 1 and reply["start"] == 1
-    assert export_ratings("s")["rating"].tolist() == ["same"]
+    assert export_ratings(open_study("s"))["rating"].tolist() == ["same"]
     # Reruns keep the token; the widget asking for a new one (its serial) gets one.
     assert _widget(at.run())["token"] == boot.token and _tokens() == 1
     at.session_state["annotate_widget"] = {"token_wanted": 1}
