@@ -137,7 +137,7 @@ def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
     _rate(engine, "one", "b", "p0", "not_same", minute=91, rid=top + 50)
     _rate(engine, "one", "b", "p1", "same", minute=92, rid=top + 20)  # a lower id saved later
     for study in ("one", "two"):
-        sid = svc.get_study(study, engine=engine).id
+        sid = open_study(study, engine=engine).id
         assert arrow.current_ratings_coded(engine, sid) is not None
         got = dsvc.load_current(study, engine=engine)
         want = svc.current_ratings(open_study(study, engine=engine), include_duplicates=True)
@@ -157,7 +157,7 @@ def test_sqlite_read_leaves_the_connection_as_it_found_it(tmp_path):
     engine = get_engine(f"sqlite:///{tmp_path / 'mmap.db'}")
     svc.create_study("one", PAIRS, BINARY, ["a"], engine=engine)
     _rate(engine, "one", "a", "p0", "same", minute=1)
-    sid = svc.get_study("one", engine=engine).id
+    sid = open_study("one", engine=engine).id
 
     def state():
         with engine.connect() as conn:
@@ -196,7 +196,7 @@ def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
     svc.create_study("one", pairs, BINARY, ["a", "b"], engine=engine)
     for i in range(n):
         _rate(engine, "one", "a", f"q{i}", "same" if i % 3 else "not_same", minute=i)
-    sid = svc.get_study("one", engine=engine).id
+    sid = open_study("one", engine=engine).id
     want = svc.current_ratings(open_study("one", engine=engine), include_duplicates=True)
     want_pairs = svc.pairs_frame(open_study("one", engine=engine))
     assert arrow.current_ratings_coded(engine, sid) is not None

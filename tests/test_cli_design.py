@@ -62,7 +62,7 @@ def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path)
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["items"] == 4 * 5
-    cfg = svc.get_study("d1").config
+    cfg = open_study("d1").config
     assert cfg["seed"] == 5 and cfg["per_item"] == 3 and cfg["calibration"] == 2
     assert cfg["group_by"] == ["dataset", "difficulty"] and cfg["pairs_file"] == "pairs.csv"
     pairs = svc.pairs_frame(open_study("d1"))

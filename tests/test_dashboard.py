@@ -128,7 +128,7 @@ def test_bootstrap_intervals_on_request(demo):
 def test_cache_hit_and_invalidated_by_a_new_rating(demo):
     first = dsvc.study_dashboard("demo-binary")
     assert dsvc.study_dashboard("demo-binary") is first
-    sid = svc.get_study("demo-binary").id
+    sid = open_study("demo-binary").id
     with session_scope(get_engine()) as s:
         rated = select(Rating.assignment_id)
         slot = s.execute(
@@ -237,7 +237,7 @@ def test_load_current_holds_the_imported_ratings(db_url, tmp_path):
 
 def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
     stored = dsvc.study_dashboard("demo-relatedness")
-    info = svc.get_study("demo-relatedness")
+    info = open_study("demo-relatedness")
     frames = dsvc.compute_dashboard(
         svc.pairs_frame(open_study("demo-relatedness")),
         svc.current_ratings(open_study("demo-relatedness")),

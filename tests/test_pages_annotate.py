@@ -262,9 +262,9 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     assert codes.count(": ") == 3
     row = [s for s in list_studies() if s["study"] == "via-page"][0]
     assert row["items"] == 10 and row["annotators"] == 3
-    from medsim_annot.services.studies import get_study
+    from medsim_annot.services.study_handle import open_study
 
-    cfg = get_study("via-page").config
+    cfg = open_study("via-page").config
     assert cfg["seed"] == 42 and cfg["per_item"] == 2 and cfg["positives"] == 2
     # Annotator management: add one and revoke them.
     at.text_input(key="setup_add_name").input("d4").run()

@@ -99,7 +99,7 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
         queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
         engine=engine,
     )
-    info = svc.get_study("inc", engine=engine)
+    info = open_study("inc", engine=engine)
     reader = svc.CurrentRatingsReader(info.id, info.scale, engine)
     empty = reader.read(svc.ratings_version(open_study("inc", engine=engine)))
     assert len(empty) == 0 and reader.last_read == "full"
@@ -166,7 +166,7 @@ def test_arrow_read_equals_the_dbapi_read(engine):
         queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
         engine=engine,
     )
-    sid = svc.get_study("inc", engine=engine).id
+    sid = open_study("inc", engine=engine).id
     assert len(dsvc.load_current("inc", engine=engine)) == 0
     for i in range(5):
         _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd, ✓" if i == 1 else "")
@@ -274,7 +274,7 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
         }
     )
     svc.create_study("inc", pairs, BINARY, ["a"], engine=engine)
-    sid = svc.get_study("inc", engine=engine).id
+    sid = open_study("inc", engine=engine).id
     assert arrow_store.item_columns(engine, sid) is not None
 
     got = svc.pairs_frame(open_study("inc", engine=engine))
@@ -282,7 +282,7 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
     assert got[C.AUTO_LABEL].isna().sum() == 1
     odd = PAIRS.assign(**{C.TERM_2: ["x\x1fy", *PAIRS[C.TERM_2].iloc[1:]]})
     svc.create_study("odd", odd, BINARY, ["a"], engine=engine)
-    odd_id = svc.get_study("odd", engine=engine).id
+    odd_id = open_study("odd", engine=engine).id
     assert (arrow_store.item_columns(engine, odd_id) is None) == (engine.dialect.name == "sqlite")
     pd.testing.assert_frame_equal(
         svc.pairs_frame(open_study("odd", engine=engine)), _dbapi_pairs("odd", engine)
