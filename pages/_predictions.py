@@ -10,13 +10,13 @@ import streamlit as st
 from data_schemas.errors import InputError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
-from medsim_annot.services.study_handle import open_study
-from pages._ui import engine, show_problems, upload_base_name, upload_copy
+from medsim_annot.services.study_handle import Study
+from pages._ui import show_problems, upload_base_name, upload_copy
 
 KEY = "dashboard_predictions_"
 
 
-def panel(study: str) -> None:
+def panel(study: Study) -> None:
     st.header("Predictions: prediction-powered audit and the model as a rater")
     st.caption(
         "Upload a model's score for every pair (e.g. `medsim score` output, or another "
@@ -70,7 +70,7 @@ def panel(study: str) -> None:
     )
     try:
         out = predictions_svc.study_predictions(
-            open_study(study, engine=engine()),
+            study,
             predictions,
             method=method or "ppi",
             epsilon=float(epsilon),
