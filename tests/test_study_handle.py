@@ -30,6 +30,7 @@ def test_the_handle_carries_the_study_and_its_engine(db_url):
     assert isinstance(study, Study)
     assert (study.name, study.scale.name, study.config) == ("s", BINARY.name, {"seed": 3})
     assert study.engine is engine and study.created_at is not None
+    assert study == open_study("s", engine=engine) and len({study, open_study("s")}) == 1
     assert len(svc.pairs_frame(study)) == len(demo_pairs())
 
 

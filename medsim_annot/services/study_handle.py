@@ -38,6 +38,11 @@ class Study:
     created_at: dt.datetime | None
     engine: Engine = field(repr=False, compare=False)
 
+    def __hash__(self) -> int:
+        # Hashable (a cache key) although the scale and the config are not: equal handles
+        # have the same id and name.
+        return hash((self.id, self.name))
+
     def reloaded(self) -> Study:
         """The study as stored now (after a change of its config or scale)."""
         return open_study(self.name, engine=self.engine)
