@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medsim_annot.services.study_handle import open_study
+
 N_PAIRS = 1200
 PACED = int(os.environ.get("MEDSIM_BENCH_PACED", "60"))
 TYPEAHEAD = int(os.environ.get("MEDSIM_BENCH_TYPEAHEAD", "40"))
@@ -117,7 +119,7 @@ def _stored(url: str, study: str, annotator: str) -> int:
     from medsim_annot.services.studies import rating_history
     from medsim_annot.storage import get_engine
 
-    hist = rating_history(study, engine=get_engine(url))
+    hist = rating_history(open_study(study, engine=get_engine(url)))
     return int((hist["annotator"] == annotator).sum())
 
 

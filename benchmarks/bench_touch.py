@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from medsim_annot.services.study_handle import open_study
+
 PACED = int(os.environ.get("MEDSIM_BENCH_TOUCH_PACED", "30"))
 DOUBLES = int(os.environ.get("MEDSIM_BENCH_TOUCH_DOUBLES", "5"))
 N_PAIRS = 200
@@ -54,7 +56,7 @@ def _stored(url: str, study: str) -> int:
     from medsim_annot.services.studies import rating_history
     from medsim_annot.storage import get_engine
 
-    return len(rating_history(study, engine=get_engine(url)))
+    return len(rating_history(open_study(study, engine=get_engine(url))))
 
 
 def _one(browser, base: str, url: str, kind: str):

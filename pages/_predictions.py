@@ -10,12 +10,13 @@ import streamlit as st
 from data_schemas.errors import InputError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
-from pages._ui import engine, show_problems, upload_base_name, upload_copy
+from medsim_annot.services.study_handle import Study
+from pages._ui import show_problems, upload_base_name, upload_copy
 
 KEY = "dashboard_predictions_"
 
 
-def panel(study: str) -> None:
+def panel(study: Study) -> None:
     st.header("Predictions: prediction-powered audit and the model as a rater")
     st.caption(
         "Upload a model's score for every pair (e.g. `medsim score` output, or another "
@@ -75,7 +76,6 @@ def panel(study: str) -> None:
             epsilon=float(epsilon),
             target_ci=float(target) or None,
             file=name,
-            engine=engine(),
         )
     except InputError as exc:
         show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.study_handle import Study, open_study
 from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
     download_csv,
     download_name,
@@ -48,15 +49,16 @@ def study_names() -> list[str]:
     return [s["study"] for s in studies_svc.list_studies(engine=engine())]
 
 
-def pick_study(key: str) -> str | None:
-    """A study picker; shows a hint and returns None when there are no studies."""
+def pick_study(key: str) -> Study | None:
+    """A study picker: the chosen study, resolved once for this run (the services take the
+    handle); shows a hint and returns None when there are no studies."""
     names = study_names()
     if not names:
         st.info(
             "There are no studies yet: create one on the Study setup page or run `medsim demo`."
         )
         return None
-    return st.selectbox("Study", names, key=key)
+    return open_study(st.selectbox("Study", names, key=key), engine=engine())
 
 
 def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:

@@ -19,7 +19,7 @@ st.title("QA dashboard")
 picked = _qa.pick_study("dashboard_study")
 if picked is None:
     st.stop()
-study: str = picked  # typed as str for the functions below, which run only past this point
+study: str = picked.name  # the services below that still take the name (issue 32, phase 2)
 
 live = st.toggle(
     "Refresh every 30 s",
@@ -293,4 +293,4 @@ def _dashboard() -> None:
 _dashboard()
 
 # ---- a model's scores: prediction-powered audit, model as a rater (outside the live refresh)
-_predictions.panel(study)
+_predictions.panel(picked)

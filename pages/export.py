@@ -22,9 +22,10 @@ from pages import _qa, _ui
 _qa.require_admin()
 
 st.title("Gold export")
-study = _qa.pick_study("export_study")
-if study is None:
+picked = _qa.pick_study("export_study")
+if picked is None:
     st.stop()
+study = picked.name  # the gold export still takes the name (issue 32, phase 2)
 
 with st.form("export_form"):
     fmt = st.selectbox(

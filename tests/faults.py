@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from medsim_annot.services.study_handle import open_study
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -172,7 +174,7 @@ def check_store(engine, study: str, idents: list, acked: dict[int, list]) -> Sto
     from medsim_annot.services import annotation as A
     from medsim_annot.services.studies import rating_history
 
-    hist = rating_history(study, engine=engine)
+    hist = rating_history(open_study(study, engine=engine))
     names = {i.annotator_id: i.name for i in idents}
     lost = dup = wrong = extra = resume = stored = 0
     for ann, acks in acked.items():

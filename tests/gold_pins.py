@@ -51,6 +51,7 @@ def _fix_clock(patch) -> None:
 def _exports(study: str, folder: Path, *, hf: bool = True) -> dict[str, str]:
     from medsim_annot.services.gold import export_gold, manifest_path
     from medsim_annot.services.interop import export_gold_hf
+    from medsim_annot.services.study_handle import open_study
 
     out: dict[str, str] = {}
     for label, filters in VARIANTS.items():
@@ -61,7 +62,7 @@ def _exports(study: str, folder: Path, *, hf: bool = True) -> dict[str, str]:
             out[manifest_path(path).name] = _sha(manifest_path(path))
         if hf:
             target = folder / f"{study}-{label}-hf"
-            export_gold_hf(study, target, split=label == "filtered", **filters)
+            export_gold_hf(open_study(study), target, split=label == "filtered", **filters)
             for f in sorted(target.rglob("*")):
                 if f.is_file():
                     out[f"{target.name}/{f.relative_to(target).as_posix()}"] = _sha(f)

@@ -15,6 +15,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import admins
 from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, ThrottledError
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 
@@ -141,7 +142,7 @@ def test_events_name_their_actor(engine, tmp_path):
     with admins.acting_as("sso:bob@hospital.example"):
         ann_svc.revoke_code("s", "b", engine=engine)
         ann_svc.rename_annotator("s", "c", "cee", engine=engine)
-        svc.export_ratings("s", tmp_path / "r.csv", engine=engine)
+        svc.export_ratings(open_study("s", engine=engine), tmp_path / "r.csv")
         admins.link_annotator_sso("s", "a", "A@Hospital.example", engine=engine)
         admins.set_annotator_sso("s", True, engine=engine)
     log = admins.activity(engine=engine)

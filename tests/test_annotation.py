@@ -14,6 +14,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.annotators import revoke_code
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import dispose_all
 
@@ -109,10 +110,10 @@ def test_submit_is_idempotent_and_keeps_history(study):
     assert r1.saved and not r2.saved
     assert r1.next_position == 1 and A.queue_state(a).done == 1
     A.submit_rating(a, 0, "not_same", comment="changed my mind")
-    hist = rating_history("s1")
+    hist = rating_history(open_study("s1"))
     assert len(hist) == 2
     assert hist["elapsed_ms"].iloc[0] == 1234
-    out = export_ratings("s1")
+    out = export_ratings(open_study("s1"))
     assert out.loc[(out.annotator == "ann") & (out.pair_id == "pid000"), "rating"].tolist() == [
         "not_same"
     ]

@@ -15,6 +15,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.annotators import revoke_code
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 from medsim_annot.storage.models import Annotator
 
@@ -64,7 +65,7 @@ def test_stale_tab_is_refused_with_the_current_answer(ann):
         "version": 1,
     }
     assert A.get_pair(a, 0).rating == "not_same"  # nothing overwritten
-    assert len(rating_history("v1")) == 1
+    assert len(rating_history(open_study("v1"))) == 1
 
 
 def test_same_answer_on_a_newer_version_is_an_idempotent_success(ann):
@@ -73,7 +74,7 @@ def test_same_answer_on_a_newer_version_is_an_idempotent_success(ann):
     again = A.submit_rating(a, 0, "same", expected_version=0)  # the retried request
     assert first.saved and not again.saved and again.version == 1
     assert again.next_position == first.next_position
-    assert len(rating_history("v1")) == 1
+    assert len(rating_history(open_study("v1"))) == 1
 
 
 def test_unchecked_saves_still_append(ann):
@@ -81,7 +82,7 @@ def test_unchecked_saves_still_append(ann):
     A.submit_rating(a, 0, "same")
     assert A.submit_rating(a, 0, "not_same").version == 2
     assert not A.submit_rating(a, 0, "not_same").saved
-    assert len(rating_history("v1")) == 2
+    assert len(rating_history(open_study("v1"))) == 2
 
 
 def test_bad_expected_version(ann):
@@ -96,7 +97,7 @@ def test_comment_cap(ann):
     assert A.get_pair(a, 0).comment == ok
     with pytest.raises(UsageProblem, match=str(COMMENT_MAX_CHARS)):
         A.submit_rating(a, 1, "same", comment=ok + "y")
-    assert len(rating_history("v1")) == 1
+    assert len(rating_history(open_study("v1"))) == 1
 
 
 def _bump_credential(annotator_id: int) -> None:
@@ -125,7 +126,7 @@ def test_credential_must_match(ann):
             call()
     assert A.get_pair(a, 1, credential=2).position == 1
     assert A.get_pair(a, 1).position == 1  # no credential: unchecked (CLI)
-    assert len(rating_history("v1")) == 1
+    assert len(rating_history(open_study("v1"))) == 1
 
 
 def test_revoked_session_ends(ann):

@@ -21,6 +21,7 @@ from data_schemas import columns as C
 from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import arrow, get_engine
 from tests.test_store_incremental import _rate as rate
 
@@ -132,16 +133,16 @@ def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
             value = "same" if (i + minute) % 3 else "not_same"
             _rate(engine, study, who, f"p{i}", value, minute=minute, elapsed_ms=100 * minute)
     _rate(engine, "one", "late", "p2", "dont_know", minute=90, comment="changed ✓")
-    top = svc.ratings_version("one", engine=engine)[1]
+    top = svc.ratings_version(open_study("one", engine=engine))[1]
     _rate(engine, "one", "b", "p0", "not_same", minute=91, rid=top + 50)
     _rate(engine, "one", "b", "p1", "same", minute=92, rid=top + 20)  # a lower id saved later
     for study in ("one", "two"):
-        sid = svc.get_study(study, engine=engine).id
+        sid = open_study(study, engine=engine).id
         assert arrow.current_ratings_coded(engine, sid) is not None
         got = dsvc.load_current(study, engine=engine)
-        want = svc.current_ratings(study, include_duplicates=True, engine=engine)
+        want = svc.current_ratings(open_study(study, engine=engine), include_duplicates=True)
         pd.testing.assert_frame_equal(got, want)
-        pairs = svc.pairs_frame(study, engine=engine)
+        pairs = svc.pairs_frame(open_study(study, engine=engine))
         assert pairs[C.PAIR_ID].tolist() == PAIRS[C.PAIR_ID].head(len(pairs)).tolist()
     one = dsvc.load_current("one", engine=engine)
     assert len(one) == 15
@@ -156,7 +157,7 @@ def test_sqlite_read_leaves_the_connection_as_it_found_it(tmp_path):
     engine = get_engine(f"sqlite:///{tmp_path / 'mmap.db'}")
     svc.create_study("one", PAIRS, BINARY, ["a"], engine=engine)
     _rate(engine, "one", "a", "p0", "same", minute=1)
-    sid = svc.get_study("one", engine=engine).id
+    sid = open_study("one", engine=engine).id
 
     def state():
         with engine.connect() as conn:
@@ -195,9 +196,9 @@ def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
     svc.create_study("one", pairs, BINARY, ["a", "b"], engine=engine)
     for i in range(n):
         _rate(engine, "one", "a", f"q{i}", "same" if i % 3 else "not_same", minute=i)
-    sid = svc.get_study("one", engine=engine).id
-    want = svc.current_ratings("one", include_duplicates=True, engine=engine)
-    want_pairs = svc.pairs_frame("one", engine=engine)
+    sid = open_study("one", engine=engine).id
+    want = svc.current_ratings(open_study("one", engine=engine), include_duplicates=True)
+    want_pairs = svc.pairs_frame(open_study("one", engine=engine))
     assert arrow.current_ratings_coded(engine, sid) is not None
     engine.dispose()
     event.listen(
@@ -206,5 +207,5 @@ def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
     assert arrow.current_ratings_coded(engine, sid) is None
     assert arrow.item_columns(engine, sid) is None
     pd.testing.assert_frame_equal(dsvc.load_current("one", engine=engine), want)
-    pd.testing.assert_frame_equal(svc.pairs_frame("one", engine=engine), want_pairs)
+    pd.testing.assert_frame_equal(svc.pairs_frame(open_study("one", engine=engine)), want_pairs)
     engine.dispose()

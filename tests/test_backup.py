@@ -16,6 +16,7 @@ from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
 from medsim_annot.services import studies as svc
 from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.backup import integrity_problems
 
@@ -33,7 +34,7 @@ def _study(n_pairs=120, annotators=("a", "b", "c")):
 
 
 def _ratings() -> set[tuple[str, str, str]]:
-    out = svc.export_ratings("s")
+    out = svc.export_ratings(open_study("s"))
     return set(zip(out["annotator"], out["pair_id"], out["rating"].astype(str)))
 
 
@@ -87,7 +88,7 @@ def test_backup_during_writes_restores_every_committed_rating(db_url, tmp_path, 
     restored = _ratings()
     assert before <= restored  # every rating acknowledged before the backup started
     assert restored <= set(acked)  # and nothing that was never acknowledged
-    assert len(svc.export_ratings("s")) == len(restored)  # one current rating per slot
+    assert len(svc.export_ratings(open_study("s"))) == len(restored)  # one current rating per slot
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     with get_engine().connect() as conn:
         assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"

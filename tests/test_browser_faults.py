@@ -14,6 +14,7 @@ import signal
 
 import pytest
 
+from medsim_annot.services.study_handle import open_study
 from tests.conftest import ROOT
 from tests.faults import make_study
 from tests.streamlit_harness import chromium, require_chromium, start_streamlit
@@ -58,7 +59,7 @@ def _rate(page, start: int, n: int, acked: list[int]) -> None:
 def _stored(study: str, name: str) -> list[str]:
     from medsim_annot.services.studies import rating_history
 
-    hist = rating_history(study)
+    hist = rating_history(open_study(study))
     return hist.loc[hist["annotator"] == name, "pair_id"].tolist()
 
 

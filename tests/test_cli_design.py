@@ -10,6 +10,7 @@ import pandas as pd
 from medsim_annot.services import annotators as asvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 
 
 def _pairs_file(tmp_path, per_group=4):
@@ -61,10 +62,10 @@ def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path)
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["items"] == 4 * 5
-    cfg = svc.get_study("d1").config
+    cfg = open_study("d1").config
     assert cfg["seed"] == 5 and cfg["per_item"] == 3 and cfg["calibration"] == 2
     assert cfg["group_by"] == ["dataset", "difficulty"] and cfg["pairs_file"] == "pairs.csv"
-    pairs = svc.pairs_frame("d1")
+    pairs = svc.pairs_frame(open_study("d1"))
     assert pairs.groupby(["dataset", "difficulty", "auto_label"]).size().tolist() == [3, 2] * 4
     table = asvc.annotators("d1")
     # 2 calibration + 18 * 3 / 5 main (10 or 11) + 10% duplicates

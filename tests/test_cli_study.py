@@ -10,6 +10,7 @@ import pytest
 from data_schemas import columns as C
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
@@ -43,7 +44,7 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
 
     from medsim_annot.storage.models import Annotator, Assignment
 
-    info = svc.get_study("audit-1")
+    info = open_study("audit-1")
     with session_scope() as s:
         slots = s.execute(
             select(Assignment.id, Assignment.item_id, Assignment.annotator_id)
@@ -92,7 +93,7 @@ def test_create_json_and_export_round_trip(db_url, cli, tmp_path):
         "audit-1-copy",
     )
     assert r.exit_code == 0, r.stderr
-    again = svc.export_ratings("audit-1-copy")
+    again = svc.export_ratings(open_study("audit-1-copy"))
     assert list(again[C.RATING]) == list(back[C.RATING])
     assert list(again[C.RATED_AT]) == list(back[C.RATED_AT])
 
@@ -128,7 +129,7 @@ def test_custom_scale_file(db_url, cli, tmp_path):
         "a",
     )
     assert r.exit_code == 0, r.stderr
-    assert svc.get_study("sev").scale.name == "severity-1-5"
+    assert open_study("sev").scale.name == "severity-1-5"
 
 
 def test_unknown_scale_and_study(db_url, cli, tmp_path):
@@ -149,7 +150,7 @@ def test_demo_seeds_once(db_url, cli, tmp_path, monkeypatch):
     listing = {s["study"]: s for s in svc.list_studies()}
     assert listing["demo-binary"]["items"] == 120 and listing["demo-relatedness"]["items"] == 40
     assert 0 < listing["demo-binary"]["rated"] < listing["demo-binary"]["assigned"]
-    pairs = svc.pairs_frame("demo-binary")
+    pairs = svc.pairs_frame(open_study("demo-binary"))
     groups = pairs.groupby([C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY]).size()
     assert len(groups) == 8 and set(pairs[C.AUTO_LABEL]) == {0, 1}
     r = cli("demo", "--credentials", creds)  # second run: nothing new, the same sign-in shown
@@ -219,7 +220,7 @@ def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):
     r = cli("study", "create", "blind", "--pairs", pairs, "--annotators", "a,b", "--json")
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
-    seed = svc.get_study("blind").config["seed"]
+    seed = open_study("blind").config["seed"]
     assert isinstance(seed, int) and seed == out["config"]["seed"]
     served = []
     for ann in out["annotators"]:
@@ -234,10 +235,10 @@ def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):
     assert all(order != file_order for order in served)
     r = cli("study", "create", "blind-2", "--pairs", pairs, "--annotators", "a")
     assert r.exit_code == 0
-    assert f"seed {svc.get_study('blind-2').config['seed']}" in r.stdout
+    assert f"seed {open_study('blind-2').config['seed']}" in r.stdout
     r = cli("study", "create", "ordered", "--pairs", pairs, "--annotators", "a", "--file-order")
     assert r.exit_code == 0
-    assert svc.get_study("ordered").config.get("order") == "file"
+    assert open_study("ordered").config.get("order") == "file"
     r = cli(
         "study", "create", "x", "--pairs", pairs, "--annotators", "a", "--file-order", "--seed", "3"
     )

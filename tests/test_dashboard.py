@@ -13,6 +13,7 @@ from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats import majority_vote
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
@@ -60,7 +61,7 @@ def test_ehr_rel_a_published_tables(ehr):
 
 def test_tables_equal_the_engine(ehr):
     d = dsvc.study_dashboard(ehr)
-    ratings, scale = svc.ratings_frame(ehr)
+    ratings, scale = svc.ratings_frame(open_study(ehr))
     rep = agreement_svc.agreement_report(ratings, scale)
     s = d.summary().iloc[0]
     assert s["alpha"] == rep.krippendorff_alpha
@@ -76,8 +77,8 @@ def test_tables_equal_the_engine(ehr):
 def test_demo_binary_audit_equals_engine(demo):
     d = dsvc.study_dashboard("demo-binary")
     assert d.kind == "binary"
-    pairs = svc.pairs_frame("demo-binary")
-    ratings, scale = svc.ratings_frame("demo-binary")
+    pairs = svc.pairs_frame(open_study("demo-binary"))
+    ratings, scale = svc.ratings_frame(open_study("demo-binary"))
     res = agreement_svc.audit_report(pairs, ratings, scale)
     table = d.audit_table()
     assert table["group"].iloc[-1] == "overall"
@@ -127,7 +128,7 @@ def test_bootstrap_intervals_on_request(demo):
 def test_cache_hit_and_invalidated_by_a_new_rating(demo):
     first = dsvc.study_dashboard("demo-binary")
     assert dsvc.study_dashboard("demo-binary") is first
-    sid = svc.get_study("demo-binary").id
+    sid = open_study("demo-binary").id
     with session_scope(get_engine()) as s:
         rated = select(Rating.assignment_id)
         slot = s.execute(
@@ -236,9 +237,11 @@ def test_load_current_holds_the_imported_ratings(db_url, tmp_path):
 
 def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
     stored = dsvc.study_dashboard("demo-relatedness")
-    info = svc.get_study("demo-relatedness")
+    info = open_study("demo-relatedness")
     frames = dsvc.compute_dashboard(
-        svc.pairs_frame("demo-relatedness"), svc.current_ratings("demo-relatedness"), info.scale
+        svc.pairs_frame(open_study("demo-relatedness")),
+        svc.current_ratings(open_study("demo-relatedness")),
+        info.scale,
     )
     pd.testing.assert_frame_equal(stored.summary(), frames.summary())
     pd.testing.assert_frame_equal(stored.gold.table, frames.gold.table)

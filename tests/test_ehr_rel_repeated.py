@@ -30,6 +30,7 @@ from data_schemas.errors import InputError
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.io import read_table, write_table
+from medsim_annot.services.study_handle import open_study
 
 RATERS = "ABCDE"
 NOTE = repeated_pairs_note(2)
@@ -299,7 +300,7 @@ def test_import_round_trip_gold_export_and_dashboard(cli, db_url, wide_file, tmp
     assert "imported 40 pairs and 120 ratings by 5 annotators" in r.stdout
 
     ref = rows_as_items(_matrix(wide_file))
-    ratings, scale = svc.ratings_frame("rep")
+    ratings, scale = svc.ratings_frame(open_study("rep"))
     assert ratings["pair_id"].nunique() == 40
 
     out = tmp_path / "gold.csv"

@@ -17,6 +17,7 @@ import pytest
 from medsim_annot.errors import StoreUnavailable
 from medsim_annot.services import annotation as A
 from medsim_annot.services.studies import rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import db as store_db
 from medsim_annot.storage import dispose_all, get_engine
 from tests.faults import TcpProxy, Writers, check_store, make_study
@@ -92,7 +93,7 @@ def test_store_unavailable_when_a_key_is_pressed(outage):
             engine=engine,
         )
     restore()
-    assert len(rating_history("s", engine=engine)) == 1  # nothing half-written
+    assert len(rating_history(open_study("s", engine=engine))) == 1  # nothing half-written
     # The annotator (or the widget's pending queue) sends the same answer again: saved once.
     res = A.submit_rating(
         ident.annotator_id,
@@ -103,7 +104,7 @@ def test_store_unavailable_when_a_key_is_pressed(outage):
         engine=engine,
     )
     assert res.saved and res.next_position == 2
-    hist = rating_history("s", engine=engine)
+    hist = rating_history(open_study("s", engine=engine))
     assert hist["pair_id"].tolist() == ["p0", "p1"]
     assert A.queue_state(ident.annotator_id, engine=engine).first_unrated == 2
 

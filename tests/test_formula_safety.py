@@ -21,6 +21,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.annotation import queue_state, submit_rating
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.store import open_store
+from medsim_annot.services.study_handle import open_study
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIL = ('=HYPERLINK("http://x")', "+SUM(1)", "-2+A1", "@cmd", "\tTAB")
@@ -74,7 +75,7 @@ def test_exported_ratings_escape_annotator_names_and_metadata(db_url, tmp_path):
     position = queue_state(who.annotator_id, engine=engine).first_unrated
     submit_rating(who.annotator_id, position, "same", comment="=cmd()", engine=engine)
     path = tmp_path / "ratings.csv"
-    svc.export_ratings("s", path, engine=engine)
+    svc.export_ratings(open_study("s", engine=engine), path)
     text = path.read_text(encoding="utf-8")
     assert "'=evil" in text and "'=cmd()" in text
     assert _unsafe(_cells(text, ",")) == []

@@ -16,6 +16,7 @@ from medsim_annot.io import read_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.gold import FILTER_ORDER, export_gold, manifest_path
+from medsim_annot.services.study_handle import open_study
 from tests import published as P
 from tests.qa_data import make_tiny
 
@@ -151,9 +152,12 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
     assert m["study"] == tiny and m["format"] == "parquet" and m["file"] == "gold.parquet"
     assert m["scale"]["name"] == "binary" and m["scale"]["level"] == "nominal"
     assert m["software_version"] == medsim_annot.__version__
-    assert m["ratings_version"] == {"count": 13, "max_rating_id": svc.ratings_version(tiny)[1]}
+    assert m["ratings_version"] == {
+        "count": 13,
+        "max_rating_id": svc.ratings_version(open_study(tiny))[1],
+    }
     assert dt.datetime.fromisoformat(m["exported_at"].replace("Z", "+00:00"))
-    ratings, scale = svc.ratings_frame(tiny)
+    ratings, scale = svc.ratings_frame(open_study(tiny))
     expected = agreement_svc.agreement_report(ratings, scale).krippendorff_alpha
     assert m["krippendorff_alpha"]["study"] == pytest.approx(expected)
     sub = ratings[ratings["pair_id"].isin(["p1", "p2", "p4", "p5"])]

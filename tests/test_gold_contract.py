@@ -25,6 +25,7 @@ from medsim_annot.services import gold_files
 from medsim_annot.services import studies as svc
 from medsim_annot.services.admins import activity
 from medsim_annot.services.gold import export_gold
+from medsim_annot.services.study_handle import open_study
 from tests.gold_pins import PINS, _fix_clock, produce
 from tests.qa_data import make_tiny
 
@@ -170,7 +171,7 @@ def test_data_and_manifest_come_from_one_state_of_the_ratings(tiny, tmp_path, mo
     def table(study, **kw):
         gt = real_table(study, **kw)
         if not reads:  # a rating "saved" while the first read ran
-            real = real_version(study, engine=kw.get("engine"))
+            real = real_version(open_study(study, engine=kw.get("engine")))
             monkeypatch.setattr(svc, "ratings_version", lambda *a, **k: (real[0] + 1, real[1] + 1))
         reads.append(tuple(gt.table.shape))
         return gt
@@ -178,7 +179,7 @@ def test_data_and_manifest_come_from_one_state_of_the_ratings(tiny, tmp_path, mo
     monkeypatch.setattr(gold_svc, "study_gold_table", table)
     m = export_gold(tiny, tmp_path / "g.csv")
     assert len(reads) == 2
-    assert m["ratings_version"]["count"] == real_version(tiny)[0] + 1
+    assert m["ratings_version"]["count"] == real_version(open_study(tiny))[0] + 1
 
 
 def test_ratings_that_never_settle_are_refused(tiny, tmp_path, monkeypatch):

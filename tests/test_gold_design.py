@@ -19,6 +19,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold import export_gold, gold_table
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 
 DOCTORS = ("ann", "bob", "cyd")
@@ -140,7 +141,7 @@ def test_agreement_on_the_hugging_face_export_and_without_calibration(db, cli, t
     _simulate("tb0", calibration=0)
     dash = study_dashboard("tb0", use_cache=False)
     assert dash.agreement_basis == "" and agreement_svc.TIEBREAK_WITHOUT_CALIBRATION in dash.notes
-    export_gold_hf("tb0", tmp_path / "hf")
+    export_gold_hf(open_study("tb0"), tmp_path / "hf")
     (data,) = sorted((tmp_path / "hf").rglob("*.parquet"))
     assert pd.read_parquet(data)["calibration"].dtype == bool
     r = cli("agreement", data, "--json")

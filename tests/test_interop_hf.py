@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from medsim_annot.services.interop import export_gold_hf
+from medsim_annot.services.study_handle import open_study
 from tests.qa_data import make_tiny
 
 
@@ -31,7 +32,7 @@ def test_folder_loads_with_datasets_offline(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     out = tmp_path / "hf"
-    export_gold_hf(tiny, out, license="cc-by-4.0")
+    export_gold_hf(open_study(tiny), out, license="cc-by-4.0")
     import datasets
 
     ds = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))
@@ -46,7 +47,7 @@ def test_folder_loads_with_datasets_offline(tiny, tmp_path, monkeypatch):
 
 def test_card_header_and_body(tiny, tmp_path):
     out = tmp_path / "hf"
-    export_gold_hf(tiny, out, license="cc-by-4.0", require_majority=True)
+    export_gold_hf(open_study(tiny), out, license="cc-by-4.0", require_majority=True)
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n")
     header = yaml.safe_load(card.split("---\n")[1])
@@ -75,7 +76,7 @@ def test_croissant_validates_and_reads_the_same_records(tiny, tmp_path):
     import mlcroissant as mlc
 
     out = tmp_path / "hf"
-    export_gold_hf(tiny, out, license="cc-by-4.0", split=True, seed=7, test_size=0.4)
+    export_gold_hf(open_study(tiny), out, license="cc-by-4.0", split=True, seed=7, test_size=0.4)
     meta = json.loads((out / "croissant.json").read_text(encoding="utf-8"))
     assert meta["conformsTo"] == "http://mlcommons.org/croissant/1.0"
     dataset = mlc.Dataset(jsonld=out / "croissant.json")  # raises on validation errors
@@ -90,8 +91,8 @@ def test_croissant_validates_and_reads_the_same_records(tiny, tmp_path):
 
 
 def test_split_is_seeded_and_stratified(tiny, tmp_path):
-    a = export_gold_hf(tiny, tmp_path / "a", split=True, seed=7, test_size=0.4)
-    export_gold_hf(tiny, tmp_path / "b", split=True, seed=7, test_size=0.4)
+    a = export_gold_hf(open_study(tiny), tmp_path / "a", split=True, seed=7, test_size=0.4)
+    export_gold_hf(open_study(tiny), tmp_path / "b", split=True, seed=7, test_size=0.4)
     assert a["counts"]["split_train"] + a["counts"]["split_test"] == 5
     test = pd.read_parquet(tmp_path / "a" / "data" / "test.parquet")
     assert sorted(test["dataset"]) == ["A", "B"]  # one per group: round(0.4 * 2), round(0.4 * 3)
@@ -100,7 +101,7 @@ def test_split_is_seeded_and_stratified(tiny, tmp_path):
 
 def test_manifest_hashes_and_byte_identical_reexport(tiny, tmp_path):
     out = tmp_path / "hf"
-    manifest = export_gold_hf(tiny, out)
+    manifest = export_gold_hf(open_study(tiny), out)
     first = _bytes(out)
     for f in manifest["files"]:
         assert hashlib.sha256((out / f["path"]).read_bytes()).hexdigest() == f["sha256"]
@@ -110,7 +111,7 @@ def test_manifest_hashes_and_byte_identical_reexport(tiny, tmp_path):
         "data/train.parquet",
     }
     assert "exported_at" not in manifest
-    export_gold_hf(tiny, out)
+    export_gold_hf(open_study(tiny), out)
     assert _bytes(out) == first
 
 
@@ -153,7 +154,7 @@ def test_card_describes_a_designed_study(db_url, tmp_path):
     )
     options = DesignOptions(per_item=2, calibration=2, duplicates=0.1, seed=11)
     create_designed_study("designed", pairs, load_scale("binary"), ["a", "b", "c"], options)
-    export_gold_hf("designed", tmp_path / "hf")
+    export_gold_hf(open_study("designed"), tmp_path / "hf")
     card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
     assert "2 of the 3 doctors (balanced k-of-n design)" in card
     assert "calibration pairs (rated by every doctor): 2" in card

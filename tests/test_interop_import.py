@@ -22,6 +22,7 @@ from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.gold import study_gold_table
 from medsim_annot.services.interop import import_from_tool
+from medsim_annot.services.study_handle import open_study
 
 DATA = Path(__file__).parent / "data" / "interop"
 
@@ -76,7 +77,7 @@ def _alpha_by_hand(rows, codes: dict, level: str) -> float:
 
 
 def _stored(study: str):
-    frame, scale = studies_svc.ratings_frame(study)
+    frame, scale = studies_svc.ratings_frame(open_study(study))
     rows = sorted(
         (str(p), str(a), r)
         for p, a, r in frame[["pair_id", "annotator", "rating"]].itertuples(index=False)
@@ -117,7 +118,7 @@ def test_labelstudio_round_trip(db_url):
     assert report.n_ratings == 12
     gold = study_gold_table("ls").table.set_index("pair_id")
     assert gold.loc["102", "majority"] == "same" and gold.loc["104", "no_majority"]
-    comments = studies_svc.current_ratings("ls")
+    comments = studies_svc.current_ratings(open_study("ls"))
     assert (
         "lay term" in comments.set_index(["pair_id", "annotator"]).loc[("102", "dr_b"), "comment"]
     )
@@ -195,7 +196,7 @@ def test_argilla_round_trip(db_url, tmp_path, layout):
     assert report.krippendorff_alpha == pytest.approx(
         _alpha_by_hand(ARGILLA, {}, "ordinal"), abs=1e-12
     )
-    assert studies_svc.pairs_frame("ar")["dataset"].tolist() == ["demo"] * 5
+    assert studies_svc.pairs_frame(open_study("ar"))["dataset"].tolist() == ["demo"] * 5
 
 
 def test_unmappable_choice_names_file_row_field_and_writes_nothing(db_url, tmp_path):

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.interop import export_gold_hf
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,12 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
     assert re.fullmatch(r"gold-demo-binary-hf-[0-9a-f]{16}\.zip", res["name"]), res["name"]
     out = tmp_path / "hf"
     manifest = export_gold_hf(
-        "demo-binary", out, license="cc-by-4.0", split=True, seed=5, require_majority=True
+        open_study("demo-binary"),
+        out,
+        license="cc-by-4.0",
+        split=True,
+        seed=5,
+        require_majority=True,
     )
     with zipfile.ZipFile(io.BytesIO(res["data"])) as z:
         names = sorted(z.namelist())

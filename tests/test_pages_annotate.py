@@ -12,6 +12,7 @@ from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 
@@ -119,7 +120,7 @@ def test_annotate_boots_the_widget_blind_with_a_token_and_the_limits(db):
         headers={"Authorization": f"Bearer {boot.token}"},
     ).json()
     assert reply["ack"] == 1 and reply["start"] == 1
-    assert export_ratings("s")["rating"].tolist() == ["same"]
+    assert export_ratings(open_study("s"))["rating"].tolist() == ["same"]
     # Reruns keep the token; the widget asking for a new one (its serial) gets one.
     assert _widget(at.run())["token"] == boot.token and _tokens() == 1
     at.session_state["annotate_widget"] = {"token_wanted": 1}
@@ -261,9 +262,9 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     assert codes.count(": ") == 3
     row = [s for s in list_studies() if s["study"] == "via-page"][0]
     assert row["items"] == 10 and row["annotators"] == 3
-    from medsim_annot.services.studies import get_study
+    from medsim_annot.services.study_handle import open_study
 
-    cfg = get_study("via-page").config
+    cfg = open_study("via-page").config
     assert cfg["seed"] == 42 and cfg["per_item"] == 2 and cfg["positives"] == 2
     # Annotator management: add one and revoke them.
     at.text_input(key="setup_add_name").input("d4").run()

@@ -16,6 +16,7 @@ from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold import export_gold
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
 from tests import published as P
 
@@ -67,8 +68,8 @@ def test_dashboard_demo_binary_matches_engine(app_db):
     assert len(comp) == 3 and "share" in comp.columns
     first = comp.iloc[0]
     assert (first["annotator"], first["done"], first["total"]) == ("dr_ahmed", 100, 120)
-    pairs = svc.pairs_frame("demo-binary")
-    ratings, scale = svc.ratings_frame("demo-binary")
+    pairs = svc.pairs_frame(open_study("demo-binary"))
+    ratings, scale = svc.ratings_frame(open_study("demo-binary"))
     res = agreement_svc.audit_report(pairs, ratings, scale)
     audit = _table(at, "group")
     over = audit.iloc[-1]
@@ -120,7 +121,7 @@ def test_dashboard_ehr_rel_a_published_figures(app_db, ehr_rel_a):
     doctors = P.EHR_REL_A_PER_DOCTOR.value
     assert round(per.loc["E", "mean_alpha"], 2) == doctors["E"][0]
     assert round(per.loc["A", "mean_kappa_quadratic"], 2) == doctors["A"][1]
-    ratings, scale = svc.ratings_frame("ehr-a")
+    ratings, scale = svc.ratings_frame(open_study("ehr-a"))
     rep = agreement_svc.agreement_report(ratings, scale)
     assert summary["alpha"] == pytest.approx(rep.krippendorff_alpha)
     assert summary["hub_exclusive"] == pytest.approx(rep.human_upper_bound["exclusive"])

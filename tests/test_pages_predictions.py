@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.predictions import load_predictions, study_predictions
+from medsim_annot.services.study_handle import open_study
 from tests.test_ppi_cli import ppi_files  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,9 @@ def test_predictions_panel_shows_the_service_tables(app_db, ppi_files):  # noqa:
     assert not at.exception
     at.selectbox(key="dashboard_predictions_column").set_value("cosine").run()
     assert not at.exception
-    want = study_predictions("s", load_predictions(ppi_files["scores"], score_column="cosine"))
+    want = study_predictions(
+        open_study("s"), load_predictions(ppi_files["scores"], score_column="cosine")
+    )
     pd.testing.assert_frame_equal(
         _frame(at, "metric").reset_index(drop=True),
         want["audit"].reset_index(drop=True),

@@ -10,10 +10,10 @@ from streamlit.testing.v1 import AppTest
 from medsim_annot.services import annotation as A
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
-from medsim_annot.services import studies as svc
 from medsim_annot.services.admins import AdminIdentity
 from medsim_annot.services.annotators import issue_code
 from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 from tests.test_rater_checks import _pairs
@@ -56,7 +56,7 @@ def test_setup_then_dashboard(db, tmp_path, monkeypatch):
     assert sizes["checks"].tolist() == [4, 4]
     at.button(key="setup_create").click().run()
     assert not at.exception, at.exception
-    info = svc.get_study("checked")
+    info = open_study("checked")
     assert info.config["quality"] == {
         "rushed_ms": 2000,
         "check_min_accuracy": 0.75,

@@ -13,6 +13,7 @@ from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import stopping as S
 from medsim_annot.services import studies as svc
 from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 from tests.test_stopping import PER_GROUP, _create, _pairs, _rate_all
@@ -103,7 +104,7 @@ def test_setup_creates_a_two_plus_one_study_with_a_sequential_audit(db, tmp_path
     assert not at.error, [e.value for e in at.error]
     at.button(key="setup_create").click().run()
     assert not at.exception, at.exception
-    cfg = svc.get_study("audited").config
+    cfg = open_study("audited").config
     assert cfg["tiebreak"] == {"tolerance": 0.0} and cfg["per_item"] == 2
     assert cfg["stopping"]["target"] == 0.1 and cfg["stopping"]["group_by"] == ["dataset"]
     assert S.audit_status("audited").groups["group"].tolist() == ["easy", "hard"]

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 
+from medsim_annot.services.study_handle import open_study
 from tests.conftest import need
 
 pytestmark = [
@@ -80,8 +81,8 @@ def test_pg_dump_and_pg_restore_round_trip(backend_url, monkeypatch, tmp_path):
                 credential=ident.credential_version,
             )
     A.submit_rating(idents[0].annotator_id, 1, "same", credential=idents[0].credential_version)
-    ratings = svc.export_ratings("s")
-    history = svc.rating_history("s")
+    ratings = svc.export_ratings(open_study("s"))
+    history = svc.rating_history(open_study("s"))
     with sa.create_engine(
         backend_url.replace("postgresql://", "postgresql+psycopg://", 1)
     ).connect() as c:
@@ -112,17 +113,17 @@ def test_pg_dump_and_pg_restore_round_trip(backend_url, monkeypatch, tmp_path):
         )
         assert r.returncode == 0, r.stderr
         monkeypatch.setenv("MEDSIM_DATABASE_URL", restored_url)
-        pd.testing.assert_frame_equal(svc.export_ratings("s"), ratings)
-        pd.testing.assert_frame_equal(svc.rating_history("s"), history)
+        pd.testing.assert_frame_equal(svc.export_ratings(open_study("s")), ratings)
+        pd.testing.assert_frame_equal(svc.rating_history(open_study("s")), history)
         assert [authenticate_annotator(c).name for c in codes] == ["a", "b"]
         url = restored_url.replace("postgresql://", "postgresql+psycopg://", 1)
         with sa.create_engine(url).connect() as c:
             assert c.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == head
         again = authenticate_annotator(codes[1])
         A.submit_rating(again.annotator_id, 4, "same", credential=again.credential_version)
-        after = svc.export_ratings("s")
+        after = svc.export_ratings(open_study("s"))
         assert len(after) == len(ratings) + 1
-        assert len(svc.rating_history("s")) == len(history) + 1
+        assert len(svc.rating_history(open_study("s"))) == len(history) + 1
 
 
 def _alembic(engine, revision: str, before=None):

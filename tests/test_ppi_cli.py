@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
+from medsim_annot.services.study_handle import open_study
+
 
 @pytest.fixture
 def ppi_files(tmp_path):
@@ -172,11 +174,11 @@ def test_plan_with_predictions_from_a_pilot(db_url, ppi_files):
         pairs,
         3,
         load_predictions(ppi_files["scores"], score_column="cosine"),
-        pilot="pilot",
+        pilot=open_study("pilot"),
         target_ci=0.05,
         **opts,
     )
-    base = plan_budget(pairs, 3, target_ci=0.05, pilot="pilot", **opts)
+    base = plan_budget(pairs, 3, target_ci=0.05, pilot=open_study("pilot"), **opts)
     assert good["ratings"] == base["ratings"]  # the classical plan is unchanged
     w = good["with_predictions"]
     assert set(w["groups"]) == {"d1", "d2"}
@@ -188,7 +190,7 @@ def test_plan_with_predictions_from_a_pilot(db_url, ppi_files):
         pairs,
         3,
         load_predictions(ppi_files["scores"], score_column="noise"),
-        pilot="pilot",
+        pilot=open_study("pilot"),
         target_ci=0.05,
         **opts,
     )["with_predictions"]
@@ -201,7 +203,7 @@ def test_study_predictions_panel(db_url, ppi_files):
 
     svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
     preds = load_predictions(ppi_files["scores"], score_column="cosine")
-    out = study_predictions("s", preds, target_ci=0.05)
+    out = study_predictions(open_study("s"), preds, target_ci=0.05)
     audit = out["audit"]
     assert list(audit["metric"].unique()) == ["accuracy", "precision"]
     assert audit.iloc[0]["group"] == "overall" and audit.iloc[0]["unlabelled"] == 280

@@ -20,6 +20,7 @@ from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold import export_gold
 from medsim_annot.services.rating_queue import widget_pair
 from medsim_annot.services.studies import create_study, current_ratings, pairs_frame
+from medsim_annot.services.study_handle import open_study
 
 N_MAIN = 40
 N_CHECK = 6
@@ -72,7 +73,7 @@ def test_check_pairs_are_stored_apart_and_served_at_the_rate(checked):
         f"c{i}": ("same" if i % 2 == 0 else "not_same") for i in range(N_CHECK)
     }
     # The known answer is no metadata column of the pairs (it would reach the gold file).
-    assert "check_answer" not in pairs_frame("checked").columns
+    assert "check_answer" not in pairs_frame(open_study("checked")).columns
     for ann in checked.values():
         terms = [v.term_1 for v in _queue(ann)]
         checks = [i for i, t in enumerate(terms) if t.startswith("fever")]
@@ -157,7 +158,7 @@ def test_export_exclude_rushed_is_recorded_and_changes_the_verdicts(checked, tmp
     assert "exclude_rushed" not in plain["filters"] and "rushed_excluded" not in plain["counts"]
     m = export_gold("checked", tmp_path / "fast.csv", exclude_rushed=True)
     assert m["filters"]["exclude_rushed"] is True and m["filters"]["rushed_ms"] == 1500
-    n_bob = len(current_ratings("checked").query("annotator == 'bob'"))
+    n_bob = len(current_ratings(open_study("checked")).query("annotator == 'bob'"))
     assert m["counts"]["rushed_excluded"] == n_bob
     gold = pd.read_csv(tmp_path / "fast.csv")
     assert "rater_bob" not in gold.columns

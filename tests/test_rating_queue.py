@@ -10,6 +10,7 @@ from data_schemas.widget import RatingEntry
 from medsim_annot.services import annotation as A
 from medsim_annot.services.rating_queue import commit_pending
 from medsim_annot.services.studies import create_study, rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 
 
@@ -52,7 +53,7 @@ def test_commits_in_order_chains_edits_and_acknowledges(study):
     )
     assert out.ack == 3 and out.refused == [] and not out.unavailable
     assert out.versions == {1: 1, 2: 1, 3: 2}
-    assert rating_history("q")["rating"].tolist() == ["same", "not_same", "dont_know"]
+    assert rating_history(open_study("q"))["rating"].tolist() == ["same", "not_same", "dont_know"]
     # A resend of the whole list (its acknowledgement lost) stores nothing new.
     again = commit_pending(
         aid,
@@ -62,7 +63,7 @@ def test_commits_in_order_chains_edits_and_acknowledges(study):
         engine=eng,
     )
     assert again.ack == 3 and again.refused == []
-    assert len(rating_history("q")) == 3
+    assert len(rating_history(open_study("q"))) == 3
 
 
 def test_a_stale_version_is_refused_with_the_current_answer(study):
@@ -77,7 +78,7 @@ def test_a_stale_version_is_refused_with_the_current_answer(study):
     assert out.refused[0]["current"]["rating"] == "same"
     assert out.refused[0]["current"]["version"] == 1
     assert "changed in another window" in out.refused[0]["message"]
-    assert rating_history("q")["rating"].tolist() == ["same"]
+    assert rating_history(open_study("q"))["rating"].tolist() == ["same"]
 
 
 def test_store_errors_stop_at_the_entry_and_keep_the_rest(study, monkeypatch):

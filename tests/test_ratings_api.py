@@ -33,6 +33,7 @@ from medsim_annot import ratings_api
 from medsim_annot.services import rating_queue, tokens
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 
 SECRET = "ZZSECRETDATASET"
@@ -87,7 +88,7 @@ def _e(seq, position, value="same", version=0, **kw) -> dict:
 
 
 def _history() -> list[tuple[str, str]]:
-    h = rating_history("api")
+    h = rating_history(open_study("api"))
     return list(zip(h["annotator"], h["rating"]))
 
 

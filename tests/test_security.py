@@ -24,6 +24,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.names import check_annotator_name, check_study_name, file_slug
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,7 +254,7 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
         with pytest.raises(SessionEnded):
             call(old.credential_version)
         call(new.credential_version)  # the new sign-in works
-    ratings = svc.export_ratings("s")
+    ratings = svc.export_ratings(open_study("s"))
     assert len(ratings) == 2  # slot 0 before the new code, slot 1 with it; none refused saved
     # The other annotator's session is untouched.
     A.get_pair(other.annotator_id, 0, credential=other.credential_version)
@@ -288,7 +289,7 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     entry = {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}
     reply = _ratings_endpoint(token, {"pending": [entry]}, status=401)
     assert reply["error"] == "ended" and "replaced or revoked" in reply["reason"]
-    assert svc.export_ratings("s").empty
+    assert svc.export_ratings(open_study("s")).empty
     # The page stays stopped too: a later run says so and mounts no widget.
     at.run()
     assert not at.exception, at.exception

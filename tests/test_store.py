@@ -14,6 +14,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotators as asvc
 from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow
@@ -88,16 +89,16 @@ def test_ratings_append_only_current_is_latest(engine):
     _rate(engine, "s", "dr_a", "p1", "same")
     _rate(engine, "s", "dr_a", "p1", "not_same")
     _rate(engine, "s", "dr_a", "p2", "dont_know")
-    cur = svc.current_ratings("s", engine=engine)
+    cur = svc.current_ratings(open_study("s", engine=engine))
     assert dict(zip(cur[C.PAIR_ID], cur[C.RATING])) == {"p1": "not_same", "p2": "dont_know"}
-    hist = svc.rating_history("s", engine=engine)
+    hist = svc.rating_history(open_study("s", engine=engine))
     assert list(hist[C.RATING]) == ["same", "not_same", "dont_know"]  # history kept
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), engine.begin() as conn:
         conn.exec_driver_sql("UPDATE ratings SET value = 'same'")
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), engine.begin() as conn:
         conn.exec_driver_sql("DELETE FROM ratings")
-    assert len(svc.rating_history("s", engine=engine)) == 3
-    frame, scale = svc.ratings_frame("s", engine=engine)
+    assert len(svc.rating_history(open_study("s", engine=engine))) == 3
+    frame, scale = svc.ratings_frame(open_study("s", engine=engine))
     assert scale.name == "binary" and frame[C.NO_DECISION].sum() == 1
 
 
@@ -116,7 +117,7 @@ def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
     shape = P.EHR_REL_A_SHAPE.value
     assert (res["items"], res["ratings"]) == (shape["items"], shape["items"] * shape["annotators"])
     out = tmp_path / "ehr.csv"
-    exported = svc.export_ratings("ehr-a", out, engine=engine)
+    exported = svc.export_ratings(open_study("ehr-a", engine=engine), out)
     from data_schemas import split_ehr_rel
     from medsim_annot.io import read_table
 
@@ -185,12 +186,14 @@ def test_round_trip_loses_nothing(tmp_path_factory, saves):
         svc.create_study("s", PAIRS, BINARY, ["a", "b"], engine=engine)
         for pid, who, value in saves:
             _rate(engine, "s", who, pid, value)
-        cur = svc.current_ratings("s", engine=engine)
+        cur = svc.current_ratings(open_study("s", engine=engine))
         expected = {}
         for pid, who, value in saves:
             expected[(pid, who)] = value
         assert dict(zip(zip(cur[C.PAIR_ID], cur[C.ANNOTATOR]), cur[C.RATING])) == expected
-        assert list(svc.rating_history("s", engine=engine)[C.RATING]) == [v for _, _, v in saves]
+        assert list(svc.rating_history(open_study("s", engine=engine))[C.RATING]) == [
+            v for _, _, v in saves
+        ]
     finally:
         dispose_all()
 
@@ -217,7 +220,7 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     assert manifest["counts"]["pairs"] == 3 and manifest["counts"]["ratings"] == 9
     assert list(table["majority"]) == ["same", "same", "not_same"]
     assert list(table["rater_a"]) == ["same", "same", "not_same"]
-    cur = svc.current_ratings("q", engine=engine)
+    cur = svc.current_ratings(open_study("q", engine=engine))
     assert str(cur[C.RATED_AT].dtype).startswith("datetime64") and cur[C.RATED_AT].notna().all()
 
 

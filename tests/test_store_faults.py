@@ -18,6 +18,7 @@ from medsim_annot.errors import StoreUnavailable
 from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import db, dispose_all, get_engine
 
 
@@ -105,7 +106,7 @@ def test_read_only_store_says_not_saved(tmp_path):
         A.submit_rating(ann, 0, "same", engine=ro)
     ro.dispose()
     assert A.submit_rating(ann, 0, "same", engine=get_engine(url)).saved  # store is back
-    assert len(rating_history("faults", engine=get_engine(url))) == 1
+    assert len(rating_history(open_study("faults", engine=get_engine(url)))) == 1
     dispose_all()
 
 
@@ -308,6 +309,6 @@ def test_postgres_restart_not_saved_then_recovered(backend_url, monkeypatch):
     res = A.submit_rating(ann, 0, "same", expected_version=0, engine=engine)
     assert (res.saved, res.version) == (True, 1)
     assert A.get_pair(ann, 0, engine=engine).rating == "same"
-    assert len(rating_history("faults", engine=get_engine(backend_url))) == 1
+    assert len(rating_history(open_study("faults", engine=get_engine(backend_url)))) == 1
     proxy.stop()
     dispose_all()

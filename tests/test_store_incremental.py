@@ -17,6 +17,7 @@ from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.studies import Slot
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import Annotator, Assignment, Item, Study
@@ -72,11 +73,11 @@ def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0,
 
 
 def _check(reader, engine, expected_read):
-    version = svc.ratings_version("inc", engine=engine)
+    version = svc.ratings_version(open_study("inc", engine=engine))
     got = reader.read(version)
     assert reader.last_read == expected_read
     pd.testing.assert_frame_equal(
-        got, svc.current_ratings("inc", include_duplicates=True, engine=engine)
+        got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)
     )
     return got
 
@@ -98,9 +99,9 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
         queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
         engine=engine,
     )
-    info = svc.get_study("inc", engine=engine)
+    info = open_study("inc", engine=engine)
     reader = svc.CurrentRatingsReader(info.id, info.scale, engine)
-    empty = reader.read(svc.ratings_version("inc", engine=engine))
+    empty = reader.read(svc.ratings_version(open_study("inc", engine=engine)))
     assert len(empty) == 0 and reader.last_read == "full"
     assert (reader._coded is not None) == coded
     for i in range(4):
@@ -123,7 +124,7 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
     _rate(engine, "aaron", "p4", "same", minute=15)
     _check(reader, engine, "increment")
     # a rating whose id is below the highest one read (committed late): read everything
-    top = svc.ratings_version("inc", engine=engine)[1]
+    top = svc.ratings_version(open_study("inc", engine=engine))[1]
     _rate(engine, "ann", "p4", "same", rid=top + 10, minute=16)
     _check(reader, engine, "increment")
     _rate(engine, "ann", "p5", "not_same", rid=top + 5, minute=17)
@@ -165,7 +166,7 @@ def test_arrow_read_equals_the_dbapi_read(engine):
         queues={"ann": queue, "bo": [Slot(i) for i in range(6)]},
         engine=engine,
     )
-    sid = svc.get_study("inc", engine=engine).id
+    sid = open_study("inc", engine=engine).id
     assert len(dsvc.load_current("inc", engine=engine)) == 0
     for i in range(5):
         _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd, ✓" if i == 1 else "")
@@ -178,7 +179,7 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     asvc.rename_annotator("inc", "bo", "aaron", engine=engine)
     got = dsvc.load_current("inc", engine=engine)
     pd.testing.assert_frame_equal(
-        got, svc.current_ratings("inc", include_duplicates=True, engine=engine)
+        got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)
     )
     assert got["slot"].tolist().count("duplicate") == 1
     assert got[C.UNCLEAR].sum() == 1
@@ -216,7 +217,7 @@ def test_dashboard_reads_every_elapsed_time_missing_like_the_dbapi_read(engine):
             _rate(engine, who, f"p{i}", "same", minute=i)
     pd.testing.assert_frame_equal(
         dsvc.load_current("inc", engine=engine),
-        svc.current_ratings("inc", include_duplicates=True, engine=engine),
+        svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True),
     )
 
 
@@ -273,18 +274,18 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
         }
     )
     svc.create_study("inc", pairs, BINARY, ["a"], engine=engine)
-    sid = svc.get_study("inc", engine=engine).id
+    sid = open_study("inc", engine=engine).id
     assert arrow_store.item_columns(engine, sid) is not None
 
-    got = svc.pairs_frame("inc", engine=engine)
+    got = svc.pairs_frame(open_study("inc", engine=engine))
     pd.testing.assert_frame_equal(got, _dbapi_pairs("inc", engine))
     assert got[C.AUTO_LABEL].isna().sum() == 1
     odd = PAIRS.assign(**{C.TERM_2: ["x\x1fy", *PAIRS[C.TERM_2].iloc[1:]]})
     svc.create_study("odd", odd, BINARY, ["a"], engine=engine)
-    odd_id = svc.get_study("odd", engine=engine).id
+    odd_id = open_study("odd", engine=engine).id
     assert (arrow_store.item_columns(engine, odd_id) is None) == (engine.dialect.name == "sqlite")
     pd.testing.assert_frame_equal(
-        svc.pairs_frame("odd", engine=engine), _dbapi_pairs("odd", engine)
+        svc.pairs_frame(open_study("odd", engine=engine)), _dbapi_pairs("odd", engine)
     )
 
 
@@ -294,4 +295,4 @@ def _dbapi_pairs(study, engine):
     from medsim_annot.storage import arrow as arrow_store
 
     with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
-        return svc.pairs_frame(study, engine=engine)
+        return svc.pairs_frame(open_study(study, engine=engine))

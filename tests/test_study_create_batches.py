@@ -15,7 +15,8 @@ from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services.auth import authenticate_annotator
-from medsim_annot.services.studies import create_study, get_study
+from medsim_annot.services.studies import create_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import bulk, dispose_all, get_engine
 
 
@@ -87,7 +88,7 @@ def test_doctors_keep_rating_while_a_big_study_is_created(db_url, monkeypatch):
     between = [t for t in press_done if batch_done[0] < t < batch_done[-1]]
     assert len(between) >= 3, (len(press_done), len(batch_done))
     assert seen_unready and not any(seen_unready)  # invisible while being written
-    assert get_study("big").id and _counts(engine)["assignments"] == 400 + 60_000
+    assert open_study("big").id and _counts(engine)["assignments"] == 400 + 60_000
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT ready FROM studies WHERE name='big'").scalar()
     dispose_all()

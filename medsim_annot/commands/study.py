@@ -19,6 +19,7 @@ from medsim_annot.commands._common import sample_per_group as sample_per_group_o
 from medsim_annot.io import formats_text
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import studies as svc
+from medsim_annot.services.study_handle import open_study
 
 
 def _print_codes(result: dict) -> None:
@@ -138,7 +139,7 @@ def _plan_with_predictions(
         svc.load_pairs(pairs),
         n,
         psvc.load_predictions(predictions, score_column=score_column),
-        pilot=pilot,
+        pilot=open_study(pilot),
         target_ci=target_ci,
         file=str(predictions),
         **options,
@@ -495,7 +496,10 @@ def register(app: typer.Typer) -> None:
                 pairs, n, predictions, score_column, pilot, target_ci, options
             )
         else:
-            out = plan_budget(svc.load_pairs(pairs), n, target_ci=target_ci, pilot=pilot, **options)
+            pilot_study = open_study(pilot) if pilot is not None else None
+            out = plan_budget(
+                svc.load_pairs(pairs), n, target_ci=target_ci, pilot=pilot_study, **options
+            )
         emit_json(out) if as_json else _print_plan(out)
 
     @study.command("stopping")
@@ -535,7 +539,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="output file; format from the extension"),
     ) -> None:
         """Export current ratings (long format, with rated_at)."""
-        frame = svc.export_ratings(name, out)
+        frame = svc.export_ratings(open_study(name), out)
         typer.echo(f"wrote {len(frame)} current ratings to {out}")
 
     @importer.command("ehr-rel")

@@ -449,7 +449,7 @@ def decide_from_file(
         raise InputError(problems, name)
     history = decisions_frame(study, engine=engine)
     versions = history.groupby("pair_id")["revision"].max().to_dict() if len(history) else {}
-    known = set(pairs_frame(study, engine=engine)[C.PAIR_ID].astype(str))
+    known = set(pairs_frame(info)[C.PAIR_ID].astype(str))
     rows: list[dict] = []
     seen: set[str] = set()
     for i, rec in enumerate(frame.to_dict(orient="records")):

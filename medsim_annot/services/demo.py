@@ -17,6 +17,7 @@ from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
 from medsim_annot.services.admins import ENV_ADMIN, admin_password_configured, set_password
+from medsim_annot.services.study_handle import Study, open_study
 from medsim_annot.storage import get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store
 
@@ -80,7 +81,9 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
         correct = truth[i] if r < 0.92 - 0.03 * who else 1 - truth[i]
         return "same" if correct == 1 else "not_same"
 
-    _simulate(name_b, len(pairs) - LEFT_TO_RATE[BINARY_STUDY], binary_vote, engine, rng)
+    _simulate(
+        open_study(name_b, engine=engine), len(pairs) - LEFT_TO_RATE[BINARY_STUDY], binary_vote, rng
+    )
 
     name_r = _free_name(RELATEDNESS_STUDY, engine)
     rel_pairs, reference = demo_relatedness_pairs()
@@ -98,7 +101,12 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
     def graded_vote(i: int, who: int) -> float:
         return float(min(3, max(0, round(reference[i] + rng.gauss(0, 0.45 + 0.15 * who)))))
 
-    _simulate(name_r, len(rel_pairs) - LEFT_TO_RATE[RELATEDNESS_STUDY], graded_vote, engine, rng)
+    _simulate(
+        open_study(name_r, engine=engine),
+        len(rel_pairs) - LEFT_TO_RATE[RELATEDNESS_STUDY],
+        graded_vote,
+        rng,
+    )
     return {"seeded": True, "studies": results, "admin_password": password}
 
 
@@ -122,11 +130,11 @@ def _free_name(base: str, engine) -> str:
     return name
 
 
-def _simulate(study: str, upto: int, vote, engine, rng: random.Random) -> None:
+def _simulate(study: Study, upto: int, vote, rng: random.Random) -> None:
     """Simulated ratings of the demo doctors for the first *upto* slots of their queues."""
-    info = svc.get_study(study, engine=engine)
+    info = study
     now = utcnow()
-    with session_scope(engine) as s:
+    with session_scope(study.engine) as s:
         anns = store.annotators_by_name(s, info.id)
         rows = []
         for who, (ann_id, _name) in enumerate(anns):

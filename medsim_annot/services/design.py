@@ -14,6 +14,7 @@ from data_schemas.scales import Scale
 from medsim_annot.design import plan_study, stratified_sample
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine
 
 
@@ -245,8 +246,7 @@ def plan_budget(
     accuracy: float = DEFAULT_ACCURACY,
     error: float = 0.05,
     dont_know: float = 0.02,
-    pilot: str | None = None,
-    engine: Engine | None = None,
+    pilot: Study | None = None,
 ) -> dict:
     """``medsim study plan``: the expected number of ratings of a design, per group and in
     total, before a study starts (:func:`medsim_annot.design.adaptive.expected_ratings`).
@@ -269,7 +269,7 @@ def plan_budget(
     if pilot is not None:
         from medsim_annot.services.gold import study_gold_table
 
-        gt = study_gold_table(pilot, engine=engine)
+        gt = study_gold_table(pilot.name, engine=pilot.engine)
         t = gt.table
         judged = t["verified"] | t["auto_label_disagrees"]
         if group_by and all(c in t.columns for c in group_by):
@@ -285,7 +285,7 @@ def plan_budget(
         two = two[two.map(len) == 2]
         if len(two):
             disagreement = float(np.mean([needs_tiebreak(a, b) for a, b in two]))
-        source = f"pilot study '{pilot}'"
+        source = f"pilot study '{pilot.name}'"
     groups = {str(g): (int(n), acc_by_group.get(str(g), accuracy)) for g, n in sizes.items()}
     out = expected_ratings(
         groups,

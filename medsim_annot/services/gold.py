@@ -478,8 +478,8 @@ def study_gold_table(
     (``--exclude-rushed``) before anything is computed; how many went is
     ``gt.rushed_excluded``."""
     info = studies_svc.get_study(study, engine=engine)
-    pairs = studies_svc.pairs_frame(study, engine=engine)
-    cur = studies_svc.current_ratings(study, engine=engine)
+    pairs = studies_svc.pairs_frame(info)
+    cur = studies_svc.current_ratings(info)
     dropped = 0
     if exclude_rushed_ms is not None:
         from medsim_annot.services.quality import drop_rushed
@@ -679,12 +679,12 @@ def gold_snapshot(
     rating was saved in between; otherwise the study is read again (at most
     :data:`SNAPSHOT_ATTEMPTS` times)."""
     for _ in range(SNAPSHOT_ATTEMPTS):
-        before = studies_svc.ratings_version(study, engine=engine)
+        before = studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
         gt = study_gold_table(
             study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
         )
         decisions = adjudication_svc.decisions_frame(study, engine=engine)
-        after = studies_svc.ratings_version(study, engine=engine)
+        after = studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
         if before == after:
             info = studies_svc.get_study(study, engine=engine)
             return GoldSnapshot(study, info, gt, after, decisions)

@@ -15,6 +15,7 @@ from medsim_annot.interop import load_mapping, read_export
 from medsim_annot.interop.hf import zip_folder  # noqa: F401  (the Export page's download)
 from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine
 
 
@@ -68,24 +69,23 @@ def import_from_tool(
 
 # --------------------------------------------------------------------------- HF export
 def export_gold_hf(
-    study: str,
+    study: Study,
     out: str | Path,
     *,
     license: str = gold_svc.HF_LICENSE_DEFAULT,
     split: bool = False,
     seed: int = 0,
     test_size: float = 0.2,
-    engine: Engine | None = None,
     **filters,
 ) -> dict:
     """Write *study*'s gold subset as a Hugging Face dataset folder *out*: the gold export
     (:func:`medsim_annot.services.gold.export_gold`) in the ``hf`` format, with the filters
     of the file export (as keywords) in the same order. Returns the manifest."""
     return gold_svc.export_gold(
-        study,
+        study.name,
         out,
         "hf",
         hf=gold_svc.HfOptions(license=license, split=split, seed=seed, test_size=test_size),
-        engine=engine,
+        engine=study.engine,
         **filters,
     )

@@ -19,6 +19,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import Scale
+from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
 from medsim_annot.stats.rater_model import alt_test, model_as_rater
 
@@ -354,11 +355,10 @@ def plan_with_predictions(
     annotators: int,
     predictions: pd.Series,
     *,
-    pilot: str,
+    pilot: Study,
     target_ci: float,
     group_by: list[str] | None = None,
     file: str | None = None,
-    engine=None,
     **plan_options,
 ) -> dict:
     """``medsim study plan --predictions``: the plan of
@@ -385,14 +385,13 @@ def plan_with_predictions(
         group_by=group_by,
         target_ci=target_ci,
         pilot=pilot,
-        engine=engine,
         **plan_options,
     )
-    info = studies_svc.get_study(pilot, engine=engine)
-    ppairs = studies_svc.pairs_frame(pilot, engine=engine)
+    info = pilot
+    ppairs = studies_svc.pairs_frame(pilot)
     from data_schemas.ratings import to_ratings_frame
 
-    cur = to_ratings_frame(studies_svc.current_ratings(pilot, engine=engine), info.scale)
+    cur = to_ratings_frame(studies_svc.current_ratings(pilot), info.scale)
     if info.scale.positive is None or info.scale.negative is None:
         raise InputError.single(
             f"the pilot '{pilot}' is on the {info.scale.name} scale: planning with predictions "
@@ -454,14 +453,13 @@ def score_columns(path: str | os.PathLike) -> list[str]:
 
 
 def study_predictions(
-    study: str,
+    study: Study,
     predictions: pd.Series,
     *,
     method: str = "ppi",
     epsilon: float = DEFAULT_EPSILON,
     target_ci: float | None = None,
     file: str | None = None,
-    engine=None,
 ) -> dict:
     """The dashboard's predictions panel for a stored study: ``audit`` (the
     :func:`prediction_audit_table`, or None when the study's scale has no automatic labels
@@ -471,9 +469,9 @@ def study_predictions(
     from data_schemas.ratings import to_ratings_frame
     from medsim_annot.services import studies as studies_svc
 
-    info = studies_svc.get_study(study, engine=engine)
-    pairs = studies_svc.pairs_frame(study, engine=engine)
-    cur = to_ratings_frame(studies_svc.current_ratings(study, engine=engine), info.scale)
+    info = study
+    pairs = studies_svc.pairs_frame(study)
+    cur = to_ratings_frame(studies_svc.current_ratings(study), info.scale)
     out: dict = {"audit": None, "audit_notes": [], "model": None, "model_notes": []}
     binary = info.scale.positive is not None and info.scale.negative is not None
     if not binary or C.AUTO_LABEL in pairs.columns:

@@ -308,7 +308,7 @@ def study_rater_checks(study: str, *, engine: Engine | None = None) -> pd.DataFr
 
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
-    current = current_ratings(study, include_duplicates=True, engine=engine)
+    current = current_ratings(info, include_duplicates=True)
     return rater_checks(
         current, info.scale, check_answers(study, engine=engine), QualitySettings.of(info.config)
     )

@@ -7,10 +7,8 @@ failure leaves the database as it was.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.auth import hash_code, new_access_code
 from medsim_annot.services.names import check_annotator_name, check_study_name
+from medsim_annot.services.study_handle import Study, open_study
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
@@ -44,16 +43,6 @@ ITEM_COLUMNS = (
     C.CONCEPT_ID_1,
     C.CONCEPT_ID_2,
 )
-
-
-@dataclass
-class StudyInfo:
-    id: int
-    name: str
-    scale: Scale
-    guideline: str
-    config: dict = field(default_factory=dict)
-    created_at: dt.datetime | None = None
 
 
 # --------------------------------------------------------------------------- reading files
@@ -193,23 +182,10 @@ def _plain(v):
 
 
 # --------------------------------------------------------------------------- read
-def get_study(name: str, *, engine: Engine | None = None) -> StudyInfo:
-    with session_scope(engine or get_engine()) as s:
-        st = store.study_row(s, name)
-        if st is None:
-            known = store.study_names(s)
-            hint = (
-                f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
-            )
-            raise UsageProblem(f"there is no study named '{name}'{hint}")
-        return StudyInfo(
-            st.id,
-            st.name,
-            Scale.from_json(st.scale_json),
-            st.guideline,
-            json.loads(st.config_json or "{}"),
-            st.created_at,
-        )
+#: Bridges for the modules that still look a study up by name; phase 2 of issue 32 converts
+#: them to take the :class:`Study` handle and removes these two names.
+StudyInfo = Study
+get_study = open_study
 
 
 def list_studies(*, engine: Engine | None = None) -> list[dict]:
@@ -231,18 +207,19 @@ def list_studies(*, engine: Engine | None = None) -> list[dict]:
     ]
 
 
-def pairs_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def pairs_frame(study: Study) -> pd.DataFrame:
     """The pairs of *study* in the pairs contract (with metadata columns), in file order.
 
     Read column-wise (not as ORM objects): studies hold 100,000s of pairs.
     """
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
+    engine = study.engine
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
-    fast = arrow_store.item_columns(engine, info.id) if arrow_store.supports_arrow(engine) else None
+    fast = (
+        arrow_store.item_columns(engine, study.id) if arrow_store.supports_arrow(engine) else None
+    )
     if fast is not None and len(fast):
         return _pairs_of_columns(fast)
-    data = store.item_columns(engine, info.id)
+    data = store.item_columns(engine, study.id)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
         frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
@@ -286,9 +263,7 @@ def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
     return frame
 
 
-def current_ratings(
-    study: str, *, include_duplicates: bool = False, engine: Engine | None = None
-) -> pd.DataFrame:
+def current_ratings(study: Study, *, include_duplicates: bool = False) -> pd.DataFrame:
     """Current rating of every rated assignment (the latest saved row), long format.
 
     Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
@@ -297,12 +272,10 @@ def current_ratings(
     Read column-wise: the scale is applied once per distinct value and times are parsed in one
     vectorised call (100,000s of ratings).
     """
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
     raw = _current_columns(
-        engine, info.id, include_duplicates=include_duplicates, bookkeeping=False
+        study.engine, study.id, include_duplicates=include_duplicates, bookkeeping=False
     )
-    return _current_frame(raw, _annotator_names(engine, info.id), info.scale)
+    return _current_frame(raw, _annotator_names(study.engine, study.id), study.scale)
 
 
 #: Raw columns of the current ratings, as :mod:`medsim_annot.storage.studies` reads them.
@@ -577,28 +550,24 @@ def _utc_times(raw: pd.Series) -> pd.Series:
     return out.astype("datetime64[us, UTC]")
 
 
-def ratings_frame(study: str, *, engine: Engine | None = None) -> tuple[pd.DataFrame, Scale]:
+def ratings_frame(study: Study) -> tuple[pd.DataFrame, Scale]:
     """The ratings frame the statistics take (see data_schemas.ratings.to_ratings_frame)
     and the study's scale."""
-    info = get_study(study, engine=engine)
-    cur = current_ratings(study, engine=engine)
-    return to_ratings_frame(cur, info.scale), info.scale
+    cur = current_ratings(study)
+    return to_ratings_frame(cur, study.scale), study.scale
 
 
-def export_ratings(
-    study: str, out: str | Path | None = None, *, engine: Engine | None = None
-) -> pd.DataFrame:
+def export_ratings(study: Study, out: str | Path | None = None) -> pd.DataFrame:
     """Current ratings in the long ratings contract (pair_id, annotator, rating, rated_at,
     comment, unclear); written to *out* (any supported format) when given."""
     from medsim_annot.io import write_table
 
-    info = get_study(study, engine=engine)
-    cur = current_ratings(study, engine=engine)
+    cur = current_ratings(study)
     frame = pd.DataFrame(
         {
             C.PAIR_ID: cur[C.PAIR_ID],
             C.ANNOTATOR: cur[C.ANNOTATOR],
-            C.RATING: [info.scale.display(v) for v in cur[C.RATING]],
+            C.RATING: [study.scale.display(v) for v in cur[C.RATING]],
             C.RATED_AT: [
                 t.isoformat().replace("+00:00", "Z") if not pd.isna(t) else ""
                 for t in cur[C.RATED_AT]
@@ -611,9 +580,9 @@ def export_ratings(
         write_table(frame, out)
         events_store.record_event(
             "ratings_exported",
-            study_id=info.id,
+            study_id=study.id,
             detail={"file": Path(out).name, "ratings": int(len(frame))},
-            engine=engine,
+            engine=study.engine,
         )
     return frame
 
@@ -749,12 +718,10 @@ def _import_completed(
     }
 
 
-def rating_history(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def rating_history(study: Study) -> pd.DataFrame:
     """Every saved rating (the append-only history), oldest first."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        rows = store.rating_history(s, info.id)
+    with session_scope(study.engine) as s:
+        rows = store.rating_history(s, study.id)
     return pd.DataFrame(
         rows,
         columns=[
@@ -772,10 +739,8 @@ def rating_history(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     )
 
 
-def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
+def ratings_version(study: Study) -> tuple[int, int]:
     """(number of saved ratings, highest rating id) of *study*: changes with every save, so
     pages use it as a cache key that is never stale after a save."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        return store.ratings_version(s, info.id)
+    with session_scope(study.engine) as s:
+        return store.ratings_version(s, study.id)

@@ -57,7 +57,7 @@ def clear_cache() -> None:
 
 def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
-    return studies_svc.pairs_frame(study, engine=engine)
+    return studies_svc.pairs_frame(studies_svc.get_study(study, engine=engine))
 
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -72,7 +72,7 @@ def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
 
 def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
     """The study's ratings version (count, highest rating id): the cache key."""
-    return studies_svc.ratings_version(study, engine=engine)
+    return studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
 
 
 def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
@@ -89,7 +89,7 @@ def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
         else None
     )
     if coded is None or not len(coded):
-        return studies_svc.current_ratings(study, include_duplicates=True, engine=engine)
+        return studies_svc.current_ratings(info, include_duplicates=True)
     return studies_svc.coded_current_frame(coded, annotator_names(engine, info.id), info.scale)
 
 
