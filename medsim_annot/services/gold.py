@@ -64,7 +64,7 @@ from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
-from medsim_annot.services.adjudication.board import tiebreak_pair_ids
+from medsim_annot.services.tiebreak import tiebreak_pair_ids
 from medsim_annot.stats import _frame, majority_vote
 from medsim_annot.stats._frame import Encoded, of_codes
 from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
