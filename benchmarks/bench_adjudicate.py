@@ -100,15 +100,19 @@ def rebuild_as_before(study: str, engine) -> float:
 
 def board_from_nothing(study: str, engine) -> float:
     """Seconds of :func:`~medsim_annot.services.adjudication.board.board` with nothing kept
-    (no board, no dashboard): what the first pair after a start costs on the server."""
+    (no board, no dashboard): what the first pair after a start costs on the server. The
+    second of two calls: the first pays the process's first dashboard (lazy imports)."""
     from medsim_annot.services import dashboard
     from medsim_annot.services.adjudication import board
 
-    board.BOARDS.clear()
-    dashboard.clear_cache()
-    t0 = time.perf_counter()
-    board.board(study, engine=engine)
-    return time.perf_counter() - t0
+    seconds = []
+    for _ in range(2):
+        board.BOARDS.clear()
+        dashboard.clear_cache()
+        t0 = time.perf_counter()
+        board.board(study, engine=engine)
+        seconds.append(time.perf_counter() - t0)
+    return seconds[-1]
 
 
 def _position(page):
