@@ -10,10 +10,10 @@ annotators' code path (:class:`~medsim_annot.services.annotation.PairView`).
 :func:`summary` gives the dashboard's adjudication section.
 
 **Kept, not rebuilt.** The board is made from the study's cached dashboard
-(:func:`~medsim_annot.services.dashboard.study_dashboard` with its default options — the
-strict majority the needs are defined on, no bootstrap —: its gold table and its one
-Dawid–Skene fit, :meth:`~medsim_annot.services.dashboard.Dashboard.model_quality`) and kept in
-:data:`BOARDS`, keyed on the database, the study and its ratings version (a new rating makes
+(:func:`~medsim_annot.services.dashboard.study_dashboard` with its default options: the
+strict majority the needs are defined on, no bootstrap), from its gold table and its one
+Dawid–Skene fit (:meth:`~medsim_annot.services.dashboard.Dashboard.model_quality`), and kept
+in :data:`BOARDS`, keyed on the database, the study and its ratings version (a new rating makes
 a new board; old ones age out). The decisions are laid over it by their own version (count,
 highest decision id, :func:`medsim_annot.storage.adjudication.decisions_version`), read on
 every call: when it changed — a decision from this page, another adjudicator, the CLI or
