@@ -21,7 +21,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from medsim_annot.services.adjudication import AdjudicatorIdentity
 from medsim_annot.services.admins import (
     SsoOutcome,
     admin_password_configured,
@@ -31,6 +30,7 @@ from medsim_annot.services.admins import (
     sign_in_with_code,
     sso_role,
 )
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.sso import (
     UNREACHABLE,

@@ -14,11 +14,11 @@ from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
-from medsim_annot.services import adjudication as adj_svc
 from medsim_annot.services import admins as ADM
 from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
+from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
 from pages.components.preload import preload_chart_code

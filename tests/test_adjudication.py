@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import pandas as pd
@@ -17,16 +20,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_schemas.errors import InputError
-from data_schemas.gold import LABEL_SOURCES, manifest_path
+from data_schemas.gold import ADJUDICATION_NEEDS, LABEL_SOURCES, manifest_path
 from data_schemas.scales import BINARY
 from medsim_annot.errors import SessionEnded, UsageProblem
-from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
-from medsim_annot.services import gold
+from medsim_annot.services import dashboard, gold
+from medsim_annot.services.adjudication import board as adj_board
+from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.admins import sign_in_with_code, sso_role
 from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.services.people import adjudicators as adj_people
+from medsim_annot.services.studies import get_study
+from medsim_annot.stats import aggregate
 from medsim_annot.storage import dispose_all, get_engine
+from tests.conftest import ROOT
 
 PAIRS = 18
 DOCTORS = ("ann", "bob", "cyd")
@@ -99,16 +107,16 @@ def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
 
 def test_queue_decisions_and_provenance(study, tmp_path):
     url, ids = study
-    b = adj.board("two-plus-one")
+    b = adj_board.board("two-plus-one")
     # Every queued pair has a reason; the strongest needs come first.
     assert len(b.queue) > 0
-    weights = [max(adj.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
+    weights = [max(adj_board.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
     assert weights == sorted(weights, reverse=True)
     needs = Counter(n for ns in b.queue["needs"] for n in ns)
     assert needs["tiebreak_disagrees"] > 0  # a dont_know third rating leaves a 1-1 tie
     assert needs["against_auto_label"] > 0
     tb = b.queue[b.queue["needs"].map(lambda n: "tiebreak_disagrees" in n)]
-    only_tb = adj.filter_queue(b.queue, needs=["tiebreak_disagrees"])
+    only_tb = adj_board.filter_queue(b.queue, needs=["tiebreak_disagrees"])
     assert list(only_tb["pair_id"]) == list(tb["pair_id"])
 
     # What the adjudicator sees of a pair: every rater, their time, the automatic label.
@@ -118,9 +126,9 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert {r["seconds"] for r in view["raters"]} == {2.5}
     assert "dont_know" not in view["options"]
 
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
-    adj.add_adjudicator("two-plus-one", "Dr Other")
-    d1 = adj.decide(
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    d1 = adj_dec.decide(
         "two-plus-one",
         pid,
         label="same",
@@ -131,8 +139,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     )
     assert d1.version == 1
     # A second adjudicator who also saw version 0 is refused, shown the current decision.
-    with pytest.raises(adj.StaleDecision) as exc:
-        adj.decide(
+    with pytest.raises(adj_dec.StaleDecision) as exc:
+        adj_dec.decide(
             "two-plus-one",
             pid,
             label="not_same",
@@ -142,7 +150,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         )
     assert exc.value.current["label"] == "same"
     # Changing a decision appends a revision; the first stays in the history.
-    d2 = adj.decide(
+    d2 = adj_dec.decide(
         "two-plus-one",
         pid,
         label="not_same",
@@ -152,7 +160,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         seen_version=1,
     )
     assert d2.version == 2
-    hist = adj.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame("two-plus-one")
     assert hist["revision"].tolist() == [1, 2]
     assert hist["adjudicator"].tolist() == ["Dr Senior", "Dr Other"]
     for bad in (
@@ -162,8 +170,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         {"label": "same", "reason": "other"},
     ):
         with pytest.raises(UsageProblem):
-            adj.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
-    assert len(adj.decisions_frame("two-plus-one")) == 2
+            adj_dec.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
+    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
 
     # Decisions are history: the database refuses to change or delete one.
     with get_engine(url).connect() as conn:
@@ -210,7 +218,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert m2["adjudication"]["audit_label"] == "adjudicated"
 
     # The dashboard's figures.
-    s = adj.summary("two-plus-one")
+    s = adj_board.summary("two-plus-one")
     assert s.progress["decided"] == 1 and s.progress["flagged"] == 0
     assert s.reasons.set_index("reason")["decisions"].to_dict()["other"] == 1
     assert set(s.raters["annotator"]) <= set(DOCTORS)
@@ -218,10 +226,10 @@ def test_queue_decisions_and_provenance(study, tmp_path):
 
 
 def test_hf_export_counts_sources(study, tmp_path):
-    b = adj.board("two-plus-one")
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
+    b = adj_board.board("two-plus-one")
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     pid = str(b.queue.iloc[0]["pair_id"])
-    adj.decide(
+    adj_dec.decide(
         "two-plus-one",
         pid,
         label="same",
@@ -250,8 +258,8 @@ def test_hf_export_counts_sources(study, tmp_path):
 
 
 def test_decisions_file_all_or_none(study, tmp_path):
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
-    q = adj.board("two-plus-one").queue
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    q = adj_board.board("two-plus-one").queue
     first, second = str(q.iloc[0]["pair_id"]), str(q.iloc[1]["pair_id"])
     bad = tmp_path / "bad.csv"
     bad.write_text(
@@ -262,46 +270,46 @@ def test_decisions_file_all_or_none(study, tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(InputError) as exc:
-        adj.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
+        adj_dec.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
     where = [(p.row, p.column) for p in exc.value.problems]
     assert where == [(3, "pair_id"), (4, "label")]
-    assert adj.decisions_frame("two-plus-one").empty  # nothing half-written
+    assert adj_dec.decisions_frame("two-plus-one").empty  # nothing half-written
     good = tmp_path / "good.tsv"
     good.write_text(
         "pair_id\tlabel\treason\tflag_guideline\n"
         f"{first}\tsame\tguideline_gap\ttrue\n{second}\tnot_same\tauto_label_wrong\tfalse\n",
         encoding="utf-8",
     )
-    out = adj.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
+    out = adj_dec.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
     assert [d.version for d in out] == [1, 1]
     # The same file again: decided on the versions it finds now, so it appends revisions.
     stale = tmp_path / "stale.csv"
     stale.write_text(f"pair_id,label,reason,version\n{first},same,rater_error,0\n")
     with pytest.raises(InputError) as exc2:
-        adj.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
+        adj_dec.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
     assert exc2.value.problems[0].row == 2
-    assert len(adj.decisions_frame("two-plus-one")) == 2
-    assert adj.summary("two-plus-one").progress["flagged"] == 1
+    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
+    assert adj_board.summary("two-plus-one").progress["flagged"] == 1
 
 
 def test_adjudicator_sign_in_and_blinding(study):
     url, ids = study
-    out = adj.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
+    out = adj_people.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
     ident = sign_in_with_code(out["access_code"], client="t")
-    assert isinstance(ident, adj.AdjudicatorIdentity) and ident.name == "Dr Senior"
-    adj.check_session(ident)
+    assert isinstance(ident, adj_people.AdjudicatorIdentity) and ident.name == "Dr Senior"
+    adj_people.check_session(ident)
     outcome = sso_role({"email": "senior@example.org", "email_verified": True, "sub": "x"})
     assert outcome.role == "adjudicator" and outcome.adjudicators[0].name == "Dr Senior"
-    adj.issue_adjudicator_code("two-plus-one", "Dr Senior")
+    adj_people.issue_adjudicator_code("two-plus-one", "Dr Senior")
     with pytest.raises(SessionEnded):
-        adj.check_session(ident)  # a new code ends sessions opened with the old one
+        adj_people.check_session(ident)  # a new code ends sessions opened with the old one
     assert sign_in_with_code(out["access_code"], client="t") is None
-    adj.revoke_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.revoke_adjudicator("two-plus-one", "Dr Senior")
     assert sso_role({"email": "senior@example.org"}).role == "refused"
     # An annotator's view of a decided pair carries no adjudication data.
-    adj.add_adjudicator("two-plus-one", "Dr K")
-    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
-    adj.decide(
+    adj_people.add_adjudicator("two-plus-one", "Dr K")
+    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
+    adj_dec.decide(
         "two-plus-one", pid, label="same", reason="rater_error", adjudicator="Dr K", seen_version=0
     )
     for aid in ids.values():
@@ -326,7 +334,7 @@ def test_ehr_rel_a_adjudicated_from_a_file_by_the_cli(db_url, ehr_rel_a, tmp_pat
     assert r.exit_code == 0, r.stderr
     queue = json.loads(r.stdout)
     assert queue and all(q["needs"] for q in queue)
-    assert {n for q in queue for n in q["needs"]} <= set(adj.ADJUDICATION_NEEDS)
+    assert {n for q in queue for n in q["needs"]} <= set(ADJUDICATION_NEEDS)
     decisions = tmp_path / "decisions.csv"
     pd.DataFrame(
         {
@@ -425,9 +433,9 @@ def test_two_adjudicators_racing_on_one_pair(study):
     other adjudicator is refused with the current decision."""
     import threading
 
-    adj.add_adjudicator("two-plus-one", "J1")
-    adj.add_adjudicator("two-plus-one", "J2")
-    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
+    adj_people.add_adjudicator("two-plus-one", "J1")
+    adj_people.add_adjudicator("two-plus-one", "J2")
+    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
     for round_ in range(3):
         barrier = threading.Barrier(2)
         results: dict[str, object] = {}
@@ -441,7 +449,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
         ) -> None:
             barrier.wait()
             try:
-                results[name] = adj.decide(
+                results[name] = adj_dec.decide(
                     "two-plus-one",
                     pid,
                     label=label,
@@ -449,7 +457,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
                     adjudicator=name,
                     seen_version=version,
                 )
-            except adj.StaleDecision as exc:
+            except adj_dec.StaleDecision as exc:
                 results[name] = exc
 
         threads = [
@@ -460,9 +468,112 @@ def test_two_adjudicators_racing_on_one_pair(study):
             t.start()
         for t in threads:
             t.join(60)
-        won = [r for r in results.values() if isinstance(r, adj.Decision)]
-        lost = [r for r in results.values() if isinstance(r, adj.StaleDecision)]
+        won = [r for r in results.values() if isinstance(r, adj_dec.Decision)]
+        lost = [r for r in results.values() if isinstance(r, adj_dec.StaleDecision)]
         assert len(won) == 1 and len(lost) == 1, results
         assert won[0].version == round_ + 1
-    hist = adj.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame("two-plus-one")
     assert hist["revision"].tolist() == [1, 2, 3]
+
+
+def _fresh_board(study: str) -> adj_board.Board:
+    """The board rebuilt from nothing: no kept board, no cached dashboard."""
+    adj_board.BOARDS.clear()
+    dashboard.clear_cache()
+    return adj_board.board(study)
+
+
+def _same_board(got: adj_board.Board, want: adj_board.Board) -> None:
+    pd.testing.assert_frame_equal(got.queue, want.queue)
+    pd.testing.assert_frame_equal(got.history, want.history)
+    assert got.decisions_version == want.decisions_version
+    assert set(got.queue.loc[got.queue["decided"], "pair_id"]) == set(
+        want.queue.loc[want.queue["decided"], "pair_id"]
+    )
+    assert adj_board.progress(got) == adj_board.progress(want)
+
+
+DECIDE_ELSEWHERE = """
+import sys
+from medsim_annot.services.adjudication import decisions
+decisions.decide("two-plus-one", sys.argv[1], label="not_same", reason="ambiguous_term",
+                 adjudicator="Dr Other", seen_version=int(sys.argv[2]), flag_guideline=True)
+"""
+
+
+def test_board_is_kept_and_a_decision_updates_it(study):
+    """Bug 2 (issue 32): after a decision the kept board equals a board rebuilt from
+    nothing (same needs, order, decided set); a decision stored by another process is seen
+    on the next call; a decision committed below the highest id read makes a full re-read."""
+    url, _ids = study
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    b0 = _fresh_board("two-plus-one")
+    assert adj_board.board("two-plus-one") is b0  # nothing changed: the kept board
+    first, second = (str(p) for p in b0.queue["pair_id"][:2])
+    adj_dec.decide(
+        "two-plus-one",
+        first,
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr Senior",
+        seen_version=0,
+    )
+    b1 = adj_board.board("two-plus-one")
+    assert b1 is not b0 and not b0.queue["decided"].any()  # a board handed out never changes
+    assert b1.queue.set_index("pair_id").at[first, "decided"]
+    assert len(adj_board.filter_queue(b1.queue)) == len(b0.queue) - 1
+    _same_board(b1, _fresh_board("two-plus-one"))
+    # Another process (its own interpreter, no shared cache): a new revision and a new pair.
+    for pid, seen in ((first, 1), (second, 0)):
+        subprocess.run(
+            [sys.executable, "-c", DECIDE_ELSEWHERE, pid, str(seen)],
+            cwd=ROOT,
+            env={**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)},
+            check=True,
+            timeout=300,
+        )
+    b2 = adj_board.board("two-plus-one")
+    row = b2.queue.set_index("pair_id")
+    assert (row.at[first, "label"], row.at[first, "version"]) == ("not_same", 2)
+    assert row.at[second, "decided"] and row.at[second, "flag_guideline"]
+    assert b2.pair(first)["decision"]["adjudicator"] == "Dr Other"
+    _same_board(b2, _fresh_board("two-plus-one"))
+    # A board that missed a decision below its highest id (concurrent commits) reads all.
+    kept = adj_board.board("two-plus-one")
+    short = dataclasses.replace(
+        kept, decisions_version=(kept.decisions_version[0] - 1, kept.decisions_version[1])
+    )
+    again = adj_board._with_decisions(short, get_engine(), get_study("two-plus-one").id)
+    _same_board(again, kept)
+
+
+def test_board_on_a_cache_hit_does_not_refit(study, monkeypatch):
+    """Bug 2 (issue 32): the board takes the dashboard's one Dawid–Skene fit; a cache hit,
+    a decision and the dashboard's own model section fit nothing again."""
+    fits = []
+    real = aggregate.model_gold
+
+    def counted(*args, **kw):
+        fits.append(args[1] if len(args) > 1 else kw.get("method"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(aggregate, "model_gold", counted)
+    adj_board.BOARDS.clear()
+    dashboard.clear_cache()
+    b = adj_board.board("two-plus-one")
+    assert b.model == "dawid-skene" and fits == ["dawid-skene"]
+    adj_board.board("two-plus-one")
+    adj_board.summary("two-plus-one")
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_dec.decide(
+        "two-plus-one",
+        str(b.queue.iloc[0]["pair_id"]),
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr Senior",
+        seen_version=0,
+    )
+    adj_board.board("two-plus-one")
+    dashboard.study_dashboard("two-plus-one").model_quality("dawid-skene")
+    assert fits == ["dawid-skene"]

@@ -28,9 +28,11 @@ from data_schemas.adjudicator_widget import (
 from data_schemas.gold import ADJUDICATION_REASONS, AdjudicationReason
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import BINARY
-from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
+from medsim_annot.services.adjudication import board as adj_board
+from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all
 from pages.components.adjudicator import HERE, read_state
@@ -180,8 +182,8 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
         aid = authenticate_annotator(codes[who]).annotator_id
         for pos in range(n):
             A.submit_rating(aid, pos, value, comment=who, elapsed_ms=2000, expected_version=0)
-    judge = adj.add_adjudicator(name, "judge")
-    adj.decide(
+    judge = adj_people.add_adjudicator(name, "judge")
+    adj_dec.decide(
         name,
         "p1",
         label="same",
@@ -195,13 +197,13 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
 
 def test_the_page_data_follows_the_contract(db):
     _study()
-    board = adj.board("adj-contract")
+    board = adj_board.board("adj-contract")
     for pid in ("p0", "p1"):
         pair = AdjudicationPair.model_validate(board.pair(pid))
         data = AdjudicatorData(
             pair=pair,
             reasons=[
-                {"value": r, "key": adj.REASON_KEYS[r], "label": r.replace("_", " ")}
+                {"value": r, "key": adj_dec.REASON_KEYS[r], "label": r.replace("_", " ")}
                 for r in ADJUDICATION_REASONS
             ],
             position=1,
@@ -216,7 +218,7 @@ def test_the_page_saves_a_valid_decision_and_refuses_a_broken_one(db):
     at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
     at.session_state["auth_routed"] = True
     at.session_state["auth_role"] = "adjudicator"
-    at.session_state["auth_identity"] = adj.authenticate_adjudicator(code)
+    at.session_state["auth_identity"] = adj_people.authenticate_adjudicator(code)
     at.run()
     data = AdjudicatorData.model_validate(_mounted(at))
     assert data.pair is not None and data.status == ""
@@ -227,13 +229,13 @@ def test_the_page_saves_a_valid_decision_and_refuses_a_broken_one(db):
     data = AdjudicatorData.model_validate(_mounted(at.run()))
     assert data.status.startswith("Not saved: the widget's message broke its contract")
     assert "decision.version" in data.status
-    assert len(adj.board("adj-contract").history) == 1
+    assert len(adj_board.board("adj-contract").history) == 1
     # The same decision as the contract says is stored.
     good = {**bad, "version": 0, "seq": "2"}
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": None}
     data = AdjudicatorData.model_validate(_mounted(at.run()))
     assert data.status.startswith(f"Saved {first}: same (guideline_gap), version 1")
-    assert len(adj.board("adj-contract").history) == 2
+    assert len(adj_board.board("adj-contract").history) == 2
     # Navigation: the next pair.
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": {"to": "next", "seq": "3"}}
     data = AdjudicatorData.model_validate(_mounted(at.run()))

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services.adjudication import (
+from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
+from medsim_annot.services.people.adjudicators import (
     AdjudicatorIdentity,
     adjudicators_by_sso,
     authenticate_adjudicator,
 )
-from medsim_annot.services.auth import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS, ThrottledError
 from medsim_annot.storage import Engine, get_engine, session_scope
 from medsim_annot.storage import admins as store

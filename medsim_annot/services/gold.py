@@ -61,9 +61,10 @@ from data_schemas.ratings import latest_coded, to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
-from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.tiebreak import tiebreak_pair_ids
 from medsim_annot.stats import _frame, majority_vote
 from medsim_annot.stats._frame import Encoded, of_codes
 from medsim_annot.stats.aggregate import ModelGold, check_method, model_gold
@@ -379,7 +380,7 @@ def add_provenance(
     """Add the provenance columns :data:`~data_schemas.gold.PROVENANCE_COLUMNS` to
     ``gt.table`` (in place, last but for the calibration flag): the final ``label`` and its ``label_source`` (see
     :data:`~data_schemas.gold.LABEL_SOURCES`), and for a pair with a decision (*decisions*:
-    the current decision per pair, :func:`medsim_annot.services.adjudication.current_decisions`)
+    the current decision per pair, :func:`medsim_annot.services.adjudication.decisions.current_decisions`)
     the adjudicator, the reason and the id of the event that recorded it.
 
     The majority, the flags and the raters' columns stay the raters' own: agreement is
@@ -643,18 +644,18 @@ class GoldSnapshot:
     info: studies_svc.StudyInfo
     gt: GoldTable
     version: tuple[int, int]
-    #: The adjudicators' decisions (history; :func:`adjudication_svc.decisions_frame`).
+    #: The adjudicators' decisions (history; :func:`decisions_svc.decisions_frame`).
     decisions: pd.DataFrame | None = None
 
     def provenance(self, audit_label: str = "majority") -> dict:
         """Add the provenance columns to the table (:func:`add_provenance`); returns the
         manifest's ``adjudication`` entry (the decisions the labels were built from)."""
         history = self.decisions if self.decisions is not None else pd.DataFrame()
-        current = adjudication_svc.current_decisions(history) if len(history) else history
+        current = decisions_svc.current_decisions(history) if len(history) else history
         add_provenance(
             self.gt,
             current,
-            tiebreak_pairs=adjudication_svc.tiebreak_pair_ids(self.gt.current),
+            tiebreak_pairs=tiebreak_pair_ids(self.gt.current),
             audit_label=audit_label,
         )
         return {
@@ -683,7 +684,7 @@ def gold_snapshot(
         gt = study_gold_table(
             study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
         )
-        decisions = adjudication_svc.decisions_frame(study, engine=engine)
+        decisions = decisions_svc.decisions_frame(study, engine=engine)
         after = studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
         if before == after:
             info = studies_svc.get_study(study, engine=engine)

@@ -80,8 +80,10 @@ class Dashboard:
         many pairs the model labels differently from the majority (the majority stays the
         verdict; the model is a second opinion).
 
-        Returns ``{"method", "raters", "confusion", "differs", "reason"}``; on a scale that
-        is not nominal, ``reason`` says why and the frames are empty. Fitted once per method
+        Returns ``{"method", "raters", "confusion", "differs", "reason"}`` and, when fitted,
+        ``"fit"`` (the :class:`~medsim_annot.stats.aggregate.ModelGold`: the adjudication
+        board takes its labels); on a scale that is not nominal, ``reason`` says why and the
+        frames are empty. Fitted once per method
         and dashboard (a cached dashboard keeps its fits)."""
         if method not in self._models:
             self._models[method] = self._model_quality(method)
@@ -131,6 +133,7 @@ class Dashboard:
             "confusion": conf,
             "differs": differs,
             "reason": None,
+            "fit": fit,
         }
 
     # ------------------------------------------------------------------ binary (AAAI 2020)

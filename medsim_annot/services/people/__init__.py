@@ -1,0 +1,1 @@
+"""The people of a study who sign in with a code: adjudicators (:mod:`.adjudicators`)."""
