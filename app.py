@@ -350,15 +350,10 @@ def _admin_still_valid() -> None:
     try:
         valid = admin_session_valid(_ui.current_admin(), engine=_ui.engine())
     except STORE_ERRORS:
-        _ui.end_session(
-            "The store could not be reached to check your admin session; sign in again in a moment."
-        )
+        _ui.end_session(_ui.ADMIN_UNCHECKED)
         return
     if not valid:
-        _ui.end_session(
-            "Your admin session has ended: the admin was removed or their password "
-            "changed. Sign in again."
-        )
+        _ui.end_session(_ui.ADMIN_ENDED)
 
 
 sso_problem = cookie_secret_problem(_secrets("auth"))

@@ -83,7 +83,6 @@ ADMIN_ENDED = (
 ADMIN_UNCHECKED = (
     "The store could not be reached to check your admin session; sign in again in a moment."
 )
-_ONLY = {"admin": ADMIN_ONLY, "adjudicator": ADJUDICATOR_ONLY}
 
 
 @dataclass(frozen=True)

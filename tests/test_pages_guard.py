@@ -19,7 +19,7 @@ import pytest
 import streamlit.testing.v1.local_script_runner as local_runner
 from streamlit.testing.v1 import AppTest
 
-from medsim_annot.services import admins
+from medsim_annot.services import adjudication, admins
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
@@ -234,3 +234,21 @@ def test_every_callback_and_fragment_goes_through_the_guard(page):
             ), f"{page.file}: a fragment not wrapped in requires(...)"
     body = functions[f"{page.url_path}_ui"]
     assert _guarded(body.decorator_list), f"{page.file}: the page body is not guarded"
+
+
+def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
+    """The Adjudicate page goes through the same guard: an adjudicator revoked since the page
+    was drawn is signed out, and the start page says why."""
+    out = adjudication.add_adjudicator(STUDY, "judy")
+    judy = admins.sign_in_with_code(out["access_code"], client="test")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["auth_role"] = "adjudicator"
+    at.session_state["auth_identity"] = judy
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Adjudicate"]
+    adjudication.revoke_adjudicator(STUDY, "judy")
+    at.run()
+    assert not at.exception, at.exception
+    assert "auth_role" not in at.session_state
+    assert any("adjudicator access was changed" in w.value for w in at.warning), at.warning
