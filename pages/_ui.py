@@ -95,6 +95,13 @@ class Refusal:
     ended: bool
 
 
+def _checkable(admin: object) -> bool:
+    """Whether *admin* can be checked against the store: a session made by a sign-in keeps
+    the admin's credential fingerprint (``app.py`` ends an admin session without one before
+    any page runs; page tests build one by hand, with nothing in the store to check)."""
+    return isinstance(admin, AdminIdentity) and (admin.via != "named" or bool(admin.credential))
+
+
 def session_refusal(need: str) -> Refusal | None:
     """The one role check: ``None`` when this session is signed in as *need* (``"admin"`` or
     ``"adjudicator"``) and that sign-in still holds in the store, else why not.
@@ -106,10 +113,7 @@ def session_refusal(need: str) -> Refusal | None:
         if role() != "admin":
             return Refusal(ADMIN_ONLY, ended=False)
         admin = st.session_state.get(ADMIN)
-        if not isinstance(admin, AdminIdentity) or (admin.via == "named" and not admin.credential):
-            # Not made by a sign-in, which keeps the admin's credential fingerprint (app.py
-            # ends such a session before any page runs; page tests build one by hand):
-            # there is nothing in the store to check it against.
+        if not _checkable(admin):
             return None
         try:
             valid = admin_session_valid(admin, engine=engine())
@@ -166,6 +170,25 @@ def requires(need: str, *, page: bool = False) -> Callable[[F], F]:
         return cast(F, guarded)
 
     return wrap
+
+
+def _while_admin_holds(fn: Callable[[], bytes], admin: object, eng) -> Callable[[], bytes]:
+    """*fn*, refused (``PermissionError``) once *admin* no longer holds in the store."""
+
+    def data() -> bytes:
+        if _checkable(admin) and not admin_session_valid(cast(AdminIdentity, admin), engine=eng):
+            raise PermissionError(ADMIN_ENDED)
+        return fn()
+
+    return data
+
+
+def admin_download(fn: Callable[[], bytes]) -> Callable[[], bytes]:
+    """*fn* as the data of a deferred download button of an admin page. Streamlit calls it
+    when the button is clicked, outside any script run (no callback, no session state), so
+    it keeps the admin who drew the button and builds the file only while that admin still
+    holds (:func:`session_refusal`): a removed admin's click downloads nothing."""
+    return _while_admin_holds(fn, st.session_state.get(ADMIN), engine())
 
 
 def require_admin() -> None:

@@ -200,7 +200,7 @@ def _dashboard(study: str) -> None:
 
     st.download_button(
         "Download the HTML report",
-        lambda: _qa.load_report(study, 1000 if boot else 0),
+        _ui.admin_download(lambda: _qa.load_report(study, 1000 if boot else 0)),
         file_name=_qa.download_name(f"qa-report-{study}", "html"),
         mime="text/html",
         key="dashboard_report",

@@ -108,6 +108,11 @@ def test_live_refresh_shows_a_new_rating_without_a_click(tmp_path):
         shown = _done_of(page, "ann")
         waited = time.monotonic() - saved
         rows = _completion_rows(page)
+        # The HTML report (a deferred download, behind the role guard) is still built.
+        with page.expect_download(timeout=60000) as download:
+            page.get_by_role("button", name="Download the HTML report").click()
+        report = download.value.path().read_text(encoding="utf-8")
+    assert "<html" in report.lower()
     assert shown == "1", (
         f"the completion table still shows {shown!r} done for ann {waited:.0f} s after the "
         f"rating was saved (live refresh on, no click): {rows}"

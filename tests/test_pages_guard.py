@@ -23,8 +23,9 @@ from medsim_annot.services import adjudication, admins
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
-from medsim_annot.storage import dispose_all
+from medsim_annot.storage import dispose_all, get_engine
 from pages import _registry as registry
+from pages import _ui
 from tests.conftest import ROOT
 from tests.test_stopping import _create, _rate_all
 
@@ -225,6 +226,10 @@ def test_every_callback_and_fragment_goes_through_the_guard(page):
                 fn = functions[kw.value.id]
                 assert _guarded(fn.decorator_list), f"{page.file}: {fn.name} is not guarded"
         f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "download_button" and len(node.args) > 1:
+            assert not isinstance(node.args[1], ast.Lambda | ast.Name), (
+                f"{page.file}: deferred download data not wrapped in admin_download(...)"
+            )
         if isinstance(f, ast.Attribute) and f.attr == "fragment":
             wrapped = node.args[0]
             assert (
@@ -252,3 +257,14 @@ def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
     assert not at.exception, at.exception
     assert "auth_role" not in at.session_state
     assert any("adjudicator access was changed" in w.value for w in at.warning), at.warning
+
+
+def test_a_deferred_download_builds_nothing_for_an_ended_admin(db):
+    """A deferred download (the Dashboard's HTML report) is built when its button is clicked,
+    outside any script run: it builds only while the admin who drew it still holds."""
+    alice = admins.sign_in_admin("alice", PASSWORD, client="test")
+    data = _ui._while_admin_holds(lambda: b"report", alice, get_engine())
+    assert data() == b"report"
+    admins.remove_admin("alice")
+    with pytest.raises(PermissionError, match="admin session has ended"):
+        data()
