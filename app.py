@@ -7,7 +7,7 @@ pages, but without the endpoint, and its first visitor after a start sees every 
 Annotators sign in with their access code and get only the Annotate page; adjudicators sign
 in with theirs (or SSO) and get only the Adjudicate page; study admins sign
 in with their name and password and get Study setup, Dashboard, Activity, Export and Embedding
-scoring (each only once its page file exists). When single sign-on is configured
+scoring (the pages of each role are listed once, in ``pages/_registry.py``). When single sign-on is configured
 (``[auth]`` in ``.streamlit/secrets.toml``, see docs/sso.md), "Sign in with SSO" sends the
 user to the identity provider; the configured ``admins`` list and the annotators' linked
 identities decide the role, and anyone else is refused. Failed sign-ins are throttled per
@@ -41,6 +41,7 @@ from medsim_annot.services.sso import (
 )
 from medsim_annot.services.throttle import ThrottledError
 from pages import _ui
+from pages._registry import ROLES, pages_for
 
 HERE = Path(__file__).resolve().parent
 SSO = "auth_sso"  # session flag: signed in through the identity provider
@@ -349,15 +350,10 @@ def _admin_still_valid() -> None:
     try:
         valid = admin_session_valid(_ui.current_admin(), engine=_ui.engine())
     except STORE_ERRORS:
-        _ui.end_session(
-            "The store could not be reached to check your admin session; sign in again in a moment."
-        )
+        _ui.end_session(_ui.ADMIN_UNCHECKED)
         return
     if not valid:
-        _ui.end_session(
-            "Your admin session has ended: the admin was removed or their password "
-            "changed. Sign in again."
-        )
+        _ui.end_session(_ui.ADMIN_ENDED)
 
 
 sso_problem = cookie_secret_problem(_secrets("auth"))
@@ -370,24 +366,12 @@ if sso_problem:
     # and a forged identity cookie must not reach the role mapping.
     st.session_state.clear()
     pages = [st.Page(sso_misconfigured(sso_problem), title="Sign in", default=True)]
-elif role == "annotator":
+elif role in ROLES:
+    # The role's pages, from the one page registry; the first is where the role lands.
     pages = [
-        st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:", default=True)
+        st.Page(p.path, title=p.title, icon=p.icon, default=i == 0)
+        for i, p in enumerate(pages_for(role))
     ]
-elif role == "adjudicator":
-    pages = [
-        st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:", default=True)
-    ]
-elif role == "admin":
-    pages = [st.Page("pages/setup.py", title="Study setup", icon=":material/tune:", default=True)]
-    for file, title, icon in (
-        ("dashboard.py", "Dashboard", ":material/monitoring:"),
-        ("activity.py", "Activity", ":material/history:"),
-        ("export.py", "Export", ":material/download:"),
-        ("scoring.py", "Embedding scoring", ":material/calculate:"),
-    ):
-        if (HERE / "pages" / file).exists():
-            pages.append(st.Page(f"pages/{file}", title=title, icon=icon))
 elif outcome is not None and outcome.role == "refused":
     pages = [st.Page(refused(outcome), title="Sign in", icon=":material/login:", default=True)]
 elif outcome is not None and outcome.role == "annotator":

@@ -1,27 +1,34 @@
-"""Helpers shared by the pages: the cached engine, role guards, sign-out.
+"""Helpers shared by the pages: the cached engine, the role guard, sign-out.
 
-Every admin page calls :func:`require_admin` first, so opening its URL without the admin
-role shows a refusal and stops the script before anything else is rendered or sent.
+The role guard is :func:`requires`: every admin page's body, widget callbacks and fragments
+(and the Adjudicate page's) run through it, so opening a page's URL without the role shows a
+refusal and stops the script before anything else is rendered or sent, and a session whose
+admin was removed (or given a new password) since the page was drawn can no longer change
+anything from it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 import streamlit as st
 
 from data_schemas.errors import InputError
+from medsim_annot.errors import SessionEnded
 from medsim_annot.io import table_bytes
-from medsim_annot.services.admins import AdminIdentity, set_actor_provider
+from medsim_annot.services.admins import AdminIdentity, admin_session_valid, set_actor_provider
 from medsim_annot.services.auth import AnnotatorIdentity
 from medsim_annot.services.names import file_slug
-from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, check_session
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
 from medsim_annot.services.tokens import end_token
@@ -35,6 +42,7 @@ ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 RATINGS_TOKEN = "auth_ratings_token"
 #: Set by app.py on every run before it hands over to a page.
 ROUTED = "auth_routed"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,15 +74,129 @@ def _to_sign_in() -> None:
         st.switch_page("app.py")
 
 
-def require_admin() -> None:
-    """Refuse (and stop) unless the session signed in with the admin password."""
-    if role() != "admin":
+ADMIN_ONLY = "This page is for the study admin. Sign in with the admin password on the start page."
+ANNOTATOR_ONLY = "Sign in with your access code on the start page to annotate."
+ADJUDICATOR_ONLY = "This page is for the study's adjudicators. Sign in with your access code."
+ADMIN_ENDED = (
+    "Your admin session has ended: the admin was removed or their password changed. Sign in again."
+)
+ADMIN_UNCHECKED = (
+    "The store could not be reached to check your admin session; sign in again in a moment."
+)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why this session may not act in a role: *ended* when it was signed in as that role
+    but may no longer be (the admin removed or given a new password, the adjudicator's code
+    changed), else it was never signed in as that role."""
+
+    message: str
+    ended: bool
+
+
+def _checkable(admin: object) -> bool:
+    """Whether *admin* can be checked against the store: a session made by a sign-in keeps
+    the admin's credential fingerprint (``app.py`` ends an admin session without one before
+    any page runs; page tests build one by hand, with nothing in the store to check)."""
+    return isinstance(admin, AdminIdentity) and (admin.via != "named" or bool(admin.credential))
+
+
+def session_refusal(need: str) -> Refusal | None:
+    """The one role check: ``None`` when this session is signed in as *need* (``"admin"`` or
+    ``"adjudicator"``) and that sign-in still holds in the store, else why not.
+
+    Asked afresh by every page body, widget callback and fragment of the admin pages and the
+    Adjudicate page (:func:`requires`): callbacks run before ``app.py`` checks the session,
+    and a fragment's own reruns skip ``app.py`` altogether."""
+    if need == "admin":
+        if role() != "admin":
+            return Refusal(ADMIN_ONLY, ended=False)
+        admin = st.session_state.get(ADMIN)
+        if not _checkable(admin):
+            return None
+        try:
+            valid = admin_session_valid(admin, engine=engine())
+        except STORE_ERRORS:
+            return Refusal(ADMIN_UNCHECKED, ended=True)
+        return None if valid else Refusal(ADMIN_ENDED, ended=True)
+    if need == "adjudicator":
+        ident = st.session_state.get(IDENTITY)
+        if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
+            return Refusal(ADJUDICATOR_ONLY, ended=False)
+        try:
+            check_session(ident, engine=engine())
+        except SessionEnded as exc:
+            text = str(exc)
+            return Refusal(f"{text[:1].upper()}{text[1:]}.", ended=True)
+        return None
+    raise ValueError(f"no role check for {need!r}")
+
+
+def _refuse(refusal: Refusal, *, page: bool) -> None:
+    """Act on *refusal*: an ended session is ended and the app run again, so the start page
+    says why (``app.py`` shows the notice); a page body of a session never signed in as the
+    role shows the refusal and stops; a callback or fragment of one just runs the app again.
+    Nothing the refused function would have done happens."""
+    if refusal.ended:
+        end_session(refusal.message)
+        st.rerun()
+    if page:
         _to_sign_in()
-        st.error(
-            "This page is for the study admin. Sign in with the admin password on the start page.",
-            icon=":material/lock:",
-        )
+        # A session ended by a callback of this page (run on its own, not through app.py)
+        # shows why, once.
+        st.error(st.session_state.pop(NOTICE, None) or refusal.message, icon=":material/lock:")
         st.stop()
+    st.rerun()
+
+
+def requires(need: str, *, page: bool = False) -> Callable[[F], F]:
+    """Run the decorated function only while this session may act as *need*
+    (:func:`session_refusal`); a refused call changes nothing and ends the session if it
+    has ended (the start page then says so). On every widget callback and fragment of the
+    admin pages and the Adjudicate page, and on their page body (``page=True``: a session
+    never signed in as *need* sees the refusal there). Fragments are applied where they
+    are called: ``st.fragment(requires("admin")(body), run_every=...)()``."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            refusal = session_refusal(need)
+            if refusal is not None:
+                _refuse(refusal, page=page)
+                return None
+            return fn(*args, **kwargs)
+
+        return cast(F, guarded)
+
+    return wrap
+
+
+def _while_admin_holds(fn: Callable[[], bytes], admin: object, eng) -> Callable[[], bytes]:
+    """*fn*, refused (``PermissionError``) once *admin* no longer holds in the store."""
+
+    def data() -> bytes:
+        if _checkable(admin) and not admin_session_valid(cast(AdminIdentity, admin), engine=eng):
+            raise PermissionError(ADMIN_ENDED)
+        return fn()
+
+    return data
+
+
+def admin_download(fn: Callable[[], bytes]) -> Callable[[], bytes]:
+    """*fn* as the data of a deferred download button of an admin page. Streamlit calls it
+    when the button is clicked, outside any script run (no callback, no session state), so
+    it keeps the admin who drew the button and builds the file only while that admin still
+    holds (:func:`session_refusal`): a removed admin's click downloads nothing."""
+    return _while_admin_holds(fn, st.session_state.get(ADMIN), engine())
+
+
+def require_admin() -> None:
+    """Refuse (and stop, or end an ended session) unless the session is a study admin's
+    that still holds (:func:`session_refusal`)."""
+    refusal = session_refusal("admin")
+    if refusal is not None:
+        _refuse(refusal, page=True)
 
 
 def require_annotator() -> AnnotatorIdentity:
@@ -82,9 +204,7 @@ def require_annotator() -> AnnotatorIdentity:
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
         _to_sign_in()
-        st.error(
-            "Sign in with your access code on the start page to annotate.", icon=":material/lock:"
-        )
+        st.error(ANNOTATOR_ONLY, icon=":material/lock:")
         st.stop()
     return ident
 
@@ -102,16 +222,12 @@ def _clear_session() -> None:
 
 
 def require_adjudicator() -> AdjudicatorIdentity:
-    """The signed-in adjudicator; refuse (and stop) for anyone else."""
-    ident = st.session_state.get(IDENTITY)
-    if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
-        _to_sign_in()
-        st.error(
-            "This page is for the study's adjudicators. Sign in with your access code.",
-            icon=":material/lock:",
-        )
-        st.stop()
-    return ident
+    """The signed-in adjudicator whose access still holds; refuse (and stop, or end an ended
+    session) for anyone else."""
+    refusal = session_refusal("adjudicator")
+    if refusal is not None:
+        _refuse(refusal, page=True)
+    return st.session_state[IDENTITY]
 
 
 def sign_in_adjudicator(identity: AdjudicatorIdentity) -> None:

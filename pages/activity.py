@@ -7,38 +7,44 @@ from __future__ import annotations
 import streamlit as st
 
 from medsim_annot.services import admins as admins_svc
-from pages import _qa
+from pages import _qa, _ui
 
-_qa.require_admin()
 
-st.title("Activity")
-st.caption(
-    "Who did what: study created or imported, annotators added, renamed, linked to SSO, "
-    "codes issued or revoked, exports, admins added or removed. Failed sign-ins are in the "
-    "server log (see docs/sso.md)."
-)
-names = _qa.study_names()
-left, right = st.columns([2, 1])
-study = left.selectbox("Study", ["(all studies and admin changes)", *names], key="activity_study")
-limit = right.number_input("Newest", min_value=10, max_value=5000, value=200, step=50)
-frame = admins_svc.activity(
-    study=None if study not in names else study, limit=int(limit), engine=_qa.engine()
-)
-actors = sorted(a for a in frame["actor"].unique() if a)
-who = st.multiselect("Actor", actors, key="activity_actor")
-if who:
-    frame = frame[frame["actor"].isin(who)]
-if frame.empty:
-    st.info("Nothing recorded yet.")
-else:
-    frame = frame.assign(detail=frame["detail"].map(admins_svc.readable_detail))
-    _qa.table(
-        frame,
-        "activity",
-        "activity_download",
-        column_config={
-            "at": st.column_config.DatetimeColumn("at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-            "actor": st.column_config.TextColumn("actor", width="medium"),
-            "detail": st.column_config.TextColumn("detail", width="large"),
-        },
+@_ui.requires("admin", page=True)
+def activity_ui() -> None:
+    st.title("Activity")
+    st.caption(
+        "Who did what: study created or imported, annotators added, renamed, linked to SSO, "
+        "codes issued or revoked, exports, admins added or removed. Failed sign-ins are in the "
+        "server log (see docs/sso.md)."
     )
+    names = _qa.study_names()
+    left, right = st.columns([2, 1])
+    study = left.selectbox(
+        "Study", ["(all studies and admin changes)", *names], key="activity_study"
+    )
+    limit = right.number_input("Newest", min_value=10, max_value=5000, value=200, step=50)
+    frame = admins_svc.activity(
+        study=None if study not in names else study, limit=int(limit), engine=_qa.engine()
+    )
+    actors = sorted(a for a in frame["actor"].unique() if a)
+    who = st.multiselect("Actor", actors, key="activity_actor")
+    if who:
+        frame = frame[frame["actor"].isin(who)]
+    if frame.empty:
+        st.info("Nothing recorded yet.")
+    else:
+        frame = frame.assign(detail=frame["detail"].map(admins_svc.readable_detail))
+        _qa.table(
+            frame,
+            "activity",
+            "activity_download",
+            column_config={
+                "at": st.column_config.DatetimeColumn("at (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+                "actor": st.column_config.TextColumn("actor", width="medium"),
+                "detail": st.column_config.TextColumn("detail", width="large"),
+            },
+        )
+
+
+activity_ui()

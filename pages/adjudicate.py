@@ -12,10 +12,10 @@ from __future__ import annotations
 import streamlit as st
 
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
-from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
-from medsim_annot.services.people import adjudicators as adjudicators_svc
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from pages import _ui
 from pages.components.adjudicator import adjudicator, read_state
 
@@ -24,104 +24,103 @@ INDEX = "adjudicate_index"
 DONE = "adjudicate_done"  # counters of the decision / nav states already handled
 STATUS = "adjudicate_status"
 
-ident = _ui.require_adjudicator()
-eng = _ui.engine()
-ss = st.session_state
-try:
-    adjudicators_svc.check_session(ident, engine=eng)
-except SessionEnded as exc:
-    st.error(f"{exc}.", icon=":material/lock:")
-    st.stop()
 
-st.title("Adjudicate")
-st.caption(
-    f"Study {ident.study_name} · adjudicator {ident.name}. Your decisions set the final label "
-    "of a pair; the raters' agreement figures stay computed on their own answers."
-)
-c1, c2, c3 = st.columns([3, 2, 1])
-needs = c1.multiselect(
-    "Reasons to show",
-    list(ADJUDICATION_NEEDS),
-    default=[],
-    key="adj_needs",
-    help=ADJUDICATION_NEEDS.describe(),
-)
-board = board_svc.board(ident.study_name, engine=eng)
-group = c2.selectbox("Group", ["(all)", *board.groups], key="adj_group")
-include = c3.checkbox("Decided too", key="adj_decided")
+@_ui.requires("adjudicator", page=True)
+def adjudicate_ui() -> None:
+    ss = st.session_state
+    ident: AdjudicatorIdentity = ss[_ui.IDENTITY]  # checked by the role guard above
+    eng = _ui.engine()
 
+    st.title("Adjudicate")
+    st.caption(
+        f"Study {ident.study_name} · adjudicator {ident.name}. Your decisions set the final label "
+        "of a pair; the raters' agreement figures stay computed on their own answers."
+    )
+    c1, c2, c3 = st.columns([3, 2, 1])
+    needs = c1.multiselect(
+        "Reasons to show",
+        list(ADJUDICATION_NEEDS),
+        default=[],
+        key="adj_needs",
+        help=ADJUDICATION_NEEDS.describe(),
+    )
+    board = board_svc.board(ident.study_name, engine=eng)
+    group = c2.selectbox("Group", ["(all)", *board.groups], key="adj_group")
+    include = c3.checkbox("Decided too", key="adj_decided")
 
-def _queue(b: board_svc.Board):
-    return board_svc.filter_queue(
-        b.queue, needs=needs, group=None if group == "(all)" else group, include_decided=include
+    def _queue(b: board_svc.Board):
+        return board_svc.filter_queue(
+            b.queue, needs=needs, group=None if group == "(all)" else group, include_decided=include
+        )
+
+    queue = _queue(board)
+    done = ss.setdefault(DONE, {"decision": None, "nav": None})
+    index = int(ss.get(INDEX, 0))
+    fresh = False
+
+    # The widget's events, read through its contract (data_schemas/adjudicator_widget.py).
+    events, problem = read_state(ss.get(KEY))
+    if problem and problem != done.get("problem"):
+        ss[STATUS] = f"Not saved: {problem}"
+    done["problem"] = problem
+    nav = events.nav
+    if nav and nav.seq != done["nav"]:
+        done["nav"] = nav.seq
+        index += 1 if nav.to == "next" else -1
+        fresh = True
+    decision = events.decision
+    if decision and decision.seq != done["decision"]:
+        done["decision"] = decision.seq
+        try:
+            d = decisions_svc.decide(
+                ident.study_name,
+                decision.pair_id,
+                label=decision.label,
+                reason=decision.reason,
+                reason_text=decision.reason_text,
+                flag_guideline=decision.flag_guideline,
+                adjudicator=ident.name,
+                seen_version=decision.version,
+                engine=eng,
+            )
+        except decisions_svc.StaleDecision as exc:
+            cur = exc.current or {}
+            ss[STATUS] = (
+                f"Not saved: {exc} ({cur.get('label')}, {cur.get('reason')} by "
+                f"{cur.get('adjudicator')}). Look again and save to change it."
+            )
+        except UsageProblem as exc:
+            ss[STATUS] = f"Not saved: {exc}"
+        else:
+            ss[STATUS] = f"Saved {d.pair_id}: {d.label} ({d.reason}), version {d.version}."
+            if include:
+                index += 1  # a decided pair stays in the list: go on to the next one
+        board = board_svc.board(ident.study_name, engine=eng)
+        queue = _queue(board)
+        fresh = True
+
+    index = max(0, min(index, len(queue) - 1)) if len(queue) else 0
+    ss[INDEX] = index
+    pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
+    progress = board_svc.progress(board)
+    st.caption(
+        f"{progress['needed']} pairs need a decision · {progress['decided']} decided · "
+        f"{progress['flagged']} flagged for the guideline"
+    )
+    adjudicator(
+        data={
+            "pair": pair,
+            "reasons": [
+                {"value": r, "key": decisions_svc.REASON_KEYS[r], "label": r.replace("_", " ")}
+                for r in ADJUDICATION_REASONS
+            ],
+            "position": index + 1,
+            "total": len(queue),
+            "status": ss.get(STATUS, ""),
+            "fresh": fresh,
+        },
+        key=KEY,
     )
 
 
-queue = _queue(board)
-done = ss.setdefault(DONE, {"decision": None, "nav": None})
-index = int(ss.get(INDEX, 0))
-fresh = False
-
-# The widget's events, read through its contract (data_schemas/adjudicator_widget.py).
-events, problem = read_state(ss.get(KEY))
-if problem and problem != done.get("problem"):
-    ss[STATUS] = f"Not saved: {problem}"
-done["problem"] = problem
-nav = events.nav
-if nav and nav.seq != done["nav"]:
-    done["nav"] = nav.seq
-    index += 1 if nav.to == "next" else -1
-    fresh = True
-decision = events.decision
-if decision and decision.seq != done["decision"]:
-    done["decision"] = decision.seq
-    try:
-        d = decisions_svc.decide(
-            ident.study_name,
-            decision.pair_id,
-            label=decision.label,
-            reason=decision.reason,
-            reason_text=decision.reason_text,
-            flag_guideline=decision.flag_guideline,
-            adjudicator=ident.name,
-            seen_version=decision.version,
-            engine=eng,
-        )
-    except decisions_svc.StaleDecision as exc:
-        cur = exc.current or {}
-        ss[STATUS] = (
-            f"Not saved: {exc} ({cur.get('label')}, {cur.get('reason')} by "
-            f"{cur.get('adjudicator')}). Look again and save to change it."
-        )
-    except UsageProblem as exc:
-        ss[STATUS] = f"Not saved: {exc}"
-    else:
-        ss[STATUS] = f"Saved {d.pair_id}: {d.label} ({d.reason}), version {d.version}."
-        if include:
-            index += 1  # a decided pair stays in the list: go on to the next one
-    board = board_svc.board(ident.study_name, engine=eng)
-    queue = _queue(board)
-    fresh = True
-
-index = max(0, min(index, len(queue) - 1)) if len(queue) else 0
-ss[INDEX] = index
-pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
-progress = board_svc.progress(board)
-st.caption(
-    f"{progress['needed']} pairs need a decision · {progress['decided']} decided · "
-    f"{progress['flagged']} flagged for the guideline"
-)
-adjudicator(
-    data={
-        "pair": pair,
-        "reasons": [
-            {"value": r, "key": decisions_svc.REASON_KEYS[r], "label": r.replace("_", " ")}
-            for r in ADJUDICATION_REASONS
-        ],
-        "position": index + 1,
-        "total": len(queue),
-        "status": ss.get(STATUS, ""),
-        "fresh": fresh,
-    },
-    key=KEY,
-)
+adjudicate_ui()

@@ -13,22 +13,8 @@ from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from pages import _predictions, _qa, _ui
 
-_qa.require_admin()
 
-st.title("QA dashboard")
-picked = _qa.pick_study("dashboard_study")
-if picked is None:
-    st.stop()
-study: str = picked.name  # the services below that still take the name (issue 32, phase 2)
-
-live = st.toggle(
-    "Refresh every 30 s",
-    key="dashboard_live",
-    help="Re-read completion and, when ratings were saved, the figures.",
-)
-
-
-def _sequential_audit() -> None:
+def _sequential_audit(study: str) -> None:
     """Per group: n, accuracy and precision with Wilson intervals, pairs still needed,
     serving/stopped; the admin's switch for stopping."""
     status = stopping_svc.audit_status(study, engine=_qa.engine())
@@ -46,6 +32,7 @@ def _sequential_audit() -> None:
     )
     switch_key = f"dashboard_stopping:{study}"
 
+    @_ui.requires("admin")
     def _switch() -> None:
         stopping_svc.set_stopping(study, bool(st.session_state[switch_key]), engine=_qa.engine())
 
@@ -89,7 +76,7 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
                     )
 
 
-def _adjudication() -> None:
+def _adjudication(study: str) -> None:
     """Adjudication progress, each rater against the adjudicated labels, the reasons."""
     adj = adjudication_svc.summary(study, engine=_qa.engine())
     st.header("Adjudication")
@@ -127,8 +114,7 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
     _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
 
 
-@st.fragment(run_every=30 if live else None)
-def _check_settings(settings: quality_svc.QualitySettings) -> None:
+def _check_settings(study: str, settings: quality_svc.QualitySettings) -> None:
     """The rushed threshold and the minimum accuracy on check pairs, changed in place (the
     flags change, never a rating; the change is logged)."""
     with st.expander("Rater-check settings"), st.form("dashboard_check_settings"):
@@ -173,7 +159,9 @@ def _summary_columns(summary) -> dict:
     return config
 
 
-def _dashboard() -> None:
+def _dashboard(study: str) -> None:
+    """Everything the live refresh re-reads: completion, the figures (from the cached
+    dashboard, recomputed only when ratings were saved), adjudication, disagreements."""
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
@@ -212,7 +200,7 @@ def _dashboard() -> None:
 
     st.download_button(
         "Download the HTML report",
-        lambda: _qa.load_report(study, 1000 if boot else 0),
+        _ui.admin_download(lambda: _qa.load_report(study, 1000 if boot else 0)),
         file_name=_qa.download_name(f"qa-report-{study}", "html"),
         mime="text/html",
         key="dashboard_report",
@@ -235,7 +223,7 @@ def _dashboard() -> None:
         st.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
 
     # ---- sequential audit (studies created with --target-ci) -------------------------------
-    _sequential_audit()
+    _sequential_audit(study)
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
     st.header("Agreement")
@@ -279,18 +267,35 @@ def _dashboard() -> None:
         st.warning(warning)
     _qa.table(dash.pace_table(), "rater-checks", "dashboard_dl_rater_checks")
     if settings is not None:
-        _check_settings(settings)
+        _check_settings(study, settings)
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 
     _model_of_the_doctors(dash)
 
-    _adjudication()
+    _adjudication(study)
 
     _disagreement_explorer(dash)
 
 
-_dashboard()
+@_ui.requires("admin", page=True)
+def dashboard_ui() -> None:
+    st.title("QA dashboard")
+    picked = _qa.pick_study("dashboard_study")
+    if picked is None:
+        st.stop()
+    study = picked.name  # the services below that still take the name (issue 32, phase 2)
+    live = st.toggle(
+        "Refresh every 30 s",
+        key="dashboard_live",
+        help="Re-read completion and, when ratings were saved, the figures.",
+    )
+    # The live refresh re-runs the dashboard body alone (a fragment, applied here where it is
+    # called), through the role guard: a fragment's own reruns skip app.py.
+    st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(study)
+    # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
+    # refresh)
+    _predictions.panel(picked)
 
-# ---- a model's scores: prediction-powered audit, model as a rater (outside the live refresh)
-_predictions.panel(picked)
+
+dashboard_ui()

@@ -19,77 +19,80 @@ from medsim_annot.services.interop import zip_folder
 from medsim_annot.services.names import file_slug
 from pages import _qa, _ui
 
-_qa.require_admin()
 
-st.title("Gold export")
-picked = _qa.pick_study("export_study")
-if picked is None:
-    st.stop()
-study = picked.name  # the gold export still takes the name (issue 32, phase 2)
-
-with st.form("export_form"):
-    fmt = st.selectbox(
-        "Format",
-        [*FORMATS, "hf"],
-        format_func=lambda f: "hf (Hugging Face dataset folder, as a ZIP)" if f == "hf" else f,
-        key="export_format",
-    )
-    st.caption("Filters run in this order; the manifest records the pairs before and after each.")
-    min_ratings = st.number_input(
-        "Minimum ratings per pair (0 = no minimum)",
-        min_value=0,
-        value=0,
-        step=1,
-        key="export_min_ratings",
-    )
-    exclude_unclear = st.checkbox("Exclude pairs flagged unclear", key="export_exclude_unclear")
-    require_majority = st.checkbox("Require a majority", key="export_require_majority")
-    exclude_all_different = st.checkbox(
-        "Exclude pairs whose ratings all differ", key="export_exclude_all_different"
-    )
-    only_verified = st.checkbox(
-        "Only verified pairs (majority = automatic label)", key="export_only_verified"
-    )
-    exclude_rushed = st.checkbox(
-        "Leave out rushed ratings (faster than the study's threshold) first",
-        key="export_exclude_rushed",
-    )
-    audit_adjudicated = st.checkbox(
-        "Audit the automatic labels against adjudicated labels where there are some",
-        key="export_audit_adjudicated",
-        help="verified / auto_label_disagrees then compare with an adjudicator's decision "
-        "instead of the majority on decided pairs (recorded in the manifest). Agreement "
-        "figures stay computed on the raters' own answers.",
-    )
-    with st.expander("Hugging Face dataset options (format hf)"):
-        license_ = st.text_input(
-            "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
+def _form() -> tuple[bool, str, GoldFilters, HfOptions, bool]:
+    """The export form: whether it was submitted, the format, the filters, the Hugging Face
+    options and whether to audit against adjudicated labels."""
+    with st.form("export_form"):
+        fmt = st.selectbox(
+            "Format",
+            [*FORMATS, "hf"],
+            format_func=lambda f: "hf (Hugging Face dataset folder, as a ZIP)" if f == "hf" else f,
+            key="export_format",
         )
-        split = st.checkbox("Seeded train/test split, stratified by group", key="export_split")
-        seed = st.number_input("Split seed", min_value=0, value=0, step=1, key="export_seed")
-        test_size = st.number_input(
-            "Share of each group in test",
-            min_value=0.05,
-            max_value=0.95,
-            value=0.2,
-            step=0.05,
-            key="export_test_size",
+        st.caption(
+            "Filters run in this order; the manifest records the pairs before and after each."
         )
-    go = st.form_submit_button("Prepare export", type="primary")
+        min_ratings = st.number_input(
+            "Minimum ratings per pair (0 = no minimum)",
+            min_value=0,
+            value=0,
+            step=1,
+            key="export_min_ratings",
+        )
+        exclude_unclear = st.checkbox("Exclude pairs flagged unclear", key="export_exclude_unclear")
+        require_majority = st.checkbox("Require a majority", key="export_require_majority")
+        exclude_all_different = st.checkbox(
+            "Exclude pairs whose ratings all differ", key="export_exclude_all_different"
+        )
+        only_verified = st.checkbox(
+            "Only verified pairs (majority = automatic label)", key="export_only_verified"
+        )
+        exclude_rushed = st.checkbox(
+            "Leave out rushed ratings (faster than the study's threshold) first",
+            key="export_exclude_rushed",
+        )
+        audit_adjudicated = st.checkbox(
+            "Audit the automatic labels against adjudicated labels where there are some",
+            key="export_audit_adjudicated",
+            help="verified / auto_label_disagrees then compare with an adjudicator's decision "
+            "instead of the majority on decided pairs (recorded in the manifest). Agreement "
+            "figures stay computed on the raters' own answers.",
+        )
+        with st.expander("Hugging Face dataset options (format hf)"):
+            license_ = st.text_input(
+                "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
+            )
+            split = st.checkbox("Seeded train/test split, stratified by group", key="export_split")
+            seed = st.number_input("Split seed", min_value=0, value=0, step=1, key="export_seed")
+            test_size = st.number_input(
+                "Share of each group in test",
+                min_value=0.05,
+                max_value=0.95,
+                value=0.2,
+                step=0.05,
+                key="export_test_size",
+            )
+        go = st.form_submit_button("Prepare export", type="primary")
 
-filters = GoldFilters(
-    min_ratings=int(min_ratings) or None,
-    exclude_unclear=exclude_unclear,
-    require_majority=require_majority,
-    exclude_all_different=exclude_all_different,
-    only_verified=only_verified,
-    exclude_rushed=exclude_rushed,
-)
-hf_options = HfOptions(
-    license=license_.strip() or "other", split=split, seed=int(seed), test_size=float(test_size)
-)
+    filters = GoldFilters(
+        min_ratings=int(min_ratings) or None,
+        exclude_unclear=exclude_unclear,
+        require_majority=require_majority,
+        exclude_all_different=exclude_all_different,
+        only_verified=only_verified,
+        exclude_rushed=exclude_rushed,
+    )
+    hf_options = HfOptions(
+        license=license_.strip() or "other", split=split, seed=int(seed), test_size=float(test_size)
+    )
+    return go, fmt, filters, hf_options, audit_adjudicated
 
-if go:
+
+def _prepare(
+    study: str, fmt: str, filters: GoldFilters, hf_options: HfOptions, audit_adjudicated: bool
+) -> None:
+    """Write the export and its manifest, and keep them for the downloads."""
     folder_output = fmt == "hf"  # a dataset folder, downloaded as one ZIP
     stem = file_slug(f"gold-{study}", fallback="gold")
     name = _qa.download_name(
@@ -99,7 +102,7 @@ if go:
         out = Path(tmp) / (stem if folder_output else name)
         try:
             with st.spinner("Writing the export and its manifest…"):
-                manifest = export_gold(
+                export_gold(
                     study,
                     out,
                     fmt,
@@ -124,40 +127,59 @@ if go:
                 "manifest": mpath.read_bytes(),
             }
 
-res = st.session_state.get("export_result")
-if res and res["study"] == study:
-    manifest = json.loads(res["manifest"])
-    c = manifest["counts"]
-    if manifest["format"] == "hf":
-        st.success(
-            f"{c['exported']} of {c['pairs']} pairs ready as a Hugging Face dataset folder "
-            f"({len(manifest['files'])} files, listed with their SHA-256 in manifest.json)."
+
+def _downloads(study: str) -> None:
+    """The prepared export of *study*: counts, filter steps, the two downloads."""
+    res = st.session_state.get("export_result")
+    if res and res["study"] == study:
+        manifest = json.loads(res["manifest"])
+        c = manifest["counts"]
+        if manifest["format"] == "hf":
+            st.success(
+                f"{c['exported']} of {c['pairs']} pairs ready as a Hugging Face dataset folder "
+                f"({len(manifest['files'])} files, listed with their SHA-256 in manifest.json)."
+            )
+        else:
+            st.success(
+                f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
+                f"SHA-256 {manifest['sha256'][:16]}…)."
+            )
+        steps = manifest["filter_steps"]
+        if steps:
+            st.table(
+                [{"filter": s["filter"], "before": s["before"], "after": s["after"]} for s in steps]
+            )
+        a, b = st.columns(2)
+        a.download_button(
+            f"Download {res['name']}",
+            res["data"],
+            file_name=res["name"],
+            key="export_download_file",
+            type="primary",
+            mime="application/zip" if manifest["format"] == "hf" else None,
         )
-    else:
-        st.success(
-            f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
-            f"SHA-256 {manifest['sha256'][:16]}…)."
+        b.download_button(
+            f"Download {res['manifest_name']}",
+            res["manifest"],
+            file_name=res["manifest_name"],
+            mime="application/json",
+            key="export_download_manifest",
         )
-    steps = manifest["filter_steps"]
-    if steps:
-        st.table(
-            [{"filter": s["filter"], "before": s["before"], "after": s["after"]} for s in steps]
-        )
-    a, b = st.columns(2)
-    a.download_button(
-        f"Download {res['name']}",
-        res["data"],
-        file_name=res["name"],
-        key="export_download_file",
-        type="primary",
-        mime="application/zip" if manifest["format"] == "hf" else None,
-    )
-    b.download_button(
-        f"Download {res['manifest_name']}",
-        res["manifest"],
-        file_name=res["manifest_name"],
-        mime="application/json",
-        key="export_download_manifest",
-    )
-    with st.expander("Manifest"):
-        st.json(manifest)
+        with st.expander("Manifest"):
+            st.json(manifest)
+
+
+@_ui.requires("admin", page=True)
+def export_ui() -> None:
+    st.title("Gold export")
+    picked = _qa.pick_study("export_study")
+    if picked is None:
+        st.stop()
+    study = picked.name  # the gold export still takes the name (issue 32, phase 2)
+    go, fmt, filters, hf_options, audit_adjudicated = _form()
+    if go:
+        _prepare(study, fmt, filters, hf_options, audit_adjudicated)
+    _downloads(study)
+
+
+export_ui()

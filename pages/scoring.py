@@ -10,25 +10,22 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from data_schemas import columns as C
+from data_schemas.errors import InputError
+from medsim_annot.errors import UsageProblem
+from medsim_annot.io import read_table, upload_types
+from medsim_annot.services import gold as gold_svc
+from medsim_annot.services import scoring
+from medsim_annot.services import studies as studies_svc
 from pages._ui import (
     download_csv,
     engine,
     plain_markdown,
-    require_admin,
+    requires,
     show_problems,
     upload_base_name,
     upload_copy,
 )
-
-require_admin()
-
-from data_schemas import columns as C  # noqa: E402
-from data_schemas.errors import InputError  # noqa: E402
-from medsim_annot.errors import UsageProblem  # noqa: E402
-from medsim_annot.io import upload_types  # noqa: E402
-from medsim_annot.services import gold as gold_svc  # noqa: E402
-from medsim_annot.services import scoring  # noqa: E402
-from medsim_annot.services import studies as studies_svc  # noqa: E402
 
 KEY = "scoring_"
 LEXICAL = {
@@ -36,124 +33,130 @@ LEXICAL = {
     "Character n-gram TF-IDF cosine": "char-ngram",
 }
 
-st.title("Embedding scoring")
-st.caption(
-    "Which representation of medical terms agrees best with the doctors — and is the "
-    "difference real? Pairs every selected method covers form the common subset; "
-    "significance is Bonferroni-corrected over all pairs of methods."
-)
-
-# ---------------------------------------------------------------- 1. pairs and gold
-st.subheader("1. Pairs and gold")
-source = st.radio(
-    "Pairs to score",
-    ["Verified subset of a study", "Upload a pairs or gold file"],
-    horizontal=True,
-    key=KEY + "source",
-)
-pairs = gold_frame = None
-if source.startswith("Verified"):
-    studies = [s["study"] for s in studies_svc.list_studies(engine=engine())]
-    if not studies:
-        st.info("There are no studies yet. Create one on the Study setup page, or upload a file.")
-        st.stop()
-    study = st.selectbox("Study", studies, key=KEY + "study")
-    table = gold_svc.study_gold_table(study, engine=engine())
-    has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
-    binary = table.scale.level == "nominal"
-    cols = st.columns(3)
-    only_verified = cols[0].checkbox(
-        "Only verified pairs (majority = automatic label)",
-        value=binary and has_auto,
-        disabled=not (binary and has_auto),
-        key=KEY + "verified",
-    )
-    require_majority = cols[1].checkbox(
-        "Require a majority", value=binary, disabled=not binary, key=KEY + "majority"
-    )
-    gold_choice = cols[2].radio(
-        "Gold",
-        ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
-        key=KEY + "goldchoice",
-    )
-    kept, steps = gold_svc.apply_filters(
-        table.table,
-        only_verified=only_verified and binary and has_auto,
-        require_majority=require_majority and binary,
-        has_auto_label=has_auto,
-    )
-    st.write(
-        f"{len(kept)} of {len(table.table)} pairs kept"
-        + "".join(f" · {s['filter']}: {s['before']} → {s['after']}" for s in steps)
-    )
-    pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
-    gold_frame = (
-        kept
-        if gold_choice == "Doctors' verdict"
-        else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
-    )
-else:
-    upload = st.file_uploader(
-        "Pairs file with auto_label, a gold export, or an EHR-Rel file",
-        type=upload_types(),
-        key=KEY + "upload",
-    )
-    if upload is None:
-        st.stop()
-    try:
-        from medsim_annot.io import read_table
-
-        # A private copy under the base name only, deleted as soon as it is read.
-        with upload_copy(upload.name, upload.getvalue()) as path:
-            gold_frame = read_table(path)
-            pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
-        scoring.gold_from_frame(gold_frame, file=upload.name)
-    except InputError as exc:
-        show_problems(
-            exc, f"{upload_base_name(upload.name)} cannot be used:", key="scoring_problems"
-        )
-        st.stop()
-if pairs is None or not len(pairs):
-    st.warning("No pairs to score with these filters.")
-    st.stop()
-
-# ---------------------------------------------------------------- 2. methods
-st.subheader("2. Representations and metrics")
-
 
 @st.cache_data(ttl=60, show_spinner="Looking for installed models and embeddings…")
 def _available(folder: str | None) -> pd.DataFrame:
     return scoring.list_embeddings(folder, installed=True)
 
 
-folder = scoring.embeddings_dir()
-available = _available(str(folder) if folder else None)
-st.caption(
-    "Offered: installed sentence-transformers model packages, models already in the local "
-    "Hugging Face cache (nothing is downloaded)"
-    + (
-        f", and the files and model folders in `{folder}`."
-        if folder
-        else ". Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
-        "sentence-transformers model folders to offer them too."
+def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pairs to score and their gold: a study's verified subset or an uploaded file
+    (stops the page until there are some)."""
+    st.subheader("1. Pairs and gold")
+    source = st.radio(
+        "Pairs to score",
+        ["Verified subset of a study", "Upload a pairs or gold file"],
+        horizontal=True,
+        key=KEY + "source",
     )
-)
-chosen = st.multiselect(
-    "Embeddings and models",
-    list(available["name"]) if len(available) else [],
-    key=KEY + "embeddings",
-)
-lexical = [v for k, v in LEXICAL.items() if st.checkbox(k, value=True, key=KEY + v)]
-word_metrics = st.multiselect(
-    "Word-embedding metrics",
-    list(scoring.metrics_for("word2vec")),
-    default=list(scoring.metrics_for("word2vec")),
-    key=KEY + "metrics",
-)
+    pairs: pd.DataFrame | None = None
+    gold_frame: pd.DataFrame | None = None
+    if source.startswith("Verified"):
+        studies = [s["study"] for s in studies_svc.list_studies(engine=engine())]
+        if not studies:
+            st.info(
+                "There are no studies yet. Create one on the Study setup page, or upload a file."
+            )
+            st.stop()
+        study = st.selectbox("Study", studies, key=KEY + "study")
+        table = gold_svc.study_gold_table(study, engine=engine())
+        has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
+        binary = table.scale.level == "nominal"
+        cols = st.columns(3)
+        only_verified = cols[0].checkbox(
+            "Only verified pairs (majority = automatic label)",
+            value=binary and has_auto,
+            disabled=not (binary and has_auto),
+            key=KEY + "verified",
+        )
+        require_majority = cols[1].checkbox(
+            "Require a majority", value=binary, disabled=not binary, key=KEY + "majority"
+        )
+        gold_choice = cols[2].radio(
+            "Gold",
+            ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
+            key=KEY + "goldchoice",
+        )
+        kept, steps = gold_svc.apply_filters(
+            table.table,
+            only_verified=only_verified and binary and has_auto,
+            require_majority=require_majority and binary,
+            has_auto_label=has_auto,
+        )
+        st.write(
+            f"{len(kept)} of {len(table.table)} pairs kept"
+            + "".join(f" · {s['filter']}: {s['before']} → {s['after']}" for s in steps)
+        )
+        pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
+        gold_frame = (
+            kept
+            if gold_choice == "Doctors' verdict"
+            else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
+        )
+    else:
+        upload = st.file_uploader(
+            "Pairs file with auto_label, a gold export, or an EHR-Rel file",
+            type=upload_types(),
+            key=KEY + "upload",
+        )
+        if upload is None:
+            st.stop()
+        try:
+            # A private copy under the base name only, deleted as soon as it is read.
+            with upload_copy(upload.name, upload.getvalue()) as path:
+                gold_frame = read_table(path)
+                pairs = scoring.read_pairs(path)[[C.PAIR_ID, C.TERM_1, C.TERM_2]]
+            scoring.gold_from_frame(gold_frame, file=upload.name)
+        except InputError as exc:
+            show_problems(
+                exc, f"{upload_base_name(upload.name)} cannot be used:", key="scoring_problems"
+            )
+            st.stop()
+    if pairs is None or gold_frame is None or not len(pairs):
+        st.warning("No pairs to score with these filters.")
+        st.stop()
+    return pairs, gold_frame
 
-if st.button(
-    "Score and evaluate", type="primary", key=KEY + "run", disabled=not (chosen or lexical)
-):
+
+def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
+    """The installed embeddings and models offered, and the chosen ones, lexical baselines
+    and word-embedding metrics."""
+    folder = scoring.embeddings_dir()
+    available = _available(str(folder) if folder else None)
+    st.caption(
+        "Offered: installed sentence-transformers model packages, models already in the local "
+        "Hugging Face cache (nothing is downloaded)"
+        + (
+            f", and the files and model folders in `{folder}`."
+            if folder
+            else ". Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
+            "sentence-transformers model folders to offer them too."
+        )
+    )
+    chosen = st.multiselect(
+        "Embeddings and models",
+        list(available["name"]) if len(available) else [],
+        key=KEY + "embeddings",
+    )
+    lexical = [v for k, v in LEXICAL.items() if st.checkbox(k, value=True, key=KEY + v)]
+    word_metrics = st.multiselect(
+        "Word-embedding metrics",
+        list(scoring.metrics_for("word2vec")),
+        default=list(scoring.metrics_for("word2vec")),
+        key=KEY + "metrics",
+    )
+    return available, chosen, lexical, word_metrics
+
+
+def _score(
+    pairs: pd.DataFrame,
+    gold_frame: pd.DataFrame,
+    available: pd.DataFrame,
+    chosen: list[str],
+    lexical: list[str],
+    word_metrics: list[str],
+) -> None:
+    """Score every chosen method with a progress bar and evaluate them; keep the result."""
     bar = st.progress(0.0, text="starting")
     frames: dict[str, pd.DataFrame] = {}
     jobs = [
@@ -181,47 +184,81 @@ if st.button(
         bar.empty()
         st.error(plain_markdown(str(exc)))
 
-# ---------------------------------------------------------------- 3. results
-if KEY + "result" in st.session_state:
-    frames, result = st.session_state[KEY + "result"]
-    st.subheader("3. Results")
-    st.write(
-        f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
-        f"common subset {result.n_common} pairs · {result.n_comparisons} comparisons at "
-        f"α = {result.alpha} / {max(result.n_comparisons, 1)}"
-    )
-    methods = result.methods
-    st.dataframe(methods, hide_index=True, width="stretch")
-    download_csv("Download results (CSV)", methods, "methods.csv", KEY + "dl_methods")
-    if len(result.comparisons):
-        with st.expander("Pairwise comparisons"):
-            st.dataframe(result.comparisons, hide_index=True, width="stretch")
+
+def _results(gold_frame: pd.DataFrame) -> None:
+    """The kept result: the methods table, comparisons, ROC curves, worst errors, downloads."""
+    if KEY + "result" in st.session_state:
+        frames, result = st.session_state[KEY + "result"]
+        st.subheader("3. Results")
+        st.write(
+            f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
+            f"common subset {result.n_common} pairs · {result.n_comparisons} comparisons at "
+            f"α = {result.alpha} / {max(result.n_comparisons, 1)}"
+        )
+        methods = result.methods
+        st.dataframe(methods, hide_index=True, width="stretch")
+        download_csv("Download results (CSV)", methods, "methods.csv", KEY + "dl_methods")
+        if len(result.comparisons):
+            with st.expander("Pairwise comparisons"):
+                st.dataframe(result.comparisons, hide_index=True, width="stretch")
+                download_csv(
+                    "Download comparisons (CSV)",
+                    result.comparisons,
+                    "comparisons.csv",
+                    KEY + "dl_comp",
+                )
+        if result.roc:
+            fig = go.Figure()
+            for name, curve in result.roc.items():
+                fig.add_trace(go.Scatter(x=curve["fpr"], y=curve["tpr"], mode="lines", name=name))
+            fig.add_trace(
+                go.Scatter(
+                    x=[0, 1],
+                    y=[0, 1],
+                    mode="lines",
+                    name="chance",
+                    line={"dash": "dot", "color": "grey"},
+                )
+            )
+            fig.update_layout(
+                title="ROC curves",
+                xaxis_title="false positive rate",
+                yaxis_title="true positive rate",
+                height=450,
+            )
+            st.plotly_chart(fig, width="stretch")
+        method = st.selectbox("Worst errors of", list(methods["method"]), key=KEY + "errmethod")
+        if method:
+            errors = scoring.pair_errors(frames, gold_frame, method, result)
+            st.dataframe(errors, hide_index=True, width="stretch")
+        for name, frame in frames.items():
             download_csv(
-                "Download comparisons (CSV)", result.comparisons, "comparisons.csv", KEY + "dl_comp"
+                f"Download scores: {name}", frame, f"scores-{name}.csv", KEY + "dl_" + name
             )
-    if result.roc:
-        fig = go.Figure()
-        for name, curve in result.roc.items():
-            fig.add_trace(go.Scatter(x=curve["fpr"], y=curve["tpr"], mode="lines", name=name))
-        fig.add_trace(
-            go.Scatter(
-                x=[0, 1],
-                y=[0, 1],
-                mode="lines",
-                name="chance",
-                line={"dash": "dot", "color": "grey"},
-            )
-        )
-        fig.update_layout(
-            title="ROC curves",
-            xaxis_title="false positive rate",
-            yaxis_title="true positive rate",
-            height=450,
-        )
-        st.plotly_chart(fig, width="stretch")
-    method = st.selectbox("Worst errors of", list(methods["method"]), key=KEY + "errmethod")
-    if method:
-        errors = scoring.pair_errors(frames, gold_frame, method, result)
-        st.dataframe(errors, hide_index=True, width="stretch")
-    for name, frame in frames.items():
-        download_csv(f"Download scores: {name}", frame, f"scores-{name}.csv", KEY + "dl_" + name)
+
+
+@requires("admin", page=True)
+def scoring_ui() -> None:
+    st.title("Embedding scoring")
+    st.caption(
+        "Which representation of medical terms agrees best with the doctors — and is the "
+        "difference real? Pairs every selected method covers form the common subset; "
+        "significance is Bonferroni-corrected over all pairs of methods."
+    )
+
+    # ---------------------------------------------------------------- 1. pairs and gold
+    pairs, gold_frame = _pairs_and_gold()
+
+    # ---------------------------------------------------------------- 2. methods
+    st.subheader("2. Representations and metrics")
+    available, chosen, lexical, word_metrics = _methods()
+    if st.button(
+        "Score and evaluate", type="primary", key=KEY + "run", disabled=not (chosen or lexical)
+    ):
+        _score(pairs, gold_frame, available, chosen, lexical, word_metrics)
+
+    # ---------------------------------------------------------------- 3. results
+    _results(gold_frame)
+
+
+scoring_ui()

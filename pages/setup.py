@@ -10,7 +10,7 @@ import streamlit as st
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError
-from data_schemas.scales import BUILT_IN, load_scale
+from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
@@ -22,9 +22,6 @@ from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
 from pages.components.preload import preload_chart_code
-
-_ui.require_admin()
-eng = _ui.engine()
 
 PAIR_SUFFIXES = tuple("." + t for t in upload_types())
 NEW_CODES = "setup_new_codes"
@@ -88,354 +85,419 @@ def _study_list(studies: list[dict]) -> None:
     )
 
 
-st.title("Study setup")
-preload_chart_code()  # the Dashboard's chart code, loaded while this browser is idle
-
-studies = S.list_studies(engine=eng)
-with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
-    if studies:
-        _study_list(studies)
-    else:
-        st.caption("No studies yet.")
-
-# ----------------------------------------------------------------------------- create
-st.header("New study")
-name = st.text_input("Study name", key="setup_name")
-
-source = st.radio(
-    "Pairs file", ["Upload", "Choose a file in data/"], horizontal=True, key="setup_source"
-)
-pairs_path: Path | None = None
-pairs_name: str | None = None  # the file name shown and recorded with the study
-pairs = None
-if source == "Upload":
-    up = st.file_uploader(
-        f"Pairs file ({formats_text()})",
-        key="setup_upload",
-        type=[s.lstrip(".") for s in PAIR_SUFFIXES],
-    )
-    if up is not None:
-        pairs_name = _ui.upload_base_name(up.name)
-        try:
-            pairs = _load_uploaded_pairs(up.name, up.getvalue())
-        except InputError as exc:
-            _show_problems(exc.with_file(pairs_name))
+def _existing_studies() -> list[dict]:
+    studies = S.list_studies(engine=_ui.engine())
+    with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
+        if studies:
+            _study_list(studies)
         else:
-            st.success(_ui.plain_markdown(f"{pairs_name}: {len(pairs)} valid pairs."))
-else:
-    files = _local_pair_files()
-    choice = st.selectbox(
-        "File",
-        [str(p) for p in files],
-        key="setup_file",
-        index=None,
-        placeholder="no pairs files under data/" if not files else "choose…",
-    )
-    pairs_path = Path(choice) if choice else None
+            st.caption("No studies yet.")
+    return studies
 
-if pairs_path is not None and not pairs_path.is_file():
-    st.error(_ui.plain_markdown(f"{pairs_path} does not exist (any more)."))
-    pairs_path = None
-if pairs_path is not None:
-    pairs_name = pairs_path.name
-    try:
-        stat = pairs_path.stat()
-        pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
-    except InputError as exc:
-        _show_problems(exc.with_file(pairs_path.name))
+
+def _pairs_file() -> tuple[pd.DataFrame | None, str | None]:
+    """The pairs file, uploaded or chosen under data/: its valid pairs (``None`` until there
+    is one without problems) and the file name shown and recorded with the study."""
+    source = st.radio(
+        "Pairs file", ["Upload", "Choose a file in data/"], horizontal=True, key="setup_source"
+    )
+    pairs_path: Path | None = None
+    pairs_name: str | None = None
+    pairs = None
+    if source == "Upload":
+        up = st.file_uploader(
+            f"Pairs file ({formats_text()})",
+            key="setup_upload",
+            type=[s.lstrip(".") for s in PAIR_SUFFIXES],
+        )
+        if up is not None:
+            pairs_name = _ui.upload_base_name(up.name)
+            try:
+                pairs = _load_uploaded_pairs(up.name, up.getvalue())
+            except InputError as exc:
+                _show_problems(exc.with_file(pairs_name))
+            else:
+                st.success(_ui.plain_markdown(f"{pairs_name}: {len(pairs)} valid pairs."))
     else:
-        st.success(_ui.plain_markdown(f"{pairs_path.name}: {len(pairs)} valid pairs."))
+        files = _local_pair_files()
+        choice = st.selectbox(
+            "File",
+            [str(p) for p in files],
+            key="setup_file",
+            index=None,
+            placeholder="no pairs files under data/" if not files else "choose…",
+        )
+        pairs_path = Path(choice) if choice else None
 
-scale_names = list(BUILT_IN)
-scale_choice = st.selectbox(
-    "Scale", [*scale_names, "Custom scale file (YAML/JSON)"], key="setup_scale"
-)
-scale = None
-if scale_choice in BUILT_IN:
-    scale = load_scale(scale_choice)
-else:
-    up_scale = st.file_uploader("Scale file", type=["yaml", "yml", "json"], key="setup_scale_file")
-    if up_scale is not None:
+    if pairs_path is not None and not pairs_path.is_file():
+        st.error(_ui.plain_markdown(f"{pairs_path} does not exist (any more)."))
+        pairs_path = None
+    if pairs_path is not None:
+        pairs_name = pairs_path.name
         try:
-            with _ui.upload_copy(up_scale.name, up_scale.getvalue()) as scale_path:
-                scale = load_scale(scale_path)
+            stat = pairs_path.stat()
+            pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
         except InputError as exc:
-            _show_problems(exc.with_file(up_scale.name))
-guideline: str | None = None
-if scale is not None:
-    st.caption(
-        " · ".join(f"`{o.key}` {o.label}" for o in scale.options)
-        + (" · `u` unclear meaning" if scale.unclear_flag else "")
-    )
-    guide_key = f"setup_guideline_{scale.name}"
-    guideline = st.text_area(
-        "Guideline shown to annotators (markdown)", value=scale.guideline, height=220, key=guide_key
-    )
-    with st.expander("Preview the guideline"):
-        st.markdown(guideline)
+            _show_problems(exc.with_file(pairs_path.name))
+        else:
+            st.success(_ui.plain_markdown(f"{pairs_path.name}: {len(pairs)} valid pairs."))
+    return pairs, pairs_name
 
-st.subheader("Sampling")
-sampling = st.radio(
-    "Pairs to rate",
-    ["All pairs", "Stratified sample per group"],
-    horizontal=True,
-    key="setup_sampling",
-)
-if "setup_seed" not in st.session_state:
-    st.session_state["setup_seed"] = new_seed()
-sample = None
-group_by = list(C.GROUP_COLUMNS)
-allow_fewer = False
-if sampling != "All pairs":
-    c1, c2 = st.columns(2)
-    p = c1.number_input("Positives per group (auto_label 1)", 0, 100000, 30, key="setup_pos")
-    n = c2.number_input("Negatives per group (auto_label 0)", 0, 100000, 30, key="setup_neg")
-    candidates = [
+
+def _scale() -> tuple[Scale | None, str | None]:
+    """The scale (built in or a file) and the guideline shown to annotators."""
+    scale_names = list(BUILT_IN)
+    scale_choice = st.selectbox(
+        "Scale", [*scale_names, "Custom scale file (YAML/JSON)"], key="setup_scale"
+    )
+    scale = None
+    if scale_choice in BUILT_IN:
+        scale = load_scale(scale_choice)
+    else:
+        up_scale = st.file_uploader(
+            "Scale file", type=["yaml", "yml", "json"], key="setup_scale_file"
+        )
+        if up_scale is not None:
+            try:
+                with _ui.upload_copy(up_scale.name, up_scale.getvalue()) as scale_path:
+                    scale = load_scale(scale_path)
+            except InputError as exc:
+                _show_problems(exc.with_file(up_scale.name))
+    guideline: str | None = None
+    if scale is not None:
+        st.caption(
+            " · ".join(f"`{o.key}` {o.label}" for o in scale.options)
+            + (" · `u` unclear meaning" if scale.unclear_flag else "")
+        )
+        guide_key = f"setup_guideline_{scale.name}"
+        guideline = st.text_area(
+            "Guideline shown to annotators (markdown)",
+            value=scale.guideline,
+            height=220,
+            key=guide_key,
+        )
+        with st.expander("Preview the guideline"):
+            st.markdown(guideline)
+    return scale, guideline
+
+
+def _group_candidates(pairs: pd.DataFrame | None) -> list[str]:
+    return [
         c
         for c in (pairs.columns if pairs is not None else C.GROUP_COLUMNS)
         if c not in (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.CONCEPT_ID_1, C.CONCEPT_ID_2)
     ]
-    default = [c for c in C.GROUP_COLUMNS if c in candidates]
-    group_by = st.multiselect("Group columns", candidates, default=default, key="setup_group_by")
-    allow_fewer = st.checkbox(
-        "If a group has too few pairs, take all it has (with a warning)", key="setup_allow_fewer"
-    )
-    sample = (int(p), int(n))
-seed = st.number_input(
-    "Seed (stored with the study; the same seed gives the same sample, design and order)",
-    0,
-    2**31 - 1,
-    key="setup_seed",
-)
 
-st.subheader("Assignment design")
-design = st.radio(
-    "Who rates what",
-    ["Every annotator rates every pair", "Each pair rated by k of the n annotators (balanced)"],
-    key="setup_design",
-)
-per_item = None
-if design.startswith("Each"):
-    per_item = int(st.number_input("k (annotators per pair)", 1, 100, 3, key="setup_k"))
-c1, c2 = st.columns(2)
-calibration = int(
-    c1.number_input(
-        "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
-    )
-)
-duplicates = float(
-    c2.slider(
-        "Share of each queue shown again (swapped, later)",
-        0.0,
-        0.5,
-        0.0,
-        0.01,
-        key="setup_duplicates",
-    )
-)
 
-tiebreak = False
-tolerance = 0.0
-if per_item == 2:
-    tiebreak = st.checkbox(
-        "2 + 1: a third annotator rates a pair only when the first two disagree",
-        key="setup_tiebreak",
-        help="Needs at least three annotators. With a calibration set, agreement is reported "
-        "on the calibration pairs.",
+def _sampling(pairs: pd.DataFrame | None) -> dict:
+    """Sampling: all pairs or a stratified sample per group, and the seed."""
+    st.subheader("Sampling")
+    sampling = st.radio(
+        "Pairs to rate",
+        ["All pairs", "Stratified sample per group"],
+        horizontal=True,
+        key="setup_sampling",
     )
-    if tiebreak and scale is not None and scale.numeric:
-        tolerance = float(
-            st.number_input(
-                "Tolerance: codes that differ by at most this much agree",
-                0.0,
-                100.0,
-                0.0,
-                0.5,
-                key="setup_tiebreak_tolerance",
+    if "setup_seed" not in st.session_state:
+        st.session_state["setup_seed"] = new_seed()
+    sample = None
+    group_by = list(C.GROUP_COLUMNS)
+    allow_fewer = False
+    if sampling != "All pairs":
+        c1, c2 = st.columns(2)
+        p = c1.number_input("Positives per group (auto_label 1)", 0, 100000, 30, key="setup_pos")
+        n = c2.number_input("Negatives per group (auto_label 0)", 0, 100000, 30, key="setup_neg")
+        candidates = _group_candidates(pairs)
+        default = [c for c in C.GROUP_COLUMNS if c in candidates]
+        group_by = st.multiselect(
+            "Group columns", candidates, default=default, key="setup_group_by"
+        )
+        allow_fewer = st.checkbox(
+            "If a group has too few pairs, take all it has (with a warning)",
+            key="setup_allow_fewer",
+        )
+        sample = (int(p), int(n))
+    seed = st.number_input(
+        "Seed (stored with the study; the same seed gives the same sample, design and order)",
+        0,
+        2**31 - 1,
+        key="setup_seed",
+    )
+    return {
+        "sample_per_group": sample,
+        "group_by": group_by,
+        "allow_fewer": allow_fewer,
+        "seed": int(seed),
+    }
+
+
+def _assignment(scale: Scale | None) -> dict:
+    """Who rates what: everyone, k of n (balanced), calibration, duplicates, 2 + 1."""
+    st.subheader("Assignment design")
+    design = st.radio(
+        "Who rates what",
+        [
+            "Every annotator rates every pair",
+            "Each pair rated by k of the n annotators (balanced)",
+        ],
+        key="setup_design",
+    )
+    per_item = None
+    if design.startswith("Each"):
+        per_item = int(st.number_input("k (annotators per pair)", 1, 100, 3, key="setup_k"))
+    c1, c2 = st.columns(2)
+    calibration = int(
+        c1.number_input(
+            "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
+        )
+    )
+    duplicates = float(
+        c2.slider(
+            "Share of each queue shown again (swapped, later)",
+            0.0,
+            0.5,
+            0.0,
+            0.01,
+            key="setup_duplicates",
+        )
+    )
+
+    tiebreak = False
+    tolerance = 0.0
+    if per_item == 2:
+        tiebreak = st.checkbox(
+            "2 + 1: a third annotator rates a pair only when the first two disagree",
+            key="setup_tiebreak",
+            help="Needs at least three annotators. With a calibration set, agreement is "
+            "reported on the calibration pairs.",
+        )
+        if tiebreak and scale is not None and scale.numeric:
+            tolerance = float(
+                st.number_input(
+                    "Tolerance: codes that differ by at most this much agree",
+                    0.0,
+                    100.0,
+                    0.0,
+                    0.5,
+                    key="setup_tiebreak_tolerance",
+                )
+            )
+    return {
+        "per_item": per_item,
+        "calibration": calibration,
+        "duplicates": duplicates,
+        "tiebreak": tiebreak,
+        "tiebreak_tolerance": tolerance,
+    }
+
+
+def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[str]) -> dict:
+    """Stopping a group once its accuracy interval is tight (and the audit's group columns
+    when there is no sample)."""
+    st.subheader("Sequential audit")
+    sequential = st.checkbox(
+        "Stop serving a group once its accuracy estimate is tight (needs automatic labels)",
+        key="setup_sequential",
+    )
+    target_ci = None
+    min_pos = min_neg = 10
+    if sequential:
+        c1, c2, c3 = st.columns(3)
+        target_ci = float(
+            c1.number_input(
+                "Target half-width of the 95% interval",
+                0.01,
+                0.49,
+                0.05,
+                0.01,
+                key="setup_target_ci",
             )
         )
+        min_pos = int(c2.number_input("Minimum positives", 0, 100000, 10, key="setup_min_pos"))
+        min_neg = int(c3.number_input("Minimum negatives", 0, 100000, 10, key="setup_min_neg"))
+        if not sampled:
+            seq_candidates = _group_candidates(pairs)
+            group_by = st.multiselect(
+                "Group columns of the audit",
+                seq_candidates,
+                default=[c for c in C.GROUP_COLUMNS if c in seq_candidates],
+                key="setup_seq_group_by",
+            )
+        else:
+            st.caption("Groups: the group columns of the sample above.")
+    return {
+        "group_by": group_by,
+        "target_ci": target_ci,
+        "min_positives": min_pos,
+        "min_negatives": min_neg,
+    }
 
-st.subheader("Sequential audit")
-sequential = st.checkbox(
-    "Stop serving a group once its accuracy estimate is tight (needs automatic labels)",
-    key="setup_sequential",
-)
-target_ci = None
-min_pos = min_neg = 10
-if sequential:
+
+def _rater_checks(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, dict, QualitySettings]:
+    """Check pairs (a column or a checks file), their rate, and the quality thresholds: the
+    pairs with their check answers, the design option and the study's quality settings."""
+    st.subheader("Rater checks")
+    st.caption(
+        "Check pairs have a known answer (e.g. two SNOMED CT synonyms of one concept are "
+        "'same'): a check_answer column in the pairs file, or a checks file below. They are "
+        "served among the other pairs, and look exactly like them to the annotators."
+    )
+    checks_up = st.file_uploader(
+        "Checks file (pair_id, check_answer)", type=["csv", "tsv", "jsonl", "parquet"],
+        key="setup_checks",
+    )  # fmt: skip
+    if checks_up is not None and pairs is not None:
+        try:
+            pairs = with_check_answers(
+                pairs,
+                _load_uploaded_table(checks_up.name, checks_up.getvalue()),
+                _ui.upload_base_name(checks_up.name),
+            )
+        except InputError as exc:
+            _show_problems(exc)
     c1, c2, c3 = st.columns(3)
-    target_ci = float(
-        c1.number_input(
-            "Target half-width of the 95% interval", 0.01, 0.49, 0.05, 0.01, key="setup_target_ci"
+    use_rate = c1.checkbox("Serve check pairs at a set rate", key="setup_check_use_rate")
+    check_rate = (
+        float(c1.slider("Share of each queue", 0.01, 0.5, 0.05, 0.01, key="setup_check_rate"))
+        if use_rate
+        else None
+    )
+    min_accuracy = float(
+        c2.slider(
+            "Warn below this accuracy on check pairs (0 = never)",
+            0.0,
+            1.0,
+            0.0,
+            0.05,
+            key="setup_check_min_accuracy",
         )
     )
-    min_pos = int(c2.number_input("Minimum positives", 0, 100000, 10, key="setup_min_pos"))
-    min_neg = int(c3.number_input("Minimum negatives", 0, 100000, 10, key="setup_min_neg"))
-    if sample is None:
-        seq_candidates = [
-            c
-            for c in (pairs.columns if pairs is not None else C.GROUP_COLUMNS)
-            if c
-            not in (C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL, C.CONCEPT_ID_1, C.CONCEPT_ID_2)
-        ]
-        group_by = st.multiselect(
-            "Group columns of the audit",
-            seq_candidates,
-            default=[c for c in C.GROUP_COLUMNS if c in seq_candidates],
-            key="setup_seq_group_by",
+    rushed_ms = int(
+        c3.number_input(
+            "An answer faster than this many ms is rushed",
+            0,
+            60000,
+            1500,
+            100,
+            key="setup_rushed_ms",
         )
-    else:
-        st.caption("Groups: the group columns of the sample above.")
-
-st.subheader("Rater checks")
-st.caption(
-    "Check pairs have a known answer (e.g. two SNOMED CT synonyms of one concept are "
-    "'same'): a check_answer column in the pairs file, or a checks file below. They are "
-    "served among the other pairs, and look exactly like them to the annotators."
-)
-checks_up = st.file_uploader(
-    "Checks file (pair_id, check_answer)", type=["csv", "tsv", "jsonl", "parquet"],
-    key="setup_checks",
-)  # fmt: skip
-if checks_up is not None and pairs is not None:
-    try:
-        pairs = with_check_answers(
-            pairs,
-            _load_uploaded_table(checks_up.name, checks_up.getvalue()),
-            _ui.upload_base_name(checks_up.name),
-        )
-    except InputError as exc:
-        _show_problems(exc)
-c1, c2, c3 = st.columns(3)
-use_rate = c1.checkbox("Serve check pairs at a set rate", key="setup_check_use_rate")
-check_rate = (
-    float(c1.slider("Share of each queue", 0.01, 0.5, 0.05, 0.01, key="setup_check_rate"))
-    if use_rate
-    else None
-)
-min_accuracy = float(
-    c2.slider(
-        "Warn below this accuracy on check pairs (0 = never)",
-        0.0,
-        1.0,
-        0.0,
-        0.05,
-        key="setup_check_min_accuracy",
     )
-)
-rushed_ms = int(
-    c3.number_input(
-        "An answer faster than this many ms is rushed", 0, 60000, 1500, 100, key="setup_rushed_ms"
+    quality = QualitySettings(rushed_ms=rushed_ms, check_min_accuracy=min_accuracy or None)
+    return pairs, {"check_rate": check_rate}, quality
+
+
+def _new_study() -> None:
+    """The New study form: pairs file, scale, sampling, design, audit, checks, annotators;
+    the preview of the design and the Create button."""
+    st.header("New study")
+    name = st.text_input("Study name", key="setup_name")
+    pairs, pairs_name = _pairs_file()
+    scale, guideline = _scale()
+    sampling = _sampling(pairs)
+    assignment = _assignment(scale)
+    audit = _sequential_audit(pairs, sampling["sample_per_group"] is not None, sampling["group_by"])
+    pairs, checks, quality = _rater_checks(pairs)
+
+    st.subheader("Annotators")
+    names_text = st.text_area(
+        "One name per line (pseudonyms are fine)",
+        key="setup_annotators",
+        placeholder="doctor_a\ndoctor_b\ndoctor_c",
     )
-)
-quality = QualitySettings(rushed_ms=rushed_ms, check_min_accuracy=min_accuracy or None)
+    names = [x.strip() for x in names_text.splitlines() if x.strip()]
 
-st.subheader("Annotators")
-names_text = st.text_area(
-    "One name per line (pseudonyms are fine)",
-    key="setup_annotators",
-    placeholder="doctor_a\ndoctor_b\ndoctor_c",
-)
-names = [x.strip() for x in names_text.splitlines() if x.strip()]
+    options = DesignOptions(**{**sampling, **assignment, **audit, **checks})
+    ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
+    if pairs is not None and names:
+        try:
+            prep = prepare_study(pairs, names, options, file=pairs_name)
+        except InputError as exc:
+            _show_problems(exc)
+            ready = False
+        except UsageProblem as exc:
+            st.error(_ui.plain_markdown(str(exc)))
+            ready = False
+        else:
+            st.caption(f"{len(prep.pairs)} pairs; seed {options.seed}.")
+            if prep.counts is not None:
+                st.dataframe(prep.counts, hide_index=True, key="setup_counts")
+            for w in prep.warnings:  # they quote group values from the file: plain text
+                st.warning(_ui.plain_markdown(w))
+            st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
 
-options = DesignOptions(
-    sample_per_group=sample,
-    group_by=group_by,
-    allow_fewer=allow_fewer,
-    per_item=per_item,
-    calibration=calibration,
-    duplicates=duplicates,
-    seed=int(seed),
-    tiebreak=tiebreak,
-    tiebreak_tolerance=tolerance,
-    target_ci=target_ci,
-    min_positives=min_pos,
-    min_negatives=min_neg,
-    check_rate=check_rate,
-)
-ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
-if pairs is not None and names:
-    try:
-        prep = prepare_study(pairs, names, options, file=pairs_name)
-    except InputError as exc:
-        _show_problems(exc)
-        ready = False
-    except UsageProblem as exc:
-        st.error(_ui.plain_markdown(str(exc)))
-        ready = False
-    else:
-        st.caption(f"{len(prep.pairs)} pairs; seed {int(seed)}.")
-        if prep.counts is not None:
-            st.dataframe(prep.counts, hide_index=True, key="setup_counts")
-        for w in prep.warnings:  # they quote group values from the file: plain text
-            st.warning(_ui.plain_markdown(w))
-        st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
+    if (
+        st.button("Create study", type="primary", disabled=not ready, key="setup_create")
+        and scale is not None
+    ):
+        try:
+            out = create_designed_study(
+                name,
+                pairs,
+                scale,
+                names,
+                options,
+                guideline=guideline,
+                file=pairs_name,
+                extra_config={"quality": quality.to_config()},
+                engine=_ui.engine(),
+            )
+        except InputError as exc:
+            _show_problems(exc)
+        except UsageProblem as exc:
+            st.error(_ui.plain_markdown(str(exc)))
+        else:
+            _ui.show_codes_once(
+                NEW_CODES,
+                "create",
+                out["study"],
+                out["annotators"],
+                f"Study created: {out['study']}.",
+            )
+            st.rerun()
 
-if (
-    st.button("Create study", type="primary", disabled=not ready, key="setup_create")
-    and scale is not None
-):
-    try:
-        out = create_designed_study(
-            name,
-            pairs,
-            scale,
-            names,
-            options,
-            guideline=guideline,
-            file=pairs_name,
-            extra_config={"quality": quality.to_config()},
-            engine=eng,
-        )
-    except InputError as exc:
-        _show_problems(exc)
-    except UsageProblem as exc:
-        st.error(_ui.plain_markdown(str(exc)))
-    else:
-        _ui.show_codes_once(
-            NEW_CODES, "create", out["study"], out["annotators"], f"Study created: {out['study']}."
-        )
-        st.rerun()
+    _ui.codes_shown_once(NEW_CODES, "create", "setup_created")
 
-_ui.codes_shown_once(NEW_CODES, "create", "setup_created")
 
-# ----------------------------------------------------------------------------- annotators
-st.header("Annotators and access codes")
-if not studies:
-    st.caption("Create a study first.")
-    st.stop()
-study = st.selectbox(
-    "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
+RESULT = "setup_manage_result"
+MANAGE_BUTTONS = (
+    "setup_add",
+    "setup_rename",
+    "setup_issue",
+    "setup_revoke",
+    "setup_sso_link",
+    "setup_adj_add",
+    "setup_adj_code",
+    "setup_adj_revoke",
 )
-st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
-people = A.annotators(study, engine=eng)["annotator"].tolist()
-tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj = st.tabs(
-    ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators"]
-)
-result_key = "setup_manage_result"
-with tab_add:
+
+
+def _tab_add(study: str) -> None:
     new_name = st.text_input("New annotator", key="setup_add_name")
     if st.button("Add annotator", key="setup_add"):
         try:
-            out = A.add_annotator(study, new_name, engine=eng)
-            st.session_state.pop(result_key, None)
+            out = A.add_annotator(study, new_name, engine=_ui.engine())
+            st.session_state.pop(RESULT, None)
             _ui.show_codes_once(NEW_CODES, "manage", study, [out], f"Added {out['name']}.")
         except UsageProblem as exc:
-            st.session_state[result_key] = f"error: {exc}"
-with tab_rename:
+            st.session_state[RESULT] = f"error: {exc}"
+
+
+def _tab_rename(study: str, people: list[str]) -> None:
     old = st.selectbox("Annotator", people, key="setup_rename_old")
     new = st.text_input("New name", key="setup_rename_new")
     if st.button("Rename", key="setup_rename") and old:
         try:
-            A.rename_annotator(study, old, new, engine=eng)
-            st.session_state[result_key] = f"Renamed {old} to {new.strip()}."
+            A.rename_annotator(study, old, new, engine=_ui.engine())
+            st.session_state[RESULT] = f"Renamed {old} to {new.strip()}."
         except UsageProblem as exc:
-            st.session_state[result_key] = f"error: {exc}"
-with tab_code:
+            st.session_state[RESULT] = f"error: {exc}"
+
+
+def _tab_issue_code(study: str, people: list[str]) -> None:
     who = st.selectbox("Annotator", people, key="setup_code_who")
     if st.button("Issue a new code (the old one stops working)", key="setup_issue") and who:
-        code = A.issue_code(study, who, engine=eng)
-        st.session_state.pop(result_key, None)
+        code = A.issue_code(study, who, engine=_ui.engine())
+        st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
             NEW_CODES,
             "manage",
@@ -443,22 +505,28 @@ with tab_code:
             [{"name": who, "access_code": code}],
             f"New access code for {who} (the old one no longer works).",
         )
-with tab_revoke:
+
+
+def _tab_revoke(study: str, people: list[str]) -> None:
     who_r = st.selectbox("Annotator", people, key="setup_revoke_who")
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
-        A.revoke_code(study, who_r, engine=eng)
-        st.session_state[result_key] = f"Revoked the access code of {who_r}."
-with tab_sso:
+        A.revoke_code(study, who_r, engine=_ui.engine())
+        st.session_state[RESULT] = f"Revoked the access code of {who_r}."
+
+
+def _tab_sso(study: str, people: list[str]) -> None:
+    eng = _ui.engine()
     st.caption(
         "Annotators linked to their identity in your organisation's sign-in may use "
         "*Sign in with SSO* when this study allows it; access codes keep working."
     )
     sso_key = f"setup_sso_enabled:{study}"
 
+    @_ui.requires("admin")
     def _switch_sso() -> None:
         allow = bool(st.session_state[sso_key])
-        ADM.set_annotator_sso(study, allow, engine=eng)
-        st.session_state[result_key] = (
+        ADM.set_annotator_sso(study, allow, engine=_ui.engine())
+        st.session_state[RESULT] = (
             f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study}."
         )
 
@@ -482,14 +550,17 @@ with tab_sso:
     if st.button("Link", key="setup_sso_link") and who_s:
         try:
             ADM.link_annotator_sso(study, who_s, ident, engine=eng)
-            st.session_state[result_key] = (
+            st.session_state[RESULT] = (
                 f"Linked {who_s} to {ADM.normalise_identity(ident)}."
                 if ident.strip()
                 else f"Removed the SSO link of {who_s}."
             )
         except UsageProblem as exc:
-            st.session_state[result_key] = f"error: {exc}"
-with tab_adj:
+            st.session_state[RESULT] = f"error: {exc}"
+
+
+def _tab_adjudicators(study: str) -> None:
+    eng = _ui.engine()
     st.caption(
         "Adjudicators settle the pairs the raters could not. They are not blind: they see "
         "every rater's answer, comments, times, the automatic label and the model's label. "
@@ -502,16 +573,16 @@ with tab_adj:
     if st.button("Make adjudicator", key="setup_adj_add"):
         try:
             out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso, engine=eng)
-            st.session_state.pop(result_key, None)
+            st.session_state.pop(RESULT, None)
             _ui.show_codes_once(
                 NEW_CODES, "manage", study, [out], f"{out['name']} is now an adjudicator."
             )
         except UsageProblem as exc:
-            st.session_state[result_key] = f"error: {exc}"
+            st.session_state[RESULT] = f"error: {exc}"
     who_a = st.selectbox("Adjudicator", judges["adjudicator"].tolist(), key="setup_adj_who")
     if st.button("Issue a new adjudicator code", key="setup_adj_code") and who_a:
         code = adj_svc.issue_adjudicator_code(study, who_a, engine=eng)
-        st.session_state.pop(result_key, None)
+        st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
             NEW_CODES,
             "manage",
@@ -522,21 +593,52 @@ with tab_adj:
     if st.button("Revoke the adjudicator role (decisions are kept)", key="setup_adj_revoke"):
         if who_a:
             adj_svc.revoke_adjudicator(study, who_a, engine=eng)
-            st.session_state[result_key] = f"Revoked adjudicator {who_a}."
-if any(
-    st.session_state.get(k)
-    for k in (
-        "setup_add",
-        "setup_rename",
-        "setup_issue",
-        "setup_revoke",
-        "setup_sso_link",
-        "setup_adj_add",
-        "setup_adj_code",
-        "setup_adj_revoke",
+            st.session_state[RESULT] = f"Revoked adjudicator {who_a}."
+
+
+def _manage(studies: list[dict]) -> None:
+    """Annotators and access codes of one study: add, rename, issue, revoke, SSO, adjudicators."""
+    st.header("Annotators and access codes")
+    if not studies:
+        st.caption("Create a study first.")
+        st.stop()
+    eng = _ui.engine()
+    study = st.selectbox(
+        "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
     )
-) and (result_key in st.session_state or NEW_CODES in st.session_state):
-    st.rerun()  # show the updated table with the message
-if msg := st.session_state.get(result_key):
-    (st.error if msg.startswith("error:") else st.success)(_ui.plain_markdown(msg))
-_ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")
+    st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
+    people = A.annotators(study, engine=eng)["annotator"].tolist()
+    tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj = st.tabs(
+        ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators"]
+    )
+    with tab_add:
+        _tab_add(study)
+    with tab_rename:
+        _tab_rename(study, people)
+    with tab_code:
+        _tab_issue_code(study, people)
+    with tab_revoke:
+        _tab_revoke(study, people)
+    with tab_sso:
+        _tab_sso(study, people)
+    with tab_adj:
+        _tab_adjudicators(study)
+    if any(st.session_state.get(k) for k in MANAGE_BUTTONS) and (
+        RESULT in st.session_state or NEW_CODES in st.session_state
+    ):
+        st.rerun()  # show the updated table with the message
+    if msg := st.session_state.get(RESULT):
+        (st.error if msg.startswith("error:") else st.success)(_ui.plain_markdown(msg))
+    _ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")
+
+
+@_ui.requires("admin", page=True)
+def setup_ui() -> None:
+    st.title("Study setup")
+    preload_chart_code()  # the Dashboard's chart code, loaded while this browser is idle
+    studies = _existing_studies()
+    _new_study()
+    _manage(studies)
+
+
+setup_ui()

@@ -31,6 +31,7 @@ from sqlalchemy import select
 from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
+from pages import _registry as registry
 from tests.conftest import ROOT
 from tests.streamlit_harness import (
     Frames,
@@ -246,14 +247,10 @@ def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, b
     admin.get_by_role("heading", name="New study").wait_for(timeout=30000)
     _settled(admin)
     _axe(admin, "Study setup")
-    for title, heading in (
-        ("Dashboard", "QA dashboard"),
-        ("Activity", None),
-        ("Export", "Gold export"),
-        ("Embedding scoring", None),
-    ):
+    for spec in registry.admin_pages()[1:]:  # every admin page after Study setup
+        title = spec.title
         admin.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-        admin.get_by_role("heading", name=heading or title).first.wait_for(timeout=60000)
+        admin.get_by_role("heading", name=spec.heading or title).first.wait_for(timeout=60000)
         _settled(admin)
         _axe(admin, title)
 

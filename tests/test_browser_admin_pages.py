@@ -22,6 +22,7 @@ import time
 import pytest
 
 from benchmarks import bench_admin_pages as bench
+from pages import _registry as registry
 from tests.conftest import ROOT
 from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
 
@@ -43,19 +44,9 @@ def bound() -> float:
     return BASE_BOUND * max(1.0, load / (os.cpu_count() or 1))
 
 
-INTERNAL = {
-    "study setup",
-    "setup",
-    "dashboard",
-    "activity",
-    "export",
-    "embedding scoring",
-    "scoring",
-    "annotate",
-    "adjudicate",
-}
-"""Page names (as titled in app.py, and as the legacy mode titles the files) an unsigned-in
-visitor must never see."""
+INTERNAL = registry.internal_names()
+"""Page names (as titled in app.py, and as the legacy mode titles the files; from the one page
+registry) an unsigned-in visitor must never see."""
 
 RECORD_NAV = """
 (() => {

@@ -1,0 +1,78 @@
+"""The one list of the app's pages: file, sidebar title, icon, role, main heading, URL path.
+
+``app.py`` builds its ``st.navigation`` from it; the browser, accessibility and page tests
+and ``benchmarks/bench_admin_pages.py`` read it instead of listing the pages again. Data only
+(no streamlit), so tests and benchmarks import it without starting a page.
+
+A new page is its file in ``pages/`` plus one :class:`Page` line in :data:`PAGES` (and its
+test); ``tests/test_page_registry.py`` fails when a page file is not registered. Files whose
+name starts with ``_`` are helpers, not pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ROLES = ("annotator", "adjudicator", "admin")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the app.
+
+    *file* is its file in ``pages/``; *title* its sidebar link; *role* who gets it (the first
+    page of a role is the one it lands on); *heading* its main heading (``None``: the page has
+    none, the Annotate widget greets the doctor instead)."""
+
+    file: str
+    title: str
+    icon: str
+    role: str
+    heading: str | None
+
+    @property
+    def path(self) -> str:
+        """The page's script as ``st.Page`` takes it (relative to the app's folder)."""
+        return f"pages/{self.file}"
+
+    @property
+    def url_path(self) -> str:
+        """The page's URL path (``st.Page``'s default: the file name without ``.py``)."""
+        return self.file.removesuffix(".py")
+
+
+PAGES: tuple[Page, ...] = (
+    Page("annotate.py", "Annotate", ":material/edit_note:", "annotator", None),
+    Page("adjudicate.py", "Adjudicate", ":material/gavel:", "adjudicator", "Adjudicate"),
+    Page("setup.py", "Study setup", ":material/tune:", "admin", "Study setup"),
+    Page("dashboard.py", "Dashboard", ":material/monitoring:", "admin", "QA dashboard"),
+    Page("activity.py", "Activity", ":material/history:", "admin", "Activity"),
+    Page("export.py", "Export", ":material/download:", "admin", "Gold export"),
+    Page("scoring.py", "Embedding scoring", ":material/calculate:", "admin", "Embedding scoring"),
+)
+
+
+def pages_for(role: str) -> list[Page]:
+    """The pages of *role*, in sidebar order (the first is where the role lands)."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
+    return [p for p in PAGES if p.role == role]
+
+
+def admin_pages() -> list[Page]:
+    return pages_for("admin")
+
+
+def page(title: str) -> Page:
+    """The page titled *title* in the sidebar."""
+    for p in PAGES:
+        if p.title == title:
+            return p
+    raise KeyError(f"no page titled {title!r} in pages/_registry.py")
+
+
+def internal_names() -> set[str]:
+    """Every name a page can be listed under, lower case: its title (as ``app.py`` lists it)
+    and its file name without ``.py`` (as Streamlit's legacy multipage mode lists the files
+    of ``pages/``). A visitor who has not signed in must see none of them."""
+    return {p.title.lower() for p in PAGES} | {p.url_path.lower() for p in PAGES}

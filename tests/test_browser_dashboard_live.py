@@ -1,0 +1,119 @@
+"""The Dashboard's "Refresh every 30 s" (issue 32, bug 1), in chromium: with the live refresh
+on, a rating saved through the ratings endpoint shows in the completion table within 35 s,
+without a click. (The refresh's fragment had drifted onto the rater-check settings form, so
+the completion table was never re-read.)
+
+Playwright drives Debian's chromium (tests/streamlit_harness.py). Skipped when
+/usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import httpx
+import pandas as pd
+import pytest
+
+from data_schemas.scales import BINARY
+from data_schemas.widget import RATINGS_PATH
+from medsim_annot.services import tokens
+from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.studies import create_study
+from medsim_annot.storage import dispose_all, get_engine
+from tests.conftest import ROOT
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+PASSWORD = "browser-dashboard-live-pw"
+WITHIN_S = 35.0
+
+
+CELLS = """(grid) => [...grid.querySelectorAll('[role="row"]')].map(
+  (row) => [...row.querySelectorAll('[role="gridcell"], [role="columnheader"]')].map(
+    (cell) => (cell.textContent || '').trim()))"""
+
+
+def _completion_rows(page) -> list[list[str]]:
+    """The completion table (the first table of the page) as its cells' text, read from the
+    grid's accessible table."""
+    return page.locator('[data-testid="stDataFrame"]').first.evaluate(CELLS)
+
+
+def _done_of(page, annotator: str) -> str | None:
+    """The "done" cell of *annotator*'s row in the completion table, or None."""
+    rows = _completion_rows(page)
+    if not rows or "done" not in rows[0]:
+        return None
+    col = rows[0].index("done")
+    for cells in rows[1:]:
+        if annotator in cells and len(cells) > col:
+            return cells[col]
+    return None
+
+
+def test_live_refresh_shows_a_new_rating_without_a_click(tmp_path):
+    require_chromium()
+    url = f"sqlite:///{tmp_path / 'medsim.db'}"
+    eng = get_engine(url)
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(6)],
+            "term_1": [f"fever {i}" for i in range(6)],
+            "term_2": [f"pyrexia {i}" for i in range(6)],
+        }
+    )
+    res = create_study("live", pairs, BINARY, ["ann", "bob"], engine=eng)
+    code = next(a["access_code"] for a in res["annotators"] if a["name"] == "ann")
+    ann = authenticate_annotator(code, engine=eng)
+    token = tokens.mint_token(ann.annotator_id, ann.credential_version, engine=eng).token
+    dispose_all()
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    with (
+        streamlit_server(env, tmp_path / "streamlit.log") as base,
+        chromium() as browser,
+    ):
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        sign_in_admin(page, base, PASSWORD, timeout=60000)
+        page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
+        page.get_by_role("heading", name="QA dashboard").wait_for(timeout=60000)
+        page.get_by_test_id("stMetric").filter(has_text="Rated pairs").first.wait_for(timeout=60000)
+        deadline = time.monotonic() + 30
+        while _done_of(page, "ann") != "0" and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _done_of(page, "ann") == "0", _completion_rows(page)
+        page.get_by_test_id("stCheckbox").filter(has_text="Refresh every 30 s").first.click()
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=60000)
+        time.sleep(1.0)  # the run the switch started is over: what follows is the refresh
+
+        # A rating saved through the endpoint, as the annotation widget saves it.
+        entry = {"seq": 1, "position": 0, "value": "same", "elapsed_ms": 3000, "version": 0}
+        r = httpx.post(
+            base + RATINGS_PATH,
+            json={"pending": [entry]},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        assert r.status_code == 200 and r.json()["versions"] == {"1": 1}, r.text
+        saved = time.monotonic()
+        while time.monotonic() - saved < WITHIN_S and _done_of(page, "ann") != "1":
+            time.sleep(0.5)
+        shown = _done_of(page, "ann")
+        waited = time.monotonic() - saved
+        rows = _completion_rows(page)
+        # The HTML report (a deferred download, behind the role guard) is still built.
+        with page.expect_download(timeout=60000) as download:
+            page.get_by_role("button", name="Download the HTML report").click()
+        report = download.value.path().read_text(encoding="utf-8")
+    assert "<html" in report.lower()
+    assert shown == "1", (
+        f"the completion table still shows {shown!r} done for ann {waited:.0f} s after the "
+        f"rating was saved (live refresh on, no click): {rows}"
+    )
