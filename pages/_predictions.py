@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
 from pages._ui import engine, show_problems, upload_base_name, upload_copy
@@ -79,6 +79,9 @@ def panel(study: str) -> None:
         )
     except InputError as exc:
         show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
+        return
+    except OptionError as exc:
+        st.error(str(exc))
         return
     if out["audit"] is not None:
         st.subheader("Prediction-powered audit")

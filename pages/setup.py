@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from data_schemas import columns as C
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
@@ -360,7 +360,7 @@ if pairs is not None and names:
     except InputError as exc:
         _show_problems(exc)
         ready = False
-    except UsageProblem as exc:
+    except (UsageProblem, OptionError) as exc:
         st.error(_ui.plain_markdown(str(exc)))
         ready = False
     else:
@@ -389,7 +389,7 @@ if (
         )
     except InputError as exc:
         _show_problems(exc)
-    except UsageProblem as exc:
+    except (UsageProblem, OptionError) as exc:
         st.error(_ui.plain_markdown(str(exc)))
     else:
         _ui.show_codes_once(

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from data_schemas.errors import OptionError
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.design.adaptive import interleave_groups, wilson_interval
 from medsim_annot.errors import UsageProblem
@@ -242,9 +243,9 @@ def test_queue_is_group_interleaved_and_seeded():
 
 def test_options_are_checked():
     pairs = _pairs(4)
-    with pytest.raises(UsageProblem, match=r"between 0 and 0\.5"):
+    with pytest.raises(OptionError, match=r"\(target_ci\) must be between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0.5))
-    with pytest.raises(UsageProblem, match=r"between 0 and 0\.5"):
+    with pytest.raises(OptionError, match=r"between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0))
     from data_schemas.errors import InputError
 

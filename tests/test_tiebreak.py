@@ -210,7 +210,7 @@ def test_two_finishing_at_once_add_exactly_one_tiebreak(fresh):
 
 
 def test_tiebreak_needs_two_per_item_and_three_doctors(fresh):
-    with pytest.raises(UsageProblem, match="--per-item 2"):
+    with pytest.raises(UsageProblem, match=r"2 annotators per pair \(per_item\)"):
         create_designed_study(
             "x", _pairs(), BINARY, list(DOCTORS), DesignOptions(per_item=3, tiebreak=True)
         )

@@ -22,6 +22,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from data_schemas.options import CALIBRATION, PER_ITEM, TIEBREAK_TOLERANCE
 from medsim_annot.errors import UsageProblem
 
 #: How many slots ahead of the annotator's current one a tiebreak slot may go.
@@ -71,8 +72,7 @@ def needs_tiebreak(
     >>> needs_tiebreak(1, 1, unclear=(False, True))
     True
     """
-    if tolerance < 0:
-        raise UsageProblem(f"the tiebreak tolerance must be >= 0, not {tolerance}")
+    TIEBREAK_TOLERANCE.check(tolerance)
     if any(unclear):
         return True
     if _missing(first) or _missing(second):
@@ -482,14 +482,14 @@ def expected_ratings(
     n = int(annotators)
     if n < 1:
         raise UsageProblem("a study needs at least one annotator")
-    k = n if per_item is None else int(per_item)
-    if not 1 <= k <= n:
-        raise UsageProblem(f"--per-item must be between 1 and {n}, not {k}")
+    k = n if per_item is None else int(PER_ITEM.within(high=n).check(per_item))
     if tiebreak and (k != 2 or n < 3):
-        raise UsageProblem("--tiebreak needs --per-item 2 and at least 3 annotators")
+        raise UsageProblem(
+            "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item) "
+            "and at least 3 annotators"
+        )
     total_pairs = sum(int(g[0]) for g in groups.values())
-    if not 0 <= calibration <= total_pairs:
-        raise UsageProblem(f"the calibration set must have 0 to {total_pairs} pairs")
+    CALIBRATION.within(high=total_pairs).check(calibration)
     if disagreement is not None and not 0 <= disagreement <= 1:
         raise UsageProblem(f"the disagreement share must be between 0 and 1, not {disagreement}")
     if not tiebreak:

@@ -94,8 +94,8 @@ def prepare_study(
         pairs = pairs.drop(index=pairs.index[check_rows]).reset_index(drop=True)
     if options.check_rate is not None and not check_rows:
         raise UsageProblem(
-            "--check-rate serves check pairs, but no pair has a check_answer"
-            + (f" ({file})" if file else "")
+            "a check rate (check_rate) needs check pairs, but no pair has a "
+            "check_answer" + (f" ({file})" if file else "")
         )
     if options.sample_per_group is not None:
         pos, neg = options.sample_per_group
@@ -143,10 +143,11 @@ def prepare_study(
 
         if options.per_item != 2:
             raise UsageProblem(
-                "--tiebreak needs --per-item 2 (two raters, a third on disagreement)"
+                "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item): two "
+                "raters, a third on disagreement"
             )
         if len(names) < 3:
-            raise UsageProblem("--tiebreak needs at least three annotators")
+            raise UsageProblem("the 2 + 1 design (tiebreak) needs at least three annotators")
         config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings, audit_groups)
 
@@ -173,7 +174,10 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     missing = [c for c in options.group_by if c not in pairs.columns]
     if missing:
         raise InputError(
-            [Problem("group column for --target-ci is missing", column=c) for c in missing],
+            [
+                Problem("group column of the target half-width (target_ci) is missing", column=c)
+                for c in missing
+            ],
             file,
         )
     labels = (
@@ -183,7 +187,8 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     )
     if not labels.isin([0, 1]).any():
         raise UsageProblem(
-            "--target-ci audits the automatic labels: the pairs need an auto_label column "
+            "a target half-width (target_ci) audits the automatic labels: the pairs need an "
+            "auto_label column "
             "with 0/1 values" + (f" ({file} has none)" if file else "")
         )
     return group_keys(pairs, list(options.group_by))
@@ -209,7 +214,8 @@ def create_designed_study(
     prep = prepare_study(pairs, annotators, options, file=file)
     if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
-            f"--target-ci audits accuracy against the doctors' majority: the {scale.name} "
+            f"a target half-width (target_ci) audits accuracy against the doctors' majority: "
+            f"the {scale.name} "
             "scale needs positive and negative values"
         )
     prep.config.update(extra_config or {})

@@ -17,7 +17,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
-from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
+from data_schemas.options import AUDIT_METHODS, EPSILON, MAJORITY_RULES, TARGET_CI
 from data_schemas.scales import Scale
 from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
 from medsim_annot.stats.rater_model import alt_test, model_as_rater
@@ -45,7 +45,7 @@ def load_predictions(
         if len(cols) != 1:
             raise InputError.single(
                 f"has {len(cols)} score columns ({', '.join(map(str, cols))}): "
-                "choose one with --score-column",
+                "choose one as the score column (score_column)",
                 file=str(path),
             )
         score_column = str(cols[0])
@@ -105,8 +105,8 @@ def prediction_audit_report(
     (:func:`medsim_annot.stats.ppi.ppi_audit`); with *target_ci*, whether each group is
     within ±target_ci at the sequential rule's level and how many more pairs it needs. *file*
     names the scores file in messages."""
-    if target_ci is not None and not 0 < target_ci < 0.5:
-        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    if target_ci is not None:
+        TARGET_CI.check(target_ci)
     method = AUDIT_METHODS.check(method)
     majority = MAJORITY_RULES.check(majority)
     binary = scale.positive is not None and scale.negative is not None
@@ -155,8 +155,7 @@ def model_rater_report(
     the doctors (each pair's annotation comes from a model fitted without that pair's
     ratings): P(same) >= 0.5 on a binary scale (scored by accuracy), the expected mean rating
     on a graded one (scored by minus the RMSE)."""
-    if not 0 <= epsilon < 1:
-        raise InputError.single(f"--epsilon must be in [0, 1), not {epsilon}")
+    EPSILON.check(epsilon)
     rater = model_as_rater(ratings, predictions)
     r = ratings.dropna(subset=[C.VALUE])
     ids = pd.Index(sorted(r[C.PAIR_ID].astype(str).unique()))
@@ -376,8 +375,7 @@ def plan_with_predictions(
     from medsim_annot.stats import audit_labels
     from medsim_annot.stats.ppi import labels_needed, pilot_correlation
 
-    if not 0 < target_ci < 0.5:
-        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    TARGET_CI.check(target_ci)
     align_predictions(predictions, pairs[C.PAIR_ID], file=file)
     base = plan_budget(
         pairs,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from data_schemas import options
 from data_schemas.scales import Scale
 from medsim_annot.design.adaptive import (
     MIN_NEGATIVES,
@@ -57,12 +58,9 @@ def stopping_config(
     min_negatives: int = MIN_NEGATIVES,
 ) -> dict:
     """The study config entry of a sequential audit (checked)."""
-    target = float(target)
-    if not 0 < target < 0.5 or math.isnan(target):
-        raise UsageProblem(f"--target-ci must be between 0 and 0.5 (a half-width), not {target:g}")
-    for name, v in (("--min-positives", min_positives), ("--min-negatives", min_negatives)):
-        if int(v) < 0:
-            raise UsageProblem(f"{name} must be 0 or more, not {v}")
+    target = float(options.TARGET_CI.check(target))
+    options.MIN_POSITIVES.check(min_positives)
+    options.MIN_NEGATIVES.check(min_negatives)
     return {
         "target": target,
         "group_by": list(group_by),
@@ -254,7 +252,8 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> d
             stopping = config.get("stopping")
             if not stopping:
                 raise UsageProblem(
-                    f"study '{name}' has no sequential audit (create it with --target-ci)"
+                    f"study '{name}' has no sequential audit: create it with a target "
+                    "half-width (target_ci)"
                 )
             at = utcnow()
             config["stopping"] = {**stopping, "enabled": bool(enabled)}
