@@ -393,7 +393,7 @@ if (
         st.error(_ui.plain_markdown(str(exc)))
     else:
         _ui.show_codes_once(
-            NEW_CODES, "create", out["study"], out["annotators"], f"Study created: {out['study']}."
+            NEW_CODES, "create", out.study, out.annotators, f"Study created: {out.study}."
         )
         st.rerun()
 

@@ -48,9 +48,9 @@ def _create(n: int = PAIRS, seed: int = 7) -> dict[str, int]:
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=True, seed=seed),
     )
-    assert res["config"]["tiebreak"] == {"tolerance": 0.0}
+    assert res.config["tiebreak"] == {"tolerance": 0.0}
     return {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators
     }
 
 
@@ -306,9 +306,7 @@ def test_dashboard_agreement_on_calibration_pairs(fresh):
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=True, calibration=6, seed=2),
     )
-    ids = {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
-    }
+    ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators}
     for name, aid in ids.items():
         while (st := A.queue_state(aid)).first_unrated is not None:
             view = A.get_pair(aid, st.first_unrated)

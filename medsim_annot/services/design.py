@@ -4,7 +4,7 @@ sample the pairs, plan the queues and create the study in one call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -194,6 +194,22 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     return group_keys(pairs, list(options.group_by))
 
 
+@dataclass(frozen=True)
+class CreatedStudy:
+    """A study created with its design: ``annotators`` are ``{"name", "access_code"}`` (each
+    code shown once), ``config`` the stored design, ``warnings`` the sampling's and the
+    plan's notes. :meth:`to_dict` is what ``medsim study create --json`` prints."""
+
+    study: str
+    items: int
+    annotators: list[dict]
+    config: dict
+    warnings: list[str]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 def create_designed_study(
     name: str,
     pairs: pd.DataFrame,
@@ -205,10 +221,9 @@ def create_designed_study(
     file: str | None = None,
     extra_config: dict | None = None,
     engine: Engine | None = None,
-) -> dict:
-    """Prepare (sample + plan) and create study *name* in one transaction. Returns
-    :func:`~medsim_annot.services.studies.create_study`'s result plus ``config`` and
-    ``warnings``."""
+) -> CreatedStudy:
+    """Prepare (sample + plan) and create study *name* in one transaction: the study, its
+    access codes, its design and the warnings."""
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
@@ -229,9 +244,9 @@ def create_designed_study(
         audit_groups=prep.audit_groups,
         engine=engine,
     )
-    out["config"] = prep.config
-    out["warnings"] = prep.warnings
-    return out
+    return CreatedStudy(
+        out["study"], out["items"], out["annotators"], prep.config, list(prep.warnings)
+    )
 
 
 #: Accuracy of the automatic labels assumed per group when there is no pilot.
