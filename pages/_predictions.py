@@ -83,14 +83,14 @@ def panel(study: str) -> None:
     except OptionError as exc:
         st.error(str(exc))
         return
-    if out["audit"] is not None:
+    if out.audit is not None:
         st.subheader("Prediction-powered audit")
-        st.dataframe(out["audit"], hide_index=True, width="stretch", key=KEY + "audit")
-    for note in out["audit_notes"]:
+        st.dataframe(out.audit, hide_index=True, width="stretch", key=KEY + "audit")
+    for note in out.audit_notes:
         st.caption(note)
-    if out["model"] is not None:
+    if out.model is not None:
         st.subheader("The model as a blinded extra rater")
-        st.text(out["model_sentence"])
-        st.dataframe(out["model"], hide_index=True, width="stretch", key=KEY + "model")
-    for note in out["model_notes"]:
+        st.text(out.model_sentence or "")
+        st.dataframe(out.model, hide_index=True, width="stretch", key=KEY + "model")
+    for note in out.model_notes:
         st.caption(note)

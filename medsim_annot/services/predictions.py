@@ -10,6 +10,7 @@ rating endpoint.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.options import AUDIT_METHODS, EPSILON, MAJORITY_RULES, TARGET_CI
 from data_schemas.scales import Scale
 from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
-from medsim_annot.stats.rater_model import alt_test, model_as_rater
+from medsim_annot.stats.rater_model import AltTestResult, ModelRater, alt_test, model_as_rater
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
 DEFAULT_EPSILON = 0.2
@@ -139,6 +140,38 @@ def prediction_audit_report(
     )
 
 
+@dataclass(frozen=True)
+class ModelRaterReport:
+    """The model as a blinded extra rater: its Spearman figures beside the doctors
+    (``rater``), the alternative-annotator test (``alt_test``) and why a figure is missing
+    (``reasons``). :meth:`to_dict` is the ``model`` entry of ``medsim agreement --json``."""
+
+    rater: ModelRater
+    alt_test: AltTestResult
+    reasons: dict[str, str]
+
+    def to_dict(self) -> dict:
+        return {
+            **self.rater.to_dict(),
+            "alt_test": self.alt_test.to_dict(),
+            "reasons": dict(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class StudyPredictions:
+    """The dashboard's predictions panel: ``audit`` (the :func:`prediction_audit_table`, or
+    None when there is nothing to audit) and its ``audit_notes``; ``model`` (the
+    :func:`model_rater_table`, or None with fewer than two doctors), ``model_sentence``
+    (:func:`alt_test_sentence`) and ``model_notes``."""
+
+    audit: pd.DataFrame | None = None
+    audit_notes: list[str] = field(default_factory=list)
+    model: pd.DataFrame | None = None
+    model_sentence: str | None = None
+    model_notes: list[str] = field(default_factory=list)
+
+
 def model_rater_report(
     ratings: pd.DataFrame,
     scale: Scale,
@@ -146,11 +179,11 @@ def model_rater_report(
     *,
     epsilon: float = DEFAULT_EPSILON,
     seed: int = 0,
-) -> dict:
-    """``medsim agreement --model``: the model's scores as a blinded extra rater.
-
-    Returns ``{"model_rho", "model_loo_rho", "model_rank", "n_items", "doctors": [...],
-    "alt_test": {...}, "reasons": {...}}``. Spearman figures use the raw score. For the
+) -> ModelRaterReport:
+    """``medsim agreement --model`` and the dashboard: the model's scores as a blinded extra
+    rater (its :meth:`~ModelRaterReport.to_dict` is ``{"model_rho", "model_loo_rho",
+    "model_rank", "n_items", "doctors": [...], "alt_test": {...}, "reasons": {...}}``).
+    Spearman figures use the raw score. For the
     alt-test the score becomes an annotation on the scale by a cross-fitted calibration on
     the doctors (each pair's annotation comes from a model fitted without that pair's
     ratings): P(same) >= 0.5 on a binary scale (scored by accuracy), the expected mean rating
@@ -182,11 +215,7 @@ def model_rater_report(
             pred = np.clip(pred, min(codes), max(codes))
         test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
     reasons.update(test.reasons)
-    return {
-        **rater.to_dict(),
-        "alt_test": test.to_dict(),
-        "reasons": reasons,
-    }
+    return ModelRaterReport(rater, test, reasons)
 
 
 def ehr_rel_predictors(
@@ -232,7 +261,7 @@ def ehr_rel_predictors(
         e = ppi_mean_interval(y[labelled], pred[labelled], pred[~labelled], bounds=bounds)
         out[name] = {
             "interval": e.to_dict(),
-            "rater": model_rater_report(ratings, scale, s, seed=seed),
+            "rater": model_rater_report(ratings, scale, s, seed=seed).to_dict(),
         }
     return out
 
@@ -298,12 +327,12 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def model_rater_table(report: dict) -> pd.DataFrame:
+def model_rater_table(report: ModelRaterReport) -> pd.DataFrame:
     """The doctors and the model by leave-one-out rho (highest first), the model's row
     marked; the alt-test per doctor beside each doctor."""
-    per = {d["annotator"]: d for d in report["alt_test"]["per_annotator"]}
+    per = {d["annotator"]: d for d in report.alt_test.per_annotator.to_dict(orient="records")}
     rows = []
-    for d in report["doctors"]:
+    for d in report.rater.doctors.to_dict(orient="records"):
         t = per.get(d["annotator"], {})
         rows.append(
             {
@@ -319,8 +348,8 @@ def model_rater_table(report: dict) -> pd.DataFrame:
     rows.append(
         {
             "rater": "model",
-            "leave-one-out rho": report["model_loo_rho"],
-            "items": report["n_items"],
+            "leave-one-out rho": report.rater.model_loo_rho,
+            "items": report.rater.n_items,
             "alt-test p": float("nan"),
             "model beats this doctor": "",
         }
@@ -328,22 +357,22 @@ def model_rater_table(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False, na_position="last")
 
 
-def alt_test_sentence(report: dict) -> str:
+def alt_test_sentence(report: ModelRaterReport) -> str:
     """The alt-test's verdict in one sentence."""
-    t = report["alt_test"]
-    wr, ap = t["winning_rate"], t["advantage_probability"]
+    t, m = report.alt_test, report.rater
+    wr, ap = t.winning_rate, t.advantage_probability
     if wr != wr:
         return (
             "Alternative-annotator test: not computed ("
-            + report["reasons"].get("alt_test", "too few items")
+            + report.reasons.get("alt_test", "too few items")
             + ")."
         )
-    verdict = "passed: the model may replace a doctor" if t["passed"] else "failed"
+    verdict = "passed: the model may replace a doctor" if t.passed else "failed"
     return (
-        f"Alternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
-        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate {wr:.2f}, advantage "
-        f"probability {ap:.2f}. Model rank by leave-one-out rho: {report['model_rank']} of "
-        f"{len(report['doctors']) + 1}; rho with the doctors' mean {report['model_rho']:.3f}."
+        f"Alternative-annotator test (epsilon {t.epsilon:g}, {t.scoring}, "
+        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"probability {ap:.2f}. Model rank by leave-one-out rho: {m.model_rank} of "
+        f"{len(m.doctors) + 1}; rho with the doctors' mean {m.model_rho:.3f}."
     )
 
 
@@ -460,19 +489,17 @@ def study_predictions(
     target_ci: float | None = None,
     file: str | None = None,
     engine=None,
-) -> dict:
-    """The dashboard's predictions panel for a stored study: ``audit`` (the
-    :func:`prediction_audit_table`, or None when the study's scale has no automatic labels
-    to audit and no numeric mean), ``audit_notes``, ``model`` (the
-    :func:`model_rater_table`), ``model_sentence`` (:func:`alt_test_sentence`) and
-    ``model_notes``. The scores are read by the admin page only; nothing is stored."""
+) -> StudyPredictions:
+    """The dashboard's predictions panel for a stored study (the audit is None when the
+    study's scale has no automatic labels to audit and no numeric mean). The scores are
+    read by the admin page only; nothing is stored."""
     from data_schemas.ratings import to_ratings_frame
     from medsim_annot.services import studies as studies_svc
 
     info = studies_svc.get_study(study, engine=engine)
     pairs = studies_svc.pairs_frame(study, engine=engine)
     cur = to_ratings_frame(studies_svc.current_ratings(study, engine=engine), info.scale)
-    out: dict = {"audit": None, "audit_notes": [], "model": None, "model_notes": []}
+    audit, audit_notes = None, []
     binary = info.scale.positive is not None and info.scale.negative is not None
     if not binary or C.AUTO_LABEL in pairs.columns:
         res = prediction_audit_report(
@@ -484,15 +511,21 @@ def study_predictions(
             target_ci=target_ci,
             file=file,
         )
-        out["audit"] = prediction_audit_table(res)
-        out["audit_notes"] = [f"{k}: {v}" for k, v in res.reasons.items()]
+        audit = prediction_audit_table(res)
+        audit_notes = [f"{k}: {v}" for k, v in res.reasons.items()]
     else:
-        out["audit_notes"] = ["the pairs have no automatic labels to audit"]
-    if cur[C.ANNOTATOR].nunique() >= 2:
-        rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
-        out["model"] = model_rater_table(rep)
-        out["model_sentence"] = alt_test_sentence(rep)
-        out["model_notes"] = [f"{k}: {v}" for k, v in rep["reasons"].items()]
-    else:
-        out["model_notes"] = ["the model is compared with the doctors: it needs two or more"]
-    return out
+        audit_notes = ["the pairs have no automatic labels to audit"]
+    if cur[C.ANNOTATOR].nunique() < 2:
+        return StudyPredictions(
+            audit,
+            audit_notes,
+            model_notes=["the model is compared with the doctors: it needs two or more"],
+        )
+    rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
+    return StudyPredictions(
+        audit,
+        audit_notes,
+        model_rater_table(rep),
+        alt_test_sentence(rep),
+        [f"{k}: {v}" for k, v in rep.reasons.items()],
+    )
