@@ -376,7 +376,7 @@ if (
     and scale is not None
 ):
     try:
-        out = create_designed_study(
+        created = create_designed_study(
             name,
             pairs,
             scale,
@@ -393,7 +393,11 @@ if (
         st.error(_ui.plain_markdown(str(exc)))
     else:
         _ui.show_codes_once(
-            NEW_CODES, "create", out.study, out.annotators, f"Study created: {out.study}."
+            NEW_CODES,
+            "create",
+            created.study,
+            created.annotators,
+            f"Study created: {created.study}.",
         )
         st.rerun()
 

@@ -100,8 +100,8 @@ def agreement(
             epsilon=epsilon,
         )
     if as_json:
-        model = {"model": rater.to_dict()} if rater else {}
-        emit_json({**rep.to_dict(), **(design or {}), **model})
+        as_model = {"model": rater.to_dict()} if rater else {}
+        emit_json({**rep.to_dict(), **(design or {}), **as_model})
         _notes(rep.reasons)
         if rater:
             _notes(rater.reasons)
