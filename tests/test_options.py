@@ -125,6 +125,14 @@ def test_number_range_bounds_known_at_the_call():
     assert TARGET_CI.describe() == "between 0 and 0.5 (both excluded)"
 
 
+def test_tool_registry_names_every_reader():
+    from medsim_annot.interop import READERS, TOOLS
+
+    assert TOOLS.values == tuple(READERS)
+    with pytest.raises(OptionError, match="tool must be 'labelstudio', 'prodigy' or 'argilla'"):
+        TOOLS.check("doccano")
+
+
 def test_option_errors_are_one_family():
     assert issubclass(UnknownOptionError, OptionError) and issubclass(OptionError, ValueError)
     with pytest.raises(OptionError) as exc:

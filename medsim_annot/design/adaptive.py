@@ -22,7 +22,15 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from data_schemas.options import CALIBRATION, PER_ITEM, TIEBREAK_TOLERANCE
+from data_schemas.options import (
+    CALIBRATION,
+    DISAGREEMENT,
+    DONT_KNOW_RATE,
+    ERROR_RATE,
+    PER_ITEM,
+    TARGET_CI,
+    TIEBREAK_TOLERANCE,
+)
 from medsim_annot.errors import UsageProblem
 
 #: How many slots ahead of the annotator's current one a tiebreak slot may go.
@@ -260,8 +268,7 @@ def pairs_needed(p: float, half_width: float, *, confidence: float = 0.95) -> in
     >>> pairs_needed(0.5, 0.05), pairs_needed(0.9, 0.05)
     (381, 141)
     """
-    if not 0 < half_width < 0.5:
-        raise UsageProblem(f"the target half-width must be between 0 and 0.5, not {half_width}")
+    TARGET_CI.check(half_width)
     p = min(max(float(p), 0.0), 1.0)
     lo, hi = 1, 1
     while wilson_half_width(p, hi, confidence=confidence) > half_width:
@@ -416,9 +423,8 @@ def disagreement_rate(error: float, dont_know: float, *, levels: int = 2) -> flo
     >>> round(disagreement_rate(0.05, 0.02), 4)
     0.1308
     """
-    for name, v in (("error", error), ("dont_know", dont_know)):
-        if not 0 <= v <= 1:
-            raise UsageProblem(f"the {name} rate must be between 0 and 1, not {v}")
+    ERROR_RATE.check(error)
+    DONT_KNOW_RATE.check(dont_know)
     decisive = 1 - dont_know
     right = decisive * (1 - error)
     wrong_each = decisive * error / max(levels - 1, 1)
@@ -490,8 +496,8 @@ def expected_ratings(
         )
     total_pairs = sum(int(g[0]) for g in groups.values())
     CALIBRATION.within(high=total_pairs).check(calibration)
-    if disagreement is not None and not 0 <= disagreement <= 1:
-        raise UsageProblem(f"the disagreement share must be between 0 and 1, not {disagreement}")
+    if disagreement is not None:
+        DISAGREEMENT.check(disagreement)
     if not tiebreak:
         d = 0.0
     elif disagreement is not None:
