@@ -126,10 +126,10 @@ class NumberRange:
     >>> TARGET_CI.check(0.7)
     Traceback (most recent call last):
     ...
-    data_schemas.errors.OptionError: target half-width (target_ci) must be between 0 and 0.5 \
-(both excluded), not 0.7
+    data_schemas.errors.OptionError: target half-width (target_ci) must be strictly between \
+0 and 0.5, not 0.7
     >>> TARGET_CI.describe()
-    'between 0 and 0.5 (both excluded)'
+    'strictly between 0 and 0.5'
     """
 
     name: str
@@ -146,7 +146,7 @@ class NumberRange:
         return self.closed in ("both", "right")
 
     def describe(self) -> str:
-        """The allowed values in words (``between 0 and 0.5 (both excluded)``)."""
+        """The allowed values in words (``strictly between 0 and 0.5``)."""
         lo, hi = self.low, self.high
         kind = "a whole number" if self.integer else ""
         if lo is None and hi is None:
@@ -161,13 +161,12 @@ class NumberRange:
         elif lo == hi and self.closed == "both":
             bound = _num(lo)
         else:
-            sides = {
-                "both": "",
-                "neither": " (both excluded)",
-                "left": f" ({_num(hi)} excluded)",
-                "right": f" ({_num(lo)} excluded)",
+            bound = {
+                "both": f"between {_num(lo)} and {_num(hi)}",
+                "neither": f"strictly between {_num(lo)} and {_num(hi)}",
+                "left": f"at least {_num(lo)} and below {_num(hi)}",
+                "right": f"above {_num(lo)} and at most {_num(hi)}",
             }[self.closed]
-            bound = f"between {_num(lo)} and {_num(hi)}{sides}"
         return f"{kind} {bound}" if kind else bound
 
     def within(self, *, low: float | None = None, high: float | None = None) -> NumberRange:

@@ -122,7 +122,7 @@ def test_number_range_bounds_known_at_the_call():
     with pytest.raises(OptionError, match=r"annotators per pair \(per_item\) must be a whole "):
         five.check(6)
     assert PER_ITEM.within(high=1).describe() == "a whole number 1"
-    assert TARGET_CI.describe() == "between 0 and 0.5 (both excluded)"
+    assert TARGET_CI.describe() == "strictly between 0 and 0.5"
 
 
 def test_tool_registry_names_every_reader():
@@ -146,7 +146,7 @@ def test_cli_error_names_the_flag(db_url, cli):
     args = ("study", "create", "t", "--pairs", EXAMPLES / "pairs.csv", "--annotators", "a,b")
     r = cli(*args, "--target-ci", "0.7")
     assert r.exit_code == 2
-    assert "target half-width (--target-ci) must be between 0 and 0.5" in r.stderr
+    assert "target half-width (--target-ci) must be strictly between 0 and 0.5" in r.stderr
     assert "target_ci" not in r.stderr
     r = cli(*args[:-1], "a,b,c", "--tiebreak")
     assert r.exit_code == 2 and "(--tiebreak)" in r.stderr and "(--per-item)" in r.stderr

@@ -243,7 +243,7 @@ def test_queue_is_group_interleaved_and_seeded():
 
 def test_options_are_checked():
     pairs = _pairs(4)
-    with pytest.raises(OptionError, match=r"\(target_ci\) must be between 0 and 0\.5"):
+    with pytest.raises(OptionError, match=r"between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0.5))
     with pytest.raises(OptionError, match=r"between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0))

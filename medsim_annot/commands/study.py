@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from data_schemas import columns as C
+from data_schemas.options import TARGET_CI
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import (
     SAMPLE_PER_GROUP_HELP,
@@ -325,7 +326,7 @@ def register(app: typer.Typer) -> None:
             "--target-ci",
             metavar="HALF_WIDTH",
             help="sequential audit: a group stops being served once the 95% interval of its "
-            "accuracy is within ±HALF_WIDTH (0 < HALF_WIDTH < 0.5); pairs are served "
+            f"accuracy is within ±HALF_WIDTH ({TARGET_CI.describe()}); pairs are served "
             "group-interleaved",
         ),
         min_positives: int = typer.Option(
