@@ -223,6 +223,9 @@ def _setting(
 
 
 # Study design and the sequential audit.
+SAMPLE_PER_GROUP = _setting(
+    "sample_per_group", "pairs sampled per group and label", 0, integer=True
+)
 TARGET_CI = _setting("target_ci", "target half-width", 0, 0.5, "neither")
 MIN_POSITIVES = _setting("min_positives", "positives a group needs first", 0, integer=True)
 MIN_NEGATIVES = _setting("min_negatives", "negatives a group needs first", 0, integer=True)

@@ -425,8 +425,8 @@ def greedy_cap(
     >>> [k[:2] for k in kept]
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
-    if max_per_concept < 1 or top < 1:
-        raise ValueError("max_per_concept and top must be at least 1")
+    MAX_PER_CONCEPT.check(max_per_concept)
+    TOP.check(top)
     used: dict = {}
     full: set = set()
     kept: list[tuple] = []
