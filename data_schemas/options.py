@@ -147,25 +147,25 @@ class NumberRange:
 
     def describe(self) -> str:
         """The allowed values in words (``strictly between 0 and 0.5``)."""
-        lo, hi = self.low, self.high
         kind = "a whole number" if self.integer else ""
-        if lo is None and hi is None:
+        if self.low is None and self.high is None:
             return kind or "a number"
-        if hi is None and self.integer and self._low_in():
-            return f"a whole number of at least {_num(lo)}"  # type: ignore[arg-type]
-        if hi is None:
-            assert lo is not None
-            bound = f"{_num(lo)} or more" if self._low_in() else f"more than {_num(lo)}"
-        elif lo is None:
-            bound = f"{_num(hi)} or less" if self._high_in() else f"less than {_num(hi)}"
+        lo = "" if self.low is None else _num(self.low)
+        hi = "" if self.high is None else _num(self.high)
+        if self.high is None:
+            if self.integer and self._low_in():
+                return f"a whole number of at least {lo}"
+            bound = f"{lo} or more" if self._low_in() else f"more than {lo}"
+        elif self.low is None:
+            bound = f"{hi} or less" if self._high_in() else f"less than {hi}"
         elif lo == hi and self.closed == "both":
-            bound = _num(lo)
+            bound = lo
         else:
             bound = {
-                "both": f"between {_num(lo)} and {_num(hi)}",
-                "neither": f"strictly between {_num(lo)} and {_num(hi)}",
-                "left": f"at least {_num(lo)} and below {_num(hi)}",
-                "right": f"above {_num(lo)} and at most {_num(hi)}",
+                "both": f"between {lo} and {hi}",
+                "neither": f"strictly between {lo} and {hi}",
+                "left": f"at least {lo} and below {hi}",
+                "right": f"above {lo} and at most {hi}",
             }[self.closed]
         return f"{kind} {bound}" if kind else bound
 
@@ -190,17 +190,12 @@ class NumberRange:
     def check(self, value: Any) -> Any:
         """*value* when allowed, else :class:`~data_schemas.errors.OptionError`."""
         if value not in self:
-            shown = _num(value) if isinstance(value, float) else repr(value)
-            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-                shown = str(value)
+            real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            shown = _num(float(value)) if real else repr(value)
             raise OptionError(
                 f"{self.label} ({self.name}) must be {self.describe()}, not {shown}", self.name
             )
         return value
-
-    def help(self) -> str:
-        """``label: allowed values`` for a help text."""
-        return f"{self.label}: {self.describe()}"
 
 
 #: Every number setting, by name (filled by :func:`_setting`).
