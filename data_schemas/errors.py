@@ -78,6 +78,16 @@ class InputError(Exception):
         return self.summary()
 
 
-class UnknownOptionError(ValueError):
-    """A value outside an option's allowed values (:class:`data_schemas.options.StrOptions`):
-    a request that cannot be carried out as asked, printed as one sentence."""
+class OptionError(ValueError):
+    """A value outside a setting's allowed values (the registries of
+    :mod:`data_schemas.options`): a request that cannot be carried out as asked, printed as
+    one sentence. ``setting`` is the setting's name (``target_ci``), the name a service
+    message uses; the command line shows its flag (``--target-ci``) instead."""
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
+
+
+class UnknownOptionError(OptionError):
+    """A string outside an option's allowed values (:class:`data_schemas.options.StrOptions`)."""

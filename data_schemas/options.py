@@ -1,19 +1,25 @@
-"""Allowed values of a string option, stated once with a line of help each.
+"""Allowed values of a setting, stated once: string options and number ranges.
 
-In the spirit of scikit-learn's ``StrOptions``: a ``Literal`` type names the values for the
-type checker, and one :class:`StrOptions` registry built from it gives the check (one
-exception type, one message), the CLI choices and the help text, so adding a value is one
-edit and no check or help line can disagree with another.
+In the spirit of scikit-learn's ``StrOptions`` and ``Interval``: a ``Literal`` type names the
+values for the type checker, and one :class:`StrOptions` registry built from it gives the
+check, the CLI choices and the help text, so adding a value is one edit and no check or help
+line can disagree with another. A :class:`NumberRange` does the same for a number (its
+bounds, which sides are closed, whole or not). Every setting is declared once below; each
+check raises the one :class:`~data_schemas.errors.OptionError` type, with a message that
+names the setting as ``label (name)`` — the command line shows the flag instead of the
+name, the pages show the message as it is.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Literal, get_args
 
-from .errors import UnknownOptionError
+from .errors import OptionError, UnknownOptionError
 
 
 def either(values: tuple[str, ...], *, quote: bool = True) -> str:
@@ -65,7 +71,9 @@ class StrOptions:
         """
         value = value.value if isinstance(value, Enum) else value
         if value not in self.help:
-            raise UnknownOptionError(f"{self.name} must be {either(self.values)}, not '{value}'")
+            raise UnknownOptionError(
+                f"{self.name} must be {either(self.values)}, not '{value}'", self.name
+            )
         return str(value)
 
     def describe(self) -> str:
@@ -97,3 +105,144 @@ AUDIT_METHODS = StrOptions.of(
         "classical": "the interval of the doctors' labels alone (Wilson for proportions)",
     },
 )
+
+
+def _num(x: float) -> str:
+    """*x* as a person writes it: ``0.5``, ``1``, ``1e-06``."""
+    return f"{x:g}"
+
+
+Closed = Literal["both", "left", "right", "neither"]
+
+
+@dataclass(frozen=True)
+class NumberRange:
+    """The allowed values of the number setting *name*: between *low* and *high* (either may
+    be ``None``: unbounded), *closed* on the sides named (as scikit-learn's ``Interval``),
+    whole numbers only when *integer*. *label* says what the setting is, in words.
+
+    >>> TARGET_CI.check(0.05)
+    0.05
+    >>> TARGET_CI.check(0.7)
+    Traceback (most recent call last):
+    ...
+    data_schemas.errors.OptionError: target half-width (target_ci) must be strictly between \
+0 and 0.5, not 0.7
+    >>> TARGET_CI.describe()
+    'strictly between 0 and 0.5'
+    """
+
+    name: str
+    label: str
+    low: float | None = None
+    high: float | None = None
+    closed: Closed = "both"
+    integer: bool = False
+
+    def _low_in(self) -> bool:
+        return self.closed in ("both", "left")
+
+    def _high_in(self) -> bool:
+        return self.closed in ("both", "right")
+
+    def describe(self) -> str:
+        """The allowed values in words (``strictly between 0 and 0.5``)."""
+        kind = "a whole number" if self.integer else ""
+        if self.low is None and self.high is None:
+            return kind or "a number"
+        lo = "" if self.low is None else _num(self.low)
+        hi = "" if self.high is None else _num(self.high)
+        if self.high is None:
+            if self.integer and self._low_in():
+                return f"a whole number of at least {lo}"
+            bound = f"{lo} or more" if self._low_in() else f"more than {lo}"
+        elif self.low is None:
+            bound = f"{hi} or less" if self._high_in() else f"less than {hi}"
+        elif lo == hi and self.closed == "both":
+            bound = lo
+        else:
+            bound = {
+                "both": f"between {lo} and {hi}",
+                "neither": f"strictly between {lo} and {hi}",
+                "left": f"at least {lo} and below {hi}",
+                "right": f"above {lo} and at most {hi}",
+            }[self.closed]
+        return f"{kind} {bound}" if kind else bound
+
+    def within(self, *, low: float | None = None, high: float | None = None) -> NumberRange:
+        """This setting with a bound known only at the call (e.g. the number of annotators)."""
+        return replace(
+            self,
+            low=self.low if low is None else low,
+            high=self.high if high is None else high,
+        )
+
+    def __contains__(self, value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        x = float(value)
+        if not math.isfinite(x) or (self.integer and not x.is_integer()):
+            return False
+        if self.low is not None and not (x >= self.low if self._low_in() else x > self.low):
+            return False
+        return self.high is None or (x <= self.high if self._high_in() else x < self.high)
+
+    def check(self, value: Any) -> Any:
+        """*value* when allowed, else :class:`~data_schemas.errors.OptionError`."""
+        if value not in self:
+            real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            shown = _num(float(value)) if real else repr(value)
+            raise OptionError(
+                f"{self.label} ({self.name}) must be {self.describe()}, not {shown}", self.name
+            )
+        return value
+
+
+#: Every number setting, by name (filled by :func:`_setting`).
+NUMBER_SETTINGS: dict[str, NumberRange] = {}
+
+
+def _setting(
+    name: str,
+    label: str,
+    low: float | None = None,
+    high: float | None = None,
+    closed: Closed = "both",
+    *,
+    integer: bool = False,
+) -> NumberRange:
+    if name in NUMBER_SETTINGS:
+        raise ValueError(f"the setting {name} is declared twice")
+    NUMBER_SETTINGS[name] = NumberRange(name, label, low, high, closed, integer)
+    return NUMBER_SETTINGS[name]
+
+
+# Study design and the sequential audit.
+SAMPLE_PER_GROUP = _setting(
+    "sample_per_group", "pairs sampled per group and label", 0, integer=True
+)
+TARGET_CI = _setting("target_ci", "target half-width", 0, 0.5, "neither")
+MIN_POSITIVES = _setting("min_positives", "positives a group needs first", 0, integer=True)
+MIN_NEGATIVES = _setting("min_negatives", "negatives a group needs first", 0, integer=True)
+PER_ITEM = _setting("per_item", "annotators per pair", 1, integer=True)
+CALIBRATION = _setting("calibration", "calibration pairs", 0, integer=True)
+DUPLICATES = _setting("duplicates", "share of repeated pairs", 0, 1)
+TIEBREAK_TOLERANCE = _setting("tiebreak_tolerance", "tiebreak tolerance", 0)
+ERROR_RATE = _setting("error", "a doctor's error rate", 0, 1)
+DONT_KNOW_RATE = _setting("dont_know", "a doctor's don't-know rate", 0, 1)
+DISAGREEMENT = _setting("disagreement", "share of pairs that get a tiebreak", 0, 1)
+CHECK_RATE = _setting("check_rate", "check rate", 0, 1, "neither")
+CHECK_MIN_ACCURACY = _setting("check_min_accuracy", "minimum accuracy on check pairs", 0, 1)
+# Statistics.
+CONFIDENCE = _setting("confidence", "confidence level", 0, 1, "neither")
+EPSILON = _setting("epsilon", "alt-test margin", 0, 1, "left")
+BOOTSTRAP = _setting("bootstrap", "bootstrap resamples", 0, integer=True)
+RUSHED_THRESHOLD = _setting("rushed_ms", "rushed threshold in milliseconds", 0, integer=True)
+PACE_PAUSE = _setting("pause_ms", "pause in ms", 0, closed="right")
+CHECK_TOLERANCE = _setting("check_tolerance", "check answer tolerance", 0)
+# Exports and builders.
+TEST_SIZE = _setting("test_size", "share of the test split", 0, 1, "neither")
+SEED = _setting("seed", "random seed", integer=True)
+TOP = _setting("top", "number of pairs", 1, integer=True)
+MAX_PER_CONCEPT = _setting("max_per_concept", "pairs per concept", 1, integer=True)
+THRESHOLD = _setting("threshold", "largest edit distance of an easy pair", 0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
 from medsim_annot.services.study_handle import Study
@@ -80,14 +80,17 @@ def panel(study: Study) -> None:
     except InputError as exc:
         show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
         return
-    if out["audit"] is not None:
+    except OptionError as exc:
+        st.error(str(exc))
+        return
+    if out.audit is not None:
         st.subheader("Prediction-powered audit")
-        st.dataframe(out["audit"], hide_index=True, width="stretch", key=KEY + "audit")
-    for note in out["audit_notes"]:
+        st.dataframe(out.audit, hide_index=True, width="stretch", key=KEY + "audit")
+    for note in out.audit_notes:
         st.caption(note)
-    if out["model"] is not None:
+    if out.model is not None:
         st.subheader("The model as a blinded extra rater")
-        st.text(out["model_sentence"])
-        st.dataframe(out["model"], hide_index=True, width="stretch", key=KEY + "model")
-    for note in out["model_notes"]:
+        st.text(out.model_sentence or "")
+        st.dataframe(out.model, hide_index=True, width="stretch", key=KEY + "model")
+    for note in out.model_notes:
         st.caption(note)

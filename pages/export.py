@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from data_schemas.gold import HF_MANIFEST, GoldFilters
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
@@ -114,7 +114,7 @@ def _prepare(
         except InputError as exc:
             st.session_state.pop("export_result", None)
             _ui.show_problems(exc, key="export_problems")
-        except UsageProblem as exc:
+        except (UsageProblem, OptionError) as exc:
             st.session_state.pop("export_result", None)
             st.error(_qa.plain_markdown(str(exc)))
         else:

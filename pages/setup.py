@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from data_schemas import columns as C
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
@@ -414,7 +414,7 @@ def _new_study() -> None:
         except InputError as exc:
             _show_problems(exc)
             ready = False
-        except UsageProblem as exc:
+        except (UsageProblem, OptionError) as exc:
             st.error(_ui.plain_markdown(str(exc)))
             ready = False
         else:
@@ -430,7 +430,7 @@ def _new_study() -> None:
         and scale is not None
     ):
         try:
-            out = create_designed_study(
+            created = create_designed_study(
                 name,
                 pairs,
                 scale,
@@ -443,15 +443,15 @@ def _new_study() -> None:
             )
         except InputError as exc:
             _show_problems(exc)
-        except UsageProblem as exc:
+        except (UsageProblem, OptionError) as exc:
             st.error(_ui.plain_markdown(str(exc)))
         else:
             _ui.show_codes_once(
                 NEW_CODES,
                 "create",
-                out["study"],
-                out["annotators"],
-                f"Study created: {out['study']}.",
+                created.study,
+                created.annotators,
+                f"Study created: {created.study}.",
             )
             st.rerun()
 

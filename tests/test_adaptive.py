@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
+from data_schemas.errors import OptionError
 from medsim_annot.design.adaptive import (
     choose_tiebreak_annotator,
     expected_ratings,
@@ -55,7 +56,7 @@ def test_needs_tiebreak_rules():
     assert needs_tiebreak(float("nan"), 1.0) and needs_tiebreak(1.0, None)
     assert needs_tiebreak(1.0, 1.0, unclear=(True, False))
     assert not needs_tiebreak(2.0, 3.0, tolerance=1) and needs_tiebreak(0.0, 2.0, tolerance=1)
-    with pytest.raises(UsageProblem):
+    with pytest.raises(OptionError):
         needs_tiebreak(1, 1, tolerance=-1)
 
 
@@ -143,7 +144,9 @@ def test_expected_ratings_budget():
     )
     assert seq["ratings"] < tb_big["ratings"]
     assert seq["groups"]["b"]["pairs_rated"] < seq["groups"]["a"]["pairs_rated"]
-    with pytest.raises(UsageProblem, match="--tiebreak needs --per-item 2"):
+    with pytest.raises(
+        UsageProblem, match=r"\(tiebreak\) needs 2 annotators per pair \(per_item\)"
+    ):
         expected_ratings({"a": (10, 0.9)}, annotators=3, tiebreak=True)
 
 
@@ -194,4 +197,4 @@ def test_study_plan_cli_defaults_and_pilot(db_url, tmp_path, cli):
     assert r.exit_code == 0, r.stderr
     assert "pilot study 'tiny'" in r.stdout and "expected ratings" in r.stdout
     r = cli(*args, "--tiebreak")
-    assert r.exit_code == 2 and "--tiebreak needs --per-item 2" in r.stderr
+    assert r.exit_code == 2 and "(--tiebreak) needs 2 annotators per pair (--per-item)" in r.stderr

@@ -68,9 +68,7 @@ def simulate_two_plus_one(study: str = "two-plus-one") -> dict[str, int]:
     res = create_designed_study(
         study, pairs, BINARY, list(DOCTORS), DesignOptions(per_item=2, tiebreak=True, seed=3)
     )
-    ids = {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
-    }
+    ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators}
     while True:
         moved = False
         for name in DOCTORS:

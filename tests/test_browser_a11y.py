@@ -230,7 +230,7 @@ def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, b
         DesignOptions(per_item=2, tiebreak=True, seed=4),
         engine=eng,
     )
-    codes = {a["name"]: a["access_code"] for a in r["annotators"]}
+    codes = {a["name"]: a["access_code"] for a in r.annotators}
     who = authenticate_annotator(codes["doc_c"], engine=eng).annotator_id
     for v in A.get_window(who, 0, 100, engine=eng):
         A.submit_rating(who, v.position, "same", engine=eng)

@@ -295,7 +295,7 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
         DesignOptions(per_item=1, calibration=2, duplicates=0.5, seed=3),
         engine=_engine(url),
     )
-    codes = {a["name"]: a["access_code"] for a in r["annotators"]}
+    codes = {a["name"]: a["access_code"] for a in r.annotators}
     page = browser.new_context().new_page()
     _sign_in(page, server["base"], codes["doc_a"])
     page.evaluate(RECORDER)
@@ -497,7 +497,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
         DesignOptions(per_item=2, tiebreak=True, seed=4),
         engine=eng,
     )
-    codes = {a["name"]: a["access_code"] for a in r["annotators"]}
+    codes = {a["name"]: a["access_code"] for a in r.annotators}
     ids = {n: authenticate_annotator(c, engine=eng).annotator_id for n, c in codes.items()}
 
     def held(name: str) -> dict[str, int]:

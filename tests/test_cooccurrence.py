@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from data_schemas.pairs import validate_pairs
 from medsim_annot.builders import cooccurrence as cooc
 from medsim_annot.io import read_table
@@ -555,12 +555,11 @@ def test_bad_options(tmp_path, cli):
     out = tmp_path / "o.csv"
     _error(
         cli("build", "cooccurrence", "--events", events, "--out", out, "--engine", "hive"),
-        "unknown engine 'hive'",
-        "duckdb, spark",
+        "--engine must be 'duckdb' or 'spark', not 'hive'",
     )
     _error(
         cli("build", "cooccurrence", "--events", events, "--out", out, "--mode", "best"),
-        "unknown mode 'best'",
+        "--mode must be 'top' or 'random', not 'best'",
     )
     _error(cli("build", "cooccurrence", "--events", events, "--out", out, "--top", "0"), "--top")
     _error(
@@ -572,7 +571,7 @@ def test_bad_options(tmp_path, cli):
         "--categories is empty",
     )
     assert not out.exists()
-    with pytest.raises(ValueError, match="unknown engine"):
+    with pytest.raises(OptionError, match="engine must be"):
         cooc.open_engine("hive")
     with pytest.raises(InputError):
         cooc.events_source(tmp_path / "missing.parquet")

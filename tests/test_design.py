@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, OptionError
 from medsim_annot.design import Slot, add_duplicates, balanced_k_of_n, plan_study, stratified_sample
 from medsim_annot.errors import UsageProblem
 
@@ -156,7 +156,7 @@ def test_k_of_n_seeded():
 
 
 def test_k_of_n_bad_k():
-    with pytest.raises(UsageProblem):
+    with pytest.raises(OptionError):
         balanced_k_of_n(10, 3, 4)
 
 
@@ -217,9 +217,9 @@ def test_plan_k_of_n_calibration_rated_by_all():
 
 
 def test_plan_errors():
-    with pytest.raises(UsageProblem):
+    with pytest.raises(OptionError):
         plan_study(10, ["a"], per_item=2)
-    with pytest.raises(UsageProblem):
+    with pytest.raises(OptionError):
         plan_study(10, ["a", "b"], calibration=11)
     with pytest.raises(UsageProblem):
         plan_study(10, [])

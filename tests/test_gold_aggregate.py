@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from data_schemas.errors import OptionError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
@@ -79,7 +80,7 @@ def test_dawid_skene_competence_ranks_the_lazy_doctor_last(quality):
 
 def test_method_and_level_checked():
     assert check_method("mace") == "mace"
-    with pytest.raises(UsageProblem, match="one of majority, dawid-skene, mace"):
+    with pytest.raises(OptionError, match="aggregate must be 'majority', 'dawid-skene' or 'mace'"):
         check_method("glad")
     with pytest.raises(UsageProblem, match="nominal"):
         check_method("dawid-skene", "ordinal")

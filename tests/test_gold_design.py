@@ -56,9 +56,7 @@ def _simulate(name: str, *, calibration: int, tiebreak: bool = True) -> None:
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=tiebreak, calibration=calibration, seed=3),
     )
-    ids = {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
-    }
+    ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators}
     for name_, aid in ids.items():
         while (state := A.queue_state(aid)).first_unrated is not None:
             view = A.get_pair(aid, state.first_unrated)

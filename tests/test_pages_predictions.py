@@ -54,7 +54,7 @@ def test_predictions_panel_shows_the_service_tables(app_db, ppi_files):  # noqa:
     )
     pd.testing.assert_frame_equal(
         _frame(at, "metric").reset_index(drop=True),
-        want["audit"].reset_index(drop=True),
+        want.audit.reset_index(drop=True),
         check_dtype=False,
     )
     model = _frame(at, "rater")

@@ -204,13 +204,13 @@ def test_study_predictions_panel(db_url, ppi_files):
     svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
     preds = load_predictions(ppi_files["scores"], score_column="cosine")
     out = study_predictions(open_study("s"), preds, target_ci=0.05)
-    audit = out["audit"]
+    audit = out.audit
     assert list(audit["metric"].unique()) == ["accuracy", "precision"]
     assert audit.iloc[0]["group"] == "overall" and audit.iloc[0]["unlabelled"] == 280
     assert "within target" in audit.columns
-    model = out["model"]
+    model = out.model
     assert set(model["rater"]) == {"X", "Y", "Z", "model"}
-    assert out["model_sentence"].startswith("Alternative-annotator test (epsilon 0.2")
+    assert out.model_sentence.startswith("Alternative-annotator test (epsilon 0.2")
 
 
 def test_study_plan_predictions_cli(db_url, cli, ppi_files):

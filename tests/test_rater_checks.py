@@ -45,8 +45,7 @@ def _pairs() -> pd.DataFrame:
 
 def _ids(result) -> dict[str, int]:
     return {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id
-        for a in result["annotators"]
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in result.annotators
     }
 
 

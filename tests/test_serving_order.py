@@ -41,7 +41,7 @@ def _create(n: int = 24, seed: int = 5) -> tuple[dict[str, int], dict]:
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=True, seed=seed),
     )
-    ids = {a["name"]: authenticate_annotator(a["access_code"]) for a in res["annotators"]}
+    ids = {a["name"]: authenticate_annotator(a["access_code"]) for a in res.annotators}
     return {k: v.annotator_id for k, v in ids.items()}, ids
 
 

@@ -173,7 +173,7 @@ def test_file_missing_required_columns_exits_2_and_writes_nothing(cli, rf2, tmp_
     [
         (("--datasets", "fsn-syn,synonyms"), "unknown dataset 'synonyms'"),
         (("--strategies", "nearest"), "unknown negative strategy 'nearest'"),
-        (("--threshold", "-1"), "threshold must be 0 or more"),
+        (("--threshold", "-1"), "(--threshold) must be 0 or more"),
         (("--format", "xlsx"), "unknown format 'xlsx'"),
     ],
 )

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from data_schemas.errors import OptionError
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.design.adaptive import interleave_groups, wilson_interval
 from medsim_annot.errors import UsageProblem
@@ -69,7 +70,7 @@ def _create(name="seq", *, target=TARGET, minimum=10, per_group=PER_GROUP, seed=
             min_negatives=minimum,
         ),
     )
-    assert res["config"]["stopping"] == {
+    assert res.config["stopping"] == {
         "target": target,
         "group_by": ["dataset"],
         "min_positives": minimum,
@@ -77,7 +78,7 @@ def _create(name="seq", *, target=TARGET, minimum=10, per_group=PER_GROUP, seed=
         "enabled": True,
     }
     return {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators
     }
 
 
@@ -169,7 +170,7 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     with acting_as("admin:alice"):
         out = S.set_stopping("seq", False)
     assert all(A.queue_end(a) != marks[a] for a in ids.values())
-    assert out["restored"] == int(easy.withdrawn.sum()) and out["groups_released"] == ["easy"]
+    assert out.restored == int(easy.withdrawn.sum()) and out.groups_released == ["easy"]
     assert _events(fresh, "stopping_off")[0][1] == "admin:alice"
     assert not _slots(fresh).withdrawn.any()
     states = [A.queue_state(a) for a in ids.values()]
@@ -180,7 +181,7 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     # On again: the easy group (still within its target) stops at once.
     with acting_as("admin:alice"):
         back = S.set_stopping("seq", True)
-    assert back["groups_stopped"] == ["easy"]
+    assert back.groups_stopped == ["easy"]
     assert _events(fresh, "stopping_on")[0][1] == "admin:alice"
     assert len(_events(fresh, "group_stopped")) == 2
     assert _slots(fresh).withdrawn.sum() > 0
@@ -242,9 +243,9 @@ def test_queue_is_group_interleaved_and_seeded():
 
 def test_options_are_checked():
     pairs = _pairs(4)
-    with pytest.raises(UsageProblem, match=r"between 0 and 0\.5"):
+    with pytest.raises(OptionError, match=r"between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0.5))
-    with pytest.raises(UsageProblem, match=r"between 0 and 0\.5"):
+    with pytest.raises(OptionError, match=r"between 0 and 0\.5"):
         prepare_study(pairs, list(DOCTORS), DesignOptions(group_by=[], target_ci=0))
     from data_schemas.errors import InputError
 

@@ -48,9 +48,9 @@ def _create(n: int = PAIRS, seed: int = 7) -> dict[str, int]:
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=True, seed=seed),
     )
-    assert res["config"]["tiebreak"] == {"tolerance": 0.0}
+    assert res.config["tiebreak"] == {"tolerance": 0.0}
     return {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
+        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators
     }
 
 
@@ -210,7 +210,7 @@ def test_two_finishing_at_once_add_exactly_one_tiebreak(fresh):
 
 
 def test_tiebreak_needs_two_per_item_and_three_doctors(fresh):
-    with pytest.raises(UsageProblem, match="--per-item 2"):
+    with pytest.raises(UsageProblem, match=r"2 annotators per pair \(per_item\)"):
         create_designed_study(
             "x", _pairs(), BINARY, list(DOCTORS), DesignOptions(per_item=3, tiebreak=True)
         )
@@ -306,9 +306,7 @@ def test_dashboard_agreement_on_calibration_pairs(fresh):
         list(DOCTORS),
         DesignOptions(per_item=2, tiebreak=True, calibration=6, seed=2),
     )
-    ids = {
-        a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res["annotators"]
-    }
+    ids = {a["name"]: authenticate_annotator(a["access_code"]).annotator_id for a in res.annotators}
     for name, aid in ids.items():
         while (st := A.queue_state(aid)).first_unrated is not None:
             view = A.get_pair(aid, st.first_unrated)

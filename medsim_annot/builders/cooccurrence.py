@@ -38,13 +38,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import MAX_PER_CONCEPT, SEED, TOP, StrOptions
 from data_schemas.pairs import stable_pair_id
 from medsim_annot.builders.engines import (
     BATCH_ROWS,
@@ -70,7 +71,15 @@ PARENT_ID = "parent_id"
 COUNT = "count"
 OUTPUT_COLUMNS = (C.PAIR_ID, C.TERM_1, C.TERM_2, C.CONCEPT_ID_1, C.CONCEPT_ID_2, COUNT)
 
-MODES = ("top", "random")
+Mode = Literal["top", "random"]
+MODES = StrOptions.of(
+    Mode,
+    "mode",
+    {
+        "top": "most frequent, capped per concept (EHR-RelB)",
+        "random": "seeded uniform sample (EHR-RelA)",
+    },
+)
 #: Descendants are followed at most this many levels below an excluded concept
 #: (SNOMED CT is about 30 levels deep); it also ends the recursion on a cyclic hierarchy.
 MAX_HIERARCHY_DEPTH = 64
@@ -416,8 +425,8 @@ def greedy_cap(
     >>> [k[:2] for k in kept]
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
-    if max_per_concept < 1 or top < 1:
-        raise ValueError("max_per_concept and top must be at least 1")
+    MAX_PER_CONCEPT.check(max_per_concept)
+    TOP.check(top)
     used: dict = {}
     full: set = set()
     kept: list[tuple] = []
@@ -482,19 +491,13 @@ class CooccurrenceResult:
 def check_options(
     *, max_per_concept: int, top: int, mode: str, engine: str, seed: int | None
 ) -> None:
-    """Raise ``ValueError`` naming the valid choices for a bad option."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
-    if not isinstance(max_per_concept, (int, np.integer)) or max_per_concept < 1:
-        raise ValueError(
-            f"--max-per-concept must be a whole number of at least 1, not {max_per_concept!r}"
-        )
-    if not isinstance(top, (int, np.integer)) or top < 1:
-        raise ValueError(f"--top must be a whole number of at least 1, not {top!r}")
-    if seed is not None and not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"--seed must be a whole number, not {seed!r}")
+    """Raise :class:`~data_schemas.errors.OptionError` naming the setting for a bad option."""
+    MODES.check(mode)
+    ENGINES.check(engine)
+    MAX_PER_CONCEPT.check(max_per_concept)
+    TOP.check(top)
+    if seed is not None:
+        SEED.check(seed)
 
 
 def cooccurrence_pairs(

@@ -19,14 +19,23 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from data_schemas.errors import InputError
+from data_schemas.options import StrOptions
 
 if TYPE_CHECKING:
     from medsim_annot.builders.cooccurrence import EventsSource
 
-ENGINES = ("duckdb", "spark")
+EngineName = Literal["duckdb", "spark"]
+ENGINES = StrOptions.of(
+    EngineName,
+    "engine",
+    {
+        "duckdb": "in-process",
+        "spark": "pyspark; master from the usual Spark configuration",
+    },
+)
 #: DuckDB's memory limit unless told otherwise (``MEDSIM_DUCKDB_MEMORY_LIMIT``); beyond it
 #: DuckDB spills to its temporary folder.
 DEFAULT_MEMORY_LIMIT = "4GB"
@@ -287,8 +296,9 @@ def open_engine(
     threads: int | None = None,
 ) -> _Engine:
     """A ready engine by name (``duckdb`` or ``spark``)."""
+    ENGINES.check(engine)
     if engine == "duckdb":
         return DuckDBEngine(memory_limit=memory_limit, temp_dir=temp_dir, threads=threads)
     if engine == "spark":
         return SparkEngine(spark)
-    raise ValueError(f"unknown engine '{engine}'; use one of {', '.join(ENGINES)}")
+    raise AssertionError(engine)  # checked above

@@ -4,6 +4,7 @@ audit of automatic labels against the doctors' majority vote."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import typer
@@ -11,6 +12,9 @@ import typer
 from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import LEVELS
 from medsim_annot.commands._common import choice, emit_json, split_list
+
+if TYPE_CHECKING:
+    from medsim_annot.services.predictions import ModelRaterReport
 
 
 def _fmt(frame: pd.DataFrame) -> str:
@@ -96,10 +100,11 @@ def agreement(
             epsilon=epsilon,
         )
     if as_json:
-        emit_json({**rep.to_dict(), **(design or {}), **({"model": rater} if rater else {})})
+        as_model = {"model": rater.to_dict()} if rater else {}
+        emit_json({**rep.to_dict(), **(design or {}), **as_model})
         _notes(rep.reasons)
         if rater:
-            _notes(rater["reasons"])
+            _notes(rater.reasons)
         return
     d = rep.to_dict()
     typer.echo(
@@ -136,10 +141,10 @@ def agreement(
         _print_model(rater)
     _notes(rep.reasons)
     if rater:
-        _notes(rater["reasons"])
+        _notes(rater.reasons)
 
 
-def _print_model(rater: dict) -> None:
+def _print_model(rater: ModelRaterReport) -> None:
     from medsim_annot.services import predictions as psvc
 
     typer.echo(

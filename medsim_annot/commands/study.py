@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from data_schemas import columns as C
+from data_schemas.options import TARGET_CI
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import (
     SAMPLE_PER_GROUP_HELP,
@@ -19,6 +20,7 @@ from medsim_annot.commands._common import sample_per_group as sample_per_group_o
 from medsim_annot.io import formats_text
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import studies as svc
+from medsim_annot.services.stopping import StoppingSwitch
 from medsim_annot.services.study_handle import open_study
 
 
@@ -81,15 +83,15 @@ def _create(
         result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
         emit_json(result) if as_json else _print_codes(result)
         return
-    result = create_designed_study(
+    created = create_designed_study(
         name, frame, sc, split_list(annotators), options, file=str(pairs), extra_config=config
     )
     if as_json:
-        emit_json(result)
+        emit_json(created.to_dict())
         return
-    _print_codes(result)
-    typer.echo(f"design: {result['config'].get('design')}, seed {options.seed}")
-    for w in result["warnings"]:
+    _print_codes(created.to_dict())
+    typer.echo(f"design: {created.config.get('design')}, seed {options.seed}")
+    for w in created.warnings:
         typer.echo(f"warning: {w}", err=True)
 
 
@@ -146,13 +148,13 @@ def _plan_with_predictions(
     )
 
 
-def _stopping_line(name: str, out: dict) -> str:
-    if out["stopping"] == "off":
-        released = out["groups_released"]
-        return f"stopping off for '{name}': {out['restored']} withdrawn slots served again" + (
+def _stopping_line(name: str, out: StoppingSwitch) -> str:
+    if out.stopping == "off":
+        released = out.groups_released
+        return f"stopping off for '{name}': {out.restored} withdrawn slots served again" + (
             f" (groups {', '.join(released)})" if released else ""
         )
-    stopped = out["groups_stopped"]
+    stopped = out.groups_stopped
     return f"stopping on for '{name}': " + (
         f"stopped {', '.join(stopped)}" if stopped else "no group is within its target yet"
     )
@@ -325,7 +327,7 @@ def register(app: typer.Typer) -> None:
             "--target-ci",
             metavar="HALF_WIDTH",
             help="sequential audit: a group stops being served once the 95% interval of its "
-            "accuracy is within ±HALF_WIDTH (0 < HALF_WIDTH < 0.5); pairs are served "
+            f"accuracy is within ±HALF_WIDTH ({TARGET_CI.describe()}); pairs are served "
             "group-interleaved",
         ),
         min_positives: int = typer.Option(
@@ -516,7 +518,7 @@ def register(app: typer.Typer) -> None:
         if switch not in ("on", "off"):
             raise UsageProblem(f"say 'on' or 'off', not '{switch}'")
         out = set_stopping(name, switch == "on")
-        emit_json(out) if as_json else typer.echo(_stopping_line(name, out))
+        emit_json(out.to_dict()) if as_json else typer.echo(_stopping_line(name, out))
 
     @study.command("list")
     def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

@@ -22,6 +22,15 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from data_schemas.options import (
+    CALIBRATION,
+    DISAGREEMENT,
+    DONT_KNOW_RATE,
+    ERROR_RATE,
+    PER_ITEM,
+    TARGET_CI,
+    TIEBREAK_TOLERANCE,
+)
 from medsim_annot.errors import UsageProblem
 
 #: How many slots ahead of the annotator's current one a tiebreak slot may go.
@@ -71,8 +80,7 @@ def needs_tiebreak(
     >>> needs_tiebreak(1, 1, unclear=(False, True))
     True
     """
-    if tolerance < 0:
-        raise UsageProblem(f"the tiebreak tolerance must be >= 0, not {tolerance}")
+    TIEBREAK_TOLERANCE.check(tolerance)
     if any(unclear):
         return True
     if _missing(first) or _missing(second):
@@ -260,8 +268,7 @@ def pairs_needed(p: float, half_width: float, *, confidence: float = 0.95) -> in
     >>> pairs_needed(0.5, 0.05), pairs_needed(0.9, 0.05)
     (381, 141)
     """
-    if not 0 < half_width < 0.5:
-        raise UsageProblem(f"the target half-width must be between 0 and 0.5, not {half_width}")
+    TARGET_CI.check(half_width)
     p = min(max(float(p), 0.0), 1.0)
     lo, hi = 1, 1
     while wilson_half_width(p, hi, confidence=confidence) > half_width:
@@ -416,9 +423,8 @@ def disagreement_rate(error: float, dont_know: float, *, levels: int = 2) -> flo
     >>> round(disagreement_rate(0.05, 0.02), 4)
     0.1308
     """
-    for name, v in (("error", error), ("dont_know", dont_know)):
-        if not 0 <= v <= 1:
-            raise UsageProblem(f"the {name} rate must be between 0 and 1, not {v}")
+    ERROR_RATE.check(error)
+    DONT_KNOW_RATE.check(dont_know)
     decisive = 1 - dont_know
     right = decisive * (1 - error)
     wrong_each = decisive * error / max(levels - 1, 1)
@@ -482,16 +488,16 @@ def expected_ratings(
     n = int(annotators)
     if n < 1:
         raise UsageProblem("a study needs at least one annotator")
-    k = n if per_item is None else int(per_item)
-    if not 1 <= k <= n:
-        raise UsageProblem(f"--per-item must be between 1 and {n}, not {k}")
+    k = n if per_item is None else int(PER_ITEM.within(high=n).check(per_item))
     if tiebreak and (k != 2 or n < 3):
-        raise UsageProblem("--tiebreak needs --per-item 2 and at least 3 annotators")
+        raise UsageProblem(
+            "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item) "
+            "and at least 3 annotators"
+        )
     total_pairs = sum(int(g[0]) for g in groups.values())
-    if not 0 <= calibration <= total_pairs:
-        raise UsageProblem(f"the calibration set must have 0 to {total_pairs} pairs")
-    if disagreement is not None and not 0 <= disagreement <= 1:
-        raise UsageProblem(f"the disagreement share must be between 0 and 1, not {disagreement}")
+    CALIBRATION.within(high=total_pairs).check(calibration)
+    if disagreement is not None:
+        DISAGREEMENT.check(disagreement)
     if not tiebreak:
         d = 0.0
     elif disagreement is not None:

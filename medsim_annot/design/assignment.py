@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from data_schemas.options import CALIBRATION, CHECK_RATE, DUPLICATES, PER_ITEM
 from medsim_annot.errors import UsageProblem
 
 #: Above this many annotator combinations C(n, k) the design would be slow to balance.
@@ -92,8 +93,7 @@ def balanced_k_of_n(
     n = len(names)
     if len(set(names)) != n:
         raise UsageProblem("annotator names must be unique")
-    if not 1 <= k <= n:
-        raise UsageProblem(f"each item must be rated by between 1 and {n} annotators, not {k}")
+    PER_ITEM.within(high=n).check(k)
     if n_items < 0:
         raise UsageProblem("the number of items must be >= 0")
     n_comb = math.comb(n, k)
@@ -262,8 +262,7 @@ def add_duplicates(
     >>> len(out), sum(s.kind == "duplicate" for s in out)
     (12, 2)
     """
-    if not 0 <= fraction <= 1:
-        raise UsageProblem(f"the duplicates fraction must be between 0 and 1, not {fraction}")
+    DUPLICATES.check(fraction)
     m = len(queue)
     d = min(int(round(fraction * m)), m - 1) if m >= 3 else 0
     if d <= 0:
@@ -308,8 +307,8 @@ def add_checks(
     >>> len(q), sorted(s.item for s in q if s.kind == "check")
     (20, [101, 102])
     """
-    if rate is not None and not 0 < rate < 1:
-        raise UsageProblem(f"the check rate must be between 0 and 1 (exclusive), not {rate}")
+    if rate is not None:
+        CHECK_RATE.check(rate)
     pool = list(dict.fromkeys(int(i) for i in checks))
     if not pool:
         return list(queue)
@@ -407,15 +406,8 @@ def plan_study(
     if not names:
         raise UsageProblem("a study design needs at least one annotator")
     n = len(names)
-    if calibration < 0 or calibration > n_items:
-        raise UsageProblem(
-            f"the calibration set must have between 0 and {n_items} items, not {calibration}"
-        )
-    k = n if per_item is None else int(per_item)
-    if not 1 <= k <= n:
-        raise UsageProblem(
-            f"--per-item must be between 1 and the number of annotators ({n}), not {k}"
-        )
+    CALIBRATION.within(high=n_items).check(calibration)
+    k = n if per_item is None else int(PER_ITEM.within(high=n).check(per_item))
     rng = _rng(seed, 0)
     check_set = {int(i) for i in checks}
     calib = _calibration_items(rng, n_items, calibration, check_set)

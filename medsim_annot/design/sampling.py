@@ -9,6 +9,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import SAMPLE_PER_GROUP
 
 
 @dataclass
@@ -67,8 +68,8 @@ def stratified_sample(
     >>> res.pairs.groupby("dataset").size().tolist()
     [2, 2]
     """
-    if positives < 0 or negatives < 0:
-        raise ValueError("positives and negatives must be >= 0")
+    SAMPLE_PER_GROUP.check(positives)
+    SAMPLE_PER_GROUP.check(negatives)
     group_by = list(group_by)
     missing = [c for c in group_by if c not in pairs.columns]
     if C.AUTO_LABEL not in pairs.columns:

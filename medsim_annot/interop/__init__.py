@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from data_schemas.options import StrOptions
 from data_schemas.scales import Scale
 
 from ._common import Mapping, ToolImport, ValueMatcher, load_mapping, parse_term_fields
@@ -19,6 +20,14 @@ from .prodigy import read_prodigy
 
 #: ``medsim import TOOL``: the reader of each tool's export.
 READERS = {"labelstudio": read_labelstudio, "prodigy": read_prodigy, "argilla": read_argilla}
+TOOLS = StrOptions(
+    "tool",
+    {
+        "labelstudio": "a Label Studio JSON export",
+        "prodigy": "a Prodigy JSONL export",
+        "argilla": "an Argilla export (JSON records or a hub dataset folder)",
+    },
+)
 
 
 def read_export(
@@ -30,11 +39,7 @@ def read_export(
     mapping: Mapping | None = None,
 ) -> tuple[ToolImport, ValueMatcher]:
     """Read *tool*'s export at *path* (see each reader's module for the format)."""
-    if tool not in READERS:
-        from medsim_annot.errors import UsageProblem
-
-        raise UsageProblem(f"unknown tool '{tool}'; use one of {', '.join(READERS)}")
-    return READERS[tool](path, scale, term_fields=term_fields, mapping=mapping)
+    return READERS[TOOLS.check(tool)](path, scale, term_fields=term_fields, mapping=mapping)
 
 
 __all__ = [

@@ -25,6 +25,7 @@ import yaml
 
 from data_schemas import columns as C
 from data_schemas.gold import LABEL_SOURCES, PROVENANCE_DESCRIPTIONS
+from data_schemas.options import TEST_SIZE
 from data_schemas.scales import Scale
 
 DATA_DIR = "data"
@@ -160,10 +161,7 @@ def split_frame(
     >>> len(s["train"]), len(s["test"]), sorted(s["test"]["dataset"].value_counts().tolist())
     (6, 4, [2, 2])
     """
-    if not 0 < test_size < 1:
-        from medsim_annot.errors import UsageProblem
-
-        raise UsageProblem(f"--test-size must be between 0 and 1, not {test_size}")
+    TEST_SIZE.check(test_size)
     rng = np.random.default_rng(seed)
     test = np.zeros(len(kept), dtype=bool)
     keys = (

@@ -34,7 +34,7 @@ from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.gold import CALIBRATION_COLUMN as CALIBRATION_COLUMN  # 2 + 1 design column
 from data_schemas.gold import is_gold_export, read_gold_frame, read_manifest
-from data_schemas.options import MAJORITY_RULES
+from data_schemas.options import BOOTSTRAP, MAJORITY_RULES
 from data_schemas.pairs import group_columns
 from data_schemas.ratings import code_ratings, to_ratings_frame, validate_ratings
 from data_schemas.scales import (
@@ -168,8 +168,7 @@ def audit_report(
     without positive/negative values (*file* names the pairs file in messages).
     """
     MAJORITY_RULES.check(majority)
-    if bootstrap < 0:
-        raise InputError.single(f"bootstrap must be 0 or a positive number, not {bootstrap}")
+    BOOTSTRAP.check(bootstrap)
     if not scale.has_polarity:
         raise InputError.single(
             f"the audit compares auto_label (0/1) with the doctors' majority, so it needs a "
@@ -313,8 +312,8 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
     if not nums:
         bad = sorted(seen)[:3]
         raise InputError.single(
-            f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); pass "
-            f"--scale {'|'.join(BUILT_IN)}|FILE",
+            f"cannot tell the scale from the ratings (e.g. {', '.join(map(repr, bad))}); give "
+            f"the scale (scale): {', '.join(BUILT_IN)} or a scale file",
             file=file,
             column=C.RATING,
         )
@@ -325,7 +324,7 @@ def infer_scale(raw_ratings: pd.Series, file: str | None = None) -> Scale:
     keys = "0123456789abcdefghijklmnopqrstvwxyz"
     if len(nums) > len(keys):
         raise InputError.single(
-            f"has {len(nums)} distinct numeric ratings; pass --scale FILE",
+            f"has {len(nums)} distinct numeric ratings; give the scale (scale) as a file",
             file=file,
             column=C.RATING,
         )

@@ -72,7 +72,8 @@ def _restore_postgres(url: str, source: Path, force: bool) -> dict:
     studies, _ = store.store_counts(engine)
     if studies and not force:
         raise UsageProblem(
-            f"{store.shown_url(url)} already holds {studies} studies; pass --force to replace them"
+            f"{store.shown_url(url)} already holds {studies} studies; replace them only when "
+            "forced (force)"
         )
     dispose_all()
     try:
@@ -110,7 +111,7 @@ def backup(out: str | Path, *, url: str | None = None, force: bool = False) -> d
     url = database_url(url)
     out = Path(out)
     if out.exists() and not force:
-        raise UsageProblem(f"{out} exists; choose another file or pass --force")
+        raise UsageProblem(f"{out} exists; choose another file or overwrite it (force)")
     if out.is_dir():
         raise UsageProblem(f"{out} is a folder; give the backup file's name")
     if store.backend_name(url) == "postgresql":
@@ -156,7 +157,7 @@ def restore(source: str | Path, *, url: str | None = None, force: bool = False) 
         current = store.inspect_sqlite(db)
         if current.studies:
             raise UsageProblem(
-                f"{db} already holds {current.studies} studies; pass --force to replace them"
+                f"{db} already holds {current.studies} studies; replace them only when forced (force)"
             )
     dispose_all()
     holders = store.processes_holding(db)

@@ -69,16 +69,15 @@ def build_cooccurrence(
     ------
     InputError
         Bad events, exclusion or hierarchy files (naming the file and the column).
+    OptionError
+        Unknown mode or engine, bad numbers.
     UsageProblem
-        Unknown mode or engine, bad numbers, an engine that cannot start here.
+        An engine that cannot start here.
     """
     say = progress or (lambda _msg: None)
-    try:
-        cooc.check_options(
-            max_per_concept=max_per_concept, top=top, mode=mode, engine=engine, seed=seed
-        )
-    except ValueError as exc:
-        raise UsageProblem(str(exc)) from None
+    cooc.check_options(
+        max_per_concept=max_per_concept, top=top, mode=mode, engine=engine, seed=seed
+    )
     format_of(out)  # an unknown output extension fails before any work
     source = cooc.events_source(events, need_category=categories is not None)
     excluded = _read_ids(exclude, [cooc.CONCEPT_ID])

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from data_schemas.errors import InputError
+from data_schemas.options import THRESHOLD
 from medsim_annot.builders import snomed
 from medsim_annot.builders.rf2 import read_release
 from medsim_annot.io import FORMATS, write_table
@@ -95,8 +96,7 @@ def build_snomed(
     datasets = _check_choice(datasets, snomed.DATASETS, "dataset")
     if fmt not in FORMATS:
         raise InputError.single(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
-    if int(threshold) < 0:
-        raise InputError.single(f"threshold must be 0 or more, not {threshold}")
+    THRESHOLD.check(threshold)
     need_assoc = any(d in snomed.REFSETS for d in datasets)
     release = read_release(rf2_dir, need_associations=need_assoc, progress=progress)
     result = snomed.build_datasets(

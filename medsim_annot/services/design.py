@@ -4,7 +4,7 @@ sample the pairs, plan the queues and create the study in one call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -95,8 +95,8 @@ def prepare_study(
         pairs = pairs.drop(index=pairs.index[check_rows]).reset_index(drop=True)
     if options.check_rate is not None and not check_rows:
         raise UsageProblem(
-            "--check-rate serves check pairs, but no pair has a check_answer"
-            + (f" ({file})" if file else "")
+            "a check rate (check_rate) needs check pairs, but no pair has a "
+            "check_answer" + (f" ({file})" if file else "")
         )
     if options.sample_per_group is not None:
         pos, neg = options.sample_per_group
@@ -144,10 +144,11 @@ def prepare_study(
 
         if options.per_item != 2:
             raise UsageProblem(
-                "--tiebreak needs --per-item 2 (two raters, a third on disagreement)"
+                "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item): two "
+                "raters, a third on disagreement"
             )
         if len(names) < 3:
-            raise UsageProblem("--tiebreak needs at least three annotators")
+            raise UsageProblem("the 2 + 1 design (tiebreak) needs at least three annotators")
         config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings, audit_groups)
 
@@ -174,7 +175,10 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     missing = [c for c in options.group_by if c not in pairs.columns]
     if missing:
         raise InputError(
-            [Problem("group column for --target-ci is missing", column=c) for c in missing],
+            [
+                Problem("group column of the target half-width (target_ci) is missing", column=c)
+                for c in missing
+            ],
             file,
         )
     labels = (
@@ -184,10 +188,27 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     )
     if not labels.isin([0, 1]).any():
         raise UsageProblem(
-            "--target-ci audits the automatic labels: the pairs need an auto_label column "
+            "a target half-width (target_ci) audits the automatic labels: the pairs need an "
+            "auto_label column "
             "with 0/1 values" + (f" ({file} has none)" if file else "")
         )
     return group_keys(pairs, list(options.group_by))
+
+
+@dataclass(frozen=True)
+class CreatedStudy:
+    """A study created with its design: ``annotators`` are ``{"name", "access_code"}`` (each
+    code shown once), ``config`` the stored design, ``warnings`` the sampling's and the
+    plan's notes. :meth:`to_dict` is what ``medsim study create --json`` prints."""
+
+    study: str
+    items: int
+    annotators: list[dict]
+    config: dict
+    warnings: list[str]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 def create_designed_study(
@@ -201,16 +222,16 @@ def create_designed_study(
     file: str | None = None,
     extra_config: dict | None = None,
     engine: Engine | None = None,
-) -> dict:
-    """Prepare (sample + plan) and create study *name* in one transaction. Returns
-    :func:`~medsim_annot.services.studies.create_study`'s result plus ``config`` and
-    ``warnings``."""
+) -> CreatedStudy:
+    """Prepare (sample + plan) and create study *name* in one transaction: the study, its
+    access codes, its design and the warnings."""
     from medsim_annot.services.studies import create_study
 
     prep = prepare_study(pairs, annotators, options, file=file)
     if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
-            f"--target-ci audits accuracy against the doctors' majority: the {scale.name} "
+            f"a target half-width (target_ci) audits accuracy against the doctors' majority: "
+            f"the {scale.name} "
             "scale needs positive and negative values"
         )
     prep.config.update(extra_config or {})
@@ -224,9 +245,9 @@ def create_designed_study(
         audit_groups=prep.audit_groups,
         engine=engine,
     )
-    out["config"] = prep.config
-    out["warnings"] = prep.warnings
-    return out
+    return CreatedStudy(
+        out["study"], out["items"], out["annotators"], prep.config, list(prep.warnings)
+    )
 
 
 #: Accuracy of the automatic labels assumed per group when there is no pilot.

@@ -10,6 +10,7 @@ rating endpoint.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +18,11 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
-from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
+from data_schemas.options import AUDIT_METHODS, EPSILON, MAJORITY_RULES, TARGET_CI
 from data_schemas.scales import Scale
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
-from medsim_annot.stats.rater_model import alt_test, model_as_rater
+from medsim_annot.stats.rater_model import AltTestResult, ModelRater, alt_test, model_as_rater
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
 DEFAULT_EPSILON = 0.2
@@ -46,7 +47,7 @@ def load_predictions(
         if len(cols) != 1:
             raise InputError.single(
                 f"has {len(cols)} score columns ({', '.join(map(str, cols))}): "
-                "choose one with --score-column",
+                "choose one as the score column (score_column)",
                 file=str(path),
             )
         score_column = str(cols[0])
@@ -106,8 +107,8 @@ def prediction_audit_report(
     (:func:`medsim_annot.stats.ppi.ppi_audit`); with *target_ci*, whether each group is
     within ±target_ci at the sequential rule's level and how many more pairs it needs. *file*
     names the scores file in messages."""
-    if target_ci is not None and not 0 < target_ci < 0.5:
-        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    if target_ci is not None:
+        TARGET_CI.check(target_ci)
     method = AUDIT_METHODS.check(method)
     majority = MAJORITY_RULES.check(majority)
     binary = scale.positive is not None and scale.negative is not None
@@ -140,6 +141,38 @@ def prediction_audit_report(
     )
 
 
+@dataclass(frozen=True)
+class ModelRaterReport:
+    """The model as a blinded extra rater: its Spearman figures beside the doctors
+    (``rater``), the alternative-annotator test (``alt_test``) and why a figure is missing
+    (``reasons``). :meth:`to_dict` is the ``model`` entry of ``medsim agreement --json``."""
+
+    rater: ModelRater
+    alt_test: AltTestResult
+    reasons: dict[str, str]
+
+    def to_dict(self) -> dict:
+        return {
+            **self.rater.to_dict(),
+            "alt_test": self.alt_test.to_dict(),
+            "reasons": dict(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class StudyPredictions:
+    """The dashboard's predictions panel: ``audit`` (the :func:`prediction_audit_table`, or
+    None when there is nothing to audit) and its ``audit_notes``; ``model`` (the
+    :func:`model_rater_table`, or None with fewer than two doctors), ``model_sentence``
+    (:func:`alt_test_sentence`) and ``model_notes``."""
+
+    audit: pd.DataFrame | None = None
+    audit_notes: list[str] = field(default_factory=list)
+    model: pd.DataFrame | None = None
+    model_sentence: str | None = None
+    model_notes: list[str] = field(default_factory=list)
+
+
 def model_rater_report(
     ratings: pd.DataFrame,
     scale: Scale,
@@ -147,17 +180,16 @@ def model_rater_report(
     *,
     epsilon: float = DEFAULT_EPSILON,
     seed: int = 0,
-) -> dict:
-    """``medsim agreement --model``: the model's scores as a blinded extra rater.
-
-    Returns ``{"model_rho", "model_loo_rho", "model_rank", "n_items", "doctors": [...],
-    "alt_test": {...}, "reasons": {...}}``. Spearman figures use the raw score. For the
+) -> ModelRaterReport:
+    """``medsim agreement --model`` and the dashboard: the model's scores as a blinded extra
+    rater (its :meth:`~ModelRaterReport.to_dict` is ``{"model_rho", "model_loo_rho",
+    "model_rank", "n_items", "doctors": [...], "alt_test": {...}, "reasons": {...}}``).
+    Spearman figures use the raw score. For the
     alt-test the score becomes an annotation on the scale by a cross-fitted calibration on
     the doctors (each pair's annotation comes from a model fitted without that pair's
     ratings): P(same) >= 0.5 on a binary scale (scored by accuracy), the expected mean rating
     on a graded one (scored by minus the RMSE)."""
-    if not 0 <= epsilon < 1:
-        raise InputError.single(f"--epsilon must be in [0, 1), not {epsilon}")
+    EPSILON.check(epsilon)
     rater = model_as_rater(ratings, predictions)
     r = ratings.dropna(subset=[C.VALUE])
     ids = pd.Index(sorted(r[C.PAIR_ID].astype(str).unique()))
@@ -184,11 +216,7 @@ def model_rater_report(
             pred = np.clip(pred, min(codes), max(codes))
         test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
     reasons.update(test.reasons)
-    return {
-        **rater.to_dict(),
-        "alt_test": test.to_dict(),
-        "reasons": reasons,
-    }
+    return ModelRaterReport(rater, test, reasons)
 
 
 def ehr_rel_predictors(
@@ -234,7 +262,7 @@ def ehr_rel_predictors(
         e = ppi_mean_interval(y[labelled], pred[labelled], pred[~labelled], bounds=bounds)
         out[name] = {
             "interval": e.to_dict(),
-            "rater": model_rater_report(ratings, scale, s, seed=seed),
+            "rater": model_rater_report(ratings, scale, s, seed=seed).to_dict(),
         }
     return out
 
@@ -300,12 +328,12 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def model_rater_table(report: dict) -> pd.DataFrame:
+def model_rater_table(report: ModelRaterReport) -> pd.DataFrame:
     """The doctors and the model by leave-one-out rho (highest first), the model's row
     marked; the alt-test per doctor beside each doctor."""
-    per = {d["annotator"]: d for d in report["alt_test"]["per_annotator"]}
+    per = {d["annotator"]: d for d in report.alt_test.per_annotator.to_dict(orient="records")}
     rows = []
-    for d in report["doctors"]:
+    for d in report.rater.doctors.to_dict(orient="records"):
         t = per.get(d["annotator"], {})
         rows.append(
             {
@@ -321,8 +349,8 @@ def model_rater_table(report: dict) -> pd.DataFrame:
     rows.append(
         {
             "rater": "model",
-            "leave-one-out rho": report["model_loo_rho"],
-            "items": report["n_items"],
+            "leave-one-out rho": report.rater.model_loo_rho,
+            "items": report.rater.n_items,
             "alt-test p": float("nan"),
             "model beats this doctor": "",
         }
@@ -330,22 +358,22 @@ def model_rater_table(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("leave-one-out rho", ascending=False, na_position="last")
 
 
-def alt_test_sentence(report: dict) -> str:
+def alt_test_sentence(report: ModelRaterReport) -> str:
     """The alt-test's verdict in one sentence."""
-    t = report["alt_test"]
-    wr, ap = t["winning_rate"], t["advantage_probability"]
+    t, m = report.alt_test, report.rater
+    wr, ap = t.winning_rate, t.advantage_probability
     if wr != wr:
         return (
             "Alternative-annotator test: not computed ("
-            + report["reasons"].get("alt_test", "too few items")
+            + report.reasons.get("alt_test", "too few items")
             + ")."
         )
-    verdict = "passed: the model may replace a doctor" if t["passed"] else "failed"
+    verdict = "passed: the model may replace a doctor" if t.passed else "failed"
     return (
-        f"Alternative-annotator test (epsilon {t['epsilon']:g}, {t['scoring']}, "
-        f"Benjamini-Yekutieli q {t['q']:g}): {verdict}; winning rate {wr:.2f}, advantage "
-        f"probability {ap:.2f}. Model rank by leave-one-out rho: {report['model_rank']} of "
-        f"{len(report['doctors']) + 1}; rho with the doctors' mean {report['model_rho']:.3f}."
+        f"Alternative-annotator test (epsilon {t.epsilon:g}, {t.scoring}, "
+        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"probability {ap:.2f}. Model rank by leave-one-out rho: {m.model_rank} of "
+        f"{len(m.doctors) + 1}; rho with the doctors' mean {m.model_rho:.3f}."
     )
 
 
@@ -376,8 +404,7 @@ def plan_with_predictions(
     from medsim_annot.stats import audit_labels
     from medsim_annot.stats.ppi import labels_needed, pilot_correlation
 
-    if not 0 < target_ci < 0.5:
-        raise InputError.single(f"--target-ci must be between 0 and 0.5, not {target_ci}")
+    TARGET_CI.check(target_ci)
     align_predictions(predictions, pairs[C.PAIR_ID], file=file)
     base = plan_budget(
         pairs,
@@ -460,19 +487,17 @@ def study_predictions(
     epsilon: float = DEFAULT_EPSILON,
     target_ci: float | None = None,
     file: str | None = None,
-) -> dict:
-    """The dashboard's predictions panel for a stored study: ``audit`` (the
-    :func:`prediction_audit_table`, or None when the study's scale has no automatic labels
-    to audit and no numeric mean), ``audit_notes``, ``model`` (the
-    :func:`model_rater_table`), ``model_sentence`` (:func:`alt_test_sentence`) and
-    ``model_notes``. The scores are read by the admin page only; nothing is stored."""
+) -> StudyPredictions:
+    """The dashboard's predictions panel for a stored study (the audit is None when the
+    study's scale has no automatic labels to audit and no numeric mean). The scores are
+    read by the admin page only; nothing is stored."""
     from data_schemas.ratings import to_ratings_frame
     from medsim_annot.services import studies as studies_svc
 
     info = study
     pairs = studies_svc.pairs_frame(study)
     cur = to_ratings_frame(studies_svc.current_ratings(study), info.scale)
-    out: dict = {"audit": None, "audit_notes": [], "model": None, "model_notes": []}
+    audit, audit_notes = None, []
     binary = info.scale.positive is not None and info.scale.negative is not None
     if not binary or C.AUTO_LABEL in pairs.columns:
         res = prediction_audit_report(
@@ -484,15 +509,21 @@ def study_predictions(
             target_ci=target_ci,
             file=file,
         )
-        out["audit"] = prediction_audit_table(res)
-        out["audit_notes"] = [f"{k}: {v}" for k, v in res.reasons.items()]
+        audit = prediction_audit_table(res)
+        audit_notes = [f"{k}: {v}" for k, v in res.reasons.items()]
     else:
-        out["audit_notes"] = ["the pairs have no automatic labels to audit"]
-    if cur[C.ANNOTATOR].nunique() >= 2:
-        rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
-        out["model"] = model_rater_table(rep)
-        out["model_sentence"] = alt_test_sentence(rep)
-        out["model_notes"] = [f"{k}: {v}" for k, v in rep["reasons"].items()]
-    else:
-        out["model_notes"] = ["the model is compared with the doctors: it needs two or more"]
-    return out
+        audit_notes = ["the pairs have no automatic labels to audit"]
+    if cur[C.ANNOTATOR].nunique() < 2:
+        return StudyPredictions(
+            audit,
+            audit_notes,
+            model_notes=["the model is compared with the doctors: it needs two or more"],
+        )
+    rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
+    return StudyPredictions(
+        audit,
+        audit_notes,
+        model_rater_table(rep),
+        alt_test_sentence(rep),
+        [f"{k}: {v}" for k, v in rep.reasons.items()],
+    )

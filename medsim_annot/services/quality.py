@@ -20,9 +20,9 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
+from data_schemas.options import CHECK_MIN_ACCURACY, CHECK_TOLERANCE, RUSHED_THRESHOLD
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
-from medsim_annot.errors import UsageProblem
 from medsim_annot.stats.checks import (
     RUSHED_MS,
     below_threshold,
@@ -60,18 +60,10 @@ class QualitySettings:
     check_tolerance: float = 0.0
 
     def __post_init__(self) -> None:
-        if int(self.rushed_ms) != self.rushed_ms or self.rushed_ms < 0:
-            raise UsageProblem(
-                f"the rushed threshold must be a whole number of milliseconds >= 0, "
-                f"not {self.rushed_ms}"
-            )
-        if self.check_min_accuracy is not None and not 0 <= self.check_min_accuracy <= 1:
-            raise UsageProblem(
-                f"the minimum accuracy on check pairs must be between 0 and 1, "
-                f"not {self.check_min_accuracy}"
-            )
-        if not self.check_tolerance >= 0:
-            raise UsageProblem(f"the check tolerance must be >= 0, not {self.check_tolerance}")
+        RUSHED_THRESHOLD.check(self.rushed_ms)
+        if self.check_min_accuracy is not None:
+            CHECK_MIN_ACCURACY.check(self.check_min_accuracy)
+        CHECK_TOLERANCE.check(self.check_tolerance)
 
     @classmethod
     def of(cls, config: dict) -> QualitySettings:

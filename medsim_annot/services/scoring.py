@@ -455,7 +455,7 @@ def evaluate_scores(
     if task is not None and task != gold.task:
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
-            raise UsageProblem("the gold values are not binary (0/1); use --task graded")
+            raise UsageProblem("the gold values are not binary (0/1); use the graded task (task)")
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
     gold_ids = list(gold.values.index)

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
+from data_schemas import options
 from data_schemas.scales import Scale
 from medsim_annot.design.adaptive import (
     MIN_NEGATIVES,
@@ -57,12 +58,9 @@ def stopping_config(
     min_negatives: int = MIN_NEGATIVES,
 ) -> dict:
     """The study config entry of a sequential audit (checked)."""
-    target = float(target)
-    if not 0 < target < 0.5 or math.isnan(target):
-        raise UsageProblem(f"--target-ci must be between 0 and 0.5 (a half-width), not {target:g}")
-    for name, v in (("--min-positives", min_positives), ("--min-negatives", min_negatives)):
-        if int(v) < 0:
-            raise UsageProblem(f"{name} must be 0 or more, not {v}")
+    target = float(options.TARGET_CI.check(target))
+    options.MIN_POSITIVES.check(min_positives)
+    options.MIN_NEGATIVES.check(min_negatives)
     return {
         "target": target,
         "group_by": list(group_by),
@@ -239,7 +237,24 @@ def _study(s: Transaction, name: str) -> tuple[int, dict, str]:
     return sid, config, scale_json
 
 
-def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> dict:
+@dataclass(frozen=True)
+class StoppingSwitch:
+    """What turning study *study*'s sequential stopping on or off changed: off serves
+    ``restored`` withdrawn slots again and releases ``groups_released``; on stops
+    ``groups_stopped`` at once. :meth:`to_dict` (the fields of the switch made, in order) is
+    what ``medsim study stopping --json`` prints and the event records."""
+
+    study: str
+    stopping: str  # "on" | "off"
+    restored: int | None = None
+    groups_released: list[str] | None = None
+    groups_stopped: list[str] | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> StoppingSwitch:
     """Turn the sequential stopping of study *name* on or off (``medsim study stopping``).
 
     Off: every withdrawn slot is served again (``withdrawn_at`` cleared) and the stopped
@@ -248,34 +263,33 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> d
     (:func:`medsim_annot.storage.events.acting_as`). Returns what changed."""
     engine = engine or get_engine()
 
-    def run() -> dict:
+    def run() -> StoppingSwitch:
         with session_scope(engine) as s:
             sid, config, scale_json = _study(s, name)
             stopping = config.get("stopping")
             if not stopping:
                 raise UsageProblem(
-                    f"study '{name}' has no sequential audit (create it with --target-ci)"
+                    f"study '{name}' has no sequential audit: create it with a target "
+                    "half-width (target_ci)"
                 )
             at = utcnow()
             config["stopping"] = {**stopping, "enabled": bool(enabled)}
             studies_store.set_config(s, sid, config)
-            out: dict = {"study": name, "stopping": "on" if enabled else "off"}
             if not enabled:
                 restored, groups = store.restore_all(s, sid)
                 store.bump_queue_version(s, restored)
                 for a in restored:
                     annotation_store.forget_progress(s, a)
-                out.update(restored=sum(restored.values()), groups_released=groups)
-                _event(s, sid, "stopping_off", dict(out), actor=None, at=at)
-                return out
-            _event(s, sid, "stopping_on", dict(out), actor=None, at=at)
+                off = StoppingSwitch(name, "off", sum(restored.values()), groups)
+                _event(s, sid, "stopping_off", off.to_dict(), actor=None, at=at)
+                return off
+            _event(s, sid, "stopping_on", StoppingSwitch(name, "on").to_dict(), actor=None, at=at)
             ests = estimate(store.group_ratings(s, sid), _scale(scale_json), stopping)
             stopped = []
             for g, est in sorted(ests.items()):
                 if est.stop and _stop(s, sid, g, est, target=float(stopping["target"]), at=at):
                     stopped.append(g)
-            out["groups_stopped"] = stopped
-            return out
+            return StoppingSwitch(name, "on", groups_stopped=stopped)
 
     return with_retry(run)
 

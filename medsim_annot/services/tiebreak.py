@@ -26,6 +26,7 @@ import functools
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.options import TIEBREAK_TOLERANCE
 from data_schemas.scales import Scale
 from medsim_annot.design.adaptive import (
     TIEBREAK_SOON,
@@ -41,10 +42,7 @@ from medsim_annot.storage import tiebreak as store
 
 def tiebreak_config(tolerance: float = 0.0) -> dict:
     """The study config entry of a 2 + 1 design (checked)."""
-    tolerance = float(tolerance)
-    if tolerance < 0:
-        raise UsageProblem(f"--tiebreak-tolerance must be 0 or more, not {tolerance:g}")
-    return {"tolerance": tolerance}
+    return {"tolerance": float(TIEBREAK_TOLERANCE.check(tolerance))}
 
 
 @functools.lru_cache(maxsize=64)

@@ -20,10 +20,19 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.options import StrOptions
 from medsim_annot.errors import UsageProblem
 
 Method = Literal["majority", "dawid-skene", "mace"]
-METHODS: tuple[str, ...] = ("majority", "dawid-skene", "mace")
+METHODS = StrOptions.of(
+    Method,
+    "aggregate",
+    {
+        "majority": "the doctors' majority",
+        "dawid-skene": "the Dawid-Skene model's label",
+        "mace": "the MACE model's label",
+    },
+)
 MODEL_METHODS: tuple[str, ...] = ("dawid-skene", "mace")
 #: EM iterations of Dawid–Skene (crowd-kit's default) and of MACE with its random restarts
 #: (crowd-kit: 50 iterations, 10 restarts; 3 keep an export of thousands of pairs quick).
@@ -58,11 +67,10 @@ def check_method(method: str, level: str = "nominal") -> str:
     >>> check_method("dawid-skene")
     'dawid-skene'
     """
-    if method not in METHODS:
-        raise UsageProblem(f"--aggregate must be one of {', '.join(METHODS)}, not '{method}'")
+    METHODS.check(method)
     if method != "majority" and level != "nominal":
         raise UsageProblem(
-            f"--aggregate {method} models nominal labels; this scale is {level} "
+            f"{method} (aggregate) models nominal labels; this scale is {level} "
             "(use majority, or the mean/median columns)"
         )
     return method

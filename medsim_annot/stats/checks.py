@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.options import CHECK_TOLERANCE, PACE_PAUSE, RUSHED_THRESHOLD
 from medsim_annot.design.adaptive import wilson_interval
 
 from ._frame import check_frame
@@ -55,8 +56,7 @@ def _annotators(ratings: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_threshold(threshold_ms: float) -> None:
-    if not np.isfinite(threshold_ms) or threshold_ms < 0:
-        raise ValueError(f"the rushed threshold must be >= 0 ms, not {threshold_ms}")
+    RUSHED_THRESHOLD.check(threshold_ms)
 
 
 def rushed(ratings: pd.DataFrame, threshold_ms: float = RUSHED_MS) -> np.ndarray:
@@ -121,8 +121,7 @@ def pace(ratings: pd.DataFrame, *, pause_ms: float = PAUSE_MS) -> pd.DataFrame:
     [['A', 3, 4.0, 900.0]]
     """
     check_frame(ratings)
-    if not pause_ms > 0:
-        raise ValueError(f"the pause must be > 0 ms, not {pause_ms}")
+    PACE_PAUSE.check(pause_ms)
     e = _elapsed(ratings)
     codes, names = _annotators(ratings)
     k = len(names)
@@ -192,8 +191,7 @@ def check_accuracy(
     (81, 0.2553, 0.3662)
     """
     check_frame(ratings)
-    if not tolerance >= 0:
-        raise ValueError(f"the tolerance must be >= 0, not {tolerance}")
+    CHECK_TOLERANCE.check(tolerance)
     known = {str(p): float(v) for p, v in answers.items()}
     # Only the ratings of check pairs are looked up one by one (a vectorised isin first).
     pid = ratings[C.PAIR_ID]

@@ -10,10 +10,20 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from data_schemas import columns as C
+from data_schemas.options import StrOptions
 from data_schemas.scales import Scale
 
 from ._frame import Encoded, Estimate, level_of, nan, reuse
 from .alpha import krippendorff_alpha
+
+#: The disagreement weights of a weighted kappa (no weights: every disagreement counts 1).
+WEIGHTS = StrOptions(
+    "weights",
+    {
+        "linear": "disagreement grows with the distance between the positions",
+        "quadratic": "disagreement grows with the squared distance",
+    },
+)
 
 PAIRWISE_COLUMNS = (
     "annotator_a",
@@ -106,10 +116,9 @@ def cohen_kappa(a, b, *, weights: str | None = None, labels=None) -> Estimate:
     idx = np.arange(k, dtype=np.float64)
     if weights is None:
         w = 1.0 - np.eye(k)
-    elif weights in ("linear", "quadratic"):
-        w = np.abs(idx[:, None] - idx[None, :]) ** (2 if weights == "quadratic" else 1)
     else:
-        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+        power = 2 if WEIGHTS.check(weights) == "quadratic" else 1
+        w = np.abs(idx[:, None] - idx[None, :]) ** power
     d_e = float((w * expected).sum())
     if d_e <= 1e-15:
         return nan("chance agreement is 1 (both annotators gave one and the same value)", len(x))

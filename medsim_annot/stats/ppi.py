@@ -24,10 +24,15 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from data_schemas.options import AuditMethod
+from data_schemas.options import CONFIDENCE, TARGET_CI, AuditMethod, StrOptions
 from medsim_annot.errors import UsageProblem
 
 Interval = Literal["score", "wald"]
+INTERVALS = StrOptions.of(
+    Interval,
+    "interval",
+    {"score": "the score (Wilson-type) form, for 0/1 outcomes", "wald": "the Wald interval"},
+)
 #: Below this λ the predictions carried (almost) nothing: the interval is the classical one.
 NO_GAIN_LAMBDA = 0.05
 #: Level of the interval the sequential stopping check uses (see :func:`ppi_group_stopping`).
@@ -37,8 +42,7 @@ STOP_CONFIDENCE = 0.975
 def _z(confidence: float) -> float:
     from scipy.stats import norm
 
-    if not 0 < confidence < 1:
-        raise UsageProblem(f"the confidence level must be between 0 and 1, not {confidence}")
+    CONFIDENCE.check(confidence)
     return float(norm.ppf(0.5 + confidence / 2))
 
 
@@ -149,6 +153,7 @@ def ppi_from_sums(
     n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u = np.broadcast_arrays(
         *(np.asarray(a, dtype=np.float64) for a in (n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u))
     )
+    INTERVALS.check(interval)
     z = _z(confidence)
     lam_a = (
         power_tuning_lambda(n, sy, sf, syf, sff, n_u, sf_u, sff_u)
@@ -185,7 +190,7 @@ def ppi_from_sums(
         zero = np.zeros_like(est)
         cl_low, cl_high = _score_interval(ybar, n, zero, zero, zero, zero, z)
     else:
-        raise UsageProblem(f"interval must be 'wald' or 'score', not {interval!r}")
+        raise AssertionError(interval)  # checked above
     empty = n < 1
     out = {
         "estimate": np.where(empty, np.nan, est),
@@ -577,8 +582,7 @@ def labels_needed(
     >>> labels_needed(0.8, 0.7, target=0.05, pairs=5000, confidence=0.95)[1] < 150
     True
     """
-    if not 0 < target < 0.5:
-        raise UsageProblem(f"the target half-width must be between 0 and 0.5, not {target}")
+    TARGET_CI.check(target)
     p = min(max(float(accuracy), 0.0), 1.0)
     rho2 = min(max(float(correlation), 0.0), 1.0) ** 2
     z = _z(confidence)

@@ -15,10 +15,16 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.options import EPSILON, StrOptions
 
 from .pairwise import spearman_rho
 
 Scoring = Literal["accuracy", "neg_rmse"]
+SCORINGS = StrOptions.of(
+    Scoring,
+    "scoring",
+    {"accuracy": "share of matching labels (binary)", "neg_rmse": "minus the RMSE (graded)"},
+)
 
 
 def _matrix(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -230,10 +236,8 @@ def alt_test(
     from scipy.stats import ttest_1samp
     from statsmodels.stats.multitest import multipletests
 
-    if scoring not in ("accuracy", "neg_rmse"):
-        raise ValueError(f"scoring must be 'accuracy' or 'neg_rmse', not {scoring!r}")
-    if not 0 <= epsilon < 1:
-        raise ValueError(f"epsilon must be in [0, 1), not {epsilon}")
+    SCORINGS.check(scoring)
+    EPSILON.check(epsilon)
     mat = _matrix(ratings)
     f = _model_series(model, mat.index)
     mat = mat[(f.notna() & (mat.notna().sum(axis=1) >= min_raters_per_item)).to_numpy()]
