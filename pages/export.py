@@ -16,7 +16,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
 from medsim_annot.services.gold import HfOptions, export_gold, manifest_path
 from medsim_annot.services.interop import zip_folder
-from medsim_annot.services.names import file_slug
+from medsim_annot.services.people.names import file_slug
 from pages import _qa, _ui
 
 _qa.require_admin()

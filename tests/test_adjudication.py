@@ -23,9 +23,10 @@ from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
 from medsim_annot.services import gold
-from medsim_annot.services.admins import sign_in_with_code, sso_role
-from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.signin import sign_in_with_code
+from medsim_annot.services.people.sso import sso_role
 from medsim_annot.storage import dispose_all, get_engine
 
 PAIRS = 18

@@ -31,7 +31,7 @@ import pandas as pd
 from data_schemas.scales import BINARY
 from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
 
 n = 6

@@ -23,7 +23,7 @@ from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import gold_files
 from medsim_annot.services import studies as svc
-from medsim_annot.services.admins import activity
+from medsim_annot.services.activity import activity
 from medsim_annot.services.gold import export_gold
 from tests.gold_pins import PINS, _fix_clock, produce
 from tests.qa_data import make_tiny

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from data_schemas import BINARY, RELATEDNESS_0_3
 from data_schemas import columns as C
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import annotators as asvc
-from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import annotators as asvc
+from medsim_annot.services.people import auth
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import utcnow

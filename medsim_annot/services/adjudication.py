@@ -42,8 +42,8 @@ from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.io import read_table
-from medsim_annot.services.auth import hash_code, new_access_code, normalise_code
-from medsim_annot.services.names import check_annotator_name
+from medsim_annot.services.people.auth import hash_code, new_access_code, normalise_code
+from medsim_annot.services.people.names import check_annotator_name
 from medsim_annot.services.studies import get_study, pairs_frame
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import adjudication as store
@@ -109,7 +109,7 @@ def add_adjudicator(
 ) -> dict:
     """Make *name* an adjudicator of *study*; returns ``name`` and a new ``access_code``
     (shown once, stored hashed). *sso_identity* links an SSO identity at once."""
-    from medsim_annot.services.admins import normalise_identity
+    from medsim_annot.services.people.names import normalise_identity
 
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
@@ -167,7 +167,7 @@ def link_adjudicator_sso(
     study: str, name: str, identity: str | None, *, engine: Engine | None = None
 ) -> None:
     """Link adjudicator *name* to an SSO identity (``None`` or "" unlinks)."""
-    from medsim_annot.services.admins import normalise_identity
+    from medsim_annot.services.people.names import normalise_identity
 
     engine = engine or get_engine()
     info = get_study(study, engine=engine)

@@ -802,7 +802,7 @@ def export_gold(
     else:
         manifest = _write_file(snap, out, kind, chosen, aggregate, now, audit_label)
         digest, n_kept = manifest["sha256"], manifest["counts"]["exported"]
-    from medsim_annot.services.admins import record_event
+    from medsim_annot.services.activity import record_event
 
     record_event(
         "gold_exported",

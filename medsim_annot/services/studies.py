@@ -28,8 +28,8 @@ from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
-from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.services.names import check_annotator_name, check_study_name
+from medsim_annot.services.people.auth import hash_code, new_access_code
+from medsim_annot.services.people.names import check_annotator_name, check_study_name
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
