@@ -26,9 +26,10 @@ from data_schemas import columns as C  # noqa: E402
 from data_schemas.errors import InputError  # noqa: E402
 from medsim_annot.errors import UsageProblem  # noqa: E402
 from medsim_annot.io import upload_types  # noqa: E402
-from medsim_annot.services import gold as gold_svc  # noqa: E402
 from medsim_annot.services import scoring  # noqa: E402
 from medsim_annot.services import studies as studies_svc  # noqa: E402
+from medsim_annot.services.gold import filters as filters_svc  # noqa: E402
+from medsim_annot.services.gold import table as table_svc  # noqa: E402
 
 KEY = "scoring_"
 LEXICAL = {
@@ -58,7 +59,7 @@ if source.startswith("Verified"):
         st.info("There are no studies yet. Create one on the Study setup page, or upload a file.")
         st.stop()
     study = st.selectbox("Study", studies, key=KEY + "study")
-    table = gold_svc.study_gold_table(study, engine=engine())
+    table = table_svc.study_gold_table(study, engine=engine())
     has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
     binary = table.scale.level == "nominal"
     cols = st.columns(3)
@@ -76,7 +77,7 @@ if source.startswith("Verified"):
         ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
         key=KEY + "goldchoice",
     )
-    kept, steps = gold_svc.apply_filters(
+    kept, steps = filters_svc.apply_filters(
         table.table,
         only_verified=only_verified and binary and has_auto,
         require_majority=require_majority and binary,

@@ -165,7 +165,7 @@ def test_events_name_their_actor(engine, tmp_path):
 
 
 def test_gold_export_is_logged(engine, tmp_path):
-    from medsim_annot.services.gold import export_gold
+    from medsim_annot.services.gold.export import export_gold
 
     _study(engine)
     with activity.acting_as("admin:alice"):

@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 
 import medsim_annot
+from data_schemas.gold import FILTER_ORDER, manifest_path
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.gold import FILTER_ORDER, export_gold, manifest_path
+from medsim_annot.services.gold.export import export_gold
 from tests import published as P
 from tests.qa_data import make_tiny
 

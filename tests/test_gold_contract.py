@@ -20,11 +20,12 @@ from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import atomic_target, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
-from medsim_annot.services import gold as gold_svc
-from medsim_annot.services import gold_files
 from medsim_annot.services import studies as svc
 from medsim_annot.services.activity import activity
-from medsim_annot.services.gold import export_gold
+from medsim_annot.services.gold import files as gold_files
+from medsim_annot.services.gold import snapshot as snapshot_svc
+from medsim_annot.services.gold import table as gold_svc
+from medsim_annot.services.gold.export import export_gold
 from tests.gold_pins import PINS, _fix_clock, produce
 from tests.qa_data import make_tiny
 
@@ -175,7 +176,7 @@ def test_data_and_manifest_come_from_one_state_of_the_ratings(tiny, tmp_path, mo
         reads.append(tuple(gt.table.shape))
         return gt
 
-    monkeypatch.setattr(gold_svc, "study_gold_table", table)
+    monkeypatch.setattr(snapshot_svc, "study_gold_table", table)
     m = export_gold(tiny, tmp_path / "g.csv")
     assert len(reads) == 2
     assert m["ratings_version"]["count"] == real_version(tiny)[0] + 1

@@ -197,7 +197,8 @@ def test_round_trip_loses_nothing(tmp_path_factory, saves):
 
 def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     """The QA figures and the gold export read the store the same way on SQLite and PostgreSQL."""
-    from medsim_annot.services import dashboard, gold
+    from medsim_annot.services import dashboard
+    from medsim_annot.services.gold import export as gold
 
     svc.create_study("q", PAIRS, BINARY, ["a", "b", "c"], engine=engine)
     votes = {

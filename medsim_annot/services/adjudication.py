@@ -605,7 +605,7 @@ def board(study: str, *, engine: Engine | None = None) -> Board:
     at least one need, decided or not, most needed first; columns ``pair_id``, ``term_1``,
     ``term_2``, ``group``, ``needs`` (tuple), ``top_need``, ``modal_share``, ``n_ratings``,
     ``decided`` (bool), ``label`` (the current decision), ``flag_guideline``, ``version``)."""
-    from medsim_annot.services import gold as gold_svc
+    from medsim_annot.services.gold import table as gold_svc
     from medsim_annot.stats.aggregate import model_gold
 
     engine = engine or get_engine()

@@ -267,7 +267,7 @@ def plan_budget(
     disagreement = None
     source = "defaults"
     if pilot is not None:
-        from medsim_annot.services.gold import study_gold_table
+        from medsim_annot.services.gold.table import study_gold_table
 
         gt = study_gold_table(pilot, engine=engine)
         t = gt.table

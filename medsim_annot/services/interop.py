@@ -13,8 +13,8 @@ from data_schemas import columns as C
 from data_schemas.scales import Scale, load_scale
 from medsim_annot.interop import load_mapping, read_export
 from medsim_annot.interop.hf import zip_folder  # noqa: F401  (the Export page's download)
-from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.gold import export as gold_svc
 from medsim_annot.storage import Engine
 
 

@@ -36,7 +36,7 @@ from medsim_annot.embeddings.metrics import (
 )
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services.gold_files import NAN_TEXT, Gold, gold_from_frame
+from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
 Progress = Callable[[int, int, str], None]
 

@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.gold import rater_column
 from data_schemas.scales import Scale
 from medsim_annot.services.dashboard.readings import reading
-from medsim_annot.services.gold import GoldTable, add_model_columns, rater_column
+from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
 
