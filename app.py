@@ -21,7 +21,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from medsim_annot.services.adjudication import AdjudicatorIdentity
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from medsim_annot.services.people.admins import admin_password_configured, admin_session_valid
 from medsim_annot.services.people.passwords import env_password_problem
 from medsim_annot.services.people.signin import sign_in_admin, sign_in_with_code

@@ -19,7 +19,7 @@ import streamlit as st
 from data_schemas.errors import InputError
 from medsim_annot.io import table_bytes
 from medsim_annot.services.activity import set_actor_provider
-from medsim_annot.services.adjudication import AdjudicatorIdentity
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.people.auth import AnnotatorIdentity
 from medsim_annot.services.people.names import file_slug

@@ -3,7 +3,7 @@
 The adjudication widget (``pages/components/adjudicator``) shows one pair with everything an
 adjudicator may see (both terms, every rater's answer, unclear flag, comment and time, the
 automatic label, the majority and the Dawid-Skene label) and is driven by the keyboard; a
-decision goes to :func:`medsim_annot.services.adjudication.decide` with the version the
+decision goes to :func:`medsim_annot.services.adjudication.decisions.decide` with the version the
 adjudicator saw, so a decision made meanwhile by someone else is shown, not overwritten.
 """
 
@@ -13,7 +13,9 @@ import streamlit as st
 
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.errors import SessionEnded, UsageProblem
-from medsim_annot.services import adjudication as svc
+from medsim_annot.services.adjudication import board as board_svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.people import adjudicators as adjudicators_svc
 from pages import _ui
 from pages.components.adjudicator import adjudicator
 
@@ -26,7 +28,7 @@ ident = _ui.require_adjudicator()
 eng = _ui.engine()
 ss = st.session_state
 try:
-    svc.check_session(ident, engine=eng)
+    adjudicators_svc.check_session(ident, engine=eng)
 except SessionEnded as exc:
     st.error(f"{exc}.", icon=":material/lock:")
     st.stop()
@@ -44,13 +46,13 @@ needs = c1.multiselect(
     key="adj_needs",
     help=ADJUDICATION_NEEDS.describe(),
 )
-board = svc.board(ident.study_name, engine=eng)
+board = board_svc.board(ident.study_name, engine=eng)
 group = c2.selectbox("Group", ["(all)", *board.groups], key="adj_group")
 include = c3.checkbox("Decided too", key="adj_decided")
 
 
-def _queue(b: svc.Board):
-    return svc.filter_queue(
+def _queue(b: board_svc.Board):
+    return board_svc.filter_queue(
         b.queue, needs=needs, group=None if group == "(all)" else group, include_decided=include
     )
 
@@ -76,7 +78,7 @@ decision = _get("decision")
 if decision and decision.get("seq") != done["decision"]:
     done["decision"] = decision.get("seq")
     try:
-        d = svc.decide(
+        d = decisions_svc.decide(
             ident.study_name,
             str(decision.get("pair_id")),
             label=decision.get("label"),
@@ -87,7 +89,7 @@ if decision and decision.get("seq") != done["decision"]:
             seen_version=int(decision.get("version") or 0),
             engine=eng,
         )
-    except svc.StaleDecision as exc:
+    except decisions_svc.StaleDecision as exc:
         cur = exc.current or {}
         ss[STATUS] = (
             f"Not saved: {exc} ({cur.get('label')}, {cur.get('reason')} by "
@@ -99,14 +101,14 @@ if decision and decision.get("seq") != done["decision"]:
         ss[STATUS] = f"Saved {d.pair_id}: {d.label} ({d.reason}), version {d.version}."
         if include:
             index += 1  # a decided pair stays in the list: go on to the next one
-    board = svc.board(ident.study_name, engine=eng)
+    board = board_svc.board(ident.study_name, engine=eng)
     queue = _queue(board)
     fresh = True
 
 index = max(0, min(index, len(queue) - 1)) if len(queue) else 0
 ss[INDEX] = index
 pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
-progress = svc.progress(board)
+progress = board_svc.progress(board)
 st.caption(
     f"{progress['needed']} pairs need a decision · {progress['decided']} decided · "
     f"{progress['flagged']} flagged for the guideline"
@@ -115,7 +117,7 @@ adjudicator(
     data={
         "pair": pair,
         "reasons": [
-            {"value": r, "key": svc.REASON_KEYS[r], "label": r.replace("_", " ")}
+            {"value": r, "key": decisions_svc.REASON_KEYS[r], "label": r.replace("_", " ")}
             for r in ADJUDICATION_REASONS
         ],
         "position": index + 1,

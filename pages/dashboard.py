@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
+from medsim_annot.services.adjudication import board as adjudication_svc
 from pages import _predictions, _qa, _ui
 
 _qa.require_admin()

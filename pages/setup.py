@@ -14,9 +14,9 @@ from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
-from medsim_annot.services import adjudication as adj_svc
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
+from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.people import annotators as A
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc

@@ -17,14 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_schemas.errors import InputError
-from data_schemas.gold import LABEL_SOURCES, manifest_path
+from data_schemas.gold import ADJUDICATION_NEEDS, LABEL_SOURCES, manifest_path
 from data_schemas.scales import BINARY
 from medsim_annot.errors import SessionEnded, UsageProblem
-from medsim_annot.services import adjudication as adj
 from medsim_annot.services import annotation as A
+from medsim_annot.services.adjudication import board as adj_board
+from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold import export as gold_export
 from medsim_annot.services.gold import table as gold_tables
+from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.people.signin import sign_in_with_code
 from medsim_annot.services.people.sso import sso_role
@@ -101,16 +103,16 @@ def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
 
 def test_queue_decisions_and_provenance(study, tmp_path):
     url, ids = study
-    b = adj.board("two-plus-one")
+    b = adj_board.board("two-plus-one")
     # Every queued pair has a reason; the strongest needs come first.
     assert len(b.queue) > 0
-    weights = [max(adj.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
+    weights = [max(adj_board.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
     assert weights == sorted(weights, reverse=True)
     needs = Counter(n for ns in b.queue["needs"] for n in ns)
     assert needs["tiebreak_disagrees"] > 0  # a dont_know third rating leaves a 1-1 tie
     assert needs["against_auto_label"] > 0
     tb = b.queue[b.queue["needs"].map(lambda n: "tiebreak_disagrees" in n)]
-    only_tb = adj.filter_queue(b.queue, needs=["tiebreak_disagrees"])
+    only_tb = adj_board.filter_queue(b.queue, needs=["tiebreak_disagrees"])
     assert list(only_tb["pair_id"]) == list(tb["pair_id"])
 
     # What the adjudicator sees of a pair: every rater, their time, the automatic label.
@@ -120,9 +122,9 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert {r["seconds"] for r in view["raters"]} == {2.5}
     assert "dont_know" not in view["options"]
 
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
-    adj.add_adjudicator("two-plus-one", "Dr Other")
-    d1 = adj.decide(
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    d1 = adj_dec.decide(
         "two-plus-one",
         pid,
         label="same",
@@ -133,8 +135,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     )
     assert d1.version == 1
     # A second adjudicator who also saw version 0 is refused, shown the current decision.
-    with pytest.raises(adj.StaleDecision) as exc:
-        adj.decide(
+    with pytest.raises(adj_dec.StaleDecision) as exc:
+        adj_dec.decide(
             "two-plus-one",
             pid,
             label="not_same",
@@ -144,7 +146,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         )
     assert exc.value.current["label"] == "same"
     # Changing a decision appends a revision; the first stays in the history.
-    d2 = adj.decide(
+    d2 = adj_dec.decide(
         "two-plus-one",
         pid,
         label="not_same",
@@ -154,7 +156,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         seen_version=1,
     )
     assert d2.version == 2
-    hist = adj.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame("two-plus-one")
     assert hist["revision"].tolist() == [1, 2]
     assert hist["adjudicator"].tolist() == ["Dr Senior", "Dr Other"]
     for bad in (
@@ -164,8 +166,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         {"label": "same", "reason": "other"},
     ):
         with pytest.raises(UsageProblem):
-            adj.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
-    assert len(adj.decisions_frame("two-plus-one")) == 2
+            adj_dec.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
+    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
 
     # Decisions are history: the database refuses to change or delete one.
     with get_engine(url).connect() as conn:
@@ -212,7 +214,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert m2["adjudication"]["audit_label"] == "adjudicated"
 
     # The dashboard's figures.
-    s = adj.summary("two-plus-one")
+    s = adj_board.summary("two-plus-one")
     assert s.progress["decided"] == 1 and s.progress["flagged"] == 0
     assert s.reasons.set_index("reason")["decisions"].to_dict()["other"] == 1
     assert set(s.raters["annotator"]) <= set(DOCTORS)
@@ -220,10 +222,10 @@ def test_queue_decisions_and_provenance(study, tmp_path):
 
 
 def test_hf_export_counts_sources(study, tmp_path):
-    b = adj.board("two-plus-one")
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
+    b = adj_board.board("two-plus-one")
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     pid = str(b.queue.iloc[0]["pair_id"])
-    adj.decide(
+    adj_dec.decide(
         "two-plus-one",
         pid,
         label="same",
@@ -252,8 +254,8 @@ def test_hf_export_counts_sources(study, tmp_path):
 
 
 def test_decisions_file_all_or_none(study, tmp_path):
-    adj.add_adjudicator("two-plus-one", "Dr Senior")
-    q = adj.board("two-plus-one").queue
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    q = adj_board.board("two-plus-one").queue
     first, second = str(q.iloc[0]["pair_id"]), str(q.iloc[1]["pair_id"])
     bad = tmp_path / "bad.csv"
     bad.write_text(
@@ -264,46 +266,46 @@ def test_decisions_file_all_or_none(study, tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(InputError) as exc:
-        adj.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
+        adj_dec.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
     where = [(p.row, p.column) for p in exc.value.problems]
     assert where == [(3, "pair_id"), (4, "label")]
-    assert adj.decisions_frame("two-plus-one").empty  # nothing half-written
+    assert adj_dec.decisions_frame("two-plus-one").empty  # nothing half-written
     good = tmp_path / "good.tsv"
     good.write_text(
         "pair_id\tlabel\treason\tflag_guideline\n"
         f"{first}\tsame\tguideline_gap\ttrue\n{second}\tnot_same\tauto_label_wrong\tfalse\n",
         encoding="utf-8",
     )
-    out = adj.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
+    out = adj_dec.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
     assert [d.version for d in out] == [1, 1]
     # The same file again: decided on the versions it finds now, so it appends revisions.
     stale = tmp_path / "stale.csv"
     stale.write_text(f"pair_id,label,reason,version\n{first},same,rater_error,0\n")
     with pytest.raises(InputError) as exc2:
-        adj.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
+        adj_dec.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
     assert exc2.value.problems[0].row == 2
-    assert len(adj.decisions_frame("two-plus-one")) == 2
-    assert adj.summary("two-plus-one").progress["flagged"] == 1
+    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
+    assert adj_board.summary("two-plus-one").progress["flagged"] == 1
 
 
 def test_adjudicator_sign_in_and_blinding(study):
     url, ids = study
-    out = adj.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
+    out = adj_people.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
     ident = sign_in_with_code(out["access_code"], client="t")
-    assert isinstance(ident, adj.AdjudicatorIdentity) and ident.name == "Dr Senior"
-    adj.check_session(ident)
+    assert isinstance(ident, adj_people.AdjudicatorIdentity) and ident.name == "Dr Senior"
+    adj_people.check_session(ident)
     outcome = sso_role({"email": "senior@example.org", "email_verified": True, "sub": "x"})
     assert outcome.role == "adjudicator" and outcome.adjudicators[0].name == "Dr Senior"
-    adj.issue_adjudicator_code("two-plus-one", "Dr Senior")
+    adj_people.issue_adjudicator_code("two-plus-one", "Dr Senior")
     with pytest.raises(SessionEnded):
-        adj.check_session(ident)  # a new code ends sessions opened with the old one
+        adj_people.check_session(ident)  # a new code ends sessions opened with the old one
     assert sign_in_with_code(out["access_code"], client="t") is None
-    adj.revoke_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.revoke_adjudicator("two-plus-one", "Dr Senior")
     assert sso_role({"email": "senior@example.org"}).role == "refused"
     # An annotator's view of a decided pair carries no adjudication data.
-    adj.add_adjudicator("two-plus-one", "Dr K")
-    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
-    adj.decide(
+    adj_people.add_adjudicator("two-plus-one", "Dr K")
+    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
+    adj_dec.decide(
         "two-plus-one", pid, label="same", reason="rater_error", adjudicator="Dr K", seen_version=0
     )
     for aid in ids.values():
@@ -328,7 +330,7 @@ def test_ehr_rel_a_adjudicated_from_a_file_by_the_cli(db_url, ehr_rel_a, tmp_pat
     assert r.exit_code == 0, r.stderr
     queue = json.loads(r.stdout)
     assert queue and all(q["needs"] for q in queue)
-    assert {n for q in queue for n in q["needs"]} <= set(adj.ADJUDICATION_NEEDS)
+    assert {n for q in queue for n in q["needs"]} <= set(ADJUDICATION_NEEDS)
     decisions = tmp_path / "decisions.csv"
     pd.DataFrame(
         {
@@ -427,9 +429,9 @@ def test_two_adjudicators_racing_on_one_pair(study):
     other adjudicator is refused with the current decision."""
     import threading
 
-    adj.add_adjudicator("two-plus-one", "J1")
-    adj.add_adjudicator("two-plus-one", "J2")
-    pid = str(adj.board("two-plus-one").queue.iloc[0]["pair_id"])
+    adj_people.add_adjudicator("two-plus-one", "J1")
+    adj_people.add_adjudicator("two-plus-one", "J2")
+    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
     for round_ in range(3):
         barrier = threading.Barrier(2)
         results: dict[str, object] = {}
@@ -443,7 +445,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
         ) -> None:
             barrier.wait()
             try:
-                results[name] = adj.decide(
+                results[name] = adj_dec.decide(
                     "two-plus-one",
                     pid,
                     label=label,
@@ -451,7 +453,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
                     adjudicator=name,
                     seen_version=version,
                 )
-            except adj.StaleDecision as exc:
+            except adj_dec.StaleDecision as exc:
                 results[name] = exc
 
         threads = [
@@ -462,9 +464,9 @@ def test_two_adjudicators_racing_on_one_pair(study):
             t.start()
         for t in threads:
             t.join(60)
-        won = [r for r in results.values() if isinstance(r, adj.Decision)]
-        lost = [r for r in results.values() if isinstance(r, adj.StaleDecision)]
+        won = [r for r in results.values() if isinstance(r, adj_dec.Decision)]
+        lost = [r for r in results.values() if isinstance(r, adj_dec.StaleDecision)]
         assert len(won) == 1 and len(lost) == 1, results
         assert won[0].version == round_ + 1
-    hist = adj.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame("two-plus-one")
     assert hist["revision"].tolist() == [1, 2, 3]

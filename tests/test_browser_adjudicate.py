@@ -29,7 +29,9 @@ SECRETS = ["QQXOTHERCOMMENTQQ", "QQXJUDGEQQ", "QQXREASONTEXTQQ", "adjudicat", "l
 SETUP = """
 import pandas as pd
 from data_schemas.scales import BINARY
-from medsim_annot.services import adjudication as adj
+from medsim_annot.services.adjudication import board as adj_board
+from medsim_annot.services.adjudication import decisions as adj_dec
+from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services import annotation as A
 from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
@@ -47,8 +49,8 @@ for who, values in answers.items():
     for pos, value in enumerate(values):
         A.submit_rating(aid, pos, value, comment="QQXOTHERCOMMENTQQ" if who == "b" else "",
                         elapsed_ms=3000, expected_version=0)
-judge = adj.add_adjudicator("adj-study", "QQXJUDGEQQ")
-adj.decide("adj-study", "p5", label="same", reason="other", reason_text="QQXREASONTEXTQQ",
+judge = adj_people.add_adjudicator("adj-study", "QQXJUDGEQQ")
+adj_dec.decide("adj-study", "p5", label="same", reason="other", reason_text="QQXREASONTEXTQQ",
            adjudicator="QQXJUDGEQQ", seen_version=0)
 print(judge["access_code"])
 print(codes["viewer"])

@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         sso: str | None = typer.Option(None, "--sso", help="Link this SSO identity too."),
     ) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.people import adjudicators as svc
 
         out = svc.add_adjudicator(study, name, sso_identity=sso)
         typer.echo(f"{out['name']}: {out['access_code']}")
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The adjudicators of STUDY."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.people import adjudicators as svc
 
         frame = svc.adjudicators(study)
         if as_json:
@@ -46,14 +46,14 @@ def register(app: typer.Typer) -> None:
     @adj.command("issue-code")
     def issue(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """A new access code for adjudicator NAME (the old one stops working)."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.people import adjudicators as svc
 
         typer.echo(f"{name}: {svc.issue_adjudicator_code(study, name)}")
 
     @adj.command("revoke")
     def revoke(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """Take the adjudicator role from NAME; their decisions are kept."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.people import adjudicators as svc
 
         svc.revoke_adjudicator(study, name)
         typer.echo(f"revoked adjudicator {name}")
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         identity: str = typer.Argument(..., help="e-mail or subject id; '' unlinks"),
     ) -> None:
         """Let adjudicator NAME sign in with this SSO identity."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.people import adjudicators as svc
 
         svc.link_adjudicator_sso(study, name, identity)
         typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
@@ -84,16 +84,16 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The pairs that need a decision, most needed first."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.adjudication import board as board_svc
 
-        b = svc.board(study)
-        q = svc.filter_queue(
+        b = board_svc.board(study)
+        q = board_svc.filter_queue(
             b.queue, needs=split_list(need), group=group, include_decided=include_decided
         )
         if as_json:
             emit_json([{**r, "needs": list(r["needs"])} for r in q.to_dict(orient="records")])
             return
-        p = svc.progress(b)
+        p = board_svc.progress(b)
         typer.echo(
             f"{p['needed']} pairs need a decision, {p['decided']} decided, "
             f"{p['flagged']} flagged for the guideline; showing {len(q)}"
@@ -119,11 +119,12 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Decide one pair."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.adjudication import board as board_svc
+        from medsim_annot.services.adjudication import decisions as decisions_svc
 
         if version is None:
-            version = int(svc.board(study).pair(pair_id)["version"])
-        d = svc.decide(
+            version = int(board_svc.board(study).pair(pair_id)["version"])
+        d = decisions_svc.decide(
             study,
             pair_id,
             label=label,
@@ -146,7 +147,7 @@ def register(app: typer.Typer) -> None:
         as_: str = typer.Option(..., "--as", help="the adjudicator's name"),
     ) -> None:
         """Store the decisions of a file, all or none."""
-        from medsim_annot.services import adjudication as svc
+        from medsim_annot.services.adjudication import decisions as decisions_svc
 
-        out = svc.decide_from_file(study, path, adjudicator=as_)
+        out = decisions_svc.decide_from_file(study, path, adjudicator=as_)
         typer.echo(f"stored {len(out)} decisions by {as_}")

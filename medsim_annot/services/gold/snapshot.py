@@ -13,8 +13,9 @@ from data_schemas.gold import (
     CALIBRATION_COLUMN,
 )
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import adjudication as adjudication_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.adjudication.board import tiebreak_pair_ids
 from medsim_annot.services.gold.table import GoldTable, add_provenance, study_gold_table
 from medsim_annot.storage import Engine
 
@@ -32,18 +33,18 @@ class GoldSnapshot:
     info: studies_svc.StudyInfo
     gt: GoldTable
     version: tuple[int, int]
-    #: The adjudicators' decisions (history; :func:`adjudication_svc.decisions_frame`).
+    #: The adjudicators' decisions (history; :func:`decisions_svc.decisions_frame`).
     decisions: pd.DataFrame | None = None
 
     def provenance(self, audit_label: str = "majority") -> dict:
         """Add the provenance columns to the table (:func:`add_provenance`); returns the
         manifest's ``adjudication`` entry (the decisions the labels were built from)."""
         history = self.decisions if self.decisions is not None else pd.DataFrame()
-        current = adjudication_svc.current_decisions(history) if len(history) else history
+        current = decisions_svc.current_decisions(history) if len(history) else history
         add_provenance(
             self.gt,
             current,
-            tiebreak_pairs=adjudication_svc.tiebreak_pair_ids(self.gt.current),
+            tiebreak_pairs=tiebreak_pair_ids(self.gt.current),
             audit_label=audit_label,
         )
         return {
@@ -72,7 +73,7 @@ def gold_snapshot(
         gt = study_gold_table(
             study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
         )
-        decisions = adjudication_svc.decisions_frame(study, engine=engine)
+        decisions = decisions_svc.decisions_frame(study, engine=engine)
         after = studies_svc.ratings_version(study, engine=engine)
         if before == after:
             info = studies_svc.get_study(study, engine=engine)

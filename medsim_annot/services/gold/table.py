@@ -351,7 +351,7 @@ def add_provenance(
     """Add the provenance columns :data:`~data_schemas.gold.PROVENANCE_COLUMNS` to
     ``gt.table`` (in place, last but for the calibration flag): the final ``label`` and its ``label_source`` (see
     :data:`~data_schemas.gold.LABEL_SOURCES`), and for a pair with a decision (*decisions*:
-    the current decision per pair, :func:`medsim_annot.services.adjudication.current_decisions`)
+    the current decision per pair, :func:`medsim_annot.services.adjudication.decisions.current_decisions`)
     the adjudicator, the reason and the id of the event that recorded it.
 
     The majority, the flags and the raters' columns stay the raters' own: agreement is

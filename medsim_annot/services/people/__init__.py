@@ -10,6 +10,7 @@ One module per job:
   (:func:`~.sso.sso_role`), annotators' SSO links;
 * :mod:`.auth` — annotators' access codes and :func:`~.auth.authenticate_annotator`;
 * :mod:`.annotators` — annotator administration (add, rename, codes, revoke);
+* :mod:`.adjudicators` — adjudicator accounts (add, codes, revoke, SSO links, sign-in);
 * :mod:`.tokens` — the short-lived bearer tokens of the rating endpoint;
 * :mod:`.throttle` — the sign-in throttle;
 * :mod:`.names` — study, annotator and SSO identity names as people type them.

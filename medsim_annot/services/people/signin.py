@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from medsim_annot.services.adjudication import AdjudicatorIdentity, authenticate_adjudicator
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, authenticate_adjudicator
 from medsim_annot.services.people.admins import (
     ENV_ADMIN,
     AdminIdentity,

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services.adjudication import AdjudicatorIdentity, adjudicators_by_sso
+from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, adjudicators_by_sso
 from medsim_annot.services.people.admins import AdminIdentity, in_transaction, named_identity
 from medsim_annot.services.people.auth import AnnotatorIdentity
 from medsim_annot.services.people.names import SUB_PREFIX, normalise_identity
