@@ -19,12 +19,10 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from data_schemas.errors import InputError
-
-if TYPE_CHECKING:
-    from medsim_annot.builders.cooccurrence import EventsSource
+from medsim_annot.builders.events import EventsSource
 
 ENGINES = ("duckdb", "spark")
 #: DuckDB's memory limit unless told otherwise (``MEDSIM_DUCKDB_MEMORY_LIMIT``); beyond it
