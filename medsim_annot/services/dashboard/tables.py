@@ -18,6 +18,7 @@ from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
+from medsim_annot.stats.aggregate import check_method, model_gold
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -89,8 +90,6 @@ class Dashboard:
         return self._models[method]
 
     def _model_quality(self, method: str) -> dict:
-        from medsim_annot.stats.aggregate import check_method, model_gold
-
         check_method(method)
         empty = {"method": method, "raters": pd.DataFrame(), "confusion": pd.DataFrame()}
         if self.scale.level != "nominal":
