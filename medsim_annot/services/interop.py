@@ -79,7 +79,7 @@ def export_gold_hf(
     **filters,
 ) -> dict:
     """Write *study*'s gold subset as a Hugging Face dataset folder *out*: the gold export
-    (:func:`medsim_annot.services.gold.export_gold`) in the ``hf`` format, with the filters
+    (:func:`medsim_annot.services.gold.export.export_gold`) in the ``hf`` format, with the filters
     of the file export (as keywords) in the same order. Returns the manifest."""
     return gold_svc.export_gold(
         study,
