@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import pandas as pd
@@ -21,6 +24,7 @@ from data_schemas.gold import ADJUDICATION_NEEDS, LABEL_SOURCES, manifest_path
 from data_schemas.scales import BINARY
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import annotation as A
+from medsim_annot.services import dashboard
 from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.design import DesignOptions, create_designed_study
@@ -30,7 +34,10 @@ from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.people.signin import sign_in_with_code
 from medsim_annot.services.people.sso import sso_role
+from medsim_annot.services.studies import get_study
+from medsim_annot.stats import aggregate
 from medsim_annot.storage import dispose_all, get_engine
+from tests.conftest import ROOT
 
 PAIRS = 18
 DOCTORS = ("ann", "bob", "cyd")
@@ -470,3 +477,106 @@ def test_two_adjudicators_racing_on_one_pair(study):
         assert won[0].version == round_ + 1
     hist = adj_dec.decisions_frame("two-plus-one")
     assert hist["revision"].tolist() == [1, 2, 3]
+
+
+def _fresh_board(study: str) -> adj_board.Board:
+    """The board rebuilt from nothing: no kept board, no cached dashboard."""
+    adj_board.BOARDS.clear()
+    dashboard.clear_cache()
+    return adj_board.board(study)
+
+
+def _same_board(got: adj_board.Board, want: adj_board.Board) -> None:
+    pd.testing.assert_frame_equal(got.queue, want.queue)
+    pd.testing.assert_frame_equal(got.history, want.history)
+    assert got.decisions_version == want.decisions_version
+    assert set(got.queue.loc[got.queue["decided"], "pair_id"]) == set(
+        want.queue.loc[want.queue["decided"], "pair_id"]
+    )
+    assert adj_board.progress(got) == adj_board.progress(want)
+
+
+DECIDE_ELSEWHERE = """
+import sys
+from medsim_annot.services.adjudication import decisions
+decisions.decide("two-plus-one", sys.argv[1], label="not_same", reason="ambiguous_term",
+                 adjudicator="Dr Other", seen_version=int(sys.argv[2]), flag_guideline=True)
+"""
+
+
+def test_board_is_kept_and_a_decision_updates_it(study):
+    """Bug 2 (issue 32): after a decision the kept board equals a board rebuilt from
+    nothing (same needs, order, decided set); a decision stored by another process is seen
+    on the next call; a decision committed below the highest id read makes a full re-read."""
+    url, _ids = study
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    b0 = _fresh_board("two-plus-one")
+    assert adj_board.board("two-plus-one") is b0  # nothing changed: the kept board
+    first, second = (str(p) for p in b0.queue["pair_id"][:2])
+    adj_dec.decide(
+        "two-plus-one",
+        first,
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr Senior",
+        seen_version=0,
+    )
+    b1 = adj_board.board("two-plus-one")
+    assert b1 is not b0 and not b0.queue["decided"].any()  # a board handed out never changes
+    assert b1.queue.set_index("pair_id").at[first, "decided"]
+    assert len(adj_board.filter_queue(b1.queue)) == len(b0.queue) - 1
+    _same_board(b1, _fresh_board("two-plus-one"))
+    # Another process (its own interpreter, no shared cache): a new revision and a new pair.
+    for pid, seen in ((first, 1), (second, 0)):
+        subprocess.run(
+            [sys.executable, "-c", DECIDE_ELSEWHERE, pid, str(seen)],
+            cwd=ROOT,
+            env={**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)},
+            check=True,
+            timeout=300,
+        )
+    b2 = adj_board.board("two-plus-one")
+    row = b2.queue.set_index("pair_id")
+    assert (row.at[first, "label"], row.at[first, "version"]) == ("not_same", 2)
+    assert row.at[second, "decided"] and row.at[second, "flag_guideline"]
+    assert b2.pair(first)["decision"]["adjudicator"] == "Dr Other"
+    _same_board(b2, _fresh_board("two-plus-one"))
+    # A board that missed a decision below its highest id (concurrent commits) reads all.
+    kept = adj_board.board("two-plus-one")
+    short = dataclasses.replace(
+        kept, decisions_version=(kept.decisions_version[0] - 1, kept.decisions_version[1])
+    )
+    again = adj_board._with_decisions(short, get_engine(), get_study("two-plus-one").id)
+    _same_board(again, kept)
+
+
+def test_board_on_a_cache_hit_does_not_refit(study, monkeypatch):
+    """Bug 2 (issue 32): the board takes the dashboard's one Dawid–Skene fit; a cache hit,
+    a decision and the dashboard's own model section fit nothing again."""
+    fits = []
+    real = aggregate.model_gold
+
+    def counted(*args, **kw):
+        fits.append(args[1] if len(args) > 1 else kw.get("method"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(aggregate, "model_gold", counted)
+    adj_board.BOARDS.clear()
+    dashboard.clear_cache()
+    b = adj_board.board("two-plus-one")
+    assert b.model == "dawid-skene" and fits == ["dawid-skene"]
+    adj_board.board("two-plus-one")
+    adj_board.summary("two-plus-one")
+    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_dec.decide(
+        "two-plus-one",
+        str(b.queue.iloc[0]["pair_id"]),
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr Senior",
+        seen_version=0,
+    )
+    adj_board.board("two-plus-one")
+    dashboard.study_dashboard("two-plus-one").model_quality("dawid-skene")
+    assert fits == ["dawid-skene"]

@@ -34,6 +34,7 @@ def test_shipped_settings_are_the_production_ones():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["fileWatcherType"] == "none"
     assert config["server"]["runOnSave"] is False
+    assert config["runner"]["postScriptGC"] is False  # a full GC held each run's last messages
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     run = make.split("\nrun:", 1)[1].split("\n\n", 1)[0]
     assert "streamlit run serve.py" in run and "fileWatcherType" not in run

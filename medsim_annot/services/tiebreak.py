@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import functools
 
+import pandas as pd
+
+from data_schemas import columns as C
 from data_schemas.scales import Scale
 from medsim_annot.design.adaptive import (
     TIEBREAK_SOON,
@@ -114,3 +117,10 @@ def waiting(s: Transaction, *, study_id: int, annotator_id: int) -> int:
     if not config.get("tiebreak"):
         return 0
     return store.waiting(s, study_id, annotator_id)
+
+
+def tiebreak_pair_ids(current: pd.DataFrame) -> set[str]:
+    """The pairs of a current-ratings frame that got a tie-break (third) rating."""
+    if current.empty or "slot" not in current.columns:
+        return set()
+    return set(current.loc[current["slot"] == "tiebreak", C.PAIR_ID].astype(str))

@@ -198,9 +198,22 @@ DECISION_COLUMNS = (
 )
 
 
-def decisions(s: Session, study_id: int) -> list[tuple]:
-    """Every decision of the study (history), in insertion order: the rows of
-    :data:`DECISION_COLUMNS`."""
+def decisions_version(s: Session, study_id: int) -> tuple[int, int]:
+    """(number of decisions, highest decision id) of the study, in one statement: changes
+    with every decision (decisions are append-only), so it keys what is kept of them."""
+    of_study = Adjudication.study_id == study_id
+    n, top = s.execute(
+        select(
+            select(func.count()).select_from(Adjudication).where(of_study).scalar_subquery(),
+            select(func.coalesce(func.max(Adjudication.id), 0)).where(of_study).scalar_subquery(),
+        )
+    ).one()
+    return int(n), int(top)
+
+
+def decisions(s: Session, study_id: int, *, after: int = 0) -> list[tuple]:
+    """Every decision of the study (history) whose id is above *after*, in insertion order:
+    the rows of :data:`DECISION_COLUMNS`."""
     return [
         tuple(r)
         for r in s.execute(
@@ -218,7 +231,7 @@ def decisions(s: Session, study_id: int) -> list[tuple]:
             )
             .join(Item, Item.id == Adjudication.item_id)
             .join(Adjudicator, Adjudicator.id == Adjudication.adjudicator_id)
-            .where(Adjudication.study_id == study_id)
+            .where(Adjudication.study_id == study_id, Adjudication.id > after)
             .order_by(Adjudication.id)
         ).all()
     ]

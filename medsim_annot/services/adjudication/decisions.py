@@ -66,6 +66,12 @@ def decisions_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame
     info = get_study(study, engine=engine)
     with session_scope(engine) as s:
         rows = store.decisions(s, info.id)
+    return history_frame(rows)
+
+
+def history_frame(rows: list[tuple]) -> pd.DataFrame:
+    """Decision rows of the store (:func:`medsim_annot.storage.adjudication.decisions`) as
+    :func:`decisions_frame` gives them."""
     frame = pd.DataFrame(rows, columns=list(DECISION_COLUMNS))
     frame["flag_guideline"] = frame["flag_guideline"].astype(bool)
     return frame

@@ -17,8 +17,7 @@ from data_schemas.scales import Scale
 from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
-from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
-from medsim_annot.stats.aggregate import check_method, model_gold
+from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -82,15 +81,17 @@ class Dashboard:
         many pairs the model labels differently from the majority (the majority stays the
         verdict; the model is a second opinion).
 
-        Returns ``{"method", "raters", "confusion", "differs", "reason"}``; on a scale that
-        is not nominal, ``reason`` says why and the frames are empty. Fitted once per method
+        Returns ``{"method", "raters", "confusion", "differs", "reason"}`` and, when fitted,
+        ``"fit"`` (the :class:`~medsim_annot.stats.aggregate.ModelGold`: the adjudication
+        board takes its labels); on a scale that is not nominal, ``reason`` says why and the
+        frames are empty. Fitted once per method
         and dashboard (a cached dashboard keeps its fits)."""
         if method not in self._models:
             self._models[method] = self._model_quality(method)
         return self._models[method]
 
     def _model_quality(self, method: str) -> dict:
-        check_method(method)
+        aggregate.check_method(method)
         empty = {"method": method, "raters": pd.DataFrame(), "confusion": pd.DataFrame()}
         if self.scale.level != "nominal":
             return {
@@ -102,7 +103,7 @@ class Dashboard:
             return {**empty, "differs": 0, "reason": "no ratings yet"}
         # One fit gives the doctors' figures and the per-pair labels; the gold table is
         # copied so the cached dashboard's own table keeps the columns it was built with.
-        fit = model_gold(self.gold.ratings, method)
+        fit = aggregate.model_gold(self.gold.ratings, method)
         gt = GoldTable(
             self.gold.table.copy(),
             self.gold.ratings,
@@ -131,6 +132,7 @@ class Dashboard:
             "confusion": conf,
             "differs": differs,
             "reason": None,
+            "fit": fit,
         }
 
     # ------------------------------------------------------------------ binary (AAAI 2020)

@@ -15,8 +15,8 @@ from data_schemas.gold import (
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
-from medsim_annot.services.adjudication.board import tiebreak_pair_ids
 from medsim_annot.services.gold.table import GoldTable, add_provenance, study_gold_table
+from medsim_annot.services.tiebreak import tiebreak_pair_ids
 from medsim_annot.storage import Engine
 
 #: How often the export reads the study again when a rating is saved while it reads.
