@@ -131,7 +131,7 @@ def admin_password_configured(*, engine: Engine | None = None) -> bool:
 
 
 def check_admin_password(name: str, password: str, *, engine: Engine | None = None) -> bool:
-    """Whether *password* is admin *name*'s (no throttling: see :func:`sign_in_admin`)."""
+    """Whether *password* is admin *name*'s (no throttling: see :func:`.signin.sign_in_admin`)."""
     name = (name or "").strip() or ENV_ADMIN
     if not password:
         return False

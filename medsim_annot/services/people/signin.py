@@ -24,7 +24,7 @@ def sign_in_admin(
     name: str, password: str, *, client: str, engine: Engine | None = None
 ) -> AdminIdentity | None:
     """ThrottledError admin sign-in from *client*: the admin, ``None`` (wrong), or raises
-    :class:`~medsim_annot.services.throttle.ThrottledError` (wait first)."""
+    :class:`~medsim_annot.services.people.throttle.ThrottledError` (wait first)."""
     engine = engine or get_engine()
     ADMIN_SIGNINS.check(client, engine=engine)
     name = (name or "").strip() or ENV_ADMIN
