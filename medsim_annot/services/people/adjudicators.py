@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from medsim_annot.errors import SessionEnded, UsageProblem
-from medsim_annot.services.people.auth import hash_code, new_access_code, normalise_code
+from medsim_annot.services.people.auth import code_key, hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, normalise_identity
 from medsim_annot.services.studies import get_study
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow
@@ -124,10 +124,11 @@ def authenticate_adjudicator(
     code: str, *, engine: Engine | None = None
 ) -> AdjudicatorIdentity | None:
     """The active adjudicator holding access code *code*, or ``None``."""
-    if len(normalise_code(code)) < 20:
+    key = code_key(code)
+    if key is None:
         return None
     with session_scope(engine or get_engine()) as s:
-        row = store.by_code_hash(s, hash_code(code))
+        row = store.by_code_hash(s, key)
     return AdjudicatorIdentity(*row.__dict__.values()) if row else None
 
 
