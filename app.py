@@ -11,7 +11,7 @@ scoring (the pages of each role are listed once, in ``pages/_registry.py``). Whe
 (``[auth]`` in ``.streamlit/secrets.toml``, see docs/sso.md), "Sign in with SSO" sends the
 user to the identity provider; the configured ``admins`` list and the annotators' linked
 identities decide the role, and anyone else is refused. Failed sign-ins are throttled per
-client and overall (:mod:`medsim_annot.services.throttle`).
+client and overall (:mod:`medsim_annot.services.people.throttle`).
 """
 
 from __future__ import annotations
@@ -21,25 +21,21 @@ from pathlib import Path
 
 import streamlit as st
 
-from medsim_annot.services.admins import (
-    SsoOutcome,
-    admin_password_configured,
-    admin_session_valid,
-    env_password_problem,
-    sign_in_admin,
-    sign_in_with_code,
-    sso_role,
-)
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
-from medsim_annot.services.rating_queue import STORE_ERRORS
-from medsim_annot.services.sso import (
+from medsim_annot.services.people.admins import admin_password_configured, admin_session_valid
+from medsim_annot.services.people.passwords import env_password_problem
+from medsim_annot.services.people.signin import sign_in_admin, sign_in_with_code
+from medsim_annot.services.people.sso import (
     UNREACHABLE,
+    SsoOutcome,
     cookie_secret_problem,
     provider_unreachable,
     session_expired,
     session_hours,
+    sso_role,
 )
-from medsim_annot.services.throttle import ThrottledError
+from medsim_annot.services.people.throttle import ThrottledError
+from medsim_annot.services.rating_queue import STORE_ERRORS
 from pages import _ui
 from pages._registry import ROLES, pages_for
 

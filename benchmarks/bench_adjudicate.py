@@ -52,7 +52,7 @@ def seed_study(url: str, n_pairs: int) -> tuple[str, str]:
     """A study of *n_pairs* pairs x 3 current ratings in the store at *url*, about three in
     four needing a decision, and an adjudicator; (study name, the adjudicator's code)."""
     from benchmarks.bench_dashboard import _store, synthetic
-    from medsim_annot.services import admins
+    from medsim_annot.services import activity
     from medsim_annot.services.people import adjudicators as people
     from medsim_annot.storage import dispose_all, get_engine
 
@@ -70,7 +70,7 @@ def seed_study(url: str, n_pairs: int) -> tuple[str, str]:
     split = (u >= 0.62) & (u < 0.72)  # three different answers: no majority
     votes[split] = np.array(["same", "not_same", "dont_know"], dtype=object)
     current["rating"] = votes.ravel()
-    with admins.acting_as("admin:bench"):
+    with activity.acting_as("admin:bench"):
         _store(pairs, current, name, get_engine(url))
         code = people.add_adjudicator(name, JUDGE, engine=get_engine(url))["access_code"]
     dispose_all()
@@ -83,8 +83,8 @@ def rebuild_as_before(study: str, engine) -> float:
     Dawid–Skene fit and its columns, the decision history, and the queue's group labels
     joined row by row, twice, as it did (the queue's small arithmetic left out)."""
     from data_schemas import columns as C
-    from medsim_annot.services import gold as gold_svc
     from medsim_annot.services.adjudication.decisions import decisions_frame
+    from medsim_annot.services.gold import table as gold_svc
     from medsim_annot.stats.aggregate import model_gold
 
     t0 = time.perf_counter()

@@ -45,12 +45,12 @@ def loadavg() -> str:
 def seed_study(url: str, n_items: int = N_ITEMS) -> str:
     """A study of *n_items* pairs x 3 current ratings in the store at *url*; its name."""
     from benchmarks.bench_dashboard import _store, synthetic
-    from medsim_annot.services import admins
+    from medsim_annot.services import activity
     from medsim_annot.storage import dispose_all, get_engine
 
     name = f"bench-pages-{n_items}"
     pairs, current = synthetic(n_items)
-    with admins.acting_as("admin:bench"):
+    with activity.acting_as("admin:bench"):
         _store(pairs, current, name, get_engine(url))
     dispose_all()
     return name

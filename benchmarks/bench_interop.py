@@ -83,7 +83,7 @@ def _label_studio(folder: Path) -> tuple[Path, Path, Path]:
 
 def run(report) -> None:
     from medsim_annot.services import studies as svc
-    from medsim_annot.services.gold import export_gold
+    from medsim_annot.services.gold.export import export_gold
     from medsim_annot.services.interop import export_gold_hf, import_from_tool
     from medsim_annot.storage import dispose_all, get_engine
 

@@ -272,7 +272,7 @@ def manifest_scale(scale: Scale) -> dict:
 @dataclass(frozen=True)
 class GoldFilters:
     """The export filters (applied in the order :data:`FILTER_ORDER`; see
-    :func:`medsim_annot.services.gold.apply_filters`) and the majority rule they use."""
+    :func:`medsim_annot.services.gold.filters.apply_filters`) and the majority rule they use."""
 
     min_ratings: int | None = None
     exclude_unclear: bool = False

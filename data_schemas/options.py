@@ -241,6 +241,7 @@ RUSHED_THRESHOLD = _setting("rushed_ms", "rushed threshold in milliseconds", 0, 
 PACE_PAUSE = _setting("pause_ms", "pause in ms", 0, closed="right")
 CHECK_TOLERANCE = _setting("check_tolerance", "check answer tolerance", 0)
 # Exports and builders.
+MIN_RATINGS = _setting("min_ratings", "minimum ratings per pair", 1, integer=True)
 TEST_SIZE = _setting("test_size", "share of the test split", 0, 1, "neither")
 SEED = _setting("seed", "random seed", integer=True)
 TOP = _setting("top", "number of pairs", 1, integer=True)

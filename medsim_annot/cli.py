@@ -33,7 +33,7 @@ app = typer.Typer(
 @app.callback()
 def _actor() -> None:
     """Events recorded by any command name the operating-system user (``cli:USER``)."""
-    from medsim_annot.services.admins import cli_actor, set_actor
+    from medsim_annot.services.activity import cli_actor, set_actor
 
     set_actor(cli_actor())
 

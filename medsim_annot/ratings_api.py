@@ -33,7 +33,8 @@ from data_schemas.widget import (
     RatingsRequest,
 )
 from medsim_annot.errors import StoreUnavailable, UsageProblem
-from medsim_annot.services import rating_queue, tokens
+from medsim_annot.services import rating_queue
+from medsim_annot.services.people import tokens
 
 _log = logging.getLogger(__name__)
 _HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}

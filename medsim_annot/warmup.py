@@ -27,7 +27,7 @@ interpreter (first load 2.7–3.1 s against 0.5 s once warm, ``make bench`` admi
 
 AFTER_SERVING = (
     "medsim_annot.services.scoring",  # the embedding evaluation
-    "medsim_annot.services.gold",
+    "medsim_annot.services.gold.export",
     "crowdkit.aggregation",  # the dashboard's model of the doctors (on request, with a spinner)
 )
 """Imported in a background thread once the server is up: the rarer pages and sections."""

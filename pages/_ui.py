@@ -25,13 +25,14 @@ import streamlit as st
 from data_schemas.errors import InputError
 from medsim_annot.errors import SessionEnded
 from medsim_annot.io import table_bytes
-from medsim_annot.services.admins import AdminIdentity, admin_session_valid, set_actor_provider
-from medsim_annot.services.auth import AnnotatorIdentity
-from medsim_annot.services.names import file_slug
+from medsim_annot.services.activity import set_actor_provider
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, check_session
+from medsim_annot.services.people.admins import AdminIdentity, admin_session_valid
+from medsim_annot.services.people.auth import AnnotatorIdentity
+from medsim_annot.services.people.names import file_slug
+from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
-from medsim_annot.services.tokens import end_token
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"

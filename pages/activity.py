@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from medsim_annot.services import admins as admins_svc
+from medsim_annot.services import activity as activity_svc
 from pages import _qa, _ui
 
 
@@ -24,7 +24,7 @@ def activity_ui() -> None:
         "Study", ["(all studies and admin changes)", *names], key="activity_study"
     )
     limit = right.number_input("Newest", min_value=10, max_value=5000, value=200, step=50)
-    frame = admins_svc.activity(
+    frame = activity_svc.activity(
         study=None if study not in names else study, limit=int(limit), engine=_qa.engine()
     )
     actors = sorted(a for a in frame["actor"].unique() if a)
@@ -34,7 +34,7 @@ def activity_ui() -> None:
     if frame.empty:
         st.info("Nothing recorded yet.")
     else:
-        frame = frame.assign(detail=frame["detail"].map(admins_svc.readable_detail))
+        frame = frame.assign(detail=frame["detail"].map(activity_svc.readable_detail))
         _qa.table(
             frame,
             "activity",

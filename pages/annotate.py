@@ -18,7 +18,7 @@ import streamlit as st
 from data_schemas.limits import MIN_VIEW_MS
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import rating_queue as RQ
-from medsim_annot.services.tokens import mint_token
+from medsim_annot.services.people.tokens import mint_token
 from pages import _ui
 from pages.components.annotator import annotator
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import streamlit as st
 
 from data_schemas.errors import InputError, OptionError
-from data_schemas.gold import HF_MANIFEST, GoldFilters
+from data_schemas.gold import HF_MANIFEST, GoldFilters, manifest_path
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
-from medsim_annot.services.gold import HfOptions, export_gold, manifest_path
+from medsim_annot.services.gold.export import HfOptions, export_gold
 from medsim_annot.services.interop import zip_folder
-from medsim_annot.services.names import file_slug
+from medsim_annot.services.people.names import file_slug
 from pages import _qa, _ui
 
 

@@ -14,9 +14,10 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table, upload_types
-from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import scoring
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.gold import filters as filters_svc
+from medsim_annot.services.gold import table as table_svc
 from pages._ui import (
     download_csv,
     engine,
@@ -59,7 +60,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
             )
             st.stop()
         study = st.selectbox("Study", studies, key=KEY + "study")
-        table = gold_svc.study_gold_table(study, engine=engine())
+        table = table_svc.study_gold_table(study, engine=engine())
         has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
         binary = table.scale.level == "nominal"
         cols = st.columns(3)
@@ -77,7 +78,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
             ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
             key=KEY + "goldchoice",
         )
-        kept, steps = gold_svc.apply_filters(
+        kept, steps = filters_svc.apply_filters(
             table.table,
             only_verified=only_verified and binary and has_auto,
             require_majority=require_majority and binary,

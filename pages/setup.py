@@ -14,11 +14,12 @@ from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
-from medsim_annot.services import admins as ADM
-from medsim_annot.services import annotators as A
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.people import adjudicators as adj_svc
+from medsim_annot.services.people import annotators as A
+from medsim_annot.services.people import names as names_svc
+from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from pages import _ui
 from pages.components.preload import preload_chart_code
@@ -525,18 +526,18 @@ def _tab_sso(study: str, people: list[str]) -> None:
     @_ui.requires("admin")
     def _switch_sso() -> None:
         allow = bool(st.session_state[sso_key])
-        ADM.set_annotator_sso(study, allow, engine=_ui.engine())
+        sso_svc.set_annotator_sso(study, allow, engine=_ui.engine())
         st.session_state[RESULT] = (
             f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study}."
         )
 
     st.toggle(
         "Annotators of this study may sign in by SSO",
-        value=ADM.annotator_sso_enabled(study, engine=eng),
+        value=sso_svc.annotator_sso_enabled(study, engine=eng),
         key=sso_key,
         on_change=_switch_sso,
     )
-    links = ADM.sso_links(study, engine=eng)
+    links = sso_svc.sso_links(study, engine=eng)
     st.dataframe(
         pd.DataFrame({"annotator": list(links), "SSO identity": [v or "" for v in links.values()]}),
         hide_index=True,
@@ -549,9 +550,9 @@ def _tab_sso(study: str, people: list[str]) -> None:
     )
     if st.button("Link", key="setup_sso_link") and who_s:
         try:
-            ADM.link_annotator_sso(study, who_s, ident, engine=eng)
+            sso_svc.link_annotator_sso(study, who_s, ident, engine=eng)
             st.session_state[RESULT] = (
-                f"Linked {who_s} to {ADM.normalise_identity(ident)}."
+                f"Linked {who_s} to {names_svc.normalise_identity(ident)}."
                 if ident.strip()
                 else f"Removed the SSO link of {who_s}."
             )

@@ -38,7 +38,7 @@ def need(condition: bool, reason: str, flag: str) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_signin_throttles():
     """Failed sign-ins are counted per process: each test starts with none counted."""
-    from medsim_annot.services.throttle import ADMIN_SIGNINS, CODE_SIGNINS
+    from medsim_annot.services.people.throttle import ADMIN_SIGNINS, CODE_SIGNINS
 
     ADMIN_SIGNINS.reset()
     CODE_SIGNINS.reset()

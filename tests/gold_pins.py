@@ -49,7 +49,8 @@ def _fix_clock(patch) -> None:
 
 
 def _exports(study: str, folder: Path, *, hf: bool = True) -> dict[str, str]:
-    from medsim_annot.services.gold import export_gold, manifest_path
+    from data_schemas.gold import manifest_path
+    from medsim_annot.services.gold.export import export_gold
     from medsim_annot.services.interop import export_gold_hf
     from medsim_annot.services.study_handle import open_study
 
@@ -83,7 +84,8 @@ def produce(ehr_rel_a: Path, folder: Path) -> dict[str, str]:
         hashes.update(_exports(study, folder))
     # The model aggregate (nominal scales only) on the demo's binary study.
     path = folder / f"{BINARY_STUDY}-dawid-skene.csv"
-    from medsim_annot.services.gold import export_gold, manifest_path
+    from data_schemas.gold import manifest_path
+    from medsim_annot.services.gold.export import export_gold
 
     export_gold(BINARY_STUDY, path, aggregate="dawid-skene", now=FIXED_NOW)
     hashes[path.name] = _sha(path)

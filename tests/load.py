@@ -521,7 +521,7 @@ def audit(engine, annotator_ids: list[int], tally: Tally) -> Audit:
 
 def mint_tokens(engine, idents: list) -> list[tuple[int, str]]:
     """A ratings token per identity, minted through the service as the Annotate page does."""
-    from medsim_annot.services.tokens import mint_token
+    from medsim_annot.services.people.tokens import mint_token
 
     return [
         (i.annotator_id, mint_token(i.annotator_id, i.credential_version, engine=engine).token)

@@ -24,13 +24,16 @@ from data_schemas.gold import ADJUDICATION_NEEDS, LABEL_SOURCES, manifest_path
 from data_schemas.scales import BINARY
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services import dashboard, gold
+from medsim_annot.services import dashboard
 from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
-from medsim_annot.services.admins import sign_in_with_code, sso_role
-from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.services.gold import export as gold_export
+from medsim_annot.services.gold import table as gold_tables
 from medsim_annot.services.people import adjudicators as adj_people
+from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.signin import sign_in_with_code
+from medsim_annot.services.people.sso import sso_role
 from medsim_annot.services.studies import get_study
 from medsim_annot.stats import aggregate
 from medsim_annot.storage import dispose_all, get_engine
@@ -98,7 +101,7 @@ def study(backend_url):
 
 def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
     out = tmp_path / name
-    manifest = gold.export_gold("two-plus-one", out, **kw)
+    manifest = gold_export.export_gold("two-plus-one", out, **kw)
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     return frame, manifest, out.read_bytes()
 
@@ -237,7 +240,7 @@ def test_hf_export_counts_sources(study, tmp_path):
     )
     outs = []
     for name in ("hf1", "hf2"):
-        gold.export_gold("two-plus-one", tmp_path / name, "hf")
+        gold_export.export_gold("two-plus-one", tmp_path / name, "hf")
         outs.append({p.name: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()})
     assert outs[0] == outs[1]
     card = outs[0]["README.md"].decode()
@@ -400,7 +403,7 @@ def test_provenance_properties(votes, decided, tiebreak):
         ],
         columns=["pair_id", "annotator", "rating"],
     )
-    base = gold.gold_table(pairs, cur, BINARY)
+    base = gold_tables.gold_table(pairs, cur, BINARY)
     before = base.table.copy()
     ids = [f"p{i}" for i in sorted(decided) if i < n]
     dec = pd.DataFrame(
@@ -412,7 +415,7 @@ def test_provenance_properties(votes, decided, tiebreak):
             "event_id": list(range(100, 100 + len(ids))),
         }
     )
-    gold.add_provenance(base, dec, tiebreak_pairs={f"p{i}" for i in tiebreak})
+    gold_tables.add_provenance(base, dec, tiebreak_pairs={f"p{i}" for i in tiebreak})
     t = base.table
     counts = label_source_counts(t["label_source"])
     assert sum(counts.values()) == n

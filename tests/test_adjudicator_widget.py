@@ -31,8 +31,8 @@ from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
 from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
-from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.people import adjudicators as adj_people
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all
 from pages.components.adjudicator import HERE, read_state

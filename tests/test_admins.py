@@ -12,11 +12,12 @@ import pytest
 import sqlalchemy as sa
 
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import admins
-from medsim_annot.services import annotators as ann_svc
+from medsim_annot.services import activity
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import admins, passwords, signin, sso
+from medsim_annot.services.people import annotators as ann_svc
+from medsim_annot.services.people.throttle import CODE_SIGNINS, Policy, Throttle, ThrottledError
 from medsim_annot.services.study_handle import open_study
-from medsim_annot.services.throttle import CODE_SIGNINS, Policy, Throttle, ThrottledError
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 
 BINARY = "binary"
@@ -46,14 +47,14 @@ def test_hash_uses_strong_scrypt_with_maxmem(monkeypatch):
         return real(password, **kw)
 
     monkeypatch.setattr(hashlib, "scrypt", spy)
-    stored = admins.hash_password("a long enough secret")
+    stored = passwords.hash_password("a long enough secret")
     tag, n, r, p, salt, digest = stored.split("$")
     assert (tag, int(n), int(r), int(p)) == ("scrypt", 2**17, 8, 1)
     assert seen["n"] > 2**14 and seen["maxmem"] >= 128 * seen["n"] * seen["r"]
     assert len(bytes.fromhex(salt)) == 16 and len(bytes.fromhex(digest)) == 32
-    assert admins.verify_password("a long enough secret", stored)
-    assert not admins.verify_password("a long enough secreT", stored)
-    assert not admins.verify_password("x", "not-a-hash")
+    assert passwords.verify_password("a long enough secret", stored)
+    assert not passwords.verify_password("a long enough secreT", stored)
+    assert not passwords.verify_password("x", "not-a-hash")
 
 
 def test_named_admins_add_list_remove_and_password_rules(engine):
@@ -88,11 +89,11 @@ def test_named_admins_add_list_remove_and_password_rules(engine):
 
 def test_env_password_needs_12_characters(engine, monkeypatch):
     monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "short-pw")
-    assert "fewer than 12" in admins.env_password_problem()
+    assert "fewer than 12" in passwords.env_password_problem()
     assert not admins.admin_password_configured(engine=engine)
     assert not admins.check_admin_password("admin", "short-pw", engine=engine)
     monkeypatch.setenv("MEDSIM_ADMIN_PASSWORD", "exactly-12ch")
-    assert admins.env_password_problem() is None
+    assert passwords.env_password_problem() is None
     assert admins.check_admin_password("admin", "exactly-12ch", engine=engine)
     assert admins.check_admin_password("", "exactly-12ch", engine=engine)  # name defaults
     assert not admins.check_admin_password("admin", "exactly-12cH", engine=engine)
@@ -135,17 +136,17 @@ def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkey
 
 # ------------------------------------------------------------------------- event log
 def test_events_name_their_actor(engine, tmp_path):
-    with admins.acting_as("admin:alice"):
+    with activity.acting_as("admin:alice"):
         _study(engine)
         ann_svc.add_annotator("s", "c", engine=engine)
         ann_svc.issue_code("s", "a", engine=engine)
-    with admins.acting_as("sso:bob@hospital.example"):
+    with activity.acting_as("sso:bob@hospital.example"):
         ann_svc.revoke_code("s", "b", engine=engine)
         ann_svc.rename_annotator("s", "c", "cee", engine=engine)
         svc.export_ratings(open_study("s", engine=engine), tmp_path / "r.csv")
-        admins.link_annotator_sso("s", "a", "A@Hospital.example", engine=engine)
-        admins.set_annotator_sso("s", True, engine=engine)
-    log = admins.activity(engine=engine)
+        sso.link_annotator_sso("s", "a", "A@Hospital.example", engine=engine)
+        sso.set_annotator_sso("s", True, engine=engine)
+    log = activity.activity(engine=engine)
     got = list(zip(log["actor"], log["action"], log["annotator"], strict=True))[::-1]
     assert got == [
         ("admin:alice", "study_created", ""),
@@ -158,19 +159,19 @@ def test_events_name_their_actor(engine, tmp_path):
         ("sso:bob@hospital.example", "annotator_sso_enabled", ""),
     ]
     assert set(log["study"]) == {"s"}
-    assert admins.activity(study="s", limit=2, engine=engine)["action"].tolist() == [
+    assert activity.activity(study="s", limit=2, engine=engine)["action"].tolist() == [
         "annotator_sso_enabled",
         "sso_linked",
     ]
 
 
 def test_gold_export_is_logged(engine, tmp_path):
-    from medsim_annot.services.gold import export_gold
+    from medsim_annot.services.gold.export import export_gold
 
     _study(engine)
-    with admins.acting_as("admin:alice"):
+    with activity.acting_as("admin:alice"):
         export_gold("s", tmp_path / "gold.csv", engine=engine)
-    top = admins.activity(engine=engine).iloc[0]
+    top = activity.activity(engine=engine).iloc[0]
     assert (top["actor"], top["action"]) == ("admin:alice", "gold_exported")
     assert '"file": "gold.csv"' in top["detail"]
 
@@ -206,13 +207,13 @@ def test_cli_link_sso_and_study_switch(db_url, cli, monkeypatch):
     r = cli("annotator", "link-sso", "s", "zed", "z@hospital.example")
     assert r.exit_code == 2 and "no annotator named 'zed'" in r.stderr
     claims = {"sub": "x1", "email": "dr.a@hospital.example", "email_verified": True}
-    assert admins.sso_role(claims, engine=engine).role == "refused"  # study not enabled
+    assert sso.sso_role(claims, engine=engine).role == "refused"  # study not enabled
     r = cli("study", "sso", "s", "--enable")
     assert r.exit_code == 0
-    assert admins.sso_role(claims, engine=engine).role == "annotator"
+    assert sso.sso_role(claims, engine=engine).role == "annotator"
     r = cli("annotator", "link-sso", "s", "a", "")
     assert r.exit_code == 0 and "removed" in r.stdout
-    assert admins.sso_role(claims, engine=engine).role == "refused"
+    assert sso.sso_role(claims, engine=engine).role == "refused"
 
 
 # ----------------------------------------------------------------------------- SSO roles
@@ -221,33 +222,33 @@ def test_sso_role_mapping(engine, monkeypatch):
     _study(engine, "t", ("a",))
     admins.add_admin("bob", sso_identity="bob@hospital.example", engine=engine)
     for study in ("s", "t"):
-        admins.link_annotator_sso(study, "a", "sub-annie", engine=engine)
-        admins.set_annotator_sso(study, True, engine=engine)
-    listed = admins.sso_role(
+        sso.link_annotator_sso(study, "a", "sub-annie", engine=engine)
+        sso.set_annotator_sso(study, True, engine=engine)
+    listed = sso.sso_role(
         {"sub": "z", "email": "Chief@Hospital.example", "email_verified": True},
         admins=["chief@hospital.example"],
     )
     assert listed.role == "admin" and listed.admin.actor == "sso:chief@hospital.example"
-    by_sub = admins.sso_role({"sub": "admin-sub-7"}, admins=["admin-sub-7"], engine=engine)
+    by_sub = sso.sso_role({"sub": "admin-sub-7"}, admins=["admin-sub-7"], engine=engine)
     assert by_sub.role == "admin"
     bob = {"sub": "q", "email": "BOB@hospital.example", "email_verified": "true"}
-    named = admins.sso_role(bob, engine=engine)
+    named = sso.sso_role(bob, engine=engine)
     assert named.role == "admin" and named.admin.actor == "admin:bob"
     unverified = {"sub": "q", "email": "bob@hospital.example", "email_verified": False}
-    assert admins.sso_role(unverified, engine=engine).role == "refused"
-    annie = admins.sso_role({"sub": "sub-annie", "email": "annie@x.example"}, engine=engine)
+    assert sso.sso_role(unverified, engine=engine).role == "refused"
+    annie = sso.sso_role({"sub": "sub-annie", "email": "annie@x.example"}, engine=engine)
     assert annie.role == "annotator"
     assert sorted(a.study_name for a in annie.annotators) == ["s", "t"]
     ann_svc.revoke_code("t", "a", engine=engine)  # a revoked annotator cannot use SSO either
-    annie = admins.sso_role({"sub": "sub-annie"}, engine=engine)
+    annie = sso.sso_role({"sub": "sub-annie"}, engine=engine)
     assert [a.study_name for a in annie.annotators] == ["s"]
     monkeypatch.setenv("MEDSIM_SSO_ADMINS", "ops@hospital.example")
     assert (
-        admins.sso_role({"sub": "o", "email": "ops@hospital.example", "email_verified": True}).role
+        sso.sso_role({"sub": "o", "email": "ops@hospital.example", "email_verified": True}).role
         == "admin"
     )
     eve = {"sub": "who", "email": "eve@evil.example", "email_verified": True}
-    stranger = admins.sso_role(eve, engine=engine)
+    stranger = sso.sso_role(eve, engine=engine)
     assert (stranger.role, stranger.identity) == ("refused", "eve@evil.example")
 
 
@@ -309,20 +310,20 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
     caplog.set_level(logging.WARNING, logger="medsim_annot.signin")
     for _ in range(3):
         assert (
-            admins.sign_in_admin("alice", "guess-guess-1", client="1.2.3.4", engine=engine) is None
+            signin.sign_in_admin("alice", "guess-guess-1", client="1.2.3.4", engine=engine) is None
         )
     with pytest.raises(ThrottledError):
-        admins.sign_in_admin("alice", "alice's long password", client="1.2.3.4", engine=engine)
-    ok = admins.sign_in_admin("alice", "alice's long password", client="5.6.7.8", engine=engine)
+        signin.sign_in_admin("alice", "alice's long password", client="1.2.3.4", engine=engine)
+    ok = signin.sign_in_admin("alice", "alice's long password", client="5.6.7.8", engine=engine)
     assert ok is not None and ok.actor == "admin:alice"
     res = _study(engine)
     code = res["annotators"][0]["access_code"]
     for _ in range(3):
         bad = "ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZ"
-        assert admins.sign_in_with_code(bad, client="1.2.3.4", engine=engine) is None
+        assert signin.sign_in_with_code(bad, client="1.2.3.4", engine=engine) is None
     with pytest.raises(ThrottledError):
-        admins.sign_in_with_code(code, client="1.2.3.4", engine=engine)
-    assert admins.sign_in_with_code(code, client="9.9.9.9", engine=engine).name == "a"
+        signin.sign_in_with_code(code, client="1.2.3.4", engine=engine)
+    assert signin.sign_in_with_code(code, client="9.9.9.9", engine=engine).name == "a"
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 6
     assert sum("failed admin sign-in" in x for x in lines) == 3
@@ -330,7 +331,7 @@ def test_failed_sign_ins_are_throttled_and_logged_without_secrets(engine, caplog
     assert all("client=1.2.3.4" in x for x in lines)
     assert not any("guess" in x or "ZZZZ" in x or "long password" in x for x in lines)
     # a password typed into the name field is not logged either
-    assert admins.sign_in_admin("my secret pw!", "x", client="7.7.7.7", engine=engine) is None
+    assert signin.sign_in_admin("my secret pw!", "x", client="7.7.7.7", engine=engine) is None
     assert "admin=<unknown>" in caplog.records[-1].getMessage()
     assert "secret" not in caplog.records[-1].getMessage()
     assert CODE_SIGNINS.failures("1.2.3.4", engine=engine) == 3
@@ -349,12 +350,12 @@ def test_concurrent_password_hashes_are_capped(monkeypatch):
         return b"\0" * 32
 
     monkeypatch.setattr(hashlib, "scrypt", slow)
-    threads = [threading.Thread(target=admins.hash_password, args=("x" * 12,)) for _ in range(8)]
+    threads = [threading.Thread(target=passwords.hash_password, args=("x" * 12,)) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert peak[0] == admins.MAX_CONCURRENT_HASHES < 8
+    assert peak[0] == passwords.MAX_CONCURRENT_HASHES < 8
 
 
 def test_admin_list_on_an_empty_store_says_so(db_url, cli, monkeypatch):

@@ -11,8 +11,8 @@ from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.design import Slot, plan_study
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services.annotators import revoke_code
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import revoke_code
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import annotation as annotation_store

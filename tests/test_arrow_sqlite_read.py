@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from data_schemas import BINARY
 from data_schemas import columns as C
-from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import annotators as asvc
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import arrow, get_engine
 from tests.test_store_incremental import _rate as rate

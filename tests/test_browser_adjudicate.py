@@ -33,7 +33,7 @@ from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services import annotation as A
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
 
 n = 6

@@ -70,7 +70,7 @@ def app_env(backend_url):
 
 
 def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_path):
-    from medsim_annot.services.annotators import issue_code
+    from medsim_annot.services.people.annotators import issue_code
     from medsim_annot.storage import get_engine
 
     codes = {}

@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_chromium()
-    from medsim_annot.services.annotators import issue_code
+    from medsim_annot.services.people.annotators import issue_code
     from medsim_annot.storage import dispose_all, get_engine
 
     tmp = tmp_path_factory.mktemp("browser_signin")

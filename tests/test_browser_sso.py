@@ -72,12 +72,13 @@ def server(tmp_path_factory):
     script = """
 import pandas as pd
 from data_schemas.scales import BINARY
-from medsim_annot.services import admins, studies
+from medsim_annot.services import studies
+from medsim_annot.services.people import admins, sso
 pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["fever", "cough"],
                       "term_2": ["pyrexia", "sneeze"]})
 studies.create_study("ward-study", pairs, BINARY, ["dr_annie", "dr_other"])
-admins.link_annotator_sso("ward-study", "dr_annie", "annie-sub")
-admins.set_annotator_sso("ward-study", True)
+sso.link_annotator_sso("ward-study", "dr_annie", "annie-sub")
+sso.set_annotator_sso("ward-study", True)
 admins.add_admin("bob", sso_identity="bob@hospital.example")
 """
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
@@ -169,11 +170,11 @@ def test_named_admin_by_sso_identity_is_named_in_the_event_log(server, browser):
     page.get_by_role("button", name="Issue a new code (the old one stops working)").click()
     page.get_by_text("New access code for").wait_for(timeout=30000)
     page.close()
-    from medsim_annot.services import admins
+    from medsim_annot.services import activity
     from medsim_annot.storage import dispose_all, get_engine
 
     engine = get_engine(server["url"])
-    log = admins.activity(engine=engine)
+    log = activity.activity(engine=engine)
     issued = log[log["action"] == "code_issued"]
     assert issued["actor"].tolist() == ["admin:bob"]
     dispose_all()
@@ -203,11 +204,11 @@ def test_user_not_on_any_list_is_refused(server, browser):
 
 
 def test_annotator_of_a_study_without_sso_is_refused(server, browser):
-    from medsim_annot.services import admins
+    from medsim_annot.services.people import sso
     from medsim_annot.storage import dispose_all, get_engine
 
     engine = get_engine(server["url"])
-    admins.set_annotator_sso("ward-study", False, engine=engine)
+    sso.set_annotator_sso("ward-study", False, engine=engine)
     dispose_all()
     try:
         page = _sso_sign_in(browser, server["base"], "annie-sub")
@@ -215,5 +216,5 @@ def test_annotator_of_a_study_without_sso_is_refused(server, browser):
         page.close()
     finally:
         engine = get_engine(server["url"])
-        admins.set_annotator_sso("ward-study", True, engine=engine)
+        sso.set_annotator_sso("ward-study", True, engine=engine)
         dispose_all()

@@ -283,8 +283,8 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
 
 
 def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server, browser):
-    from medsim_annot.services.annotators import revoke_code
     from medsim_annot.services.design import DesignOptions, create_designed_study
+    from medsim_annot.services.people.annotators import revoke_code
 
     url = server["url"]
     r = create_designed_study(
@@ -484,8 +484,8 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     and once her queue is done the "waiting for other doctors" screen turns into the next
     tiebreak pair when it arrives."""
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.auth import authenticate_annotator
     from medsim_annot.services.design import DesignOptions, create_designed_study
+    from medsim_annot.services.people.auth import authenticate_annotator
 
     url = server["url"]
     eng = _engine(url)

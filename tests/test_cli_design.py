@@ -7,9 +7,9 @@ from collections import Counter
 
 import pandas as pd
 
-from medsim_annot.services import annotators as asvc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people import annotators as asvc
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 
 

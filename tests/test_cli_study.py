@@ -180,7 +180,7 @@ def test_demo_is_not_seeded_into_a_database_server(backend_url, cli, tmp_path, m
     """`make run` with a production PostgreSQL URL seeds no demo studies, makes no admin and
     leaves an earlier demo's credentials file alone; `medsim migrate` (make serve) creates
     the schema only."""
-    from medsim_annot.services import admins
+    from medsim_annot.services.people import admins
 
     monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
     creds = tmp_path / "demo-credentials.txt"
@@ -212,7 +212,7 @@ def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):
     """Without --seed the CLI serves a shuffled order (as the browser does), records the
     fresh seed in the study and prints it; --file-order is the explicit exception."""
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.auth import authenticate_annotator
+    from medsim_annot.services.people.auth import authenticate_annotator
 
     n = 40
     pairs = tmp_path / "sorted.csv"  # all "same" pairs first, as in the trial's file

@@ -311,7 +311,7 @@ def test_model_of_the_doctors_is_fitted_once_per_method(demo, monkeypatch):
     """The crowd-kit fit gives both the doctors' figures and the per-pair labels: one fit
     per method and dashboard, and the same count of pairs as a separate
     ``add_model_columns`` fit."""
-    from medsim_annot.services import gold as gold_svc
+    from medsim_annot.services.gold import table as gold_svc
     from medsim_annot.stats import aggregate
 
     calls: list[str] = []

@@ -12,7 +12,7 @@ from data_schemas.errors import InputError
 from medsim_annot.embeddings import evaluate as ev
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring as svc
-from medsim_annot.services.gold_files import read_gold
+from medsim_annot.services.gold.files import read_gold
 from tests import published as P
 
 # --------------------------------------------------------------------------- McNemar

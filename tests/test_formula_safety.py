@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from data_schemas import BINARY
 from data_schemas import columns as C
 from medsim_annot.io import read_table, table_bytes, write_table
-from medsim_annot.services import annotators as asvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.annotation import queue_state, submit_rating
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people import annotators as asvc
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.store import open_store
 from medsim_annot.services.study_handle import open_study
 

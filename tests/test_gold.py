@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 
 import medsim_annot
+from data_schemas.errors import OptionError
+from data_schemas.gold import FILTER_ORDER, manifest_path
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.gold import FILTER_ORDER, export_gold, manifest_path
+from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.study_handle import open_study
 from tests import published as P
 from tests.qa_data import make_tiny
@@ -171,7 +173,7 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
 
 def test_bad_options_write_nothing(tiny, tmp_path, db_url):
     out = tmp_path / "gold.csv"
-    with pytest.raises(UsageProblem):
+    with pytest.raises(OptionError, match=r"\(min_ratings\)"):
         export_gold(tiny, out, min_ratings=0)
     with pytest.raises(UsageProblem, match="no study named"):
         export_gold("nope", out)

@@ -15,7 +15,7 @@ from data_schemas.errors import OptionError
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
-from medsim_annot.services.gold import export_gold
+from medsim_annot.services.gold.export import export_gold
 from medsim_annot.stats.aggregate import check_method, model_gold
 
 DIFFERS = 4
@@ -66,7 +66,7 @@ def test_majority_is_the_default_and_unchanged(quality, tmp_path):
 
 
 def test_dawid_skene_competence_ranks_the_lazy_doctor_last(quality):
-    from medsim_annot.services.gold import study_gold_table
+    from medsim_annot.services.gold.table import study_gold_table
 
     gt = study_gold_table(quality)
     fit = model_gold(gt.ratings, "dawid-skene")

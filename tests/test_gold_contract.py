@@ -20,11 +20,12 @@ from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import atomic_target, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
-from medsim_annot.services import gold as gold_svc
-from medsim_annot.services import gold_files
 from medsim_annot.services import studies as svc
-from medsim_annot.services.admins import activity
-from medsim_annot.services.gold import export_gold
+from medsim_annot.services.activity import activity
+from medsim_annot.services.gold import files as gold_files
+from medsim_annot.services.gold import snapshot as snapshot_svc
+from medsim_annot.services.gold import table as gold_svc
+from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.study_handle import open_study
 from tests.gold_pins import PINS, _fix_clock, produce
 from tests.qa_data import make_tiny
@@ -139,10 +140,12 @@ def test_file_and_hf_manifests_share_one_shape(tiny, tmp_path):
 
 def test_hf_refuses_a_model_aggregate_and_writes_nothing(tiny, tmp_path, cli):
     out = tmp_path / "hf"
-    with pytest.raises(UsageProblem, match="--aggregate dawid-skene applies to the file formats"):
+    with pytest.raises(
+        UsageProblem, match="aggregation \\(aggregate\\) 'dawid-skene' applies to the file formats"
+    ):
         export_gold(tiny, out, "hf", aggregate="dawid-skene")
     res = cli("export", "gold", tiny, "--out", out, "--format", "hf", "--aggregate", "mace")
-    assert res.exit_code == 2 and "--aggregate mace" in res.stderr
+    assert res.exit_code == 2 and "(--aggregate) 'mace'" in res.stderr
     assert not out.exists()
 
 
@@ -176,7 +179,7 @@ def test_data_and_manifest_come_from_one_state_of_the_ratings(tiny, tmp_path, mo
         reads.append(tuple(gt.table.shape))
         return gt
 
-    monkeypatch.setattr(gold_svc, "study_gold_table", table)
+    monkeypatch.setattr(snapshot_svc, "study_gold_table", table)
     m = export_gold(tiny, tmp_path / "g.csv")
     assert len(reads) == 2
     assert m["ratings_version"]["count"] == real_version(open_study(tiny))[0] + 1

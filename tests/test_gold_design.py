@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import annotation as A
-from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study
-from medsim_annot.services.gold import export_gold, gold_table
+from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.gold.table import gold_table
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 

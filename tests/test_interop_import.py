@@ -20,7 +20,7 @@ import pytest
 from data_schemas.errors import InputError
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
-from medsim_annot.services.gold import study_gold_table
+from medsim_annot.services.gold.table import study_gold_table
 from medsim_annot.services.interop import import_from_tool
 from medsim_annot.services.study_handle import open_study
 

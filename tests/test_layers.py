@@ -206,3 +206,123 @@ def test_pages_share_one_problems_table_and_no_dashboard_cache():
         and "dashboard_svc" in p.read_text(encoding="utf-8")
     ]
     assert cached == []
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (:func:`_modules`: at module level, under
+    ``TYPE_CHECKING`` and inside functions alike).
+
+    Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, so an import of a
+    module is an edge to it and to each package above it — except the importer's own
+    packages, which Python has already started: a package's ``__init__`` importing its own
+    submodules, and those importing one another, are not circles."""
+    files = _files("medsim_annot")
+    known = {_module_name(p) for p in files}
+    graph: dict[str, set[str]] = {}
+    for p in files:
+        me = _module_name(p)
+        mine = {".".join(me.split(".")[:i]) for i in range(1, me.count(".") + 2)}
+        if p.name == "__init__.py":
+            mine.add(me)
+        edges: set[str] = set()
+        for name in _modules(p):
+            parts = name.split(".")
+            hits = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+            target = next((h for h in hits if h in known), None)
+            if target is None:
+                continue
+            up = target.split(".")
+            edges |= {".".join(up[:i]) for i in range(1, len(up) + 1)} & known
+        graph[me] = edges - mine
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_circles_are_found():
+    """The check itself: a circle is found, a package importing its own submodules is not."""
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"p": {"p.x"}, "p.x": {"p.y"}, "p.y": set()}) == []
+
+
+def test_no_import_circles():
+    """No module of ours imports, directly or through others, a module that imports it
+    (``docs/architecture.md``: arrows point down; a circle means a job is in the wrong
+    room). A package's ``__init__`` may import its own submodules."""
+    graph = _import_graph()
+    assert "medsim_annot.services.people.signin" in graph  # the check sees the tree
+    assert _circles(graph) == []
+
+
+#: The imports a function of ``services/`` may make, by module: heavy optional packages
+#: loaded only when the feature runs (each with a comment at the import saying why).
+LAZY_IMPORTS = {
+    "medsim_annot.services.predictions": {"sentence_transformers"},
+}
+
+
+def test_services_import_at_module_level_only():
+    """An import inside a function of ``services/`` hides which jobs depend on which (and
+    kept the circles alive); only the documented lazy imports of heavy optional packages
+    stay there."""
+    offenders = []
+    for p in _files("medsim_annot/services"):
+        allowed = LAZY_IMPORTS.get(_module_name(p), set())
+        for fn in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                else:
+                    continue
+                if any(n.split(".")[0] not in allowed for n in names):
+                    offenders.append(f"{_rel(p)}:{node.lineno}")
+    assert offenders == []

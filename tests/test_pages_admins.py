@@ -7,8 +7,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from data_schemas.scales import BINARY
-from medsim_annot.services import admins
-from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services import activity
+from medsim_annot.services.people import admins, sso
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
@@ -42,7 +43,7 @@ def _page(path, role=None, admin=None):
 
 
 def test_activity_page_is_admin_only_and_lists_events(db):
-    with admins.acting_as("admin:alice"):
+    with activity.acting_as("admin:alice"):
         _study()
     at = _page("pages/activity.py")
     assert at.error[0].value.startswith("This page is for the study admin")
@@ -64,22 +65,22 @@ def test_setup_links_annotators_and_enables_sso(db):
     at.button(key="setup_sso_link").click().run()
     # messages are shown as plain text: markdown characters arrive escaped, so a name cannot become a link
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
-    assert admins.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
-    assert admins.sso_role(BEA).role == "refused"
+    assert sso.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
+    assert sso.sso_role(BEA).role == "refused"
     at.toggle(key="setup_sso_enabled:s").set_value(True).run()
-    assert admins.annotator_sso_enabled("s")
-    assert admins.sso_role(BEA).role == "annotator"
+    assert sso.annotator_sso_enabled("s")
+    assert sso.sso_role(BEA).role == "annotator"
     at.text_input(key="setup_sso_identity").input("bea@hospital.example")
     at.selectbox(key="setup_sso_who").select("ann")
     at.button(key="setup_sso_link").click().run()
     assert "another annotator" in at.error[0].value
-    log = admins.activity()  # the switch (a widget callback) and the link name their admin
+    log = activity.activity()  # the switch (a widget callback) and the link name their admin
     assert log["action"].tolist()[:2] == ["annotator_sso_enabled", "sso_linked"]
     assert log["actor"].tolist()[:2] == ["admin:alice", "admin:alice"]
 
 
 def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
-    from medsim_annot.services.throttle import CODE_SIGNINS, Policy
+    from medsim_annot.services.people.throttle import CODE_SIGNINS, Policy
 
     # A 30 s first delay: the paused attempt below comes well within it however slowly a
     # loaded machine runs the pages (the failures live in the store: a few writes each).
@@ -108,7 +109,7 @@ def test_landing_named_admin_and_throttled_guessing(db, monkeypatch):
 
 
 def test_activity_detail_is_readable_not_json(db):
-    with admins.acting_as("admin:alice"):
+    with activity.acting_as("admin:alice"):
         _study()
     at = _page("pages/activity.py", "admin", AdminIdentity("alice", "named"))
     detail = at.dataframe[0].value["detail"].tolist()[0]

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
@@ -144,7 +144,7 @@ def test_annotate_store_unavailable_says_so_and_offers_a_retry(db, monkeypatch):
 
 
 def test_annotate_revoked_code_stops_the_page(db):
-    from medsim_annot.services.annotators import revoke_code
+    from medsim_annot.services.people.annotators import revoke_code
 
     ident, _ = _annotator(n=3)
     revoke_code("s", "ann")
@@ -280,10 +280,10 @@ def test_app_routes_by_role(db):
     at.run()
     assert not at.exception
     assert _widget(at)["total"] == 6 and _widget(at)["token"]
-    from medsim_annot.services import admins
+    from medsim_annot.services.people import admins, signin
 
     admins.add_admin("alice", password="alice's long password")
-    alice = admins.sign_in_admin("alice", "alice's long password", client="test")
+    alice = signin.sign_in_admin("alice", "alice's long password", client="test")
     admin = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     admin.session_state["auth_role"] = "admin"
     admin.session_state["auth_admin"] = alice  # a session keeps the admin it signed in as

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from data_schemas.scales import BINARY
 from medsim_annot.services import dashboard as dsvc
-from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT

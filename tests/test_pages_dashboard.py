@@ -15,7 +15,7 @@ from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
-from medsim_annot.services.gold import export_gold
+from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
 from tests import published as P

@@ -19,11 +19,12 @@ import pytest
 import streamlit.testing.v1.local_script_runner as local_runner
 from streamlit.testing.v1 import AppTest
 
-from medsim_annot.services import admins
+from medsim_annot.services import activity
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.people import adjudicators as adjudication
+from medsim_annot.services.people import admins, signin, sso
 from medsim_annot.storage import dispose_all, get_engine
 from pages import _registry as registry
 from pages import _ui
@@ -51,7 +52,7 @@ def db(db_url, monkeypatch):
 
 def _open(page: registry.Page) -> AppTest:
     """app.py in a session signed in as alice, showing *page*."""
-    alice = admins.sign_in_admin("alice", PASSWORD, client="test")
+    alice = signin.sign_in_admin("alice", PASSWORD, client="test")
     assert alice is not None
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["auth_role"] = "admin"
@@ -85,7 +86,7 @@ def _run_fragments(at: AppTest, ids: list[str]) -> AppTest:
 def _settings() -> dict:
     """Everything a callback or fragment of the admin pages can change."""
     return {
-        "annotator_sso": admins.annotator_sso_enabled(STUDY),
+        "annotator_sso": sso.annotator_sso_enabled(STUDY),
         "stopping": stopping_svc.audit_status(STUDY).enabled,
         "quality": quality_svc.study_settings(STUDY),
     }
@@ -94,7 +95,7 @@ def _settings() -> dict:
 def _events_after_the_end() -> list[tuple[str, str]]:
     """(actor, action) of every event recorded after the admin was removed or got a new
     password (newest first)."""
-    log = admins.activity()
+    log = activity.activity()
     rows = list(zip(log["actor"], log["action"]))
     end = next(i for i, (_, action) in enumerate(rows) if action in ENDS)
     return rows[:end]
@@ -180,14 +181,14 @@ def test_a_signed_in_admin_still_changes_settings(db):
     """The guard lets the admin who is still valid through (the same triggers act)."""
     at = _open(registry.page("Study setup"))
     _toggle(f"setup_sso_enabled:{STUDY}")(at)
-    assert admins.annotator_sso_enabled(STUDY)
+    assert sso.annotator_sso_enabled(STUDY)
     at = _open(registry.page("Dashboard"))
     _toggle(f"dashboard_stopping:{STUDY}")(at)
     assert not stopping_svc.audit_status(STUDY).enabled
     at = _open(registry.page("Dashboard"))
     _save_check_settings(at)
     assert quality_svc.study_settings(STUDY).rushed_ms == 400
-    log = admins.activity()
+    log = activity.activity()
     assert set(log["actor"].head(3)) == {"admin:alice"}
 
 
@@ -246,7 +247,7 @@ def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
     """The Adjudicate page goes through the same guard: an adjudicator revoked since the page
     was drawn is signed out, and the start page says why."""
     out = adjudication.add_adjudicator(STUDY, "judy")
-    judy = admins.sign_in_with_code(out["access_code"], client="test")
+    judy = signin.sign_in_with_code(out["access_code"], client="test")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["auth_role"] = "adjudicator"
     at.session_state["auth_identity"] = judy
@@ -263,7 +264,7 @@ def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
 def test_a_deferred_download_builds_nothing_for_an_ended_admin(db):
     """A deferred download (the Dashboard's HTML report) is built when its button is clicked,
     outside any script run: it builds only while the admin who drew it still holds."""
-    alice = admins.sign_in_admin("alice", PASSWORD, client="test")
+    alice = signin.sign_in_admin("alice", PASSWORD, client="test")
     data = _ui._while_admin_holds(lambda: b"report", alice, get_engine())
     assert data() == b"report"
     admins.remove_admin("alice")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 

@@ -10,9 +10,9 @@ from streamlit.testing.v1 import AppTest
 from medsim_annot.services import annotation as A
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
-from medsim_annot.services.admins import AdminIdentity
-from medsim_annot.services.annotators import issue_code
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services.people.admins import AdminIdentity
+from medsim_annot.services.people.annotators import issue_code
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT

@@ -10,9 +10,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from data_schemas import columns as C
-from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import scoring
 from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.gold import filters as filters_svc
+from medsim_annot.services.gold import table as table_svc
 from medsim_annot.storage import get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +50,8 @@ def test_lexical_baselines_on_verified_subset_match_service(app_db):
     assert not at.exception, at.exception
     shown = at.dataframe[0].value.set_index("method")
     # The same computation through the services.
-    table = gold_svc.study_gold_table("demo-binary")
-    kept, _ = gold_svc.apply_filters(table.table, only_verified=True, require_majority=True)
+    table = table_svc.study_gold_table("demo-binary")
+    kept, _ = filters_svc.apply_filters(table.table, only_verified=True, require_majority=True)
     pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
     frames = {m: scoring.score_pairs(pairs, None, m) for m in ("levenshtein", "char-ngram")}
     expected = scoring.evaluate_scores(frames, kept, n_resamples=2000).methods.set_index("method")

@@ -8,11 +8,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from data_schemas.scales import BINARY
-from medsim_annot.services import admins
+from medsim_annot.services import activity
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import stopping as S
 from medsim_annot.services import studies as svc
-from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
@@ -67,7 +67,7 @@ def test_dashboard_panel_and_switch(db):
     assert not at.exception, at.exception
     after = S.audit_status("seq")
     assert not after.enabled and after.groups["withdrawn_slots"].sum() == 0
-    log = admins.activity()
+    log = activity.activity()
     assert log["action"].tolist()[0] == "stopping_off"
     assert log["actor"].tolist()[0] == "admin:alice"
     assert _status_table(at).set_index("group")["status"].to_dict() == {

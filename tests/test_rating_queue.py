@@ -107,7 +107,7 @@ def test_store_errors_stop_at_the_entry_and_keep_the_rest(study, monkeypatch):
 
 
 def test_revoked_code_ends_the_session(study):
-    from medsim_annot.services.annotators import revoke_code
+    from medsim_annot.services.people.annotators import revoke_code
 
     _, eng = study
     aid = _annotator_id(eng)

@@ -30,8 +30,9 @@ from data_schemas.widget import (
     WidgetPair,
 )
 from medsim_annot import ratings_api
-from medsim_annot.services import rating_queue, tokens
-from medsim_annot.services.auth import authenticate_annotator
+from medsim_annot.services import rating_queue
+from medsim_annot.services.people import tokens
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
@@ -139,7 +140,7 @@ def test_expired_token_is_refused(study):
 
 
 def test_revoke_reissue_and_sign_out_end_the_token(study):
-    from medsim_annot.services.annotators import issue_code, revoke_code
+    from medsim_annot.services.people.annotators import issue_code, revoke_code
 
     c = _client()
     tok = _token(study)

@@ -21,9 +21,9 @@ from data_schemas._validate import CONTROL_CHARS, has_control_chars
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import annotators as ann_svc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.names import check_annotator_name, check_study_name, file_slug
+from medsim_annot.services.people import annotators as ann_svc
+from medsim_annot.services.people.names import check_annotator_name, check_study_name, file_slug
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 
@@ -133,7 +133,7 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     database) still cannot leave the HTML block or become markdown."""
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.auth import authenticate_annotator
+    from medsim_annot.services.people.auth import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     evil = "fever\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
@@ -233,7 +233,7 @@ def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tm
 def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     from medsim_annot.errors import SessionEnded
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.auth import authenticate_annotator
+    from medsim_annot.services.people.auth import authenticate_annotator
 
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a", "b"])
     old = authenticate_annotator(res["annotators"][0]["access_code"])
@@ -270,7 +270,7 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
 def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.auth import authenticate_annotator
+    from medsim_annot.services.people.auth import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])

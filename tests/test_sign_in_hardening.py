@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from data_schemas.scales import BINARY
-from medsim_annot.services import admins, sso
+from medsim_annot.services.people import admins, sso
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
@@ -111,34 +111,32 @@ def test_provider_unreachable_checks_the_discovery_document():
 # ------------------------------------------------------------- verified e-mail, namespaces
 def test_email_counts_only_when_the_provider_verified_it():
     base = {"sub": "s-1", "email": "Chief@Hospital.example"}
-    assert "chief@hospital.example" not in admins.sso_identities(base)  # Entra: no claim
+    assert "chief@hospital.example" not in sso.sso_identities(base)  # Entra: no claim
     for flag in (False, "false", "False", 0, 1, "yes", None):
-        assert "chief@hospital.example" not in admins.sso_identities(
-            {**base, "email_verified": flag}
-        )
+        assert "chief@hospital.example" not in sso.sso_identities({**base, "email_verified": flag})
     for flag in (True, "true", "TRUE"):
-        assert "chief@hospital.example" in admins.sso_identities({**base, "email_verified": flag})
+        assert "chief@hospital.example" in sso.sso_identities({**base, "email_verified": flag})
 
 
 def test_unverified_email_of_an_admin_is_refused(db):
     claims = {"sub": "attacker", "email": "chief@hospital.example"}
-    outcome = admins.sso_role(claims, admins=["chief@hospital.example"])
+    outcome = sso.sso_role(claims, admins=["chief@hospital.example"])
     assert outcome.role == "refused" and outcome.identity == "attacker"
     admins.add_admin("chief", sso_identity="chief@hospital.example")
-    assert admins.sso_role(claims).role == "refused"
-    assert admins.sso_role({**claims, "email_verified": "true"}).role == "admin"
+    assert sso.sso_role(claims).role == "refused"
+    assert sso.sso_role({**claims, "email_verified": "true"}).role == "admin"
 
 
 def test_subject_ids_match_only_subject_entries(db):
     # A provider whose subject id looks like an e-mail address does not match an e-mail
     # entry; an explicit sub: entry matches it.
     claims = {"sub": "chief@hospital.example"}
-    assert admins.sso_role(claims, admins=["chief@hospital.example"]).role == "refused"
-    assert admins.sso_role(claims, admins=["sub:chief@hospital.example"]).role == "admin"
+    assert sso.sso_role(claims, admins=["chief@hospital.example"]).role == "refused"
+    assert sso.sso_role(claims, admins=["sub:chief@hospital.example"]).role == "admin"
     # a verified e-mail never matches a subject-id entry
     by_mail = {"sub": "other", "email": "sub:x@y.example", "email_verified": True}
-    assert admins.sso_role(by_mail, admins=["sub:x@y.example"]).role == "refused"
-    assert admins.sso_role({"sub": "oid-42"}, admins=["oid-42"]).role == "admin"
+    assert sso.sso_role(by_mail, admins=["sub:x@y.example"]).role == "refused"
+    assert sso.sso_role({"sub": "oid-42"}, admins=["oid-42"]).role == "admin"
 
 
 @given(
@@ -148,9 +146,9 @@ def test_subject_ids_match_only_subject_entries(db):
 )
 def test_identities_stay_in_their_namespace(sub, email, verified):
     claims = {"sub": sub, "email": email, "email_verified": verified}
-    ids = admins.sso_identities(claims)
+    ids = sso.sso_identities(claims)
     emails = [i for i in ids if "@" in i and not i.startswith("sub:")]
-    if admins.email_verified(claims):
+    if sso.email_verified(claims):
         assert emails == [email.strip().lower()]
     else:
         assert emails == []

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from medsim_annot.services import admins
-from medsim_annot.services.throttle import Policy, Throttle, ThrottledError, client_key
+from medsim_annot.services.people import signin
+from medsim_annot.services.people.throttle import Policy, Throttle, ThrottledError, client_key
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
 
@@ -89,8 +89,8 @@ def test_failures_of_another_process_lock_out_here(engine, backend_url, monkeypa
     import pandas as pd
 
     from data_schemas.scales import BINARY
+    from medsim_annot.services.people.throttle import CODE_SIGNINS
     from medsim_annot.services.studies import create_study
-    from medsim_annot.services.throttle import CODE_SIGNINS
 
     policy = "Policy(base_delay_s=0.01, lockout_after=4)"
     monkeypatch.setattr(CODE_SIGNINS, "policy", Policy(base_delay_s=0.01, lockout_after=4))
@@ -98,13 +98,13 @@ def test_failures_of_another_process_lock_out_here(engine, backend_url, monkeypa
     code = create_study("s", pairs, BINARY, ["ann"], engine=engine)["annotators"][0]
     script = (
         "import time\n"
-        "from medsim_annot.services import admins\n"
-        "from medsim_annot.services.throttle import CODE_SIGNINS, Policy, ThrottledError\n"
+        "from medsim_annot.services.people import signin\n"
+        "from medsim_annot.services.people.throttle import CODE_SIGNINS, Policy, ThrottledError\n"
         f"CODE_SIGNINS.policy = {policy}\n"
         "done = 0\n"
         "while done < 4:\n"
         "    try:\n"
-        "        admins.sign_in_with_code('ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZ', client='192.0.2.9')\n"
+        "        signin.sign_in_with_code('ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZ', client='192.0.2.9')\n"
         "        done += 1\n"
         "    except ThrottledError as exc:\n"
         "        time.sleep(exc.retry_after + 0.01)\n"
@@ -112,9 +112,9 @@ def test_failures_of_another_process_lock_out_here(engine, backend_url, monkeypa
     env = {"MEDSIM_DATABASE_URL": backend_url, "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
     with pytest.raises(ThrottledError) as exc:
-        admins.sign_in_with_code(code["access_code"], client="192.0.2.9", engine=engine)
+        signin.sign_in_with_code(code["access_code"], client="192.0.2.9", engine=engine)
     assert exc.value.locked
-    assert admins.sign_in_with_code(code["access_code"], client="192.0.2.10", engine=engine)
+    assert signin.sign_in_with_code(code["access_code"], client="192.0.2.10", engine=engine)
     dispose_all()
 
 

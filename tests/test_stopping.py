@@ -20,8 +20,8 @@ from medsim_annot.design.adaptive import interleave_groups, wilson_interval
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services import stopping as S
-from medsim_annot.services.auth import authenticate_annotator
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
+from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.events import acting_as
 
@@ -154,8 +154,8 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     for a in ids.values():
         st_ = A.queue_state(a)
         assert st_.complete and st_.done == st_.total < 2 * PER_GROUP and st_.waiting == 0
-    from medsim_annot.services import annotators as annotators_svc
     from medsim_annot.services import studies as studies_svc
+    from medsim_annot.services.people import annotators as annotators_svc
 
     totals = annotators_svc.annotators("seq")["total"].tolist()
     assert sorted(totals) == sorted(A.queue_state(a).total for a in ids.values())

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from data_schemas import BINARY, RELATEDNESS_0_3
 from data_schemas import columns as C
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import annotators as asvc
-from medsim_annot.services import auth
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import annotators as asvc
+from medsim_annot.services.people import auth
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
@@ -200,7 +200,8 @@ def test_round_trip_loses_nothing(tmp_path_factory, saves):
 
 def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     """The QA figures and the gold export read the store the same way on SQLite and PostgreSQL."""
-    from medsim_annot.services import dashboard, gold
+    from medsim_annot.services import dashboard
+    from medsim_annot.services.gold import export as gold
 
     svc.create_study("q", PAIRS, BINARY, ["a", "b", "c"], engine=engine)
     votes = {

@@ -13,9 +13,9 @@ import sqlalchemy as sa
 
 from data_schemas import BINARY
 from data_schemas import columns as C
-from medsim_annot.services import annotators as asvc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import annotators as asvc
 from medsim_annot.services.studies import Slot
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine, session_scope

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from data_schemas.errors import InputError
 from data_schemas.limits import TERM_MAX_CHARS
 from medsim_annot.io import read_table
-from medsim_annot.services.admins import AdminIdentity
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.studies import load_pairs
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT

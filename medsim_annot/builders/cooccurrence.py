@@ -57,15 +57,16 @@ from medsim_annot.builders.engines import (
     WANTED_VIEW,
     open_engine,
 )
+from medsim_annot.builders.events import (
+    CATEGORY,
+    CONCEPT_ID,
+    EVENT_REQUIRED,
+    EventsSource,
+)
 from medsim_annot.io import DELIMITERS, EXTENSIONS
 from medsim_annot.seeds import new_seed
 
 # --------------------------------------------------------------------------- contract
-PATIENT_ID = "patient_id"
-CONCEPT_ID = "concept_id"
-CONCEPT_LABEL = "concept_label"
-CATEGORY = "category"
-EVENT_REQUIRED = (PATIENT_ID, CONCEPT_ID, CONCEPT_LABEL)
 CHILD_ID = "child_id"
 PARENT_ID = "parent_id"
 COUNT = "count"
@@ -92,24 +93,6 @@ Progress = Callable[[str], None]
 
 
 # --------------------------------------------------------------------------- inputs
-@dataclass(frozen=True)
-class EventsSource:
-    """An events file or folder, checked: its format, its files and their columns."""
-
-    path: Path
-    kind: str  # "parquet" | "csv" | "tsv"
-    files: tuple[Path, ...]
-    columns: tuple[str, ...]
-
-    @property
-    def delimiter(self) -> str:
-        return "\t" if self.kind == "tsv" else ","
-
-    @property
-    def has_category(self) -> bool:
-        return CATEGORY in self.columns
-
-
 def events_source(path: str | Path, *, need_category: bool = False) -> EventsSource:
     """Check an events file or folder of parts and describe it.
 

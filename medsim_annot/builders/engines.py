@@ -19,13 +19,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from data_schemas.errors import InputError
 from data_schemas.options import StrOptions
-
-if TYPE_CHECKING:
-    from medsim_annot.builders.cooccurrence import EventsSource
+from medsim_annot.builders.events import EventsSource
 
 EngineName = Literal["duckdb", "spark"]
 ENGINES = StrOptions.of(

@@ -9,7 +9,10 @@ import typer
 
 from medsim_annot.commands._common import emit_json, get_group
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services import admins as svc
+from medsim_annot.services import activity as activity_svc
+from medsim_annot.services.people import admins as admins_svc
+from medsim_annot.services.people import names as names_svc
+from medsim_annot.services.people import sso as sso_svc
 
 
 def _ask_password(password: str | None) -> str:
@@ -38,19 +41,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add a named admin who signs in by SSO identity and/or a password."""
         pw = _ask_password(None) if password or not sso else None
-        svc.add_admin(name, password=pw, sso_identity=sso)
+        admins_svc.add_admin(name, password=pw, sso_identity=sso)
         typer.echo(f"admin {name.strip()} added")
 
     @admin.command("remove")
     def remove(name: str = typer.Argument(...)) -> None:
         """Remove a named admin (the event log keeps what they did)."""
-        svc.remove_admin(name)
+        admins_svc.remove_admin(name)
         typer.echo(f"admin {name} removed")
 
     @admin.command("list")
     def list_(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
         """Admins and how each signs in (password, SSO identity)."""
-        rows = svc.list_admins()
+        rows = admins_svc.list_admins()
         if as_json:
             emit_json(rows)
             return
@@ -69,13 +72,13 @@ def register(app: typer.Typer) -> None:
 
     @admin.command("set-password")
     def set_password(
-        name: str = typer.Argument(svc.ENV_ADMIN, help="admin name (created if new)"),
+        name: str = typer.Argument(admins_svc.ENV_ADMIN, help="admin name (created if new)"),
         password: str | None = typer.Option(
             None, "--password", help="omit to be asked (hidden input)"
         ),
     ) -> None:
         """Set an admin's password (at least 12 characters; stored as a scrypt hash)."""
-        svc.set_password(name, _ask_password(password))
+        admins_svc.set_password(name, _ask_password(password))
         typer.echo(f"password of admin {name} set")
 
     @admin.command("activity")
@@ -85,7 +88,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The event log, newest first: who created, changed, exported or revoked what."""
-        frame = svc.activity(study=study_name, limit=limit)
+        frame = activity_svc.activity(study=study_name, limit=limit)
         if as_json:
             emit_json(frame.to_dict(orient="records"))
             return
@@ -104,9 +107,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Link an annotator to their SSO identity (used when the study allows SSO)."""
-        svc.link_annotator_sso(study_name, name, identity)
+        sso_svc.link_annotator_sso(study_name, name, identity)
         typer.echo(
-            f"{name} linked to {svc.normalise_identity(identity)}"
+            f"{name} linked to {names_svc.normalise_identity(identity)}"
             if identity.strip()
             else f"SSO link of {name} removed"
         )
@@ -117,5 +120,5 @@ def register(app: typer.Typer) -> None:
         enable: bool = typer.Option(..., "--enable/--disable", help="allow annotator SSO"),
     ) -> None:
         """Allow (or stop) sign-in by SSO for the study's linked annotators."""
-        svc.set_annotator_sso(study_name, enable)
+        sso_svc.set_annotator_sso(study_name, enable)
         typer.echo(f"annotator SSO {'enabled' if enable else 'disabled'} for {study_name}")

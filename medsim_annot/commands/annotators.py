@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from medsim_annot.commands._common import emit_json, get_group
-from medsim_annot.services import annotators as svc
+from medsim_annot.services.people import annotators as svc
 
 
 def register(app: typer.Typer) -> None:

@@ -77,9 +77,9 @@ def register(app: typer.Typer) -> None:
         Filters run in a fixed order: min-ratings, exclude-unclear, require-majority,
         exclude-all-different, only-verified. Same inputs give a byte-identical file.
         """
-        from data_schemas.gold import GoldFilters
+        from data_schemas.gold import GoldFilters, manifest_path
         from medsim_annot.errors import UsageProblem
-        from medsim_annot.services.gold import HfOptions, export_gold, manifest_path
+        from medsim_annot.services.gold.export import HfOptions, export_gold
 
         if split not in (None, "train/test"):
             raise UsageProblem(f"--split takes train/test, not '{split}'")

@@ -162,7 +162,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare score files against gold: AUC/accuracy + McNemar, or Spearman + BCa."""
         from medsim_annot.services import scoring as svc
-        from medsim_annot.services.gold_files import read_gold
+        from medsim_annot.services.gold.files import read_gold
 
         files = list(scores) + list(more_scores or [])
         frames: dict[str, pd.DataFrame] = {}

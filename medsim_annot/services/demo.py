@@ -16,7 +16,7 @@ from data_schemas.pairs import validate_pairs
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
-from medsim_annot.services.admins import ENV_ADMIN, admin_password_configured, set_password
+from medsim_annot.services.people.admins import ENV_ADMIN, admin_password_configured, set_password
 from medsim_annot.services.study_handle import Study, open_study
 from medsim_annot.storage import get_engine, session_scope, utcnow
 from medsim_annot.storage import studies as store

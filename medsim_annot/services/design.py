@@ -10,11 +10,17 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.errors import InputError, Problem
 from data_schemas.scales import Scale
 from medsim_annot.design import plan_study, stratified_sample
+from medsim_annot.design.adaptive import expected_ratings, needs_tiebreak
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services.gold.table import study_gold_table
+from medsim_annot.services.stopping import group_keys, stopping_config
+from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import Study
+from medsim_annot.services.tiebreak import tiebreak_config
 from medsim_annot.storage import Engine
 
 
@@ -131,8 +137,6 @@ def prepare_study(
     )
     config.update(plan.config)
     if options.target_ci is not None:
-        from medsim_annot.services.stopping import stopping_config
-
         config["stopping"] = stopping_config(
             options.target_ci,
             list(options.group_by),
@@ -140,8 +144,6 @@ def prepare_study(
             min_negatives=options.min_negatives,
         )
     if options.tiebreak:
-        from medsim_annot.services.tiebreak import tiebreak_config
-
         if options.per_item != 2:
             raise UsageProblem(
                 "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item): two "
@@ -163,9 +165,6 @@ def _check_rows(pairs: pd.DataFrame) -> list[int]:
 
 def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None) -> list[str]:
     """Check a sequential audit's options against the pairs; each pair's group."""
-    from data_schemas.errors import InputError, Problem
-    from medsim_annot.services.stopping import group_keys, stopping_config
-
     stopping_config(  # the numbers first: one clear message
         options.target_ci if options.target_ci is not None else float("nan"),
         list(options.group_by),
@@ -225,8 +224,6 @@ def create_designed_study(
 ) -> CreatedStudy:
     """Prepare (sample + plan) and create study *name* in one transaction: the study, its
     access codes, its design and the warnings."""
-    from medsim_annot.services.studies import create_study
-
     prep = prepare_study(pairs, annotators, options, file=file)
     if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
@@ -276,8 +273,6 @@ def plan_budget(
     ratings disagree come from *pilot* (a study already rated: its majority verdicts per group
     and the first two current ratings of each pair) or else from *accuracy*, *error* and
     *dont_know*. Nothing is written."""
-    from medsim_annot.design.adaptive import expected_ratings, needs_tiebreak
-
     group_by = [c for c in (group_by or []) if c in pairs.columns]
     if sample_per_group is not None:
         pos, neg = sample_per_group
@@ -288,8 +283,6 @@ def plan_budget(
     disagreement = None
     source = "defaults"
     if pilot is not None:
-        from medsim_annot.services.gold import study_gold_table
-
         gt = study_gold_table(pilot.name, engine=pilot.engine)
         t = gt.table
         judged = t["verified"] | t["auto_label_disagrees"]

@@ -13,8 +13,8 @@ from data_schemas import columns as C
 from data_schemas.scales import Scale, load_scale
 from medsim_annot.interop import load_mapping, read_export
 from medsim_annot.interop.hf import zip_folder  # noqa: F401  (the Export page's download)
-from medsim_annot.services import gold as gold_svc
 from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.gold import export as gold_svc
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine
 
@@ -79,7 +79,7 @@ def export_gold_hf(
     **filters,
 ) -> dict:
     """Write *study*'s gold subset as a Hugging Face dataset folder *out*: the gold export
-    (:func:`medsim_annot.services.gold.export_gold`) in the ``hf`` format, with the filters
+    (:func:`medsim_annot.services.gold.export.export_gold`) in the ``hf`` format, with the filters
     of the file export (as keywords) in the same order. Returns the manifest."""
     return gold_svc.export_gold(
         study.name,

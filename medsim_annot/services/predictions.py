@@ -17,11 +17,27 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.ehr_rel import split_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import AUDIT_METHODS, EPSILON, MAJORITY_RULES, TARGET_CI
+from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
+from medsim_annot.embeddings.installed import model_packages
+from medsim_annot.io import read_table
+from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.agreement import load_ratings_file
+from medsim_annot.services.design import plan_budget
+from medsim_annot.services.scoring import read_scores, score_pairs
 from medsim_annot.services.study_handle import Study
-from medsim_annot.stats.ppi import PPIAudit, calibrate_scores, ppi_audit, ppi_mean_interval
+from medsim_annot.stats import audit_labels
+from medsim_annot.stats.ppi import (
+    PPIAudit,
+    calibrate_scores,
+    labels_needed,
+    pilot_correlation,
+    ppi_audit,
+    ppi_mean_interval,
+)
 from medsim_annot.stats.rater_model import AltTestResult, ModelRater, alt_test, model_as_rater
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
@@ -39,8 +55,6 @@ def load_predictions(
 
     *score_column* picks the column; without it the file must have exactly one score
     column. Raises :class:`InputError` naming the file (and row/column) otherwise."""
-    from medsim_annot.services.scoring import read_scores
-
     frame = read_scores(path)
     cols = [c for c in frame.columns if c != C.PAIR_ID]
     if score_column is None:
@@ -226,11 +240,6 @@ def ehr_rel_predictors(
     the embeddings extra is installed, the packaged MiniLM; per predictor the PPI++ interval
     of the doctors' mean rating with *labelled_share* of the pairs (a random half) labelled,
     and the model-as-rater figures on every pair."""
-    from data_schemas.ehr_rel import split_ehr_rel
-    from medsim_annot.io import read_table
-    from medsim_annot.services.agreement import load_ratings_file
-    from medsim_annot.services.scoring import score_pairs
-
     pairs, _ = split_ehr_rel(read_table(path), str(path))
     loaded = load_ratings_file(Path(path))
     ratings, scale = loaded.ratings, loaded.scale
@@ -269,14 +278,13 @@ def ehr_rel_predictors(
 
 def _packaged_minilm() -> str | None:
     try:
-        from medsim_annot.embeddings.installed import model_packages
-
         rows = [r for r in model_packages() if "minilm" in r["name"].lower()]
     except ImportError:
         return None
     if not rows:
         return None
     try:
+        # Lazy: heavy and optional (the embeddings extra); only whether it is installed.
         import sentence_transformers  # noqa: F401
     except ImportError:
         return None
@@ -399,11 +407,6 @@ def plan_with_predictions(
     :func:`medsim_annot.stats.ppi.labels_needed` with and without predictions (never below
     the minimum positives + negatives), and its ratings in proportion. The predictions must
     score every pilot pair (for the correlation) and every pair of *pairs* (for the audit)."""
-    from medsim_annot.services import studies as studies_svc
-    from medsim_annot.services.design import plan_budget
-    from medsim_annot.stats import audit_labels
-    from medsim_annot.stats.ppi import labels_needed, pilot_correlation
-
     TARGET_CI.check(target_ci)
     align_predictions(predictions, pairs[C.PAIR_ID], file=file)
     base = plan_budget(
@@ -416,7 +419,6 @@ def plan_with_predictions(
     )
     info = pilot
     ppairs = studies_svc.pairs_frame(pilot)
-    from data_schemas.ratings import to_ratings_frame
 
     cur = to_ratings_frame(studies_svc.current_ratings(pilot), info.scale)
     if info.scale.positive is None or info.scale.negative is None:
@@ -474,8 +476,6 @@ def plan_with_predictions(
 # ---- the dashboard ---------------------------------------------------------------------------------
 def score_columns(path: str | os.PathLike) -> list[str]:
     """The score columns of a scores file (for the dashboard's column picker)."""
-    from medsim_annot.services.scoring import read_scores
-
     return [str(c) for c in read_scores(path).columns if c != C.PAIR_ID]
 
 
@@ -491,9 +491,6 @@ def study_predictions(
     """The dashboard's predictions panel for a stored study (the audit is None when the
     study's scale has no automatic labels to audit and no numeric mean). The scores are
     read by the admin page only; nothing is stored."""
-    from data_schemas.ratings import to_ratings_frame
-    from medsim_annot.services import studies as studies_svc
-
     info = study
     pairs = studies_svc.pairs_frame(study)
     cur = to_ratings_frame(studies_svc.current_ratings(study), info.scale)

@@ -23,11 +23,14 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.options import CHECK_MIN_ACCURACY, CHECK_TOLERANCE, RUSHED_THRESHOLD
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
+from medsim_annot.io import read_table
+from medsim_annot.services.studies import check_answer_values, current_ratings, get_study
 from medsim_annot.stats.checks import (
     RUSHED_MS,
     below_threshold,
     check_accuracy,
     pace,
+    rushed,
     rushed_rate,
 )
 from medsim_annot.storage import Engine, get_engine, session_scope
@@ -86,8 +89,6 @@ class QualitySettings:
 
 
 def study_settings(study: str, *, engine: Engine | None = None) -> QualitySettings:
-    from medsim_annot.services.studies import get_study
-
     return QualitySettings.of(get_study(study, engine=engine).config)
 
 
@@ -101,8 +102,6 @@ def set_settings(
     engine: Engine | None = None,
 ) -> QualitySettings:
     """Change the rater-check settings of *study* (only those given); records an event."""
-    from medsim_annot.services.studies import get_study
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     now = QualitySettings.of(info.config)
@@ -127,38 +126,6 @@ def set_settings(
 
 
 # --------------------------------------------------------------------------- check pairs
-def check_answer_values(
-    frame: pd.DataFrame, scale: Scale, file: str | None = None
-) -> dict[int, str]:
-    """The known answers of a pairs frame's ``check_answer`` column, row index to the value
-    as ratings store it; empty cells are not check pairs. A value off the scale or one that
-    is no decision ("don't know" cannot be a known answer) is an error naming the row."""
-    if C.CHECK_ANSWER not in frame.columns:
-        return {}
-    out: dict[int, str] = {}
-    problems: list[Problem] = []
-    for i, raw in enumerate(frame[C.CHECK_ANSWER].tolist()):
-        text = "" if raw is None or (isinstance(raw, float) and np.isnan(raw)) else str(raw)
-        if text.strip() == "":
-            continue
-        try:
-            value = scale.canonical(text)
-        except ValueError as exc:
-            problems.append(Problem(str(exc), row=i + 2, column=C.CHECK_ANSWER))
-            continue
-        if scale.is_no_decision(value):
-            problems.append(
-                Problem(
-                    f"'{text.strip()}' is no decision: a check pair needs a known answer",
-                    row=i + 2,
-                    column=C.CHECK_ANSWER,
-                )
-            )
-            continue
-        out[i] = str(Scale.display(value))
-    if problems:
-        raise InputError(problems, file)
-    return out
 
 
 def with_check_answers(
@@ -193,8 +160,6 @@ def with_check_answers(
 
 def check_answers(study: str, *, engine: Engine | None = None) -> dict[str, str]:
     """``pair_id`` to the known answer of each check pair of *study* (admin side only)."""
-    from medsim_annot.services.studies import get_study
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     with session_scope(engine) as s:
@@ -209,8 +174,6 @@ def mark_check_pairs(
     study and every answer a decisive value of its scale; nothing is written otherwise.
     The pairs stay where they are in the queues: their ratings, past and future, count
     toward the accuracy on check pairs."""
-    from medsim_annot.services.studies import get_study
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     missing = [c for c in (C.PAIR_ID, C.CHECK_ANSWER) if c not in frame.columns]
@@ -288,16 +251,12 @@ def warnings_of(table: pd.DataFrame, settings: QualitySettings) -> list[str]:
 
 def drop_rushed(current: pd.DataFrame, rushed_ms: int) -> tuple[pd.DataFrame, int]:
     """*current* without the ratings made faster than *rushed_ms*, and how many went."""
-    from medsim_annot.stats.checks import rushed
-
     flag = rushed(current, rushed_ms)
     return current[~flag].reset_index(drop=True), int(flag.sum())
 
 
 def study_rater_checks(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """:func:`rater_checks` of a stored study (its current ratings, duplicates included)."""
-    from medsim_annot.services.studies import current_ratings, get_study
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     current = current_ratings(info, include_duplicates=True)
@@ -308,6 +267,4 @@ def study_rater_checks(study: str, *, engine: Engine | None = None) -> pd.DataFr
 
 def load_checks(path) -> pd.DataFrame:
     """Read a checks file (``pair_id``, ``check_answer``; any supported table format)."""
-    from medsim_annot.io import read_table
-
     return read_table(path)

@@ -41,7 +41,7 @@ from data_schemas.widget import (
 )
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services import tokens
+from medsim_annot.services.people import tokens
 from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
 from medsim_annot.storage import serving as serving_store
 
@@ -254,7 +254,7 @@ def exchange(
     (:func:`commit_pending`), then read the pairs the widget needs. Stateless: everything
     it knows comes from the request and the store, so any server process can answer.
 
-    Raises :class:`~medsim_annot.services.tokens.TokenRefusedError` (bad, expired or ended
+    Raises :class:`~medsim_annot.services.people.tokens.TokenRefusedError` (bad, expired or ended
     token; also when the code is replaced midway), :class:`RateLimitedError` (the write cap is
     used up and the request carries ratings), :class:`StoreUnavailable` (the token could
     not be checked) and :class:`UsageProblem` (a window that cannot be served). Nothing is

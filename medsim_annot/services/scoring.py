@@ -22,6 +22,8 @@ from data_schemas.ehr_rel import is_ehr_rel, split_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
 from medsim_annot.embeddings import evaluate as ev
+from medsim_annot.embeddings.contextual import ContextualEncoder
+from medsim_annot.embeddings.installed import cached_models, model_packages
 from medsim_annot.embeddings.lexical import (
     LEXICAL_METRICS,
     char_ngram_similarity,
@@ -36,7 +38,8 @@ from medsim_annot.embeddings.metrics import (
 )
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services.gold_files import NAN_TEXT, Gold, gold_from_frame
+from medsim_annot.io import read_table
+from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
 Progress = Callable[[int, int, str], None]
 
@@ -95,8 +98,6 @@ def list_embeddings(
                 continue
             rows.append((p.name, str(p), fmt))
     if installed:
-        from medsim_annot.embeddings.installed import cached_models, model_packages
-
         for r in model_packages() + cached_models():
             rows.append((f"{r['source']}: {r['name']}", r["path"], r["format"]))
     return pd.DataFrame(rows, columns=["name", "path", "format"])
@@ -109,8 +110,6 @@ def list_embeddings(
 
 def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
     """A pairs file (pairs contract) or an EHR-Rel wide file, validated."""
-    from medsim_annot.io import read_table
-
     frame = read_table(path)
     if is_ehr_rel(frame.columns):
         pairs, _ = split_ehr_rel(frame, str(path))
@@ -120,8 +119,6 @@ def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
 
 def read_scores(path: str | os.PathLike) -> pd.DataFrame:
     """A scores file: ``pair_id`` and one numeric column per metric (empty/NaN = not covered)."""
-    from medsim_annot.io import read_table
-
     frame = read_table(path)
     return _typed_scores(frame, str(path))
 
@@ -305,8 +302,6 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
 
 
 def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) -> dict:
-    from medsim_annot.embeddings.contextual import ContextualEncoder
-
     if spec is None:
         raise UsageProblem("format 'sentence-transformers' needs a model folder or package")
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)

@@ -19,15 +19,15 @@ import pyarrow.compute as pc
 
 from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
-from data_schemas.errors import InputError
+from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import read_table
-from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.services.names import check_annotator_name, check_study_name
+from medsim_annot.io import read_table, write_table
+from medsim_annot.services.people.auth import hash_code, new_access_code
+from medsim_annot.services.people.names import check_annotator_name, check_study_name
 from medsim_annot.services.study_handle import Study, open_study
 from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import arrow as arrow_store
@@ -53,6 +53,40 @@ def load_pairs(path: str | Path) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- create
+def check_answer_values(
+    frame: pd.DataFrame, scale: Scale, file: str | None = None
+) -> dict[int, str]:
+    """The known answers of a pairs frame's ``check_answer`` column, row index to the value
+    as ratings store it; empty cells are not check pairs. A value off the scale or one that
+    is no decision ("don't know" cannot be a known answer) is an error naming the row."""
+    if C.CHECK_ANSWER not in frame.columns:
+        return {}
+    out: dict[int, str] = {}
+    problems: list[Problem] = []
+    for i, raw in enumerate(frame[C.CHECK_ANSWER].tolist()):
+        text = "" if raw is None or (isinstance(raw, float) and np.isnan(raw)) else str(raw)
+        if text.strip() == "":
+            continue
+        try:
+            value = scale.canonical(text)
+        except ValueError as exc:
+            problems.append(Problem(str(exc), row=i + 2, column=C.CHECK_ANSWER))
+            continue
+        if scale.is_no_decision(value):
+            problems.append(
+                Problem(
+                    f"'{text.strip()}' is no decision: a check pair needs a known answer",
+                    row=i + 2,
+                    column=C.CHECK_ANSWER,
+                )
+            )
+            continue
+        out[i] = str(Scale.display(value))
+    if problems:
+        raise InputError(problems, file)
+    return out
+
+
 def create_study(
     name: str,
     pairs: pd.DataFrame,
@@ -85,8 +119,6 @@ def create_study(
     if queues is not None:
         annotators = list(dict.fromkeys([*annotators, *queues]))
     engine = engine or get_engine()
-    from medsim_annot.services.quality import check_answer_values
-
     answers = check_answer_values(pairs, scale)
     codes: list[dict] = []
     with session_scope(engine) as s:
@@ -560,8 +592,6 @@ def ratings_frame(study: Study) -> tuple[pd.DataFrame, Scale]:
 def export_ratings(study: Study, out: str | Path | None = None) -> pd.DataFrame:
     """Current ratings in the long ratings contract (pair_id, annotator, rating, rated_at,
     comment, unclear); written to *out* (any supported format) when given."""
-    from medsim_annot.io import write_table
-
     cur = current_ratings(study)
     frame = pd.DataFrame(
         {

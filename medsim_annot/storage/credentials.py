@@ -1,6 +1,6 @@
 """Queries of sign-in: annotators by access-code hash, credential versions, settings.
 
-Typed functions; :mod:`medsim_annot.services.auth` calls them and never builds a query.
+Typed functions; :mod:`medsim_annot.services.people.auth` calls them and never builds a query.
 """
 
 from __future__ import annotations

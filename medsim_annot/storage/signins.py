@@ -1,5 +1,5 @@
 """Failed sign-ins, shared by every app process (the counts of
-:mod:`medsim_annot.services.throttle`). Rows are only inserted and deleted, so two
+:mod:`medsim_annot.services.people.throttle`). Rows are only inserted and deleted, so two
 processes counting at once lose nothing."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Queries of the ratings endpoint's bearer tokens (``rating_tokens``, migration 0008).
 
-Typed functions; :mod:`medsim_annot.services.tokens` calls them and never builds a query.
+Typed functions; :mod:`medsim_annot.services.people.tokens` calls them and never builds a query.
 Only a token's SHA-256 is ever stored or looked up.
 """
 

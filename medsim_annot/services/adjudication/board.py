@@ -40,7 +40,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication.decisions import current_decisions, history_frame
 from medsim_annot.services.dashboard import Dashboard, study_dashboard
 from medsim_annot.services.dashboard.cache import LRUCache
-from medsim_annot.services.gold import GoldTable, add_model_columns
+from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.studies import get_study
 from medsim_annot.services.tiebreak import tiebreak_pair_ids
 from medsim_annot.storage import Engine, get_engine, session_scope

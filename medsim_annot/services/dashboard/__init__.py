@@ -31,7 +31,7 @@ from medsim_annot.services.dashboard.store import (
     study_pairs,
 )
 from medsim_annot.services.dashboard.tables import DISAGREEMENT_KINDS, Dashboard
-from medsim_annot.services.gold import FLAGS
+from medsim_annot.services.gold.table import FLAGS
 from medsim_annot.stats.aggregate import MODEL_METHODS
 
 __all__ = [

@@ -16,7 +16,7 @@ from data_schemas.ratings import sorted_coded
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services.dashboard.tables import Dashboard
-from medsim_annot.services.gold import code_ratings, gold_table, latest_ratings
+from medsim_annot.services.gold.table import code_ratings, gold_table, latest_ratings
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
 from medsim_annot.stats import _frame
 from medsim_annot.stats.quality import history_checks

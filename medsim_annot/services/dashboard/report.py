@@ -12,7 +12,9 @@ import pandas as pd
 from plotly.graph_objects import Figure
 
 import medsim_annot
+from medsim_annot.services import plots
 from medsim_annot.services.dashboard.store import completion, study_dashboard
+from medsim_annot.services.stopping import audit_status
 from medsim_annot.storage import Engine, get_engine
 
 STYLE = (
@@ -76,9 +78,6 @@ def html_report(
     """The study's QA report as one self-contained HTML page (plotly.js inline, no
     internet needed): headline, completion, the published tables, the charts, rater
     quality and the disagreement list."""
-    from medsim_annot.services import plots
-    from medsim_annot.services.stopping import audit_status
-
     engine = engine or get_engine()
     dash = study_dashboard(study, bootstrap=bootstrap, engine=engine)
     comp = completion(study, engine=engine)

@@ -30,12 +30,12 @@ import pandas as pd
 
 from data_schemas import columns as C
 from medsim_annot.services import agreement as agreement_svc
-from medsim_annot.services import annotators as annotators_svc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.dashboard.cache import LRUCache
 from medsim_annot.services.dashboard.compute import compute_dashboard
 from medsim_annot.services.dashboard.tables import Dashboard
+from medsim_annot.services.people import annotators as annotators_svc
 from medsim_annot.storage import Engine, get_engine
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage.studies import annotator_names

@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.gold import rater_column
 from data_schemas.scales import Scale
 from medsim_annot.services.dashboard.readings import reading
-from medsim_annot.services.gold import GoldTable, add_model_columns, rater_column
+from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
-from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality
+from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -90,9 +91,7 @@ class Dashboard:
         return self._models[method]
 
     def _model_quality(self, method: str) -> dict:
-        from medsim_annot.stats.aggregate import check_method, model_gold
-
-        check_method(method)
+        aggregate.check_method(method)
         empty = {"method": method, "raters": pd.DataFrame(), "confusion": pd.DataFrame()}
         if self.scale.level != "nominal":
             return {
@@ -104,7 +103,7 @@ class Dashboard:
             return {**empty, "differs": 0, "reason": "no ratings yet"}
         # One fit gives the doctors' figures and the per-pair labels; the gold table is
         # copied so the cached dashboard's own table keeps the columns it was built with.
-        fit = model_gold(self.gold.ratings, method)
+        fit = aggregate.model_gold(self.gold.ratings, method)
         gt = GoldTable(
             self.gold.table.copy(),
             self.gold.ratings,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from medsim_annot.errors import SessionEnded, UsageProblem
-from medsim_annot.services.auth import hash_code, new_access_code, normalise_code
-from medsim_annot.services.names import check_annotator_name
+from medsim_annot.services.people.auth import code_key, hash_code, new_access_code
+from medsim_annot.services.people.names import check_annotator_name, normalise_identity
 from medsim_annot.services.studies import get_study
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow
 from medsim_annot.storage import adjudication as store
@@ -49,8 +49,6 @@ def add_adjudicator(
 ) -> dict:
     """Make *name* an adjudicator of *study*; returns ``name`` and a new ``access_code``
     (shown once, stored hashed). *sso_identity* links an SSO identity at once."""
-    from medsim_annot.services.admins import normalise_identity
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     name = check_annotator_name(name)
@@ -108,8 +106,6 @@ def link_adjudicator_sso(
     study: str, name: str, identity: str | None, *, engine: Engine | None = None
 ) -> None:
     """Link adjudicator *name* to an SSO identity (``None`` or "" unlinks)."""
-    from medsim_annot.services.admins import normalise_identity
-
     engine = engine or get_engine()
     info = get_study(study, engine=engine)
     ident = normalise_identity(identity) if identity and identity.strip() else None
@@ -128,10 +124,11 @@ def authenticate_adjudicator(
     code: str, *, engine: Engine | None = None
 ) -> AdjudicatorIdentity | None:
     """The active adjudicator holding access code *code*, or ``None``."""
-    if len(normalise_code(code)) < 20:
+    key = code_key(code)
+    if key is None:
         return None
     with session_scope(engine or get_engine()) as s:
-        row = store.by_code_hash(s, hash_code(code))
+        row = store.by_code_hash(s, key)
     return AdjudicatorIdentity(*row.__dict__.values()) if row else None
 
 

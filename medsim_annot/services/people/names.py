@@ -1,4 +1,4 @@
-"""Names people type: study names and annotator names.
+"""Names people type: study names, annotator names and SSO identities.
 
 Study names reach file names (exports, reports) and both kinds of names are shown on the
 admin pages, so they are one line of printable text: a study name may not hold ``/``, ``\\``,
@@ -61,3 +61,15 @@ def file_slug(name: str, *, fallback: str = "study") -> str:
     ('etude-cardiology-2026', 'study')
     """
     return slugify(name or "", max_length=80) or fallback
+
+
+SUB_PREFIX = "sub:"  # a subject id written explicitly (needed when it contains an "@")
+
+
+def normalise_identity(identity: str) -> str:
+    """E-mail addresses compare case-insensitively; subject ids (``sub:ID`` or a bare id
+    without ``@``) exactly."""
+    identity = (identity or "").strip()
+    if identity.startswith(SUB_PREFIX):
+        return identity
+    return identity.lower() if "@" in identity else identity

@@ -1,6 +1,6 @@
-"""Access codes for annotators.
+"""Access codes: the code a member (annotator or adjudicator) signs in with.
 
-Annotator access codes carry 130 random bits (26 base32 characters, shown in groups of four
+Access codes carry 130 random bits (26 base32 characters, shown in groups of four
 and accepted with or without the dashes, in any case); only their SHA-256 is stored, which
 is safe for codes of that entropy. Admins and their passwords: :mod:`.admins`.
 """
@@ -30,6 +30,18 @@ def hash_code(code: str) -> str:
     return hashlib.sha256(normalise_code(code).encode("ascii", "ignore")).hexdigest()
 
 
+#: Fewer letters and digits than this cannot be an access code (they have 26): such input is
+#: refused before any lookup.
+MIN_CODE_CHARS = 20
+
+
+def code_key(code: str) -> str | None:
+    """The stored form of *code* (its hash) to look a member up by, or ``None`` when it
+    cannot be an access code: the one check of every sign-in by code (annotators',
+    adjudicators')."""
+    return hash_code(code) if len(normalise_code(code)) >= MIN_CODE_CHARS else None
+
+
 @dataclass(frozen=True)
 class AnnotatorIdentity:
     """A signed-in annotator. ``credential_version`` is the annotator's credential version
@@ -47,9 +59,10 @@ class AnnotatorIdentity:
 
 def authenticate_annotator(code: str, *, engine: Engine | None = None) -> AnnotatorIdentity | None:
     """The active annotator holding *code* with their credential version, or ``None``."""
-    if len(normalise_code(code)) < 20:
+    key = code_key(code)
+    if key is None:
         return None
-    row = store.active_annotator_by_code_hash(engine or get_engine(), hash_code(code))
+    row = store.active_annotator_by_code_hash(engine or get_engine(), key)
     if row is None:
         return None
     return AnnotatorIdentity(

@@ -19,6 +19,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.gold import BINARY_WORDS, EMPTY_TEXT, is_empty, read_values
 from data_schemas.pairs import validate_pairs
 from medsim_annot.errors import UsageProblem
+from medsim_annot.io import read_table
 
 TASKS = ("binary", "graded")
 #: Cell texts read as "no value" (the gold file contract's, one definition for every reader).
@@ -38,8 +39,6 @@ class Gold:
 
 def read_gold(path: str | os.PathLike, task: str | None = None) -> Gold:
     """Read a gold file (see :func:`gold_from_frame`)."""
-    from medsim_annot.io import read_table
-
     return gold_from_frame(read_table(path), task, file=str(path))
 
 

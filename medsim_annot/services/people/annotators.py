@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from medsim_annot.errors import UsageProblem
-from medsim_annot.services.auth import hash_code, new_access_code
-from medsim_annot.services.names import check_annotator_name
+from medsim_annot.services.people.auth import hash_code, new_access_code
+from medsim_annot.services.people.names import check_annotator_name
 from medsim_annot.services.studies import Slot, StudyInfo, get_study
 from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow
 from medsim_annot.storage import events as events_store
