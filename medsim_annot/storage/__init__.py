@@ -15,14 +15,24 @@ engine, for a stated reason: :mod:`.bulk` commits a big study in batches (so ann
 rating meanwhile), the bulk readers of :mod:`.studies` stream whole columns on a connection
 of their own, the credential checks of :mod:`.credentials` run on every annotator request
 as a use case of one statement, and :func:`.events.record_event` appends a lone event (an
-export) after the file is written.
+export) after the file is written. A read that must see one state of the database across
+several queries (a gold export) runs them all in :func:`read_snapshot`; the bulk readers take
+its session in place of the engine.
 """
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session as _Session
 
 from . import events  # registers the hook that names each event's actor
-from .db import database_url, dispose_all, get_engine, migrate, session_scope, with_retry
+from .db import (
+    database_url,
+    dispose_all,
+    get_engine,
+    migrate,
+    read_snapshot,
+    session_scope,
+    with_retry,
+)
 from .models import ORDER_GAP, utcnow
 
 #: The open transaction of :func:`session_scope`; services hold it only to pass it on to
@@ -38,6 +48,7 @@ __all__ = [
     "events",
     "get_engine",
     "migrate",
+    "read_snapshot",
     "session_scope",
     "utcnow",
     "with_retry",

@@ -31,6 +31,10 @@ other database
 :func:`current_ratings_coded` returns None when the stored values do not fit the integer
 form (a date-time not in the form SQLAlchemy writes, a text holding the separator), and
 callers then fall back to the DBAPI path too.
+
+Both readers also read inside an open :func:`~medsim_annot.storage.read_snapshot` (given its
+session in place of the engine), with every other read of that transaction: on SQLite through
+the transaction's own connection, on PostgreSQL in the transaction's exported snapshot.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from sqlalchemy import LargeBinary, Select, case, func, literal_column, select
 from sqlalchemy import cast as sa_cast
 from sqlalchemy.engine import Engine
 
+from medsim_annot.storage.db import Source, connection_of, engine_of, exported_snapshot
 from medsim_annot.storage.models import Assignment, Item, Rating
 
 _DIALECTS = ("sqlite", "postgresql")
@@ -97,14 +102,15 @@ class CodedRatings:
         return len(self.annotator_id)
 
 
-def current_ratings_coded(engine: Engine, study_id: int) -> CodedRatings | None:
+def current_ratings_coded(source: Source, study_id: int) -> CodedRatings | None:
     """The current ratings of study *study_id* (every slot kind) as :class:`CodedRatings`,
     or None when they do not fit the integer form (see the module's docstring)."""
+    engine = engine_of(source)
     if engine.dialect.name == "postgresql":
-        return _postgres(engine, study_id)
+        return _postgres(source, study_id)
     if engine.dialect.name == "sqlite":
         try:
-            return _sqlite(engine, study_id)
+            return _sqlite(source, study_id)
         except sqlite3.DataError:  # a concatenation over SQLite's length limit (1 GB)
             return None
     raise ValueError(f"no column-wise read for {engine.dialect.name} databases")
@@ -122,9 +128,11 @@ def _sql(engine: Engine, query: Select[Any]) -> str:
 
 
 @contextmanager
-def _adbc(engine: Engine) -> Iterator[Any]:
+def _adbc(source: Source) -> Iterator[Any]:
     """An ADBC cursor on PostgreSQL (the engine's URL, with its password, given to libpq)
-    inside one REPEATABLE READ transaction: every query through it sees one snapshot."""
+    inside one REPEATABLE READ transaction: every query through it sees one snapshot — the
+    snapshot of *source* when it is a transaction (:func:`~medsim_annot.storage.read_snapshot`)."""
+    engine = engine_of(source)
     if engine.dialect.name != "postgresql":
         raise ValueError(f"ADBC reads are for PostgreSQL, not {engine.dialect.name}")
     import adbc_driver_postgresql.dbapi as driver
@@ -134,6 +142,8 @@ def _adbc(engine: Engine) -> Iterator[Any]:
         with conn.cursor() as cur:
             # Not autocommit: the driver has opened a transaction; set it before any query.
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            if not isinstance(source, Engine):  # the id is checked: hex digits and dashes
+                cur.execute(f"SET TRANSACTION SNAPSHOT '{exported_snapshot(source)}'")
             yield cur
         conn.rollback()
     finally:
@@ -145,11 +155,11 @@ def _arrow(cur: Any, engine: Engine, query: Any, names: tuple[str, ...]) -> pa.T
     return cur.fetch_arrow_table().rename_columns(list(names))
 
 
-def fetch_arrow(engine: Engine, query: Select[Any], names: tuple[str, ...]) -> pa.Table:
+def fetch_arrow(source: Source, query: Select[Any], names: tuple[str, ...]) -> pa.Table:
     """The result of *query* as an Arrow table with columns *names*, read through ADBC on
-    PostgreSQL. One statement, so one snapshot."""
-    with _adbc(engine) as cur:
-        return _arrow(cur, engine, query, names)
+    PostgreSQL. One statement, so one snapshot (*source*'s when it is a transaction)."""
+    with _adbc(source) as cur:
+        return _arrow(cur, engine_of(source), query, names)
 
 
 def _codes(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +175,7 @@ def _int(column: pa.ChunkedArray) -> np.ndarray:
     return column.to_numpy().astype(np.int64, copy=False)
 
 
-def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
+def _postgres(source: Source, study_id: int) -> CodedRatings | None:
     """Three queries in one snapshot, none with a join (as on SQLite, and for a second
     reason: right after a study is imported the planner's statistics do not know its rows
     yet, and the anti-join became three nested loops, 1.9 s at 300,000 ratings instead of
@@ -187,7 +197,8 @@ def _postgres(engine: Engine, study_id: int) -> CodedRatings | None:
         Assignment.study_id == study_id
     )
     i = select(Item.id, Item.position, Item.pair_id).where(Item.study_id == study_id)
-    with _adbc(engine) as cur:
+    engine = engine_of(source)
+    with _adbc(source) as cur:
         t = _arrow(cur, engine, r, rating_names)
         if not t.num_rows:
             return _empty()
@@ -261,20 +272,24 @@ _MMAP_BYTES = 1 << 30
 
 
 @contextmanager
-def _snapshot(engine: Engine) -> Iterator[Any]:
+def _snapshot(source: Source) -> Iterator[Any]:
     """A raw ``sqlite3`` cursor of the engine's own connection inside one read transaction
     (``BEGIN``; pysqlite would run each SELECT in its own), so every query through it sees
-    the same snapshot; rolled back afterwards (nothing is written)."""
-    with engine.connect() as conn:
+    the same snapshot; rolled back afterwards (nothing is written). Given an open transaction
+    (:func:`~medsim_annot.storage.read_snapshot`), its connection's, in that transaction
+    (left open for the transaction's other reads)."""
+    own = isinstance(source, Engine)
+    with connection_of(source) as conn:
         dbapi = conn.connection.dbapi_connection
         cursor = conn.connection.cursor()
         try:
             cursor.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
-            cursor.execute("BEGIN")
+            if own:
+                cursor.execute("BEGIN")
             yield cursor
         finally:
             try:
-                if dbapi is not None and dbapi.in_transaction:
+                if own and dbapi is not None and dbapi.in_transaction:
                     cursor.execute("ROLLBACK")
             finally:
                 cursor.execute("PRAGMA mmap_size=0")
@@ -365,7 +380,7 @@ def _ids_positions_texts(model: Any, text: Any, study_id: int) -> Any:
     ).where(model.study_id == study_id)
 
 
-def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
+def _sqlite(source: Source, study_id: int) -> CodedRatings | None:
     """Three single-row queries in one snapshot, none with a join: every rating of the study
     (superseded ones included), the study's slots and its items, each column one
     ``group_concat`` (the aggregates of one SELECT see the rows in the same order, so the
@@ -391,7 +406,8 @@ def _sqlite(engine: Engine, study_id: int) -> CodedRatings | None:
     ).where(r.study_id == study_id)
     slots = _ids_positions_texts(Assignment, Assignment.kind, study_id)
     items = _ids_positions_texts(Item, Item.pair_id, study_id)
-    with _snapshot(engine) as cursor:
+    engine = engine_of(source)
+    with _snapshot(source) as cursor:
         n, rids, slot_of, item_of, packs, mss, times, value_text = _one(cursor, engine, ratings)
         n = int(n)
         if not n:
@@ -541,7 +557,7 @@ class ItemColumns:
         return len(self.auto_label)
 
 
-def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
+def item_columns(source: Source, study_id: int) -> ItemColumns | None:
     """The items of study *study_id* column-wise (:class:`ItemColumns`): through ADBC on
     PostgreSQL (half the DBAPI read's CPU at 100,000 pairs); on SQLite one row of
     ``group_concat`` columns cut into Arrow string arrays (no Python ``str`` per text).
@@ -549,13 +565,14 @@ def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
     the DBAPI)."""
     cols = [getattr(Item, c) for c in ITEM_TEXT]
     label = Item.auto_label
+    engine = engine_of(source)
     if engine.dialect.name == "postgresql":
         q = (
             select(*cols, func.coalesce(label, 0), label.is_(None))
             .where(Item.study_id == study_id)
             .order_by(Item.position)
         )
-        t = fetch_arrow(engine, q, (*ITEM_TEXT, "label", "missing"))
+        t = fetch_arrow(source, q, (*ITEM_TEXT, "label", "missing"))
         if any(t.column(c).null_count for c in ITEM_TEXT):
             return None
         return ItemColumns(
@@ -565,13 +582,13 @@ def item_columns(engine: Engine, study_id: int) -> ItemColumns | None:
         )
     if engine.dialect.name == "sqlite":
         try:
-            return _sqlite_items(engine, study_id)
+            return _sqlite_items(source, study_id)
         except sqlite3.DataError:  # a concatenation over SQLite's length limit (1 GB)
             return None
     return None
 
 
-def _sqlite_items(engine: Engine, study_id: int) -> ItemColumns | None:
+def _sqlite_items(source: Source, study_id: int) -> ItemColumns | None:
     texts = [_text_column(getattr(Item, c)) for c in ITEM_TEXT]
     label = Item.auto_label
     q = select(
@@ -581,8 +598,8 @@ def _sqlite_items(engine: Engine, study_id: int) -> ItemColumns | None:
         func.group_concat(case((label.is_(None), 1), else_=0)),
         *texts,
     ).where(Item.study_id == study_id)
-    with _snapshot(engine) as cursor:
-        n, positions, labels, missing, *joined = _one(cursor, engine, q)
+    with _snapshot(source) as cursor:
+        n, positions, labels, missing, *joined = _one(cursor, engine_of(source), q)
     n = int(n)
     arrays = [_texts(blob, n) for blob in joined]
     if any(a is None for a in arrays):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,9 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, text
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from medsim_annot.errors import StoreUnavailable
@@ -217,6 +218,73 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+#: What a bulk reader reads from: the engine (a connection of its own, one statement, one
+#: snapshot) or the open transaction of :func:`read_snapshot` (with every other read in it).
+Source = Engine | Session
+
+
+@contextmanager
+def read_snapshot(engine: Engine) -> Iterator[Session]:
+    """One read-only transaction in which every read sees the same state of the database
+    (what a gold export reads: pairs, current ratings, decisions and the ratings version).
+
+    PostgreSQL: ``REPEATABLE READ, READ ONLY`` (the ADBC reads join it through an exported
+    snapshot, :func:`exported_snapshot`). SQLite: one connection in one deferred ``BEGIN``;
+    in WAL mode its first read fixes the snapshot, and writers go on meanwhile. Nothing is
+    written: the transaction is rolled back at the end. The session yielded is passed to
+    the query functions as any other transaction, and to the bulk readers as their
+    :data:`Source`."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        outer = conn.begin()
+        try:
+            if engine.dialect.name == "sqlite":
+                # pysqlite begins a transaction only before a write: begin it here, so
+                # that every SELECT below reads in it.
+                conn.exec_driver_sql("BEGIN")
+            session = Session(bind=conn, expire_on_commit=False)
+            try:
+                yield session
+            finally:
+                session.close()
+        finally:
+            outer.rollback()
+
+
+@contextmanager
+def connection_of(source: Source) -> Iterator[Connection]:
+    """The connection a bulk read runs on: the transaction's own for a session of
+    :func:`read_snapshot` (or :func:`session_scope`), else a new one of the engine."""
+    if isinstance(source, Session):
+        yield source.connection()
+    else:
+        with source.connect() as conn:
+            yield conn
+
+
+def engine_of(source: Source) -> Engine:
+    """The engine *source* reads from."""
+    if isinstance(source, Session):
+        return source.get_bind().engine
+    return source
+
+
+_SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9A-F]+)?")
+
+
+def exported_snapshot(s: Session) -> str:
+    """The id of the PostgreSQL snapshot of transaction *s* (``pg_export_snapshot``, read
+    once per transaction), for another connection to read in the same snapshot."""
+    sid = s.info.get("exported_snapshot")
+    if sid is None:
+        sid = str(s.execute(text("SELECT pg_export_snapshot()")).scalar_one())
+        if not _SNAPSHOT_ID.fullmatch(sid):
+            raise ValueError(f"unexpected snapshot id {sid!r}")
+        s.info["exported_snapshot"] = sid
+    return sid
 
 
 # --------------------------------------------------------------------------- transient errors

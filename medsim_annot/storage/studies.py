@@ -4,8 +4,9 @@
 Services orchestrate (validation, naming rules, transactions); the functions here read and
 write, each with typed parameters and bound values. Writers take the open
 :class:`~sqlalchemy.orm.Session` of the caller's :func:`~medsim_annot.storage.session_scope`,
-so that one use case stays one transaction; bulk readers take the engine and return plain
-values (NumPy columns, tuples, dicts), never ORM objects.
+so that one use case stays one transaction; bulk readers take the engine (or the session of
+:func:`~medsim_annot.storage.read_snapshot`, to read with other queries in one snapshot)
+and return plain values (NumPy columns, tuples, dicts), never ORM objects.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import Select, exists, func, insert, or_, select, update
-from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from data_schemas import columns as C
 from medsim_annot.storage import annotation
+from medsim_annot.storage.db import Source, connection_of
 from medsim_annot.storage.models import (
     ORDER_GAP,
     Annotator,
@@ -343,9 +344,9 @@ def annotators_by_name(s: Session, study_id: int) -> list[tuple[int, str]]:
     ]
 
 
-def annotator_names(engine: Engine, study_id: int) -> dict[int, str]:
+def annotator_names(source: Source, study_id: int) -> dict[int, str]:
     """Name by id of the study's annotators."""
-    with engine.connect() as conn:
+    with connection_of(source) as conn:
         return {
             i: n
             for i, n in conn.execute(
@@ -434,7 +435,7 @@ def rating_history(s: Session, study_id: int) -> list[tuple[Any, ...]]:
 
 
 # --------------------------------------------------------------------------- column-wise reads
-def item_columns(engine: Engine, study_id: int) -> list[np.ndarray]:
+def item_columns(source: Source, study_id: int) -> list[np.ndarray]:
     """The study's items in file order, one object array per column: pair_id, term_1,
     term_2, auto_label, dataset, difficulty, negative_strategy, concept_id_1, concept_id_2,
     meta_json (raw driver values)."""
@@ -454,7 +455,7 @@ def item_columns(engine: Engine, study_id: int) -> list[np.ndarray]:
         .where(Item.study_id == study_id)
         .order_by(Item.position)
     )
-    return fetch_columns(engine, q, 10)
+    return fetch_columns(source, q, 10)
 
 
 #: Raw columns of :func:`current_rating_columns`, in query order; the last three only with
@@ -477,7 +478,7 @@ CURRENT_COLUMNS = (
 
 
 def current_rating_columns(
-    engine: Engine,
+    source: Source,
     study_id: int,
     *,
     include_duplicates: bool = True,
@@ -496,7 +497,7 @@ def current_rating_columns(
     q, n = current_ratings_query(
         study_id, include_duplicates=include_duplicates, after=after, bookkeeping=bookkeeping
     )
-    return dict(zip(CURRENT_COLUMNS, fetch_columns(engine, q, n)))
+    return dict(zip(CURRENT_COLUMNS, fetch_columns(source, q, n)))
 
 
 def current_ratings_query(
@@ -544,7 +545,7 @@ def current_ratings_query(
 
 
 def fetch_columns(
-    engine: Engine, query: Select[*tuple[Any, ...]], n_columns: int
+    source: Source, query: Select[*tuple[Any, ...]], n_columns: int
 ) -> list[np.ndarray]:
     """The result of a Core *query* as one object array per column, fetched through the
     DBAPI cursor: no SQLAlchemy row or type processing (which costs several times the query
@@ -557,7 +558,7 @@ def fetch_columns(
     garbage collector is paused while the rows are built: it would otherwise walk the
     growing list of row tuples again and again (it finds no cycles there).
     """
-    with engine.connect() as conn:
+    with connection_of(source) as conn:
         compiled = query.compile(dialect=conn.dialect)
         params = compiled.construct_params()
         args: Any
