@@ -85,13 +85,15 @@ def rebuild_as_before(study: str, engine) -> float:
     from data_schemas import columns as C
     from medsim_annot.services.adjudication.decisions import decisions_frame
     from medsim_annot.services.gold import table as gold_svc
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.stats.aggregate import model_gold
 
     t0 = time.perf_counter()
-    gt = gold_svc.study_gold_table(study, engine=engine)
+    handle = open_study(study, engine=engine)
+    gt = gold_svc.study_gold_table(handle)
     fit = model_gold(gt.ratings, "dawid-skene")
     gold_svc.add_model_columns(gt, "dawid-skene", fit=fit)
-    decisions_frame(study, engine=engine)
+    decisions_frame(handle)
     cols = [c for c in C.GROUP_COLUMNS if c in gt.table.columns]
     for _ in range(2):
         gt.table[cols].astype("string").fillna("").agg(" / ".join, axis=1)
@@ -104,13 +106,14 @@ def board_from_nothing(study: str, engine) -> float:
     second of two calls: the first pays the process's first dashboard (lazy imports)."""
     from medsim_annot.services import dashboard
     from medsim_annot.services.adjudication import board
+    from medsim_annot.services.study_handle import open_study
 
     seconds = []
     for _ in range(2):
         board.BOARDS.clear()
         dashboard.clear_cache()
         t0 = time.perf_counter()
-        board.board(study, engine=engine)
+        board.board(open_study(study, engine=engine))
         seconds.append(time.perf_counter() - t0)
     return seconds[-1]
 

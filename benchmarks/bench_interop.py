@@ -110,8 +110,8 @@ def run(report) -> None:
             goal="<= 2x the CSV import",
             ok=t_tool <= 2 * t_csv,
         )
-        t_plain = best_time(lambda: export_gold("ls-1", folder / "gold.parquet", engine=engine))
         ls1 = open_study("ls-1", engine=engine)
+        t_plain = best_time(lambda: export_gold(ls1, folder / "gold.parquet"))
         t_hf = best_time(lambda: export_gold_hf(ls1, folder / "hf"))
         report(
             f"export gold --format hf, {N_TASKS:,} pairs",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from medsim_annot.services import activity as activity_svc
+from medsim_annot.services.study_handle import open_study
 from pages import _qa, _ui
 
 
@@ -25,7 +26,9 @@ def activity_ui() -> None:
     )
     limit = right.number_input("Newest", min_value=10, max_value=5000, value=200, step=50)
     frame = activity_svc.activity(
-        study=None if study not in names else study, limit=int(limit), engine=_qa.engine()
+        study=open_study(study, engine=_qa.engine()) if study in names else None,
+        limit=int(limit),
+        engine=_qa.engine(),
     )
     actors = sorted(a for a in frame["actor"].unique() if a)
     who = st.multiselect("Actor", actors, key="activity_actor")

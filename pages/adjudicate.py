@@ -16,6 +16,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
+from medsim_annot.services.study_handle import open_study
 from pages import _ui
 from pages.components.adjudicator import adjudicator, read_state
 
@@ -44,7 +45,8 @@ def adjudicate_ui() -> None:
         key="adj_needs",
         help=ADJUDICATION_NEEDS.describe(),
     )
-    board = board_svc.board(ident.study_name, engine=eng)
+    study = open_study(ident.study_name, engine=eng)  # resolved once for this run
+    board = board_svc.board(study)
     group = c2.selectbox("Group", ["(all)", *board.groups], key="adj_group")
     include = c3.checkbox("Decided too", key="adj_decided")
 
@@ -73,7 +75,7 @@ def adjudicate_ui() -> None:
         done["decision"] = decision.seq
         try:
             d = decisions_svc.decide(
-                ident.study_name,
+                study,
                 decision.pair_id,
                 label=decision.label,
                 reason=decision.reason,
@@ -81,7 +83,6 @@ def adjudicate_ui() -> None:
                 flag_guideline=decision.flag_guideline,
                 adjudicator=ident.name,
                 seen_version=decision.version,
-                engine=eng,
             )
         except decisions_svc.StaleDecision as exc:
             cur = exc.current or {}
@@ -95,7 +96,7 @@ def adjudicate_ui() -> None:
             ss[STATUS] = f"Saved {d.pair_id}: {d.label} ({d.reason}), version {d.version}."
             if include:
                 index += 1  # a decided pair stays in the list: go on to the next one
-        board = board_svc.board(ident.study_name, engine=eng)
+        board = board_svc.board(study)
         queue = _queue(board)
         fresh = True
 

@@ -11,6 +11,7 @@ from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
+from medsim_annot.services.study_handle import Study
 from pages import _predictions, _qa, _ui
 
 
@@ -76,9 +77,9 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
                     )
 
 
-def _adjudication(study: str) -> None:
+def _adjudication(study: Study) -> None:
     """Adjudication progress, each rater against the adjudicated labels, the reasons."""
-    adj = adjudication_svc.summary(study, engine=_qa.engine())
+    adj = adjudication_svc.summary(study)
     st.header("Adjudication")
     p = adj.progress
     cols = st.columns(3)
@@ -159,9 +160,10 @@ def _summary_columns(summary) -> dict:
     return config
 
 
-def _dashboard(study: str) -> None:
+def _dashboard(picked: Study) -> None:
     """Everything the live refresh re-reads: completion, the figures (from the cached
     dashboard, recomputed only when ratings were saved), adjudication, disagreements."""
+    study = picked.name  # the services below that still take the name (issue 32, phase 2)
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
     comp = dashboard_svc.completion(study, engine=_qa.engine())
@@ -273,7 +275,7 @@ def _dashboard(study: str) -> None:
 
     _model_of_the_doctors(dash)
 
-    _adjudication(study)
+    _adjudication(picked)
 
     _disagreement_explorer(dash)
 
@@ -284,7 +286,6 @@ def dashboard_ui() -> None:
     picked = _qa.pick_study("dashboard_study")
     if picked is None:
         st.stop()
-    study = picked.name  # the services below that still take the name (issue 32, phase 2)
     live = st.toggle(
         "Refresh every 30 s",
         key="dashboard_live",
@@ -292,7 +293,7 @@ def dashboard_ui() -> None:
     )
     # The live refresh re-runs the dashboard body alone (a fragment, applied here where it is
     # called), through the role guard: a fragment's own reruns skip app.py.
-    st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(study)
+    st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(picked)
     # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
     # refresh)
     _predictions.panel(picked)

@@ -17,6 +17,7 @@ from medsim_annot.io import FORMATS
 from medsim_annot.services.gold.export import HfOptions, export_gold
 from medsim_annot.services.interop import zip_folder
 from medsim_annot.services.people.names import file_slug
+from medsim_annot.services.study_handle import Study
 from pages import _qa, _ui
 
 
@@ -90,13 +91,14 @@ def _form() -> tuple[bool, str, GoldFilters, HfOptions, bool]:
 
 
 def _prepare(
-    study: str, fmt: str, filters: GoldFilters, hf_options: HfOptions, audit_adjudicated: bool
+    study: Study, fmt: str, filters: GoldFilters, hf_options: HfOptions, audit_adjudicated: bool
 ) -> None:
     """Write the export and its manifest, and keep them for the downloads."""
     folder_output = fmt == "hf"  # a dataset folder, downloaded as one ZIP
-    stem = file_slug(f"gold-{study}", fallback="gold")
+    stem = file_slug(f"gold-{study.name}", fallback="gold")
     name = _qa.download_name(
-        f"gold-{study}-hf" if folder_output else f"gold-{study}", "zip" if folder_output else fmt
+        f"gold-{study.name}-hf" if folder_output else f"gold-{study.name}",
+        "zip" if folder_output else fmt,
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / (stem if folder_output else name)
@@ -109,7 +111,6 @@ def _prepare(
                     filters=filters,
                     hf=hf_options if folder_output else None,
                     audit_label="adjudicated" if audit_adjudicated else "majority",
-                    engine=_qa.engine(),
                 )
         except InputError as exc:
             st.session_state.pop("export_result", None)
@@ -120,7 +121,7 @@ def _prepare(
         else:
             mpath = out / HF_MANIFEST if folder_output else manifest_path(out)
             st.session_state["export_result"] = {
-                "study": study,
+                "study": study.name,
                 "name": name,
                 "data": zip_folder(out, stem) if folder_output else out.read_bytes(),
                 "manifest_name": mpath.name,
@@ -175,11 +176,10 @@ def export_ui() -> None:
     picked = _qa.pick_study("export_study")
     if picked is None:
         st.stop()
-    study = picked.name  # the gold export still takes the name (issue 32, phase 2)
     go, fmt, filters, hf_options, audit_adjudicated = _form()
     if go:
-        _prepare(study, fmt, filters, hf_options, audit_adjudicated)
-    _downloads(study)
+        _prepare(picked, fmt, filters, hf_options, audit_adjudicated)
+    _downloads(picked.name)
 
 
 export_ui()

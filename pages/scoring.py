@@ -18,6 +18,7 @@ from medsim_annot.services import scoring
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.gold import filters as filters_svc
 from medsim_annot.services.gold import table as table_svc
+from medsim_annot.services.study_handle import open_study
 from pages._ui import (
     download_csv,
     engine,
@@ -60,7 +61,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
             )
             st.stop()
         study = st.selectbox("Study", studies, key=KEY + "study")
-        table = table_svc.study_gold_table(study, engine=engine())
+        table = table_svc.study_gold_table(open_study(study, engine=engine()))
         has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
         binary = table.scale.level == "nominal"
         cols = st.columns(3)

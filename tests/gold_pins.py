@@ -58,7 +58,7 @@ def _exports(study: str, folder: Path, *, hf: bool = True) -> dict[str, str]:
     for label, filters in VARIANTS.items():
         for fmt in FILE_FORMATS:
             path = folder / f"{study}-{label}.{fmt}"
-            export_gold(study, path, now=FIXED_NOW, **filters)
+            export_gold(open_study(study), path, now=FIXED_NOW, **filters)
             out[path.name] = _sha(path)
             out[manifest_path(path).name] = _sha(manifest_path(path))
         if hf:
@@ -86,8 +86,9 @@ def produce(ehr_rel_a: Path, folder: Path) -> dict[str, str]:
     path = folder / f"{BINARY_STUDY}-dawid-skene.csv"
     from data_schemas.gold import manifest_path
     from medsim_annot.services.gold.export import export_gold
+    from medsim_annot.services.study_handle import open_study
 
-    export_gold(BINARY_STUDY, path, aggregate="dawid-skene", now=FIXED_NOW)
+    export_gold(open_study(BINARY_STUDY), path, aggregate="dawid-skene", now=FIXED_NOW)
     hashes[path.name] = _sha(path)
     hashes[manifest_path(path).name] = _sha(manifest_path(path))
     return dict(sorted(hashes.items()))

@@ -34,7 +34,7 @@ from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.people.signin import sign_in_with_code
 from medsim_annot.services.people.sso import sso_role
-from medsim_annot.services.studies import get_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats import aggregate
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
@@ -101,14 +101,14 @@ def study(backend_url):
 
 def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
     out = tmp_path / name
-    manifest = gold_export.export_gold("two-plus-one", out, **kw)
+    manifest = gold_export.export_gold(open_study("two-plus-one"), out, **kw)
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     return frame, manifest, out.read_bytes()
 
 
 def test_queue_decisions_and_provenance(study, tmp_path):
     url, ids = study
-    b = adj_board.board("two-plus-one")
+    b = adj_board.board(open_study("two-plus-one"))
     # Every queued pair has a reason; the strongest needs come first.
     assert len(b.queue) > 0
     weights = [max(adj_board.NEED_WEIGHT[n] for n in needs) for needs in b.queue["needs"]]
@@ -130,7 +130,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     adj_people.add_adjudicator("two-plus-one", "Dr Other")
     d1 = adj_dec.decide(
-        "two-plus-one",
+        open_study("two-plus-one"),
         pid,
         label="same",
         reason="ambiguous_term",
@@ -142,7 +142,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     # A second adjudicator who also saw version 0 is refused, shown the current decision.
     with pytest.raises(adj_dec.StaleDecision) as exc:
         adj_dec.decide(
-            "two-plus-one",
+            open_study("two-plus-one"),
             pid,
             label="not_same",
             reason="rater_error",
@@ -152,7 +152,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert exc.value.current["label"] == "same"
     # Changing a decision appends a revision; the first stays in the history.
     d2 = adj_dec.decide(
-        "two-plus-one",
+        open_study("two-plus-one"),
         pid,
         label="not_same",
         reason="other",
@@ -161,7 +161,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         seen_version=1,
     )
     assert d2.version == 2
-    hist = adj_dec.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame(open_study("two-plus-one"))
     assert hist["revision"].tolist() == [1, 2]
     assert hist["adjudicator"].tolist() == ["Dr Senior", "Dr Other"]
     for bad in (
@@ -171,8 +171,10 @@ def test_queue_decisions_and_provenance(study, tmp_path):
         {"label": "same", "reason": "other"},
     ):
         with pytest.raises(UsageProblem):
-            adj_dec.decide("two-plus-one", pid, adjudicator="Dr Other", seen_version=2, **bad)
-    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
+            adj_dec.decide(
+                open_study("two-plus-one"), pid, adjudicator="Dr Other", seen_version=2, **bad
+            )
+    assert len(adj_dec.decisions_frame(open_study("two-plus-one"))) == 2
 
     # Decisions are history: the database refuses to change or delete one.
     with get_engine(url).connect() as conn:
@@ -219,7 +221,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert m2["adjudication"]["audit_label"] == "adjudicated"
 
     # The dashboard's figures.
-    s = adj_board.summary("two-plus-one")
+    s = adj_board.summary(open_study("two-plus-one"))
     assert s.progress["decided"] == 1 and s.progress["flagged"] == 0
     assert s.reasons.set_index("reason")["decisions"].to_dict()["other"] == 1
     assert set(s.raters["annotator"]) <= set(DOCTORS)
@@ -227,11 +229,11 @@ def test_queue_decisions_and_provenance(study, tmp_path):
 
 
 def test_hf_export_counts_sources(study, tmp_path):
-    b = adj_board.board("two-plus-one")
+    b = adj_board.board(open_study("two-plus-one"))
     adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     pid = str(b.queue.iloc[0]["pair_id"])
     adj_dec.decide(
-        "two-plus-one",
+        open_study("two-plus-one"),
         pid,
         label="same",
         reason="rater_error",
@@ -240,7 +242,7 @@ def test_hf_export_counts_sources(study, tmp_path):
     )
     outs = []
     for name in ("hf1", "hf2"):
-        gold_export.export_gold("two-plus-one", tmp_path / name, "hf")
+        gold_export.export_gold(open_study("two-plus-one"), tmp_path / name, "hf")
         outs.append({p.name: p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()})
     assert outs[0] == outs[1]
     card = outs[0]["README.md"].decode()
@@ -260,7 +262,7 @@ def test_hf_export_counts_sources(study, tmp_path):
 
 def test_decisions_file_all_or_none(study, tmp_path):
     adj_people.add_adjudicator("two-plus-one", "Dr Senior")
-    q = adj_board.board("two-plus-one").queue
+    q = adj_board.board(open_study("two-plus-one")).queue
     first, second = str(q.iloc[0]["pair_id"]), str(q.iloc[1]["pair_id"])
     bad = tmp_path / "bad.csv"
     bad.write_text(
@@ -271,26 +273,26 @@ def test_decisions_file_all_or_none(study, tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(InputError) as exc:
-        adj_dec.decide_from_file("two-plus-one", bad, adjudicator="Dr Senior")
+        adj_dec.decide_from_file(open_study("two-plus-one"), bad, adjudicator="Dr Senior")
     where = [(p.row, p.column) for p in exc.value.problems]
     assert where == [(3, "pair_id"), (4, "label")]
-    assert adj_dec.decisions_frame("two-plus-one").empty  # nothing half-written
+    assert adj_dec.decisions_frame(open_study("two-plus-one")).empty  # nothing half-written
     good = tmp_path / "good.tsv"
     good.write_text(
         "pair_id\tlabel\treason\tflag_guideline\n"
         f"{first}\tsame\tguideline_gap\ttrue\n{second}\tnot_same\tauto_label_wrong\tfalse\n",
         encoding="utf-8",
     )
-    out = adj_dec.decide_from_file("two-plus-one", good, adjudicator="Dr Senior")
+    out = adj_dec.decide_from_file(open_study("two-plus-one"), good, adjudicator="Dr Senior")
     assert [d.version for d in out] == [1, 1]
     # The same file again: decided on the versions it finds now, so it appends revisions.
     stale = tmp_path / "stale.csv"
     stale.write_text(f"pair_id,label,reason,version\n{first},same,rater_error,0\n")
     with pytest.raises(InputError) as exc2:
-        adj_dec.decide_from_file("two-plus-one", stale, adjudicator="Dr Senior")
+        adj_dec.decide_from_file(open_study("two-plus-one"), stale, adjudicator="Dr Senior")
     assert exc2.value.problems[0].row == 2
-    assert len(adj_dec.decisions_frame("two-plus-one")) == 2
-    assert adj_board.summary("two-plus-one").progress["flagged"] == 1
+    assert len(adj_dec.decisions_frame(open_study("two-plus-one"))) == 2
+    assert adj_board.summary(open_study("two-plus-one")).progress["flagged"] == 1
 
 
 def test_adjudicator_sign_in_and_blinding(study):
@@ -309,9 +311,14 @@ def test_adjudicator_sign_in_and_blinding(study):
     assert sso_role({"email": "senior@example.org"}).role == "refused"
     # An annotator's view of a decided pair carries no adjudication data.
     adj_people.add_adjudicator("two-plus-one", "Dr K")
-    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
+    pid = str(adj_board.board(open_study("two-plus-one")).queue.iloc[0]["pair_id"])
     adj_dec.decide(
-        "two-plus-one", pid, label="same", reason="rater_error", adjudicator="Dr K", seen_version=0
+        open_study("two-plus-one"),
+        pid,
+        label="same",
+        reason="rater_error",
+        adjudicator="Dr K",
+        seen_version=0,
     )
     for aid in ids.values():
         state = A.queue_state(aid)
@@ -436,7 +443,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
 
     adj_people.add_adjudicator("two-plus-one", "J1")
     adj_people.add_adjudicator("two-plus-one", "J2")
-    pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
+    pid = str(adj_board.board(open_study("two-plus-one")).queue.iloc[0]["pair_id"])
     for round_ in range(3):
         barrier = threading.Barrier(2)
         results: dict[str, object] = {}
@@ -451,7 +458,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
             barrier.wait()
             try:
                 results[name] = adj_dec.decide(
-                    "two-plus-one",
+                    open_study("two-plus-one"),
                     pid,
                     label=label,
                     reason="rater_error",
@@ -473,7 +480,7 @@ def test_two_adjudicators_racing_on_one_pair(study):
         lost = [r for r in results.values() if isinstance(r, adj_dec.StaleDecision)]
         assert len(won) == 1 and len(lost) == 1, results
         assert won[0].version == round_ + 1
-    hist = adj_dec.decisions_frame("two-plus-one")
+    hist = adj_dec.decisions_frame(open_study("two-plus-one"))
     assert hist["revision"].tolist() == [1, 2, 3]
 
 
@@ -481,7 +488,7 @@ def _fresh_board(study: str) -> adj_board.Board:
     """The board rebuilt from nothing: no kept board, no cached dashboard."""
     adj_board.BOARDS.clear()
     dashboard.clear_cache()
-    return adj_board.board(study)
+    return adj_board.board(open_study(study))
 
 
 def _same_board(got: adj_board.Board, want: adj_board.Board) -> None:
@@ -497,7 +504,8 @@ def _same_board(got: adj_board.Board, want: adj_board.Board) -> None:
 DECIDE_ELSEWHERE = """
 import sys
 from medsim_annot.services.adjudication import decisions
-decisions.decide("two-plus-one", sys.argv[1], label="not_same", reason="ambiguous_term",
+from medsim_annot.services.study_handle import open_study
+decisions.decide(open_study("two-plus-one"), sys.argv[1], label="not_same", reason="ambiguous_term",
                  adjudicator="Dr Other", seen_version=int(sys.argv[2]), flag_guideline=True)
 """
 
@@ -510,17 +518,17 @@ def test_board_is_kept_and_a_decision_updates_it(study):
     adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     adj_people.add_adjudicator("two-plus-one", "Dr Other")
     b0 = _fresh_board("two-plus-one")
-    assert adj_board.board("two-plus-one") is b0  # nothing changed: the kept board
+    assert adj_board.board(open_study("two-plus-one")) is b0  # nothing changed: the kept board
     first, second = (str(p) for p in b0.queue["pair_id"][:2])
     adj_dec.decide(
-        "two-plus-one",
+        open_study("two-plus-one"),
         first,
         label="same",
         reason="rater_error",
         adjudicator="Dr Senior",
         seen_version=0,
     )
-    b1 = adj_board.board("two-plus-one")
+    b1 = adj_board.board(open_study("two-plus-one"))
     assert b1 is not b0 and not b0.queue["decided"].any()  # a board handed out never changes
     assert b1.queue.set_index("pair_id").at[first, "decided"]
     assert len(adj_board.filter_queue(b1.queue)) == len(b0.queue) - 1
@@ -534,18 +542,18 @@ def test_board_is_kept_and_a_decision_updates_it(study):
             check=True,
             timeout=300,
         )
-    b2 = adj_board.board("two-plus-one")
+    b2 = adj_board.board(open_study("two-plus-one"))
     row = b2.queue.set_index("pair_id")
     assert (row.at[first, "label"], row.at[first, "version"]) == ("not_same", 2)
     assert row.at[second, "decided"] and row.at[second, "flag_guideline"]
     assert b2.pair(first)["decision"]["adjudicator"] == "Dr Other"
     _same_board(b2, _fresh_board("two-plus-one"))
     # A board that missed a decision below its highest id (concurrent commits) reads all.
-    kept = adj_board.board("two-plus-one")
+    kept = adj_board.board(open_study("two-plus-one"))
     short = dataclasses.replace(
         kept, decisions_version=(kept.decisions_version[0] - 1, kept.decisions_version[1])
     )
-    again = adj_board._with_decisions(short, get_engine(), get_study("two-plus-one").id)
+    again = adj_board._with_decisions(short, get_engine(), open_study("two-plus-one").id)
     _same_board(again, kept)
 
 
@@ -562,19 +570,19 @@ def test_board_on_a_cache_hit_does_not_refit(study, monkeypatch):
     monkeypatch.setattr(aggregate, "model_gold", counted)
     adj_board.BOARDS.clear()
     dashboard.clear_cache()
-    b = adj_board.board("two-plus-one")
+    b = adj_board.board(open_study("two-plus-one"))
     assert b.model == "dawid-skene" and fits == ["dawid-skene"]
-    adj_board.board("two-plus-one")
-    adj_board.summary("two-plus-one")
+    adj_board.board(open_study("two-plus-one"))
+    adj_board.summary(open_study("two-plus-one"))
     adj_people.add_adjudicator("two-plus-one", "Dr Senior")
     adj_dec.decide(
-        "two-plus-one",
+        open_study("two-plus-one"),
         str(b.queue.iloc[0]["pair_id"]),
         label="same",
         reason="rater_error",
         adjudicator="Dr Senior",
         seen_version=0,
     )
-    adj_board.board("two-plus-one")
+    adj_board.board(open_study("two-plus-one"))
     dashboard.study_dashboard("two-plus-one").model_quality("dawid-skene")
     assert fits == ["dawid-skene"]

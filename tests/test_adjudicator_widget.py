@@ -34,6 +34,7 @@ from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.people.auth import authenticate_annotator
 from medsim_annot.services.studies import create_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from pages.components.adjudicator import HERE, read_state
 from tests.conftest import ROOT
@@ -184,7 +185,7 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
             A.submit_rating(aid, pos, value, comment=who, elapsed_ms=2000, expected_version=0)
     judge = adj_people.add_adjudicator(name, "judge")
     adj_dec.decide(
-        name,
+        open_study(name),
         "p1",
         label="same",
         reason="other",
@@ -197,7 +198,7 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
 
 def test_the_page_data_follows_the_contract(db):
     _study()
-    board = adj_board.board("adj-contract")
+    board = adj_board.board(open_study("adj-contract"))
     for pid in ("p0", "p1"):
         pair = AdjudicationPair.model_validate(board.pair(pid))
         data = AdjudicatorData(
@@ -229,13 +230,13 @@ def test_the_page_saves_a_valid_decision_and_refuses_a_broken_one(db):
     data = AdjudicatorData.model_validate(_mounted(at.run()))
     assert data.status.startswith("Not saved: the widget's message broke its contract")
     assert "decision.version" in data.status
-    assert len(adj_board.board("adj-contract").history) == 1
+    assert len(adj_board.board(open_study("adj-contract")).history) == 1
     # The same decision as the contract says is stored.
     good = {**bad, "version": 0, "seq": "2"}
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": None}
     data = AdjudicatorData.model_validate(_mounted(at.run()))
     assert data.status.startswith(f"Saved {first}: same (guideline_gap), version 1")
-    assert len(adj_board.board("adj-contract").history) == 2
+    assert len(adj_board.board(open_study("adj-contract")).history) == 2
     # Navigation: the next pair.
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": {"to": "next", "seq": "3"}}
     data = AdjudicatorData.model_validate(_mounted(at.run()))

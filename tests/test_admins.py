@@ -159,7 +159,7 @@ def test_events_name_their_actor(engine, tmp_path):
         ("sso:bob@hospital.example", "annotator_sso_enabled", ""),
     ]
     assert set(log["study"]) == {"s"}
-    assert activity.activity(study="s", limit=2, engine=engine)["action"].tolist() == [
+    assert activity.activity(study=open_study("s", engine=engine), limit=2)["action"].tolist() == [
         "annotator_sso_enabled",
         "sso_linked",
     ]
@@ -170,7 +170,7 @@ def test_gold_export_is_logged(engine, tmp_path):
 
     _study(engine)
     with activity.acting_as("admin:alice"):
-        export_gold("s", tmp_path / "gold.csv", engine=engine)
+        export_gold(open_study("s", engine=engine), tmp_path / "gold.csv")
     top = activity.activity(engine=engine).iloc[0]
     assert (top["actor"], top["action"]) == ("admin:alice", "gold_exported")
     assert '"file": "gold.csv"' in top["detail"]

@@ -34,7 +34,7 @@ def _ids(path) -> list[str]:
 
 def test_rows_columns_and_flags(tiny, tmp_path):
     out = tmp_path / "gold.csv"
-    m = export_gold(tiny, out)
+    m = export_gold(open_study(tiny), out)
     t = read_table(out)
     assert t["pair_id"].tolist() == ["p1", "p2", "p3", "p4", "p5"]
     assert list(t.columns[:5]) == ["pair_id", "term_1", "term_2", "dataset", "auto_label"]
@@ -83,7 +83,7 @@ def test_rows_columns_and_flags(tiny, tmp_path):
 )
 def test_each_filter(tiny, tmp_path, option, expected):
     out = tmp_path / "gold.csv"
-    m = export_gold(tiny, out, **option)
+    m = export_gold(open_study(tiny), out, **option)
     assert _ids(out) == expected
     name = next(iter(option))
     assert m["filter_steps"] == [
@@ -95,7 +95,7 @@ def test_each_filter(tiny, tmp_path, option, expected):
 def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
     out = tmp_path / "gold.jsonl"
     m = export_gold(
-        tiny,
+        open_study(tiny),
         out,
         only_verified=True,
         exclude_all_different=True,
@@ -118,8 +118,10 @@ def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet"])
 def test_byte_identical_reexport(tiny, tmp_path, fmt):
     a, b = tmp_path / f"a.{fmt}", tmp_path / f"b.{fmt}"
-    ma = export_gold(tiny, a, require_majority=True, now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
-    mb = export_gold(tiny, b, require_majority=True)
+    ma = export_gold(
+        open_study(tiny), a, require_majority=True, now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    )
+    mb = export_gold(open_study(tiny), b, require_majority=True)
     assert a.read_bytes() == b.read_bytes()
     assert ma["sha256"] == mb["sha256"]
     assert ma["exported_at"] == "2026-01-01T00:00:00Z" != mb["exported_at"]
@@ -130,7 +132,7 @@ def test_byte_identical_reexport(tiny, tmp_path, fmt):
 def test_formula_escaping_csv_and_tsv(tiny, tmp_path):
     for fmt in ("csv", "tsv"):
         out = tmp_path / f"gold.{fmt}"
-        export_gold(tiny, out)
+        export_gold(open_study(tiny), out)
         text = out.read_text(encoding="utf-8")
         for cell in ("'-ache", "'+pain", "'@home"):
             assert cell in text
@@ -140,14 +142,14 @@ def test_formula_escaping_csv_and_tsv(tiny, tmp_path):
             for cell in line.split(sep):
                 assert not cell.lstrip('"').startswith(("=", "+", "-", "@")), cell
     # JSON Lines and Parquet carry data, not spreadsheet cells: kept verbatim.
-    export_gold(tiny, tmp_path / "gold.jsonl")
+    export_gold(open_study(tiny), tmp_path / "gold.jsonl")
     first = json.loads((tmp_path / "gold.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert first["term_1"] == '=HYPERLINK("http://x")'
 
 
 def test_manifest_content_and_sha256(tiny, tmp_path):
     out = tmp_path / "gold.parquet"
-    m = export_gold(tiny, out, require_majority=True)
+    m = export_gold(open_study(tiny), out, require_majority=True)
     on_disk = json.loads(manifest_path(out).read_text(encoding="utf-8"))
     assert on_disk == m
     assert m["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
@@ -174,16 +176,16 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
 def test_bad_options_write_nothing(tiny, tmp_path, db_url):
     out = tmp_path / "gold.csv"
     with pytest.raises(OptionError, match=r"\(min_ratings\)"):
-        export_gold(tiny, out, min_ratings=0)
+        export_gold(open_study(tiny), out, min_ratings=0)
     with pytest.raises(UsageProblem, match="no study named"):
-        export_gold("nope", out)
+        export_gold(open_study("nope"), out)
     assert not out.exists() and not manifest_path(out).exists()
 
 
 def test_ehr_rel_a_round_trip(db_url, ehr_rel_a, tmp_path):
     svc.import_ehr_rel(ehr_rel_a, "ehr-a")
     out = tmp_path / "ehr.csv"
-    m = export_gold("ehr-a", out)
+    m = export_gold(open_study("ehr-a"), out)
     original = read_table(ehr_rel_a)
     exported = read_table(out)
     assert len(exported) == len(original) == P.EHR_REL_A_SHAPE.value["items"]
@@ -209,7 +211,7 @@ def test_ehr_rel_a_round_trip(db_url, ehr_rel_a, tmp_path):
 def test_only_verified_needs_auto_labels(db_url, ehr_rel_a, tmp_path):
     svc.import_ehr_rel(ehr_rel_a, "ehr-a")
     with pytest.raises(UsageProblem, match="no automatic labels"):
-        export_gold("ehr-a", tmp_path / "x.csv", only_verified=True)
+        export_gold(open_study("ehr-a"), tmp_path / "x.csv", only_verified=True)
 
 
 def test_cli_export_gold_matches_service(tiny, tmp_path, cli):
@@ -233,7 +235,7 @@ def test_cli_export_gold_matches_service(tiny, tmp_path, cli):
     assert m["counts"]["exported"] == 2 and m["format"] == "tsv"
     svc_out = tmp_path / "svc.tsv"
     export_gold(
-        tiny,
+        open_study(tiny),
         svc_out,
         require_majority=True,
         min_ratings=2,

@@ -16,6 +16,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as svc
 from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats.aggregate import check_method, model_gold
 
 DIFFERS = 4
@@ -44,7 +45,7 @@ def quality(db_url, tmp_path):
 @pytest.mark.parametrize("method", ["dawid-skene", "mace"])
 def test_model_follows_the_reliable_doctor(quality, tmp_path, method):
     out = tmp_path / "gold.csv"
-    m = export_gold(quality, out, aggregate=method)
+    m = export_gold(open_study(quality), out, aggregate=method)
     t = read_table(out).set_index("pair_id")
     assert m["aggregate"] == method
     assert (t["model_label"] == t["rater_good"]).all()
@@ -59,8 +60,8 @@ def test_model_follows_the_reliable_doctor(quality, tmp_path, method):
 
 def test_majority_is_the_default_and_unchanged(quality, tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    m = export_gold(quality, a)
-    export_gold(quality, b, aggregate="majority")
+    m = export_gold(open_study(quality), a)
+    export_gold(open_study(quality), b, aggregate="majority")
     assert a.read_bytes() == b.read_bytes()
     assert "model_label" not in read_table(a).columns and m["aggregate"] == "majority"
 
@@ -68,7 +69,7 @@ def test_majority_is_the_default_and_unchanged(quality, tmp_path):
 def test_dawid_skene_competence_ranks_the_lazy_doctor_last(quality):
     from medsim_annot.services.gold.table import study_gold_table
 
-    gt = study_gold_table(quality)
+    gt = study_gold_table(open_study(quality))
     fit = model_gold(gt.ratings, "dawid-skene")
     comp = fit.raters.set_index("annotator")["competence"]
     assert comp.idxmin() == "lazy" and comp["good"] > 0.9

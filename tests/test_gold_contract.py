@@ -24,7 +24,6 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.activity import activity
 from medsim_annot.services.gold import files as gold_files
 from medsim_annot.services.gold import snapshot as snapshot_svc
-from medsim_annot.services.gold import table as gold_svc
 from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.study_handle import open_study
 from tests.gold_pins import PINS, _fix_clock, produce
@@ -117,8 +116,10 @@ def tiny(db_url, tmp_path):
 
 
 def test_file_and_hf_manifests_share_one_shape(tiny, tmp_path):
-    file_m = export_gold(tiny, tmp_path / "g.csv", require_majority=True)
-    hf_m = export_gold(tiny, tmp_path / "hf", "hf", filters=G.GoldFilters(require_majority=True))
+    file_m = export_gold(open_study(tiny), tmp_path / "g.csv", require_majority=True)
+    hf_m = export_gold(
+        open_study(tiny), tmp_path / "hf", "hf", filters=G.GoldFilters(require_majority=True)
+    )
     common = [
         "study",
         "scale",
@@ -143,16 +144,16 @@ def test_hf_refuses_a_model_aggregate_and_writes_nothing(tiny, tmp_path, cli):
     with pytest.raises(
         UsageProblem, match="aggregation \\(aggregate\\) 'dawid-skene' applies to the file formats"
     ):
-        export_gold(tiny, out, "hf", aggregate="dawid-skene")
+        export_gold(open_study(tiny), out, "hf", aggregate="dawid-skene")
     res = cli("export", "gold", tiny, "--out", out, "--format", "hf", "--aggregate", "mace")
     assert res.exit_code == 2 and "(--aggregate) 'mace'" in res.stderr
     assert not out.exists()
 
 
 def test_every_export_is_an_event(tiny, tmp_path):
-    export_gold(tiny, tmp_path / "g.parquet")
-    m = export_gold(tiny, tmp_path / "hf", "hf")
-    events = activity(study=tiny)
+    export_gold(open_study(tiny), tmp_path / "g.parquet")
+    m = export_gold(open_study(tiny), tmp_path / "hf", "hf")
+    events = activity(study=open_study(tiny))
     done = events[events["action"] == "gold_exported"]["detail"].map(json.loads).tolist()
     assert [d["format"] for d in done] == ["hf", "parquet"]
     hf_digest = hashlib.sha256((tmp_path / "hf" / G.HF_MANIFEST).read_bytes()).hexdigest()
@@ -164,34 +165,20 @@ def test_every_export_is_an_event(tiny, tmp_path):
     }
 
 
-def test_data_and_manifest_come_from_one_state_of_the_ratings(tiny, tmp_path, monkeypatch):
-    """A rating saved while the export reads makes it read again: the manifest's ratings
-    version is the one the file was built from."""
-    real_version = svc.ratings_version
-    real_table = gold_svc.study_gold_table
-    reads: list[tuple] = []
+def test_the_export_reads_in_one_transaction(tiny, tmp_path, monkeypatch):
+    """The pairs, the current ratings, the decisions and the ratings version are read in one
+    read transaction (a rating saved meanwhile is in none of them: tests/test_store.py)."""
+    entered: list[object] = []
+    real = snapshot_svc.read_snapshot
 
-    def table(study, **kw):
-        gt = real_table(study, **kw)
-        if not reads:  # a rating "saved" while the first read ran
-            real = real_version(open_study(study, engine=kw.get("engine")))
-            monkeypatch.setattr(svc, "ratings_version", lambda *a, **k: (real[0] + 1, real[1] + 1))
-        reads.append(tuple(gt.table.shape))
-        return gt
+    def counted(engine):
+        entered.append(engine)
+        return real(engine)
 
-    monkeypatch.setattr(snapshot_svc, "study_gold_table", table)
-    m = export_gold(tiny, tmp_path / "g.csv")
-    assert len(reads) == 2
-    assert m["ratings_version"]["count"] == real_version(open_study(tiny))[0] + 1
-
-
-def test_ratings_that_never_settle_are_refused(tiny, tmp_path, monkeypatch):
-    counter = iter(range(1000))
-    monkeypatch.setattr(svc, "ratings_version", lambda *a, **k: (next(counter), 0))
-    out = tmp_path / "g.csv"
-    with pytest.raises(UsageProblem, match="were saved throughout"):
-        export_gold(tiny, out)
-    assert not out.exists()
+    monkeypatch.setattr(snapshot_svc, "read_snapshot", counted)
+    m = export_gold(open_study(tiny), tmp_path / "g.csv")
+    assert len(entered) == 1
+    assert m["ratings_version"]["count"] == svc.ratings_version(open_study(tiny))[0]
 
 
 def test_write_atomic_leaves_nothing_half_written(tmp_path):
@@ -223,7 +210,7 @@ def test_export_page_file_equals_the_service_file(db_url, monkeypatch, tmp_path,
     assert not at.exception, at.exception
     res = at.session_state["export_result"]
     out = tmp_path / f"gold.{fmt}"
-    m = export_gold("demo-binary", out, exclude_all_different=True)
+    m = export_gold(open_study("demo-binary"), out, exclude_all_different=True)
     assert res["data"] == out.read_bytes()
     assert res["manifest_name"] == res["name"] + ".manifest.json"
     page_m = json.loads(res["manifest"])

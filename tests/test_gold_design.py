@@ -96,7 +96,7 @@ def test_agreement_on_an_exported_two_plus_one_study_is_the_dashboards(db, cli, 
     assert "6 calibration pairs" in dash.agreement_basis
     for fmt in ("csv", "tsv", "jsonl", "parquet"):
         out = tmp_path / f"gold.{fmt}"
-        manifest = export_gold("tb", out)
+        manifest = export_gold(open_study("tb"), out)
         assert manifest["design"] == {
             "per_item": 2,
             "annotators": 3,
@@ -159,7 +159,7 @@ def test_a_gold_file_without_design_info_gets_agreement_over_every_pair(db, cli,
     _simulate("kn", calibration=4, tiebreak=False)
     dash = study_dashboard("kn", use_cache=False)
     out = tmp_path / "gold.csv"
-    manifest = export_gold("kn", out)
+    manifest = export_gold(open_study("kn"), out)
     assert "calibration" not in manifest["columns"]
     assert manifest["design"]["agreement_basis"] == "all"
     r = cli("agreement", out, "--json")
@@ -172,7 +172,7 @@ def test_a_gold_file_without_design_info_gets_agreement_over_every_pair(db, cli,
 def test_bad_calibration_cell_names_file_row_and_column(db, cli, tmp_path):
     _simulate("bad", calibration=3)
     out = tmp_path / "gold.csv"
-    export_gold("bad", out)
+    export_gold(open_study("bad"), out)
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     frame.loc[4, "calibration"] = "maybe"
     frame.to_csv(out, index=False)

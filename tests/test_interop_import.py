@@ -116,7 +116,7 @@ def test_labelstudio_round_trip(db_url):
     expected = _alpha_by_hand(LABELSTUDIO, {"same": 1.0, "not_same": 0.0}, "nominal")
     assert report.krippendorff_alpha == pytest.approx(expected, abs=1e-12)
     assert report.n_ratings == 12
-    gold = study_gold_table("ls").table.set_index("pair_id")
+    gold = study_gold_table(open_study("ls")).table.set_index("pair_id")
     assert gold.loc["102", "majority"] == "same" and gold.loc["104", "no_majority"]
     comments = studies_svc.current_ratings(open_study("ls"))
     assert (

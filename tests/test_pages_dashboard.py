@@ -139,7 +139,7 @@ def test_export_page_matches_service(app_db, tmp_path):
     assert at.success and "96 of 120 pairs" in at.success[0].value
     res = at.session_state["export_result"]
     out = tmp_path / res["name"]
-    manifest = export_gold("demo-binary", out, require_majority=True, min_ratings=3)
+    manifest = export_gold(open_study("demo-binary"), out, require_majority=True, min_ratings=3)
     assert res["data"] == out.read_bytes()
     shown = json.loads(res["manifest"])
     assert shown["sha256"] == manifest["sha256"]

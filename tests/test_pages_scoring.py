@@ -14,6 +14,7 @@ from medsim_annot.services import scoring
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold import filters as filters_svc
 from medsim_annot.services.gold import table as table_svc
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ def test_lexical_baselines_on_verified_subset_match_service(app_db):
     assert not at.exception, at.exception
     shown = at.dataframe[0].value.set_index("method")
     # The same computation through the services.
-    table = table_svc.study_gold_table("demo-binary")
+    table = table_svc.study_gold_table(open_study("demo-binary"))
     kept, _ = filters_svc.apply_filters(table.table, only_verified=True, require_majority=True)
     pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
     frames = {m: scoring.score_pairs(pairs, None, m) for m in ("levenshtein", "char-ngram")}

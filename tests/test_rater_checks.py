@@ -153,16 +153,16 @@ def test_accuracy_rushed_and_pace_on_the_dashboard(checked):
 def test_export_exclude_rushed_is_recorded_and_changes_the_verdicts(checked, tmp_path):
     _rate_all(checked["ann"], wrong_checks=False, elapsed=4000)
     _rate_all(checked["bob"], wrong_checks=True, elapsed=900)
-    plain = export_gold("checked", tmp_path / "plain.csv")
+    plain = export_gold(open_study("checked"), tmp_path / "plain.csv")
     assert "exclude_rushed" not in plain["filters"] and "rushed_excluded" not in plain["counts"]
-    m = export_gold("checked", tmp_path / "fast.csv", exclude_rushed=True)
+    m = export_gold(open_study("checked"), tmp_path / "fast.csv", exclude_rushed=True)
     assert m["filters"]["exclude_rushed"] is True and m["filters"]["rushed_ms"] == 1500
     n_bob = len(current_ratings(open_study("checked")).query("annotator == 'bob'"))
     assert m["counts"]["rushed_excluded"] == n_bob
     gold = pd.read_csv(tmp_path / "fast.csv")
     assert "rater_bob" not in gold.columns
     assert m["counts"]["ratings"] == plain["counts"]["ratings"] - n_bob
-    again = export_gold("checked", tmp_path / "fast2.csv", exclude_rushed=True)
+    again = export_gold(open_study("checked"), tmp_path / "fast2.csv", exclude_rushed=True)
     assert again["sha256"] == m["sha256"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 import pytest
 import sqlalchemy as sa
@@ -214,7 +216,7 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
             _rate(engine, "q", who, pid, value, comment="=1+1" if who == "a" else "")
     board = dashboard.study_dashboard("q", engine=engine, use_cache=False)
     assert board is not None
-    manifest = gold.export_gold("q", tmp_path / "gold.csv", engine=engine)
+    manifest = gold.export_gold(open_study("q", engine=engine), tmp_path / "gold.csv")
     table = read_table_text(tmp_path / "gold.csv")
     assert [c for c in table.columns if c.startswith("rater_")] == ["rater_a", "rater_b", "rater_c"]
     assert list(table["rater_b"]) == ["same", "not_same", "not_same"]
@@ -223,6 +225,46 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     assert list(table["rater_a"]) == ["same", "same", "not_same"]
     cur = svc.current_ratings(open_study("q", engine=engine))
     assert str(cur[C.RATED_AT].dtype).startswith("datetime64") and cur[C.RATED_AT].notna().all()
+
+
+def test_gold_export_reads_one_state_while_a_rating_is_saved(engine, tmp_path, monkeypatch):
+    """A rating committed from another thread (its own connection) between two of the
+    export's reads is in none of them: the export reads the pairs, the current ratings, the
+    decisions and the ratings version in one read transaction, so the file and the
+    manifest's ratings version agree (the state before the save)."""
+    from medsim_annot.services.gold import export as gold
+
+    svc.create_study("q", PAIRS, BINARY, ["a", "b", "c"], engine=engine)
+    for who, values in {
+        "a": ["same", "same", "not_same"],
+        "b": ["same", "not_same", "same"],
+    }.items():
+        for pid, value in zip(["p1", "p2", "p3"], values):
+            _rate(engine, "q", who, pid, value)
+    study = open_study("q", engine=engine)
+    before = gold.export_gold(study, tmp_path / "before.csv")
+    real = svc.current_ratings
+    seen: list[tuple[int, int]] = []
+
+    def read_while_a_rating_is_saved(*args, **kwargs):
+        # The export has read the ratings version and the pairs; c saves now, committed.
+        saver = threading.Thread(target=_rate, args=(engine, "q", "c", "p3", "not_same"))
+        saver.start()
+        saver.join(timeout=60)
+        seen.append(svc.ratings_version(study))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(svc, "current_ratings", read_while_a_rating_is_saved)
+    during = gold.export_gold(study, tmp_path / "during.csv")
+    monkeypatch.setattr(svc, "current_ratings", real)
+    assert seen == [(7, seen[0][1])]  # the rating was committed while the export read
+    assert during["ratings_version"] == before["ratings_version"]
+    assert during["counts"] == before["counts"]
+    assert (tmp_path / "during.csv").read_bytes() == (tmp_path / "before.csv").read_bytes()
+    after = gold.export_gold(study, tmp_path / "after.csv")
+    assert after["ratings_version"]["count"] == 7
+    assert "rater_c" in read_table_text(tmp_path / "after.csv").columns
+    assert "rater_c" not in read_table_text(tmp_path / "during.csv").columns
 
 
 def read_table_text(path):

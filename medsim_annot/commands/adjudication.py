@@ -9,6 +9,7 @@ import typer
 
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.commands._common import choice, emit_json, get_group, split_list
+from medsim_annot.services.study_handle import open_study
 
 
 def register(app: typer.Typer) -> None:
@@ -86,7 +87,7 @@ def register(app: typer.Typer) -> None:
         """The pairs that need a decision, most needed first."""
         from medsim_annot.services.adjudication import board as board_svc
 
-        b = board_svc.board(study)
+        b = board_svc.board(open_study(study))
         q = board_svc.filter_queue(
             b.queue, needs=split_list(need), group=group, include_decided=include_decided
         )
@@ -122,10 +123,11 @@ def register(app: typer.Typer) -> None:
         from medsim_annot.services.adjudication import board as board_svc
         from medsim_annot.services.adjudication import decisions as decisions_svc
 
+        handle = open_study(study)
         if version is None:
-            version = int(board_svc.board(study).pair(pair_id)["version"])
+            version = int(board_svc.board(handle).pair(pair_id)["version"])
         d = decisions_svc.decide(
-            study,
+            handle,
             pair_id,
             label=label,
             reason=reason,
@@ -149,5 +151,5 @@ def register(app: typer.Typer) -> None:
         """Store the decisions of a file, all or none."""
         from medsim_annot.services.adjudication import decisions as decisions_svc
 
-        out = decisions_svc.decide_from_file(study, path, adjudicator=as_)
+        out = decisions_svc.decide_from_file(open_study(study), path, adjudicator=as_)
         typer.echo(f"stored {len(out)} decisions by {as_}")

@@ -13,6 +13,7 @@ from medsim_annot.services import activity as activity_svc
 from medsim_annot.services.people import admins as admins_svc
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc
+from medsim_annot.services.study_handle import open_study
 
 
 def _ask_password(password: str | None) -> str:
@@ -88,7 +89,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The event log, newest first: who created, changed, exported or revoked what."""
-        frame = activity_svc.activity(study=study_name, limit=limit)
+        frame = activity_svc.activity(
+            study=open_study(study_name) if study_name is not None else None, limit=limit
+        )
         if as_json:
             emit_json(frame.to_dict(orient="records"))
             return

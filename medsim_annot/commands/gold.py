@@ -9,6 +9,7 @@ import typer
 
 from data_schemas.gold import AUDIT_LABELS
 from medsim_annot.commands._common import choice, emit_json, get_group
+from medsim_annot.services.study_handle import open_study
 
 
 def register(app: typer.Typer) -> None:
@@ -84,7 +85,7 @@ def register(app: typer.Typer) -> None:
         if split not in (None, "train/test"):
             raise UsageProblem(f"--split takes train/test, not '{split}'")
         manifest = export_gold(
-            study,
+            open_study(study),
             out,
             fmt,
             filters=GoldFilters(

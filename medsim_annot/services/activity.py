@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from medsim_annot.services.studies import get_study
+from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, get_engine, session_scope
 from medsim_annot.storage import events as events_store
 
@@ -43,10 +43,17 @@ def cli_actor() -> str:
 
 
 def record_event(
-    kind: str, *, study: str | None = None, detail: dict | None = None, engine=None
+    kind: str,
+    *,
+    study: Study | None = None,
+    detail: dict | None = None,
+    engine: Engine | None = None,
 ) -> None:
-    """Append *kind* (e.g. ``exported``) for *study* to the event log, naming the actor."""
-    study_id = get_study(study, engine=engine).id if study else None
+    """Append *kind* (e.g. ``exported``) for *study* to the event log, naming the actor;
+    an event of no study goes to *engine* (the configured database when not given)."""
+    if study is not None:
+        engine = study.engine
+    study_id = study.id if study is not None else None
     _tx(engine, events_store.add_event, kind, study_id=study_id, detail=detail)
 
 
@@ -75,8 +82,18 @@ def readable_detail(detail: object) -> str:
     return " · ".join(f"{k}: {show(v)}" for k, v in data.items())
 
 
-def activity(*, study: str | None = None, actor: str | None = None, limit: int = 500, engine=None):
-    """The event log, newest first, as a frame (at, actor, action, study, annotator, detail)."""
-    study_id = get_study(study, engine=engine).id if study else None
+def activity(
+    *,
+    study: Study | None = None,
+    actor: str | None = None,
+    limit: int = 500,
+    engine: Engine | None = None,
+) -> pd.DataFrame:
+    """The event log, newest first, as a frame (at, actor, action, study, annotator, detail):
+    *study*'s events (read from its database), or every event of *engine* (the configured
+    database when not given)."""
+    if study is not None:
+        engine = study.engine
+    study_id = study.id if study is not None else None
     rows = _tx(engine, events_store.activity, study_id=study_id, actor=actor, limit=limit)
     return pd.DataFrame(rows, columns=["at", "actor", "action", "study", "annotator", "detail"])

@@ -283,7 +283,7 @@ def plan_budget(
     disagreement = None
     source = "defaults"
     if pilot is not None:
-        gt = study_gold_table(pilot.name, engine=pilot.engine)
+        gt = study_gold_table(pilot)
         t = gt.table
         judged = t["verified"] | t["auto_label_disagrees"]
         if group_by and all(c in t.columns for c in group_by):

@@ -82,10 +82,9 @@ def export_gold_hf(
     (:func:`medsim_annot.services.gold.export.export_gold`) in the ``hf`` format, with the filters
     of the file export (as keywords) in the same order. Returns the manifest."""
     return gold_svc.export_gold(
-        study.name,
+        study,
         out,
         "hf",
         hf=gold_svc.HfOptions(license=license, split=split, seed=seed, test_size=test_size),
-        engine=study.engine,
         **filters,
     )

@@ -29,7 +29,7 @@ from medsim_annot.io import read_table, write_table
 from medsim_annot.services.people.auth import hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_study_name
 from medsim_annot.services.study_handle import Study, open_study
-from medsim_annot.storage import Engine, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import Engine, Transaction, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
@@ -239,19 +239,22 @@ def list_studies(*, engine: Engine | None = None) -> list[dict]:
     ]
 
 
-def pairs_frame(study: Study) -> pd.DataFrame:
+def pairs_frame(study: Study, *, tx: Transaction | None = None) -> pd.DataFrame:
     """The pairs of *study* in the pairs contract (with metadata columns), in file order.
 
-    Read column-wise (not as ORM objects): studies hold 100,000s of pairs.
+    Read column-wise (not as ORM objects): studies hold 100,000s of pairs. *tx*: read in
+    this transaction (:func:`medsim_annot.storage.read_snapshot`) instead of on a
+    connection of its own.
     """
     engine = study.engine
+    source = engine if tx is None else tx
     cols = [C.PAIR_ID, C.TERM_1, C.TERM_2, *ITEM_COLUMNS]
     fast = (
-        arrow_store.item_columns(engine, study.id) if arrow_store.supports_arrow(engine) else None
+        arrow_store.item_columns(source, study.id) if arrow_store.supports_arrow(engine) else None
     )
     if fast is not None and len(fast):
         return _pairs_of_columns(fast)
-    data = store.item_columns(engine, study.id)
+    data = store.item_columns(source, study.id)
     if not len(data[0]):
         frame = pd.DataFrame(columns=cols)
         frame[C.AUTO_LABEL] = pd.array([], dtype="Int64")
@@ -295,19 +298,23 @@ def _pairs_of_columns(items: arrow_store.ItemColumns) -> pd.DataFrame:
     return frame
 
 
-def current_ratings(study: Study, *, include_duplicates: bool = False) -> pd.DataFrame:
+def current_ratings(
+    study: Study, *, include_duplicates: bool = False, tx: Transaction | None = None
+) -> pd.DataFrame:
     """Current rating of every rated assignment (the latest saved row), long format.
 
     Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
     slot (main|calibration|duplicate), position. Duplicate slots (the second showing of an item
     to the same annotator, for intra-rater consistency) are left out unless asked for.
     Read column-wise: the scale is applied once per distinct value and times are parsed in one
-    vectorised call (100,000s of ratings).
+    vectorised call (100,000s of ratings). *tx*: read in this transaction
+    (:func:`medsim_annot.storage.read_snapshot`).
     """
+    source = study.engine if tx is None else tx
     raw = _current_columns(
-        study.engine, study.id, include_duplicates=include_duplicates, bookkeeping=False
+        source, study.id, include_duplicates=include_duplicates, bookkeeping=False
     )
-    return _current_frame(raw, _annotator_names(study.engine, study.id), study.scale)
+    return _current_frame(raw, _annotator_names(source, study.id), study.scale)
 
 
 #: Raw columns of the current ratings, as :mod:`medsim_annot.storage.studies` reads them.
@@ -769,8 +776,11 @@ def rating_history(study: Study) -> pd.DataFrame:
     )
 
 
-def ratings_version(study: Study) -> tuple[int, int]:
+def ratings_version(study: Study, *, tx: Transaction | None = None) -> tuple[int, int]:
     """(number of saved ratings, highest rating id) of *study*: changes with every save, so
-    pages use it as a cache key that is never stale after a save."""
+    pages use it as a cache key that is never stale after a save. *tx*: read in this
+    transaction."""
+    if tx is not None:
+        return store.ratings_version(tx, study.id)
     with session_scope(study.engine) as s:
         return store.ratings_version(s, study.id)

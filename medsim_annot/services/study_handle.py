@@ -21,7 +21,7 @@ from typing import Any
 
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.storage import Engine, get_engine, session_scope
+from medsim_annot.storage import Engine, Transaction, get_engine, session_scope
 from medsim_annot.storage import studies as store
 
 
@@ -43,8 +43,11 @@ class Study:
         # have the same id and name.
         return hash((self.id, self.name))
 
-    def reloaded(self) -> Study:
-        """The study as stored now (after a change of its config or scale)."""
+    def reloaded(self, *, tx: Transaction | None = None) -> Study:
+        """The study as stored now (after a change of its config or scale); *tx*: as read
+        in this transaction (:func:`medsim_annot.storage.read_snapshot`)."""
+        if tx is not None:
+            return _read(tx, self.name, self.engine)
         return open_study(self.name, engine=self.engine)
 
 
@@ -53,19 +56,21 @@ def open_study(name: str, *, engine: Engine | None = None) -> Study:
     :class:`~medsim_annot.errors.UsageProblem` naming the known studies when there is none."""
     engine = engine or get_engine()
     with session_scope(engine) as s:
-        row = store.study_row(s, name)
-        if row is None:
-            known = store.study_names(s)
-            hint = (
-                f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
-            )
-            raise UsageProblem(f"there is no study named '{name}'{hint}")
-        return Study(
-            id=row.id,
-            name=row.name,
-            scale=Scale.from_json(row.scale_json),
-            guideline=row.guideline,
-            config=json.loads(row.config_json or "{}"),
-            created_at=row.created_at,
-            engine=engine,
-        )
+        return _read(s, name, engine)
+
+
+def _read(s: Transaction, name: str, engine: Engine) -> Study:
+    row = store.study_row(s, name)
+    if row is None:
+        known = store.study_names(s)
+        hint = f" (known studies: {', '.join(known)})" if known else " (there are no studies yet)"
+        raise UsageProblem(f"there is no study named '{name}'{hint}")
+    return Study(
+        id=row.id,
+        name=row.name,
+        scale=Scale.from_json(row.scale_json),
+        guideline=row.guideline,
+        config=json.loads(row.config_json or "{}"),
+        created_at=row.created_at,
+        engine=engine,
+    )

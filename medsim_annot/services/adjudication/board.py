@@ -13,7 +13,9 @@ annotators' code path (:class:`~medsim_annot.services.annotation.PairView`).
 (:func:`~medsim_annot.services.dashboard.study_dashboard` with its default options: the
 strict majority the needs are defined on, no bootstrap), from its gold table and its one
 Dawid–Skene fit (:meth:`~medsim_annot.services.dashboard.Dashboard.model_quality`), and kept
-in :data:`BOARDS`, keyed on the database, the study and its ratings version (a new rating makes
+in :data:`BOARDS`, keyed on the database (its URL), the study (its id, name and creation
+time: never the handle object, which every page run and command makes anew) and its ratings
+version (a new rating makes
 a new board; old ones age out). The decisions are laid over it by their own version (count,
 highest decision id, :func:`medsim_annot.storage.adjudication.decisions_version`), read on
 every call: when it changed — a decision from this page, another adjudicator, the CLI or
@@ -41,9 +43,9 @@ from medsim_annot.services.adjudication.decisions import current_decisions, hist
 from medsim_annot.services.dashboard import Dashboard, study_dashboard
 from medsim_annot.services.dashboard.cache import LRUCache
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
-from medsim_annot.services.studies import get_study
+from medsim_annot.services.study_handle import Study
 from medsim_annot.services.tiebreak import tiebreak_pair_ids
-from medsim_annot.storage import Engine, get_engine, session_scope
+from medsim_annot.storage import Engine, session_scope
 from medsim_annot.storage import adjudication as store
 from medsim_annot.storage import studies as studies_store
 
@@ -186,7 +188,7 @@ DECISION_FIELDS = ("decided", "label", "flag_guideline", "version")
 FIT_ERRORS = (ValueError, ZeroDivisionError, np.linalg.LinAlgError)
 
 
-def board(study: str, *, engine: Engine | None = None) -> Board:
+def board(study: Study) -> Board:
     """The adjudication board of *study*: every pair's facts and the queue (every pair with
     at least one need, decided or not, most needed first; columns ``pair_id``, ``term_1``,
     ``term_2``, ``group``, ``needs`` (tuple), ``top_need``, ``modal_share``, ``n_ratings``,
@@ -194,20 +196,19 @@ def board(study: str, *, engine: Engine | None = None) -> Board:
 
     Kept in :data:`BOARDS` and brought up to the study's decisions (see the module's
     docstring): after a decision, the next call reads that decision only."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
+    engine = study.engine
     with session_scope(engine) as s:
-        ratings = studies_store.ratings_version(s, info.id)
-        decided = store.decisions_version(s, info.id)
+        ratings = studies_store.ratings_version(s, study.id)
+        decided = store.decisions_version(s, study.id)
     url = engine.url.render_as_string(hide_password=True)
-    study_key = (url, study, info.id, str(info.created_at))
+    study_key = (url, study.name, study.id, str(study.created_at))
     b = BOARDS.get((*study_key, ratings))
     if b is None:
-        dash = study_dashboard(study, engine=engine)
-        b = _without_decisions(study, info.scale, dash)
+        dash = study_dashboard(study.name, engine=engine)
+        b = _without_decisions(study.name, study.scale, dash)
         ratings = dash.version
     if b.decisions_version != decided:
-        b = _with_decisions(b, engine, info.id)
+        b = _with_decisions(b, engine, study.id)
     BOARDS.put((*study_key, ratings), b)
     return b
 
@@ -408,6 +409,7 @@ class AdjudicationSummary:
     reasons: pd.DataFrame
 
 
-def summary(study: str, *, engine: Engine | None = None) -> AdjudicationSummary:
-    b = board(study, engine=engine)
+def summary(study: Study) -> AdjudicationSummary:
+    """The dashboard's adjudication section of *study* (from its kept :func:`board`)."""
+    b = board(study)
     return AdjudicationSummary(progress(b), rater_agreement_with_decisions(b), reason_counts(b))

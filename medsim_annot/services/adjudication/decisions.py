@@ -29,8 +29,9 @@ from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services.people.adjudicators import adjudicator_id
-from medsim_annot.services.studies import get_study, pairs_frame
-from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
+from medsim_annot.services.studies import pairs_frame
+from medsim_annot.services.study_handle import Study
+from medsim_annot.storage import Transaction, session_scope, utcnow, with_retry
 from medsim_annot.storage import adjudication as store
 from medsim_annot.storage import events as events_store
 
@@ -60,12 +61,13 @@ class StaleDecision(UsageProblem):
         self.current = current
 
 
-def decisions_frame(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
-    """Every decision of *study* (the history, oldest first): :data:`DECISION_COLUMNS`."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        rows = store.decisions(s, info.id)
+def decisions_frame(study: Study, *, tx: Transaction | None = None) -> pd.DataFrame:
+    """Every decision of *study* (the history, oldest first): :data:`DECISION_COLUMNS`.
+    *tx*: read in this transaction (:func:`medsim_annot.storage.read_snapshot`)."""
+    if tx is not None:
+        return history_frame(store.decisions(tx, study.id))
+    with session_scope(study.engine) as s:
+        rows = store.decisions(s, study.id)
     return history_frame(rows)
 
 
@@ -138,7 +140,7 @@ def _current_of(s, study_id: int, pair_id: str) -> dict | None:
 
 
 def decide(
-    study: str,
+    study: Study,
     pair_id: str,
     *,
     label: object,
@@ -147,25 +149,21 @@ def decide(
     seen_version: int,
     reason_text: str = "",
     flag_guideline: bool = False,
-    engine: Engine | None = None,
 ) -> Decision:
     """Store a decision on *pair_id* by *adjudicator* (a name), made on decision version
     *seen_version* (0: the pair had none). Raises :class:`StaleDecision` when another
     decision was stored since, ``UsageProblem`` for an unknown pair, adjudicator, label or
     reason; nothing is stored then."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
     try:
-        text = _label_text(info.scale, label)
+        text = _label_text(study.scale, label)
         reason, reason_text = _check_reason(reason, reason_text)
     except (ValueError, UnknownOptionError) as exc:
         raise UsageProblem(str(exc)) from exc
 
     def run() -> Decision:
-        with session_scope(engine) as s:
+        with session_scope(study.engine) as s:
             return _store_decision(
                 s,
-                info.id,
                 study,
                 pair_id,
                 adjudicator=adjudicator,
@@ -182,9 +180,8 @@ def decide(
 
 
 def _store_decision(
-    s,
-    study_id: int,
-    study: str,
+    s: Transaction,
+    study: Study,
     pair_id: str,
     *,
     adjudicator: str,
@@ -194,10 +191,11 @@ def _store_decision(
     flag_guideline: bool,
     seen_version: int,
 ) -> Decision:
-    adj_id = adjudicator_id(s, study_id, study, adjudicator)
+    study_id = study.id
+    adj_id = adjudicator_id(s, study_id, study.name, adjudicator)
     item_id = store.item_by_pair(s, study_id, pair_id)
     if item_id is None:
-        raise UsageProblem(f"study '{study}' has no pair '{pair_id}'")
+        raise UsageProblem(f"study '{study.name}' has no pair '{pair_id}'")
     store.lock_item(s, item_id)
     version = store.decision_version(s, item_id)
     if version != seen_version:
@@ -279,16 +277,12 @@ def _file_row(
     }
 
 
-def decide_from_file(
-    study: str, path: str | Path, *, adjudicator: str, engine: Engine | None = None
-) -> list[Decision]:
+def decide_from_file(study: Study, path: str | Path, *, adjudicator: str) -> list[Decision]:
     """Store the decisions of a file (columns :data:`FILE_COLUMNS`; CSV, TSV, JSONL or
     Parquet) by *adjudicator*, all or none: every problem is reported by row and column
     before anything is stored. Without a ``version`` column a row is decided on the version
     the pair had when the file was checked, so a decision stored by someone else in between
     is not overwritten."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
     name = str(path)
     frame = read_table(path)
     problems: list[Problem] = []
@@ -300,9 +294,9 @@ def decide_from_file(
         problems.append(Problem(f"unknown column (allowed: {', '.join(FILE_COLUMNS)})", column=c))
     if problems:
         raise InputError(problems, name)
-    history = decisions_frame(study, engine=engine)
+    history = decisions_frame(study)
     versions = history.groupby("pair_id")["revision"].max().to_dict() if len(history) else {}
-    known = set(pairs_frame(info)[C.PAIR_ID].astype(str))
+    known = set(pairs_frame(study)[C.PAIR_ID].astype(str))
     rows: list[dict] = []
     seen: set[str] = set()
     for i, rec in enumerate(frame.to_dict(orient="records")):
@@ -311,7 +305,7 @@ def decide_from_file(
             problems.append(Problem(f"pair '{pid}' is decided twice", row=i + 2, column="pair_id"))
             continue
         seen.add(pid)
-        row = _file_row(rec, i + 2, info.scale, known, versions)
+        row = _file_row(rec, i + 2, study.scale, known, versions)
         if isinstance(row, Problem):
             problems.append(row)
         else:
@@ -319,11 +313,11 @@ def decide_from_file(
     if problems:
         raise InputError(problems, name)
     out: list[Decision] = []
-    with session_scope(engine) as s:
+    with session_scope(study.engine) as s:
         for r in rows:
             line = r.pop("line")
             try:
-                out.append(_store_decision(s, info.id, study, adjudicator=adjudicator, **r))
+                out.append(_store_decision(s, study, adjudicator=adjudicator, **r))
             except StaleDecision as exc:
                 raise InputError.single(str(exc), file=name, row=line, column="pair_id") from exc
     return out

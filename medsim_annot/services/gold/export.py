@@ -41,13 +41,12 @@ from medsim_annot.services.activity import record_event
 from medsim_annot.services.gold.filters import filter_gold
 from medsim_annot.services.gold.snapshot import GoldSnapshot, design_manifest, gold_snapshot
 from medsim_annot.services.gold.table import add_model_columns
-from medsim_annot.services.quality import study_settings
+from medsim_annot.services.quality import QualitySettings
+from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.aggregate import check_method
 from medsim_annot.stats.alpha import alpha_with_interval
-from medsim_annot.storage import Engine
 
 # ---- export ------------------------------------------------------------------------------------
-#: How often the export reads the study again when a rating is saved while it reads.
 HF_LICENSE_DEFAULT = "other"
 #: Bootstrap resamples and seed of the Hugging Face card's alpha intervals (fixed, so the card
 #: is reproducible).
@@ -82,7 +81,7 @@ def _filters_of(filters: GoldFilters | None, options: dict) -> GoldFilters:
 
 
 def export_gold(
-    study: str,
+    study: Study,
     out: str | Path,
     fmt: str | None = None,
     *,
@@ -90,7 +89,6 @@ def export_gold(
     aggregate: str = "majority",
     hf: HfOptions | None = None,
     audit_label: str = "majority",
-    engine: Engine | None = None,
     now: dt.datetime | None = None,
     **filter_options,
 ) -> dict:
@@ -99,8 +97,10 @@ def export_gold(
 
     Parameters
     ----------
-    study : str
-        Study name.
+    study : Study
+        The study (:func:`~medsim_annot.services.study_handle.open_study`); its pairs,
+        ratings, decisions and config are read again in one read transaction
+        (:func:`~medsim_annot.services.gold.snapshot.gold_snapshot`).
     out : path
         Output file; its format is *fmt* or comes from the extension (csv, tsv, jsonl,
         parquet). With *fmt* ``hf``, the folder to write.
@@ -162,11 +162,10 @@ def export_gold(
         if hf is not None and hf.split:
             raise UsageProblem("a train/test split (split) applies to the hf format (fmt) only")
     if chosen.exclude_rushed and chosen.rushed_ms is None:
-        chosen = replace(chosen, rushed_ms=study_settings(study, engine=engine).rushed_ms)
+        chosen = replace(chosen, rushed_ms=QualitySettings.of(study.config).rushed_ms)
     snap = gold_snapshot(
         study,
         majority=chosen.majority,
-        engine=engine,
         exclude_rushed_ms=chosen.rushed_ms if chosen.exclude_rushed else None,
     )
     if kind == "hf":
@@ -178,7 +177,6 @@ def export_gold(
         "gold_exported",
         study=study,
         detail={"file": out.name, "format": kind, "pairs": n_kept, "sha256": digest},
-        engine=engine,
     )
     return manifest
 
@@ -208,7 +206,7 @@ def _write_file(
     alpha_sub, why_sub = _alpha(sub, scale)
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     manifest = gold_manifest(
-        study=snap.study,
+        study=snap.study.name,
         scale=scale,
         filters=filters.manifest(),
         filter_steps=steps,
@@ -230,7 +228,7 @@ def _write_file(
             "scale": {"file": out.name, "format": kind},
             "filters": {
                 "aggregate": aggregate,
-                "design": design_manifest(snap.info.config, kept),
+                "design": design_manifest(snap.study.config, kept),
             },
             "ratings_version": {"adjudication": adjudication},
             "krippendorff_alpha": {
@@ -295,14 +293,14 @@ def _write_hf(
     # The bootstrap is most of the export's time: no need to run it twice on the same ratings.
     alpha_exported = alpha_study if len(sub) == len(gt.ratings) else _card_alpha(sub, scale)
     facts = hf.CardFacts(
-        study=snap.study,
+        study=snap.study.name,
         scale=scale,
         license=options.license,
         n_pairs=len(gt.table),
         n_rated=int((gt.table["n_ratings"] > 0).sum()),
         annotators=gt.annotators,
         n_ratings=len(gt.ratings),
-        design=snap.info.config,
+        design=snap.study.config,
         alpha={"study": alpha_study, "exported": alpha_exported},
         filter_steps=steps,
         filters={"majority_rule": filters.majority},
@@ -328,7 +326,7 @@ def _write_hf(
         write_atomic(out / name, data)
         files[name] = hashlib.sha256(data).hexdigest()
     manifest = gold_manifest(
-        study=snap.study,
+        study=snap.study.name,
         scale=scale,
         filters=filters.manifest(),
         filter_steps=steps,

@@ -12,25 +12,22 @@ import pandas as pd
 from data_schemas.gold import (
     CALIBRATION_COLUMN,
 )
-from medsim_annot.errors import UsageProblem
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.gold.table import GoldTable, add_provenance, study_gold_table
+from medsim_annot.services.study_handle import Study
 from medsim_annot.services.tiebreak import tiebreak_pair_ids
-from medsim_annot.storage import Engine
-
-#: How often the export reads the study again when a rating is saved while it reads.
-SNAPSHOT_ATTEMPTS = 5
+from medsim_annot.storage import read_snapshot
 
 
 @dataclass
 class GoldSnapshot:
-    """What one export is built from, read as one consistent state of the study: the study,
-    its per-pair table and the ratings version (count, highest rating id) the table was built
-    from, so the manifest never disagrees with the file."""
+    """What one export is built from, read as one consistent state of the study: the study
+    (its config and scale as read with the rest), its per-pair table and the ratings version
+    (count, highest rating id) the table was built from, so the manifest never disagrees with
+    the file."""
 
-    study: str
-    info: studies_svc.StudyInfo
+    study: Study
     gt: GoldTable
     version: tuple[int, int]
     #: The adjudicators' decisions (history; :func:`decisions_svc.decisions_frame`).
@@ -57,31 +54,22 @@ class GoldSnapshot:
 
 
 def gold_snapshot(
-    study: str,
+    study: Study,
     *,
     majority: str = "strict",
-    engine: Engine | None = None,
     exclude_rushed_ms: int | None = None,
 ) -> GoldSnapshot:
-    """:func:`study_gold_table` of *study* with the ratings version it was built from.
-
-    Ratings are append-only, so an unchanged version before and after the read means no
-    rating was saved in between; otherwise the study is read again (at most
-    :data:`SNAPSHOT_ATTEMPTS` times)."""
-    for _ in range(SNAPSHOT_ATTEMPTS):
-        before = studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
-        gt = study_gold_table(
-            study, majority=majority, engine=engine, exclude_rushed_ms=exclude_rushed_ms
-        )
-        decisions = decisions_svc.decisions_frame(study, engine=engine)
-        after = studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
-        if before == after:
-            info = studies_svc.get_study(study, engine=engine)
-            return GoldSnapshot(study, info, gt, after, decisions)
-    raise UsageProblem(
-        f"ratings of '{study}' were saved throughout the export's {SNAPSHOT_ATTEMPTS} reads; "
-        "export again when annotation pauses"
-    )
+    """:func:`study_gold_table` of *study* with the ratings version it was built from and
+    the decisions, all read in one read transaction
+    (:func:`medsim_annot.storage.read_snapshot`: repeatable read on PostgreSQL, one read
+    transaction on SQLite), so a rating or a decision saved meanwhile is in none of them.
+    The study's config and scale are read in it too."""
+    with read_snapshot(study.engine) as tx:
+        version = studies_svc.ratings_version(study, tx=tx)  # the first read: the snapshot
+        now = study.reloaded(tx=tx)
+        gt = study_gold_table(now, majority=majority, exclude_rushed_ms=exclude_rushed_ms, tx=tx)
+        decisions = decisions_svc.decisions_frame(now, tx=tx)
+    return GoldSnapshot(now, gt, version, decisions)
 
 
 def design_manifest(config: dict, table: pd.DataFrame) -> dict:

@@ -37,11 +37,12 @@ from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.quality import drop_rushed
+from medsim_annot.services.study_handle import Study
 from medsim_annot.stats import _frame, majority_vote
 from medsim_annot.stats._frame import Encoded, of_codes
 from medsim_annot.stats.aggregate import ModelGold, model_gold
 from medsim_annot.stats.majority import Rule
-from medsim_annot.storage import Engine
+from medsim_annot.storage import Transaction
 
 
 @dataclass
@@ -432,11 +433,11 @@ def add_provenance(
 
 
 def study_gold_table(
-    study: str,
+    study: Study,
     *,
     majority: str = "strict",
-    engine: Engine | None = None,
     exclude_rushed_ms: int | None = None,
+    tx: Transaction | None = None,
 ) -> GoldTable:
     """:func:`gold_table` of a stored study (its pairs and current ratings).
 
@@ -448,17 +449,19 @@ def study_gold_table(
 
     *exclude_rushed_ms*: leave out the ratings made faster than this many milliseconds
     (``--exclude-rushed``) before anything is computed; how many went is
-    ``gt.rushed_excluded``."""
-    info = studies_svc.get_study(study, engine=engine)
-    pairs = studies_svc.pairs_frame(info)
-    cur = studies_svc.current_ratings(info)
+    ``gt.rushed_excluded``.
+
+    *tx*: read the pairs and the ratings in this transaction
+    (:func:`medsim_annot.storage.read_snapshot`), with the caller's other reads."""
+    pairs = studies_svc.pairs_frame(study, tx=tx)
+    cur = studies_svc.current_ratings(study, tx=tx)
     dropped = 0
     if exclude_rushed_ms is not None:
         cur, dropped = drop_rushed(cur, exclude_rushed_ms)
-    gt = gold_table(pairs, cur, info.scale, majority=majority)
+    gt = gold_table(pairs, cur, study.scale, majority=majority)
     gt.rushed_excluded = dropped
-    if info.config.get("tiebreak"):
-        calib = set(agreement_svc.design_agreement_pairs(info.config, cur) or ())
+    if study.config.get("tiebreak"):
+        calib = set(agreement_svc.design_agreement_pairs(study.config, cur) or ())
         gt.table[CALIBRATION_COLUMN] = (
             gt.table[C.PAIR_ID].astype(str).isin(calib).to_numpy(dtype=bool)
         )
