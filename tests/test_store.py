@@ -227,6 +227,32 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     assert str(cur[C.RATED_AT].dtype).startswith("datetime64") and cur[C.RATED_AT].notna().all()
 
 
+def test_read_snapshot_sees_one_state(engine):
+    """Every read in one storage.read_snapshot sees the database as at its first read: a
+    rating committed meanwhile from another thread is in none of the reads (the session's
+    own queries, the DBAPI column reads and the Arrow reads), and is there afterwards."""
+    from medsim_annot.storage import arrow, read_snapshot
+    from medsim_annot.storage import studies as store
+
+    svc.create_study("q", PAIRS, BINARY, ["a", "b"], engine=engine)
+    _rate(engine, "q", "a", "p1", "same")
+    sid = open_study("q", engine=engine).id
+    with read_snapshot(engine) as tx:
+        first = store.ratings_version(tx, sid)
+        saver = threading.Thread(target=_rate, args=(engine, "q", "b", "p1", "not_same"))
+        saver.start()
+        saver.join(timeout=60)
+        with session_scope(engine) as s:  # committed: another transaction sees it
+            assert store.ratings_version(s, sid)[0] == first[0] + 1
+        assert store.ratings_version(tx, sid) == first
+        assert len(store.current_rating_columns(tx, sid)["_rid"]) == first[0]
+        coded = arrow.current_ratings_coded(tx, sid)
+        assert coded is not None and coded.total == first[0]
+        assert len(arrow.item_columns(tx, sid) or []) == len(PAIRS)
+    with session_scope(engine) as s:
+        assert store.ratings_version(s, sid)[0] == first[0] + 1
+
+
 def test_gold_export_reads_one_state_while_a_rating_is_saved(engine, tmp_path, monkeypatch):
     """A rating committed from another thread (its own connection) between two of the
     export's reads is in none of them: the export reads the pairs, the current ratings, the
