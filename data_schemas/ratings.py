@@ -189,11 +189,7 @@ def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     [1.0, nan]
     """
     df = frame.copy()
-
-    def value(v) -> float:
-        c = scale.code(v)
-        return float("nan") if c is None else float(c)
-
+    value = scale.rating_code
     groups = _distinct(df[C.RATING])
     if groups is None:
         df[C.VALUE] = pd.array(per_distinct(df[C.RATING], value), dtype="float64")
