@@ -6,38 +6,12 @@ import json
 
 import pytest
 
+from medsim_annot.stats.report import REPORT_KEYS, TABLES
 from tests import published as P
 
-AGREEMENT_KEYS = {
-    "n_items",
-    "n_annotators",
-    "n_ratings",
-    "level",
-    "krippendorff_alpha",
-    "pairwise",
-    "per_annotator",
-    "mean_pairwise_spearman",
-    "icc",
-    "kendall_w",
-    "human_upper_bound",
-}
-PAIRWISE_KEYS = {
-    "annotator_a",
-    "annotator_b",
-    "n_items",
-    "krippendorff_alpha",
-    "cohen_kappa",
-    "cohen_kappa_quadratic",
-    "spearman_rho",
-}
-PER_ANNOTATOR_KEYS = {
-    "annotator",
-    "krippendorff_alpha",
-    "cohen_kappa_quadratic",
-    "spearman_rho",
-    "iaa_1",
-    "iaa_2",
-}
+AGREEMENT_KEYS = set(REPORT_KEYS)
+PAIRWISE_KEYS = set(TABLES["pairwise"])
+PER_ANNOTATOR_KEYS = set(TABLES["per_annotator"])
 AUDIT_KEYS = {
     "n_items",
     "nan_fraction",

@@ -37,19 +37,6 @@ PAIRWISE_KEYS = (
     "cohen_kappa_quadratic",
     "spearman_rho",
 )
-REPORT_KEYS = (
-    "n_items",
-    "n_annotators",
-    "n_ratings",
-    "level",
-    "krippendorff_alpha",
-    "pairwise",
-    "per_annotator",
-    "mean_pairwise_spearman",
-    "icc",
-    "kendall_w",
-    "human_upper_bound",
-)
 
 
 class Figure(NamedTuple):
@@ -101,6 +88,16 @@ SUMMARY_FIGURES = (
 the dashboard's agreement table, the HTML report and the ``medsim agreement`` table are
 built from this tuple, so a coefficient added here appears in all of them."""
 
+TABLES = {"pairwise": PAIRWISE_KEYS, "per_annotator": PER_ANNOTATOR_KEYS}
+"""The report's tables (a frame attribute each) and the keys of their JSON records."""
+
+REPORT_KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(f.path.partition(".")[0] for f in (*COUNT_FIGURES, *SUMMARY_FIGURES))
+) + tuple(TABLES)
+"""The keys of :meth:`AgreementReport.to_dict` (the JSON of ``medsim agreement --json``):
+the heads of the figures' paths (``"icc.C1"`` and ``"icc.Ck"`` are the keys ``C1`` and
+``Ck`` of ``"icc"``), then the tables."""
+
 
 @dataclass
 class AgreementReport:
@@ -137,21 +134,24 @@ class AgreementReport:
         return {f.column: self.value(f) for f in (*COUNT_FIGURES, *SUMMARY_FIGURES)}
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready dict with exactly :data:`REPORT_KEYS` (NaN stays NaN; the CLI
-        writes it as null)."""
-        return {
-            "n_items": int(self.n_items),
-            "n_annotators": int(self.n_annotators),
-            "n_ratings": int(self.n_ratings),
-            "level": self.level,
-            "krippendorff_alpha": float(self.krippendorff_alpha),
-            "pairwise": _records(self.pairwise, PAIRWISE_KEYS),
-            "per_annotator": _records(self.per_annotator, PER_ANNOTATOR_KEYS),
-            "mean_pairwise_spearman": float(self.mean_pairwise_spearman),
-            "icc": {"C1": float(self.icc.C1), "Ck": float(self.icc.Ck)},
-            "kendall_w": float(self.kendall_w),
-            "human_upper_bound": {k: float(v) for k, v in self.human_upper_bound.items()},
-        }
+        """Plain JSON-ready dict with exactly :data:`REPORT_KEYS`, from the figures and the
+        tables (NaN stays NaN; the CLI writes it as null)."""
+        out: dict = {}
+        for f in (*COUNT_FIGURES, *SUMMARY_FIGURES):
+            head, _, rest = f.path.partition(".")
+            v = _plain(self.value(f), f.fmt)
+            if rest:
+                out.setdefault(head, {})[rest] = v
+            else:
+                out[head] = v
+        for name, keys in TABLES.items():
+            out[name] = _records(getattr(self, name), keys)
+        return out
+
+
+def _plain(v, fmt: str):
+    """*v* as the JSON type its format spec names: ``d`` an int, ``s`` a str, else a float."""
+    return int(v) if fmt == "d" else str(v) if fmt == "s" else float(v)
 
 
 def _records(frame: pd.DataFrame, keys) -> list[dict]:
