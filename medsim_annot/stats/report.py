@@ -12,8 +12,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from . import _frame
-from ._frame import Encoded, check_frame, encode, level_of, slot_matrix
+from ._frame import CodedRatings, check_frame, coded, level_of
 from .alpha import krippendorff_alpha
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
@@ -167,24 +166,22 @@ def _records(frame: pd.DataFrame, keys) -> list[dict]:
 
 
 def agreement_report(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     scale_or_level: Scale | str,
     *,
     level: str | None = None,
-    enc: Encoded | None = None,
 ) -> AgreementReport:
     """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN = no decision).
+    ratings : DataFrame or CodedRatings
+        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN = no decision), or its
+        codes (the dashboard's, built once per read and shared by every figure).
     scale_or_level : Scale or level name
         The scale (its level and codes) or just a level of measurement.
     level : str, optional
         Override the scale's level (e.g. analyse a 0-3 scale at the interval level).
-    enc : Encoded, optional
-        ``encode(ratings)`` when the caller has it (the dashboard's gold table does).
 
     Returns
     -------
@@ -214,21 +211,14 @@ def agreement_report(
     >>> round(rep.icc.C1, 3), round(rep.icc.Ck, 3), rep.n_items, rep.n_annotators
     (0.715, 0.909, 6, 4)
     """
-    check_frame(ratings)
+    check_frame(ratings.frame if isinstance(ratings, CodedRatings) else ratings)
     lv = level_of(level) if level else level_of(scale_or_level)
     scale_arg = scale_or_level if isinstance(scale_or_level, Scale) else lv
     reasons: dict[str, str] = {}
     # Pair ids and annotators factorized once for every figure below (100,000s of strings).
-    if not _frame.REUSE_CODES:
-        enc = None
-    elif enc is None:
-        enc = encode(ratings)
-    if enc is None:
-        n_items = int(ratings[C.PAIR_ID].nunique())
-        annotators = sorted(ratings[C.ANNOTATOR].unique())
-    else:
-        n_items = enc.n_items
-        annotators = list(enc.annotators)
+    enc = coded(ratings)
+    n_items = enc.n_items
+    annotators = list(enc.annotators)
     domain = None
     if isinstance(scale_or_level, Scale):
         codes = sorted(
@@ -238,17 +228,17 @@ def agreement_report(
                 if o.code is not None and not scale_or_level.is_no_decision(o.value)
             }
         )
-        observed = set(ratings[C.VALUE].dropna().unique())
+        observed = set(enc.values.tolist())
         domain = codes if observed <= set(codes) else None
 
-    alpha = krippendorff_alpha(ratings, lv, value_domain=domain, enc=enc)
+    alpha = krippendorff_alpha(enc, lv, value_domain=domain)
     if alpha.reason:
         reasons["krippendorff_alpha"] = alpha.reason
     if isinstance(scale_arg, Scale) and lv != scale_arg.level:
         scale_arg = scale_arg.model_copy(update={"level": lv})
-    pw = pairwise_agreement(ratings, scale_arg, enc=enc)
+    pw = pairwise_agreement(enc, scale_arg)
     means = per_annotator_means(pw)
-    sl = simlex_agreement(ratings, enc=enc)
+    sl = simlex_agreement(enc)
     per = pd.DataFrame({C.ANNOTATOR: pd.Series(annotators, dtype=object)})
     means = means.astype({C.ANNOTATOR: object})
     sl_per = sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]].astype({C.ANNOTATOR: object})
@@ -265,11 +255,10 @@ def agreement_report(
         mean_rho = float(np.nanmean(rho))
     for r in pw["reason"].dropna():
         reasons.setdefault("pairwise", r)
-    slots = slot_matrix(ratings, enc) if enc is not None else None
-    icc = intraclass_corr(ratings, slots=slots)
+    icc = intraclass_corr(enc)
     if icc.reason:
         reasons["icc"] = icc.reason
-    w = kendall_w(ratings, slots=slots)
+    w = kendall_w(enc)
     if w.reason:
         reasons["kendall_w"] = w.reason
     for k, v in sl.reasons.items():
@@ -277,7 +266,7 @@ def agreement_report(
     return AgreementReport(
         n_items=n_items,
         n_annotators=len(annotators),
-        n_ratings=int(len(ratings)),
+        n_ratings=len(enc),
         level=lv,
         krippendorff_alpha=alpha.value,
         pairwise=pw,
