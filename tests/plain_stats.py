@@ -95,7 +95,8 @@ def straight_lining(ratings: pd.DataFrame, *, min_run: int = 10) -> pd.DataFrame
                 "end": df[C.RATED_AT].iloc[:0].to_numpy(),
             }
         )
-    return pd.DataFrame(runs, columns=cols).astype({"length": np.int64})
+    at = df[C.RATED_AT].dtype
+    return pd.DataFrame(runs, columns=cols).astype({"length": np.int64, "start": at, "end": at})
 
 
 def dont_know_share(ratings: pd.DataFrame) -> pd.DataFrame:
