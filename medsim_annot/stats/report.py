@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -12,7 +13,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import CodedRatings, check_frame, coded, level_of
+from ._frame import CodedRatings, Estimate, check_frame, coded, level_of
 from .alpha import krippendorff_alpha
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
@@ -47,6 +48,14 @@ class Figure(NamedTuple):
     summary table (and its CSV download), ``label`` in the CLI table (and the dashboard's
     column help), ``fmt`` is the format spec the CLI prints it with, ``short`` the dashboard's
     column header (narrow columns: the full ``label`` is its help).
+
+    ``statistic``: for a coefficient that is not a field of :class:`AgreementReport`, the
+    function computing it from the report's codes and level of measurement (an
+    :class:`~medsim_annot.stats._frame.Estimate` or a float); :func:`agreement_report`
+    keeps its value under ``path`` (a plain name) in ``AgreementReport.figures``. A new
+    coefficient is then its module and one ``Figure(...)`` in :data:`SUMMARY_FIGURES`: the
+    CLI table, the JSON keys (:data:`REPORT_KEYS`), the dashboard's column, its CSV and the
+    HTML report follow.
     """
 
     path: str
@@ -54,6 +63,7 @@ class Figure(NamedTuple):
     label: str
     fmt: str = ".3f"
     short: str = ""
+    statistic: Callable[[CodedRatings, str], Estimate | float] | None = None
 
 
 COUNT_FIGURES = (
@@ -119,9 +129,13 @@ class AgreementReport:
     kendall_w: float
     human_upper_bound: dict[str, float]
     reasons: dict[str, str] = field(default_factory=dict)
+    #: The values of the figures computed by their ``statistic``, by path.
+    figures: dict[str, float] = field(default_factory=dict)
 
     def value(self, figure: Figure):
         """The value of *figure* (one of :data:`COUNT_FIGURES` / :data:`SUMMARY_FIGURES`)."""
+        if figure.path in self.figures:
+            return self.figures[figure.path]
         head, _, rest = figure.path.partition(".")
         v = getattr(self, head)
         if rest:
@@ -263,6 +277,13 @@ def agreement_report(
         reasons["kendall_w"] = w.reason
     for k, v in sl.reasons.items():
         reasons.setdefault(k, v)
+    figures: dict[str, float] = {}
+    for f in SUMMARY_FIGURES:
+        if f.statistic is not None:
+            est = f.statistic(enc, lv)
+            figures[f.path] = float(est)
+            if isinstance(est, Estimate) and est.reason:
+                reasons[f.path] = est.reason
     return AgreementReport(
         n_items=n_items,
         n_annotators=len(annotators),
@@ -279,4 +300,5 @@ def agreement_report(
             "exclusive": sl.human_upper_bound_exclusive,
         },
         reasons=reasons,
+        figures=figures,
     )
