@@ -21,7 +21,8 @@ from medsim_annot.services.dashboard.schedule import Step, run
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.gold import GoldTable, gold_table
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
-from medsim_annot.stats._frame import CodedRatings, coded_ratings, encode
+from medsim_annot.stats import CodedRatings, coded_ratings
+from medsim_annot.stats._frame import encode
 from medsim_annot.stats.quality import history_checks
 
 
