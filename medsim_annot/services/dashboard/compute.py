@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -57,14 +58,7 @@ def _gold_history(gold: GoldTable) -> CodedRatings:
     with naive UTC times."""
     codes = gold.codes
     assert codes is not None
-    return CodedRatings.from_codes(
-        _naive_times(codes.frame),
-        codes.item,
-        codes.items,
-        codes.annotator,
-        codes.annotators,
-        scale=codes.scale,
-    )
+    return replace(codes, frame=_naive_times(codes.frame))
 
 
 def _pairs(pairs: pd.DataFrame | Future[pd.DataFrame]) -> pd.DataFrame:
@@ -133,6 +127,7 @@ def compute_dashboard(
     steps = dashboard_steps(
         scale,
         saved=saved is not None,
+        pairs_read=not isinstance(pairs, Future) or pairs.done(),
         bootstrap=bootstrap,
         majority=majority,
         seed=seed,
@@ -177,6 +172,7 @@ def dashboard_steps(
     scale: Scale,
     *,
     saved: bool,
+    pairs_read: bool = True,
     bootstrap: int = 0,
     majority: str = "strict",
     seed: int = BOOTSTRAP_SEED,
@@ -189,9 +185,11 @@ def dashboard_steps(
     ``current``, ``saved`` (the history, or None), ``answers`` and ``settings`` (the rater
     checks'). Beside the calling thread (NumPy and pandas release the GIL in their large
     operations) run the history's coding and checks, the rater checks and the audit, which
-    need neither the gold table nor the agreement report. The agreement statistics need no
-    pairs: they start on the latest ratings of every rated pair while the pairs are read,
-    and stand when every rated pair is a pair of the study. With bootstrap intervals the
+    need neither the gold table nor the agreement report. With the pairs read
+    (*pairs_read*), the calling thread builds the gold table first, so that the history's
+    checks and the audit run beside the agreement report. While they are still being read
+    the agreement statistics, which need no pairs, start on the latest ratings of every
+    rated pair; they stand when every rated pair is a pair of the study. With bootstrap intervals the
     audit stays in the calling thread: the bootstrap silences scipy's warnings with
     ``warnings.catch_warnings``, which changes process-wide state.
     """
@@ -247,7 +245,8 @@ def dashboard_steps(
             "beside",
         )
     steps["every_rated"] = Step(lambda c: coded_ratings(c, scale), ("current",))
-    steps["agreement_early"] = Step(agreement_early, ("every_rated",))
+    if not pairs_read:
+        steps["agreement_early"] = Step(agreement_early, ("every_rated",))
     steps["pairs"] = Step(_pairs, ("pairs_read",))
     steps["audit"] = Step(audit, ("pairs", "every_rated"), "here" if bootstrap else "beside")
     steps["gold"] = Step(
@@ -258,6 +257,8 @@ def dashboard_steps(
         # The current ratings are the history: their codes are the gold table's.
         steps["history"] = Step(_gold_history, ("gold",))
         steps["history_checks"] = Step(lambda h: history_checks(h, scale), ("history",), "beside")
+    if pairs_read:  # on the gold table's codes: those of every rated pair, or fewer
+        steps["agreement_early"] = Step(lambda g: agreement_early(g.codes), ("gold",))
     steps["agreement"] = Step(
         lambda early, gold: _agreement(early, gold, scale, agreement_pairs),
         ("agreement_early", "gold"),
