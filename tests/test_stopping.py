@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from data_schemas.errors import OptionError
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
-from medsim_annot.design.adaptive import interleave_groups, wilson_interval
+from medsim_annot.design.adaptive import interleave_groups
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services import stopping as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.stats.proportion import wilson_interval
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.events import acting_as
 
