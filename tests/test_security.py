@@ -87,10 +87,10 @@ def test_annotator_names_refuse_control_characters(db_url):
         check_annotator_name("dr\n![x](https://evil.example/x.png)")
     svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
     with pytest.raises(UsageProblem):
-        ann_svc.add_annotator("s", "b\nc")
+        ann_svc.add_annotator(open_study("s"), "b\nc")
     with pytest.raises(UsageProblem):
-        ann_svc.rename_annotator("s", "a", "x\ty")
-    assert ann_svc.annotators("s")["annotator"].tolist() == ["a"]
+        ann_svc.rename_annotator(open_study("s"), "a", "x\ty")
+    assert ann_svc.annotators(open_study("s"))["annotator"].tolist() == ["a"]
 
 
 @given(hs.text(max_size=60))
@@ -133,7 +133,7 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     database) still cannot leave the HTML block or become markdown."""
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     evil = "fever\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
@@ -233,7 +233,7 @@ def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tm
 def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     from medsim_annot.errors import SessionEnded
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a", "b"])
     old = authenticate_annotator(res["annotators"][0]["access_code"])
@@ -241,7 +241,7 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     assert old.credential_version == other.credential_version == 1
     A.submit_rating(old.annotator_id, 0, "same", credential=old.credential_version)
 
-    new_code = ann_svc.issue_code("s", "a")
+    new_code = ann_svc.issue_code(open_study("s"), "a")
     assert authenticate_annotator(res["annotators"][0]["access_code"]) is None
     new = authenticate_annotator(new_code)
     assert new.annotator_id == old.annotator_id and new.credential_version == 2
@@ -259,18 +259,18 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     # The other annotator's session is untouched.
     A.get_pair(other.annotator_id, 0, credential=other.credential_version)
 
-    ann_svc.revoke_code("s", "a")
+    ann_svc.revoke_code(open_study("s"), "a")
     with pytest.raises(SessionEnded):
         A.get_pair(new.annotator_id, 0, credential=new.credential_version)
     assert authenticate_annotator(new_code) is None
-    again = authenticate_annotator(ann_svc.issue_code("s", "a"))
+    again = authenticate_annotator(ann_svc.issue_code(open_study("s"), "a"))
     assert again.credential_version == 4
 
 
 def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
@@ -283,7 +283,7 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     token = json.loads(at.get("bidi_component")[0].proto.json)["token"]
     window = _ratings_endpoint(token, {"need": -1})["window"]
     assert "fever" in window[0]["term_1"] + window[0]["term_2"]
-    ann_svc.issue_code("s", "a")
+    ann_svc.issue_code(open_study("s"), "a")
     # A key press from the old session (the widget's pending list): refused, nothing saved,
     # and the widget stops with the reason.
     entry = {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}
