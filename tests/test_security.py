@@ -21,8 +21,11 @@ from data_schemas._validate import CONTROL_CHARS, has_control_chars
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import activity
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.people import annotators as ann_svc
+from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.people.names import check_annotator_name, check_study_name, file_slug
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
@@ -91,6 +94,30 @@ def test_annotator_names_refuse_control_characters(db_url):
     with pytest.raises(UsageProblem):
         ann_svc.rename_annotator(open_study("s"), "a", "x\ty")
     assert ann_svc.annotators(open_study("s"))["annotator"].tolist() == ["a"]
+
+
+@pytest.mark.parametrize("bad", ["dr\n@ward.example", "x" * 321 + "@ward.example", "sub:a\tb"])
+def test_sso_identities_are_checked_alike_for_annotators_and_adjudicators(db_url, bad):
+    """One check of a typed SSO identity for both roles (issue 32: adjudicators' identities
+    used to be stored unchecked): too long or holding a control character is refused and
+    nothing is written; a good one is stored normalised."""
+    svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    study = open_study("s")
+    adj_svc.add_adjudicator(study, "judge")
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        ann_svc.link_annotator_sso(study, "a", bad)
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        adj_svc.link_adjudicator_sso(study, "judge", bad)
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        adj_svc.add_adjudicator(study, "other", sso_identity=bad)
+    assert adj_svc.adjudicators(study)["adjudicator"].tolist() == ["judge"]
+    assert set(sso_svc.sso_links(study).values()) == {None}
+    assert adj_svc.adjudicators(study)["sso_identity"].tolist() == [""]
+    assert "adjudicator_sso_linked" not in activity.activity()["action"].tolist()
+    adj_svc.link_adjudicator_sso(study, "judge", " Judge@Ward.Example ")
+    ann_svc.link_annotator_sso(study, "a", " A@Ward.Example ")
+    assert adj_svc.adjudicators(study)["sso_identity"].tolist() == ["judge@ward.example"]
+    assert sso_svc.sso_links(study) == {"a": "a@ward.example"}
 
 
 @given(hs.text(max_size=60))
