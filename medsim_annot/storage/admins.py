@@ -118,38 +118,6 @@ def update_admin_password(
 
 
 # ------------------------------------------------------------------ annotator SSO links
-@dataclass(frozen=True)
-class SsoAnnotator:
-    annotator_id: int
-    name: str
-    study_id: int
-    study_name: str
-    credential_version: int = 1
-
-
-def annotators_by_sso(s: Session, identities: list[str]) -> list[SsoAnnotator]:
-    """Active annotators linked to one of *identities* in studies that allow SSO sign-in."""
-    if not identities:
-        return []
-    rows = s.execute(
-        select(
-            Annotator.id,
-            Annotator.name,
-            Study.id,
-            Study.name,
-            Annotator.credential_version,
-        )
-        .join(Study, Study.id == Annotator.study_id)
-        .where(
-            Annotator.sso_identity.in_(identities),
-            Annotator.active.is_(True),
-            Study.annotator_sso.is_(True),
-        )
-        .order_by(Study.name)
-    ).all()
-    return [SsoAnnotator(*r) for r in rows]
-
-
 def sso_taken(s: Session, study_id: int, identity: str, annotator_id: int) -> bool:
     """Whether another annotator of *study_id* than *annotator_id* is linked to *identity*."""
     return (

@@ -1,4 +1,5 @@
-"""Queries of annotators' credentials: by access-code hash, credential versions, new codes.
+"""Queries of annotators' credentials: sign-in by access-code hash or SSO identity, credential
+versions, new codes.
 
 Typed functions taking the caller's session; the annotator role of
 :mod:`medsim_annot.services.people.annotators` names them and never builds a query.
@@ -25,20 +26,35 @@ class AnnotatorRow:
     credential_version: int
 
 
+def _identity_query():
+    return select(
+        Annotator.id, Annotator.name, Study.id, Study.name, Annotator.credential_version
+    ).join(Study, Study.id == Annotator.study_id)
+
+
 def active_annotator_by_code_hash(s: Session, code_hash: str) -> AnnotatorRow | None:
     """The active annotator whose access code hashes to *code_hash*, or ``None``."""
     row = s.execute(
-        select(
-            Annotator.id,
-            Annotator.name,
-            Study.id,
-            Study.name,
-            Annotator.credential_version,
-        )
-        .join(Study, Study.id == Annotator.study_id)
-        .where(Annotator.code_hash == code_hash, Annotator.active.is_(True))
+        _identity_query().where(Annotator.code_hash == code_hash, Annotator.active.is_(True))
     ).first()
     return AnnotatorRow(*row) if row else None
+
+
+def annotators_by_sso(s: Session, identities: list[str]) -> list[AnnotatorRow]:
+    """Active annotators linked to one of *identities* in studies that allow SSO sign-in, by
+    study name."""
+    if not identities:
+        return []
+    rows = s.execute(
+        _identity_query()
+        .where(
+            Annotator.sso_identity.in_(identities),
+            Annotator.active.is_(True),
+            Study.annotator_sso.is_(True),
+        )
+        .order_by(Study.name)
+    ).all()
+    return [AnnotatorRow(*r) for r in rows]
 
 
 def credential_version(s: Session, annotator_id: int) -> tuple[int, bool] | None:

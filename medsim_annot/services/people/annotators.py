@@ -55,7 +55,7 @@ def _insert_with_queue(
 
 #: Annotators: stored in the study tables, their events name the annotator, an SSO identity
 #: belongs to at most one annotator of a study, and SSO sign-in needs the study to allow it
-#: (:func:`~medsim_annot.storage.admins.annotators_by_sso`).
+#: (:func:`~medsim_annot.storage.credentials.annotators_by_sso`).
 ANNOTATORS: Role[AnnotatorIdentity] = Role(
     noun="annotator",
     identity=AnnotatorIdentity,
@@ -65,7 +65,7 @@ ANNOTATORS: Role[AnnotatorIdentity] = Role(
     set_sso=sso_store.set_sso,
     sso_taken=sso_store.sso_taken,
     by_code_hash=credentials_store.active_annotator_by_code_hash,
-    by_sso=sso_store.annotators_by_sso,
+    by_sso=credentials_store.annotators_by_sso,
     credential=credentials_store.credential_version,
     keyed=True,
     added=EventKind("annotator_added", ("name",)),
