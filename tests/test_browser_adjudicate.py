@@ -33,7 +33,7 @@ from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import open_study
 
@@ -50,7 +50,7 @@ for who, values in answers.items():
     for pos, value in enumerate(values):
         A.submit_rating(aid, pos, value, comment="QQXOTHERCOMMENTQQ" if who == "b" else "",
                         elapsed_ms=3000, expected_version=0)
-judge = adj_people.add_adjudicator("adj-study", "QQXJUDGEQQ")
+judge = adj_people.add_adjudicator(open_study("adj-study"), "QQXJUDGEQQ")
 adj_dec.decide(open_study("adj-study"), "p5", label="same", reason="other", reason_text="QQXREASONTEXTQQ",
            adjudicator="QQXJUDGEQQ", seen_version=0)
 print(judge["access_code"])

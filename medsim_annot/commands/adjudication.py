@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
         from medsim_annot.services.people import adjudicators as svc
 
-        out = svc.add_adjudicator(study, name, sso_identity=sso)
+        out = svc.add_adjudicator(open_study(study), name, sso_identity=sso)
         typer.echo(f"{out['name']}: {out['access_code']}")
 
     @adj.command("list")
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         """The adjudicators of STUDY."""
         from medsim_annot.services.people import adjudicators as svc
 
-        frame = svc.adjudicators(study)
+        frame = svc.adjudicators(open_study(study))
         if as_json:
             emit_json(frame.to_dict(orient="records"))
             return
@@ -49,14 +49,14 @@ def register(app: typer.Typer) -> None:
         """A new access code for adjudicator NAME (the old one stops working)."""
         from medsim_annot.services.people import adjudicators as svc
 
-        typer.echo(f"{name}: {svc.issue_adjudicator_code(study, name)}")
+        typer.echo(f"{name}: {svc.issue_adjudicator_code(open_study(study), name)}")
 
     @adj.command("revoke")
     def revoke(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """Take the adjudicator role from NAME; their decisions are kept."""
         from medsim_annot.services.people import adjudicators as svc
 
-        svc.revoke_adjudicator(study, name)
+        svc.revoke_adjudicator(open_study(study), name)
         typer.echo(f"revoked adjudicator {name}")
 
     @adj.command("link-sso")
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         """Let adjudicator NAME sign in with this SSO identity."""
         from medsim_annot.services.people import adjudicators as svc
 
-        svc.link_adjudicator_sso(study, name, identity)
+        svc.link_adjudicator_sso(open_study(study), name, identity)
         typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
 
     @decide.command("queue")
