@@ -97,10 +97,12 @@ def _writer(engine, annotator_id, presses, seed, latencies, acked, errors, start
 
 def _reader(engine, name, stop, reads, errors):
     from medsim_annot.services.dashboard import study_dashboard
+    from medsim_annot.services.study_handle import open_study
 
+    study = open_study(name, engine=engine)
     while not stop.is_set():
         try:
-            study_dashboard(name, engine=engine)
+            study_dashboard(study)
             reads.append(1)
         except Exception as exc:  # counted, reported
             errors.append("dashboard: " + repr(exc))

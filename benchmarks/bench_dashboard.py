@@ -140,12 +140,13 @@ def _store(pairs: pd.DataFrame, current: pd.DataFrame, name: str, engine) -> Non
 
     from data_schemas.scales import BINARY
     from medsim_annot.services import studies as svc
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import session_scope
     from medsim_annot.storage.models import Annotator, Assignment, Item
     from medsim_annot.storage.studies import insert_ratings
 
     svc.create_study(name, pairs, BINARY, ANNOTATORS, engine=engine)
-    info = svc.get_study(name, engine=engine)
+    info = open_study(name, engine=engine)
     with session_scope(engine) as s:
         anns = dict(
             s.execute(
@@ -192,12 +193,12 @@ def _rerate(name: str, engine) -> None:
 
     from sqlalchemy import select
 
-    from medsim_annot.services import studies as svc
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import session_scope
     from medsim_annot.storage.models import Rating
     from medsim_annot.storage.studies import insert_ratings
 
-    sid = svc.get_study(name, engine=engine).id
+    sid = open_study(name, engine=engine).id
     with session_scope(engine) as s:
         last = s.execute(
             select(Rating).where(Rating.study_id == sid).order_by(Rating.id.desc()).limit(1)
@@ -253,9 +254,12 @@ def _against_dbapi(report, line: str, run, goal: str, limit: float, repeat: int)
 def _cold(report, label: str, name: str, engine, n_ratings: int, goal: str, limit: float, repeat=3):
     """The cold dashboard (no cache: the reads and every figure)."""
     from medsim_annot.services import dashboard as dsvc
+    from medsim_annot.services.study_handle import open_study
+
+    study = open_study(name, engine=engine)
 
     def cold():
-        dsvc.study_dashboard(name, engine=engine, use_cache=False)
+        dsvc.study_dashboard(study, use_cache=False)
 
     line = f"{label}: cold dashboard (database read + figures), {n_ratings:,} ratings"
     _against_dbapi(report, line, cold, goal, limit, repeat)
@@ -265,6 +269,9 @@ def _first(report, name: str, engine, n: int, goal: str, limit: float) -> None:
     """The first dashboard after a server start, as the app asks for it (with the cache,
     which is empty): the pairs and the ratings reader's full read, best of 3."""
     from medsim_annot.services import dashboard as dsvc
+    from medsim_annot.services.study_handle import open_study
+
+    study = open_study(name, engine=engine)
 
     def first() -> float:
         # A server that just started has nothing cached, and so nothing to free: the
@@ -272,7 +279,7 @@ def _first(report, name: str, engine, n: int, goal: str, limit: float) -> None:
         # before the clock starts.
         dsvc.clear_cache()
         t0 = time.perf_counter()
-        dsvc.study_dashboard(name, engine=engine)
+        dsvc.study_dashboard(study)
         return time.perf_counter() - t0
 
     line = f"SQLite: first dashboard after a server start (empty cache), {n:,} items x 3"
@@ -351,6 +358,7 @@ def run(report) -> None:
 def _sizes(report, engine, quick: bool) -> None:
     from data_schemas.scales import BINARY
     from medsim_annot.services import dashboard as dsvc
+    from medsim_annot.services.study_handle import open_study
 
     sizes = [(1_200, "< 1 s", 1.0), (100_000, "<= 1.5 s", 1.5)]
     if quick:
@@ -376,9 +384,10 @@ def _sizes(report, engine, quick: bool) -> None:
         _cold(report, "SQLite", name, engine, len(current), goal, limit)
         _first(report, name, engine, n, goal, limit)
         dsvc.clear_cache()
-        dsvc.study_dashboard(name, engine=engine)
+        study = open_study(name, engine=engine)
+        dsvc.study_dashboard(study)
         _rerate(name, engine)
-        t_new = best_time(lambda: dsvc.study_dashboard(name, engine=engine))
+        t_new = best_time(lambda: dsvc.study_dashboard(study))
         report(
             f"SQLite: dashboard after a new rating (pairs kept, figures recomputed), {n:,} items x 3",
             t_new,
@@ -387,7 +396,7 @@ def _sizes(report, engine, quick: bool) -> None:
             goal=goal,
             ok=t_new < limit,
         )
-        t_hit = best_time(lambda: dsvc.study_dashboard(name, engine=engine), repeat=5)
+        t_hit = best_time(lambda: dsvc.study_dashboard(study), repeat=5)
         report(
             f"SQLite: dashboard cache hit (nothing changed), {n:,} items x 3",
             t_hit,

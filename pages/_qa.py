@@ -24,10 +24,10 @@ from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
 )
 
 
-def load_dashboard(study: str, bootstrap: int = 0):
+def load_dashboard(study: Study, bootstrap: int = 0):
     """The study's dashboard; recomputed only when its ratings version changes."""
     with st.spinner("Computing the agreement figures…"):
-        return dashboard_svc.study_dashboard(study, bootstrap=int(bootstrap), engine=engine())
+        return dashboard_svc.study_dashboard(study, bootstrap=int(bootstrap))
 
 
 def load_model_quality(dash: dashboard_svc.Dashboard, method: str) -> dict:
@@ -38,11 +38,9 @@ def load_model_quality(dash: dashboard_svc.Dashboard, method: str) -> dict:
         return dash.model_quality(method)
 
 
-def load_report(study: str, bootstrap: int = 0) -> bytes:
+def load_report(study: Study, bootstrap: int = 0) -> bytes:
     """The study's HTML report (built on the cached dashboard; completion is current)."""
-    return dashboard_svc.html_report(study, bootstrap=int(bootstrap), engine=engine()).encode(
-        "utf-8"
-    )
+    return dashboard_svc.html_report(study, bootstrap=int(bootstrap)).encode("utf-8")
 
 
 def study_names() -> list[str]:

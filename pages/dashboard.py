@@ -15,10 +15,10 @@ from medsim_annot.services.study_handle import Study
 from pages import _predictions, _qa, _ui
 
 
-def _sequential_audit(study: str) -> None:
+def _sequential_audit(study: Study) -> None:
     """Per group: n, accuracy and precision with Wilson intervals, pairs still needed,
     serving/stopped; the admin's switch for stopping."""
-    status = stopping_svc.audit_status(study, engine=_qa.engine())
+    status = stopping_svc.audit_status(study)
     if status is None:
         return
     st.header("Sequential audit")
@@ -31,11 +31,11 @@ def _sequential_audit(study: str) -> None:
         "stopped groups' unrated slots are withdrawn (kept, and served again when stopping "
         "is turned off)."
     )
-    switch_key = f"dashboard_stopping:{study}"
+    switch_key = f"dashboard_stopping:{study.name}"
 
     @_ui.requires("admin")
     def _switch() -> None:
-        stopping_svc.set_stopping(study, bool(st.session_state[switch_key]), engine=_qa.engine())
+        stopping_svc.set_stopping(study, bool(st.session_state[switch_key]))
 
     st.toggle(
         "Stop groups that reach their target",
@@ -115,7 +115,7 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
     _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
 
 
-def _check_settings(study: str, settings: quality_svc.QualitySettings) -> None:
+def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None:
     """The rushed threshold and the minimum accuracy on check pairs, changed in place (the
     flags change, never a rating; the change is logged)."""
     with st.expander("Rater-check settings"), st.form("dashboard_check_settings"):
@@ -141,7 +141,6 @@ def _check_settings(study: str, settings: quality_svc.QualitySettings) -> None:
                 rushed_ms=int(rushed),
                 check_min_accuracy=float(minimum) or None,
                 clear_min_accuracy=not minimum,
-                engine=_qa.engine(),
             )
             st.rerun()
 
@@ -160,13 +159,12 @@ def _summary_columns(summary) -> dict:
     return config
 
 
-def _dashboard(picked: Study) -> None:
+def _dashboard(study: Study) -> None:
     """Everything the live refresh re-reads: completion, the figures (from the cached
     dashboard, recomputed only when ratings were saved), adjudication, disagreements."""
-    study = picked.name  # the services below that still take the name (issue 32, phase 2)
     # ---- completion (cheap, never cached: always current) --------------------------------
     st.subheader("Completion")
-    comp = dashboard_svc.completion(study, engine=_qa.engine())
+    comp = dashboard_svc.completion(study)
     # A table, never markdown: annotator names are shown as typed, never as links.
     comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
     st.dataframe(
@@ -203,7 +201,7 @@ def _dashboard(picked: Study) -> None:
     st.download_button(
         "Download the HTML report",
         _ui.admin_download(lambda: _qa.load_report(study, 1000 if boot else 0)),
-        file_name=_qa.download_name(f"qa-report-{study}", "html"),
+        file_name=_qa.download_name(f"qa-report-{study.name}", "html"),
         mime="text/html",
         key="dashboard_report",
         type="primary",
@@ -275,7 +273,7 @@ def _dashboard(picked: Study) -> None:
 
     _model_of_the_doctors(dash)
 
-    _adjudication(picked)
+    _adjudication(study)
 
     _disagreement_explorer(dash)
 

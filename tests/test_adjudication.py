@@ -586,5 +586,5 @@ def test_board_on_a_cache_hit_does_not_refit(study, monkeypatch):
         seen_version=0,
     )
     adj_board.board(open_study("two-plus-one"))
-    dashboard.study_dashboard("two-plus-one").model_quality("dawid-skene")
+    dashboard.study_dashboard(open_study("two-plus-one")).model_quality("dawid-skene")
     assert fits == ["dawid-skene"]

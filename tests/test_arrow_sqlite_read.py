@@ -139,12 +139,12 @@ def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
     for study in ("one", "two"):
         sid = open_study(study, engine=engine).id
         assert arrow.current_ratings_coded(engine, sid) is not None
-        got = dsvc.load_current(study, engine=engine)
+        got = dsvc.load_current(open_study(study, engine=engine))
         want = svc.current_ratings(open_study(study, engine=engine), include_duplicates=True)
         pd.testing.assert_frame_equal(got, want)
         pairs = svc.pairs_frame(open_study(study, engine=engine))
         assert pairs[C.PAIR_ID].tolist() == PAIRS[C.PAIR_ID].head(len(pairs)).tolist()
-    one = dsvc.load_current("one", engine=engine)
+    one = dsvc.load_current(open_study("one", engine=engine))
     assert len(one) == 15
     late = one[(one[C.ANNOTATOR] == "late") & (one[C.PAIR_ID] == "p2")]
     assert late[C.RATING].tolist() == ["dont_know"] and late[C.COMMENT].tolist() == ["changed ✓"]
@@ -206,6 +206,6 @@ def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
     )
     assert arrow.current_ratings_coded(engine, sid) is None
     assert arrow.item_columns(engine, sid) is None
-    pd.testing.assert_frame_equal(dsvc.load_current("one", engine=engine), want)
+    pd.testing.assert_frame_equal(dsvc.load_current(open_study("one", engine=engine)), want)
     pd.testing.assert_frame_equal(svc.pairs_frame(open_study("one", engine=engine)), want_pairs)
     engine.dispose()

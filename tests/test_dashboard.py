@@ -42,7 +42,7 @@ def ehr(db_url, ehr_rel_a):
 
 
 def test_ehr_rel_a_published_tables(ehr):
-    d = dsvc.study_dashboard(ehr)
+    d = dsvc.study_dashboard(open_study(ehr))
     assert d.kind == "graded" and d.audit is None
     s = d.summary().iloc[0]
     assert (s["items"], s["annotators"]) == tuple(P.EHR_REL_A_SHAPE.value.values())
@@ -60,7 +60,7 @@ def test_ehr_rel_a_published_tables(ehr):
 
 
 def test_tables_equal_the_engine(ehr):
-    d = dsvc.study_dashboard(ehr)
+    d = dsvc.study_dashboard(open_study(ehr))
     ratings, scale = svc.ratings_frame(open_study(ehr))
     rep = agreement_svc.agreement_report(ratings, scale)
     s = d.summary().iloc[0]
@@ -75,7 +75,7 @@ def test_tables_equal_the_engine(ehr):
 
 
 def test_demo_binary_audit_equals_engine(demo):
-    d = dsvc.study_dashboard("demo-binary")
+    d = dsvc.study_dashboard(open_study("demo-binary"))
     assert d.kind == "binary"
     pairs = svc.pairs_frame(open_study("demo-binary"))
     ratings, scale = svc.ratings_frame(open_study("demo-binary"))
@@ -112,22 +112,22 @@ def test_demo_binary_audit_equals_engine(demo):
     assert conf["no majority"].sum() == round(res.overall["nan_fraction"] * res.overall["n_items"])
     rep = agreement_svc.agreement_report(ratings, scale)
     assert d.summary().iloc[0]["alpha"] == rep.krippendorff_alpha
-    comp = dsvc.completion("demo-binary")
+    comp = dsvc.completion(open_study("demo-binary"))
     assert comp["done"].tolist() == [100, 100, 100] and comp["total"].tolist() == [120] * 3
 
 
 def test_bootstrap_intervals_on_request(demo):
-    d = dsvc.study_dashboard("demo-binary", bootstrap=200)
+    d = dsvc.study_dashboard(open_study("demo-binary"), bootstrap=200)
     t = d.audit_table()
     for m in ("alpha", "accuracy", "recall", "precision"):
         lo, hi = t[f"{m}_ci_low"].iloc[-1], t[f"{m}_ci_high"].iloc[-1]
         assert lo <= t[m].iloc[-1] <= hi
-    assert "accuracy_ci_low" not in dsvc.study_dashboard("demo-binary").audit_table()
+    assert "accuracy_ci_low" not in dsvc.study_dashboard(open_study("demo-binary")).audit_table()
 
 
 def test_cache_hit_and_invalidated_by_a_new_rating(demo):
-    first = dsvc.study_dashboard("demo-binary")
-    assert dsvc.study_dashboard("demo-binary") is first
+    first = dsvc.study_dashboard(open_study("demo-binary"))
+    assert dsvc.study_dashboard(open_study("demo-binary")) is first
     sid = open_study("demo-binary").id
     with session_scope(get_engine()) as s:
         rated = select(Rating.assignment_id)
@@ -153,17 +153,17 @@ def test_cache_hit_and_invalidated_by_a_new_rating(demo):
                 }
             ],
         )
-    after = dsvc.study_dashboard("demo-binary")
+    after = dsvc.study_dashboard(open_study("demo-binary"))
     assert after is not first
     assert after.version[0] == first.version[0] + 1 == 301
     assert after.agreement.n_ratings == 301
-    assert dsvc.completion("demo-binary")["done"].sum() == 301
+    assert dsvc.completion(open_study("demo-binary"))["done"].sum() == 301
 
 
 def test_disagreement_explorer(db_url, tmp_path):
     dsvc.clear_cache()
     make_tiny(tmp_path)
-    d = dsvc.study_dashboard("tiny")
+    d = dsvc.study_dashboard(open_study("tiny"))
     rows = d.disagreements()
     assert rows["pair_id"].tolist() == ["p3", "p4"]
     assert rows.set_index("pair_id").loc["p3", "why"] == "no majority; all different"
@@ -185,7 +185,7 @@ def test_disagreement_explorer(db_url, tmp_path):
 def test_rater_quality_readings_name_the_annotator(db_url, tmp_path):
     dsvc.clear_cache()
     make_quality(tmp_path)
-    d = dsvc.study_dashboard("quality")
+    d = dsvc.study_dashboard(open_study("quality"))
     q = d.quality_table().set_index("annotator")
     assert "lazy gave the same rating ('same') to 24 pairs in a row" in q.loc["lazy", "reading"]
     assert 'unsure answered "don\'t know"' in q.loc["unsure", "reading"]
@@ -198,7 +198,7 @@ def test_rater_quality_readings_name_the_annotator(db_url, tmp_path):
 def test_html_report(db_url, tmp_path):
     dsvc.clear_cache()
     make_tiny(tmp_path)
-    html = dsvc.html_report("tiny")
+    html = dsvc.html_report(open_study("tiny"))
     assert html.startswith("<!DOCTYPE html>")
     assert "<script src=" not in html
     assert html.count("Plotly.newPlot") >= 4
@@ -220,7 +220,7 @@ def test_load_current_holds_the_imported_ratings(db_url, tmp_path):
 
     make_tiny(tmp_path)
     want = pd.read_csv(io.StringIO(TINY_RATINGS), dtype=str, keep_default_na=False)
-    got = dsvc.load_current("tiny")
+    got = dsvc.load_current(open_study("tiny"))
     assert sorted(
         zip(got["pair_id"], got["annotator"], got["rating"], got["comment"], got["unclear"])
     ) == sorted(
@@ -236,7 +236,7 @@ def test_load_current_holds_the_imported_ratings(db_url, tmp_path):
 
 
 def test_compute_dashboard_from_frames_equals_study_dashboard(demo):
-    stored = dsvc.study_dashboard("demo-relatedness")
+    stored = dsvc.study_dashboard(open_study("demo-relatedness"))
     info = open_study("demo-relatedness")
     frames = dsvc.compute_dashboard(
         svc.pairs_frame(open_study("demo-relatedness")),
@@ -256,7 +256,7 @@ def test_study_pairs_holds_the_imported_pairs(db_url, tmp_path):
 
     make_tiny(tmp_path)
     want = pd.read_csv(io.StringIO(TINY_PAIRS), dtype=str, keep_default_na=False)
-    got = dsvc.study_pairs("tiny")
+    got = dsvc.study_pairs(open_study("tiny"))
     cols = ["pair_id", "term_1", "term_2", "dataset"]
     assert got[cols].values.tolist() == want[cols].values.tolist()
     assert got["auto_label"].tolist() == [int(v) for v in want["auto_label"]]
@@ -297,7 +297,7 @@ def test_intra_rater_consistency_from_duplicate_slots(db_url):
     ):
         for pos, value in enumerate(first + again):
             submit_rating(ids[who], pos, value)
-    d = dsvc.study_dashboard("dups")
+    d = dsvc.study_dashboard(open_study("dups"))
     q = d.quality_table().set_index("annotator")
     assert q.loc["steady", "n_duplicates"] == 3 and q.loc["steady", "exact_agreement"] == 1.0
     assert q.loc["flip", "exact_agreement"] == 0.0
@@ -324,7 +324,7 @@ def test_model_of_the_doctors_is_fitted_once_per_method(demo, monkeypatch):
     monkeypatch.setattr(aggregate, "model_gold", counting)
     monkeypatch.setattr(gold_svc, "model_gold", counting)
     dsvc.clear_cache()
-    dash = dsvc.study_dashboard("demo-binary")
+    dash = dsvc.study_dashboard(open_study("demo-binary"))
     model = dash.model_quality("dawid-skene")
     assert dash.model_quality("dawid-skene") is model
     assert calls == ["dawid-skene"]

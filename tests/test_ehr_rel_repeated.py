@@ -323,7 +323,7 @@ def test_import_round_trip_gold_export_and_dashboard(cli, db_url, wide_file, tmp
     assert _close(manifest["krippendorff_alpha"]["study"], ref["krippendorff_alpha"])
 
     dsvc.clear_cache()
-    dash = dsvc.study_dashboard("rep")
+    dash = dsvc.study_dashboard(open_study("rep"))
     assert dash.notes == (NOTE,)
     assert_report_equals(dash.agreement.to_dict(), ref)
     s = dash.summary().iloc[0]

@@ -117,7 +117,7 @@ def test_cli_aggregate(quality, tmp_path, cli):
 def test_dashboard_model_quality(quality):
     from medsim_annot.services.dashboard import study_dashboard
 
-    dash = study_dashboard(quality, use_cache=False)
+    dash = study_dashboard(open_study(quality), use_cache=False)
     model = dash.model_quality("dawid-skene")
     assert model["reason"] is None and model["differs"] == DIFFERS
     raters = model["raters"].set_index("annotator")

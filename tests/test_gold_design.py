@@ -92,7 +92,7 @@ def test_agreement_on_an_exported_two_plus_one_study_is_the_dashboards(db, cli, 
     from medsim_annot.services.dashboard import study_dashboard
 
     _simulate("tb", calibration=6)
-    dash = study_dashboard("tb", use_cache=False)
+    dash = study_dashboard(open_study("tb"), use_cache=False)
     assert "6 calibration pairs" in dash.agreement_basis
     for fmt in ("csv", "tsv", "jsonl", "parquet"):
         out = tmp_path / f"gold.{fmt}"
@@ -138,7 +138,7 @@ def test_agreement_on_the_hugging_face_export_and_without_calibration(db, cli, t
     from medsim_annot.services.interop import export_gold_hf
 
     _simulate("tb0", calibration=0)
-    dash = study_dashboard("tb0", use_cache=False)
+    dash = study_dashboard(open_study("tb0"), use_cache=False)
     assert dash.agreement_basis == "" and agreement_svc.TIEBREAK_WITHOUT_CALIBRATION in dash.notes
     export_gold_hf(open_study("tb0"), tmp_path / "hf")
     (data,) = sorted((tmp_path / "hf").rglob("*.parquet"))
@@ -157,7 +157,7 @@ def test_a_gold_file_without_design_info_gets_agreement_over_every_pair(db, cli,
     from medsim_annot.services.dashboard import study_dashboard
 
     _simulate("kn", calibration=4, tiebreak=False)
-    dash = study_dashboard("kn", use_cache=False)
+    dash = study_dashboard(open_study("kn"), use_cache=False)
     out = tmp_path / "gold.csv"
     manifest = export_gold(open_study("kn"), out)
     assert "calibration" not in manifest["columns"]

@@ -88,8 +88,8 @@ def _settings() -> dict:
     """Everything a callback or fragment of the admin pages can change."""
     return {
         "annotator_sso": sso.annotator_sso_enabled(open_study(STUDY)),
-        "stopping": stopping_svc.audit_status(STUDY).enabled,
-        "quality": quality_svc.study_settings(STUDY),
+        "stopping": stopping_svc.audit_status(open_study(STUDY)).enabled,
+        "quality": quality_svc.study_settings(open_study(STUDY)),
     }
 
 
@@ -185,10 +185,10 @@ def test_a_signed_in_admin_still_changes_settings(db):
     assert sso.annotator_sso_enabled(open_study(STUDY))
     at = _open(registry.page("Dashboard"))
     _toggle(f"dashboard_stopping:{STUDY}")(at)
-    assert not stopping_svc.audit_status(STUDY).enabled
+    assert not stopping_svc.audit_status(open_study(STUDY)).enabled
     at = _open(registry.page("Dashboard"))
     _save_check_settings(at)
-    assert quality_svc.study_settings(STUDY).rushed_ms == 400
+    assert quality_svc.study_settings(open_study(STUDY)).rushed_ms == 400
     log = activity.activity()
     assert set(log["actor"].head(3)) == {"admin:alice"}
 

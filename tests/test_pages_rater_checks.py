@@ -61,7 +61,10 @@ def test_setup_then_dashboard(db, tmp_path, monkeypatch):
         "check_min_accuracy": 0.75,
         "check_tolerance": 0.0,
     }
-    assert info.config["check_rate"] == 0.1 and len(quality_svc.check_answers("checked")) == 6
+    assert (
+        info.config["check_rate"] == 0.1
+        and len(quality_svc.check_answers(open_study("checked"))) == 6
+    )
 
     # bob answers every check pair wrongly and fast; the dashboard warns about him.
     for name in ("ann", "bob"):
@@ -86,7 +89,9 @@ def test_setup_then_dashboard(db, tmp_path, monkeypatch):
     at.slider(key="dashboard_check_min_accuracy").set_value(0.0)
     at.button[[b.label for b in at.button].index("Save settings")].click().run()
     assert not at.exception, at.exception
-    assert quality_svc.study_settings("checked") == quality_svc.QualitySettings(rushed_ms=400)
+    assert quality_svc.study_settings(open_study("checked")) == quality_svc.QualitySettings(
+        rushed_ms=400
+    )
     assert not any("check pairs correctly" in w.value for w in at.warning)
     table = next(d.value for d in at.dataframe if "n_rushed" in d.value.columns)
     assert table["n_rushed"].sum() == 0

@@ -53,7 +53,7 @@ def test_dashboard_panel_and_switch(db):
     assert any(h.value == "Sequential audit" for h in at.header)
     assert any("Wilson score interval, 95%" in c.value for c in at.caption)
     table = _status_table(at).set_index("group")
-    want = S.audit_status("seq").groups.set_index("group")
+    want = S.audit_status(open_study("seq")).groups.set_index("group")
     assert table["status"].to_dict() == {"easy": "stopped", "hard": "serving"}
     assert table.loc["easy", "accuracy"] == 1.0 and table.loc["easy", "pairs_needed"] == 0
     assert table.loc["easy", "withdrawn_slots"] > 0
@@ -65,7 +65,7 @@ def test_dashboard_panel_and_switch(db):
     # The switch: off restores the withdrawn slots, with the admin named in the log.
     at.toggle(key="dashboard_stopping:seq").set_value(False).run()
     assert not at.exception, at.exception
-    after = S.audit_status("seq")
+    after = S.audit_status(open_study("seq"))
     assert not after.enabled and after.groups["withdrawn_slots"].sum() == 0
     log = activity.activity()
     assert log["action"].tolist()[0] == "stopping_off"
@@ -107,7 +107,7 @@ def test_setup_creates_a_two_plus_one_study_with_a_sequential_audit(db, tmp_path
     cfg = open_study("audited").config
     assert cfg["tiebreak"] == {"tolerance": 0.0} and cfg["per_item"] == 2
     assert cfg["stopping"]["target"] == 0.1 and cfg["stopping"]["group_by"] == ["dataset"]
-    assert S.audit_status("audited").groups["group"].tolist() == ["easy", "hard"]
+    assert S.audit_status(open_study("audited")).groups["group"].tolist() == ["easy", "hard"]
 
 
 def test_setup_refuses_a_group_column_the_file_lacks(db, tmp_path, monkeypatch):

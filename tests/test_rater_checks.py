@@ -68,7 +68,7 @@ def _queue(annotator_id: int) -> list[A.PairView]:
 
 
 def test_check_pairs_are_stored_apart_and_served_at_the_rate(checked):
-    assert quality_svc.check_answers("checked") == {
+    assert quality_svc.check_answers(open_study("checked")) == {
         f"c{i}": ("same" if i % 2 == 0 else "not_same") for i in range(N_CHECK)
     }
     # The known answer is no metadata column of the pairs (it would reach the gold file).
@@ -126,26 +126,28 @@ def _rate_all(ann: int, *, wrong_checks: bool, elapsed: int) -> None:
 def test_accuracy_rushed_and_pace_on_the_dashboard(checked):
     _rate_all(checked["ann"], wrong_checks=False, elapsed=4000)
     _rate_all(checked["bob"], wrong_checks=True, elapsed=900)
-    table = quality_svc.study_rater_checks("checked").set_index("annotator")
+    table = quality_svc.study_rater_checks(open_study("checked")).set_index("annotator")
     assert table.loc["ann", "n_checks"] == 4 and table.loc["ann", "check_accuracy"] == 1.0
     assert table.loc["bob", "n_correct"] == 0 and bool(table.loc["bob", "check_warning"])
     assert not bool(table.loc["ann", "check_warning"])
     assert table.loc["bob", "rushed_rate"] == 1.0 and table.loc["ann", "rushed_rate"] == 0.0
     assert table.loc["ann", "median_seconds"] == 4.0
     assert table.loc["ann", "pairs_per_hour"] == pytest.approx(900.0)
-    dash = study_dashboard("checked", use_cache=False)
+    dash = study_dashboard(open_study("checked"), use_cache=False)
     shown = dash.rater_checks.set_index("annotator")
     assert shown.loc["bob", "check_accuracy"] == 0.0
     assert any(w.startswith("bob answered 0 of 4") for w in dash.check_warnings)
     q = dash.quality_table().set_index("annotator")
     assert {"check_accuracy", "rushed_rate", "median_seconds", "pairs_per_hour"} <= set(q.columns)
-    html = html_report("checked")  # medsim report shows the same table and the warning
+    html = html_report(open_study("checked"))  # medsim report shows the same table and the warning
     assert "Check pairs, rushed answers and pace" in html and "pairs_per_hour" in html
     assert "bob answered 0 of 4 check pairs" in html
     # A new threshold changes the flags, not the ratings.
-    quality_svc.set_settings("checked", rushed_ms=500)
+    quality_svc.set_settings(open_study("checked"), rushed_ms=500)
     assert (
-        quality_svc.study_rater_checks("checked").set_index("annotator").loc["bob", "rushed_rate"]
+        quality_svc.study_rater_checks(open_study("checked"))
+        .set_index("annotator")
+        .loc["bob", "rushed_rate"]
         == 0
     )
 
@@ -170,17 +172,17 @@ def test_marking_check_pairs_later_checks_every_row_first(backend_url):
     create_study("later", _pairs().drop(columns=["check_answer"]), BINARY, ["ann"])
     bad = pd.DataFrame({"pair_id": ["m1", "nope", "m2"], "check_answer": ["same", "same", "x"]})
     with pytest.raises(InputError) as err:
-        quality_svc.mark_check_pairs("later", bad, file="checks.csv")
+        quality_svc.mark_check_pairs(open_study("later"), bad, file="checks.csv")
     text = "\n".join(err.value.lines())
     assert "row 3" in text and "nope" in text and "row 4" in text
-    assert quality_svc.check_answers("later") == {}
+    assert quality_svc.check_answers(open_study("later")) == {}
     dk = pd.DataFrame({"pair_id": ["m1"], "check_answer": ["dont_know"]})
     with pytest.raises(InputError, match="known answer"):
-        quality_svc.mark_check_pairs("later", dk)
+        quality_svc.mark_check_pairs(open_study("later"), dk)
     out = quality_svc.mark_check_pairs(
-        "later", pd.DataFrame({"pair_id": ["m1", "m2"], "check_answer": ["same", ""]})
+        open_study("later"), pd.DataFrame({"pair_id": ["m1", "m2"], "check_answer": ["same", ""]})
     )
-    assert out["marked"] == 1 and quality_svc.check_answers("later") == {"m1": "same"}
+    assert out["marked"] == 1 and quality_svc.check_answers(open_study("later")) == {"m1": "same"}
 
 
 def test_settings_are_checked():

@@ -22,6 +22,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services import stopping as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.people.annotators import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats.proportion import wilson_interval
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.events import acting_as
@@ -157,20 +158,19 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
         assert st_.complete and st_.done == st_.total < 2 * PER_GROUP and st_.waiting == 0
     from medsim_annot.services import studies as studies_svc
     from medsim_annot.services.people import annotators as annotators_svc
-    from medsim_annot.services.study_handle import open_study
 
     totals = annotators_svc.annotators(open_study("seq"))["total"].tolist()
     assert sorted(totals) == sorted(A.queue_state(a).total for a in ids.values())
     (row,) = studies_svc.list_studies()
     assert row["assigned"] == sum(totals) == row["rated"]
-    summary = S.audit_status("seq")
+    summary = S.audit_status(open_study("seq"))
     assert summary.groups.set_index("group").loc["easy", "status"] == "stopped"
     assert summary.groups.set_index("group").loc["hard", "status"] == "serving"
     # Off: every withdrawn slot is served again, with the admin named; the queue mark the
     # page compares moves, so an open browser refetches its stretch.
     marks = {a: A.queue_end(a) for a in ids.values()}
     with acting_as("admin:alice"):
-        out = S.set_stopping("seq", False)
+        out = S.set_stopping(open_study("seq"), False)
     assert all(A.queue_end(a) != marks[a] for a in ids.values())
     assert out.restored == int(easy.withdrawn.sum()) and out.groups_released == ["easy"]
     assert _events(fresh, "stopping_off")[0][1] == "admin:alice"
@@ -182,7 +182,7 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     assert not _slots(fresh).withdrawn.any()
     # On again: the easy group (still within its target) stops at once.
     with acting_as("admin:alice"):
-        back = S.set_stopping("seq", True)
+        back = S.set_stopping(open_study("seq"), True)
     assert back.groups_stopped == ["easy"]
     assert _events(fresh, "stopping_on")[0][1] == "admin:alice"
     assert len(_events(fresh, "group_stopped")) == 2
@@ -480,10 +480,10 @@ def test_html_report_has_the_sequential_audit(fresh):
 
     ids = _create(target=0.3, minimum=2, per_group=12, seed=3)
     _rate_all(ids)
-    html = dsvc.html_report("seq")
+    html = dsvc.html_report(open_study("seq"))
     section = html[html.index("<h2>Sequential audit</h2>") :]
     assert "at most 0.3" in section and "Wilson score interval, 95%" in section
-    status = S.audit_status("seq")
+    status = S.audit_status(open_study("seq"))
     for group in status.groups["group"]:
         assert f"<td>{group}</td>" in section
     assert "stopped" in section and "Sequential audit per group" in html

@@ -214,7 +214,7 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
     for who, values in votes.items():
         for pid, value in zip(["p1", "p2", "p3"], values):
             _rate(engine, "q", who, pid, value, comment="=1+1" if who == "a" else "")
-    board = dashboard.study_dashboard("q", engine=engine, use_cache=False)
+    board = dashboard.study_dashboard(open_study("q", engine=engine), use_cache=False)
     assert board is not None
     manifest = gold.export_gold(open_study("q", engine=engine), tmp_path / "gold.csv")
     table = read_table_text(tmp_path / "gold.csv")

@@ -137,10 +137,10 @@ def test_dashboard_after_a_new_rating_equals_a_cold_one(engine):
         for i in range(6):
             _rate(engine, who, f"p{i}", "same" if (i + k) % 3 else "not_same", minute=i)
     dsvc.clear_cache()
-    dsvc.study_dashboard("inc", engine=engine)
+    dsvc.study_dashboard(open_study("inc", engine=engine))
     _rate(engine, "c", "p0", "dont_know", minute=30, comment="not sure")
-    warm = dsvc.study_dashboard("inc", engine=engine)
-    cold = dsvc.study_dashboard("inc", engine=engine, use_cache=False)
+    warm = dsvc.study_dashboard(open_study("inc", engine=engine))
+    cold = dsvc.study_dashboard(open_study("inc", engine=engine), use_cache=False)
     for table in ("audit_table", "quality_table", "disagreements", "pairwise_table"):
         pd.testing.assert_frame_equal(getattr(warm, table)(), getattr(cold, table)())
     pd.testing.assert_frame_equal(warm.gold.table, cold.gold.table)
@@ -167,17 +167,17 @@ def test_arrow_read_equals_the_dbapi_read(engine):
         engine=engine,
     )
     sid = open_study("inc", engine=engine).id
-    assert len(dsvc.load_current("inc", engine=engine)) == 0
+    assert len(dsvc.load_current(open_study("inc", engine=engine))) == 0
     for i in range(5):
         _rate(engine, "ann", f"p{i}", "same", minute=i, comment="odd, ✓" if i == 1 else "")
         _rate(engine, "bo", f"p{i}", "not_same", minute=i, elapsed_ms=1200 + i)
     # every elapsed time missing, then some: the frame's dtype follows the DBAPI read's
-    only_ann = dsvc.load_current("inc", engine=engine)
+    only_ann = dsvc.load_current(open_study("inc", engine=engine))
     assert len(only_ann) == 10
     _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True, comment="second\nline")
     _rate(engine, "ann", "p0", "dont_know", kind="duplicate", minute=12)
     asvc.rename_annotator(open_study("inc", engine=engine), "bo", "aaron")
-    got = dsvc.load_current("inc", engine=engine)
+    got = dsvc.load_current(open_study("inc", engine=engine))
     pd.testing.assert_frame_equal(
         got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)
     )
@@ -216,7 +216,7 @@ def test_dashboard_reads_every_elapsed_time_missing_like_the_dbapi_read(engine):
         for i in range(3):
             _rate(engine, who, f"p{i}", "same", minute=i)
     pd.testing.assert_frame_equal(
-        dsvc.load_current("inc", engine=engine),
+        dsvc.load_current(open_study("inc", engine=engine)),
         svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True),
     )
 
@@ -250,9 +250,9 @@ def test_sqlite_arrow_read_uses_the_process_own_sqlite_library(tmp_path):
     _rate(engine, "a", "p0", "same", minute=1, elapsed_ms=900)
     before = sqlite_libraries()
     dsvc.clear_cache()
-    dash = dsvc.study_dashboard("inc", engine=engine, use_cache=False)
+    dash = dsvc.study_dashboard(open_study("inc", engine=engine), use_cache=False)
     assert len(dash.gold.table)
-    assert len(dsvc.load_current("inc", engine=engine)) == 1
+    assert len(dsvc.load_current(open_study("inc", engine=engine))) == 1
     after = sqlite_libraries()
     assert after == before, f"a second SQLite library was loaded: {sorted(after - before)}"
     adbc = [m for m in sys.modules if m.startswith("adbc_driver_sqlite")]

@@ -17,6 +17,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.people.annotators import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 
 PAIRS = 24
@@ -311,7 +312,7 @@ def test_dashboard_agreement_on_calibration_pairs(fresh):
         while (st := A.queue_state(aid)).first_unrated is not None:
             view = A.get_pair(aid, st.first_unrated)
             A.submit_rating(aid, view.position, _opinion(name, _index(view)))
-    dash = study_dashboard("two-plus-one-cal", use_cache=False)
+    dash = study_dashboard(open_study("two-plus-one-cal"), use_cache=False)
     assert "6 calibration pairs" in dash.agreement_basis
     assert dash.agreement.n_items == 6
     # The gold table (majority of every pair) still covers every pair.

@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
         from medsim_annot.io import write_atomic
         from medsim_annot.services.dashboard import html_report
 
-        html = html_report(study, bootstrap=bootstrap)
+        html = html_report(open_study(study), bootstrap=bootstrap)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, html)
         typer.echo(f"wrote {out} ({len(html.encode('utf-8')) // 1024} KiB)")

@@ -203,19 +203,20 @@ def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json)
     from medsim_annot.services import quality as quality_svc
 
     out: dict = {"study": name}
+    study = open_study(name)
     if file is not None:
-        out.update(quality_svc.mark_check_pairs(name, read_table(file), file=str(file)))
+        out.update(quality_svc.mark_check_pairs(study, read_table(file), file=str(file)))
     if rushed_ms is not None or check_min_accuracy is not None or no_min_accuracy:
         settings = quality_svc.set_settings(
-            name,
+            study,
             rushed_ms=rushed_ms,
             check_min_accuracy=check_min_accuracy,
             clear_min_accuracy=no_min_accuracy,
         )
     else:
-        settings = quality_svc.study_settings(name)
+        settings = quality_svc.study_settings(study)
     out["settings"] = settings.to_config()
-    out["checks"] = len(quality_svc.check_answers(name))
+    out["checks"] = len(quality_svc.check_answers(study))
     if as_json:
         emit_json(out)
         return
@@ -517,7 +518,7 @@ def register(app: typer.Typer) -> None:
 
         if switch not in ("on", "off"):
             raise UsageProblem(f"say 'on' or 'off', not '{switch}'")
-        out = set_stopping(name, switch == "on")
+        out = set_stopping(open_study(name), switch == "on")
         emit_json(out.to_dict()) if as_json else typer.echo(_stopping_line(name, out))
 
     @study.command("list")

@@ -24,7 +24,8 @@ from data_schemas.options import CHECK_MIN_ACCURACY, CHECK_TOLERANCE, RUSHED_THR
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
 from medsim_annot.io import read_table
-from medsim_annot.services.studies import check_answer_values, current_ratings, get_study
+from medsim_annot.services.studies import check_answer_values, current_ratings
+from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.checks import (
     RUSHED_MS,
     below_threshold,
@@ -33,8 +34,8 @@ from medsim_annot.stats.checks import (
     rushed,
     rushed_rate,
 )
-from medsim_annot.storage import Engine, get_engine, session_scope
 from medsim_annot.storage import events as events_store
+from medsim_annot.storage import session_scope
 from medsim_annot.storage import studies as store
 
 #: Per-doctor columns of :func:`rater_checks`, in order.
@@ -88,22 +89,23 @@ class QualitySettings:
         }
 
 
-def study_settings(study: str, *, engine: Engine | None = None) -> QualitySettings:
-    return QualitySettings.of(get_study(study, engine=engine).config)
+def study_settings(study: Study) -> QualitySettings:
+    """The rater-check settings of *study* (from its config as the handle holds it)."""
+    return QualitySettings.of(study.config)
 
 
 def set_settings(
-    study: str,
+    study: Study,
     *,
     rushed_ms: int | None = None,
     check_min_accuracy: float | None = None,
     clear_min_accuracy: bool = False,
     check_tolerance: float | None = None,
-    engine: Engine | None = None,
 ) -> QualitySettings:
-    """Change the rater-check settings of *study* (only those given); records an event."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
+    """Change the rater-check settings of *study* (only those given); records an event.
+    The rest of the config is kept as stored now (the handle may be older)."""
+    engine = study.engine
+    info = study.reloaded()
     now = QualitySettings.of(info.config)
     changes: dict = {}
     if rushed_ms is not None:
@@ -158,52 +160,53 @@ def with_check_answers(
     return out
 
 
-def check_answers(study: str, *, engine: Engine | None = None) -> dict[str, str]:
+def check_answers(study: Study) -> dict[str, str]:
     """``pair_id`` to the known answer of each check pair of *study* (admin side only)."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    with session_scope(engine) as s:
-        return dict(store.check_answers(s, info.id))
+    with session_scope(study.engine) as s:
+        return dict(store.check_answers(s, study.id))
 
 
-def mark_check_pairs(
-    study: str, frame: pd.DataFrame, *, file: str | None = None, engine: Engine | None = None
-) -> dict:
+def mark_check_pairs(study: Study, frame: pd.DataFrame, *, file: str | None = None) -> dict:
     """Mark pairs of an existing study as check pairs from a frame with ``pair_id`` and
     ``check_answer`` (an empty answer unmarks the pair). Every id must be a pair of the
     study and every answer a decisive value of its scale; nothing is written otherwise.
     The pairs stay where they are in the queues: their ratings, past and future, count
     toward the accuracy on check pairs."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
     missing = [c for c in (C.PAIR_ID, C.CHECK_ANSWER) if c not in frame.columns]
     if missing:
         raise InputError([Problem("required column is missing", column=c) for c in missing], file)
     ids = [str(p).strip() for p in frame[C.PAIR_ID].tolist()]
-    with session_scope(engine) as s:
-        known = set(store.pair_ids(s, info.id))
+    with session_scope(study.engine) as s:
+        known = set(store.pair_ids(s, study.id))
         problems = [
-            Problem(f"pair_id '{p}' is not a pair of study '{study}'", row=i + 2, column=C.PAIR_ID)
+            Problem(
+                f"pair_id '{p}' is not a pair of study '{study.name}'", row=i + 2, column=C.PAIR_ID
+            )
             for i, p in enumerate(ids)
             if p not in known
         ]
         try:
-            answers = check_answer_values(frame, info.scale, file)
+            answers = check_answer_values(frame, study.scale, file)
         except InputError as exc:
             problems += exc.problems
         if problems:
             raise InputError(sorted(problems, key=lambda p: p.row or 0), file)
         change = {p: answers.get(i) for i, p in enumerate(ids)}
-        store.set_check_answers(s, info.id, change)
+        store.set_check_answers(s, study.id, change)
         marked = sum(v is not None for v in change.values())
         events_store.add_event(
             s,
             "check_pairs_marked",
-            study_id=info.id,
+            study_id=study.id,
             detail={"marked": marked, "unmarked": len(change) - marked},
         )
-        total = len(store.check_answers(s, info.id))
-    return {"study": study, "marked": marked, "unmarked": len(change) - marked, "checks": total}
+        total = len(store.check_answers(s, study.id))
+    return {
+        "study": study.name,
+        "marked": marked,
+        "unmarked": len(change) - marked,
+        "checks": total,
+    }
 
 
 # --------------------------------------------------------------------------- the figures
@@ -255,13 +258,11 @@ def drop_rushed(current: pd.DataFrame, rushed_ms: int) -> tuple[pd.DataFrame, in
     return current[~flag].reset_index(drop=True), int(flag.sum())
 
 
-def study_rater_checks(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def study_rater_checks(study: Study) -> pd.DataFrame:
     """:func:`rater_checks` of a stored study (its current ratings, duplicates included)."""
-    engine = engine or get_engine()
-    info = get_study(study, engine=engine)
-    current = current_ratings(info, include_duplicates=True)
+    current = current_ratings(study, include_duplicates=True)
     return rater_checks(
-        current, info.scale, check_answers(study, engine=engine), QualitySettings.of(info.config)
+        current, study.scale, check_answers(study), QualitySettings.of(study.config)
     )
 
 

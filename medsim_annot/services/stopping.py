@@ -35,8 +35,9 @@ from medsim_annot.design.adaptive import (
     group_stopping,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.majority import majority_from_counts
-from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow, with_retry
+from medsim_annot.storage import Transaction, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import stopping as store
@@ -215,12 +216,10 @@ def after_rating(s: Transaction, *, study_id: int, item_id: int, assignment_id: 
     return _stop(s, study_id, group, est, target=target, at=at)
 
 
-def _study(s: Transaction, name: str) -> tuple[int, dict, str]:
-    sid = studies_store.study_id(s, name)
-    if sid is None:
-        raise UsageProblem(f"there is no study named '{name}'")
-    config, scale_json = tiebreak_store.study_design(s, sid)
-    return sid, config, scale_json
+def _study(s: Transaction, study: Study) -> tuple[int, dict, str]:
+    """*study*'s id, and its config and scale as stored now (read in transaction *s*)."""
+    config, scale_json = tiebreak_store.study_design(s, study.id)
+    return study.id, config, scale_json
 
 
 @dataclass(frozen=True)
@@ -240,18 +239,18 @@ class StoppingSwitch:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> StoppingSwitch:
-    """Turn the sequential stopping of study *name* on or off (``medsim study stopping``).
+def set_stopping(study: Study, enabled: bool) -> StoppingSwitch:
+    """Turn the sequential stopping of *study* on or off (``medsim study stopping``).
 
     Off: every withdrawn slot is served again (``withdrawn_at`` cleared) and the stopped
     groups are forgotten; event ``stopping_off``. On: every group is evaluated at once and
     those within the target stop; event ``stopping_on``. The events name the acting admin
     (:func:`medsim_annot.storage.events.acting_as`). Returns what changed."""
-    engine = engine or get_engine()
+    name = study.name
 
     def run() -> StoppingSwitch:
-        with session_scope(engine) as s:
-            sid, config, scale_json = _study(s, name)
+        with session_scope(study.engine) as s:
+            sid, config, scale_json = _study(s, study)
             stopping = config.get("stopping")
             if not stopping:
                 raise UsageProblem(
@@ -318,17 +317,17 @@ STATUS_COLUMNS = (
 )
 
 
-def audit_status(name: str, *, engine: Engine | None = None) -> AuditStatus | None:
-    """Per group of study *name*: rated pairs with a verdict (``n``), accuracy and precision
+def audit_status(study: Study) -> AuditStatus | None:
+    """Per group of *study*: rated pairs with a verdict (``n``), accuracy and precision
     of the automatic labels with Wilson 95 % intervals, the pairs still needed to reach the
     target (:func:`~medsim_annot.design.adaptive.pairs_needed` at the stopping level, at
     least what the minimum requires; 0 once stopped), unrated slots still served, withdrawn
     slots and ``serving``/``stopped``. ``None`` for a study without ``--target-ci``."""
-    engine = engine or get_engine()
+    name = study.name
 
     def run() -> AuditStatus | None:
-        with session_scope(engine) as s:
-            sid, config, scale_json = _study(s, name)
+        with session_scope(study.engine) as s:
+            sid, config, scale_json = _study(s, study)
             stopping = config.get("stopping")
             if not stopping:
                 return None

@@ -204,7 +204,7 @@ def board(study: Study) -> Board:
     study_key = (url, study.name, study.id, str(study.created_at))
     b = BOARDS.get((*study_key, ratings))
     if b is None:
-        dash = study_dashboard(study.name, engine=engine)
+        dash = study_dashboard(study)
         b = _without_decisions(study.name, study.scale, dash)
         ratings = dash.version
     if b.decisions_version != decided:

@@ -15,7 +15,7 @@ import medsim_annot
 from medsim_annot.services import plots
 from medsim_annot.services.dashboard.store import completion, study_dashboard
 from medsim_annot.services.stopping import audit_status
-from medsim_annot.storage import Engine, get_engine
+from medsim_annot.services.study_handle import Study
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}"
@@ -72,19 +72,16 @@ class _Report:
         )
 
 
-def html_report(
-    study: str, *, bootstrap: int = 0, engine: Engine | None = None, now: dt.datetime | None = None
-) -> str:
+def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = None) -> str:
     """The study's QA report as one self-contained HTML page (plotly.js inline, no
     internet needed): headline, completion, the published tables, the charts, rater
     quality and the disagreement list."""
-    engine = engine or get_engine()
-    dash = study_dashboard(study, bootstrap=bootstrap, engine=engine)
-    comp = completion(study, engine=engine)
+    dash = study_dashboard(study, bootstrap=bootstrap)
+    comp = completion(study)
     when = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     rep = _Report()
     rep.header += [
-        f"<h1>QA report: {_html.escape(study)}</h1>",
+        f"<h1>QA report: {_html.escape(study.name)}</h1>",
         f"<p>Scale <b>{_html.escape(dash.scale.name)}</b> ({dash.scale.level}); ratings "
         f"version {dash.version[0]} / {dash.version[1]}; medsim-annot "
         f"{medsim_annot.__version__}; generated {when}.</p>",
@@ -104,7 +101,7 @@ def html_report(
             ("Audit per group", plots.audit_figure(audit)),
             ("Automatic label vs majority", plots.confusion_figure(confusion)),
         ]
-    seq = audit_status(study, engine=engine)
+    seq = audit_status(study)
     if seq is not None:
         rep.sections += [
             "<h2>Sequential audit</h2>",
@@ -142,4 +139,4 @@ def html_report(
         "<h2>Disagreements</h2>",
         _table_html(dash.disagreements()),
     ]
-    return rep.page(f"QA report {study}")
+    return rep.page(f"QA report {study.name}")

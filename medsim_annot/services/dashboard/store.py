@@ -3,7 +3,7 @@
 
 Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCache`):
 
-* :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study, ratings version,
+* :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study name and id, ratings version,
   bootstrap, majority rule, the rater-check settings and check pairs). The ratings version
   (count, highest rating id) changes with every saved rating (ratings are append-only), and
   the rater checks' settings and check pairs are read on every call, so a kept dashboard is
@@ -36,7 +36,8 @@ from medsim_annot.services.dashboard.cache import LRUCache
 from medsim_annot.services.dashboard.compute import compute_dashboard
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.people import annotators as annotators_svc
-from medsim_annot.storage import Engine, get_engine
+from medsim_annot.services.study_handle import Study
+from medsim_annot.storage import Engine
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage.studies import annotator_names
 
@@ -55,14 +56,14 @@ def clear_cache() -> None:
         cache.clear()
 
 
-def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def study_pairs(study: Study) -> pd.DataFrame:
     """The pairs of *study* (:func:`medsim_annot.services.studies.pairs_frame`)."""
-    return studies_svc.pairs_frame(studies_svc.get_study(study, engine=engine))
+    return studies_svc.pairs_frame(study)
 
 
-def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def completion(study: Study) -> pd.DataFrame:
     """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
-    a = annotators_svc.annotators(studies_svc.get_study(study, engine=engine))
+    a = annotators_svc.annotators(study)
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
     out["share"] = np.where(
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
@@ -70,19 +71,19 @@ def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     return out
 
 
-def ratings_version(study: str, *, engine: Engine | None = None) -> tuple[int, int]:
+def ratings_version(study: Study) -> tuple[int, int]:
     """The study's ratings version (count, highest rating id): the cache key."""
-    return studies_svc.ratings_version(studies_svc.get_study(study, engine=engine))
+    return studies_svc.ratings_version(study)
 
 
-def load_current(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
+def load_current(study: Study) -> pd.DataFrame:
     """Current ratings of *study* including duplicate slots: the frame of
     :func:`medsim_annot.services.studies.current_ratings`, read column-wise as integer codes
     (:func:`medsim_annot.storage.arrow.current_ratings_coded`) where the database allows it
     — at 100,000s of ratings, building a Python object per value on the DBAPI path costs
     more than the query."""
-    engine = engine or get_engine()
-    info = studies_svc.get_study(study, engine=engine)
+    engine = study.engine
+    info = study
     coded = (
         arrow_store.current_ratings_coded(engine, info.id)
         if arrow_store.supports_arrow(engine)
@@ -115,11 +116,10 @@ def _read_both(
 
 
 def study_dashboard(
-    study: str,
+    study: Study,
     *,
     bootstrap: int = 0,
     majority: str = "strict",
-    engine: Engine | None = None,
     use_cache: bool = True,
 ) -> Dashboard:
     """The dashboard of a stored study, cached in :data:`DASHBOARDS` (see the module's
@@ -128,16 +128,20 @@ def study_dashboard(
 
     With the cache, the pairs are kept per study (they never change) and the current
     ratings by a :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which after a
-    new rating reads only the ratings saved since; ``use_cache=False`` reads everything."""
-    engine = engine or get_engine()
-    version = ratings_version(study, engine=engine)
+    new rating reads only the ratings saved since; ``use_cache=False`` reads everything.
+    The rater checks' settings are read as stored now, not as the handle holds them (a page
+    keeps its handle across a fragment's reruns, and the settings form is in it)."""
+    engine = study.engine
+    info = study
+    version = ratings_version(study)
     url = engine.url.render_as_string(hide_password=True)
     # The rater checks' settings and check pairs change without a new rating: in the key.
-    settings = quality_svc.study_settings(study, engine=engine)
-    answers = quality_svc.check_answers(study, engine=engine)
+    settings = quality_svc.study_settings(study.reloaded())
+    answers = quality_svc.check_answers(study)
     key = (
         url,
-        study,
+        study.name,
+        study.id,
         version,
         int(bootstrap),
         majority,
@@ -150,7 +154,6 @@ def study_dashboard(
             CACHE_STATS["hits"] += 1
             return found
     CACHE_STATS["misses"] += 1
-    info = studies_svc.get_study(study, engine=engine)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairs-read") as pool:
         if use_cache:
             study_key = (url, info.id, str(info.created_at))
@@ -160,15 +163,15 @@ def study_dashboard(
             pairs, history = _read_both(
                 engine,
                 pool,
-                lambda: PAIRS.get_or_make(study_key, lambda: study_pairs(study, engine=engine)),
+                lambda: PAIRS.get_or_make(study_key, lambda: study_pairs(study)),
                 lambda: reader.read(version),
             )
         else:
             pairs, history = _read_both(
                 engine,
                 pool,
-                lambda: study_pairs(study, engine=engine),
-                lambda: load_current(study, engine=engine),
+                lambda: study_pairs(study),
+                lambda: load_current(study),
             )
         current = (
             history[history["slot"] != "duplicate"].reset_index(drop=True)
@@ -180,7 +183,7 @@ def study_dashboard(
             current,
             info.scale,
             history=history,
-            study=study,
+            study=study.name,
             version=version,
             bootstrap=bootstrap,
             majority=majority,
