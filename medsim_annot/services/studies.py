@@ -28,7 +28,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table, write_table
 from medsim_annot.services.people.auth import hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_study_name
-from medsim_annot.services.study_handle import Study, open_study
+from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, bulk, get_engine, session_scope, utcnow
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
@@ -214,12 +214,6 @@ def _plain(v):
 
 
 # --------------------------------------------------------------------------- read
-#: Bridges for the modules that still look a study up by name; phase 2 of issue 32 converts
-#: them to take the :class:`Study` handle and removes these two names.
-StudyInfo = Study
-get_study = open_study
-
-
 def list_studies(*, engine: Engine | None = None) -> list[dict]:
     """Every study with its scale, item, annotator and current-rating counts."""
     engine = engine or get_engine()
