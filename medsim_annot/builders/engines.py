@@ -7,7 +7,7 @@ in batches of column lists (:meth:`~_Engine.stream`) or fetches it whole
 (:meth:`~_Engine.fetch`), and turns the engine's own errors into the project's (a malformed
 file -> :class:`~data_schemas.errors.InputError`, DuckDB out of memory -> ``ValueError``
 with the remedy, no pyspark or Java -> :class:`EngineUnavailableError`). :func:`open_engine`
-gives one by name. duckdb, pyarrow and pyspark are imported only when an engine starts.
+gives one by name. pyspark (an optional extra) is imported only when the Spark engine starts.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
 
 from data_schemas.errors import InputError
 from data_schemas.options import StrOptions
@@ -93,9 +96,6 @@ class DuckDBEngine(_Engine):
         temp_dir: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
-        import duckdb
-
-        self._duckdb = duckdb
         self._source: EventsSource | None = None
         self._tmp = tempfile.mkdtemp(prefix="medsim-duckdb-", dir=temp_dir)
         config: dict[str, Any] = {
@@ -128,8 +128,6 @@ class DuckDBEngine(_Engine):
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {EVENTS_VIEW} AS SELECT * FROM {reader}")
 
     def load_table(self, name: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
-        import pyarrow as pa
-
         table = pa.table(
             {c: pa.array([r[i] for r in rows], type=pa.string()) for i, c in enumerate(columns)}
         )
@@ -140,15 +138,15 @@ class DuckDBEngine(_Engine):
     def _run(self, call):
         try:
             return call()
-        except self._duckdb.OutOfMemoryException as exc:
+        except duckdb.OutOfMemoryException as exc:
             raise ValueError(
                 f"DuckDB ran out of memory ({str(exc).strip().splitlines()[0]}); raise "
                 "--memory-limit or give it a --temp-dir with more free disk"
             ) from None
         except (
-            self._duckdb.InvalidInputException,
-            self._duckdb.IOException,
-            self._duckdb.ConversionException,
+            duckdb.InvalidInputException,
+            duckdb.IOException,
+            duckdb.ConversionException,
         ) as exc:
             file = str(self._source.path) if self._source else None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
@@ -158,8 +156,6 @@ class DuckDBEngine(_Engine):
             ) from None
 
     def stream(self, sql: str, batch_rows: int = BATCH_ROWS) -> Iterator[list]:
-        import pyarrow as pa
-
         reader = self._run(lambda: self.con.sql(sql).to_arrow_reader(batch_rows))
         try:
             while True:
@@ -194,6 +190,7 @@ class SparkEngine(_Engine):
 
     def __init__(self, spark=None) -> None:
         try:
+            # pyspark is the optional [spark] extra: imported only when this engine starts
             from pyspark.sql import SparkSession
         except ImportError:
             raise EngineUnavailableError(
@@ -220,6 +217,7 @@ class SparkEngine(_Engine):
         self.spark.conf.set("spark.sql.cteRecursionRowLimit", str(2**31 - 1))
 
     def load_events(self, source: EventsSource) -> None:
+        # the optional [spark] extra, present once __init__ has started a session
         from pyspark.sql.types import StringType, StructField, StructType
 
         self._source = source
