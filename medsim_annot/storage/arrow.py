@@ -127,6 +127,7 @@ def _adbc(engine: Engine) -> Iterator[Any]:
     inside one REPEATABLE READ transaction: every query through it sees one snapshot."""
     if engine.dialect.name != "postgresql":
         raise ValueError(f"ADBC reads are for PostgreSQL, not {engine.dialect.name}")
+    # the PostgreSQL-only ADBC driver: loaded only when a PostgreSQL store is read
     import adbc_driver_postgresql.dbapi as driver
 
     conn = driver.connect(engine.url.set(drivername="postgresql").render_as_string(False))
