@@ -7,7 +7,8 @@ in batches of column lists (:meth:`~_Engine.stream`) or fetches it whole
 (:meth:`~_Engine.fetch`), and turns the engine's own errors into the project's (a malformed
 file -> :class:`~data_schemas.errors.InputError`, DuckDB out of memory -> ``ValueError``
 with the remedy, no pyspark or Java -> :class:`EngineUnavailableError`). :func:`open_engine`
-gives one by name. pyspark (an optional extra) is imported only when the Spark engine starts.
+gives one by name. duckdb (0.2–0.3 s, every ``medsim`` command would pay it) and pyspark
+(an optional extra) are imported only when their engine starts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
 import pyarrow as pa
 
 from data_schemas.errors import InputError
@@ -96,6 +96,10 @@ class DuckDBEngine(_Engine):
         temp_dir: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
+        # duckdb: 0.2–0.3 s, loaded only when this engine starts (CLI start-up)
+        import duckdb
+
+        self._duckdb = duckdb
         self._source: EventsSource | None = None
         self._tmp = tempfile.mkdtemp(prefix="medsim-duckdb-", dir=temp_dir)
         config: dict[str, Any] = {
@@ -138,15 +142,15 @@ class DuckDBEngine(_Engine):
     def _run(self, call):
         try:
             return call()
-        except duckdb.OutOfMemoryException as exc:
+        except self._duckdb.OutOfMemoryException as exc:
             raise ValueError(
                 f"DuckDB ran out of memory ({str(exc).strip().splitlines()[0]}); raise "
                 "--memory-limit or give it a --temp-dir with more free disk"
             ) from None
         except (
-            duckdb.InvalidInputException,
-            duckdb.IOException,
-            duckdb.ConversionException,
+            self._duckdb.InvalidInputException,
+            self._duckdb.IOException,
+            self._duckdb.ConversionException,
         ) as exc:
             file = str(self._source.path) if self._source else None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
