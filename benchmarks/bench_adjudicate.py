@@ -54,6 +54,7 @@ def seed_study(url: str, n_pairs: int) -> tuple[str, str]:
     from benchmarks.bench_dashboard import _store, synthetic
     from medsim_annot.services import activity
     from medsim_annot.services.people import adjudicators as people
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import dispose_all, get_engine
 
     name = f"bench-adjudicate-{n_pairs}"
@@ -72,7 +73,9 @@ def seed_study(url: str, n_pairs: int) -> tuple[str, str]:
     current["rating"] = votes.ravel()
     with activity.acting_as("admin:bench"):
         _store(pairs, current, name, get_engine(url))
-        code = people.add_adjudicator(name, JUDGE, engine=get_engine(url))["access_code"]
+        code = people.add_adjudicator(open_study(name, engine=get_engine(url)), JUDGE)[
+            "access_code"
+        ]
     dispose_all()
     return name, code
 

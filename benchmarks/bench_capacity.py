@@ -239,7 +239,7 @@ def _study(url: str, n_doctors: int, n_pairs: int):
     import pandas as pd
 
     from data_schemas.scales import BINARY
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
     from medsim_annot.services.studies import create_study
     from medsim_annot.storage import get_engine
 

@@ -47,7 +47,7 @@ def _pairs(n: int) -> pd.DataFrame:
 
 def _study(engine, n_items: int, n_annotators: int) -> tuple[str, list[int]]:
     from data_schemas.scales import BINARY
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
     from medsim_annot.services.studies import create_study
 
     name = f"conc-{uuid.uuid4().hex[:8]}"

@@ -189,11 +189,7 @@ def code_ratings(frame: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     [1.0, nan]
     """
     df = frame.copy()
-
-    def value(v) -> float:
-        c = scale.code(v)
-        return float("nan") if c is None else float(c)
-
+    value = scale.rating_code
     groups = _distinct(df[C.RATING])
     if groups is None:
         df[C.VALUE] = pd.array(per_distinct(df[C.RATING], value), dtype="float64")
@@ -297,20 +293,24 @@ def latest_coded(
     return df[cols].reset_index(drop=True), item[rows], pd.Index(items), who[rows], pd.Index(names)
 
 
-def sorted_coded(ratings: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray] | None:
+def sorted_coded(
+    ratings: pd.DataFrame,
+) -> tuple[pd.DataFrame, np.ndarray, pd.Index, np.ndarray, pd.Index] | None:
     """``ratings.sort_values([pair_id, annotator], kind="stable")`` by integer codes, with
-    each row's pair code and annotator code (codes in sorted order), or None when the pair
-    ids or annotators are not all text (see :func:`latest_coded`).
+    each row's pair code and annotator code and the sorted distinct pair ids and annotators
+    they index (as :func:`latest_coded`), or None when the pair ids or annotators are not
+    all text.
 
     >>> r = pd.DataFrame({"pair_id": ["b", "a", "b"], "annotator": ["X", "Y", "W"]})
-    >>> frame, item, who = sorted_coded(r)
+    >>> frame, item, items, who, names = sorted_coded(r)
     >>> frame.equals(r.sort_values(["pair_id", "annotator"], kind="stable")), who.tolist()
     (True, [2, 0, 1])
     """
     cols = (C.PAIR_ID, C.ANNOTATOR)
     if not len(ratings) or not all(c in ratings.columns and _text_column(ratings[c]) for c in cols):
         return None
-    item = np.asarray(pd.factorize(ratings[C.PAIR_ID], sort=True)[0], dtype=np.int64)
-    who = np.asarray(pd.factorize(ratings[C.ANNOTATOR], sort=True)[0], dtype=np.int64)
+    item, items = pd.factorize(ratings[C.PAIR_ID], sort=True)
+    who, names = pd.factorize(ratings[C.ANNOTATOR], sort=True)
+    item, who = np.asarray(item, dtype=np.int64), np.asarray(who, dtype=np.int64)
     rows = np.lexsort((who, item))  # stable
-    return ratings.take(rows), item[rows], who[rows]
+    return ratings.take(rows), item[rows], pd.Index(items), who[rows], pd.Index(names)

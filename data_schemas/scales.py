@@ -5,6 +5,7 @@ code paths. Custom scales are read from YAML or JSON files of the same shape.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Literal
@@ -171,6 +172,17 @@ class Scale(BaseModel):
     def from_json(cls, text: str) -> Scale:
         return cls.model_validate_json(text)
 
+    def rating_code(self, value) -> float:
+        """The code the statistics give a rating *value*: the option's code, NaN for no
+        decision; raises ``ValueError`` naming the allowed values when *value* is off the
+        scale (:meth:`canonical`). Every rating is coded by this method.
+
+        >>> BINARY.rating_code("same"), BINARY.rating_code("dont_know")
+        (1.0, nan)
+        """
+        c = self.code(self.canonical(value))
+        return float("nan") if c is None else float(c)
+
 
 BINARY = Scale(
     name="binary",
@@ -322,3 +334,11 @@ def load_scale(name_or_path: str | Path) -> Scale:
             for err in exc.errors()
         ]
         raise InputError(problems, key) from None
+
+
+@functools.lru_cache(maxsize=64)
+def scale_from_json(text: str) -> Scale:
+    """:meth:`Scale.from_json`, parsed once per distinct text (a study's stored scale is
+    read on every rating: the annotation queue, tiebreaks and stopping share this cache).
+    The scale returned is shared: do not change it."""
+    return Scale.from_json(text)

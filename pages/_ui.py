@@ -31,7 +31,7 @@ from medsim_annot.io import table_bytes
 from medsim_annot.services.activity import set_actor_provider
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, check_session
 from medsim_annot.services.people.admins import AdminIdentity, admin_session_valid
-from medsim_annot.services.people.auth import AnnotatorIdentity
+from medsim_annot.services.people.annotators import AnnotatorIdentity
 from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS

@@ -21,6 +21,7 @@ from medsim_annot.services.people import annotators as A
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
+from medsim_annot.services.study_handle import Study, open_study
 from pages import _ui
 from pages.components.preload import preload_chart_code
 
@@ -472,72 +473,71 @@ MANAGE_BUTTONS = (
 )
 
 
-def _tab_add(study: str) -> None:
+def _tab_add(study: Study) -> None:
     new_name = st.text_input("New annotator", key="setup_add_name")
     if st.button("Add annotator", key="setup_add"):
         try:
-            out = A.add_annotator(study, new_name, engine=_ui.engine())
+            out = A.add_annotator(study, new_name)
             st.session_state.pop(RESULT, None)
-            _ui.show_codes_once(NEW_CODES, "manage", study, [out], f"Added {out['name']}.")
+            _ui.show_codes_once(NEW_CODES, "manage", study.name, [out], f"Added {out['name']}.")
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"
 
 
-def _tab_rename(study: str, people: list[str]) -> None:
+def _tab_rename(study: Study, people: list[str]) -> None:
     old = st.selectbox("Annotator", people, key="setup_rename_old")
     new = st.text_input("New name", key="setup_rename_new")
     if st.button("Rename", key="setup_rename") and old:
         try:
-            A.rename_annotator(study, old, new, engine=_ui.engine())
+            A.rename_annotator(study, old, new)
             st.session_state[RESULT] = f"Renamed {old} to {new.strip()}."
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"
 
 
-def _tab_issue_code(study: str, people: list[str]) -> None:
+def _tab_issue_code(study: Study, people: list[str]) -> None:
     who = st.selectbox("Annotator", people, key="setup_code_who")
     if st.button("Issue a new code (the old one stops working)", key="setup_issue") and who:
-        code = A.issue_code(study, who, engine=_ui.engine())
+        code = A.issue_code(study, who)
         st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
             NEW_CODES,
             "manage",
-            study,
+            study.name,
             [{"name": who, "access_code": code}],
             f"New access code for {who} (the old one no longer works).",
         )
 
 
-def _tab_revoke(study: str, people: list[str]) -> None:
+def _tab_revoke(study: Study, people: list[str]) -> None:
     who_r = st.selectbox("Annotator", people, key="setup_revoke_who")
     if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
-        A.revoke_code(study, who_r, engine=_ui.engine())
+        A.revoke_code(study, who_r)
         st.session_state[RESULT] = f"Revoked the access code of {who_r}."
 
 
-def _tab_sso(study: str, people: list[str]) -> None:
-    eng = _ui.engine()
+def _tab_sso(study: Study, people: list[str]) -> None:
     st.caption(
         "Annotators linked to their identity in your organisation's sign-in may use "
         "*Sign in with SSO* when this study allows it; access codes keep working."
     )
-    sso_key = f"setup_sso_enabled:{study}"
+    sso_key = f"setup_sso_enabled:{study.name}"
 
     @_ui.requires("admin")
     def _switch_sso() -> None:
         allow = bool(st.session_state[sso_key])
-        sso_svc.set_annotator_sso(study, allow, engine=_ui.engine())
+        sso_svc.set_annotator_sso(study, allow)
         st.session_state[RESULT] = (
-            f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study}."
+            f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study.name}."
         )
 
     st.toggle(
         "Annotators of this study may sign in by SSO",
-        value=sso_svc.annotator_sso_enabled(study, engine=eng),
+        value=sso_svc.annotator_sso_enabled(study),
         key=sso_key,
         on_change=_switch_sso,
     )
-    links = sso_svc.sso_links(study, engine=eng)
+    links = sso_svc.sso_links(study)
     st.dataframe(
         pd.DataFrame({"annotator": list(links), "SSO identity": [v or "" for v in links.values()]}),
         hide_index=True,
@@ -550,7 +550,7 @@ def _tab_sso(study: str, people: list[str]) -> None:
     )
     if st.button("Link", key="setup_sso_link") and who_s:
         try:
-            sso_svc.link_annotator_sso(study, who_s, ident, engine=eng)
+            A.link_annotator_sso(study, who_s, ident)
             st.session_state[RESULT] = (
                 f"Linked {who_s} to {names_svc.normalise_identity(ident)}."
                 if ident.strip()
@@ -560,40 +560,39 @@ def _tab_sso(study: str, people: list[str]) -> None:
             st.session_state[RESULT] = f"error: {exc}"
 
 
-def _tab_adjudicators(study: str) -> None:
-    eng = _ui.engine()
+def _tab_adjudicators(study: Study) -> None:
     st.caption(
         "Adjudicators settle the pairs the raters could not. They are not blind: they see "
         "every rater's answer, comments, times, the automatic label and the model's label. "
         "They sign in with their own access code, or by SSO once linked."
     )
-    judges = adj_svc.adjudicators(study, engine=eng)
+    judges = adj_svc.adjudicators(study)
     st.dataframe(judges, hide_index=True, key="setup_adj_table")
     adj_name = st.text_input("Person to make an adjudicator", key="setup_adj_name")
     adj_sso = st.text_input("SSO identity (optional)", key="setup_adj_sso")
     if st.button("Make adjudicator", key="setup_adj_add"):
         try:
-            out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso, engine=eng)
+            out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso)
             st.session_state.pop(RESULT, None)
             _ui.show_codes_once(
-                NEW_CODES, "manage", study, [out], f"{out['name']} is now an adjudicator."
+                NEW_CODES, "manage", study.name, [out], f"{out['name']} is now an adjudicator."
             )
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"
     who_a = st.selectbox("Adjudicator", judges["adjudicator"].tolist(), key="setup_adj_who")
     if st.button("Issue a new adjudicator code", key="setup_adj_code") and who_a:
-        code = adj_svc.issue_adjudicator_code(study, who_a, engine=eng)
+        code = adj_svc.issue_adjudicator_code(study, who_a)
         st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
             NEW_CODES,
             "manage",
-            study,
+            study.name,
             [{"name": who_a, "access_code": code}],
             f"New adjudicator code for {who_a}.",
         )
     if st.button("Revoke the adjudicator role (decisions are kept)", key="setup_adj_revoke"):
         if who_a:
-            adj_svc.revoke_adjudicator(study, who_a, engine=eng)
+            adj_svc.revoke_adjudicator(study, who_a)
             st.session_state[RESULT] = f"Revoked adjudicator {who_a}."
 
 
@@ -604,11 +603,12 @@ def _manage(studies: list[dict]) -> None:
         st.caption("Create a study first.")
         st.stop()
     eng = _ui.engine()
-    study = st.selectbox(
+    name = st.selectbox(
         "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
     )
-    st.dataframe(A.annotators(study, engine=eng), hide_index=True, key="setup_annotator_table")
-    people = A.annotators(study, engine=eng)["annotator"].tolist()
+    study = open_study(name, engine=eng)
+    st.dataframe(A.annotators(study), hide_index=True, key="setup_annotator_table")
+    people = A.annotators(study)["annotator"].tolist()
     tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj = st.tabs(
         ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators"]
     )

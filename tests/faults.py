@@ -39,7 +39,7 @@ def value_for(annotator_id: int, position: int) -> str:
 def make_study(name: str, n_pairs: int, annotators: list[str], *, engine=None) -> list:
     """A binary study where everyone rates every pair; the annotators' identities."""
     from data_schemas.scales import BINARY
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
     from medsim_annot.services.studies import create_study
 
     frame = pd.DataFrame(

@@ -20,11 +20,10 @@ from medsim_annot.design.adaptive import (
     needs_tiebreak,
     pairs_needed,
     tiebreak_position,
-    wilson_half_width,
-    wilson_interval,
 )
 from medsim_annot.errors import UsageProblem
 from medsim_annot.stats.majority import majority_from_counts
+from medsim_annot.stats.proportion import wilson_half_width, wilson_interval
 from tests import published as P
 
 NEWCOMBE_TABLE_I = P.NEWCOMBE_TABLE_I.value  # Newcombe (1998), Table I, method 3

@@ -31,10 +31,11 @@ from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold import export as gold_export
 from medsim_annot.services.gold import table as gold_tables
 from medsim_annot.services.people import adjudicators as adj_people
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.people.signin import sign_in_with_code
 from medsim_annot.services.people.sso import sso_role
 from medsim_annot.services.studies import get_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats import aggregate
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
@@ -127,8 +128,8 @@ def test_queue_decisions_and_provenance(study, tmp_path):
     assert {r["seconds"] for r in view["raters"]} == {2.5}
     assert "dont_know" not in view["options"]
 
-    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
-    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Senior")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Other")
     d1 = adj_dec.decide(
         "two-plus-one",
         pid,
@@ -228,7 +229,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
 
 def test_hf_export_counts_sources(study, tmp_path):
     b = adj_board.board("two-plus-one")
-    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Senior")
     pid = str(b.queue.iloc[0]["pair_id"])
     adj_dec.decide(
         "two-plus-one",
@@ -259,7 +260,7 @@ def test_hf_export_counts_sources(study, tmp_path):
 
 
 def test_decisions_file_all_or_none(study, tmp_path):
-    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Senior")
     q = adj_board.board("two-plus-one").queue
     first, second = str(q.iloc[0]["pair_id"]), str(q.iloc[1]["pair_id"])
     bad = tmp_path / "bad.csv"
@@ -295,20 +296,22 @@ def test_decisions_file_all_or_none(study, tmp_path):
 
 def test_adjudicator_sign_in_and_blinding(study):
     url, ids = study
-    out = adj_people.add_adjudicator("two-plus-one", "Dr Senior", sso_identity="Senior@Example.org")
+    out = adj_people.add_adjudicator(
+        open_study("two-plus-one"), "Dr Senior", sso_identity="Senior@Example.org"
+    )
     ident = sign_in_with_code(out["access_code"], client="t")
     assert isinstance(ident, adj_people.AdjudicatorIdentity) and ident.name == "Dr Senior"
     adj_people.check_session(ident)
     outcome = sso_role({"email": "senior@example.org", "email_verified": True, "sub": "x"})
     assert outcome.role == "adjudicator" and outcome.adjudicators[0].name == "Dr Senior"
-    adj_people.issue_adjudicator_code("two-plus-one", "Dr Senior")
+    adj_people.issue_adjudicator_code(open_study("two-plus-one"), "Dr Senior")
     with pytest.raises(SessionEnded):
         adj_people.check_session(ident)  # a new code ends sessions opened with the old one
     assert sign_in_with_code(out["access_code"], client="t") is None
-    adj_people.revoke_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.revoke_adjudicator(open_study("two-plus-one"), "Dr Senior")
     assert sso_role({"email": "senior@example.org"}).role == "refused"
     # An annotator's view of a decided pair carries no adjudication data.
-    adj_people.add_adjudicator("two-plus-one", "Dr K")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr K")
     pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
     adj_dec.decide(
         "two-plus-one", pid, label="same", reason="rater_error", adjudicator="Dr K", seen_version=0
@@ -434,8 +437,8 @@ def test_two_adjudicators_racing_on_one_pair(study):
     other adjudicator is refused with the current decision."""
     import threading
 
-    adj_people.add_adjudicator("two-plus-one", "J1")
-    adj_people.add_adjudicator("two-plus-one", "J2")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "J1")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "J2")
     pid = str(adj_board.board("two-plus-one").queue.iloc[0]["pair_id"])
     for round_ in range(3):
         barrier = threading.Barrier(2)
@@ -507,8 +510,8 @@ def test_board_is_kept_and_a_decision_updates_it(study):
     nothing (same needs, order, decided set); a decision stored by another process is seen
     on the next call; a decision committed below the highest id read makes a full re-read."""
     url, _ids = study
-    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
-    adj_people.add_adjudicator("two-plus-one", "Dr Other")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Senior")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Other")
     b0 = _fresh_board("two-plus-one")
     assert adj_board.board("two-plus-one") is b0  # nothing changed: the kept board
     first, second = (str(p) for p in b0.queue["pair_id"][:2])
@@ -566,7 +569,7 @@ def test_board_on_a_cache_hit_does_not_refit(study, monkeypatch):
     assert b.model == "dawid-skene" and fits == ["dawid-skene"]
     adj_board.board("two-plus-one")
     adj_board.summary("two-plus-one")
-    adj_people.add_adjudicator("two-plus-one", "Dr Senior")
+    adj_people.add_adjudicator(open_study("two-plus-one"), "Dr Senior")
     adj_dec.decide(
         "two-plus-one",
         str(b.queue.iloc[0]["pair_id"]),

@@ -32,8 +32,9 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.people import adjudicators as adj_people
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from pages.components.adjudicator import HERE, read_state
 from tests.conftest import ROOT
@@ -182,7 +183,7 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
         aid = authenticate_annotator(codes[who]).annotator_id
         for pos in range(n):
             A.submit_rating(aid, pos, value, comment=who, elapsed_ms=2000, expected_version=0)
-    judge = adj_people.add_adjudicator(name, "judge")
+    judge = adj_people.add_adjudicator(open_study(name), "judge")
     adj_dec.decide(
         name,
         "p1",

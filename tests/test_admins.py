@@ -138,14 +138,14 @@ def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkey
 def test_events_name_their_actor(engine, tmp_path):
     with activity.acting_as("admin:alice"):
         _study(engine)
-        ann_svc.add_annotator("s", "c", engine=engine)
-        ann_svc.issue_code("s", "a", engine=engine)
+        ann_svc.add_annotator(open_study("s", engine=engine), "c")
+        ann_svc.issue_code(open_study("s", engine=engine), "a")
     with activity.acting_as("sso:bob@hospital.example"):
-        ann_svc.revoke_code("s", "b", engine=engine)
-        ann_svc.rename_annotator("s", "c", "cee", engine=engine)
+        ann_svc.revoke_code(open_study("s", engine=engine), "b")
+        ann_svc.rename_annotator(open_study("s", engine=engine), "c", "cee")
         svc.export_ratings(open_study("s", engine=engine), tmp_path / "r.csv")
-        sso.link_annotator_sso("s", "a", "A@Hospital.example", engine=engine)
-        sso.set_annotator_sso("s", True, engine=engine)
+        ann_svc.link_annotator_sso(open_study("s", engine=engine), "a", "A@Hospital.example")
+        sso.set_annotator_sso(open_study("s", engine=engine), True)
     log = activity.activity(engine=engine)
     got = list(zip(log["actor"], log["action"], log["annotator"], strict=True))[::-1]
     assert got == [
@@ -222,8 +222,8 @@ def test_sso_role_mapping(engine, monkeypatch):
     _study(engine, "t", ("a",))
     admins.add_admin("bob", sso_identity="bob@hospital.example", engine=engine)
     for study in ("s", "t"):
-        sso.link_annotator_sso(study, "a", "sub-annie", engine=engine)
-        sso.set_annotator_sso(study, True, engine=engine)
+        ann_svc.link_annotator_sso(open_study(study, engine=engine), "a", "sub-annie")
+        sso.set_annotator_sso(open_study(study, engine=engine), True)
     listed = sso.sso_role(
         {"sub": "z", "email": "Chief@Hospital.example", "email_verified": True},
         admins=["chief@hospital.example"],
@@ -239,7 +239,9 @@ def test_sso_role_mapping(engine, monkeypatch):
     annie = sso.sso_role({"sub": "sub-annie", "email": "annie@x.example"}, engine=engine)
     assert annie.role == "annotator"
     assert sorted(a.study_name for a in annie.annotators) == ["s", "t"]
-    ann_svc.revoke_code("t", "a", engine=engine)  # a revoked annotator cannot use SSO either
+    ann_svc.revoke_code(
+        open_study("t", engine=engine), "a"
+    )  # a revoked annotator cannot use SSO either
     annie = sso.sso_role({"sub": "sub-annie"}, engine=engine)
     assert [a.study_name for a in annie.annotators] == ["s"]
     monkeypatch.setenv("MEDSIM_SSO_ADMINS", "ops@hospital.example")

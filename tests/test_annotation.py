@@ -11,8 +11,7 @@ from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from medsim_annot.design import Slot, plan_study
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.annotators import revoke_code
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator, revoke_code
 from medsim_annot.services.studies import create_study, export_ratings, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import annotation as annotation_store
@@ -162,7 +161,7 @@ def test_unclear_flag_and_numeric_scale(dburl):
 
 
 def test_revoked_annotator_cannot_rate(study):
-    revoke_code("s1", "ann")
+    revoke_code(open_study("s1"), "ann")
     with pytest.raises(UsageProblem, match="revoked"):
         A.submit_rating(study["ann"], 0, "same")
 

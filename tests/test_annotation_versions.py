@@ -12,8 +12,7 @@ from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import BINARY
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.annotators import revoke_code
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator, revoke_code
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine, session_scope
@@ -130,7 +129,7 @@ def test_credential_must_match(ann):
 
 
 def test_revoked_session_ends(ann):
-    revoke_code("v1", "ann")
+    revoke_code(open_study("v1"), "ann")
     with pytest.raises(SessionEnded, match="revoked"):
         A.get_pair(ann["ann"], 0, credential=1)
 

@@ -123,7 +123,7 @@ def engine(backend_url):
 def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
     svc.create_study("one", PAIRS, BINARY, ["a", "b"], engine=engine)
     svc.create_study("two", PAIRS.head(3), BINARY, ["a"], engine=engine)
-    asvc.add_annotator("one", "late", engine=engine)  # slots after study two's
+    asvc.add_annotator(open_study("one", engine=engine), "late")  # slots after study two's
     minute = 0
     for i in range(5):
         for study, who in (("one", "a"), ("two", "a"), ("one", "late"), ("one", "b")):

@@ -15,7 +15,7 @@ import pytest
 from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
 from medsim_annot.services import studies as svc
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.backup import integrity_problems

@@ -203,7 +203,7 @@ def _no_horizontal_scroll(page) -> None:
 def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, browser):
     from medsim_annot.services import annotation as A
     from medsim_annot.services.design import DesignOptions, create_designed_study
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     base, url = server["base"], server["url"]
     code = _study(url, "axe", 4)

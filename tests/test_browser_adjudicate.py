@@ -33,8 +33,9 @@ from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.adjudication import decisions as adj_dec
 from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
+from medsim_annot.services.study_handle import open_study
 
 n = 6
 pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(n)],
@@ -49,7 +50,7 @@ for who, values in answers.items():
     for pos, value in enumerate(values):
         A.submit_rating(aid, pos, value, comment="QQXOTHERCOMMENTQQ" if who == "b" else "",
                         elapsed_ms=3000, expected_version=0)
-judge = adj_people.add_adjudicator("adj-study", "QQXJUDGEQQ")
+judge = adj_people.add_adjudicator(open_study("adj-study"), "QQXJUDGEQQ")
 adj_dec.decide("adj-study", "p5", label="same", reason="other", reason_text="QQXREASONTEXTQQ",
            adjudicator="QQXJUDGEQQ", seen_version=0)
 print(judge["access_code"])

@@ -19,7 +19,7 @@ import pytest
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
 from medsim_annot.services.people import tokens
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT

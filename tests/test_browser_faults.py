@@ -77,7 +77,7 @@ def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_pat
     engine = get_engine(backend_url)
     idents = make_study("s", PAIRS, ["doc_a", "doc_b"], engine=engine)
     for ident in idents:  # make_study signed them in; fresh codes to type in the browser
-        codes[ident.name] = issue_code("s", ident.name)
+        codes[ident.name] = issue_code(open_study("s"), ident.name)
     postgres = engine.dialect.name == "postgresql"
     a_proc, a_base = start_streamlit(app_env, tmp_path / "a.log")
     b_proc, b_base = start_streamlit(app_env, tmp_path / "b.log") if postgres else (None, a_base)

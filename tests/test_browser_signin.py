@@ -43,12 +43,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 def server(tmp_path_factory):
     require_chromium()
     from medsim_annot.services.people.annotators import issue_code
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import dispose_all, get_engine
 
     tmp = tmp_path_factory.mktemp("browser_signin")
     url = f"sqlite:///{tmp / 'medsim.db'}"
     make_study("s", 4, ["doc_a"], engine=get_engine(url))
-    code = issue_code("s", "doc_a", engine=get_engine(url))  # a doctor signs in again at will
+    code = issue_code(
+        open_study("s", engine=get_engine(url)), "doc_a"
+    )  # a doctor signs in again at will
     dispose_all()
     env = {
         **os.environ,

@@ -73,12 +73,14 @@ def server(tmp_path_factory):
 import pandas as pd
 from data_schemas.scales import BINARY
 from medsim_annot.services import studies
-from medsim_annot.services.people import admins, sso
+from medsim_annot.services.people import admins, annotators, sso
+from medsim_annot.services.study_handle import open_study
 pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["fever", "cough"],
                       "term_2": ["pyrexia", "sneeze"]})
 studies.create_study("ward-study", pairs, BINARY, ["dr_annie", "dr_other"])
-sso.link_annotator_sso("ward-study", "dr_annie", "annie-sub")
-sso.set_annotator_sso("ward-study", True)
+study = open_study("ward-study")
+annotators.link_annotator_sso(study, "dr_annie", "annie-sub")
+sso.set_annotator_sso(study, True)
 admins.add_admin("bob", sso_identity="bob@hospital.example")
 """
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
@@ -205,10 +207,11 @@ def test_user_not_on_any_list_is_refused(server, browser):
 
 def test_annotator_of_a_study_without_sso_is_refused(server, browser):
     from medsim_annot.services.people import sso
+    from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import dispose_all, get_engine
 
     engine = get_engine(server["url"])
-    sso.set_annotator_sso("ward-study", False, engine=engine)
+    sso.set_annotator_sso(open_study("ward-study", engine=engine), False)
     dispose_all()
     try:
         page = _sso_sign_in(browser, server["base"], "annie-sub")
@@ -216,5 +219,5 @@ def test_annotator_of_a_study_without_sso_is_refused(server, browser):
         page.close()
     finally:
         engine = get_engine(server["url"])
-        sso.set_annotator_sso("ward-study", True, engine=engine)
+        sso.set_annotator_sso(open_study("ward-study", engine=engine), True)
         dispose_all()

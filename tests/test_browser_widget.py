@@ -285,6 +285,7 @@ def test_back_change_unclear_comment_reminder_and_end(server, browser):
 def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server, browser):
     from medsim_annot.services.design import DesignOptions, create_designed_study
     from medsim_annot.services.people.annotators import revoke_code
+    from medsim_annot.services.study_handle import open_study
 
     url = server["url"]
     r = create_designed_study(
@@ -322,7 +323,7 @@ def test_calibration_duplicates_through_the_widget_and_revoked_code_stops(server
     other.evaluate(RECORDER)
     shown = press_shown(other, "1")
     _all_saved(other)
-    revoke_code("design", "doc_b", engine=_engine(url))
+    revoke_code(open_study("design", engine=_engine(url)), "doc_b")
     press_shown(other, "2", shown)
     ended = other.locator('[data-testid="medsim-ended"]')
     ended.wait_for(state="visible", timeout=20000)
@@ -485,7 +486,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     tiebreak pair when it arrives."""
     from medsim_annot.services import annotation as A
     from medsim_annot.services.design import DesignOptions, create_designed_study
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     url = server["url"]
     eng = _engine(url)

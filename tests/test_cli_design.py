@@ -9,7 +9,7 @@ import pandas as pd
 
 from medsim_annot.services import studies as svc
 from medsim_annot.services.people import annotators as asvc
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 
 
@@ -67,7 +67,7 @@ def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path)
     assert cfg["group_by"] == ["dataset", "difficulty"] and cfg["pairs_file"] == "pairs.csv"
     pairs = svc.pairs_frame(open_study("d1"))
     assert pairs.groupby(["dataset", "difficulty", "auto_label"]).size().tolist() == [3, 2] * 4
-    table = asvc.annotators("d1")
+    table = asvc.annotators(open_study("d1"))
     # 2 calibration + 18 * 3 / 5 main (10 or 11) + 10% duplicates
     assert table["total"].between(12, 15).all()
     # Same seed, same design.
@@ -93,7 +93,7 @@ def test_create_with_sample_k_of_n_calibration_duplicates(db_url, cli, tmp_path)
         "0.1",
     )
     assert r2.exit_code == 0 and "seed 5" in r2.stdout
-    assert asvc.annotators("d2")["total"].tolist() == table["total"].tolist()
+    assert asvc.annotators(open_study("d2"))["total"].tolist() == table["total"].tolist()
 
 
 def test_create_short_group_fails_and_writes_nothing(db_url, cli, tmp_path):

@@ -212,7 +212,7 @@ def test_create_shuffles_by_default_with_a_recorded_seed(db_url, cli, tmp_path):
     """Without --seed the CLI serves a shuffled order (as the browser does), records the
     fresh seed in the study and prints it; --file-order is the explicit exception."""
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     n = 40
     pairs = tmp_path / "sorted.csv"  # all "same" pairs first, as in the trial's file

@@ -1,9 +1,9 @@
-"""The dashboard's shared codes change no figure: for random small studies every dashboard
-table and figure input is equal with the pair ids and annotators factorized once and handed
-on (``stats._frame.REUSE_CODES``, the dashboard's path) and with every statistic encoding
-its own frame (the straightforward path, the independent expectation); the dashboard's
-path also computes the audit and the rater checks in a second thread, the straightforward
-one in line."""
+"""The dashboard's one coded path changes no figure: for random small studies every
+dashboard table and figure input of :func:`compute_dashboard` (the ratings coded once per
+read and shared by every statistic, the steps run beside each other by the scheduler) is
+equal to the plain dashboard of ``tests/plain_stats.py`` (each statistic given its own
+frame, in line; the history's checks and the don't-know shares by group-bys on strings and
+the ``krippendorff`` package), and to the same steps run in line."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from data_schemas import BINARY, RELATEDNESS_0_3
 from medsim_annot.services.dashboard import compute_dashboard
 from medsim_annot.stats import _frame
+from tests import plain_stats
 
 # Names whose sorted order differs from the order they first appear in.
 _NAMES = ["zed", "Amy", "bob", "Émile", "a b"]
@@ -117,42 +117,39 @@ def _dashboard(
     pairs,
     history,
     scale,
-    reuse: bool,
-    monkeypatch,
+    fast: bool,
     *,
     repeats: bool = False,
     reading: bool = False,
+    workers: int | None = None,
 ):
     """*repeats*: the current ratings hold every rating (the gold table keeps the latest
-    per pair and annotator); else the first per pair and annotator. The fast way
-    (*reuse*) shares codes between the statistics and computes the history's checks, the
-    audit and the rater checks in a second thread; the plain way does neither. *reading*:
-    the fast way gets the pairs as a Future still running, so the agreement statistics
-    start before the gold table."""
-    from medsim_annot.services.dashboard import compute
-
-    monkeypatch.setattr(_frame, "REUSE_CODES", reuse)
-    if not reuse:
-        monkeypatch.setattr(compute, "ThreadPoolExecutor", compute.InLine)
+    per pair and annotator); else the first per pair and annotator. The fast way is
+    :func:`compute_dashboard` (*workers* threads beside); the plain way
+    :func:`plain_stats.plain_dashboard`. *reading*: the fast way gets the pairs as a Future
+    still running, so the agreement statistics start before the gold table."""
     current = history
     if not repeats:
         current = history.drop_duplicates(["pair_id", "annotator"], keep="first")
-    given_pairs = _Reading(pairs) if reading and reuse else pairs
-    return _tables(compute_dashboard(given_pairs, current, scale, history=history))
+    if not fast:
+        return _tables(plain_stats.plain_dashboard(pairs, current, scale, history=history))
+    given_pairs = _Reading(pairs) if reading else pairs
+    return _tables(compute_dashboard(given_pairs, current, scale, history=history, workers=workers))
 
 
 @settings(max_examples=150, deadline=None)
 @given(studies(), st.booleans(), st.booleans(), st.booleans())
-def test_dashboard_equal_with_and_without_shared_codes(study, repeats, reading, unknown):
+def test_dashboard_equals_the_plain_computation(study, repeats, reading, unknown):
     """*unknown*: a rated pair is not among the study's pairs (the gold table drops its
     ratings; statistics started before the pairs were read must be computed again)."""
     pairs, history, scale = study
     if unknown:
         pairs = pairs.iloc[1:]
-    with pytest.MonkeyPatch.context() as mp:
-        fast = _dashboard(pairs, history, scale, True, mp, repeats=repeats, reading=reading)
-        plain = _dashboard(pairs, history, scale, False, mp, repeats=repeats)
+    fast = _dashboard(pairs, history, scale, True, repeats=repeats, reading=reading)
+    plain = _dashboard(pairs, history, scale, False, repeats=repeats)
     _compare(fast, plain)
+    in_line = _dashboard(pairs, history, scale, True, repeats=repeats, workers=0)
+    _compare(in_line, plain)
 
 
 def test_statistics_started_before_the_pairs_are_computed_again_when_a_pair_is_unknown():
@@ -176,17 +173,25 @@ def test_statistics_started_before_the_pairs_are_computed_again_when_a_pair_is_u
     )
 
 
-def test_reuse_is_on_by_default():
-    assert _frame.REUSE_CODES is True
+def test_coded_ratings_keep_their_value_domain_and_rows():
     r = pd.DataFrame(
         {"pair_id": ["b", "a", "a"], "annotator": ["Y", "X", "Y"], "value": [1.0, np.nan, 0.0]}
     )
     enc = _frame.encode(r)
-    assert _frame.reuse(r, enc) is enc
-    dom = _frame.reuse(r, enc, values=[0.0, 1.0, 2.0])
+    assert _frame.coded(enc) is enc and _frame.coded(enc, values=None) is enc
+    dom = _frame.coded(enc, values=[0.0, 1.0, 2.0])
     want = _frame.encode(r, values=[0.0, 1.0, 2.0])
     assert np.array_equal(dom.value_index, want.value_index)
     assert np.array_equal(dom.values, want.values)
+    keep = np.array([True, False, True])
+    sub, plain = enc.rows(keep), _frame.encode(r[keep].reset_index(drop=True))
+    for name in ("item", "annotator", "value", "value_index", "values"):
+        assert np.array_equal(getattr(sub, name), getattr(plain, name), equal_nan=True), name
+    assert list(sub.items) == list(plain.items) and list(sub.annotators) == list(plain.annotators)
+    on = enc.on_items(["b", "z"])
+    by_items = _frame.encode(r, items=["b", "z"], values=enc.values)
+    assert np.array_equal(on.item, by_items.item) and list(on.items) == ["b", "z"]
+    assert np.array_equal(on.counts(), by_items.counts())
 
 
 def _compare(fast: dict, plain: dict) -> None:
@@ -201,7 +206,7 @@ def _compare(fast: dict, plain: dict) -> None:
             assert got == want, name
 
 
-def test_runs_and_repeats_equal_with_and_without_shared_codes():
+def test_runs_and_repeats_equal_the_plain_computation():
     """A study that certainly has straight-lining runs, pairs rated twice and missing
     times (random small studies rarely have runs of 10)."""
     n = 30
@@ -237,8 +242,7 @@ def test_runs_and_repeats_equal_with_and_without_shared_codes():
             "elapsed_ms": pd.Series([r[4] for r in rows], dtype="float64"),
         }
     )
-    with pytest.MonkeyPatch.context() as mp:
-        fast = _dashboard(pairs, history, BINARY, True, mp)
-        plain = _dashboard(pairs, history, BINARY, False, mp)
+    fast = _dashboard(pairs, history, BINARY, True)
+    plain = _dashboard(pairs, history, BINARY, False)
     assert len(plain["runs"]) and len(plain["consistency"])
     _compare(fast, plain)

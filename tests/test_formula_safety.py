@@ -19,7 +19,7 @@ from medsim_annot.io import read_table, table_bytes, write_table
 from medsim_annot.services import studies as svc
 from medsim_annot.services.annotation import queue_state, submit_rating
 from medsim_annot.services.people import annotators as asvc
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.store import open_store
 from medsim_annot.services.study_handle import open_study
 
@@ -79,7 +79,7 @@ def test_exported_ratings_escape_annotator_names_and_metadata(db_url, tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "'=evil" in text and "'=cmd()" in text
     assert _unsafe(_cells(text, ",")) == []
-    assert asvc.annotators("s", engine=engine)[C.ANNOTATOR].tolist() == ["=evil"]
+    assert asvc.annotators(open_study("s", engine=engine))[C.ANNOTATOR].tolist() == ["=evil"]
 
 
 def test_no_other_csv_writer():

@@ -19,7 +19,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.gold.table import gold_table
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 

@@ -136,7 +136,7 @@ def test_cli_hf_export(tiny, tmp_path, cli):
     assert "5 of 5 pairs" in r.stdout and "croissant.json" in r.stdout
     assert (out / "data" / "test.parquet").exists()
     bad = cli("export", "gold", tiny, "--out", tmp_path / "g.csv", "--split", "train/test")
-    assert bad.exit_code == 2 and "--format hf" in bad.stderr
+    assert bad.exit_code == 2 and "hf format (--format)" in bad.stderr
     worse = cli("export", "gold", tiny, "--out", out, "--format", "hf", "--split", "70/30")
     assert worse.exit_code == 2 and "train/test" in worse.stderr
 

@@ -11,6 +11,7 @@ from medsim_annot.services import activity
 from medsim_annot.services.people import admins, sso
 from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.studies import create_study
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 
@@ -65,10 +66,10 @@ def test_setup_links_annotators_and_enables_sso(db):
     at.button(key="setup_sso_link").click().run()
     # messages are shown as plain text: markdown characters arrive escaped, so a name cannot become a link
     assert "Linked bea to bea@hospital.example" in at.success[0].value.replace("\\", "")
-    assert sso.sso_links("s") == {"ann": None, "bea": "bea@hospital.example"}
+    assert sso.sso_links(open_study("s")) == {"ann": None, "bea": "bea@hospital.example"}
     assert sso.sso_role(BEA).role == "refused"
     at.toggle(key="setup_sso_enabled:s").set_value(True).run()
-    assert sso.annotator_sso_enabled("s")
+    assert sso.annotator_sso_enabled(open_study("s"))
     assert sso.sso_role(BEA).role == "annotator"
     at.text_input(key="setup_sso_identity").input("bea@hospital.example")
     at.selectbox(key="setup_sso_who").select("ann")

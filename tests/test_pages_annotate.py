@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import BINARY
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, export_ratings, list_studies
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
@@ -147,7 +147,7 @@ def test_annotate_revoked_code_stops_the_page(db):
     from medsim_annot.services.people.annotators import revoke_code
 
     ident, _ = _annotator(n=3)
-    revoke_code("s", "ann")
+    revoke_code(open_study("s"), "ann")
     at = _page("pages/annotate.py", "annotator", ident)
     assert "replaced or revoked" in at.error[0].value
     assert not at.get("bidi_component") and _tokens() == 0

@@ -25,6 +25,7 @@ from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.people import adjudicators as adjudication
 from medsim_annot.services.people import admins, signin, sso
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from pages import _registry as registry
 from pages import _ui
@@ -86,7 +87,7 @@ def _run_fragments(at: AppTest, ids: list[str]) -> AppTest:
 def _settings() -> dict:
     """Everything a callback or fragment of the admin pages can change."""
     return {
-        "annotator_sso": sso.annotator_sso_enabled(STUDY),
+        "annotator_sso": sso.annotator_sso_enabled(open_study(STUDY)),
         "stopping": stopping_svc.audit_status(STUDY).enabled,
         "quality": quality_svc.study_settings(STUDY),
     }
@@ -181,7 +182,7 @@ def test_a_signed_in_admin_still_changes_settings(db):
     """The guard lets the admin who is still valid through (the same triggers act)."""
     at = _open(registry.page("Study setup"))
     _toggle(f"setup_sso_enabled:{STUDY}")(at)
-    assert sso.annotator_sso_enabled(STUDY)
+    assert sso.annotator_sso_enabled(open_study(STUDY))
     at = _open(registry.page("Dashboard"))
     _toggle(f"dashboard_stopping:{STUDY}")(at)
     assert not stopping_svc.audit_status(STUDY).enabled
@@ -246,7 +247,7 @@ def test_every_callback_and_fragment_goes_through_the_guard(page):
 def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
     """The Adjudicate page goes through the same guard: an adjudicator revoked since the page
     was drawn is signed out, and the start page says why."""
-    out = adjudication.add_adjudicator(STUDY, "judy")
+    out = adjudication.add_adjudicator(open_study(STUDY), "judy")
     judy = signin.sign_in_with_code(out["access_code"], client="test")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["auth_role"] = "adjudicator"
@@ -254,7 +255,7 @@ def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
     at.run()
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Adjudicate"]
-    adjudication.revoke_adjudicator(STUDY, "judy")
+    adjudication.revoke_adjudicator(open_study(STUDY), "judy")
     at.run()
     assert not at.exception, at.exception
     assert "auth_role" not in at.session_state

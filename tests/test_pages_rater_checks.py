@@ -11,8 +11,7 @@ from medsim_annot.services import annotation as A
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services.people.admins import AdminIdentity
-from medsim_annot.services.people.annotators import issue_code
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator, issue_code
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
@@ -66,7 +65,7 @@ def test_setup_then_dashboard(db, tmp_path, monkeypatch):
 
     # bob answers every check pair wrongly and fast; the dashboard warns about him.
     for name in ("ann", "bob"):
-        ann_id = authenticate_annotator(issue_code("checked", name)).annotator_id
+        ann_id = authenticate_annotator(issue_code(open_study("checked"), name)).annotator_id
         for p in range(A.queue_state(ann_id).total):
             v = A.get_pair(ann_id, p)
             value = "same"

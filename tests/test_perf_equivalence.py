@@ -1,10 +1,13 @@
 """The fast paths of the dashboard give exactly what the straightforward code gives: the
-scale looked up once per distinct rating, the outlier check reusing the report's IAA-1."""
+scale looked up once per distinct rating, the outlier check reusing the report's IAA-1,
+and every statistic on the codes built once against the plain computation
+(``tests/plain_stats.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,10 +15,16 @@ from data_schemas import BINARY, RELATEDNESS_0_3
 from data_schemas.ratings import per_distinct, to_ratings_frame
 from medsim_annot.stats import (
     agreement_report,
+    dont_know_share,
+    krippendorff_alpha,
+    majority_vote,
     outlier_annotators,
     rater_quality,
     ratings_from_matrix,
+    straight_lining,
 )
+from medsim_annot.stats._frame import coded_ratings
+from tests import plain_stats
 
 _VALUES = st.one_of(
     st.sampled_from(["same", "not_same", "dont_know", " same", "1", "0"]),
@@ -102,3 +111,42 @@ def test_distinct_of_a_text_column_equals_the_object_array(values):
     assert fast is not None and slow is not None
     assert fast[0].tolist() == slow[0].tolist()
     assert fast[1].tolist() == slow[1].tolist()
+
+
+_RATINGS = st.lists(
+    st.tuples(
+        st.sampled_from(["p1", "p2", "p3", "p4", "p5"]),
+        st.sampled_from(["zed", "Amy", "bob", "Émile"]),
+        st.sampled_from(["0", "1", "2", "3"]),
+    ),
+    max_size=30,
+    unique_by=lambda r: (r[0], r[1]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_RATINGS, st.sampled_from(["strict", "decisive"]))
+def test_coded_statistics_equal_the_plain_computation(rows, rule):
+    """Each statistic on the codes built once (:func:`coded_ratings`) gives what the plain
+    computation of ``tests/plain_stats.py`` gives from the frame: the majority by counting
+    each pair's ratings, alpha by the ``krippendorff`` package, the don't-know shares and
+    the runs by group-bys on strings."""
+    cur = pd.DataFrame(rows, columns=["pair_id", "annotator", "rating"]).astype(
+        {"pair_id": "str", "annotator": "str"}
+    )
+    codes = coded_ratings(cur, RELATEDNESS_0_3)
+    frame = to_ratings_frame(cur, RELATEDNESS_0_3)
+    if rows:  # (no ratings: the gold table's empty frame, typed)
+        pd.testing.assert_frame_equal(codes.frame, frame)
+    got = majority_vote(codes, rule=rule)["majority"]
+    want = plain_stats.majority_vote(frame, rule=rule)
+    assert np.array_equal(got.to_numpy(), want.reindex(got.index).to_numpy(), equal_nan=True)
+    for level in ("nominal", "ordinal", "interval"):
+        a, b = krippendorff_alpha(codes, level).value, plain_stats.krippendorff_alpha(frame, level)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9), level
+    pd.testing.assert_frame_equal(
+        dont_know_share(codes), plain_stats.dont_know_share(frame), check_dtype=False
+    )
+    pd.testing.assert_frame_equal(
+        straight_lining(codes, min_run=2), plain_stats.straight_lining(frame, min_run=2)
+    )

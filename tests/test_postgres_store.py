@@ -62,7 +62,7 @@ def test_pg_dump_and_pg_restore_round_trip(backend_url, monkeypatch, tmp_path):
     from data_schemas.scales import BINARY
     from medsim_annot.services import annotation as A
     from medsim_annot.services import studies as svc
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
     from medsim_annot.storage import dispose_all
 
     pg_dump, pg_restore = _tool("pg_dump"), _tool("pg_restore")

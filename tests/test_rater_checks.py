@@ -17,7 +17,7 @@ from medsim_annot.services import quality as quality_svc
 from medsim_annot.services.dashboard import html_report, study_dashboard
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.gold.export import export_gold
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.rating_queue import widget_pair
 from medsim_annot.services.studies import create_study, current_ratings, pairs_frame
 from medsim_annot.services.study_handle import open_study

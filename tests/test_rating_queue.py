@@ -111,6 +111,6 @@ def test_revoked_code_ends_the_session(study):
 
     _, eng = study
     aid = _annotator_id(eng)
-    revoke_code("q", "doc")
+    revoke_code(open_study("q"), "doc")
     out = commit_pending(aid, [_e(1, 0, "same", 0)], acked=0, log={}, engine=eng)
     assert out.ended and "revoked" in out.ended and out.ack == 0

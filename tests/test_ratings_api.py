@@ -32,7 +32,7 @@ from data_schemas.widget import (
 from medsim_annot import ratings_api
 from medsim_annot.services import rating_queue
 from medsim_annot.services.people import tokens
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
@@ -145,13 +145,13 @@ def test_revoke_reissue_and_sign_out_end_the_token(study):
     c = _client()
     tok = _token(study)
     assert _post(c, tok, {"pending": [_e(1, 0)]}).status_code == 200
-    revoke_code("api", "doc")
+    revoke_code(open_study("api"), "doc")
     r = _post(c, tok, {"pending": [_e(2, 1)]})
     assert r.status_code == 401 and r.json()["error"] == "ended"
     assert "replaced or revoked" in r.json()["reason"]
     # The other annotator: a new code ends the old token; sign-out ends the new one.
     tok_other = _token(study, "other")
-    issue_code("api", "other")
+    issue_code(open_study("api"), "other")
     assert _post(c, tok_other, {"pending": [_e(1, 0)]}).json()["error"] == "ended"
     assert _history() == [("doc", "same")]
     ident = authenticate_annotator(study["codes"]["doc"])

@@ -21,8 +21,11 @@ from data_schemas._validate import CONTROL_CHARS, has_control_chars
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import activity
 from medsim_annot.services import studies as svc
+from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.people import annotators as ann_svc
+from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.people.names import check_annotator_name, check_study_name, file_slug
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
@@ -87,10 +90,34 @@ def test_annotator_names_refuse_control_characters(db_url):
         check_annotator_name("dr\n![x](https://evil.example/x.png)")
     svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
     with pytest.raises(UsageProblem):
-        ann_svc.add_annotator("s", "b\nc")
+        ann_svc.add_annotator(open_study("s"), "b\nc")
     with pytest.raises(UsageProblem):
-        ann_svc.rename_annotator("s", "a", "x\ty")
-    assert ann_svc.annotators("s")["annotator"].tolist() == ["a"]
+        ann_svc.rename_annotator(open_study("s"), "a", "x\ty")
+    assert ann_svc.annotators(open_study("s"))["annotator"].tolist() == ["a"]
+
+
+@pytest.mark.parametrize("bad", ["dr\n@ward.example", "x" * 321 + "@ward.example", "sub:a\tb"])
+def test_sso_identities_are_checked_alike_for_annotators_and_adjudicators(db_url, bad):
+    """One check of a typed SSO identity for both roles (issue 32: adjudicators' identities
+    used to be stored unchecked): too long or holding a control character is refused and
+    nothing is written; a good one is stored normalised."""
+    svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
+    study = open_study("s")
+    adj_svc.add_adjudicator(study, "judge")
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        ann_svc.link_annotator_sso(study, "a", bad)
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        adj_svc.link_adjudicator_sso(study, "judge", bad)
+    with pytest.raises(UsageProblem, match="SSO identity"):
+        adj_svc.add_adjudicator(study, "other", sso_identity=bad)
+    assert adj_svc.adjudicators(study)["adjudicator"].tolist() == ["judge"]
+    assert set(sso_svc.sso_links(study).values()) == {None}
+    assert adj_svc.adjudicators(study)["sso_identity"].tolist() == [""]
+    assert "adjudicator_sso_linked" not in activity.activity()["action"].tolist()
+    adj_svc.link_adjudicator_sso(study, "judge", " Judge@Ward.Example ")
+    ann_svc.link_annotator_sso(study, "a", " A@Ward.Example ")
+    assert adj_svc.adjudicators(study)["sso_identity"].tolist() == ["judge@ward.example"]
+    assert sso_svc.sso_links(study) == {"a": "a@ward.example"}
 
 
 @given(hs.text(max_size=60))
@@ -133,7 +160,7 @@ def test_annotate_page_renders_terms_as_text_only(db_url, monkeypatch):
     database) still cannot leave the HTML block or become markdown."""
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     evil = "fever\n\n![x](https://evil.example/x.png) [click](https://evil.example)"
@@ -233,7 +260,7 @@ def test_setup_upload_leaves_no_copy_and_codes_are_shown_once(db_url, private_tm
 def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     from medsim_annot.errors import SessionEnded
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a", "b"])
     old = authenticate_annotator(res["annotators"][0]["access_code"])
@@ -241,7 +268,7 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     assert old.credential_version == other.credential_version == 1
     A.submit_rating(old.annotator_id, 0, "same", credential=old.credential_version)
 
-    new_code = ann_svc.issue_code("s", "a")
+    new_code = ann_svc.issue_code(open_study("s"), "a")
     assert authenticate_annotator(res["annotators"][0]["access_code"]) is None
     new = authenticate_annotator(new_code)
     assert new.annotator_id == old.annotator_id and new.credential_version == 2
@@ -259,18 +286,18 @@ def test_new_code_or_revoke_ends_sessions_of_the_old_code(backend_url):
     # The other annotator's session is untouched.
     A.get_pair(other.annotator_id, 0, credential=other.credential_version)
 
-    ann_svc.revoke_code("s", "a")
+    ann_svc.revoke_code(open_study("s"), "a")
     with pytest.raises(SessionEnded):
         A.get_pair(new.annotator_id, 0, credential=new.credential_version)
     assert authenticate_annotator(new_code) is None
-    again = authenticate_annotator(ann_svc.issue_code("s", "a"))
+    again = authenticate_annotator(ann_svc.issue_code(open_study("s"), "a"))
     assert again.credential_version == 4
 
 
 def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from medsim_annot.services.people.auth import authenticate_annotator
+    from medsim_annot.services.people.annotators import authenticate_annotator
 
     monkeypatch.syspath_prepend(str(ROOT))
     res = svc.create_study("s", validate_pairs(_pairs()), BINARY, ["a"])
@@ -283,7 +310,7 @@ def test_annotate_page_signs_out_a_session_whose_code_was_replaced(db_url, monke
     token = json.loads(at.get("bidi_component")[0].proto.json)["token"]
     window = _ratings_endpoint(token, {"need": -1})["window"]
     assert "fever" in window[0]["term_1"] + window[0]["term_2"]
-    ann_svc.issue_code("s", "a")
+    ann_svc.issue_code(open_study("s"), "a")
     # A key press from the old session (the widget's pending list): refused, nothing saved,
     # and the widget stops with the reason.
     entry = {"seq": 1, "position": 0, "value": "same", "version": 0, "elapsed_ms": 900}

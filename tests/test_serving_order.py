@@ -16,7 +16,7 @@ from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services.design import DesignOptions, create_designed_study
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.storage import dispose_all
 from tests.conftest import ROOT
 

@@ -6,38 +6,12 @@ import json
 
 import pytest
 
+from medsim_annot.stats.report import REPORT_KEYS, TABLES
 from tests import published as P
 
-AGREEMENT_KEYS = {
-    "n_items",
-    "n_annotators",
-    "n_ratings",
-    "level",
-    "krippendorff_alpha",
-    "pairwise",
-    "per_annotator",
-    "mean_pairwise_spearman",
-    "icc",
-    "kendall_w",
-    "human_upper_bound",
-}
-PAIRWISE_KEYS = {
-    "annotator_a",
-    "annotator_b",
-    "n_items",
-    "krippendorff_alpha",
-    "cohen_kappa",
-    "cohen_kappa_quadratic",
-    "spearman_rho",
-}
-PER_ANNOTATOR_KEYS = {
-    "annotator",
-    "krippendorff_alpha",
-    "cohen_kappa_quadratic",
-    "spearman_rho",
-    "iaa_1",
-    "iaa_2",
-}
+AGREEMENT_KEYS = set(REPORT_KEYS)
+PAIRWISE_KEYS = set(TABLES["pairwise"])
+PER_ANNOTATOR_KEYS = set(TABLES["per_annotator"])
 AUDIT_KEYS = {
     "n_items",
     "nan_fraction",
@@ -259,3 +233,25 @@ def test_agreement_long_k_of_n_with_pairs(cli, tmp_path):
     assert 0.5 < d["icc"]["C1"] <= 1 and 0.5 < d["kendall_w"] <= 1
     r = cli("agreement", ratings)
     assert "3 rating slots" in r.stdout
+
+
+def test_a_registered_figure_reaches_the_json_and_the_summary(monkeypatch):
+    """A coefficient is its function and one ``Figure`` in ``SUMMARY_FIGURES``: its value
+    is in ``to_dict`` (under its path) and in the summary table (under its column)."""
+    import numpy as np
+
+    from medsim_annot.stats import ratings_from_matrix
+    from medsim_annot.stats import report as R
+    from medsim_annot.stats._frame import Estimate
+
+    def share_unanimous(coded, level):
+        m = coded.matrix()
+        n = (~np.isnan(m)).sum(axis=1)
+        same = np.nanmin(m, axis=1) == np.nanmax(m, axis=1)
+        return Estimate(float(same[n >= 2].mean()), int((n >= 2).sum()))
+
+    figure = R.Figure("share_unanimous", "unanimous", "unanimous share", statistic=share_unanimous)
+    monkeypatch.setattr(R, "SUMMARY_FIGURES", (*R.SUMMARY_FIGURES, figure))
+    rep = R.agreement_report(ratings_from_matrix([[1, 1], [0, 1], [2, 2], [1, 1]]), "nominal")
+    assert rep.to_dict()["share_unanimous"] == rep.summary()["unanimous"] == 0.75
+    assert rep.value(figure) == 0.75

@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from data_schemas.errors import OptionError
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
-from medsim_annot.design.adaptive import interleave_groups, wilson_interval
+from medsim_annot.design.adaptive import interleave_groups
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services import stopping as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
+from medsim_annot.stats.proportion import wilson_interval
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.events import acting_as
 
@@ -156,8 +157,9 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
         assert st_.complete and st_.done == st_.total < 2 * PER_GROUP and st_.waiting == 0
     from medsim_annot.services import studies as studies_svc
     from medsim_annot.services.people import annotators as annotators_svc
+    from medsim_annot.services.study_handle import open_study
 
-    totals = annotators_svc.annotators("seq")["total"].tolist()
+    totals = annotators_svc.annotators(open_study("seq"))["total"].tolist()
     assert sorted(totals) == sorted(A.queue_state(a).total for a in ids.values())
     (row,) = studies_svc.list_studies()
     assert row["assigned"] == sum(totals) == row["rated"]

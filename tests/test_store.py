@@ -72,9 +72,9 @@ def test_create_list_and_codes(engine):
     assert res["items"] == 3 and [a["name"] for a in res["annotators"]] == ["dr_a", "dr_b"]
     code = res["annotators"][0]["access_code"]
     assert len(auth.normalise_code(code)) >= 26  # >= 128 bits in base32
-    who = auth.authenticate_annotator(code.lower().replace("-", " "), engine=engine)
+    who = asvc.authenticate_annotator(code.lower().replace("-", " "), engine=engine)
     assert who is not None and who.name == "dr_a" and who.study_name == "s1"
-    assert auth.authenticate_annotator("WRONG-CODE-WRONG-CODE-WRONG", engine=engine) is None
+    assert asvc.authenticate_annotator("WRONG-CODE-WRONG-CODE-WRONG", engine=engine) is None
     with engine.connect() as conn:  # only hashes are stored
         stored = [r[0] for r in conn.exec_driver_sql("SELECT code_hash FROM annotators")]
     assert auth.normalise_code(code) not in stored and auth.hash_code(code) in stored
@@ -131,15 +131,15 @@ def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
 
 def test_annotator_admin(engine):
     svc.create_study("s", PAIRS, RELATEDNESS_0_3, ["a"], engine=engine)
-    added = asvc.add_annotator("s", "b", engine=engine)
-    assert auth.authenticate_annotator(added["access_code"], engine=engine).name == "b"
-    asvc.rename_annotator("s", "b", "bee", engine=engine)
-    new = asvc.issue_code("s", "bee", engine=engine)
-    assert auth.authenticate_annotator(added["access_code"], engine=engine) is None
-    assert auth.authenticate_annotator(new, engine=engine).name == "bee"
-    asvc.revoke_code("s", "bee", engine=engine)
-    assert auth.authenticate_annotator(new, engine=engine) is None
-    table = asvc.annotators("s", engine=engine)
+    added = asvc.add_annotator(open_study("s", engine=engine), "b")
+    assert asvc.authenticate_annotator(added["access_code"], engine=engine).name == "b"
+    asvc.rename_annotator(open_study("s", engine=engine), "b", "bee")
+    new = asvc.issue_code(open_study("s", engine=engine), "bee")
+    assert asvc.authenticate_annotator(added["access_code"], engine=engine) is None
+    assert asvc.authenticate_annotator(new, engine=engine).name == "bee"
+    asvc.revoke_code(open_study("s", engine=engine), "bee")
+    assert asvc.authenticate_annotator(new, engine=engine) is None
+    table = asvc.annotators(open_study("s", engine=engine))
     assert list(table["annotator"]) == ["a", "bee"] and list(table["total"]) == [3, 3]
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import exc as sa_exc
 from data_schemas.scales import BINARY
 from medsim_annot.errors import StoreUnavailable
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import db, dispose_all, get_engine

@@ -120,7 +120,7 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
     assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() == [
         "dont_know"
     ]
-    asvc.rename_annotator("inc", "bo", "aaron", engine=engine)  # renames move rows
+    asvc.rename_annotator(open_study("inc", engine=engine), "bo", "aaron")  # renames move rows
     _rate(engine, "aaron", "p4", "same", minute=15)
     _check(reader, engine, "increment")
     # a rating whose id is below the highest one read (committed late): read everything
@@ -176,7 +176,7 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     assert len(only_ann) == 10
     _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True, comment="second\nline")
     _rate(engine, "ann", "p0", "dont_know", kind="duplicate", minute=12)
-    asvc.rename_annotator("inc", "bo", "aaron", engine=engine)
+    asvc.rename_annotator(open_study("inc", engine=engine), "bo", "aaron")
     got = dsvc.load_current("inc", engine=engine)
     pd.testing.assert_frame_equal(
         got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import bulk, dispose_all, get_engine

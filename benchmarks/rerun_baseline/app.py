@@ -7,7 +7,7 @@ import os
 
 import streamlit as st
 
-from medsim_annot.services.people.auth import authenticate_annotator
+from medsim_annot.services.people.annotators import authenticate_annotator
 from pages import _ui
 
 st.set_page_config(page_title="medsim-annot baseline", layout="centered")

@@ -12,6 +12,7 @@ from medsim_annot.commands._common import choice, emit_json, get_group, split_li
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.people import adjudicators as svc
+from medsim_annot.services.study_handle import open_study
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +26,7 @@ def register(app: typer.Typer) -> None:
         sso: str | None = typer.Option(None, "--sso", help="Link this SSO identity too."),
     ) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
-        out = svc.add_adjudicator(study, name, sso_identity=sso)
+        out = svc.add_adjudicator(open_study(study), name, sso_identity=sso)
         typer.echo(f"{out['name']}: {out['access_code']}")
 
     @adj.command("list")
@@ -34,7 +35,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The adjudicators of STUDY."""
-        frame = svc.adjudicators(study)
+        frame = svc.adjudicators(open_study(study))
         if as_json:
             emit_json(frame.to_dict(orient="records"))
             return
@@ -45,12 +46,12 @@ def register(app: typer.Typer) -> None:
     @adj.command("issue-code")
     def issue(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """A new access code for adjudicator NAME (the old one stops working)."""
-        typer.echo(f"{name}: {svc.issue_adjudicator_code(study, name)}")
+        typer.echo(f"{name}: {svc.issue_adjudicator_code(open_study(study), name)}")
 
     @adj.command("revoke")
     def revoke(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """Take the adjudicator role from NAME; their decisions are kept."""
-        svc.revoke_adjudicator(study, name)
+        svc.revoke_adjudicator(open_study(study), name)
         typer.echo(f"revoked adjudicator {name}")
 
     @adj.command("link-sso")
@@ -60,7 +61,7 @@ def register(app: typer.Typer) -> None:
         identity: str = typer.Argument(..., help="e-mail or subject id; '' unlinks"),
     ) -> None:
         """Let adjudicator NAME sign in with this SSO identity."""
-        svc.link_adjudicator_sso(study, name, identity)
+        svc.link_adjudicator_sso(open_study(study), name, identity)
         typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
 
     @decide.command("queue")

@@ -11,8 +11,10 @@ from medsim_annot.commands._common import emit_json, get_group
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import activity as activity_svc
 from medsim_annot.services.people import admins as admins_svc
+from medsim_annot.services.people import annotators as annotators_svc
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc
+from medsim_annot.services.study_handle import open_study
 
 
 def _ask_password(password: str | None) -> str:
@@ -107,7 +109,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Link an annotator to their SSO identity (used when the study allows SSO)."""
-        sso_svc.link_annotator_sso(study_name, name, identity)
+        annotators_svc.link_annotator_sso(open_study(study_name), name, identity)
         typer.echo(
             f"{name} linked to {names_svc.normalise_identity(identity)}"
             if identity.strip()
@@ -120,5 +122,5 @@ def register(app: typer.Typer) -> None:
         enable: bool = typer.Option(..., "--enable/--disable", help="allow annotator SSO"),
     ) -> None:
         """Allow (or stop) sign-in by SSO for the study's linked annotators."""
-        sso_svc.set_annotator_sso(study_name, enable)
+        sso_svc.set_annotator_sso(open_study(study_name), enable)
         typer.echo(f"annotator SSO {'enabled' if enable else 'disabled'} for {study_name}")

@@ -6,6 +6,7 @@ import typer
 
 from medsim_annot.commands._common import emit_json, get_group
 from medsim_annot.services.people import annotators as svc
+from medsim_annot.services.study_handle import open_study
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +19,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Annotators of a study with their progress (done / total)."""
-        frame = svc.annotators(name)
+        frame = svc.annotators(open_study(name))
         if as_json:
             emit_json(frame.to_dict(orient="records"))
             return
@@ -31,7 +32,7 @@ def register(app: typer.Typer) -> None:
         study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
     ) -> None:
         """Add an annotator (queue: every pair in file order) and print their access code."""
-        out = svc.add_annotator(study_name, name)
+        out = svc.add_annotator(open_study(study_name), name)
         typer.echo(f"{out['name']}: {out['access_code']}")
 
     @ann.command("rename")
@@ -41,7 +42,7 @@ def register(app: typer.Typer) -> None:
         new: str = typer.Argument(...),
     ) -> None:
         """Rename an annotator (ratings stay with them)."""
-        svc.rename_annotator(study_name, old, new)
+        svc.rename_annotator(open_study(study_name), old, new)
         typer.echo(f"renamed {old} to {new.strip()}")
 
     @ann.command("issue-code")
@@ -49,12 +50,12 @@ def register(app: typer.Typer) -> None:
         study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
     ) -> None:
         """Issue a new access code (the old one stops working) and print it."""
-        typer.echo(f"{name}: {svc.issue_code(study_name, name)}")
+        typer.echo(f"{name}: {svc.issue_code(open_study(study_name), name)}")
 
     @ann.command("revoke")
     def revoke(
         study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
     ) -> None:
         """Revoke an annotator's access code; their ratings are kept."""
-        svc.revoke_code(study_name, name)
+        svc.revoke_code(open_study(study_name), name)
         typer.echo(f"revoked the access code of {name}")

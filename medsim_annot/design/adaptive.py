@@ -9,15 +9,14 @@ the benchmark measures the logic the service runs.
 - :func:`choose_tiebreak_annotator` — who rates the third time (least remaining work).
 - :func:`tiebreak_position` — where in their queue: soon, never next to the pair's twin.
 - :func:`interleave_groups` — a queue that round-robins over groups (sequential audit).
-- :func:`wilson_interval`, :func:`wilson_half_width`, :func:`pairs_needed` — the interval of a
-  proportion and the sample size that makes it narrow enough.
+- :func:`pairs_needed` — the sample size that makes the Wilson interval of a proportion
+  (:mod:`medsim_annot.stats.proportion`) narrow enough.
 - :func:`group_stopping` — the stopping rule for one group.
 - :func:`expected_ratings` — the budget of a design before a study starts.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -32,6 +31,7 @@ from data_schemas.options import (
     TIEBREAK_TOLERANCE,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.stats.proportion import wilson_half_width, wilson_interval
 
 #: How many slots ahead of the annotator's current one a tiebreak slot may go.
 TIEBREAK_SOON = 3
@@ -207,60 +207,6 @@ def interleave_groups(
 
 
 # ---- intervals and the stopping rule -----------------------------------------------------------
-def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (the same figures as statsmodels'
-    ``proportion_confint(method="wilson")``, which the tests compare; written out here
-    because the stopping rule evaluates it after every rating).
-
-    Notes
-    -----
-    .. math:: \\frac{\\hat p + \\frac{z^2}{2n} \\pm z\\sqrt{\\frac{\\hat p(1-\\hat p)}{n}
-              + \\frac{z^2}{4n^2}}}{1 + \\frac{z^2}{n}}
-
-    References
-    ----------
-    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
-    inference. *JASA* 22(158), 209–212. https://doi.org/10.1080/01621459.1927.10502953
-
-    Examples
-    --------
-    Newcombe (1998), Table I, 81/263: 0.2553 to 0.3662 (R: ``prop.test(81, 263,
-    correct=FALSE)``).
-
-    >>> [round(x, 4) for x in wilson_interval(81, 263)]
-    [0.2553, 0.3662]
-    >>> wilson_interval(0, 0)
-    (0.0, 1.0)
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    n = int(n)
-    p = int(successes) / n
-    z = _z(confidence)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = wilson_half_width(p, n, confidence=confidence)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def wilson_half_width(p: float, n: int, *, confidence: float = 0.95) -> float:
-    """Half the width of the Wilson interval at observed proportion *p* with *n* trials.
-
-    >>> round(wilson_half_width(0.5, 384), 4)
-    0.0498
-    """
-    if n <= 0:
-        return 0.5
-    z = _z(confidence)
-    return z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-
-
-@functools.lru_cache(maxsize=16)
-def _z(confidence: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + confidence / 2))
-
-
 def pairs_needed(p: float, half_width: float, *, confidence: float = 0.95) -> int:
     """The smallest number of pairs whose Wilson interval at proportion *p* has a half-width
     of at most *half_width*.

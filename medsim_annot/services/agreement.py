@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -58,7 +57,7 @@ from medsim_annot.stats import (
     rater_quality,
 )
 from medsim_annot.stats import agreement_report as _agreement_report
-from medsim_annot.stats._frame import Encoded
+from medsim_annot.stats._frame import CodedRatings, frame_of
 from medsim_annot.stats.majority import Rule
 from medsim_annot.stats.report import SUMMARY_FIGURES as SUMMARY_FIGURES  # the CLI's table
 
@@ -111,12 +110,11 @@ def design_agreement_pairs(config: dict, current: pd.DataFrame) -> list[str] | N
 
 
 def design_agreement(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     scale: Scale,
     *,
     agreement_pairs: Collection[str] | None = None,
     level: str | None = None,
-    enc: Encoded | None = None,
 ) -> tuple[AgreementReport, str]:
     """The agreement report of a design and the sentence saying what it is computed on.
 
@@ -124,27 +122,31 @@ def design_agreement(
     report — are computed on those pairs only and the sentence says so
     (:func:`calibration_basis`); otherwise on every pair, with an empty sentence. The
     dashboard and ``medsim agreement`` both call this, so they report the same figures.
-    *enc*: ``encode(ratings)`` when the caller has it (used for every pair only).
+    *ratings*: a frame or its codes.
     """
     if agreement_pairs is None:
-        return agreement_report(ratings, scale, level=level, enc=enc), ""
+        return agreement_report(ratings, scale, level=level), ""
     keep = {str(p) for p in agreement_pairs}
-    sub = ratings[ratings[C.PAIR_ID].astype(str).isin(keep)].reset_index(drop=True)
+    inside = frame_of(ratings)[C.PAIR_ID].astype(str).isin(keep).to_numpy()
+    sub = (
+        ratings.rows(inside)
+        if isinstance(ratings, CodedRatings)
+        else ratings[inside].reset_index(drop=True)
+    )
     return agreement_report(sub, scale, level=level), calibration_basis(len(keep))
 
 
 # ---- frame level -------------------------------------------------------------------------------
 def agreement_report(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     scale_or_level: Scale | str,
     *,
     level: str | None = None,
-    enc: Encoded | None = None,
 ) -> AgreementReport:
-    """The full agreement report of a ratings frame (see
+    """The full agreement report of a ratings frame or its codes (see
     :func:`medsim_annot.stats.agreement_report`); ``report.to_dict()`` is the JSON of
-    ``medsim agreement --json``. *enc*: ``encode(ratings)`` when the caller has it."""
-    return _agreement_report(ratings, scale_or_level, level=level, enc=enc)
+    ``medsim agreement --json``."""
+    return _agreement_report(ratings, scale_or_level, level=level)
 
 
 def audit_report(
@@ -251,23 +253,19 @@ def majority_table(
 
 
 def rater_quality_report(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     scale_or_level: Scale | str,
     *,
     history: pd.DataFrame | None = None,
     min_run: int = 10,
     iaa: pd.DataFrame | None = None,
-    history_codes: tuple[np.ndarray, np.ndarray] | None = None,
-    enc: Encoded | None = None,
     checked: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> RaterQuality:
     """Rater quality: don't-know share, IAA-1 outliers, intra-rater consistency on items
     rated twice (from *history*, all saved ratings) and runs of *min_run* identical
     consecutive ratings. *iaa*: IAA-1 per annotator already computed for *ratings* (e.g.
     ``agreement_report(ratings, scale).per_annotator``), so it is not computed again.
-    *history_codes*: pair and annotator codes of *history*'s rows (or of *ratings*'s without
-    a history), annotators in name order, when the caller has them; *enc*:
-    ``encode(ratings)`` when the caller has it; *checked*: the history's checks
+    *ratings*: a frame or its codes; *checked*: the history's checks
     (:func:`medsim_annot.stats.quality.history_checks` of the coded history) when the caller
     has computed them."""
     hist = None
@@ -284,8 +282,6 @@ def rater_quality_report(
         history=hist,
         min_run=min_run,
         iaa=iaa,
-        history_codes=history_codes,
-        enc=enc,
         checked=checked,
     )
 

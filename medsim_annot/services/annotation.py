@@ -25,11 +25,10 @@ revision)``); nothing loads a whole queue. See
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from data_schemas.limits import COMMENT_MAX_CHARS
-from data_schemas.scales import Scale
+from data_schemas.scales import Scale, scale_from_json
 from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
@@ -94,11 +93,6 @@ class SubmitResult:
     version: int = 0
 
 
-@functools.lru_cache(maxsize=64)
-def _scale(scale_json: str) -> Scale:
-    return Scale.from_json(scale_json)
-
-
 def _engine(engine: Engine | None) -> Engine:
     return engine or get_engine()
 
@@ -135,7 +129,7 @@ def _slot(s, annotator_id: int, position: int, credential: int | None) -> store.
 
 
 def _view(row: store.SlotRow, done: int, total: int) -> PairView:
-    scale = _scale(row.scale_json)
+    scale = scale_from_json(row.scale_json)
     cur = row.current
     return PairView(
         position=row.position,
@@ -396,7 +390,7 @@ def submit_rating(
     def attempt() -> SubmitResult:
         with session_scope(_engine(engine)) as s:
             row = _slot(s, annotator_id, position, credential)
-            scale = _scale(row.scale_json)
+            scale = scale_from_json(row.scale_json)
             try:
                 canon = scale.canonical(value)
             except ValueError as exc:

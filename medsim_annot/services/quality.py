@@ -223,11 +223,11 @@ def rater_checks(
         return pd.DataFrame(columns=RATER_CHECK_COLUMNS)
     # Coded once: a frame that has its codes already (the dashboard's) is used as it is.
     frame = current if C.VALUE in current.columns else code_ratings(current, scale)
-    codes = {}
-    for pid, value in answers.items():
-        code = scale.code(scale.canonical(value))
-        if code is not None:
-            codes[str(pid)] = float(code)
+    codes = {
+        str(pid): code
+        for pid, code in ((pid, scale.rating_code(v)) for pid, v in answers.items())
+        if not np.isnan(code)
+    }
     acc = check_accuracy(frame, codes, tolerance=settings.check_tolerance)
     acc["check_warning"] = below_threshold(acc, settings.check_min_accuracy)
     out = acc.merge(rushed_rate(frame, settings.rushed_ms), on=C.ANNOTATOR, how="outer").merge(

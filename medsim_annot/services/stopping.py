@@ -20,7 +20,6 @@ serves every withdrawn slot again; on re-evaluates every group at once.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import options
-from data_schemas.scales import Scale
+from data_schemas.scales import Scale, scale_from_json
 from medsim_annot.design.adaptive import (
     MIN_NEGATIVES,
     MIN_POSITIVES,
@@ -79,11 +78,6 @@ def group_keys(pairs: pd.DataFrame, group_by: list[str]) -> list[str]:
     return [GROUP_SEP.join(map(str, r)) for r in cols.itertuples(index=False, name=None)]
 
 
-@functools.lru_cache(maxsize=64)
-def _scale(scale_json: str) -> Scale:
-    return Scale.from_json(scale_json)
-
-
 def estimate(
     ratings: list[store.GroupRating], scale: Scale, config: dict
 ) -> dict[str, GroupEstimate]:
@@ -111,7 +105,7 @@ def estimate(
         row[k] = i
         c = seen.get(r.value)
         if c is None:
-            c = seen[r.value] = _code(scale, r.value)
+            c = seen[r.value] = scale.rating_code(r.value)
         codes[k] = c
     decisive = ~np.isnan(codes)
     domain = np.unique(codes[decisive])
@@ -145,7 +139,7 @@ def estimate(
 
 def _verdict(values: list[str], scale: Scale) -> float:
     """The strict-majority code of one pair's current ratings (NaN: no majority)."""
-    codes = np.array([_code(scale, v) for v in values], dtype=np.float64)
+    codes = np.array([scale.rating_code(v) for v in values], dtype=np.float64)
     decisive = codes[~np.isnan(codes)]
     domain = np.unique(decisive)
     if not len(domain):
@@ -156,14 +150,6 @@ def _verdict(values: list[str], scale: Scale) -> float:
 
 def _same_verdict(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
-
-
-def _code(scale: Scale, value: str) -> float:
-    try:
-        c = scale.code(scale.canonical(value))
-    except ValueError:
-        return np.nan
-    return np.nan if c is None else float(c)
 
 
 def _stop(
@@ -217,7 +203,7 @@ def after_rating(s: Transaction, *, study_id: int, item_id: int, assignment_id: 
         # Stopped already: withdraw slots added since (a tiebreak slot of the group).
         _stop(s, study_id, group, None, target=target, at=at)
         return False
-    scale = _scale(scale_json)
+    scale = scale_from_json(scale_json)
     now, before = store.pair_values(s, item_id, assignment_id)
     if _same_verdict(_verdict(now, scale), _verdict(before, scale)):
         # The group's figures change only when a pair's verdict does: nothing to decide
@@ -284,7 +270,7 @@ def set_stopping(name: str, enabled: bool, *, engine: Engine | None = None) -> S
                 _event(s, sid, "stopping_off", off.to_dict(), actor=None, at=at)
                 return off
             _event(s, sid, "stopping_on", StoppingSwitch(name, "on").to_dict(), actor=None, at=at)
-            ests = estimate(store.group_ratings(s, sid), _scale(scale_json), stopping)
+            ests = estimate(store.group_ratings(s, sid), scale_from_json(scale_json), stopping)
             stopped = []
             for g, est in sorted(ests.items()):
                 if est.stop and _stop(s, sid, g, est, target=float(stopping["target"]), at=at):
@@ -346,7 +332,7 @@ def audit_status(name: str, *, engine: Engine | None = None) -> AuditStatus | No
             stopping = config.get("stopping")
             if not stopping:
                 return None
-            ests = estimate(store.group_ratings(s, sid), _scale(scale_json), stopping)
+            ests = estimate(store.group_ratings(s, sid), scale_from_json(scale_json), stopping)
             slots = store.group_slots(s, sid)
             stopped = store.stopped_groups(s, sid)
         rows = []

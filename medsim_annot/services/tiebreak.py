@@ -21,13 +21,11 @@ change it; where they do not, the third rating is taken.
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.options import TIEBREAK_TOLERANCE
-from data_schemas.scales import Scale
+from data_schemas.scales import scale_from_json
 from medsim_annot.design.adaptive import (
     TIEBREAK_SOON,
     choose_tiebreak_annotator,
@@ -45,11 +43,6 @@ def tiebreak_config(tolerance: float = 0.0) -> dict:
     return {"tolerance": float(TIEBREAK_TOLERANCE.check(tolerance))}
 
 
-@functools.lru_cache(maxsize=64)
-def _scale(scale_json: str) -> Scale:
-    return Scale.from_json(scale_json)
-
-
 def after_rating(s: Transaction, *, study_id: int, item_id: int) -> int | None:
     """Add the pair's tiebreak slot if it now needs one (inside the caller's transaction).
     Returns the id of the annotator who got it, else ``None``."""
@@ -61,11 +54,11 @@ def after_rating(s: Transaction, *, study_id: int, item_id: int) -> int | None:
     ratings = store.pair_ratings(s, item_id)
     if len(ratings) != 2 or store.has_tiebreak(s, item_id):
         return None
-    scale = _scale(scale_json)
+    scale = scale_from_json(scale_json)
     a, b = ratings
     if not needs_tiebreak(
-        scale.code(scale.canonical(a.value)),
-        scale.code(scale.canonical(b.value)),
+        scale.rating_code(a.value),
+        scale.rating_code(b.value),
         unclear=(a.unclear, b.unclear),
         tolerance=float(design.get("tolerance", 0.0)),
     ):

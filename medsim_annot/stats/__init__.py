@@ -1,12 +1,14 @@
 """Agreement, audit and rater-quality statistics (pure numpy/pandas; no database).
 
 Every function takes a **ratings frame** (``pair_id``, ``annotator``, ``value``: float code,
-NaN for a no-decision rating; see :func:`data_schemas.ratings.to_ratings_frame`) and a scale
+NaN for a no-decision rating; see :func:`data_schemas.ratings.to_ratings_frame`) or its
+:class:`CodedRatings` (the same ratings as integer codes, built once per read by
+:func:`coded_ratings` and shared by the statistics of one report) and a scale
 or a level of measurement, and returns plain values, dataclasses or frames. Degenerate input
 (one annotator, a constant rater, no overlap, no pairable item) gives NaN with a reason.
 """
 
-from ._frame import Estimate, ratings_from_matrix, slot_matrix
+from ._frame import CodedRatings, Estimate, coded_ratings, ratings_from_matrix, slot_matrix
 from .alpha import alpha_by_group, grouped_alpha, krippendorff_alpha
 from .audit import AuditResult, audit_labels, confusion_scores
 from .bootstrap import ConfidenceInterval, bootstrap_ci
@@ -31,6 +33,7 @@ __all__ = [
     "SUMMARY_FIGURES",
     "AgreementReport",
     "AuditResult",
+    "CodedRatings",
     "ConfidenceInterval",
     "Estimate",
     "Figure",
@@ -42,6 +45,7 @@ __all__ = [
     "audit_labels",
     "bootstrap_ci",
     "check_accuracy",
+    "coded_ratings",
     "cohen_kappa",
     "confusion_scores",
     "dont_know_share",

@@ -1,25 +1,25 @@
-"""Private helpers shared by the statistics: result types, level names and the encoding of a
-ratings frame into integer arrays (items, annotators, values) without loops over items."""
+"""Helpers shared by the statistics: result types, level names and :class:`CodedRatings`,
+the ratings as integer arrays (items, annotators, values) that every statistic takes.
+
+A statistic accepts a ratings frame or a :class:`CodedRatings`; a frame is coded first
+(:func:`encode`), so each statistic has one code path, on the codes. Statistics computed
+together on the same ratings (the agreement report, the dashboard) share one
+:class:`CodedRatings`, built once per read of the ratings (:func:`coded_ratings`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from data_schemas.ratings import latest_coded, to_ratings_frame
 from data_schemas.scales import LEVELS as LEVEL_OPTIONS
 from data_schemas.scales import Scale
 
 LEVELS: tuple[str, ...] = LEVEL_OPTIONS.values
-
-#: Statistics computed together on one frame (:func:`medsim_annot.stats.agreement_report`,
-#: the gold table's majority) encode its pair ids and annotators once and hand the
-#: :class:`Encoded` on, instead of each factorizing 100,000s of strings again. False makes
-#: every statistic encode its own frame: the independent expectation of
-#: ``tests/test_dashboard_fast_paths.py``.
-REUSE_CODES = True
 
 
 @dataclass(frozen=True)
@@ -50,15 +50,21 @@ def level_of(scale_or_level: Scale | str) -> str:
     raise ValueError(f"level must be one of {', '.join(LEVELS)} or a Scale, not {scale_or_level!r}")
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """A ratings frame as integer arrays (one entry per rating row).
+@dataclass(frozen=True, eq=False)
+class CodedRatings:
+    """Ratings as integer arrays, one entry per row of ``frame``: what every statistic takes.
 
-    ``item`` indexes ``items``, ``annotator`` indexes ``annotators`` (both sorted), ``value``
-    is the float code (NaN for no decision), ``value_index`` indexes ``values`` (sorted
-    distinct decisive codes; -1 for no decision).
+    ``frame`` is the ratings frame (``pair_id``, ``annotator``, ``value``, and ``rated_at``,
+    ``no_decision``, ``rating``... when present), row *r* of which is coded by entry *r* of
+    the arrays; built by :func:`coded_ratings` from current ratings it holds the latest
+    rating per (pair, annotator), in (pair, annotator) order. ``item`` indexes ``items``,
+    ``annotator`` indexes ``annotators`` (both sorted unless the caller fixed the items),
+    ``value`` is the float code (NaN for no decision), ``value_index`` indexes ``values``
+    (sorted distinct decisive codes, or the value domain asked for; -1 for no decision).
+    ``scale``: the scale the ratings were coded with, when known.
     """
 
+    frame: pd.DataFrame = field(repr=False, compare=False)
     item: np.ndarray
     annotator: np.ndarray
     value: np.ndarray
@@ -66,6 +72,10 @@ class Encoded:
     items: pd.Index
     annotators: pd.Index
     values: np.ndarray
+    scale: Scale | None = field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.item)
 
     @property
     def n_items(self) -> int:
@@ -74,6 +84,11 @@ class Encoded:
     @property
     def n_annotators(self) -> int:
         return len(self.annotators)
+
+    @functools.cached_property
+    def slots(self) -> SlotMatrix:
+        """:func:`slot_matrix` of these ratings (ICC and Kendall's W share it)."""
+        return slot_matrix(self)
 
     def counts(self) -> np.ndarray:
         """Value counts per item, shape (n_items, n_values): ``counts[u, c]`` = number of
@@ -89,13 +104,69 @@ class Encoded:
         out[self.item, self.annotator] = self.value
         return out
 
-    def with_values(self, values=None) -> Encoded:
+    def with_values(self, values=None) -> CodedRatings:
         """The same rows with the value domain *values* (default: the decisive codes
-        present), as ``encode(ratings, values=values)`` gives them."""
+        present), as ``encode(frame, values=values)`` gives them."""
+        if values is None and self.values is not None and _is_present_domain(self):
+            return self
         values, vidx = _value_index(self.value, values)
-        return Encoded(
-            self.item, self.annotator, self.value, vidx, self.items, self.annotators, values
+        return replace(self, value_index=vidx, values=values)
+
+    def rows(self, keep: np.ndarray) -> CodedRatings:
+        """The rows where *keep* is true, with the items, annotators and values renumbered
+        over those present: ``encode(frame[keep])``."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.all():
+            return self
+        frame = self.frame[keep].reset_index(drop=True)
+        return CodedRatings.from_codes(
+            frame,
+            self.item[keep],
+            self.items,
+            self.annotator[keep],
+            self.annotators,
+            scale=self.scale,
         )
+
+    def on_items(self, items) -> CodedRatings:
+        """The rows whose pair is among *items*, with *items* (in their order) as the item
+        index: ``encode(frame, items=items, values=...)`` with the same value domain (items
+        without ratings stay, with no row)."""
+        items = pd.Index(items)
+        where = items.get_indexer(np.asarray(self.items, dtype=object))  # the distinct ids
+        item = where[self.item] if len(self.item) else np.zeros(0, dtype=np.int64)
+        keep = item >= 0
+        out = self if keep.all() else self.rows(keep).with_values(self.values)
+        return replace(out, item=item[keep].astype(np.int64), items=items)
+
+    @classmethod
+    def from_codes(
+        cls, frame: pd.DataFrame, item, items, annotator, annotators, *, scale: Scale | None = None
+    ) -> CodedRatings:
+        """The codes of *frame* from pair and annotator codes the caller has already (codes
+        into sorted distinct values, e.g. from one factorize per read), equal to
+        :func:`encode` of the frame: the codes are renumbered over the values present."""
+        item, items = compact(np.asarray(item, dtype=np.int64), items)
+        annotator, annotators = compact(np.asarray(annotator, dtype=np.int64), annotators)
+        value = frame[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
+        values, vidx = _value_index(value, None)
+        return cls(
+            frame,
+            item,
+            annotator,
+            value,
+            vidx,
+            pd.Index(items),
+            pd.Index(np.asarray(annotators, dtype=object)),
+            values,
+            scale,
+        )
+
+
+def _is_present_domain(coded: CodedRatings) -> bool:
+    """Whether ``coded.values`` are exactly the decisive codes present."""
+    present = np.unique(coded.value[~np.isnan(coded.value)])
+    return len(present) == len(coded.values) and np.array_equal(present, coded.values)
 
 
 def compact(codes: np.ndarray, uniques):
@@ -106,30 +177,43 @@ def compact(codes: np.ndarray, uniques):
     return (np.cumsum(used) - 1)[codes], uniques[used]
 
 
-def of_codes(item, items, annotator, annotators, value: np.ndarray) -> Encoded:
-    """The :class:`Encoded` of rows whose pair and annotator codes the caller has already
-    (codes into sorted distinct values, e.g. from one factorize per dashboard), equal to
-    :func:`encode` of the frame: the codes are renumbered over the values present."""
-    item, items = compact(np.asarray(item, dtype=np.int64), items)
-    annotator, annotators = compact(np.asarray(annotator, dtype=np.int64), annotators)
-    values, vidx = _value_index(value, None)
-    return Encoded(
-        item,
-        annotator,
-        value,
-        vidx,
-        pd.Index(items),
-        pd.Index(np.asarray(annotators, dtype=object)),
-        values,
+def coded(data: pd.DataFrame | CodedRatings, *, values=None) -> CodedRatings:
+    """*data* as :class:`CodedRatings` (a frame is coded by :func:`encode`), with the value
+    domain *values* when given: how every statistic starts."""
+    if isinstance(data, CodedRatings):
+        return data if values is None else data.with_values(values)
+    return encode(data, values=values)
+
+
+def frame_of(data: pd.DataFrame | CodedRatings) -> pd.DataFrame:
+    """The ratings frame of *data* (a frame or :class:`CodedRatings`)."""
+    return data.frame if isinstance(data, CodedRatings) else data
+
+
+def coded_ratings(current: pd.DataFrame, scale: Scale) -> CodedRatings:
+    """The latest rating per (pair, annotator) of *current* (long current ratings with the
+    scale's ``rating`` values), coded once: the frame is
+    :func:`~data_schemas.ratings.to_ratings_frame` of *current*, and its pair ids and
+    annotators are factorized once (:func:`~data_schemas.ratings.latest_coded`, sorting
+    integers; a frame whose columns do not fit is coded from the ratings frame)."""
+    cur = current.reset_index(drop=True)
+    fast = latest_coded(cur, scale)
+    if fast is not None:
+        frame, item, items, who, names = fast
+        return CodedRatings.from_codes(frame, item, items, who, names, scale=scale)
+    if len(cur):
+        return encode(to_ratings_frame(cur, scale), scale=scale)
+    empty = pd.DataFrame(
+        {
+            C.PAIR_ID: pd.Series(dtype=object),
+            C.ANNOTATOR: pd.Series(dtype=object),
+            C.VALUE: pd.Series(dtype="float64"),
+            C.RATED_AT: pd.Series(dtype="datetime64[ns, UTC]"),
+            C.NO_DECISION: pd.Series(dtype=bool),
+            C.RATING: pd.Series(dtype=object),
+        }
     )
-
-
-def reuse(ratings: pd.DataFrame, enc: Encoded | None, *, values=None) -> Encoded:
-    """``encode(ratings, values=values)``, from *enc* (``encode(ratings)`` of the same
-    frame, computed by the caller) when given and :data:`REUSE_CODES` is on."""
-    if enc is None or not REUSE_CODES:
-        return encode(ratings, values=values)
-    return enc if values is None else enc.with_values(values)
+    return encode(empty, scale=scale)
 
 
 def _value_index(value: np.ndarray, values) -> tuple[np.ndarray, np.ndarray]:
@@ -156,8 +240,10 @@ def check_frame(ratings: pd.DataFrame) -> None:
         )
 
 
-def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
-    """Encode a ratings frame (``pair_id``, ``annotator``, ``value``).
+def encode(
+    ratings: pd.DataFrame, *, items=None, values=None, scale: Scale | None = None
+) -> CodedRatings:
+    """Code a ratings frame (``pair_id``, ``annotator``, ``value``).
 
     *items*: an index of pair ids fixing the item order (ratings of other pairs are dropped);
     *values*: the value domain (sorted codes); by default the decisive codes present.
@@ -172,10 +258,13 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
     ann, anns = pd.factorize(ratings[C.ANNOTATOR], sort=True)
     value = ratings[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
     keep = item >= 0
+    frame = ratings
     if not keep.all():
         item, ann, value = item[keep], ann[keep], value[keep]
+        frame = ratings[keep]
     values, vidx = _value_index(value, values)
-    return Encoded(
+    return CodedRatings(
+        frame,
         item.astype(np.int64),
         ann.astype(np.int64),
         value,
@@ -183,6 +272,7 @@ def encode(ratings: pd.DataFrame, *, items=None, values=None) -> Encoded:
         items,
         pd.Index(np.asarray(anns, dtype=object)),
         values,
+        scale,
     )
 
 
@@ -270,7 +360,7 @@ class SlotMatrix:
     rule: str
 
 
-def slot_matrix(ratings: pd.DataFrame, enc: Encoded | None = None) -> SlotMatrix:
+def slot_matrix(ratings: pd.DataFrame | CodedRatings) -> SlotMatrix:
     """The complete items x k matrix that ICC and Kendall's W need.
 
     Rule (documented in docs/stats.md): only decisive ratings count. When every item has a
@@ -279,9 +369,8 @@ def slot_matrix(ratings: pd.DataFrame, enc: Encoded | None = None) -> SlotMatrix
     are the raters: *k* is the most common number of decisive ratings per item (ties: the
     larger), slot *j* of an item holds its *j*-th rating in annotator-name order, items with
     fewer than *k* decisive ratings are dropped and items with more keep their first *k*.
-    *enc*: ``encode(ratings)`` when the caller has it (see :func:`reuse`).
     """
-    enc = reuse(ratings, enc)
+    enc = coded(ratings)
     m = enc.matrix()
     mask = ~np.isnan(m)
     per_item = mask.sum(axis=1)

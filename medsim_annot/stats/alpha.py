@@ -15,7 +15,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from ._frame import Encoded, Estimate, encode, group_index, level_of, nan, reuse
+from ._frame import CodedRatings, Estimate, coded, encode, group_index, level_of, nan
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -116,24 +116,19 @@ def _degenerate(counts: np.ndarray) -> str | None:
     return None
 
 
-def krippendorff_alpha(
-    data, level: Scale | str = "interval", *, value_domain=None, enc: Encoded | None = None
-) -> Estimate:
+def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=None) -> Estimate:
     """Krippendorff's alpha reliability coefficient.
 
     Parameters
     ----------
-    data : DataFrame or array_like
+    data : DataFrame, CodedRatings or array_like
         A ratings frame (``pair_id``, ``annotator``, ``value``; NaN values are missing data,
-        as no-decision ratings are) or reliability data of shape (n_annotators, n_units)
+        as no-decision ratings are), its :class:`CodedRatings`, or reliability data of shape (n_annotators, n_units)
         with NaN for missing values, Krippendorff's orientation.
     level : Scale or {"nominal", "ordinal", "interval", "ratio"}
         Level of measurement (a scale's own level when a :class:`Scale` is given).
     value_domain : sequence of float, optional
         The codes the scale allows (default: those observed).
-    enc : Encoded, optional
-        ``encode(data)`` of a frame *data*, when the caller has it (one encoding shared by
-        several statistics).
 
     Returns
     -------
@@ -178,9 +173,9 @@ def krippendorff_alpha(
     [0.743, 0.815, 0.849, 0.797]
     """
     level = level_of(level)
-    if isinstance(data, pd.DataFrame):
-        coded = reuse(data, enc, values=value_domain)
-        counts, values = coded.counts(), coded.values
+    if isinstance(data, (pd.DataFrame, CodedRatings)):
+        rows = coded(data, values=value_domain)
+        counts, values = rows.counts(), rows.values
     else:
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim != 2:

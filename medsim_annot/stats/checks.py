@@ -23,9 +23,9 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.options import CHECK_TOLERANCE, PACE_PAUSE, RUSHED_THRESHOLD
-from medsim_annot.design.adaptive import wilson_interval
 
 from ._frame import check_frame
+from .proportion import wilson_interval
 
 #: An answer faster than this (milliseconds on the pair) is rushed, unless the study sets
 #: another threshold: reading two clinical terms and deciding takes longer.

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._frame import SlotMatrix, slot_matrix
+from ._frame import CodedRatings, coded
 
 #: Up to this many ratings (items x raters) the ICC is pingouin's; beyond it the same
 #: two-way ANOVA in closed form (:func:`closed_form`). 50,000 covers every published
@@ -51,17 +51,16 @@ class ICCResult:
     reason: str | None = None
 
 
-def intraclass_corr(ratings: pd.DataFrame, *, slots: SlotMatrix | None = None) -> ICCResult:
+def intraclass_corr(ratings: pd.DataFrame | CodedRatings) -> ICCResult:
     """Two-way consistency ICC for a single rater and for the mean of k raters.
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame (``pair_id``, ``annotator``, ``value``); no-decision ratings (NaN) are
-        not used. k-of-n designs are reduced to a complete matrix by the slot rule of
-        :func:`medsim_annot.stats._frame.slot_matrix`.
-    slots : SlotMatrix, optional
-        ``slot_matrix(ratings)``, when the caller has it (Kendall's W uses the same matrix).
+    ratings : DataFrame or CodedRatings
+        Ratings frame (``pair_id``, ``annotator``, ``value``) or its codes; no-decision
+        ratings (NaN) are not used. k-of-n designs are reduced to a complete matrix by the
+        slot rule of :func:`medsim_annot.stats._frame.slot_matrix` (kept on the codes:
+        Kendall's W of the same codes uses the same matrix).
 
     Returns
     -------
@@ -100,7 +99,7 @@ def intraclass_corr(ratings: pd.DataFrame, *, slots: SlotMatrix | None = None) -
     >>> round(r.C1, 3), round(r.Ck, 3)
     (0.715, 0.909)
     """
-    sm = slot_matrix(ratings) if slots is None else slots
+    sm = coded(ratings).slots
     n, k = sm.matrix.shape if sm.matrix.size else (0, sm.k)
 
     def fail(reason: str) -> ICCResult:

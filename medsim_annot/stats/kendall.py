@@ -6,24 +6,20 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ._frame import Estimate, SlotMatrix, nan, slot_matrix
+from ._frame import CodedRatings, Estimate, coded, nan
 
 
-def kendall_w(
-    ratings: pd.DataFrame, *, correct_ties: bool = True, slots: SlotMatrix | None = None
-) -> Estimate:
+def kendall_w(ratings: pd.DataFrame | CodedRatings, *, correct_ties: bool = True) -> Estimate:
     """Kendall's W: agreement of k raters ranking n items.
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame; k-of-n designs use the slot rule of
+    ratings : DataFrame or CodedRatings
+        Ratings frame or its codes; k-of-n designs use the slot rule of
         :func:`medsim_annot.stats._frame.slot_matrix` (no-decision ratings not used).
     correct_ties : bool
         Apply the correction for tied ranks (default). On a 0-3 scale nearly every rank is
         tied, and the uncorrected W is far too low (EHR-RelA: 0.44 instead of 0.73).
-    slots : SlotMatrix, optional
-        ``slot_matrix(ratings)``, when the caller has it (ICC uses the same matrix).
 
     Returns
     -------
@@ -59,7 +55,7 @@ def kendall_w(
     >>> round(w, 4), round(float(chi2) / (4 * (6 - 1)), 4)
     (0.887, 0.887)
     """
-    sm = slot_matrix(ratings) if slots is None else slots
+    sm = coded(ratings).slots
     m = sm.matrix
     if m.size == 0 or m.shape[1] < 2:
         return nan(

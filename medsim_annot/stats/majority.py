@@ -11,8 +11,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.options import MAJORITY_RULES, MajorityRule
 
-from . import _frame
-from ._frame import Encoded, encode
+from ._frame import CodedRatings, encode
 
 MAJORITY = "majority"
 Rule = MajorityRule
@@ -49,19 +48,19 @@ def _median_from_counts(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def majority_vote(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     *,
     rule: Rule = "strict",
     numeric: bool = False,
     items=None,
-    enc: Encoded | None = None,
 ) -> pd.DataFrame:
     """The majority rating of every item.
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN value = no decision).
+    ratings : DataFrame or CodedRatings
+        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN value = no decision) or its
+        codes.
     rule : {"strict", "decisive"}
         ``"strict"``: a value wins when it has more than half of the ratings *cast* for the
         item; no-decision ratings count as cast but never win. ``"decisive"``: more than half
@@ -70,8 +69,6 @@ def majority_vote(
         Also return ``mean`` and ``median`` of the decisive ratings (numeric scales).
     items : sequence, optional
         Pair ids fixing the rows (items without ratings get NaN).
-    enc : Encoded, optional
-        ``encode(ratings, items=items)`` when the caller has it (the dashboard's gold table).
 
     Returns
     -------
@@ -108,7 +105,9 @@ def majority_vote(
     >>> majority_vote(r, rule="decisive")["majority"].tolist()
     [1.0, nan, 1.0]
     """
-    if enc is None or not _frame.REUSE_CODES:
+    if isinstance(ratings, CodedRatings):
+        enc = ratings if items is None else ratings.on_items(items)
+    else:
         enc = encode(ratings, items=items)
     counts = enc.counts()
     n_cast = np.bincount(enc.item, minlength=enc.n_items).astype(np.float64)

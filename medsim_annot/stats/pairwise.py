@@ -13,7 +13,7 @@ from data_schemas import columns as C
 from data_schemas.options import StrOptions
 from data_schemas.scales import Scale
 
-from ._frame import Encoded, Estimate, level_of, nan, reuse
+from ._frame import CodedRatings, Estimate, coded, level_of, nan
 from .alpha import krippendorff_alpha
 
 #: The disagreement weights of a weighted kappa (no weights: every disagreement counts 1).
@@ -180,20 +180,18 @@ def midranks(v: np.ndarray) -> np.ndarray:
 
 
 def pairwise_agreement(
-    ratings: pd.DataFrame, level: Scale | str, *, labels=None, enc: Encoded | None = None
+    ratings: pd.DataFrame | CodedRatings, level: Scale | str, *, labels=None
 ) -> pd.DataFrame:
     """Agreement of every two annotators over the items both rated decisively.
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame (``pair_id``, ``annotator``, ``value``).
+    ratings : DataFrame or CodedRatings
+        Ratings frame (``pair_id``, ``annotator``, ``value``) or its codes.
     level : Scale or level name
         Level for alpha; a Scale also gives the *labels* (its codes) for the kappas.
     labels : sequence of float, optional
         Codes in scale order for the kappa weights.
-    enc : Encoded, optional
-        ``encode(ratings)``, when the caller has it.
 
     Returns
     -------
@@ -229,7 +227,7 @@ def pairwise_agreement(
             if o.code is not None and not level.is_no_decision(o.value)
         ]
         labels = sorted(set(codes)) if codes else None
-    enc = reuse(ratings, enc)
+    enc = coded(ratings)
     m = enc.matrix()
     if labels is None:
         labels = enc.values

@@ -12,43 +12,34 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from . import _frame
-from ._frame import check_frame
+from ._frame import CodedRatings, check_frame, coded, frame_of
 from .alpha import krippendorff_alpha
 from .simlex import simlex_agreement
 
 MIN_RUN = 10
 
 
-def _with_order(frame: pd.DataFrame, codes: RowCodes | None = None) -> pd.DataFrame:
-    """*frame* ordered by annotator, then ``rated_at`` (missing times last), then row; with
-    *codes* (its rows' pair and annotator codes, annotators in sorted order) the same order
-    from integers."""
-    df = frame.reset_index(drop=True).copy()
+def _with_order(rows: CodedRatings) -> pd.DataFrame:
+    """The frame of *rows* ordered by annotator (name order), then ``rated_at`` (missing
+    times last), then row, sorted on integers; ``_row`` numbers the rows of the frame."""
+    df = rows.frame.reset_index(drop=True).copy()
     df["_row"] = np.arange(len(df))
     if C.RATED_AT not in df.columns:
         df[C.RATED_AT] = pd.NaT
     at = df[C.RATED_AT]
-    if codes is None or not _frame.REUSE_CODES or not pd.api.types.is_datetime64_any_dtype(at):
-        return df.sort_values([C.ANNOTATOR, C.RATED_AT, "_row"], kind="stable", na_position="last")
+    if not pd.api.types.is_datetime64_any_dtype(at):
+        at = pd.to_datetime(at, utc=True)
     t = np.asarray(at.array.asi8)
     t = np.where(at.isna().to_numpy(), np.iinfo(np.int64).max, t)
-    return df.take(np.lexsort((t, codes[1])))  # lexsort is stable: row order breaks ties
+    return df.take(np.lexsort((t, rows.annotator)))  # lexsort is stable: row order breaks ties
 
 
-#: Pair code and annotator code of each row of a frame (annotator codes in name order).
-RowCodes = tuple[np.ndarray, np.ndarray]
-
-
-def _occurrence(df: pd.DataFrame, codes: RowCodes | None) -> np.ndarray:
+def _occurrence(df: pd.DataFrame, rows: CodedRatings) -> np.ndarray:
     """The how-many-th rating of its (annotator, pair) each row of *df* is (0-based, in the
-    order of *df*): ``groupby([annotator, pair_id]).cumcount()``; with *codes* (of the rows
-    of the frame *df* was ordered from, ``df["_row"]`` indexing them) on integers."""
-    if codes is None or not _frame.REUSE_CODES:
-        return df.groupby([C.ANNOTATOR, C.PAIR_ID], sort=False).cumcount().to_numpy()
-    rows = df["_row"].to_numpy()
-    pair, who = codes[0][rows], codes[1][rows]
-    key = who * (int(pair.max()) + 1 if len(pair) else 1) + pair
+    order of *df*, whose ``_row`` indexes the rows of *rows*):
+    ``groupby([annotator, pair_id]).cumcount()`` on integer codes."""
+    at = df["_row"].to_numpy()
+    key = _pair_key(rows.item[at], rows.annotator[at])
     o = np.argsort(key, kind="stable")
     ks = key[o]
     n = len(ks)
@@ -60,6 +51,18 @@ def _occurrence(df: pd.DataFrame, codes: RowCodes | None) -> np.ndarray:
     return occ
 
 
+def _pair_key(pair: np.ndarray, who: np.ndarray) -> np.ndarray:
+    """One integer per (annotator, pair)."""
+    return who * (int(pair.max()) + 1 if len(pair) else 1) + pair
+
+
+def _coded_rows(data: pd.DataFrame | CodedRatings) -> CodedRatings:
+    """*data* coded (its rows as they are: a history keeps every rating)."""
+    if not isinstance(data, CodedRatings):
+        check_frame(data)
+    return coded(data)
+
+
 def _key(frame: pd.DataFrame) -> pd.Series:
     """What "identical rating" means: the raw rating when present, else the code (NaN for
     no decision compares equal to NaN)."""
@@ -69,20 +72,18 @@ def _key(frame: pd.DataFrame) -> pd.Series:
 
 
 def intra_rater_consistency(
-    history: pd.DataFrame, level: Scale | str, *, codes: RowCodes | None = None
+    history: pd.DataFrame | CodedRatings, level: Scale | str
 ) -> pd.DataFrame:
     """Agreement of each annotator with themself on items they rated twice.
 
     Parameters
     ----------
-    history : DataFrame
-        All saved ratings (not only the latest), with ``pair_id``, ``annotator``, ``value``
+    history : DataFrame or CodedRatings
+        All saved ratings (or their codes) (not only the latest), with ``pair_id``, ``annotator``, ``value``
         and ``rated_at`` (and ``rating``): a duplicate slot is the same ``pair_id`` rated
         again by the same annotator. The first two ratings (by ``rated_at``) are compared.
     level : Scale or level name
         For the alpha between the first and the second rating.
-    codes : (pair codes, annotator codes), optional
-        Of *history*'s rows (annotator codes in name order), when the caller has them.
 
     Returns
     -------
@@ -110,14 +111,12 @@ def intra_rater_consistency(
       annotator  n_duplicates  exact_agreement
     0         A             2              0.5
     """
-    check_frame(history)
-    df = _with_order(history, codes)
-    df["_occ"] = _occurrence(df, codes)
+    hist = _coded_rows(history)
+    df = _with_order(hist)
+    df["_occ"] = _occurrence(df, hist)
     df["_key"] = _key(df)
     rows = []
-    for ann, fst, sec in (
-        _repeats(df) if codes is None or not _frame.REUSE_CODES else _repeats_coded(df, codes)
-    ):
+    for ann, fst, sec in _repeats(df, hist):
         same = fst["_key"].to_numpy() == sec["_key"].to_numpy()
         est = krippendorff_alpha(
             np.vstack([fst[C.VALUE].to_numpy(dtype=float), sec[C.VALUE].to_numpy(dtype=float)]),
@@ -130,21 +129,14 @@ def intra_rater_consistency(
     )
 
 
-def _repeats(df: pd.DataFrame):
+def _repeats(df: pd.DataFrame, rows: CodedRatings):
     """Per annotator (in name order): the annotator, their first ratings of the pairs they
-    rated twice and the second ones (aligned, in the order of the second ones)."""
-    first = df[df["_occ"] == 0].set_index([C.ANNOTATOR, C.PAIR_ID])
-    second = df[df["_occ"] == 1].set_index([C.ANNOTATOR, C.PAIR_ID])
-    for ann, sec in second.groupby(level=0, sort=True):
-        yield ann, first.loc[sec.index], sec
-
-
-def _repeats_coded(df: pd.DataFrame, codes: RowCodes):
-    """:func:`_repeats` matched on integer codes (no index of every rating's strings)."""
+    rated twice and the second ones (aligned, in the order of the second ones), matched on
+    integer codes."""
     occ = df["_occ"].to_numpy()
-    rows = df["_row"].to_numpy()
-    pair, who = codes[0][rows], codes[1][rows]
-    key = who * (int(pair.max()) + 1 if len(pair) else 1) + pair
+    at = df["_row"].to_numpy()
+    who = rows.annotator[at]
+    key = _pair_key(rows.item[at], who)
     at_second = np.flatnonzero(occ == 1)
     if not len(at_second):
         return
@@ -160,14 +152,13 @@ def _repeats_coded(df: pd.DataFrame, codes: RowCodes):
 
 
 def straight_lining(
-    ratings: pd.DataFrame, *, min_run: int = MIN_RUN, codes: RowCodes | None = None
+    ratings: pd.DataFrame | CodedRatings, *, min_run: int = MIN_RUN
 ) -> pd.DataFrame:
     """Runs of *min_run* or more identical consecutive ratings by one annotator.
 
     Ratings are ordered by ``rated_at`` per annotator (rows without a time keep file order,
     after the timed ones). Returns one row per run: ``annotator``, ``rating``, ``length``,
-    ``first_pair_id``, ``start``, ``end`` (times). *codes*: (pair codes, annotator codes)
-    of the rows, annotators in name order, when the caller has them.
+    ``first_pair_id``, ``start``, ``end`` (times). *ratings*: a frame or its codes.
 
     Examples
     --------
@@ -176,17 +167,13 @@ def straight_lining(
     >>> straight_lining(r)[["annotator", "rating", "length"]].values.tolist()
     [['A', '1.0', 10]]
     """
-    check_frame(ratings)
-    df = _with_order(ratings, codes)
+    rows = _coded_rows(ratings)
+    df = _with_order(rows)
     keys = _key(df)
-    if codes is None or not _frame.REUSE_CODES:
-        key = keys.to_numpy()
-        ann = df[C.ANNOTATOR].to_numpy()
-        change = (key[1:] != key[:-1]) | (ann[1:] != ann[:-1])
-    else:  # the same comparisons on integer codes (equal texts, equal codes)
-        key = np.asarray(pd.factorize(keys)[0])
-        who = codes[1][df["_row"].to_numpy()]
-        change = (key[1:] != key[:-1]) | (who[1:] != who[:-1])
+    # Consecutive equal ratings compared on integer codes (equal texts, equal codes).
+    key = np.asarray(pd.factorize(keys)[0])
+    who = rows.annotator[df["_row"].to_numpy()]
+    change = (key[1:] != key[:-1]) | (who[1:] != who[:-1])
     if len(df) == 0:
         return pd.DataFrame(
             columns=[C.ANNOTATOR, C.RATING, "length", "first_pair_id", "start", "end"]
@@ -211,7 +198,7 @@ def straight_lining(
     )
 
 
-def dont_know_share(ratings: pd.DataFrame, *, enc: _frame.Encoded | None = None) -> pd.DataFrame:
+def dont_know_share(ratings: pd.DataFrame | CodedRatings) -> pd.DataFrame:
     """Per annotator: ``n_ratings``, ``n_no_decision`` and ``dont_know_share`` (their ratio).
 
     Examples
@@ -221,29 +208,23 @@ def dont_know_share(ratings: pd.DataFrame, *, enc: _frame.Encoded | None = None)
     >>> dont_know_share(r)["dont_know_share"].tolist()
     [0.25]
 
-    *enc*: ``encode(ratings)`` when the caller has it (counted on its annotator codes).
+    *ratings*: a frame or its codes (counted on the annotator codes).
     """
-    check_frame(ratings)
+    enc = coded(ratings)
+    frame = enc.frame
     nd = (
-        ratings[C.NO_DECISION].astype(bool)
-        if C.NO_DECISION in ratings.columns
-        else ratings[C.VALUE].isna()
+        frame[C.NO_DECISION].to_numpy(dtype=bool)
+        if C.NO_DECISION in frame.columns
+        else np.isnan(enc.value)
     )
-    if enc is not None and _frame.REUSE_CODES and len(ratings):
-        k = enc.n_annotators
-        nd_ = nd.to_numpy(dtype=bool)
-        out = pd.DataFrame(
-            {
-                C.ANNOTATOR: np.asarray(enc.annotators, dtype=object),
-                "n_ratings": np.bincount(enc.annotator, minlength=k).astype(np.int64),
-                "n_no_decision": np.bincount(enc.annotator[nd_], minlength=k).astype(np.int64),
-            }
-        )
-        out["dont_know_share"] = out["n_no_decision"] / out["n_ratings"]
-        return out
-    g = pd.DataFrame({C.ANNOTATOR: ratings[C.ANNOTATOR].to_numpy(), "nd": nd.to_numpy()})
-    out = g.groupby(C.ANNOTATOR, sort=True)["nd"].agg(["size", "sum"]).reset_index()
-    out.columns = [C.ANNOTATOR, "n_ratings", "n_no_decision"]
+    k = enc.n_annotators
+    out = pd.DataFrame(
+        {
+            C.ANNOTATOR: pd.Series(np.asarray(enc.annotators, dtype=object), dtype=object),
+            "n_ratings": np.bincount(enc.annotator, minlength=k).astype(np.int64),
+            "n_no_decision": np.bincount(enc.annotator[nd], minlength=k).astype(np.int64),
+        }
+    )
     out["dont_know_share"] = out["n_no_decision"] / out["n_ratings"]
     return out
 
@@ -314,51 +295,39 @@ class RaterQuality:
 
 
 def history_checks(
-    history: pd.DataFrame,
-    level: Scale | str,
-    *,
-    min_run: int = MIN_RUN,
-    codes: RowCodes | None = None,
+    history: pd.DataFrame | CodedRatings, level: Scale | str, *, min_run: int = MIN_RUN
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two checks of :func:`rater_quality` that read the rating history:
     (:func:`intra_rater_consistency`, :func:`straight_lining`). They need neither the
     current ratings nor the IAA, so a caller may compute them beside those (the dashboard
-    does, in a second thread) and hand them to :func:`rater_quality` as *checked*."""
-    return (
-        intra_rater_consistency(history, level, codes=codes),
-        straight_lining(history, min_run=min_run, codes=codes),
-    )
+    does, in a second thread) and hand them to :func:`rater_quality` as *checked*. The
+    history is coded once for both."""
+    hist = _coded_rows(history)
+    return intra_rater_consistency(hist, level), straight_lining(hist, min_run=min_run)
 
 
 def rater_quality(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     level: Scale | str,
     *,
-    history: pd.DataFrame | None = None,
+    history: pd.DataFrame | CodedRatings | None = None,
     min_run: int = MIN_RUN,
     iaa: pd.DataFrame | None = None,
-    history_codes: RowCodes | None = None,
-    enc: _frame.Encoded | None = None,
     checked: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> RaterQuality:
     """All rater-quality checks in one table.
 
     *ratings* is the current ratings frame; *history* (all saved ratings, with repeats) is
     used for duplicates and runs when given, else *ratings*. *iaa*: the IAA-1 per annotator
-    already computed for *ratings* (see :func:`outlier_annotators`). *history_codes*: the
-    pair and annotator codes of the rows of *history* (or of *ratings* without one), when
-    the caller has them; *enc*: ``encode(ratings)`` when the caller has it. *checked*:
+    already computed for *ratings* (see :func:`outlier_annotators`). *ratings* and
+    *history* may be frames or their codes. *checked*:
     ``history_checks(history or ratings, level, min_run=min_run)`` when the caller has
     computed it.
     """
     hist = ratings if history is None else history
-    share = dont_know_share(ratings, enc=enc)
-    out = outlier_annotators(ratings, iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
-    cons, runs = (
-        checked
-        if checked is not None
-        else history_checks(hist, level, min_run=min_run, codes=history_codes)
-    )
+    share = dont_know_share(ratings)
+    out = outlier_annotators(frame_of(ratings), iaa=iaa)[[C.ANNOTATOR, "iaa_1", "outlier"]]
+    cons, runs = checked if checked is not None else history_checks(hist, level, min_run=min_run)
     longest = (
         runs.groupby(C.ANNOTATOR)["length"].max().rename("longest_run")
         if len(runs)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -12,8 +13,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.scales import Scale
 
-from . import _frame
-from ._frame import Encoded, check_frame, encode, level_of, slot_matrix
+from ._frame import CodedRatings, Estimate, check_frame, coded, level_of
 from .alpha import krippendorff_alpha
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
@@ -37,19 +37,6 @@ PAIRWISE_KEYS = (
     "cohen_kappa_quadratic",
     "spearman_rho",
 )
-REPORT_KEYS = (
-    "n_items",
-    "n_annotators",
-    "n_ratings",
-    "level",
-    "krippendorff_alpha",
-    "pairwise",
-    "per_annotator",
-    "mean_pairwise_spearman",
-    "icc",
-    "kendall_w",
-    "human_upper_bound",
-)
 
 
 class Figure(NamedTuple):
@@ -61,6 +48,14 @@ class Figure(NamedTuple):
     summary table (and its CSV download), ``label`` in the CLI table (and the dashboard's
     column help), ``fmt`` is the format spec the CLI prints it with, ``short`` the dashboard's
     column header (narrow columns: the full ``label`` is its help).
+
+    ``statistic``: for a coefficient that is not a field of :class:`AgreementReport`, the
+    function computing it from the report's codes and level of measurement (an
+    :class:`~medsim_annot.stats._frame.Estimate` or a float); :func:`agreement_report`
+    keeps its value under ``path`` (a plain name) in ``AgreementReport.figures``. A new
+    coefficient is then its module and one ``Figure(...)`` in :data:`SUMMARY_FIGURES`: the
+    CLI table, the JSON keys (:data:`REPORT_KEYS`), the dashboard's column, its CSV and the
+    HTML report follow.
     """
 
     path: str
@@ -68,6 +63,7 @@ class Figure(NamedTuple):
     label: str
     fmt: str = ".3f"
     short: str = ""
+    statistic: Callable[[CodedRatings, str], Estimate | float] | None = None
 
 
 COUNT_FIGURES = (
@@ -101,6 +97,16 @@ SUMMARY_FIGURES = (
 the dashboard's agreement table, the HTML report and the ``medsim agreement`` table are
 built from this tuple, so a coefficient added here appears in all of them."""
 
+TABLES = {"pairwise": PAIRWISE_KEYS, "per_annotator": PER_ANNOTATOR_KEYS}
+"""The report's tables (a frame attribute each) and the keys of their JSON records."""
+
+REPORT_KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(f.path.partition(".")[0] for f in (*COUNT_FIGURES, *SUMMARY_FIGURES))
+) + tuple(TABLES)
+"""The keys of :meth:`AgreementReport.to_dict` (the JSON of ``medsim agreement --json``):
+the heads of the figures' paths (``"icc.C1"`` and ``"icc.Ck"`` are the keys ``C1`` and
+``Ck`` of ``"icc"``), then the tables."""
+
 
 @dataclass
 class AgreementReport:
@@ -123,9 +129,13 @@ class AgreementReport:
     kendall_w: float
     human_upper_bound: dict[str, float]
     reasons: dict[str, str] = field(default_factory=dict)
+    #: The values of the figures computed by their ``statistic``, by path.
+    figures: dict[str, float] = field(default_factory=dict)
 
     def value(self, figure: Figure):
         """The value of *figure* (one of :data:`COUNT_FIGURES` / :data:`SUMMARY_FIGURES`)."""
+        if figure.path in self.figures:
+            return self.figures[figure.path]
         head, _, rest = figure.path.partition(".")
         v = getattr(self, head)
         if rest:
@@ -137,21 +147,24 @@ class AgreementReport:
         return {f.column: self.value(f) for f in (*COUNT_FIGURES, *SUMMARY_FIGURES)}
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready dict with exactly :data:`REPORT_KEYS` (NaN stays NaN; the CLI
-        writes it as null)."""
-        return {
-            "n_items": int(self.n_items),
-            "n_annotators": int(self.n_annotators),
-            "n_ratings": int(self.n_ratings),
-            "level": self.level,
-            "krippendorff_alpha": float(self.krippendorff_alpha),
-            "pairwise": _records(self.pairwise, PAIRWISE_KEYS),
-            "per_annotator": _records(self.per_annotator, PER_ANNOTATOR_KEYS),
-            "mean_pairwise_spearman": float(self.mean_pairwise_spearman),
-            "icc": {"C1": float(self.icc.C1), "Ck": float(self.icc.Ck)},
-            "kendall_w": float(self.kendall_w),
-            "human_upper_bound": {k: float(v) for k, v in self.human_upper_bound.items()},
-        }
+        """Plain JSON-ready dict with exactly :data:`REPORT_KEYS`, from the figures and the
+        tables (NaN stays NaN; the CLI writes it as null)."""
+        out: dict = {}
+        for f in (*COUNT_FIGURES, *SUMMARY_FIGURES):
+            head, _, rest = f.path.partition(".")
+            v = _plain(self.value(f), f.fmt)
+            if rest:
+                out.setdefault(head, {})[rest] = v
+            else:
+                out[head] = v
+        for name, keys in TABLES.items():
+            out[name] = _records(getattr(self, name), keys)
+        return out
+
+
+def _plain(v, fmt: str):
+    """*v* as the JSON type its format spec names: ``d`` an int, ``s`` a str, else a float."""
+    return int(v) if fmt == "d" else str(v) if fmt == "s" else float(v)
 
 
 def _records(frame: pd.DataFrame, keys) -> list[dict]:
@@ -167,24 +180,22 @@ def _records(frame: pd.DataFrame, keys) -> list[dict]:
 
 
 def agreement_report(
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | CodedRatings,
     scale_or_level: Scale | str,
     *,
     level: str | None = None,
-    enc: Encoded | None = None,
 ) -> AgreementReport:
     """Every agreement figure of a ratings frame (EHR-Rel Tables 2 and 3 and more).
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN = no decision).
+    ratings : DataFrame or CodedRatings
+        Ratings frame (``pair_id``, ``annotator``, ``value``; NaN = no decision), or its
+        codes (the dashboard's, built once per read and shared by every figure).
     scale_or_level : Scale or level name
         The scale (its level and codes) or just a level of measurement.
     level : str, optional
         Override the scale's level (e.g. analyse a 0-3 scale at the interval level).
-    enc : Encoded, optional
-        ``encode(ratings)`` when the caller has it (the dashboard's gold table does).
 
     Returns
     -------
@@ -214,21 +225,14 @@ def agreement_report(
     >>> round(rep.icc.C1, 3), round(rep.icc.Ck, 3), rep.n_items, rep.n_annotators
     (0.715, 0.909, 6, 4)
     """
-    check_frame(ratings)
+    check_frame(ratings.frame if isinstance(ratings, CodedRatings) else ratings)
     lv = level_of(level) if level else level_of(scale_or_level)
     scale_arg = scale_or_level if isinstance(scale_or_level, Scale) else lv
     reasons: dict[str, str] = {}
     # Pair ids and annotators factorized once for every figure below (100,000s of strings).
-    if not _frame.REUSE_CODES:
-        enc = None
-    elif enc is None:
-        enc = encode(ratings)
-    if enc is None:
-        n_items = int(ratings[C.PAIR_ID].nunique())
-        annotators = sorted(ratings[C.ANNOTATOR].unique())
-    else:
-        n_items = enc.n_items
-        annotators = list(enc.annotators)
+    enc = coded(ratings)
+    n_items = enc.n_items
+    annotators = list(enc.annotators)
     domain = None
     if isinstance(scale_or_level, Scale):
         codes = sorted(
@@ -238,17 +242,17 @@ def agreement_report(
                 if o.code is not None and not scale_or_level.is_no_decision(o.value)
             }
         )
-        observed = set(ratings[C.VALUE].dropna().unique())
+        observed = set(enc.values.tolist())
         domain = codes if observed <= set(codes) else None
 
-    alpha = krippendorff_alpha(ratings, lv, value_domain=domain, enc=enc)
+    alpha = krippendorff_alpha(enc, lv, value_domain=domain)
     if alpha.reason:
         reasons["krippendorff_alpha"] = alpha.reason
     if isinstance(scale_arg, Scale) and lv != scale_arg.level:
         scale_arg = scale_arg.model_copy(update={"level": lv})
-    pw = pairwise_agreement(ratings, scale_arg, enc=enc)
+    pw = pairwise_agreement(enc, scale_arg)
     means = per_annotator_means(pw)
-    sl = simlex_agreement(ratings, enc=enc)
+    sl = simlex_agreement(enc)
     per = pd.DataFrame({C.ANNOTATOR: pd.Series(annotators, dtype=object)})
     means = means.astype({C.ANNOTATOR: object})
     sl_per = sl.per_annotator[[C.ANNOTATOR, "iaa_1", "iaa_2"]].astype({C.ANNOTATOR: object})
@@ -265,19 +269,25 @@ def agreement_report(
         mean_rho = float(np.nanmean(rho))
     for r in pw["reason"].dropna():
         reasons.setdefault("pairwise", r)
-    slots = slot_matrix(ratings, enc) if enc is not None else None
-    icc = intraclass_corr(ratings, slots=slots)
+    icc = intraclass_corr(enc)
     if icc.reason:
         reasons["icc"] = icc.reason
-    w = kendall_w(ratings, slots=slots)
+    w = kendall_w(enc)
     if w.reason:
         reasons["kendall_w"] = w.reason
     for k, v in sl.reasons.items():
         reasons.setdefault(k, v)
+    figures: dict[str, float] = {}
+    for f in SUMMARY_FIGURES:
+        if f.statistic is not None:
+            est = f.statistic(enc, lv)
+            figures[f.path] = float(est)
+            if isinstance(est, Estimate) and est.reason:
+                reasons[f.path] = est.reason
     return AgreementReport(
         n_items=n_items,
         n_annotators=len(annotators),
-        n_ratings=int(len(ratings)),
+        n_ratings=len(enc),
         level=lv,
         krippendorff_alpha=alpha.value,
         pairwise=pw,
@@ -290,4 +300,5 @@ def agreement_report(
             "exclusive": sl.human_upper_bound_exclusive,
         },
         reasons=reasons,
+        figures=figures,
     )

@@ -10,7 +10,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 
-from ._frame import Encoded, reuse
+from ._frame import CodedRatings, coded
 from .pairwise import spearman_rho
 
 
@@ -40,17 +40,14 @@ def _rho_matrix(m: np.ndarray) -> np.ndarray:
     return out
 
 
-def simlex_agreement(ratings: pd.DataFrame, *, enc: Encoded | None = None) -> SimLexAgreement:
+def simlex_agreement(ratings: pd.DataFrame | CodedRatings) -> SimLexAgreement:
     """IAA-1, IAA-2 (Chiu et al. 2018) and the human upper bound (Schulz et al. 2020).
 
     Parameters
     ----------
-    ratings : DataFrame
-        Ratings frame; no-decision ratings (NaN) are left out. Each correlation uses the
+    ratings : DataFrame or CodedRatings
+        Ratings frame (or its codes); no-decision ratings (NaN) are left out. Each correlation uses the
         items both sides have (k-of-n designs need no special rule).
-
-    enc : Encoded, optional
-        ``encode(ratings)``, when the caller has it.
 
     Returns
     -------
@@ -86,7 +83,7 @@ def simlex_agreement(ratings: pd.DataFrame, *, enc: Encoded | None = None) -> Si
     >>> a.iaa_1, a.iaa_2, a.human_upper_bound_exclusive
     (1.0, 1.0, 1.0)
     """
-    enc = reuse(ratings, enc)
+    enc = coded(ratings)
     m = enc.matrix()
     k = m.shape[1]
     reasons: dict[str, str] = {}

@@ -118,66 +118,24 @@ def update_admin_password(
 
 
 # ------------------------------------------------------------------ annotator SSO links
-@dataclass(frozen=True)
-class SsoAnnotator:
-    annotator_id: int
-    name: str
-    study_id: int
-    study_name: str
-    credential_version: int = 1
-
-
-def annotators_by_sso(s: Session, identities: list[str]) -> list[SsoAnnotator]:
-    """Active annotators linked to one of *identities* in studies that allow SSO sign-in."""
-    if not identities:
-        return []
-    rows = s.execute(
-        select(
-            Annotator.id,
-            Annotator.name,
-            Study.id,
-            Study.name,
-            Annotator.credential_version,
-        )
-        .join(Study, Study.id == Annotator.study_id)
-        .where(
-            Annotator.sso_identity.in_(identities),
-            Annotator.active.is_(True),
-            Study.annotator_sso.is_(True),
-        )
-        .order_by(Study.name)
-    ).all()
-    return [SsoAnnotator(*r) for r in rows]
-
-
-def link_annotator_sso(s: Session, study_id: int, name: str, identity: str | None) -> str:
-    """Set (or clear, with ``None``) the SSO identity of annotator *name* of *study_id*.
-
-    Returns ``"ok"``, ``"no-annotator"`` or ``"taken"`` (another annotator of the study has
-    it); nothing is written unless ``"ok"``.
-    """
-    ann = s.scalar(select(Annotator).where(Annotator.study_id == study_id, Annotator.name == name))
-    if ann is None:
-        return "no-annotator"
-    if identity is not None:
-        other = s.scalar(
+def sso_taken(s: Session, study_id: int, identity: str, annotator_id: int) -> bool:
+    """Whether another annotator of *study_id* than *annotator_id* is linked to *identity*."""
+    return (
+        s.scalar(
             select(Annotator.id).where(
                 Annotator.study_id == study_id,
                 Annotator.sso_identity == identity,
-                Annotator.id != ann.id,
+                Annotator.id != annotator_id,
             )
         )
-        if other is not None:
-            return "taken"
-    ann.sso_identity = identity
-    add_event(
-        s,
-        "sso_linked" if identity else "sso_unlinked",
-        study_id=study_id,
-        annotator_id=ann.id,
-        detail={"identity": identity} if identity else {},
+        is not None
     )
-    return "ok"
+
+
+def set_sso(s: Session, annotator_id: int, identity: str | None) -> None:
+    """Set (or clear, with ``None``) the SSO identity of an annotator (the caller logs it:
+    :mod:`medsim_annot.services.people.members`)."""
+    s.execute(update(Annotator).where(Annotator.id == annotator_id).values(sso_identity=identity))
 
 
 def sso_links(s: Session, study_id: int) -> dict[str, str | None]:

@@ -1,6 +1,8 @@
-"""Queries of sign-in: annotators by access-code hash, credential versions, settings.
+"""Queries of annotators' credentials: sign-in by access-code hash or SSO identity, credential
+versions, new codes.
 
-Typed functions; :mod:`medsim_annot.services.people.auth` calls them and never builds a query.
+Typed functions taking the caller's session; the annotator role of
+:mod:`medsim_annot.services.people.annotators` names them and never builds a query.
 """
 
 from __future__ import annotations
@@ -8,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
-from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from .db import session_scope
 from .models import Annotator, Study
 
 
@@ -26,37 +26,58 @@ class AnnotatorRow:
     credential_version: int
 
 
-def active_annotator_by_code_hash(engine: Engine, code_hash: str) -> AnnotatorRow | None:
+def _identity_query():
+    return select(
+        Annotator.id, Annotator.name, Study.id, Study.name, Annotator.credential_version
+    ).join(Study, Study.id == Annotator.study_id)
+
+
+def active_annotator_by_code_hash(s: Session, code_hash: str) -> AnnotatorRow | None:
     """The active annotator whose access code hashes to *code_hash*, or ``None``."""
-    with session_scope(engine) as s:
-        row = s.execute(
-            select(
-                Annotator.id,
-                Annotator.name,
-                Study.id,
-                Study.name,
-                Annotator.credential_version,
-            )
-            .join(Study, Study.id == Annotator.study_id)
-            .where(Annotator.code_hash == code_hash, Annotator.active.is_(True))
-        ).first()
+    row = s.execute(
+        _identity_query().where(Annotator.code_hash == code_hash, Annotator.active.is_(True))
+    ).first()
     return AnnotatorRow(*row) if row else None
 
 
-def credential_version(engine: Engine, annotator_id: int) -> int | None:
-    """The annotator's current credential version (``None``: no such annotator)."""
-    with session_scope(engine) as s:
-        return s.scalar(select(Annotator.credential_version).where(Annotator.id == annotator_id))
+def annotators_by_sso(s: Session, identities: list[str]) -> list[AnnotatorRow]:
+    """Active annotators linked to one of *identities* in studies that allow SSO sign-in, by
+    study name."""
+    if not identities:
+        return []
+    rows = s.execute(
+        _identity_query()
+        .where(
+            Annotator.sso_identity.in_(identities),
+            Annotator.active.is_(True),
+            Study.annotator_sso.is_(True),
+        )
+        .order_by(Study.name)
+    ).all()
+    return [AnnotatorRow(*r) for r in rows]
 
 
-def bump_credential_version(s: Session, annotator_id: int) -> int:
-    """Add one to the annotator's credential version inside transaction *s* (issue-code and
-    revoke): every session opened with the previous code ends. Returns the new version."""
+def credential_version(s: Session, annotator_id: int) -> tuple[int, bool] | None:
+    """``(credential version, active)`` of an annotator, ``None`` when unknown."""
+    row = s.execute(
+        select(Annotator.credential_version, Annotator.active).where(Annotator.id == annotator_id)
+    ).first()
+    return (int(row[0]), bool(row[1])) if row else None
+
+
+def set_code(s: Session, annotator_id: int, code_hash: str | None, *, active: bool) -> int:
+    """Store a new access-code hash (``None``: revoked) and the active flag inside transaction
+    *s*, and add one to the annotator's credential version: every session opened with the
+    previous code ends. Returns the new version."""
     return int(
         s.execute(
             update(Annotator)
             .where(Annotator.id == annotator_id)
-            .values(credential_version=Annotator.credential_version + 1)
+            .values(
+                code_hash=code_hash,
+                active=active,
+                credential_version=Annotator.credential_version + 1,
+            )
             .returning(Annotator.credential_version)
         ).scalar_one()
     )

@@ -324,13 +324,6 @@ def rename_annotator(s: Session, annotator_id: int, name: str) -> None:
     s.get_one(Annotator, annotator_id).name = name
 
 
-def set_annotator_code(s: Session, annotator_id: int, code_hash: str | None, active: bool) -> None:
-    """Store a new access-code hash (None: revoked) and the active flag."""
-    ann = s.get_one(Annotator, annotator_id)
-    ann.code_hash = code_hash
-    ann.active = active
-
-
 def annotators_by_name(s: Session, study_id: int) -> list[tuple[int, str]]:
     """``(id, name)`` of the study's annotators, by name."""
     return [

@@ -8,7 +8,10 @@ One module per job:
   (Schulz & Juric, AAAI 2020, Table 3; Schulz et al., COLING 2020, Tables 2 and 3, Figure 1)
   and the crowd-kit model of the doctors, fitted once per method and dashboard;
 * :mod:`.readings` — plain-language sentences about each annotator;
-* :mod:`.compute` — :func:`compute_dashboard`, every table from frames (tests, benchmarks);
+* :mod:`.compute` — :func:`compute_dashboard`, every table from frames (tests, benchmarks),
+  declared as named steps (:func:`~.compute.dashboard_steps`);
+* :mod:`.schedule` — the tiny scheduler that runs those steps, beside each other where they
+  may be (it knows nothing of the dashboard);
 * :mod:`.store` — :func:`study_dashboard` (a stored study, cached), :func:`completion`
   (annotators' progress, never cached: a cheap query) and the caches;
 * :mod:`.cache` — the one least-recently-used cache helper;

@@ -1,46 +1,30 @@
-"""Every dashboard table from frames (no database): :func:`compute_dashboard` calls the
-agreement services once each and keeps their results in a :class:`Dashboard`."""
+"""Every dashboard table from frames (no database): :func:`compute_dashboard` declares the
+dashboard as named steps over the agreement services (:func:`dashboard_steps`), which
+:mod:`~medsim_annot.services.dashboard.schedule` runs, and keeps their results in a
+:class:`Dashboard`. The current ratings are coded once (:func:`coded_ratings`) and every
+statistic takes those codes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import Collection
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.pairs import group_columns
-from data_schemas.ratings import sorted_coded
+from data_schemas.ratings import code_ratings, sorted_coded
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
+from medsim_annot.services.dashboard.schedule import Step, run
 from medsim_annot.services.dashboard.tables import Dashboard
-from medsim_annot.services.gold.table import code_ratings, gold_table, latest_ratings
+from medsim_annot.services.gold.table import GoldTable, gold_table
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
-from medsim_annot.stats import _frame
+from medsim_annot.stats import CodedRatings, coded_ratings
+from medsim_annot.stats._frame import encode
 from medsim_annot.stats.quality import history_checks
-
-T = TypeVar("T")
-
-
-class InLine:
-    """An executor that runs each task at once, in the calling thread: a stand-in for
-    ``ThreadPoolExecutor`` (same constructor, context manager and ``submit``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        pass
-
-    def __enter__(self) -> InLine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        done: Future[T] = Future()
-        done.set_result(fn(*args, **kwargs))
-        return done
 
 
 def _naive_times(hist: pd.DataFrame) -> pd.DataFrame:
@@ -53,36 +37,41 @@ def _naive_times(hist: pd.DataFrame) -> pd.DataFrame:
     return hist
 
 
-def _prepared_history(
-    history: pd.DataFrame, scale: Scale
-) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray] | None]:
-    """The history sorted by (pair, annotator), coded and with naive UTC times, and its
-    rows' pair and annotator codes (None when the codes are not shared)."""
-    coded = sorted_coded(history) if _frame.REUSE_CODES else None
-    if coded is None:
-        hist, codes = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable"), None
-    else:
-        hist, codes = coded[0], (coded[1], coded[2])
-    if C.VALUE not in hist.columns:
-        hist = code_ratings(hist, scale)
-    return _naive_times(hist), codes
+def _saved_history(history: pd.DataFrame, scale: Scale) -> CodedRatings:
+    """Every saved rating (duplicates included), sorted by (pair, annotator), coded, with
+    naive UTC times."""
+    ordered = sorted_coded(history)
+    if ordered is None:  # pair ids or annotators not all text
+        hist = history.sort_values([C.PAIR_ID, C.ANNOTATOR], kind="stable")
+        return encode(_naive_times(_coded_values(hist, scale)), scale=scale)
+    hist, item, items, who, names = ordered
+    hist = _naive_times(_coded_values(hist, scale))
+    return CodedRatings.from_codes(hist, item, items, who, names, scale=scale)
 
 
-def _history_parts(
-    prepared: Future[tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray] | None]], scale: Scale
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    hist, codes = prepared.result()
-    return history_checks(hist, scale, codes=codes)
+def _coded_values(hist: pd.DataFrame, scale: Scale) -> pd.DataFrame:
+    return hist if C.VALUE in hist.columns else code_ratings(hist, scale)
 
 
-def _checks(
-    prepared: Future[tuple[pd.DataFrame, Any]],
-    scale: Scale,
-    answers: dict[str, str],
-    settings: QualitySettings,
-) -> pd.DataFrame:
-    """The rater checks of every answer (the duplicates' too: each showing is an answer)."""
-    return rater_checks(prepared.result()[0], scale, answers, settings)
+def _gold_history(gold: GoldTable) -> CodedRatings:
+    """The current ratings as the history (no duplicates saved): the gold table's codes,
+    with naive UTC times."""
+    codes = gold.codes
+    assert codes is not None
+    return replace(codes, frame=_naive_times(codes.frame))
+
+
+def _pairs(pairs: pd.DataFrame | Future[pd.DataFrame]) -> pd.DataFrame:
+    return pairs.result() if isinstance(pairs, Future) else pairs
+
+
+def _agreement(every_rated: tuple, gold: GoldTable, scale: Scale, agreement_pairs) -> tuple:
+    """The agreement report of the gold table's ratings: the one computed on every rated
+    pair before the pairs were read when those are the same ratings (every rated pair is a
+    pair of the study, as in a stored study), else computed again."""
+    if gold.codes is not None and gold.codes is every_rated[2]:
+        return every_rated[:2]
+    return agreement_svc.design_agreement(gold.codes, scale, agreement_pairs=agreement_pairs)
 
 
 #: Seed of the audit's bootstrap intervals, so a report can be reproduced.
@@ -103,6 +92,7 @@ def compute_dashboard(
     agreement_pairs: Collection[str] | None = None,
     check_answers: dict[str, str] | None = None,
     check_settings: QualitySettings | None = None,
+    workers: int | None = None,
 ) -> Dashboard:
     """Every dashboard table from frames, by calling the agreement services.
 
@@ -128,97 +118,41 @@ def compute_dashboard(
     check_settings : QualitySettings, optional
         The rushed threshold and the minimum accuracy on check pairs (default: the
         defaults of :class:`~medsim_annot.services.quality.QualitySettings`).
+    workers : int, optional
+        Threads beside the calling one (default :data:`WORKERS`; 0: every step in line,
+        one after the other, with the same results).
     """
-    reasons: dict[str, str] = {}
-    binary = scale.has_polarity
     settings = check_settings or QualitySettings()
     saved = history if history is not None and len(history) else None
-    # Work in a second thread beside the gold table and the agreement report, which is most
-    # of the time (NumPy and pandas release the GIL in their large operations): the
-    # history's coding, its rater-quality checks and the rater checks (none needs the
-    # current ratings' statistics), and the audit once the gold table is there. Every input
-    # is only read, and each result is the same as one after the other (a hypothesis test
-    # compares them; at 100,000 pairs x 3 on two cores the computation took 0.52 s with
-    # only the audit and the rater checks beside). With bootstrap intervals the audit stays
-    # in this thread: the bootstrap silences scipy's warnings with
-    # ``warnings.catch_warnings``, which changes process-wide state.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard") as pool:
-        if saved is not None:
-            hist_later = pool.submit(_prepared_history, saved, scale)
-            parts_later = pool.submit(_history_parts, hist_later, scale)
-            # Every answer counts for the checks: the duplicates' too (each is an answer).
-            checks_later = pool.submit(_checks, hist_later, scale, check_answers or {}, settings)
-        early = report = None
-        if isinstance(pairs, Future):
-            if not pairs.done():
-                # The pairs are still being read: the agreement statistics, on the latest
-                # ratings as if every rated pair is in the study (so in a stored study),
-                # start meanwhile; they are computed again below if a pair was not.
-                early = latest_ratings(current, scale)
-                if early is not None:
-                    report, basis = agreement_svc.design_agreement(
-                        early.frame, scale, agreement_pairs=agreement_pairs, enc=early.codes
-                    )
-            pairs = pairs.result()
-        has_labels = C.AUTO_LABEL in pairs.columns and pairs[C.AUTO_LABEL].notna().any()
-
-        def audit_of(frame: pd.DataFrame) -> Future[Any]:
-            return (InLine() if bootstrap else pool).submit(
-                agreement_svc.audit_report,
-                pairs,
-                frame,
-                scale,
-                by=group_columns(pairs),
-                majority=majority,
-                bootstrap=bootstrap,
-                seed=seed,
-            )
-
-        # With the early ratings, the audit need not wait for the gold table either.
-        audit_later = audit_of(early.frame) if binary and has_labels and early else None
-        gt = gold_table(pairs, current, scale, majority=majority, early=early)
-        ratings = gt.ratings
-        # Whether the figures started early stand: every rated pair is a pair of the study.
-        stands = early is not None and gt.codes is early.codes
-        if saved is None:
-            # The current ratings are the history: their codes are the gold table's.
-            codes = None if gt.codes is None else (gt.codes.item, gt.codes.annotator)
-            hist_later = InLine().submit(lambda: (_naive_times(ratings), codes))
-            parts_later = pool.submit(_history_parts, hist_later, scale)
-            checks_later = pool.submit(rater_checks, current, scale, check_answers or {}, settings)
-        if binary and has_labels:
-            if audit_later is None or not stands:
-                audit_later = audit_of(ratings)
-        elif binary:
-            reasons["audit"] = "the pairs have no automatic labels"
-        else:
-            reasons["audit"] = f"the {scale.name} scale has no positive/negative values"
-        if report is None or not stands:
-            report, basis = agreement_svc.design_agreement(
-                ratings, scale, agreement_pairs=agreement_pairs, enc=gt.codes
-            )
-        hist, hist_codes = hist_later.result()
-        # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
-        quality = agreement_svc.rater_quality_report(
-            ratings,
-            scale,
-            history=hist,
-            iaa=report.per_annotator,
-            history_codes=hist_codes,
-            enc=gt.codes,
-            checked=parts_later.result(),
-        )
-        audit = audit_later.result() if audit_later is not None else None
-        checks = checks_later.result()
+    steps = dashboard_steps(
+        scale,
+        saved=saved is not None,
+        pairs_read=not isinstance(pairs, Future) or pairs.done(),
+        bootstrap=bootstrap,
+        majority=majority,
+        seed=seed,
+        agreement_pairs=agreement_pairs,
+    )
+    given = {
+        "pairs_read": pairs,
+        "current": current,
+        "saved": saved,
+        "answers": check_answers or {},
+        "settings": settings,
+    }
+    done = run(steps, given, workers=WORKERS if workers is None else workers)
+    report, basis = done["agreement"]
+    audit, reasons = done["audit"]
+    checks = done["rater_checks"]
     return Dashboard(
         study,
         scale,
-        "binary" if binary else "graded",
+        "binary" if scale.has_polarity else "graded",
         (int(version[0]), int(version[1])),
         report,
         audit,
-        quality,
-        gt,
+        done["quality"],
+        done["gold"],
         bootstrap,
         reasons,
         agreement_basis=basis,
@@ -226,3 +160,108 @@ def compute_dashboard(
         check_warnings=tuple(warnings_of(checks, settings)),
         quality_settings=settings,
     )
+
+
+#: Threads beside the calling one (:func:`~medsim_annot.services.dashboard.schedule.run`).
+#: One: at 100,000 pairs x 3 on two cores the computation took 0.52 s with only the audit
+#: and the rater checks beside.
+WORKERS = 1
+
+
+def dashboard_steps(
+    scale: Scale,
+    *,
+    saved: bool,
+    pairs_read: bool = True,
+    bootstrap: int = 0,
+    majority: str = "strict",
+    seed: int = BOOTSTRAP_SEED,
+    agreement_pairs: Collection[str] | None = None,
+) -> dict[str, Step]:
+    """The dashboard as named steps (name -> function and the names it takes), declared in
+    the order the calling thread runs its own ("here").
+
+    Given: ``pairs_read`` (the pairs, or a Future while they are still being read),
+    ``current``, ``saved`` (the history, or None), ``answers`` and ``settings`` (the rater
+    checks'). Beside the calling thread (NumPy and pandas release the GIL in their large
+    operations) run the history's coding and checks, the rater checks and the audit, which
+    need neither the gold table nor the agreement report. With the pairs read
+    (*pairs_read*), the calling thread builds the gold table first, so that the history's
+    checks and the audit run beside the agreement report. While they are still being read
+    the agreement statistics, which need no pairs, start on the latest ratings of every
+    rated pair; they stand when every rated pair is a pair of the study. With bootstrap intervals the
+    audit stays in the calling thread: the bootstrap silences scipy's warnings with
+    ``warnings.catch_warnings``, which changes process-wide state.
+    """
+    binary = scale.has_polarity
+
+    def audit(pairs: pd.DataFrame, every_rated: CodedRatings) -> tuple[Any, dict[str, str]]:
+        if not binary:
+            return None, {"audit": f"the {scale.name} scale has no positive/negative values"}
+        if C.AUTO_LABEL not in pairs.columns or not pairs[C.AUTO_LABEL].notna().any():
+            return None, {"audit": "the pairs have no automatic labels"}
+        # The audit reads the ratings of the study's pairs only: those of every rated pair
+        # give the gold table's.
+        return agreement_svc.audit_report(
+            pairs,
+            every_rated.frame,
+            scale,
+            by=group_columns(pairs),
+            majority=majority,
+            bootstrap=bootstrap,
+            seed=seed,
+        ), {}
+
+    def agreement_early(every_rated: CodedRatings) -> tuple:
+        report, basis = agreement_svc.design_agreement(
+            every_rated, scale, agreement_pairs=agreement_pairs
+        )
+        return report, basis, every_rated
+
+    def quality(gold: GoldTable, agreement: tuple, hist: CodedRatings, checked) -> Any:
+        # IAA-1 per annotator is in the agreement report already: the outlier check reuses it.
+        return agreement_svc.rater_quality_report(
+            gold.codes if gold.codes is not None else gold.ratings,
+            scale,
+            history=hist.frame,
+            iaa=agreement[0].per_annotator,
+            checked=checked,
+        )
+
+    steps: dict[str, Step] = {}
+    if saved:
+        steps["history"] = Step(lambda h: _saved_history(h, scale), ("saved",), "beside")
+        steps["history_checks"] = Step(lambda h: history_checks(h, scale), ("history",), "beside")
+        # Every answer counts for the checks: the duplicates' too (each is an answer).
+        steps["rater_checks"] = Step(
+            lambda h, a, s: rater_checks(h.frame, scale, a, s),
+            ("history", "answers", "settings"),
+            "beside",
+        )
+    else:
+        steps["rater_checks"] = Step(
+            lambda c, a, s: rater_checks(c, scale, a, s),
+            ("current", "answers", "settings"),
+            "beside",
+        )
+    steps["every_rated"] = Step(lambda c: coded_ratings(c, scale), ("current",))
+    if not pairs_read:
+        steps["agreement_early"] = Step(agreement_early, ("every_rated",))
+    steps["pairs"] = Step(_pairs, ("pairs_read",))
+    steps["audit"] = Step(audit, ("pairs", "every_rated"), "here" if bootstrap else "beside")
+    steps["gold"] = Step(
+        lambda p, c, e: gold_table(p, c, scale, majority=majority, coded=e),
+        ("pairs", "current", "every_rated"),
+    )
+    if not saved:
+        # The current ratings are the history: their codes are the gold table's.
+        steps["history"] = Step(_gold_history, ("gold",))
+        steps["history_checks"] = Step(lambda h: history_checks(h, scale), ("history",), "beside")
+    if pairs_read:  # on the gold table's codes: those of every rated pair, or fewer
+        steps["agreement_early"] = Step(lambda g: agreement_early(g.codes), ("gold",))
+    steps["agreement"] = Step(
+        lambda early, gold: _agreement(early, gold, scale, agreement_pairs),
+        ("agreement_early", "gold"),
+    )
+    steps["quality"] = Step(quality, ("gold", "agreement", "history", "history_checks"))
+    return steps

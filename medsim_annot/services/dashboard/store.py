@@ -62,7 +62,7 @@ def study_pairs(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
 
 def completion(study: str, *, engine: Engine | None = None) -> pd.DataFrame:
     """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
-    a = annotators_svc.annotators(study, engine=engine)
+    a = annotators_svc.annotators(studies_svc.get_study(study, engine=engine))
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
     out["share"] = np.where(
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0

@@ -32,13 +32,12 @@ from data_schemas.gold import MODEL_COLUMNS as MODEL_COLUMNS
 from data_schemas.gold import RATER_PREFIX as RATER_PREFIX
 from data_schemas.options import MAJORITY_RULES
 from data_schemas.ratings import code_ratings as code_ratings  # the dashboard's import
-from data_schemas.ratings import latest_coded, to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.quality import drop_rushed
-from medsim_annot.stats import _frame, majority_vote
-from medsim_annot.stats._frame import Encoded, of_codes
+from medsim_annot.stats import majority_vote
+from medsim_annot.stats._frame import CodedRatings, coded_ratings
 from medsim_annot.stats.aggregate import ModelGold, model_gold
 from medsim_annot.stats.majority import Rule
 from medsim_annot.storage import Engine
@@ -60,41 +59,9 @@ class GoldTable:
     annotators: list[str]
     #: Ratings left out as rushed before the table was built (``--exclude-rushed``).
     rushed_excluded: int = 0
-    #: ``encode(ratings)``, from the one factorize of pair ids and annotators the table was
-    #: built with, for the statistics of the same ratings (None: not kept).
-    codes: Encoded | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class LatestRatings:
-    """The latest rating per (pair, annotator) of current ratings, with their codes, before
-    the pairs are known: what :func:`gold_table` starts from, ready early so that the
-    agreement statistics can start while the study's pairs are still being read.
-
-    ``coded`` is :func:`~data_schemas.ratings.latest_coded` of the current ratings (its frame
-    with a fresh index); ``codes`` the :class:`~medsim_annot.stats._frame.Encoded` of that
-    frame, which is the gold table's own (the very object) when every rated pair is among
-    the pairs, as in a stored study."""
-
-    coded: tuple[pd.DataFrame, np.ndarray, pd.Index, np.ndarray, pd.Index]
-    codes: Encoded
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        return self.coded[0]
-
-
-def latest_ratings(current: pd.DataFrame, scale: Scale) -> LatestRatings | None:
-    """:class:`LatestRatings` of *current*, or None where the gold table does not share
-    codes (:data:`medsim_annot.stats._frame.REUSE_CODES` off, or columns that do not fit
-    :func:`~data_schemas.ratings.latest_coded`)."""
-    coded = latest_coded(current.reset_index(drop=True), scale) if _frame.REUSE_CODES else None
-    if coded is None:
-        return None
-    frame = coded[0].reset_index(drop=True)
-    value = frame[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
-    codes = of_codes(coded[1], coded[2], coded[3], coded[4], value)
-    return LatestRatings((frame, *coded[1:]), codes)
+    #: The codes of ``ratings`` (the latest rating per pair and annotator, of the study's
+    #: pairs), which every statistic of the same ratings takes (None: not kept).
+    codes: CodedRatings | None = field(default=None, repr=False, compare=False)
 
 
 def _present_columns(pairs: pd.DataFrame, cols) -> list[str]:
@@ -109,7 +76,7 @@ def gold_table(
     scale: Scale,
     *,
     majority: str = "strict",
-    early: LatestRatings | None = None,
+    coded: CodedRatings | None = None,
 ) -> GoldTable:
     """One row per pair with every annotator's current rating, the verdict and the flags.
 
@@ -125,8 +92,9 @@ def gold_table(
         The study's scale.
     majority : {"strict", "decisive"}
         Majority rule (see :func:`medsim_annot.stats.majority_vote`).
-    early : LatestRatings, optional
-        ``latest_ratings(current, scale)``, when the caller has computed it.
+    coded : CodedRatings, optional
+        ``coded_ratings(current, scale)``, when the caller has built it (once per read);
+        when every rated pair is among *pairs*, the table's ``codes`` are this very object.
 
     Returns
     -------
@@ -171,52 +139,15 @@ def gold_table(
     cur = current.reset_index(drop=True)
     # Pair ids and annotators factorized once; the latest rating per (pair, annotator), the
     # rows' order, the annotators' columns and every statistic below work on those codes.
-    coded = (
-        early.coded
-        if early is not None
-        else latest_coded(cur, scale)
-        if _frame.REUSE_CODES
-        else None
-    )
-    ratings = (
-        coded[0]
-        if coded is not None
-        else to_ratings_frame(cur, scale)
-        if len(cur)
-        else pd.DataFrame(
-            {
-                C.PAIR_ID: pd.Series(dtype=object),
-                C.ANNOTATOR: pd.Series(dtype=object),
-                C.VALUE: pd.Series(dtype="float64"),
-                C.RATED_AT: pd.Series(dtype="datetime64[ns, UTC]"),
-                C.NO_DECISION: pd.Series(dtype=bool),
-                C.RATING: pd.Series(dtype=object),
-            }
-        )
-    )
-    latest = ratings
+    every_rated = coded if coded is not None else coded_ratings(cur, scale)
     items = pd.Index(ids)
-    if coded is None:
-        row = items.get_indexer(latest[C.PAIR_ID].astype(str).to_numpy())
-    else:  # the distinct pair ids looked up, not every rating's
-        row = items.get_indexer(np.asarray(coded[2], dtype=object))[coded[1]]
+    # The distinct pair ids looked up, not every rating's.
+    where = items.get_indexer(np.asarray(every_rated.items, dtype=object))
+    row = where[every_rated.item] if len(every_rated) else np.zeros(0, dtype=np.int64)
     keep = row >= 0
-    every = bool(keep.all())
-    if not every:
-        latest, row = latest[keep], row[keep]
-    enc = majority_enc = None
-    if coded is None:
-        ann_codes, anns = pd.factorize(latest[C.ANNOTATOR].astype(str).to_numpy(), sort=True)
-    else:
-        value = latest[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
-        if early is not None and every:
-            enc = early.codes  # every rated pair is a pair of the study: the same codes
-        else:
-            enc = of_codes(coded[1][keep], coded[2], coded[3][keep], coded[4], value)
-        ann_codes, anns = enc.annotator, enc.annotators
-        majority_enc = Encoded(
-            row.astype(np.int64), ann_codes, value, enc.value_index, items, anns, enc.values
-        )
+    enc = every_rated.rows(keep)  # itself when every rated pair is a pair of the study
+    latest, row = enc.frame, row[keep]
+    ann_codes, anns = enc.annotator, enc.annotators
     annotators = [str(a) for a in anns]
 
     numeric = scale.numeric
@@ -241,7 +172,7 @@ def gold_table(
     # Each distinct rating value is converted once (100,000s of ratings on the dashboard);
     # a text column without missing values is factorized as it is (the same codes and
     # values, in order of first appearance, without an object array).
-    if coded is not None and latest[C.RATING].dtype == "str" and not latest[C.RATING].hasnans:
+    if latest[C.RATING].dtype == "str" and not latest[C.RATING].hasnans:
         rcode, runiq = pd.factorize(latest[C.RATING])
         runiq = np.asarray(runiq, dtype=object)
     else:
@@ -257,9 +188,7 @@ def gold_table(
         col[row[sel]] = shown[rcode[sel]]
         out[rater_column(name)] = col if numeric else pd.Series(col, dtype=object)
 
-    mv = majority_vote(
-        latest, rule=cast(Rule, majority), numeric=numeric, items=items, enc=majority_enc
-    )
+    mv = majority_vote(enc, rule=cast(Rule, majority), numeric=numeric, items=items)
     major_code = mv["majority"].to_numpy(dtype=np.float64)
     n_cast = mv["n_ratings"].to_numpy(dtype=np.int64)
     code_to_value = scale.decisive_labels()

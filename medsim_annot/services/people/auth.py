@@ -2,7 +2,8 @@
 
 Access codes carry 130 random bits (26 base32 characters, shown in groups of four
 and accepted with or without the dashes, in any case); only their SHA-256 is stored, which
-is safe for codes of that entropy. Admins and their passwords: :mod:`.admins`.
+is safe for codes of that entropy. Who holds a code and signs in with it: :mod:`.members`;
+admins and their passwords: :mod:`.admins`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-from dataclasses import dataclass
-
-from medsim_annot.storage import Engine, get_engine
-from medsim_annot.storage import credentials as store
 
 
 def new_access_code() -> str:
@@ -40,31 +37,3 @@ def code_key(code: str) -> str | None:
     cannot be an access code: the one check of every sign-in by code (annotators',
     adjudicators')."""
     return hash_code(code) if len(normalise_code(code)) >= MIN_CODE_CHARS else None
-
-
-@dataclass(frozen=True)
-class AnnotatorIdentity:
-    """A signed-in annotator. ``credential_version`` is the annotator's credential version
-    at sign-in: the pages keep it in the session and pass it as ``credential=`` to every
-    annotation read and save, which end the session (:class:`~medsim_annot.errors.SessionEnded`)
-    once a new code was issued or the code revoked, so a leaked or replaced code stops
-    working in sessions already open."""
-
-    annotator_id: int
-    name: str
-    study_id: int
-    study_name: str
-    credential_version: int = 1
-
-
-def authenticate_annotator(code: str, *, engine: Engine | None = None) -> AnnotatorIdentity | None:
-    """The active annotator holding *code* with their credential version, or ``None``."""
-    key = code_key(code)
-    if key is None:
-        return None
-    row = store.active_annotator_by_code_hash(engine or get_engine(), key)
-    if row is None:
-        return None
-    return AnnotatorIdentity(
-        row.annotator_id, row.name, row.study_id, row.study_name, row.credential_version
-    )

@@ -73,3 +73,23 @@ def normalise_identity(identity: str) -> str:
     if identity.startswith(SUB_PREFIX):
         return identity
     return identity.lower() if "@" in identity else identity
+
+
+#: Longest SSO identity (an e-mail address has at most 320 characters).
+IDENTITY_MAX_CHARS = 320
+
+
+def check_identity(identity: str | None) -> str | None:
+    """The stored form of an SSO identity an admin typed (:func:`normalise_identity`), ``None``
+    for an empty one (no link), or :class:`UsageProblem` when it is longer than
+    :data:`IDENTITY_MAX_CHARS` or holds a control character.
+
+    >>> check_identity(" Ann@Hospital.example "), check_identity("  ")
+    ('ann@hospital.example', None)
+    """
+    if not (identity and identity.strip()):
+        return None
+    ident = normalise_identity(identity)
+    if len(ident) > IDENTITY_MAX_CHARS or any(ord(ch) < 32 for ch in ident):
+        raise UsageProblem("an SSO identity is an e-mail address or subject id (≤ 320 chars)")
+    return ident

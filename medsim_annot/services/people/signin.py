@@ -14,7 +14,7 @@ from medsim_annot.services.people.admins import (
     in_transaction,
     named_identity,
 )
-from medsim_annot.services.people.auth import AnnotatorIdentity, authenticate_annotator
+from medsim_annot.services.people.annotators import AnnotatorIdentity, authenticate_annotator
 from medsim_annot.services.people.throttle import ADMIN_SIGNINS, CODE_SIGNINS
 from medsim_annot.storage import Engine, get_engine
 from medsim_annot.storage import admins as store

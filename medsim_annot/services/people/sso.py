@@ -33,12 +33,12 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from medsim_annot.errors import UsageProblem
-from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, adjudicators_by_sso
+from medsim_annot.services.people import members
+from medsim_annot.services.people.adjudicators import ADJUDICATORS, AdjudicatorIdentity
 from medsim_annot.services.people.admins import AdminIdentity, in_transaction, named_identity
-from medsim_annot.services.people.auth import AnnotatorIdentity
+from medsim_annot.services.people.annotators import ANNOTATORS, AnnotatorIdentity
 from medsim_annot.services.people.names import SUB_PREFIX, normalise_identity
-from medsim_annot.services.studies import get_study
+from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine
 from medsim_annot.storage import admins as store
 
@@ -179,49 +179,25 @@ def sso_role(
         named = named_identity(row.name, engine=engine)
         if named is not None:
             return SsoOutcome("admin", shown, admin=named)
-    judges = adjudicators_by_sso(ids, engine=engine)
+    judges = members.by_sso(ADJUDICATORS, ids, engine=engine)
     if judges:
         return SsoOutcome("adjudicator", shown, adjudicators=tuple(judges))
-    found = in_transaction(engine, store.annotators_by_sso, ids)
+    found = members.by_sso(ANNOTATORS, ids, engine=engine)
     if found:
-        return SsoOutcome(
-            "annotator",
-            shown,
-            annotators=tuple(
-                AnnotatorIdentity(
-                    a.annotator_id, a.name, a.study_id, a.study_name, a.credential_version
-                )
-                for a in found
-            ),
-        )
+        return SsoOutcome("annotator", shown, annotators=tuple(found))
     return SsoOutcome("refused", shown)
 
 
-def link_annotator_sso(
-    study: str, name: str, identity: str | None, *, engine: Engine | None = None
-) -> None:
-    """Link annotator *name* of *study* to an SSO identity (``None`` or "" unlinks)."""
-    info = get_study(study, engine=engine)
-    ident = normalise_identity(identity) if identity and identity.strip() else None
-    if ident is not None and (len(ident) > 320 or any(ord(ch) < 32 for ch in ident)):
-        raise UsageProblem("an SSO identity is an e-mail address or subject id (≤ 320 chars)")
-    status = in_transaction(engine, store.link_annotator_sso, info.id, name, ident)
-    if status == "no-annotator":
-        raise UsageProblem(f"study '{study}' has no annotator named '{name}'")
-    if status == "taken":
-        raise UsageProblem(f"another annotator of study '{study}' is linked to '{ident}'")
+def sso_links(study: Study) -> dict[str, str | None]:
+    """Annotator name -> linked SSO identity (or ``None``) for *study*."""
+    return in_transaction(study.engine, store.sso_links, study.id)
 
 
-def sso_links(study: str, *, engine: Engine | None = None) -> dict[str, str | None]:
-    return in_transaction(engine, store.sso_links, get_study(study, engine=engine).id)
+def annotator_sso_enabled(study: Study) -> bool:
+    """Whether *study* lets its linked annotators sign in by SSO."""
+    return in_transaction(study.engine, store.study_annotator_sso, study.id)
 
 
-def annotator_sso_enabled(study: str, *, engine: Engine | None = None) -> bool:
-    return in_transaction(engine, store.study_annotator_sso, get_study(study, engine=engine).id)
-
-
-def set_annotator_sso(study: str, enabled: bool, *, engine: Engine | None = None) -> None:
+def set_annotator_sso(study: Study, enabled: bool) -> None:
     """Allow (or stop) SSO sign-in for the linked annotators of *study*."""
-    in_transaction(
-        engine, store.set_study_annotator_sso, get_study(study, engine=engine).id, enabled
-    )
+    in_transaction(study.engine, store.set_study_annotator_sso, study.id, enabled)
