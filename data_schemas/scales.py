@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from .errors import InputError, Problem
@@ -305,8 +306,6 @@ def read_settings_file(path: Path, *, name: str):
     text = path.read_text(encoding="utf-8-sig")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
             return yaml.safe_load(text)
         return json.loads(text)
     except Exception as exc:

@@ -19,7 +19,9 @@ from typing import Any
 import typer
 
 from data_schemas.errors import InputError, OptionError
+from medsim_annot import commands
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services.activity import cli_actor, set_actor
 
 app = typer.Typer(
     name="medsim",
@@ -33,14 +35,10 @@ app = typer.Typer(
 @app.callback()
 def _actor() -> None:
     """Events recorded by any command name the operating-system user (``cli:USER``)."""
-    from medsim_annot.services.activity import cli_actor, set_actor
-
     set_actor(cli_actor())
 
 
 def _register_all() -> None:
-    from medsim_annot import commands
-
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import either
@@ -327,9 +329,6 @@ def _write_table_to(frame: pd.DataFrame, tmp: Path, kind: str) -> None:
                 )
                 fh.write("\n")
     else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata(None)
         pq.write_table(

@@ -14,6 +14,9 @@ from __future__ import annotations
 import importlib
 import threading
 
+import plotly.graph_objects as go
+import plotly.io as pio
+
 BEFORE_SERVING = (
     "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
     "pingouin",  # ICC (medsim_annot.stats.icc imports it on first use): matplotlib, seaborn
@@ -38,9 +41,6 @@ MODULES = BEFORE_SERVING + AFTER_SERVING
 def _first_figure() -> None:
     """Build and serialise one small plotly figure: plotly loads its default template and its
     property validators on the first figure of the process (0.2–0.6 s)."""
-    import plotly.graph_objects as go
-    import plotly.io as pio
-
     fig = go.Figure(go.Bar(x=["a"], y=[1.0], error_y={"type": "data", "array": [0.1]}))
     fig.add_trace(go.Heatmap(z=[[1.0]], x=["a"], y=["b"], text=[["1"]]))
     fig.update_layout(title="warm", xaxis_title="x", yaxis_title="y", legend={"x": 0}, height=300)

@@ -10,6 +10,7 @@ anything from it.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import secrets
 import tempfile
@@ -21,6 +22,8 @@ from typing import Any, TypeVar, cast
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from data_schemas.errors import InputError
 from medsim_annot.errors import SessionEnded
@@ -69,8 +72,6 @@ def _to_sign_in() -> None:
     a raw list of page files in the sidebar. Switching to app.py gives a clean sign-in page.
     (Streamlit flags that legacy mode on its PagesManager until st.navigation first runs.)
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
     if PagesManager.uses_pages_directory and not st.session_state.get(ROUTED):
         st.switch_page("app.py")
 
@@ -250,8 +251,6 @@ def current_admin() -> AdminIdentity | None:
 
 def _session_actor() -> str | None:
     """The signed-in admin of the Streamlit session running this thread (or nobody)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
     if get_script_run_ctx(suppress_warning=True) is None:
         return None
     admin = current_admin()
@@ -265,8 +264,6 @@ set_actor_provider(_session_actor)
 def client_id() -> str:
     """Who is signing in, for counting failed attempts: the connection's address (behind a
     trusted reverse proxy, MEDSIM_TRUST_FORWARDED=1, the last X-Forwarded-For hop)."""
-    import os
-
     if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):
         fwd = st.context.headers.get("X-Forwarded-For", "")
         if fwd.strip():

@@ -42,6 +42,7 @@ from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
@@ -164,8 +165,6 @@ def events_source(path: str | Path, *, need_category: bool = False) -> EventsSou
 
 
 def _parquet_columns(path: Path) -> tuple[str, ...]:
-    import pyarrow.parquet as pq
-
     try:
         return tuple(pq.read_schema(path).names)
     except Exception as exc:  # pyarrow raises several types

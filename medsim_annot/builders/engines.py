@@ -7,7 +7,8 @@ in batches of column lists (:meth:`~_Engine.stream`) or fetches it whole
 (:meth:`~_Engine.fetch`), and turns the engine's own errors into the project's (a malformed
 file -> :class:`~data_schemas.errors.InputError`, DuckDB out of memory -> ``ValueError``
 with the remedy, no pyspark or Java -> :class:`EngineUnavailableError`). :func:`open_engine`
-gives one by name. duckdb, pyarrow and pyspark are imported only when an engine starts.
+gives one by name. duckdb (0.2–0.3 s, every ``medsim`` command would pay it) and pyspark
+(an optional extra) are imported only when their engine starts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
+
+import pyarrow as pa
 
 from data_schemas.errors import InputError
 from data_schemas.options import StrOptions
@@ -93,6 +96,7 @@ class DuckDBEngine(_Engine):
         temp_dir: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
+        # duckdb: 0.2–0.3 s, loaded only when this engine starts (CLI start-up)
         import duckdb
 
         self._duckdb = duckdb
@@ -128,8 +132,6 @@ class DuckDBEngine(_Engine):
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {EVENTS_VIEW} AS SELECT * FROM {reader}")
 
     def load_table(self, name: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
-        import pyarrow as pa
-
         table = pa.table(
             {c: pa.array([r[i] for r in rows], type=pa.string()) for i, c in enumerate(columns)}
         )
@@ -158,8 +160,6 @@ class DuckDBEngine(_Engine):
             ) from None
 
     def stream(self, sql: str, batch_rows: int = BATCH_ROWS) -> Iterator[list]:
-        import pyarrow as pa
-
         reader = self._run(lambda: self.con.sql(sql).to_arrow_reader(batch_rows))
         try:
             while True:
@@ -194,6 +194,7 @@ class SparkEngine(_Engine):
 
     def __init__(self, spark=None) -> None:
         try:
+            # pyspark is the optional [spark] extra: imported only when this engine starts
             from pyspark.sql import SparkSession
         except ImportError:
             raise EngineUnavailableError(
@@ -220,6 +221,7 @@ class SparkEngine(_Engine):
         self.spark.conf.set("spark.sql.cteRecursionRowLimit", str(2**31 - 1))
 
     def load_events(self, source: EventsSource) -> None:
+        # the optional [spark] extra, present once __init__ has started a session
         from pyspark.sql.types import StringType, StructField, StructType
 
         self._source = source

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from data_schemas.errors import InputError, Problem
 
@@ -178,9 +180,6 @@ def read_rf2_file(path: str | Path, columns) -> pd.DataFrame:
     >>> read_rf2_file(p, ("id", "active")).to_dict(orient="records")
     [{'id': '19999999103', 'active': '1'}]
     """
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
     path = Path(path)
     name = str(path)
     with open(path, "rb") as fh:

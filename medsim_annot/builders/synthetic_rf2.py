@@ -22,6 +22,7 @@ features - Identifiers" (SCTID structure and check digit) and "Release file nami
 
 from __future__ import annotations
 
+import bisect
 import random
 import uuid
 from dataclasses import dataclass, field
@@ -411,8 +412,6 @@ def invented_terms(
     lengths = (2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6, 7, 8, 10)
 
     def word() -> str:
-        import bisect
-
         return vocab[min(bisect.bisect_left(cum, rng.random() * total), len(vocab) - 1)]
 
     out: dict[str, None] = {}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import typer
 
 from data_schemas.options import StrOptions
+from medsim_annot.errors import UsageProblem
 
 
 def emit_json(obj) -> None:
@@ -15,10 +18,6 @@ def emit_json(obj) -> None:
 
 
 def _clean(obj):
-    import math
-
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -64,8 +63,6 @@ def sample_per_group(text: str | None) -> tuple[int, int] | None:
     >>> sample_per_group(None) is None
     True
     """
-    from medsim_annot.errors import UsageProblem
-
     if text is None:
         return None
     parts = split_list(text)

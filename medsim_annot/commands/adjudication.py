@@ -9,6 +9,9 @@ import typer
 
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.commands._common import choice, emit_json, get_group, split_list
+from medsim_annot.services.adjudication import board as board_svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.people import adjudicators as svc
 from medsim_annot.services.study_handle import open_study
 
 
@@ -23,8 +26,6 @@ def register(app: typer.Typer) -> None:
         sso: str | None = typer.Option(None, "--sso", help="Link this SSO identity too."),
     ) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
-        from medsim_annot.services.people import adjudicators as svc
-
         out = svc.add_adjudicator(open_study(study), name, sso_identity=sso)
         typer.echo(f"{out['name']}: {out['access_code']}")
 
@@ -34,8 +35,6 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The adjudicators of STUDY."""
-        from medsim_annot.services.people import adjudicators as svc
-
         frame = svc.adjudicators(open_study(study))
         if as_json:
             emit_json(frame.to_dict(orient="records"))
@@ -47,15 +46,11 @@ def register(app: typer.Typer) -> None:
     @adj.command("issue-code")
     def issue(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """A new access code for adjudicator NAME (the old one stops working)."""
-        from medsim_annot.services.people import adjudicators as svc
-
         typer.echo(f"{name}: {svc.issue_adjudicator_code(open_study(study), name)}")
 
     @adj.command("revoke")
     def revoke(study: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)):
         """Take the adjudicator role from NAME; their decisions are kept."""
-        from medsim_annot.services.people import adjudicators as svc
-
         svc.revoke_adjudicator(open_study(study), name)
         typer.echo(f"revoked adjudicator {name}")
 
@@ -66,8 +61,6 @@ def register(app: typer.Typer) -> None:
         identity: str = typer.Argument(..., help="e-mail or subject id; '' unlinks"),
     ) -> None:
         """Let adjudicator NAME sign in with this SSO identity."""
-        from medsim_annot.services.people import adjudicators as svc
-
         svc.link_adjudicator_sso(open_study(study), name, identity)
         typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
 
@@ -85,8 +78,6 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """The pairs that need a decision, most needed first."""
-        from medsim_annot.services.adjudication import board as board_svc
-
         b = board_svc.board(open_study(study))
         q = board_svc.filter_queue(
             b.queue, needs=split_list(need), group=group, include_decided=include_decided
@@ -120,9 +111,6 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Decide one pair."""
-        from medsim_annot.services.adjudication import board as board_svc
-        from medsim_annot.services.adjudication import decisions as decisions_svc
-
         handle = open_study(study)
         if version is None:
             version = int(board_svc.board(handle).pair(pair_id)["version"])
@@ -149,7 +137,5 @@ def register(app: typer.Typer) -> None:
         as_: str = typer.Option(..., "--as", help="the adjudicator's name"),
     ) -> None:
         """Store the decisions of a file, all or none."""
-        from medsim_annot.services.adjudication import decisions as decisions_svc
-
         out = decisions_svc.decide_from_file(open_study(study), path, adjudicator=as_)
         typer.echo(f"stored {len(out)} decisions by {as_}")

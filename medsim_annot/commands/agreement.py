@@ -12,6 +12,9 @@ import typer
 from data_schemas.options import AUDIT_METHODS, MAJORITY_RULES
 from data_schemas.scales import LEVELS
 from medsim_annot.commands._common import choice, emit_json, split_list
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services import agreement as svc
+from medsim_annot.services import predictions as psvc
 
 if TYPE_CHECKING:
     from medsim_annot.services.predictions import ModelRaterReport
@@ -76,8 +79,6 @@ def agreement(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
-    from medsim_annot.services import agreement as svc
-
     loaded = svc.load_ratings_file(
         ratings, scale=scale, pairs=svc.load_pairs(pairs) if pairs else None
     )
@@ -91,8 +92,6 @@ def agreement(
     design = svc.design_summary(loaded, rep, basis)
     rater = None
     if model is not None:
-        from medsim_annot.services import predictions as psvc
-
         rater = psvc.model_rater_report(
             loaded.ratings,
             loaded.scale,
@@ -145,8 +144,6 @@ def agreement(
 
 
 def _print_model(rater: ModelRaterReport) -> None:
-    from medsim_annot.services import predictions as psvc
-
     typer.echo(
         "\nModel as a blinded extra rater (leave-one-out rho: each rater against the mean of "
         "the doctors other than one)\n" + _fmt(psvc.model_rater_table(rater))
@@ -204,8 +201,6 @@ def audit(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
-    from medsim_annot.services import agreement as svc
-
     pairs_frame = svc.load_pairs(pairs)
     loaded = svc.load_ratings_file(ratings, scale=scale, pairs=pairs_frame)
     _file_notes(loaded.notes)
@@ -215,8 +210,6 @@ def audit(
         )
         return
     if target_ci is not None:
-        from medsim_annot.errors import UsageProblem
-
         raise UsageProblem("--target-ci of `medsim audit` needs --predictions")
     res = svc.audit_report(
         pairs_frame,
@@ -251,8 +244,6 @@ def audit(
 def _prediction_audit(
     pairs_frame, loaded, predictions, score_column, by, majority, method, target_ci, as_json
 ) -> None:
-    from medsim_annot.services import predictions as psvc
-
     res = psvc.prediction_audit_report(
         pairs_frame,
         loaded.ratings,

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from medsim_annot.services.backup import backup, restore
+from medsim_annot.services.store import migrate_store
+
 from ._common import emit_json
 
 
@@ -13,8 +16,6 @@ def register(app: typer.Typer) -> None:
     @app.command("migrate")
     def migrate_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         """Create or migrate the store's schema (MEDSIM_DATABASE_URL); seeds nothing."""
-        from medsim_annot.services.store import migrate_store
-
         res = migrate_store()
         if as_json:
             emit_json(res)
@@ -28,8 +29,6 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Back up the store while the app runs (SQLite online backup; PostgreSQL: pg_dump)."""
-        from medsim_annot.services.backup import backup
-
         res = backup(out, force=force)
         if as_json:
             emit_json(res)
@@ -46,8 +45,6 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Replace the store with a backup (stop the app first)."""
-        from medsim_annot.services.backup import restore
-
         res = restore(source, force=force)
         if as_json:
             emit_json(res)

@@ -9,6 +9,7 @@ import typer
 
 from medsim_annot.commands._common import emit_json, get_group, split_list
 from medsim_annot.io import extensions_text
+from medsim_annot.services.build_cooccurrence import build_cooccurrence
 
 
 def _stderr(message: str) -> None:
@@ -72,8 +73,6 @@ def register(app: typer.Typer) -> None:
 
         Pairs the distinct concepts of each patient's record, counts the patients per pair,
         and writes the most frequent pairs (capped per concept) or a seeded random sample."""
-        from medsim_annot.services.build_cooccurrence import build_cooccurrence
-
         report = build_cooccurrence(
             events,
             out,

@@ -6,13 +6,13 @@ import sys
 from pathlib import Path
 
 import typer
+from tqdm import tqdm
 
 from medsim_annot.commands._common import emit_json, get_group, split_list
+from medsim_annot.services.build_snomed import build_snomed, format_statistics
 
 
 def _tqdm_progress(description: str, total: int):
-    from tqdm import tqdm
-
     return tqdm(
         desc=description,
         total=total,
@@ -55,8 +55,6 @@ def register(app: typer.Typer) -> None:
         Writes one pairs file per dataset x difficulty x negative strategy and a
         statistics table (like the paper's Table 2) to --out, and prints the table.
         """
-        from medsim_annot.services.build_snomed import build_snomed, format_statistics
-
         result = build_snomed(
             rf2,
             out,

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import typer
 
-from data_schemas.gold import AUDIT_LABELS
+from data_schemas.gold import AUDIT_LABELS, GoldFilters, manifest_path
 from medsim_annot.commands._common import choice, emit_json, get_group
+from medsim_annot.errors import UsageProblem
+from medsim_annot.io import write_atomic
+from medsim_annot.services.dashboard import html_report
+from medsim_annot.services.gold.export import HfOptions, export_gold
 from medsim_annot.services.study_handle import open_study
 
 
@@ -78,10 +82,6 @@ def register(app: typer.Typer) -> None:
         Filters run in a fixed order: min-ratings, exclude-unclear, require-majority,
         exclude-all-different, only-verified. Same inputs give a byte-identical file.
         """
-        from data_schemas.gold import GoldFilters, manifest_path
-        from medsim_annot.errors import UsageProblem
-        from medsim_annot.services.gold.export import HfOptions, export_gold
-
         if split not in (None, "train/test"):
             raise UsageProblem(f"--split takes train/test, not '{split}'")
         manifest = export_gold(
@@ -141,9 +141,6 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """The study's QA report (tables and charts) as one self-contained HTML file."""
-        from medsim_annot.io import write_atomic
-        from medsim_annot.services.dashboard import html_report
-
         html = html_report(open_study(study), bootstrap=bootstrap)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, html)

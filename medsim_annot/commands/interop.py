@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from medsim_annot.commands._common import emit_json, get_group
+from medsim_annot.interop import parse_term_fields
+from medsim_annot.services.interop import import_from_tool
 
 _HELP = {
     "labelstudio": "a Label Studio JSON export (tasks with data and annotations)",
@@ -53,9 +55,6 @@ def _command(tool: str):
         ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
-        from medsim_annot.interop import parse_term_fields
-        from medsim_annot.services.interop import import_from_tool
-
         result = import_from_tool(
             tool,
             source,

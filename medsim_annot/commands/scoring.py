@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import typer
+from tqdm import tqdm
 
 from data_schemas import columns as C
+from medsim_annot.io import delimiter_of, write_table
+from medsim_annot.services import scoring as svc
+from medsim_annot.services.gold.files import read_gold
 
 from ._common import emit_json, split_list
 
@@ -25,8 +29,6 @@ class _Bars:
         self.bar: Any = None
 
     def __call__(self, done: int, total: int, stage: str) -> None:
-        from tqdm import tqdm
-
         if stage != self.stage:
             self.close()
             self.stage = stage
@@ -106,9 +108,6 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(64, "--batch-size", help="Terms per batch (contextual)."),
     ) -> None:
         """Score every pair with one embedding and write pair_id plus one column per metric."""
-        from medsim_annot.io import delimiter_of, write_table
-        from medsim_annot.services import scoring as svc
-
         frame = svc.read_pairs(pairs)
         tokeniser = svc.tokeniser(keep_case=keep_case, split=token_split)
         bars = _Bars()
@@ -161,9 +160,6 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap."),
     ) -> None:
         """Compare score files against gold: AUC/accuracy + McNemar, or Spearman + BCa."""
-        from medsim_annot.services import scoring as svc
-        from medsim_annot.services.gold.files import read_gold
-
         files = list(scores) + list(more_scores or [])
         frames: dict[str, pd.DataFrame] = {}
         for f in files:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,17 @@ from medsim_annot.commands._common import (
     split_list,
 )
 from medsim_annot.commands._common import sample_per_group as sample_per_group_option
-from medsim_annot.io import formats_text
+from medsim_annot.errors import UsageProblem
+from medsim_annot.io import formats_text, read_table
 from medsim_annot.seeds import new_seed
+from medsim_annot.services import predictions as psvc
+from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.stopping import StoppingSwitch
+from medsim_annot.services.demo import credentials_text, seed_demo
+from medsim_annot.services.design import DesignOptions, create_designed_study, plan_budget
+from medsim_annot.services.quality import QualitySettings, with_check_answers
+from medsim_annot.services.stopping import StoppingSwitch, set_stopping
+from medsim_annot.services.store import embedded_store
 from medsim_annot.services.study_handle import open_study
 
 
@@ -73,8 +81,6 @@ def _create(
     """Create the study: in file order for everyone when *options* is ``None`` (asked for
     with --file-order), else with the planned (shuffled) queues; print the access codes
     (and the design, its seed and its warnings)."""
-    from medsim_annot.services.design import create_designed_study
-
     config: dict = {"pairs_file": pairs.name}
     if quality is not None:
         config["quality"] = quality.to_config()
@@ -130,9 +136,6 @@ def _plan_with_predictions(
     target_ci: float | None,
     options: dict[str, Any],
 ) -> dict:
-    from medsim_annot.errors import UsageProblem
-    from medsim_annot.services import predictions as psvc
-
     if pilot is None or target_ci is None:
         raise UsageProblem(
             "--predictions plans the sequential audit from a pilot: give --pilot and --target-ci"
@@ -161,11 +164,6 @@ def _stopping_line(name: str, out: StoppingSwitch) -> str:
 
 
 def _demo(as_json: bool, force: bool, credentials: Path | None, server_store: bool) -> None:
-    import os
-
-    from medsim_annot.services.demo import credentials_text, seed_demo
-    from medsim_annot.services.store import embedded_store
-
     if not embedded_store() and not server_store:
         # A production database gets no demo studies and no generated admin password, and
         # an earlier demo's credentials file is neither printed nor replaced.
@@ -199,9 +197,6 @@ def _demo(as_json: bool, force: bool, credentials: Path | None, server_store: bo
 
 def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json) -> None:
     """``medsim study checks``: mark check pairs, change the settings, print them."""
-    from medsim_annot.io import read_table
-    from medsim_annot.services import quality as quality_svc
-
     out: dict = {"study": name}
     study = open_study(name)
     if file is not None:
@@ -236,10 +231,6 @@ def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json)
 def _with_annotators_and_checks(frame, annotators: str, checks: Path | None):
     """*frame* with the check answers of *checks* (if given); refuses a study without
     annotators (it could never be rated)."""
-    from medsim_annot.errors import UsageProblem
-    from medsim_annot.io import read_table
-    from medsim_annot.services.quality import with_check_answers
-
     if not split_list(annotators):
         raise UsageProblem(
             "a study needs annotators: give --annotators a,b,c (names of your choice; "
@@ -251,8 +242,6 @@ def _with_annotators_and_checks(frame, annotators: str, checks: Path | None):
 
 
 def _refuse_file_order_with_design(file_order: bool, seed, designed) -> None:
-    from medsim_annot.errors import UsageProblem
-
     if file_order and (seed is not None or _is_designed(designed)):
         raise UsageProblem(
             "--file-order serves the file as it is: it cannot be combined with --seed or "
@@ -373,9 +362,6 @@ def register(app: typer.Typer) -> None:
         --per-item, --calibration, --duplicates, --tiebreak, --target-ci, --check-rate plan
         the queues.
         Prints the access codes once."""
-        from medsim_annot.services.design import DesignOptions
-        from medsim_annot.services.quality import QualitySettings
-
         sc = load_scale(scale)
         frame = svc.load_pairs(pairs)
         frame = _with_annotators_and_checks(frame, annotators, checks)
@@ -480,8 +466,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Expected number of ratings of a design, per group and in total, before a study
         starts (nothing is written)."""
-        from medsim_annot.services.design import plan_budget
-
         names = split_list(annotators)
         n = int(names[0]) if len(names) == 1 and names[0].isdigit() else len(names)
         options: dict[str, Any] = dict(
@@ -513,9 +497,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Turn the sequential stopping of a study on or off. Off serves every withdrawn
         slot again; on stops at once every group already within its target."""
-        from medsim_annot.errors import UsageProblem
-        from medsim_annot.services.stopping import set_stopping
-
         if switch not in ("on", "off"):
             raise UsageProblem(f"say 'on' or 'off', not '{switch}'")
         out = set_stopping(open_study(name), switch == "on")

@@ -17,6 +17,8 @@ import numpy as np
 from data_schemas.options import CALIBRATION, CHECK_RATE, DUPLICATES, PER_ITEM
 from medsim_annot.errors import UsageProblem
 
+from .adaptive import interleave_groups
+
 #: Above this many annotator combinations C(n, k) the design would be slow to balance.
 MAX_COMBINATIONS = 50_000
 
@@ -428,8 +430,6 @@ def plan_study(
             perm = _rng(seed, 4, s).permutation(len(q))
             q = [q[i] for i in perm]
         if groups is not None:
-            from .adaptive import interleave_groups
-
             names_g = sorted({str(g) for g in groups})
             order = [names_g[i] for i in _rng(seed, 5, s).permutation(len(names_g))]
             q = [q[i] for i in interleave_groups([str(groups[x.item]) for x in q], order)]

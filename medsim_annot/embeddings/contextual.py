@@ -90,7 +90,7 @@ def model_key(folder: Path) -> str:
 def _import_sentence_transformers():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
+    try:  # the optional [embeddings] extra (torch): loaded only when a model runs
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise MissingExtra(

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
 
 # ---------------------------------------------------------------------------------------
 # Coverage and the common subset
@@ -79,6 +80,7 @@ def roc_auc(gold: np.ndarray, scores: np.ndarray) -> float:
     >>> roc_auc(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
     0.75
     """
+    # scikit-learn: heavy (~0.3 s), loaded only when this metric runs (CLI start-up)
     from sklearn.metrics import roc_auc_score
 
     gold = np.asarray(gold)
@@ -150,8 +152,6 @@ def mcnemar_test(
     >>> table.tolist(), stat, round(p, 4)   # binomial: 2 * P(X <= 1 | 6, 0.5)
     ([[3, 5], [1, 1]], 1.0, 0.2188)
     """
-    from statsmodels.stats.contingency_tables import mcnemar
-
     a = np.asarray(correct_a, dtype=bool)
     b = np.asarray(correct_b, dtype=bool)
     table = np.array([[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]])
@@ -379,6 +379,7 @@ DIFFERENCE_COLUMNS = [
 def roc_points(gold: np.ndarray, scores: np.ndarray) -> pd.DataFrame | None:
     """The ROC curve (``fpr``, ``tpr``, ``threshold``) of *scores* against binary *gold*;
     ``None`` when the gold has one class only (no curve exists)."""
+    # scikit-learn: heavy (~0.3 s), loaded only when this metric runs (CLI start-up)
     from sklearn.metrics import roc_curve
 
     if len(np.unique(gold)) != 2:

@@ -69,7 +69,7 @@ def model_packages() -> list[dict]:
 def cached_models(cache_dir: str | os.PathLike | None = None) -> list[dict]:
     """Sentence-transformers models in the local Hugging Face cache (empty when there is no
     cache or ``huggingface_hub`` is not installed)."""
-    try:
+    try:  # huggingface_hub is optional (it comes with the [embeddings] extra)
         from huggingface_hub import scan_cache_dir
         from huggingface_hub.errors import CacheNotFound
     except ImportError:

@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import cpdist
 
 LEXICAL_METRICS = {"levenshtein": "levenshtein", "char-ngram": "char_ngram"}
 _SPACE = re.compile(r"\s+")
@@ -38,9 +40,6 @@ def levenshtein_similarity(terms_1: Sequence[str], terms_2: Sequence[str]) -> np
     >>> levenshtein_similarity(["Kitten", "fever"], ["sitting", "FEVER "]).round(4).tolist()
     [0.5714, 1.0]
     """
-    from rapidfuzz.distance import Levenshtein
-    from rapidfuzz.process import cpdist
-
     a = [_normalise(t) for t in terms_1]
     b = [_normalise(t) for t in terms_2]
     if not a:
@@ -68,6 +67,7 @@ def char_ngram_similarity(
     >>> s.round(4).tolist()
     [1.0, 0.0]
     """
+    # scikit-learn: heavy (~0.3 s), loaded only when this measure runs (CLI start-up)
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     a = [_normalise(t) for t in terms_1]

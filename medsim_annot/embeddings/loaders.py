@@ -140,6 +140,7 @@ class WordVectors:
         if self._keyed is None:
             if self.cache_path is None:
                 raise ValueError("these vectors have no converted copy on disk to load")
+            # gensim: heavy (~0.1 s), loaded only when word vectors are read (CLI start-up)
             from gensim.models import KeyedVectors
 
             self._keyed = KeyedVectors.load(str(Path(self.cache_path) / "vectors.kv"), mmap="r")
@@ -197,6 +198,7 @@ class WordVectors:
             block[order] = np.asarray(self.vectors[kidx[order]], dtype=np.float64)
             parts.append(block)
         if self.ngrams is not None and self.bucket > 0:
+            # gensim: heavy (~0.1 s), loaded only when word vectors are read (CLI start-up)
             from gensim.models.fasttext import ft_ngram_hashes
 
             extra = []
@@ -285,10 +287,12 @@ def load_word_vectors(
 
 
 def _read_source(source: Path, fmt: str):
+    # gensim: heavy (~0.1 s), loaded only when word vectors are read (CLI start-up)
     from gensim.models import KeyedVectors
 
     try:
         if fmt == "fasttext":
+            # gensim: heavy (~0.1 s), loaded only when word vectors are read (CLI start-up)
             from gensim.models.fasttext import load_facebook_vectors
 
             return load_facebook_vectors(str(source))
@@ -317,6 +321,7 @@ def _read_source(source: Path, fmt: str):
 
 
 def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
+    # gensim: heavy (~0.1 s), loaded only when word vectors are read (CLI start-up)
     from gensim.models import KeyedVectors
 
     loaded = _read_source(source, fmt)

@@ -26,6 +26,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
 from data_schemas.ratings import validate_ratings
 from data_schemas.scales import Scale, read_settings_file
+from medsim_annot.errors import UsageProblem
 
 #: Term fields tried, in order, when ``--term-fields`` is not given.
 DEFAULT_TERM_FIELDS = (
@@ -136,8 +137,6 @@ def parse_term_fields(text: str | None) -> tuple[str, str] | None:
         return None
     parts = [t.strip() for t in text.split(",") if t.strip()]
     if len(parts) != 2:
-        from medsim_annot.errors import UsageProblem
-
         raise UsageProblem(f"--term-fields takes two field names, FIELD_1,FIELD_2, not '{text}'")
     return parts[0], parts[1]
 

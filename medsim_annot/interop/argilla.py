@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from data_schemas.errors import InputError
 from data_schemas.scales import Scale
 
@@ -176,8 +178,6 @@ def _disk_records(file: Path) -> list[dict]:
 
 def _hub_records(files: list[Path]) -> list[dict]:
     """Rows of the hub's flat table back into records (fields, metadata, responses)."""
-    import pyarrow.parquet as pq
-
     rows: list[dict] = []
     for f in files:
         try:

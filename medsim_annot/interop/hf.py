@@ -16,8 +16,11 @@ Layout::
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -506,10 +509,6 @@ def group_counts(kept: pd.DataFrame) -> dict[str, dict[str, int]]:
 def zip_folder(folder, prefix: str) -> bytes:
     """The files of *folder* as one ZIP (for a browser download), each under *prefix*/;
     fixed entry times and modes, so the same folder gives the same bytes."""
-    import io
-    import zipfile
-    from pathlib import Path
-
     folder = Path(folder)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:

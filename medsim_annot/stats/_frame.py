@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from data_schemas import columns as C
 from data_schemas.ratings import latest_coded, to_ratings_frame
@@ -280,9 +282,6 @@ def positions(keys: pd.Series, items: pd.Index) -> np.ndarray:
     """Position of each key in *items* (-1 when absent), by Arrow's hash join for strings
     (several times faster than ``Index.get_indexer`` on millions of Python strings)."""
     try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         arr = pa.array(keys, from_pandas=True)
         vs = pa.array(pd.Series(items), from_pandas=True)
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
@@ -292,7 +291,7 @@ def positions(keys: pd.Series, items: pd.Index) -> np.ndarray:
             vs = vs.cast(pa.large_string())
             found = pc.fill_null(pc.index_in(arr, value_set=vs), -1)
             return found.to_numpy(zero_copy_only=False).astype(np.int64)
-    except (ImportError, TypeError, ValueError, NotImplementedError, ArithmeticError):
+    except (TypeError, ValueError, NotImplementedError, ArithmeticError):
         pass
     except Exception as exc:  # pyarrow.ArrowException subclasses
         if exc.__class__.__module__.split(".")[0] != "pyarrow":

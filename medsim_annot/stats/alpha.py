@@ -16,6 +16,7 @@ from data_schemas import columns as C
 from data_schemas.scales import Scale
 
 from ._frame import CodedRatings, Estimate, coded, encode, group_index, level_of, nan
+from .bootstrap import bootstrap_ci
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -281,8 +282,6 @@ def alpha_with_interval(
     >>> out["low"] <= out["value"] <= out["high"], out["method"] in ("BCa", "percentile")
     (True, True)
     """
-    from .bootstrap import bootstrap_ci
-
     if ratings.empty:
         return {"value": None, "reason": "no ratings"}
     est = krippendorff_alpha(ratings, scale)

@@ -122,7 +122,8 @@ def intraclass_corr(ratings: pd.DataFrame | CodedRatings) -> ICCResult:
                 "value": m.ravel(),
             }
         )
-        import pingouin as pg  # imported here: pingouin's plotting imports cost ~1.5 s
+        # pingouin: its plotting imports cost ~1.5 s; loaded only when an ICC is computed
+        import pingouin as pg
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

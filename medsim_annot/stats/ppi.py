@@ -23,9 +23,15 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
-from data_schemas.options import CONFIDENCE, TARGET_CI, AuditMethod, StrOptions
+from data_schemas import columns as C
+from data_schemas.options import AUDIT_METHODS, CONFIDENCE, TARGET_CI, AuditMethod, StrOptions
+from data_schemas.pairs import group_columns
 from medsim_annot.errors import UsageProblem
+
+from ._frame import group_index
+from .audit import audit_labels
 
 Interval = Literal["score", "wald"]
 INTERVALS = StrOptions.of(
@@ -40,8 +46,6 @@ STOP_CONFIDENCE = 0.975
 
 
 def _z(confidence: float) -> float:
-    from scipy.stats import norm
-
     CONFIDENCE.check(confidence)
     return float(norm.ppf(0.5 + confidence / 2))
 
@@ -439,6 +443,7 @@ def calibrate_scores(
     >>> bool(p[39] > 0.5 > p[0])
     True
     """
+    # scikit-learn: ~0.3 s, loaded only when scores are calibrated (CLI start-up)
     from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.model_selection import KFold
 
@@ -744,13 +749,6 @@ def ppi_audit(
     of a group are a random sample of it (as group-interleaved random serving gives); a
     sample stratified by automatic label is flagged in ``reasons``.
     """
-    from data_schemas import columns as C
-    from data_schemas.options import AUDIT_METHODS
-    from data_schemas.pairs import group_columns
-
-    from ._frame import group_index
-    from .audit import audit_labels
-
     AUDIT_METHODS.check(method)
     x = np.asarray(scores, dtype=np.float64)
     if len(x) != len(pairs):

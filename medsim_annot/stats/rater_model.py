@@ -13,6 +13,8 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy.stats import ttest_1samp
+from statsmodels.stats.multitest import multipletests
 
 from data_schemas import columns as C
 from data_schemas.options import EPSILON, StrOptions
@@ -233,9 +235,6 @@ def alt_test(
     testing under dependency. *Ann. Statist.* 29(4), 1165–1188.
     https://doi.org/10.1214/aos/1013699998
     """
-    from scipy.stats import ttest_1samp
-    from statsmodels.stats.multitest import multipletests
-
     SCORINGS.check(scoring)
     EPSILON.check(epsilon)
     mat = _matrix(ratings)

@@ -135,6 +135,7 @@ def _adbc(source: Source) -> Iterator[Any]:
     engine = engine_of(source)
     if engine.dialect.name != "postgresql":
         raise ValueError(f"ADBC reads are for PostgreSQL, not {engine.dialect.name}")
+    # the PostgreSQL-only ADBC driver: loaded only when a PostgreSQL store is read
     import adbc_driver_postgresql.dbapi as driver
 
     conn = driver.connect(engine.url.set(drivername="postgresql").render_as_string(False))

@@ -10,11 +10,14 @@ once complete and checked (written beside it, then renamed).
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 
@@ -186,8 +189,6 @@ def restore_sqlite(backup: Path, db: Path) -> SqliteCopy:
 
 def schema_revision(engine) -> str | None:
     """The Alembic revision a migrated store of any backend is at."""
-    from sqlalchemy import text
-
     with engine.connect() as conn:
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
@@ -222,8 +223,6 @@ class PgDump:
 
 
 def pg_tools_available() -> bool:
-    import shutil
-
     return shutil.which("pg_dump") is not None and shutil.which("pg_restore") is not None
 
 
@@ -242,8 +241,6 @@ def pg_env(url: str) -> dict[str, str]:
 
 
 def _run(args: list[str], env: dict[str, str], **kw):
-    import subprocess
-
     kw.setdefault("stdout", subprocess.PIPE)
     proc = subprocess.run(args, env=env, stderr=subprocess.PIPE, timeout=24 * 3600, **kw)
     if proc.returncode != 0:
@@ -304,8 +301,6 @@ def restore_postgres(url: str, source: Path) -> PgDump:
 
 def store_counts(engine) -> tuple[int, int]:
     """Numbers of studies and ratings in a migrated store of any backend."""
-    from sqlalchemy import text
-
     with engine.connect() as conn:
         studies = conn.execute(text("SELECT count(*) FROM studies")).scalar() or 0
         ratings = conn.execute(text("SELECT count(*) FROM ratings")).scalar() or 0

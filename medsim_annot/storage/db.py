@@ -146,6 +146,7 @@ def get_engine(url: str | None = None) -> Engine:
 
 
 def _heads() -> set[str]:
+    # alembic (~0.3 s) loads when a store is opened, not with this module (CLI start-up)
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
@@ -155,6 +156,7 @@ def _heads() -> set[str]:
 
 
 def _at_head(engine: Engine) -> bool:
+    # alembic (~0.3 s) loads when a store is opened, not with this module (CLI start-up)
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as conn:
@@ -169,6 +171,7 @@ def migrate(engine: Engine) -> None:
     lock (``BEGIN IMMEDIATE``) on SQLite, so a second process waits, then finds the schema at
     head and does nothing.
     """
+    # alembic (~0.3 s) loads when a store is opened, not with this module (CLI start-up)
     from alembic import command
     from alembic.config import Config
 

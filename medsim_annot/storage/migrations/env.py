@@ -4,6 +4,7 @@ or against MEDSIM_DATABASE_URL when run with the alembic command line."""
 from alembic import context
 from sqlalchemy import create_engine
 
+from medsim_annot.storage.db import database_url
 from medsim_annot.storage.models import Base
 
 config = context.config
@@ -24,8 +25,6 @@ connection = config.attributes.get("connection")
 if connection is not None:
     _run(connection)
 else:
-    from medsim_annot.storage.db import database_url
-
     engine = create_engine(config.get_main_option("sqlalchemy.url") or database_url())
     with engine.connect() as conn:
         _run(conn)
