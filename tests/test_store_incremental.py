@@ -7,6 +7,7 @@ id committed late. Every read (column-wise, DBAPI, incremental) is checked again
 from __future__ import annotations
 
 import datetime as dt
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -19,6 +20,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.people import annotators as asvc
 from medsim_annot.services.studies import Slot
 from medsim_annot.services.study_handle import open_study
+from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
 from medsim_annot.storage.models import Annotator, Assignment, Item, Rating, Study
@@ -94,30 +96,29 @@ def reference_current(engine, study, *, include_duplicates=True):
     info = open_study(study, engine=engine)
     with session_scope(engine) as s:
         rows = s.execute(
-            sa.select(Rating, Assignment.kind, Assignment.position, Item.position, Annotator.name)
+            sa.select(Rating, Assignment, Item, Annotator.name)
             .join(Assignment, Assignment.id == Rating.assignment_id)
             .join(Item, Item.id == Rating.item_id)
             .join(Annotator, Annotator.id == Rating.annotator_id)
             .where(Rating.study_id == info.id)
         ).all()
-        pair_of = dict(s.execute(sa.select(Item.id, Item.pair_id)).all())
         every = pd.DataFrame(
             [
                 {
                     "rid": r.id,
                     "slot_id": r.assignment_id,
-                    "item_position": item_position,
-                    C.PAIR_ID: pair_of[r.item_id],
+                    "item_position": item.position,
+                    C.PAIR_ID: item.pair_id,
                     C.ANNOTATOR: name,
                     C.RATING: info.scale.canonical(r.value),
                     C.RATED_AT: r.rated_at,
                     C.COMMENT: r.comment,
                     C.UNCLEAR: r.unclear,
                     "elapsed_ms": r.elapsed_ms,
-                    "slot": kind,
-                    "position": position,
+                    "slot": slot.kind,
+                    "position": slot.position,
                 }
-                for r, kind, position, item_position, name in rows
+                for r, slot, item, name in rows
             ]
         )
     latest = every.sort_values("rid").groupby("slot_id").tail(1)
@@ -130,10 +131,6 @@ def reference_current(engine, study, *, include_duplicates=True):
 def dbapi_current(engine, study, *, include_duplicates=True):
     """``current_ratings`` read through the DBAPI (as on a database without a column-wise
     read)."""
-    from unittest import mock
-
-    from medsim_annot.storage import arrow as arrow_store
-
     with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
         return svc.current_ratings(
             open_study(study, engine=engine), include_duplicates=include_duplicates
@@ -156,8 +153,6 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
     """Both reads the reader's full read may take: column-wise (integer codes) and, where
     the database has no column-wise read, the DBAPI's columns coded the same way; new rows
     are coded into what is kept."""
-    from medsim_annot.storage import arrow as arrow_store
-
     column_reads: list[int] = []
     read_columns = arrow_store.current_rating_arrays
 
@@ -231,7 +226,6 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     and NULLs, unclear flags, elapsed times present and missing, duplicate slots, a changed
     answer and a renamed annotator; and the codes agree value for value with the raw DBAPI
     columns."""
-    from medsim_annot.storage import arrow as arrow_store
     from medsim_annot.storage.studies import current_rating_columns
 
     assert arrow_store.supports_arrow(engine)
@@ -346,8 +340,6 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
     columns cut into Arrow arrays) give the very frame of the DBAPI read: missing automatic
     labels, extra metadata columns, commas, quotes, new lines, empty texts, non-ASCII text,
     and a text holding the SQLite read's separator (that study goes through the DBAPI)."""
-    from medsim_annot.storage import arrow as arrow_store
-
     pairs = PAIRS.assign(
         **{
             C.TERM_1: ["a, b", 'say "x"', "two\nlines", "é ✓", "", "plain"],
@@ -371,9 +363,6 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
 
 
 def _dbapi_pairs(study, engine):
-    from unittest import mock
-
-    from medsim_annot.storage import arrow as arrow_store
 
     with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
         return svc.pairs_frame(open_study(study, engine=engine))
