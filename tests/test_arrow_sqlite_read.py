@@ -1,9 +1,9 @@
-"""The SQLite column-wise read of the dashboard (``storage.arrow``): three single-row
+"""The SQLite column-wise read of the current ratings (``storage.arrow``): three single-row
 queries without joins, the current rating per slot and the joins done in NumPy. Its parts
 are checked against the obvious computation (hypothesis), and the whole read against the
-DBAPI read on stores where ids are not one run per study: two studies whose ratings
-interleave, an annotator added after another study was created, ratings saved with ids
-out of order."""
+DBAPI read and a plain build from the ORM rows on stores where ids are not one run per
+study: two studies whose ratings interleave, an annotator added after another study was
+created, ratings saved with ids out of order."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from medsim_annot.services.people import annotators as asvc
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import arrow, get_engine
 from tests.test_store_incremental import _rate as rate
+from tests.test_store_incremental import dbapi_current, reference_current
 
 SEP = chr(31)
 
@@ -138,10 +139,11 @@ def test_coded_read_equals_the_dbapi_read_when_ids_interleave(engine):
     _rate(engine, "one", "b", "p1", "same", minute=92, rid=top + 20)  # a lower id saved later
     for study in ("one", "two"):
         sid = open_study(study, engine=engine).id
-        assert arrow.current_ratings_coded(engine, sid) is not None
+        assert arrow.current_rating_arrays(engine, sid) is not None
         got = dsvc.load_current(open_study(study, engine=engine))
-        want = svc.current_ratings(open_study(study, engine=engine), include_duplicates=True)
+        want = reference_current(engine, study)
         pd.testing.assert_frame_equal(got, want)
+        pd.testing.assert_frame_equal(dbapi_current(engine, study), want)
         pairs = svc.pairs_frame(open_study(study, engine=engine))
         assert pairs[C.PAIR_ID].tolist() == PAIRS[C.PAIR_ID].head(len(pairs)).tolist()
     one = dsvc.load_current(open_study("one", engine=engine))
@@ -166,7 +168,7 @@ def test_sqlite_read_leaves_the_connection_as_it_found_it(tmp_path):
             (size,) = dbapi.execute("PRAGMA mmap_size").fetchone()
             return size, dbapi.in_transaction
 
-    assert arrow.current_ratings_coded(engine, sid) is not None
+    assert arrow.current_rating_arrays(engine, sid) is not None
     assert state() == (0, False)
     with pytest.raises(RuntimeError), arrow._snapshot(engine) as cursor:
         cursor.execute("SELECT 1")
@@ -197,14 +199,15 @@ def test_a_read_over_sqlites_length_limit_falls_back_to_the_dbapi(tmp_path):
     for i in range(n):
         _rate(engine, "one", "a", f"q{i}", "same" if i % 3 else "not_same", minute=i)
     sid = open_study("one", engine=engine).id
-    want = svc.current_ratings(open_study("one", engine=engine), include_duplicates=True)
+    want = reference_current(engine, "one")
+    pd.testing.assert_frame_equal(dsvc.load_current(open_study("one", engine=engine)), want)
     want_pairs = svc.pairs_frame(open_study("one", engine=engine))
-    assert arrow.current_ratings_coded(engine, sid) is not None
+    assert arrow.current_rating_arrays(engine, sid) is not None
     engine.dispose()
     event.listen(
         engine, "connect", lambda conn, _: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 2000)
     )
-    assert arrow.current_ratings_coded(engine, sid) is None
+    assert arrow.current_rating_arrays(engine, sid) is None
     assert arrow.item_columns(engine, sid) is None
     pd.testing.assert_frame_equal(dsvc.load_current(open_study("one", engine=engine)), want)
     pd.testing.assert_frame_equal(svc.pairs_frame(open_study("one", engine=engine)), want_pairs)

@@ -246,7 +246,7 @@ def test_read_snapshot_sees_one_state(engine):
             assert store.ratings_version(s, sid)[0] == first[0] + 1
         assert store.ratings_version(tx, sid) == first
         assert len(store.current_rating_columns(tx, sid)["_rid"]) == first[0]
-        coded = arrow.current_ratings_coded(tx, sid)
+        coded = arrow.current_rating_arrays(tx, sid)
         assert coded is not None and coded.total == first[0]
         assert len(arrow.item_columns(tx, sid) or []) == len(PAIRS)
     with session_scope(engine) as s:

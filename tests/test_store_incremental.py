@@ -1,11 +1,13 @@
 """The dashboard's incremental read of current ratings (studies.CurrentRatingsReader) gives
 exactly the frame of a full ``current_ratings`` read, on SQLite and PostgreSQL: after
 re-ratings, first ratings, duplicate slots, a renamed annotator and a rating with a lower
-id committed late."""
+id committed late. Every read (column-wise, DBAPI, incremental) is checked against
+:func:`reference_current`, the frame built the plain way from the ORM rows."""
 
 from __future__ import annotations
 
 import datetime as dt
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -18,9 +20,10 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.people import annotators as asvc
 from medsim_annot.services.studies import Slot
 from medsim_annot.services.study_handle import open_study
+from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
-from medsim_annot.storage.models import Annotator, Assignment, Item, Study
+from medsim_annot.storage.models import Annotator, Assignment, Item, Rating, Study
 
 PAIRS = pd.DataFrame(
     {
@@ -72,10 +75,73 @@ def _rate(engine, annotator, pair_id, value, *, kind="main", rid=None, minute=0,
         )
 
 
+CURRENT_COLUMNS = (
+    C.PAIR_ID,
+    C.ANNOTATOR,
+    C.RATING,
+    C.RATED_AT,
+    C.COMMENT,
+    C.UNCLEAR,
+    "elapsed_ms",
+    "slot",
+    "position",
+)
+
+
+def reference_current(engine, study, *, include_duplicates=True):
+    """The frame of ``current_ratings`` built the plain way, independent of the services'
+    reads: every rating of *study* as ORM rows, the one with the highest id kept per slot,
+    sorted by the pair's file position, annotator name and queue position, each column a
+    list of Python values typed as pandas infers it."""
+    info = open_study(study, engine=engine)
+    with session_scope(engine) as s:
+        rows = s.execute(
+            sa.select(Rating, Assignment, Item, Annotator.name)
+            .join(Assignment, Assignment.id == Rating.assignment_id)
+            .join(Item, Item.id == Rating.item_id)
+            .join(Annotator, Annotator.id == Rating.annotator_id)
+            .where(Rating.study_id == info.id)
+        ).all()
+        every = pd.DataFrame(
+            [
+                {
+                    "rid": r.id,
+                    "slot_id": r.assignment_id,
+                    "item_position": item.position,
+                    C.PAIR_ID: item.pair_id,
+                    C.ANNOTATOR: name,
+                    C.RATING: info.scale.canonical(r.value),
+                    C.RATED_AT: r.rated_at,
+                    C.COMMENT: r.comment,
+                    C.UNCLEAR: r.unclear,
+                    "elapsed_ms": r.elapsed_ms,
+                    "slot": slot.kind,
+                    "position": slot.position,
+                }
+                for r, slot, item, name in rows
+            ]
+        )
+    latest = every.sort_values("rid").groupby("slot_id").tail(1)
+    if not include_duplicates:
+        latest = latest[latest["slot"] != "duplicate"]
+    latest = latest.sort_values(["item_position", C.ANNOTATOR, "position"])
+    return pd.DataFrame({c: latest[c].tolist() for c in CURRENT_COLUMNS})
+
+
+def dbapi_current(engine, study, *, include_duplicates=True):
+    """``current_ratings`` read through the DBAPI (as on a database without a column-wise
+    read)."""
+    with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
+        return svc.current_ratings(
+            open_study(study, engine=engine), include_duplicates=include_duplicates
+        )
+
+
 def _check(reader, engine, expected_read):
     version = svc.ratings_version(open_study("inc", engine=engine))
     got = reader.read(version)
     assert reader.last_read == expected_read
+    pd.testing.assert_frame_equal(got, reference_current(engine, "inc"))
     pd.testing.assert_frame_equal(
         got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)
     )
@@ -84,10 +150,17 @@ def _check(reader, engine, expected_read):
 
 @pytest.mark.parametrize("coded", [True, False], ids=["coded", "dbapi"])
 def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
-    """Both ways the reader keeps what it read: integer codes (the column-wise read, new
-    rows coded into them) and, where the database has no column-wise read, raw columns."""
-    from medsim_annot.storage import arrow as arrow_store
+    """Both reads the reader's full read may take: column-wise (integer codes) and, where
+    the database has no column-wise read, the DBAPI's columns coded the same way; new rows
+    are coded into what is kept."""
+    column_reads: list[int] = []
+    read_columns = arrow_store.current_rating_arrays
 
+    def counted(*args):
+        column_reads.append(1)
+        return read_columns(*args)
+
+    monkeypatch.setattr(arrow_store, "current_rating_arrays", counted)
     if not coded:
         monkeypatch.setattr(arrow_store, "supports_arrow", lambda engine: False)
     queue = [Slot(i) for i in range(6)] + [Slot(0, "duplicate"), Slot(2, "duplicate")]
@@ -103,7 +176,7 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
     reader = svc.CurrentRatingsReader(info.id, info.scale, engine)
     empty = reader.read(svc.ratings_version(open_study("inc", engine=engine)))
     assert len(empty) == 0 and reader.last_read == "full"
-    assert (reader._coded is not None) == coded
+    assert bool(column_reads) == coded
     for i in range(4):
         _rate(engine, "ann", f"p{i}", "same", minute=i, comment="=1" if i == 1 else "")
         _rate(engine, "bo", f"p{i}", "not_same", minute=i, elapsed_ms=1200)
@@ -116,7 +189,6 @@ def test_incremental_read_equals_full_read(engine, coded, monkeypatch):
     _rate(engine, "bo", "p2", "same", minute=13)
     _rate(engine, "bo", "p2", "dont_know", minute=14)
     got = _check(reader, engine, "increment")
-    assert (reader._coded is not None) == coded and (reader._raw is not None) != coded
     assert got.loc[(got[C.PAIR_ID] == "p2") & (got[C.ANNOTATOR] == "bo"), C.RATING].tolist() == [
         "dont_know"
     ]
@@ -149,11 +221,11 @@ def test_dashboard_after_a_new_rating_equals_a_cold_one(engine):
 
 
 def test_arrow_read_equals_the_dbapi_read(engine):
-    """The dashboard's column-wise read (integer codes: ADBC on PostgreSQL, the engine's own
-    sqlite3 on SQLite) gives the very frame of the DBAPI read: comments and NULLs, unclear
-    flags, elapsed times present and missing, duplicate slots, a changed answer and a
-    renamed annotator; and the codes agree value for value with the raw DBAPI columns."""
-    from medsim_annot.storage import arrow as arrow_store
+    """The column-wise read (integer codes: ADBC on PostgreSQL, the engine's own sqlite3
+    on SQLite) gives the very frame of the DBAPI read and of the plain reference: comments
+    and NULLs, unclear flags, elapsed times present and missing, duplicate slots, a changed
+    answer and a renamed annotator; and the codes agree value for value with the raw DBAPI
+    columns."""
     from medsim_annot.storage.studies import current_rating_columns
 
     assert arrow_store.supports_arrow(engine)
@@ -174,17 +246,20 @@ def test_arrow_read_equals_the_dbapi_read(engine):
     # every elapsed time missing, then some: the frame's dtype follows the DBAPI read's
     only_ann = dsvc.load_current(open_study("inc", engine=engine))
     assert len(only_ann) == 10
+    pd.testing.assert_frame_equal(only_ann, reference_current(engine, "inc"))
     _rate(engine, "ann", "p1", "not_same", minute=10, unclear=True, comment="second\nline")
     _rate(engine, "ann", "p0", "dont_know", kind="duplicate", minute=12)
     asvc.rename_annotator(open_study("inc", engine=engine), "bo", "aaron")
     got = dsvc.load_current(open_study("inc", engine=engine))
-    pd.testing.assert_frame_equal(
-        got, svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True)
-    )
+    pd.testing.assert_frame_equal(got, reference_current(engine, "inc"))
+    pd.testing.assert_frame_equal(got, dbapi_current(engine, "inc"))
+    main = reference_current(engine, "inc", include_duplicates=False)
+    pd.testing.assert_frame_equal(svc.current_ratings(open_study("inc", engine=engine)), main)
+    pd.testing.assert_frame_equal(dbapi_current(engine, "inc", include_duplicates=False), main)
     assert got["slot"].tolist().count("duplicate") == 1
     assert got[C.UNCLEAR].sum() == 1
     raw = current_rating_columns(engine, sid, bookkeeping=False)
-    coded = arrow_store.current_ratings_coded(engine, sid)
+    coded = arrow_store.current_rating_arrays(engine, sid)
     assert coded is not None
     order = sorted(
         range(len(raw["position"])),
@@ -215,10 +290,10 @@ def test_dashboard_reads_every_elapsed_time_missing_like_the_dbapi_read(engine):
     for who in "ab":
         for i in range(3):
             _rate(engine, who, f"p{i}", "same", minute=i)
-    pd.testing.assert_frame_equal(
-        dsvc.load_current(open_study("inc", engine=engine)),
-        svc.current_ratings(open_study("inc", engine=engine), include_duplicates=True),
-    )
+    got = dsvc.load_current(open_study("inc", engine=engine))
+    assert got["elapsed_ms"].isna().all()
+    pd.testing.assert_frame_equal(got, reference_current(engine, "inc"))
+    pd.testing.assert_frame_equal(got, dbapi_current(engine, "inc"))
 
 
 def test_sqlite_arrow_read_uses_the_process_own_sqlite_library(tmp_path):
@@ -265,8 +340,6 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
     columns cut into Arrow arrays) give the very frame of the DBAPI read: missing automatic
     labels, extra metadata columns, commas, quotes, new lines, empty texts, non-ASCII text,
     and a text holding the SQLite read's separator (that study goes through the DBAPI)."""
-    from medsim_annot.storage import arrow as arrow_store
-
     pairs = PAIRS.assign(
         **{
             C.TERM_1: ["a, b", 'say "x"', "two\nlines", "é ✓", "", "plain"],
@@ -290,9 +363,6 @@ def test_arrow_pairs_read_equals_the_dbapi_read(engine):
 
 
 def _dbapi_pairs(study, engine):
-    from unittest import mock
-
-    from medsim_annot.storage import arrow as arrow_store
 
     with mock.patch.object(arrow_store, "supports_arrow", return_value=False):
         return svc.pairs_frame(open_study(study, engine=engine))

@@ -29,11 +29,20 @@ from medsim_annot.io import read_table, write_table
 from medsim_annot.services.people.auth import hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_study_name
 from medsim_annot.services.study_handle import Study
-from medsim_annot.storage import Engine, Transaction, bulk, get_engine, session_scope, utcnow
+from medsim_annot.storage import (
+    Engine,
+    Source,
+    Transaction,
+    bulk,
+    engine_of,
+    get_engine,
+    session_scope,
+    utcnow,
+)
 from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import studies as store
-from medsim_annot.storage.arrow import CodedRatings
+from medsim_annot.storage.arrow import RatingArrays
 
 ITEM_COLUMNS = (
     C.AUTO_LABEL,
@@ -300,69 +309,83 @@ def current_ratings(
     Columns: pair_id, annotator, rating (scale value), rated_at, comment, unclear, elapsed_ms,
     slot (main|calibration|duplicate), position. Duplicate slots (the second showing of an item
     to the same annotator, for intra-rater consistency) are left out unless asked for.
-    Read column-wise: the scale is applied once per distinct value and times are parsed in one
-    vectorised call (100,000s of ratings). *tx*: read in this transaction
-    (:func:`medsim_annot.storage.read_snapshot`).
+    Read column-wise (:func:`_read_current`) and built by :func:`_current_frame`: the scale
+    is applied once per distinct value, no Python object per value (100,000s of ratings).
+    *tx*: read in this transaction (:func:`medsim_annot.storage.read_snapshot`).
     """
     source = study.engine if tx is None else tx
-    raw = _current_columns(
-        source, study.id, include_duplicates=include_duplicates, bookkeeping=False
-    )
-    return _current_frame(raw, _annotator_names(source, study.id), study.scale)
+    stored = _read_current(source, study.id)
+    if not include_duplicates:
+        duplicate = np.flatnonzero(stored.kinds == "duplicate")
+        stored = stored.take(~np.isin(stored.kind_code, duplicate))
+    return _current_frame(stored, _annotator_names(source, study.id), study.scale)
 
 
-#: Raw columns of the current ratings, as :mod:`medsim_annot.storage.studies` reads them.
-_RAW = store.CURRENT_COLUMNS
 _current_columns = store.current_rating_columns
 _annotator_names = store.annotator_names
 
 
-def _current_frame(raw: dict[str, np.ndarray], names: dict[int, str], scale: Scale) -> pd.DataFrame:
-    """The frame of :func:`current_ratings` from the raw columns of
-    :func:`_current_columns` and the annotators' names by id."""
-    n = len(raw[C.PAIR_ID])
-    ann_ids = raw["_annotator"].astype(np.int64)
-    id_list = sorted(set(names))
-    by_id = pd.Index(np.asarray(id_list, dtype=np.int64))
-    name_of = np.array([names[i] for i in id_list] + [None], dtype=object)  # -1: unknown
-    annotator = name_of[by_id.get_indexer(ann_ids)] if n else np.zeros(0, dtype=object)
-    # File order, then annotator name, then queue position (a stable sort: ties keep the
-    # order the database returned). Sorted on integer codes before any frame is built.
-    item_pos = raw["_item_pos"].astype(np.int64)
-    position = raw["position"].astype(np.int64)
-    ann_code = pd.factorize(annotator, sort=True)[0] if n else np.zeros(0, np.int64)
-    order = np.lexsort((position, ann_code, item_pos))
-    cols = (
-        C.PAIR_ID,
-        C.ANNOTATOR,
-        C.RATING,
-        C.RATED_AT,
-        C.COMMENT,
-        C.UNCLEAR,
-        "elapsed_ms",
-        "slot",
+def _read_current(source: Source, study_id: int) -> RatingArrays:
+    """The current ratings of a study (duplicate slots included) as stored: column-wise
+    (:func:`medsim_annot.storage.arrow.current_rating_arrays`: ADBC on PostgreSQL, the
+    engine's own ``sqlite3`` on SQLite) where the database has that read and the values fit
+    it, else through the DBAPI (:func:`_current_columns`), coded by
+    :func:`_arrays_of_columns` into the same arrays."""
+    if arrow_store.supports_arrow(engine_of(source)):
+        stored = arrow_store.current_rating_arrays(source, study_id)
+        if stored is not None:
+            return stored
+    raw = _current_columns(source, study_id)
+    return _arrays_of_columns(raw, int(raw["_total"][0]) if len(raw["_total"]) else 0)
+
+
+def _arrays_of_columns(raw: dict[str, np.ndarray], total: int) -> RatingArrays:
+    """The raw DBAPI columns of :func:`_current_columns` (with the bookkeeping columns) as
+    :class:`~medsim_annot.storage.arrow.RatingArrays`: texts coded into lookup arrays,
+    date-times parsed (:func:`_utc_times`) to naive UTC; *total* ratings of the study."""
+
+    def coded(column: str) -> tuple[np.ndarray, np.ndarray]:
+        codes, uniques = pd.factorize(np.asarray(raw[column], dtype=object), use_na_sentinel=False)
+        return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+
+    def ints(column: str) -> np.ndarray:
+        return np.asarray(raw[column]).astype(np.int64)
+
+    pair_code, pair_ids = coded(C.PAIR_ID)
+    value_code, values = coded(C.RATING)
+    kind_code, kinds = coded("slot")
+    comment_code, comments = coded(C.COMMENT)
+    elapsed = pd.Series(raw["elapsed_ms"], dtype=object)
+    missing = elapsed.isna().to_numpy(dtype=bool)
+    times = _utc_times(pd.Series(raw[C.RATED_AT], dtype=object))
+    return RatingArrays(
+        annotator_id=ints("_annotator"),
+        item_position=ints("_item_pos"),
+        position=ints("position"),
+        pair_code=pair_code,
+        pair_ids=pair_ids,
+        value_code=value_code,
+        values=values,
+        kind_code=kind_code,
+        kinds=kinds,
+        comment_code=comment_code,
+        comments=comments,
+        unclear=np.asarray(raw[C.UNCLEAR]).astype(bool),
+        elapsed_ms=elapsed.where(~missing, 0).to_numpy().astype(np.int64),
+        elapsed_missing=missing,
+        rated_at=times.dt.tz_convert(None).to_numpy().astype("datetime64[us]"),
+        rating_id=ints("_rid"),
+        slot_id=ints("_assignment"),
+        total=total,
     )
-    data = {c: (annotator if c == C.ANNOTATOR else raw[c])[order] for c in cols}
-    df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
-    if n:
-        codes, uniq = pd.factorize(data[C.RATING], use_na_sentinel=False)
-        canon = np.array([scale.canonical(v) for v in uniq] + [None], dtype=object)[:-1]
-        df[C.RATING] = canon[codes].tolist()
-    df[C.RATED_AT] = _utc_times(df[C.RATED_AT])
-    for c in (C.PAIR_ID, C.ANNOTATOR, C.COMMENT, "slot"):
-        df[c] = df[c].astype(str)
-    df[C.UNCLEAR] = df[C.UNCLEAR].astype(bool)
-    df["position"] = position[order]
-    df["elapsed_ms"] = pd.Series(data["elapsed_ms"].tolist()).infer_objects()
-    return df
 
 
-def coded_current_frame(coded: CodedRatings, names: dict[int, str], scale: Scale) -> pd.DataFrame:
-    """The frame of :func:`current_ratings` (``include_duplicates=True``) from the integer
-    codes of :func:`medsim_annot.storage.arrow.current_ratings_coded`: the same rows, order,
-    values and dtypes as :func:`_current_frame` of the DBAPI read, built from NumPy codes
-    and small lookup arrays instead of a Python object per value."""
-    n = len(coded)
+def _current_frame(stored: RatingArrays, names: dict[int, str], scale: Scale) -> pd.DataFrame:
+    """The frame of :func:`current_ratings` from the stored ratings (whichever read gave
+    them) and the annotators' names by id: sorted by the pair's file position, then
+    annotator name, then queue position; built from NumPy codes and small lookup arrays
+    instead of a Python object per value. The one place the frame is built."""
+    n = len(stored)
     id_list = sorted(set(names))
     by_id = pd.Index(np.asarray(id_list, dtype=np.int64))
     # Annotators as codes into their names sorted (unknown ids last, as None -> "None").
@@ -372,35 +395,35 @@ def coded_current_frame(coded: CodedRatings, names: dict[int, str], scale: Scale
     code_of_id = np.empty(len(name_list) + 1, dtype=np.int64)
     code_of_id[np.asarray(rank, dtype=np.int64)] = np.arange(len(name_list))
     code_of_id[-1] = len(name_list)
-    ann_code = code_of_id[by_id.get_indexer(coded.annotator_id)]
-    order = np.lexsort((coded.position, ann_code, coded.item_position))
+    ann_code = code_of_id[by_id.get_indexer(stored.annotator_id)]
+    order = np.lexsort((stored.position, ann_code, stored.item_position))
 
     def text(uniques: np.ndarray, codes: np.ndarray) -> pd.Series:
         lookup = pd.array(uniques.astype(str).tolist(), dtype="str")
         return pd.Series(lookup.take(codes[order]))
 
-    canon = [scale.canonical(v) for v in coded.values]
-    rating = pd.Series(canon).take(coded.value_code[order]).reset_index(drop=True)
+    canon = [scale.canonical(v) for v in stored.values]
+    rating = pd.Series(canon).take(stored.value_code[order]).reset_index(drop=True)
     if n and rating.dtype == object:  # as pandas infers a list of the values
         rating = pd.Series(rating.tolist())
-    missing = coded.elapsed_missing[order]
+    missing = stored.elapsed_missing[order]
     if not missing.any():
-        elapsed = pd.Series(coded.elapsed_ms[order])
+        elapsed = pd.Series(stored.elapsed_ms[order])
     elif missing.all():
         elapsed = pd.Series([None] * n).infer_objects()
     else:
-        elapsed = pd.Series(np.where(missing, np.nan, coded.elapsed_ms[order].astype(float)))
+        elapsed = pd.Series(np.where(missing, np.nan, stored.elapsed_ms[order].astype(float)))
     return pd.DataFrame(
         {
-            C.PAIR_ID: text(coded.pair_ids, coded.pair_code),
+            C.PAIR_ID: text(stored.pair_ids, stored.pair_code),
             C.ANNOTATOR: text(sorted_names, ann_code),
             C.RATING: rating,
-            C.RATED_AT: pd.Series(coded.rated_at[order]).dt.tz_localize("UTC"),
-            C.COMMENT: text(coded.comments, coded.comment_code),
-            C.UNCLEAR: pd.Series(coded.unclear[order]),
+            C.RATED_AT: pd.Series(stored.rated_at[order]).dt.tz_localize("UTC"),
+            C.COMMENT: text(stored.comments, stored.comment_code),
+            C.UNCLEAR: pd.Series(stored.unclear[order]),
             "elapsed_ms": elapsed,
-            "slot": text(coded.kinds, coded.kind_code),
-            "position": pd.Series(coded.position[order]),
+            "slot": text(stored.kinds, stored.kind_code),
+            "position": pd.Series(stored.position[order]),
         }
     )
 
@@ -414,11 +437,12 @@ class CurrentRatingsReader:
     rating of an assignment is its row with the highest id, so the current ratings after a
     save are the kept ones with each assignment that has newer rows replaced by its newest.
 
-    The full read is the cold dashboard's column-wise read (integer codes,
-    :func:`medsim_annot.storage.arrow.current_ratings_coded`) where the database has one, so
-    the first dashboard after a server start costs what the cold benchmark measures; the
-    few rows of an increment are read through the DBAPI and coded into what is kept. Other
-    databases keep the DBAPI's raw columns.
+    What is kept is the stored ratings (:class:`~medsim_annot.storage.arrow.RatingArrays`)
+    of :func:`current_ratings`' read (:func:`_read_current`: column-wise where the database
+    has that read, so the first dashboard after a server start costs what the cold
+    benchmark measures); the few rows of an increment are read through the DBAPI, coded
+    the same way (:func:`_arrays_of_columns`) and merged into what is kept; every frame is
+    built by :func:`_current_frame`.
 
     Exactness: the new rows and the number of saved ratings come from one statement (one
     snapshot). When the kept ratings plus the new ones do not add up to that number — a
@@ -433,8 +457,7 @@ class CurrentRatingsReader:
         self.study_id = study_id
         self.scale = scale
         self.engine = engine
-        self._raw: dict[str, np.ndarray] | None = None
-        self._coded: CodedRatings | None = None
+        self._stored: RatingArrays | None = None
         self._count = -1
         self._top = -1
         self._lock = threading.Lock()
@@ -444,45 +467,30 @@ class CurrentRatingsReader:
     def read(self, version: tuple[int, int] | None = None) -> pd.DataFrame:
         """The current ratings now (see :func:`current_ratings`)."""
         with self._lock:
-            kept = self._coded if self._coded is not None else self._raw
             if (
-                kept is not None
+                self._stored is not None
                 and version is not None
                 and (int(version[0]), int(version[1])) == (self._count, self._top)
             ):
                 self.last_read = "kept"
-            elif kept is None or not self._increment():
+            elif self._stored is None or not self._increment():
                 self._full()
-            coded, raw = self._coded, self._raw
+            stored = self._stored
+        assert stored is not None
         names = _annotator_names(self.engine, self.study_id)
-        if coded is not None:
-            return coded_current_frame(coded, names, self.scale)
-        assert raw is not None
-        return _current_frame(raw, names, self.scale)
+        return _current_frame(stored, names, self.scale)
 
     def _full(self) -> None:
-        """Read everything: column-wise as integer codes where the database allows it
-        (:func:`medsim_annot.storage.arrow.current_ratings_coded`, as the cold dashboard),
-        else through the DBAPI."""
+        """Read everything (:func:`_read_current`)."""
         self.last_read = "full"
-        self._coded = self._raw = None
+        self._stored = _read_current(self.engine, self.study_id)
         self._count, self._top = -1, -1
-        if arrow_store.supports_arrow(self.engine):
-            coded = arrow_store.current_ratings_coded(self.engine, self.study_id)
-            if coded is not None:
-                self._coded = coded
-                if len(coded):
-                    self._count, self._top = coded.total, int(coded.rating_id.max())
-                return
-        raw = _current_columns(self.engine, self.study_id)
-        self._raw = raw
-        if len(raw["_rid"]):
-            self._count = int(raw["_total"][0])
-            self._top = int(raw["_rid"].astype(np.int64).max())
+        if len(self._stored):
+            self._count, self._top = self._stored.total, int(self._stored.rating_id.max())
         # else no ratings, so no count came back: the next read is a full one again
 
     def _increment(self) -> bool:
-        if self._top < 0:
+        if self._top < 0 or self._stored is None:
             return False
         new = _current_columns(self.engine, self.study_id, after=self._top)
         rid = new["_rid"].astype(np.int64)
@@ -492,69 +500,32 @@ class CurrentRatingsReader:
         by_id = np.argsort(rid, kind="stable")[::-1]  # newest first
         _, first = np.unique(asg[by_id], return_index=True)
         keep = np.sort(by_id[first])  # the newest row of each assignment
-        if self._coded is not None:
-            newest = {c: v[keep] for c, v in new.items()}
-            self._coded = _with_new_rows(self._coded, newest, self._count + len(rid))
-        elif self._raw is not None:
-            old = self._raw
-            stay = ~np.isin(old["_assignment"].astype(np.int64), asg[keep])
-            self._raw = {c: np.concatenate([old[c][stay], new[c][keep]]) for c in _RAW}
-        else:
-            return False
-        self._count += len(rid)
+        total = self._count + len(rid)
+        newest = _arrays_of_columns({c: v[keep] for c, v in new.items()}, total)
+        self._stored = _with_new_rows(self._stored, newest)
+        self._count = total
         self._top = int(rid.max())
         self.last_read = "increment"
         return True
 
 
-def _with_new_rows(coded: CodedRatings, new: dict[str, np.ndarray], total: int) -> CodedRatings:
-    """*coded* with the slots of *new* (raw DBAPI columns of :func:`_current_columns`, one
-    newest row per slot) replaced by those rows, each text coded into the lookup arrays
-    (extended where a value is new); *total* ratings of the study now."""
-    stay = ~np.isin(coded.slot_id, new["_assignment"].astype(np.int64))
-
-    def code(uniques: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _with_new_rows(stored: RatingArrays, new: RatingArrays) -> RatingArrays:
+    """*stored* with the slots of *new* (one newest rating per slot) replaced by those
+    ratings: *new*'s texts recoded into *stored*'s lookup arrays (extended where a value is
+    new), and *new*'s ``total``."""
+    kept = stored.take(~np.isin(stored.slot_id, new.slot_id))
+    merged: dict[str, Any] = {
+        f: np.concatenate([getattr(kept, f), getattr(new, f)]) for f in arrow_store.PER_RATING
+    }
+    for codes, lookup in arrow_store.LOOKUPS.items():
+        uniques = getattr(stored, lookup)
         index = {str(v): i for i, v in enumerate(uniques)}
-        extra = [str(v) for v in dict.fromkeys(str(v) for v in values) if str(v) not in index]
+        extra = [str(v) for v in getattr(new, lookup) if str(v) not in index]
         index.update({v: len(uniques) + i for i, v in enumerate(extra)})
-        grown = np.concatenate([uniques, np.array(extra, dtype=object)]) if extra else uniques
-        return np.array([index[str(v)] for v in values], dtype=np.int64), grown
-
-    def ints(c: str) -> np.ndarray:
-        return new[c].astype(np.int64)
-
-    pair_code, pair_ids = code(coded.pair_ids, new[C.PAIR_ID])
-    value_code, values = code(coded.values, new[C.RATING])
-    kind_code, kinds = code(coded.kinds, new["slot"])
-    comment_code, comments = code(coded.comments, new[C.COMMENT])
-    missing = np.array([v is None for v in new["elapsed_ms"]], dtype=bool)
-    elapsed = np.array([0 if v is None else int(v) for v in new["elapsed_ms"]], dtype=np.int64)
-    times = _utc_times(pd.Series(new[C.RATED_AT], dtype=object))
-    rated_at = times.dt.tz_convert(None).to_numpy().astype("datetime64[us]")
-
-    def join(old: np.ndarray, added: np.ndarray) -> np.ndarray:
-        return np.concatenate([old[stay], added])
-
-    return CodedRatings(
-        annotator_id=join(coded.annotator_id, ints("_annotator")),
-        item_position=join(coded.item_position, ints("_item_pos")),
-        position=join(coded.position, ints("position")),
-        pair_code=join(coded.pair_code, pair_code),
-        pair_ids=pair_ids,
-        value_code=join(coded.value_code, value_code),
-        values=values,
-        kind_code=join(coded.kind_code, kind_code),
-        kinds=kinds,
-        comment_code=join(coded.comment_code, comment_code),
-        comments=comments,
-        unclear=join(coded.unclear, new[C.UNCLEAR].astype(bool)),
-        elapsed_ms=join(coded.elapsed_ms, elapsed),
-        elapsed_missing=join(coded.elapsed_missing, missing),
-        rated_at=join(coded.rated_at, rated_at),
-        rating_id=join(coded.rating_id, ints("_rid")),
-        slot_id=join(coded.slot_id, ints("_assignment")),
-        total=total,
-    )
+        at = np.array([index[str(v)] for v in getattr(new, lookup)], dtype=np.int64)
+        merged[codes] = np.concatenate([getattr(kept, codes), at[getattr(new, codes)]])
+        merged[lookup] = np.concatenate([uniques, np.array(extra, dtype=object)])
+    return RatingArrays(**merged, total=new.total)
 
 
 def _utc_times(raw: pd.Series) -> pd.Series:

@@ -25,8 +25,10 @@ from sqlalchemy.orm import Session as _Session
 
 from . import events  # registers the hook that names each event's actor
 from .db import (
+    Source,
     database_url,
     dispose_all,
+    engine_of,
     get_engine,
     migrate,
     read_snapshot,
@@ -42,9 +44,11 @@ Transaction = _Session
 __all__ = [
     "ORDER_GAP",
     "Engine",
+    "Source",
     "Transaction",
     "database_url",
     "dispose_all",
+    "engine_of",
     "events",
     "get_engine",
     "migrate",

@@ -1,10 +1,10 @@
-"""Column-wise reads of large result sets (100,000s of ratings) for the dashboard, without a
-Python object per value where that can be avoided.
+"""Column-wise reads of large result sets (100,000s of ratings): a study's current ratings
+and its pairs, without a Python object per value where that can be avoided.
 
 The DBAPI path (:func:`medsim_annot.storage.studies.fetch_columns`) builds one Python
 object per value (text, date-time); at 100,000s of ratings that conversion costs more than
 the query. Here the current ratings come back as integer codes and small lookup arrays
-(:class:`CodedRatings`):
+(:class:`RatingArrays`):
 
 * **PostgreSQL** through ADBC (``adbc-driver-postgresql``: Apache Arrow's database
   connectivity over libpq, a socket, so nothing is shared with the process's other
@@ -28,7 +28,7 @@ On both, the queries are plain index scans whatever the planner knows (a freshly
 study has no statistics yet: PostgreSQL's anti-join then ran as nested loops). For any
 other database
 :func:`supports_arrow` is False and callers keep the DBAPI path;
-:func:`current_ratings_coded` returns None when the stored values do not fit the integer
+:func:`current_rating_arrays` returns None when the stored values do not fit the integer
 form (a date-time not in the form SQLAlchemy writes, a text holding the separator), and
 callers then fall back to the DBAPI path too.
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -71,11 +71,14 @@ def reads_in_server(engine: Engine) -> bool:
 
 
 @dataclass(frozen=True)
-class CodedRatings:
-    """The current ratings of a study (duplicate slots included), one NumPy array per
-    column, in the order the database returned them. Text columns are codes into small
-    lookup arrays: ``pair_ids[pair_code]``, ``values[value_code]``, ``kinds[kind_code]``,
-    ``comments[comment_code]`` (object arrays of ``str``)."""
+class RatingArrays:
+    """The current ratings of a study as stored (duplicate slots included, the stored
+    value text, annotators by id), one NumPy array per column, in the order the database
+    returned them. Text columns are codes into small lookup arrays: ``pair_ids[pair_code]``,
+    ``values[value_code]``, ``kinds[kind_code]``, ``comments[comment_code]`` (object arrays
+    of ``str``). Not the statistics' coded ratings
+    (:class:`medsim_annot.stats.CodedRatings`, values on the scale, built from the frame
+    the services make of these arrays)."""
 
     annotator_id: np.ndarray  # int64
     item_position: np.ndarray  # int64, the pair's position in the file
@@ -101,9 +104,28 @@ class CodedRatings:
     def __len__(self) -> int:
         return len(self.annotator_id)
 
+    def take(self, rows: np.ndarray) -> RatingArrays:
+        """These ratings at *rows* (indices or a boolean mask): the per-rating arrays
+        taken, the lookup arrays and ``total`` kept."""
+        return replace(self, **{f: getattr(self, f)[rows] for f in PER_RATING})
 
-def current_ratings_coded(source: Source, study_id: int) -> CodedRatings | None:
-    """The current ratings of study *study_id* (every slot kind) as :class:`CodedRatings`,
+
+#: The code arrays of :class:`RatingArrays`, each with the lookup array it indexes.
+LOOKUPS = {
+    "pair_code": "pair_ids",
+    "value_code": "values",
+    "kind_code": "kinds",
+    "comment_code": "comments",
+}
+#: The fields of :class:`RatingArrays` with one entry per rating (the others are the
+#: lookup arrays and the study's count).
+PER_RATING = tuple(
+    f.name for f in fields(RatingArrays) if f.name not in (*LOOKUPS.values(), "total")
+)
+
+
+def current_rating_arrays(source: Source, study_id: int) -> RatingArrays | None:
+    """The current ratings of study *study_id* (every slot kind) as :class:`RatingArrays`,
     or None when they do not fit the integer form (see the module's docstring)."""
     engine = engine_of(source)
     if engine.dialect.name == "postgresql":
@@ -176,7 +198,7 @@ def _int(column: pa.ChunkedArray) -> np.ndarray:
     return column.to_numpy().astype(np.int64, copy=False)
 
 
-def _postgres(source: Source, study_id: int) -> CodedRatings | None:
+def _postgres(source: Source, study_id: int) -> RatingArrays | None:
     """Three queries in one snapshot, none with a join (as on SQLite, and for a second
     reason: right after a study is imported the planner's statistics do not know its rows
     yet, and the anti-join became three nested loops, 1.9 s at 300,000 ratings instead of
@@ -219,7 +241,7 @@ def _postgres(source: Source, study_id: int) -> CodedRatings | None:
     value_code, values = _codes(t.column("value"))
     comment_code, comments = _codes(t.column("comment"))
     ms = t.column("ms")
-    return CodedRatings(
+    return RatingArrays(
         annotator_id=_int(t.column("ann")),
         **joined,
         value_code=value_code,
@@ -244,7 +266,7 @@ def _joined(
 ) -> dict[str, np.ndarray] | None:
     """The join of the current ratings (their *slot* and *item* ids) to the study's slots
     and items (each: ids, positions and an Arrow text column, kind or pair id, in the order
-    read): the :class:`CodedRatings` fields ``position``, ``kind_code``, ``kinds``,
+    read): the :class:`RatingArrays` fields ``position``, ``kind_code``, ``kinds``,
     ``item_position``, ``pair_code`` and ``pair_ids``; None when a rating's slot or item is
     not among them."""
     slot_ids, slot_pos, kind = slots
@@ -381,7 +403,7 @@ def _ids_positions_texts(model: Any, text: Any, study_id: int) -> Any:
     ).where(model.study_id == study_id)
 
 
-def _sqlite(source: Source, study_id: int) -> CodedRatings | None:
+def _sqlite(source: Source, study_id: int) -> RatingArrays | None:
     """Three single-row queries in one snapshot, none with a join: every rating of the study
     (superseded ones included), the study's slots and its items, each column one
     ``group_concat`` (the aggregates of one SELECT see the rows in the same order, so the
@@ -435,7 +457,7 @@ def _sqlite(source: Source, study_id: int) -> CodedRatings | None:
     if joined is None:
         return None
     value_code, value_list = _codes(values.take(pa.array(latest)))
-    return CodedRatings(
+    return RatingArrays(
         annotator_id=code >> 3,
         **joined,
         value_code=value_code,
@@ -519,10 +541,10 @@ def _comments(
     return np.array(comments, dtype=object), comment_code
 
 
-def _empty() -> CodedRatings:
+def _empty() -> RatingArrays:
     none = np.zeros(0, dtype=np.int64)
     text = np.zeros(0, dtype=object)
-    return CodedRatings(
+    return RatingArrays(
         none, none, none, none, text, none, text, none, text, none, text,
         none.astype(bool), none, none.astype(bool), none.astype("datetime64[us]"),
         none, none, 0,

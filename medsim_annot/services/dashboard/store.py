@@ -15,7 +15,7 @@ Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCach
   written once, when the study is created or imported, and a re-created study has a new id
   or creation time. :data:`STUDY_ENTRIES` = 4: the studies open at once in one server.
 * :data:`READERS` — a study's
-  :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which keeps the raw current
+  :class:`~medsim_annot.services.studies.CurrentRatingsReader`, which keeps the stored current
   ratings and after a new rating reads only the ratings saved since. Same key and size as
   the pairs, for the same reasons.
 """
@@ -39,7 +39,6 @@ from medsim_annot.services.people import annotators as annotators_svc
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine
 from medsim_annot.storage import arrow as arrow_store
-from medsim_annot.storage.studies import annotator_names
 
 CACHE_SIZE = 8
 STUDY_ENTRIES = 4
@@ -78,20 +77,10 @@ def ratings_version(study: Study) -> tuple[int, int]:
 
 def load_current(study: Study) -> pd.DataFrame:
     """Current ratings of *study* including duplicate slots: the frame of
-    :func:`medsim_annot.services.studies.current_ratings`, read column-wise as integer codes
-    (:func:`medsim_annot.storage.arrow.current_ratings_coded`) where the database allows it
-    — at 100,000s of ratings, building a Python object per value on the DBAPI path costs
-    more than the query."""
-    engine = study.engine
-    info = study
-    coded = (
-        arrow_store.current_ratings_coded(engine, info.id)
-        if arrow_store.supports_arrow(engine)
-        else None
-    )
-    if coded is None or not len(coded):
-        return studies_svc.current_ratings(info, include_duplicates=True)
-    return studies_svc.coded_current_frame(coded, annotator_names(engine, info.id), info.scale)
+    :func:`medsim_annot.services.studies.current_ratings`, read column-wise where the
+    database allows it — at 100,000s of ratings, building a Python object per value on the
+    DBAPI path costs more than the query."""
+    return studies_svc.current_ratings(study, include_duplicates=True)
 
 
 def _read_both(
