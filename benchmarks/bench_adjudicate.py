@@ -73,9 +73,7 @@ def seed_study(url: str, n_pairs: int) -> tuple[str, str]:
     current["rating"] = votes.ravel()
     with activity.acting_as("admin:bench"):
         _store(pairs, current, name, get_engine(url))
-        code = people.add_adjudicator(open_study(name, engine=get_engine(url)), JUDGE)[
-            "access_code"
-        ]
+        code = people.add_adjudicator(open_study(name, engine=get_engine(url)), JUDGE).access_code
     dispose_all()
     return name, code
 

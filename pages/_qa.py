@@ -44,7 +44,7 @@ def load_report(study: Study, bootstrap: int = 0) -> bytes:
 
 
 def study_names() -> list[str]:
-    return [s["study"] for s in studies_svc.list_studies(engine=engine())]
+    return [s.study for s in studies_svc.list_studies(engine=engine())]
 
 
 def pick_study(key: str) -> Study | None:

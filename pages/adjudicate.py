@@ -105,8 +105,8 @@ def adjudicate_ui() -> None:
     pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
     progress = board_svc.progress(board)
     st.caption(
-        f"{progress['needed']} pairs need a decision · {progress['decided']} decided · "
-        f"{progress['flagged']} flagged for the guideline"
+        f"{progress.needed} pairs need a decision · {progress.decided} decided · "
+        f"{progress.flagged} flagged for the guideline"
     )
     adjudicator(
         data={

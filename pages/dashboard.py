@@ -83,9 +83,9 @@ def _adjudication(study: Study) -> None:
     st.header("Adjudication")
     p = adj.progress
     cols = st.columns(3)
-    cols[0].metric("Pairs needing a decision", p["needed"])
-    cols[1].metric("Decided", p["decided"])
-    cols[2].metric("Flagged for the guideline", p["flagged"])
+    cols[0].metric("Pairs needing a decision", p.needed)
+    cols[1].metric("Decided", p.decided)
+    cols[2].metric("Flagged for the guideline", p.flagged)
     st.caption(
         "Each rater's answers compared with the adjudicated labels of the pairs they rated. "
         "The agreement figures above stay computed on the raters' own answers: a decision "

@@ -54,7 +54,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
     pairs: pd.DataFrame | None = None
     gold_frame: pd.DataFrame | None = None
     if source.startswith("Verified"):
-        studies = [s["study"] for s in studies_svc.list_studies(engine=engine())]
+        studies = [s.study for s in studies_svc.list_studies(engine=engine())]
         if not studies:
             st.info(
                 "There are no studies yet. Create one on the Study setup page, or upload a file."

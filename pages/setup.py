@@ -64,10 +64,10 @@ def _show_problems(exc: InputError) -> None:
     )
 
 
-def _study_list(studies: list[dict]) -> None:
+def _study_list(studies: list[S.StudyListing]) -> None:
     """The existing studies, every column readable at the page's width: narrow count
     columns and the creation time as "created (UTC)" to the minute (the store keeps UTC)."""
-    frame = pd.DataFrame(studies)
+    frame = pd.DataFrame([s.to_dict() for s in studies])
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
     st.dataframe(
         frame,
@@ -87,7 +87,7 @@ def _study_list(studies: list[dict]) -> None:
     )
 
 
-def _existing_studies() -> list[dict]:
+def _existing_studies() -> list[S.StudyListing]:
     studies = S.list_studies(engine=_ui.engine())
     with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
         if studies:
@@ -479,7 +479,9 @@ def _tab_add(study: Study) -> None:
         try:
             out = A.add_annotator(study, new_name)
             st.session_state.pop(RESULT, None)
-            _ui.show_codes_once(NEW_CODES, "manage", study.name, [out], f"Added {out['name']}.")
+            _ui.show_codes_once(
+                NEW_CODES, "manage", study.name, [out.to_dict()], f"Added {out.name}."
+            )
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"
 
@@ -575,7 +577,11 @@ def _tab_adjudicators(study: Study) -> None:
             out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso)
             st.session_state.pop(RESULT, None)
             _ui.show_codes_once(
-                NEW_CODES, "manage", study.name, [out], f"{out['name']} is now an adjudicator."
+                NEW_CODES,
+                "manage",
+                study.name,
+                [out.to_dict()],
+                f"{out.name} is now an adjudicator.",
             )
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"
@@ -596,7 +602,7 @@ def _tab_adjudicators(study: Study) -> None:
             st.session_state[RESULT] = f"Revoked adjudicator {who_a}."
 
 
-def _manage(studies: list[dict]) -> None:
+def _manage(studies: list[S.StudyListing]) -> None:
     """Annotators and access codes of one study: add, rename, issue, revoke, SSO, adjudicators."""
     st.header("Annotators and access codes")
     if not studies:
@@ -604,7 +610,7 @@ def _manage(studies: list[dict]) -> None:
         st.stop()
     eng = _ui.engine()
     name = st.selectbox(
-        "Study", [s["study"] for s in S.list_studies(engine=eng)], key="setup_manage_study"
+        "Study", [s.study for s in S.list_studies(engine=eng)], key="setup_manage_study"
     )
     study = open_study(name, engine=eng)
     st.dataframe(A.annotators(study), hide_index=True, key="setup_annotator_table")

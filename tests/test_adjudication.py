@@ -222,7 +222,7 @@ def test_queue_decisions_and_provenance(study, tmp_path):
 
     # The dashboard's figures.
     s = adj_board.summary(open_study("two-plus-one"))
-    assert s.progress["decided"] == 1 and s.progress["flagged"] == 0
+    assert s.progress.decided == 1 and s.progress.flagged == 0
     assert s.reasons.set_index("reason")["decisions"].to_dict()["other"] == 1
     assert set(s.raters["annotator"]) <= set(DOCTORS)
     assert (s.raters["same"] <= s.raters["pairs"]).all()
@@ -292,7 +292,7 @@ def test_decisions_file_all_or_none(study, tmp_path):
         adj_dec.decide_from_file(open_study("two-plus-one"), stale, adjudicator="Dr Senior")
     assert exc2.value.problems[0].row == 2
     assert len(adj_dec.decisions_frame(open_study("two-plus-one"))) == 2
-    assert adj_board.summary(open_study("two-plus-one")).progress["flagged"] == 1
+    assert adj_board.summary(open_study("two-plus-one")).progress.flagged == 1
 
 
 def test_adjudicator_sign_in_and_blinding(study):
@@ -300,7 +300,7 @@ def test_adjudicator_sign_in_and_blinding(study):
     out = adj_people.add_adjudicator(
         open_study("two-plus-one"), "Dr Senior", sso_identity="Senior@Example.org"
     )
-    ident = sign_in_with_code(out["access_code"], client="t")
+    ident = sign_in_with_code(out.access_code, client="t")
     assert isinstance(ident, adj_people.AdjudicatorIdentity) and ident.name == "Dr Senior"
     adj_people.check_session(ident)
     outcome = sso_role({"email": "senior@example.org", "email_verified": True, "sub": "x"})
@@ -308,7 +308,7 @@ def test_adjudicator_sign_in_and_blinding(study):
     adj_people.issue_adjudicator_code(open_study("two-plus-one"), "Dr Senior")
     with pytest.raises(SessionEnded):
         adj_people.check_session(ident)  # a new code ends sessions opened with the old one
-    assert sign_in_with_code(out["access_code"], client="t") is None
+    assert sign_in_with_code(out.access_code, client="t") is None
     adj_people.revoke_adjudicator(open_study("two-plus-one"), "Dr Senior")
     assert sso_role({"email": "senior@example.org"}).role == "refused"
     # An annotator's view of a decided pair carries no adjudication data.

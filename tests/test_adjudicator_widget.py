@@ -193,7 +193,7 @@ def _study(name: str = "adj-contract", n: int = 4) -> str:
         adjudicator="judge",
         seen_version=0,
     )
-    return judge["access_code"]
+    return judge.access_code
 
 
 def test_the_page_data_follows_the_contract(db):

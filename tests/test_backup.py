@@ -193,7 +193,7 @@ def test_postgresql_backup_and_restore_run_pg_dump(backend_url, cli, tmp_path, m
     assert res.exit_code == 0, res.stderr
     dispose_all()
     assert _ratings() == before
-    assert [s["study"] for s in svc.list_studies()] == ["s"]
+    assert [s.study for s in svc.list_studies()] == ["s"]
 
 
 def test_restore_refuses_while_served_and_keeps_the_replaced_store(db_url, tmp_path, cli):
@@ -236,4 +236,4 @@ def test_restore_refuses_while_served_and_keeps_the_replaced_store(db_url, tmp_p
     assert f"kept as {kept}" in done.stdout
     assert inspect_sqlite(kept).studies == 2 and stat.S_IMODE(kept.stat().st_mode) == 0o600
     dispose_all()
-    assert [s["study"] for s in svc.list_studies()] == ["s"]
+    assert [s.study for s in svc.list_studies()] == ["s"]

@@ -53,7 +53,7 @@ for who, values in answers.items():
 judge = adj_people.add_adjudicator(open_study("adj-study"), "QQXJUDGEQQ")
 adj_dec.decide(open_study("adj-study"), "p5", label="same", reason="other", reason_text="QQXREASONTEXTQQ",
            adjudicator="QQXJUDGEQQ", seen_version=0)
-print(judge["access_code"])
+print(judge.access_code)
 print(codes["viewer"])
 """
 

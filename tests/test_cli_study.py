@@ -147,9 +147,9 @@ def test_demo_seeds_once(db_url, cli, tmp_path, monkeypatch):
     assert r.exit_code == 0, r.stderr
     assert "admin password: demo-" in r.stdout and "dr_ahmed" in r.stdout
     assert oct(creds.stat().st_mode)[-3:] == "600"
-    listing = {s["study"]: s for s in svc.list_studies()}
-    assert listing["demo-binary"]["items"] == 120 and listing["demo-relatedness"]["items"] == 40
-    assert 0 < listing["demo-binary"]["rated"] < listing["demo-binary"]["assigned"]
+    listing = {s.study: s for s in svc.list_studies()}
+    assert listing["demo-binary"].items == 120 and listing["demo-relatedness"].items == 40
+    assert 0 < listing["demo-binary"].rated < listing["demo-binary"].assigned
     pairs = svc.pairs_frame(open_study("demo-binary"))
     groups = pairs.groupby([C.DATASET, C.DIFFICULTY, C.NEGATIVE_STRATEGY]).size()
     assert len(groups) == 8 and set(pairs[C.AUTO_LABEL]) == {0, 1}

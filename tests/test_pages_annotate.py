@@ -260,8 +260,8 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     assert not at.exception
     codes = at.code[0].value
     assert codes.count(": ") == 3
-    row = [s for s in list_studies() if s["study"] == "via-page"][0]
-    assert row["items"] == 10 and row["annotators"] == 3
+    row = [s for s in list_studies() if s.study == "via-page"][0]
+    assert row.items == 10 and row.annotators == 3
     from medsim_annot.services.study_handle import open_study
 
     cfg = open_study("via-page").config

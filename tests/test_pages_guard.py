@@ -248,7 +248,7 @@ def test_a_revoked_adjudicator_is_signed_out_with_the_reason(db):
     """The Adjudicate page goes through the same guard: an adjudicator revoked since the page
     was drawn is signed out, and the start page says why."""
     out = adjudication.add_adjudicator(open_study(STUDY), "judy")
-    judy = signin.sign_in_with_code(out["access_code"], client="test")
+    judy = signin.sign_in_with_code(out.access_code, client="test")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["auth_role"] = "adjudicator"
     at.session_state["auth_identity"] = judy

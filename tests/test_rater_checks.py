@@ -182,7 +182,7 @@ def test_marking_check_pairs_later_checks_every_row_first(backend_url):
     out = quality_svc.mark_check_pairs(
         open_study("later"), pd.DataFrame({"pair_id": ["m1", "m2"], "check_answer": ["same", ""]})
     )
-    assert out["marked"] == 1 and quality_svc.check_answers(open_study("later")) == {"m1": "same"}
+    assert out.marked == 1 and quality_svc.check_answers(open_study("later")) == {"m1": "same"}
 
 
 def test_settings_are_checked():

@@ -162,7 +162,7 @@ def test_easy_group_stops_hard_group_serves_and_off_restores(fresh):
     totals = annotators_svc.annotators(open_study("seq"))["total"].tolist()
     assert sorted(totals) == sorted(A.queue_state(a).total for a in ids.values())
     (row,) = studies_svc.list_studies()
-    assert row["assigned"] == sum(totals) == row["rated"]
+    assert row.assigned == sum(totals) == row.rated
     summary = S.audit_status(open_study("seq"))
     assert summary.groups.set_index("group").loc["easy", "status"] == "stopped"
     assert summary.groups.set_index("group").loc["hard", "status"] == "serving"

@@ -81,7 +81,7 @@ def test_create_list_and_codes(engine):
         stored = [r[0] for r in conn.exec_driver_sql("SELECT code_hash FROM annotators")]
     assert auth.normalise_code(code) not in stored and auth.hash_code(code) in stored
     listing = svc.list_studies(engine=engine)
-    assert listing[0]["study"] == "s1" and listing[0]["assigned"] == 6 and listing[0]["rated"] == 0
+    assert listing[0].study == "s1" and listing[0].assigned == 6 and listing[0].rated == 0
     with pytest.raises(UsageProblem, match="already exists"):
         svc.create_study("s1", PAIRS, BINARY, ["x"], engine=engine)
 
@@ -134,10 +134,10 @@ def test_import_ehr_rel_round_trip(engine, ehr_rel_a, tmp_path):
 def test_annotator_admin(engine):
     svc.create_study("s", PAIRS, RELATEDNESS_0_3, ["a"], engine=engine)
     added = asvc.add_annotator(open_study("s", engine=engine), "b")
-    assert asvc.authenticate_annotator(added["access_code"], engine=engine).name == "b"
+    assert asvc.authenticate_annotator(added.access_code, engine=engine).name == "b"
     asvc.rename_annotator(open_study("s", engine=engine), "b", "bee")
     new = asvc.issue_code(open_study("s", engine=engine), "bee")
-    assert asvc.authenticate_annotator(added["access_code"], engine=engine) is None
+    assert asvc.authenticate_annotator(added.access_code, engine=engine) is None
     assert asvc.authenticate_annotator(new, engine=engine).name == "bee"
     asvc.revoke_code(open_study("s", engine=engine), "bee")
     assert asvc.authenticate_annotator(new, engine=engine) is None

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
         out = svc.add_adjudicator(open_study(study), name, sso_identity=sso)
-        typer.echo(f"{out['name']}: {out['access_code']}")
+        typer.echo(f"{out.name}: {out.access_code}")
 
     @adj.command("list")
     def list_(
@@ -87,8 +87,8 @@ def register(app: typer.Typer) -> None:
             return
         p = board_svc.progress(b)
         typer.echo(
-            f"{p['needed']} pairs need a decision, {p['decided']} decided, "
-            f"{p['flagged']} flagged for the guideline; showing {len(q)}"
+            f"{p.needed} pairs need a decision, {p.decided} decided, "
+            f"{p.flagged} flagged for the guideline; showing {len(q)}"
         )
         for r in q.to_dict(orient="records"):
             typer.echo(

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add an annotator (queue: every pair in file order) and print their access code."""
         out = svc.add_annotator(open_study(study_name), name)
-        typer.echo(f"{out['name']}: {out['access_code']}")
+        typer.echo(f"{out.name}: {out.access_code}")
 
     @ann.command("rename")
     def rename(

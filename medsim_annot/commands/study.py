@@ -200,7 +200,7 @@ def _checks(name, file, rushed_ms, check_min_accuracy, no_min_accuracy, as_json)
     out: dict = {"study": name}
     study = open_study(name)
     if file is not None:
-        out.update(quality_svc.mark_check_pairs(study, read_table(file), file=str(file)))
+        out.update(quality_svc.mark_check_pairs(study, read_table(file), file=str(file)).to_dict())
     if rushed_ms is not None or check_min_accuracy is not None or no_min_accuracy:
         settings = quality_svc.set_settings(
             study,
@@ -507,14 +507,14 @@ def register(app: typer.Typer) -> None:
         """List studies with their scale and progress."""
         rows = svc.list_studies()
         if as_json:
-            emit_json(rows)
+            emit_json([r.to_dict() for r in rows])
             return
         if not rows:
             typer.echo("no studies yet (medsim demo seeds two)")
         for r in rows:
             typer.echo(
-                f"{r['study']:<30} {r['scale']:<16} {r['items']:>7} pairs  "
-                f"{r['annotators']:>3} annotators  {r['rated']:>7}/{r['assigned']} rated"
+                f"{r.study:<30} {r.scale:<16} {r.items:>7} pairs  "
+                f"{r.annotators:>3} annotators  {r.rated:>7}/{r.assigned} rated"
             )
 
     @study.command("export")

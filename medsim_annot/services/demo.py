@@ -123,7 +123,7 @@ def credentials_text(result: dict) -> str:
 
 
 def _free_name(base: str, engine) -> str:
-    taken = {s["study"] for s in svc.list_studies(engine=engine)}
+    taken = {s.study for s in svc.list_studies(engine=engine)}
     name, n = base, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1

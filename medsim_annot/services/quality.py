@@ -13,7 +13,7 @@ counts as correct).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -166,7 +166,23 @@ def check_answers(study: Study) -> dict[str, str]:
         return dict(store.check_answers(s, study.id))
 
 
-def mark_check_pairs(study: Study, frame: pd.DataFrame, *, file: str | None = None) -> dict:
+@dataclass(frozen=True)
+class CheckPairsMarked:
+    """What :func:`mark_check_pairs` did to *study*: pairs ``marked`` and ``unmarked``, and
+    the ``checks`` (check pairs) the study has now. :meth:`to_dict` gives them by name."""
+
+    study: str
+    marked: int
+    unmarked: int
+    checks: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def mark_check_pairs(
+    study: Study, frame: pd.DataFrame, *, file: str | None = None
+) -> CheckPairsMarked:
     """Mark pairs of an existing study as check pairs from a frame with ``pair_id`` and
     ``check_answer`` (an empty answer unmarks the pair). Every id must be a pair of the
     study and every answer a decisive value of its scale; nothing is written otherwise.
@@ -201,12 +217,9 @@ def mark_check_pairs(study: Study, frame: pd.DataFrame, *, file: str | None = No
             detail={"marked": marked, "unmarked": len(change) - marked},
         )
         total = len(store.check_answers(s, study.id))
-    return {
-        "study": study.name,
-        "marked": marked,
-        "unmarked": len(change) - marked,
-        "checks": total,
-    }
+    return CheckPairsMarked(
+        study=study.name, marked=marked, unmarked=len(change) - marked, checks=total
+    )
 
 
 # --------------------------------------------------------------------------- the figures

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -223,21 +224,39 @@ def _plain(v):
 
 
 # --------------------------------------------------------------------------- read
-def list_studies(*, engine: Engine | None = None) -> list[dict]:
+@dataclass(frozen=True)
+class StudyListing:
+    """One study of :func:`list_studies`: its name, scale name, item and annotator counts,
+    the assigned and rated (current-rating) slots, and when it was created (ISO text).
+    :meth:`to_dict` is one row of ``medsim study list --json``."""
+
+    study: str
+    scale: str
+    items: int
+    annotators: int
+    assigned: int
+    rated: int
+    created_at: str | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def list_studies(*, engine: Engine | None = None) -> list[StudyListing]:
     """Every study with its scale, item, annotator and current-rating counts."""
     engine = engine or get_engine()
     with session_scope(engine) as s:
         studies = store.study_overview(s)
     return [
-        {
-            "study": name,
-            "scale": json.loads(scale)["name"],
-            "items": counts["items"],
-            "annotators": counts["annotators"],
-            "assigned": counts["assigned"],
-            "rated": counts["rated"],
-            "created_at": created.isoformat() if created else None,
-        }
+        StudyListing(
+            study=name,
+            scale=json.loads(scale)["name"],
+            items=counts["items"],
+            annotators=counts["annotators"],
+            assigned=counts["assigned"],
+            rated=counts["rated"],
+            created_at=created.isoformat() if created else None,
+        )
         for _sid, name, scale, created, counts in studies
     ]
 

@@ -353,18 +353,32 @@ def filter_queue(
 
 
 # ---------------------------------------------------------------------- dashboard figures
-def progress(b: Board) -> dict:
+@dataclass(frozen=True)
+class AdjudicationProgress:
     """``needed`` (pairs in the queue), ``decided`` (of those, with a decision),
     ``decided_total`` (every decided pair), ``flagged`` (current decisions flagged for the
-    guideline) and ``decisions`` (history rows)."""
+    guideline) and ``decisions`` (history rows). :meth:`to_dict` gives them by name."""
+
+    needed: int
+    decided: int
+    decided_total: int
+    flagged: int
+    decisions: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def progress(b: Board) -> AdjudicationProgress:
+    """How far adjudication of board *b* has come (:class:`AdjudicationProgress`)."""
     cur = current_decisions(b.history)
-    return {
-        "needed": int(len(b.queue)),
-        "decided": int(b.queue["decided"].sum()),
-        "decided_total": int(len(cur)),
-        "flagged": int(cur["flag_guideline"].sum()) if len(cur) else 0,
-        "decisions": int(len(b.history)),
-    }
+    return AdjudicationProgress(
+        needed=int(len(b.queue)),
+        decided=int(b.queue["decided"].sum()),
+        decided_total=int(len(cur)),
+        flagged=int(cur["flag_guideline"].sum()) if len(cur) else 0,
+        decisions=int(len(b.history)),
+    )
 
 
 def rater_agreement_with_decisions(b: Board) -> pd.DataFrame:
@@ -404,7 +418,7 @@ class AdjudicationSummary:
     """The dashboard's adjudication section: :func:`progress`, each rater's agreement with the
     adjudicated labels (:func:`rater_agreement_with_decisions`) and :func:`reason_counts`."""
 
-    progress: dict
+    progress: AdjudicationProgress
     raters: pd.DataFrame
     reasons: pd.DataFrame
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from medsim_annot.services.people import members
-from medsim_annot.services.people.members import EventKind, Role
+from medsim_annot.services.people.members import EventKind, NewMember, Role
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, session_scope
 from medsim_annot.storage import adjudication as store
@@ -64,7 +64,7 @@ def adjudicators(study: Study) -> pd.DataFrame:
     )
 
 
-def add_adjudicator(study: Study, name: str, *, sso_identity: str | None = None) -> dict:
+def add_adjudicator(study: Study, name: str, *, sso_identity: str | None = None) -> NewMember:
     """Make *name* an adjudicator of *study*; returns ``name`` and a new ``access_code``
     (shown once, stored hashed). *sso_identity* links an SSO identity at once, checked like
     any other (:func:`.members.add`)."""

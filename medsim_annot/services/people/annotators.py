@@ -16,7 +16,7 @@ import pandas as pd
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.people import members
-from medsim_annot.services.people.members import EventKind, Role
+from medsim_annot.services.people.members import EventKind, NewMember, Role
 from medsim_annot.services.people.names import check_annotator_name
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, session_scope
@@ -95,9 +95,9 @@ def annotators(study: Study) -> pd.DataFrame:
     )
 
 
-def add_annotator(study: Study, name: str) -> dict:
+def add_annotator(study: Study, name: str) -> NewMember:
     """Add annotator *name* to *study* with a queue of every pair (file order) and a new
-    code: ``name`` and ``access_code`` (:func:`.members.add`)."""
+    code: its ``name`` and ``access_code`` (:func:`.members.add`)."""
     return members.add(ANNOTATORS, study, name)
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import asdict, astuple, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from medsim_annot.errors import SessionEnded, UsageProblem
@@ -134,9 +134,21 @@ def _set_sso(role: Role, s: Transaction, study: Study, member: int, ident: str |
     role.set_sso(s, member, ident)
 
 
-def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None) -> dict:
+@dataclass(frozen=True)
+class NewMember:
+    """A member just added: their ``name`` and ``access_code`` (shown once).
+    :meth:`to_dict` is ``{"name", "access_code"}``."""
+
+    name: str
+    access_code: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None) -> NewMember:
     """Add *name* to *study* as a *role* member with a new access code, linked to
-    *sso_identity* when one is given. Returns ``name`` and ``access_code`` (shown once)."""
+    *sso_identity* when one is given. Returns the name and the access code (shown once)."""
     name = check_annotator_name(name)
     ident = check_identity(sso_identity)
     code = new_access_code()
@@ -149,7 +161,7 @@ def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None)
         if ident is not None:
             _set_sso(role, s, study, member, ident)
         _log(role, s, role.added, study, member, name=name, sso=bool(sso_identity))
-    return {"name": name, "access_code": code}
+    return NewMember(name=name, access_code=code)
 
 
 def issue_code(role: Role, study: Study, name: str) -> str:
