@@ -20,7 +20,6 @@ from pages._ui import (  # noqa: F401 (re-exported for the QA pages)
     download_name,
     engine,
     plain_markdown,
-    require_admin,
 )
 
 

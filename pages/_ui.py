@@ -193,14 +193,6 @@ def admin_download(fn: Callable[[], bytes]) -> Callable[[], bytes]:
     return _while_admin_holds(fn, st.session_state.get(ADMIN), engine())
 
 
-def require_admin() -> None:
-    """Refuse (and stop, or end an ended session) unless the session is a study admin's
-    that still holds (:func:`session_refusal`)."""
-    refusal = session_refusal("admin")
-    if refusal is not None:
-        _refuse(refusal, page=True)
-
-
 def require_annotator() -> AnnotatorIdentity:
     """The signed-in annotator; refuse (and stop) for anyone else."""
     ident = st.session_state.get(IDENTITY)
@@ -221,15 +213,6 @@ def _clear_session() -> None:
         except STORE_ERRORS:
             pass
     st.session_state.clear()
-
-
-def require_adjudicator() -> AdjudicatorIdentity:
-    """The signed-in adjudicator whose access still holds; refuse (and stop, or end an ended
-    session) for anyone else."""
-    refusal = session_refusal("adjudicator")
-    if refusal is not None:
-        _refuse(refusal, page=True)
-    return st.session_state[IDENTITY]
 
 
 def sign_in_adjudicator(identity: AdjudicatorIdentity) -> None:
@@ -314,18 +297,6 @@ def plain_markdown(text: str) -> str:
     \\!\\[x\\]\\(http\\:\\/\\/e\\.org\\/i\\.png\\)
     """
     return _MD_SPECIAL.sub(r"\\\1", str(text))
-
-
-def html_text(text: str) -> str:
-    """*text* for a raw-HTML block inside markdown: every character that is not a letter,
-    digit or space becomes a numeric character reference. No line break, ``<``, ``[``, ``!``
-    or ``*`` is left for HTML *or* markdown to interpret, so a term can neither end the HTML
-    block nor become a link or an image.
-
-    >>> html_text("a\\n\\n![x](http://e.org)")
-    'a&#10;&#10;&#33;&#91;x&#93;&#40;http&#58;&#47;&#47;e&#46;org&#41;'
-    """
-    return "".join(ch if ch.isalnum() or ch == " " else f"&#{ord(ch)};" for ch in str(text))
 
 
 def upload_base_name(name: str) -> str:

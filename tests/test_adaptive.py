@@ -82,14 +82,10 @@ def test_choose_least_remaining_work_not_a_rater():
     assert choose_tiebreak_annotator({"a": 0}, ["a"]) is None
 
 
-@given(
-    st.lists(st.sampled_from("abcx"), max_size=12),
-    st.integers(0, 12),
-    st.integers(1, 5),
-)
-def test_tiebreak_position_soon_and_never_next_to_twin(queue, cursor, soon):
+@given(st.lists(st.sampled_from("abcx"), max_size=12), st.integers(0, 12))
+def test_tiebreak_position_earliest_and_never_next_to_twin(queue, cursor):
     cursor = min(cursor, len(queue))
-    i = tiebreak_position(queue, cursor, "x", soon=soon)
+    i = tiebreak_position(queue, cursor, "x")
     assert min(cursor + 1, len(queue)) <= i <= len(queue)
     new = [*queue[:i], "x", *queue[i:]]
     neighbours = [new[j] for j in (i - 1, i + 1) if 0 <= j < len(new)]

@@ -189,11 +189,11 @@ def test_services_file_helpers(audit_files, ehr_rel_a):
     from data_schemas.scales import BINARY
     from medsim_annot.services.agreement import (
         alpha_by_group_report,
-        load_pairs,
         load_ratings_file,
         majority_table,
         rater_quality_report,
     )
+    from medsim_annot.services.studies import load_pairs
 
     pairs_path, ratings_path = audit_files
     pairs = load_pairs(pairs_path)

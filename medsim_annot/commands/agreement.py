@@ -15,6 +15,7 @@ from medsim_annot.commands._common import choice, emit_json, split_list
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import agreement as svc
 from medsim_annot.services import predictions as psvc
+from medsim_annot.services.studies import load_pairs
 
 if TYPE_CHECKING:
     from medsim_annot.services.predictions import ModelRaterReport
@@ -79,9 +80,7 @@ def agreement(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Agreement of the annotators: alpha, pairwise kappa/rho, ICC, Kendall's W, IAA, HUB."""
-    loaded = svc.load_ratings_file(
-        ratings, scale=scale, pairs=svc.load_pairs(pairs) if pairs else None
-    )
+    loaded = svc.load_ratings_file(ratings, scale=scale, pairs=load_pairs(pairs) if pairs else None)
     _file_notes(loaded.notes)
     rep, basis = svc.design_agreement(
         loaded.ratings,
@@ -201,7 +200,7 @@ def audit(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Audit automatic labels against the doctors' majority vote, per group (AAAI 2020 Table 3)."""
-    pairs_frame = svc.load_pairs(pairs)
+    pairs_frame = load_pairs(pairs)
     loaded = svc.load_ratings_file(ratings, scale=scale, pairs=pairs_frame)
     _file_notes(loaded.notes)
     if predictions is not None:

@@ -124,13 +124,10 @@ def choose_tiebreak_annotator(
     return min(free)[1] if free else None
 
 
-def tiebreak_position(
-    queue: Sequence[Hashable], cursor: int, twin: Hashable, *, soon: int = TIEBREAK_SOON
-) -> int:
+def tiebreak_position(queue: Sequence[Hashable], cursor: int, twin: Hashable) -> int:
     """Where a tiebreak slot goes in an annotator's queue: the index it is inserted at (it
-    comes before ``queue[index]``), as early as possible among the next *soon* places after
-    the slot the annotator is on, but never directly after (or before) a showing of the
-    pair's twin.
+    comes before ``queue[index]``), the earliest place after the slot the annotator is on,
+    but never directly after (or before) a showing of the pair's twin.
 
     Parameters
     ----------
@@ -143,15 +140,12 @@ def tiebreak_position(
         does not change under them.
     twin : hashable
         The twin key of the tiebreak pair.
-    soon : int
-        How many places after the cursor are tried first.
 
     Returns
     -------
     int
-        Insertion index in ``cursor + 1 .. len(queue)`` (``len(queue)``: append). When no
-        place within *soon* is free of the twin, the first free place after it; the end of the
-        queue when none is.
+        Insertion index in ``cursor + 1 .. len(queue)`` (``len(queue)``: append): the first
+        place free of the twin; the end of the queue when none is.
 
     Examples
     --------

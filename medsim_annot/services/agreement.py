@@ -14,9 +14,8 @@ Typical dashboard use (``ratings`` from ``to_ratings_frame``, e.g. built from th
 
 File level: ``load_ratings_file(path)`` (long, EHR-Rel wide or a gold export's
 ``rater_<name>`` columns, scale inferred; its ``notes`` are for the user: the CLI prints them
-on stderr, the pages show them),
-``load_pairs(path)``, ``agreement_report_file(path)``, ``audit_report_files(pairs,
-ratings)``.
+on stderr, the pages show them); the pairs file is read with
+:func:`medsim_annot.services.studies.load_pairs`.
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ from data_schemas.scales import (
     load_scale,
 )
 from medsim_annot.io import read_table
-from medsim_annot.services.studies import load_pairs
 from medsim_annot.stats import (
     AgreementReport,
     AuditResult,
@@ -437,21 +435,6 @@ def _load_gold_export(
     )
 
 
-def agreement_report_file(
-    ratings_path: str | Path,
-    *,
-    pairs_path: str | Path | None = None,
-    level: str | None = None,
-    scale: Scale | str | None = None,
-) -> AgreementReport:
-    """``medsim agreement``: the report of a ratings file (long or EHR-Rel wide)."""
-    pairs = load_pairs(pairs_path) if pairs_path else None
-    loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
-    return design_agreement(
-        loaded.ratings, loaded.scale, agreement_pairs=loaded.agreement_pairs, level=level
-    )[0]
-
-
 def design_summary(loaded: LoadedRatings, report: AgreementReport, basis: str) -> dict | None:
     """What ``medsim agreement`` adds for a file that records a 2 + 1 design (``None``
     otherwise): ``basis`` — what α, κ, ICC and W are computed on (``pairs``: "calibration" or
@@ -475,30 +458,3 @@ def design_summary(loaded: LoadedRatings, report: AgreementReport, basis: str) -
             "n_with_majority": int(table["majority"].notna().sum()),
         },
     }
-
-
-def audit_report_files(
-    pairs_path: str | Path,
-    ratings_path: str | Path,
-    *,
-    by: list[str] | None = None,
-    majority: str = "strict",
-    bootstrap: int = 0,
-    seed: int | None = None,
-    scale: Scale | str | None = None,
-    confidence: float = 0.95,
-) -> AuditResult:
-    """``medsim audit``: audit a pairs file's automatic labels against a ratings file."""
-    pairs = load_pairs(pairs_path)
-    loaded = load_ratings_file(ratings_path, scale=scale, pairs=pairs)
-    return audit_report(
-        pairs,
-        loaded.ratings,
-        loaded.scale,
-        by=by,
-        majority=majority,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
-        file=str(pairs_path),
-    )

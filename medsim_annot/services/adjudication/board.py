@@ -182,8 +182,6 @@ def group_label(table: pd.DataFrame) -> pd.Series:
 #: Boards kept, by (database URL, study, ratings version); see the module's docstring.
 BOARD_ENTRIES = 4
 BOARDS: LRUCache[Board] = LRUCache("adjudication boards", BOARD_ENTRIES)
-#: The columns of the queue a decision sets (the rest depends on the ratings only).
-DECISION_FIELDS = ("decided", "label", "flag_guideline", "version")
 #: Why a Dawid–Skene fit may fail on few ratings: the queue then goes without its need.
 FIT_ERRORS = (ValueError, ZeroDivisionError, np.linalg.LinAlgError)
 
