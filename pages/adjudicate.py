@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from data_schemas.adjudicator_widget import AdjudicatorData
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
@@ -108,8 +109,9 @@ def adjudicate_ui() -> None:
         f"{progress.needed} pairs need a decision · {progress.decided} decided · "
         f"{progress.flagged} flagged for the guideline"
     )
-    adjudicator(
-        data={
+    # What the browser gets, checked against the widget's contract before it is sent.
+    data = AdjudicatorData.model_validate(
+        {
             "pair": pair,
             "reasons": [
                 {"value": r, "key": decisions_svc.REASON_KEYS[r], "label": r.replace("_", " ")}
@@ -119,9 +121,9 @@ def adjudicate_ui() -> None:
             "total": len(queue),
             "status": ss.get(STATUS, ""),
             "fresh": fresh,
-        },
-        key=KEY,
+        }
     )
+    adjudicator(data=data, key=KEY)
 
 
 adjudicate_ui()

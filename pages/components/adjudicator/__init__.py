@@ -17,7 +17,12 @@ from pathlib import Path
 import streamlit as st
 from pydantic import ValidationError
 
-from data_schemas.adjudicator_widget import STATE_NAMES, AdjudicatorState, problem_text
+from data_schemas.adjudicator_widget import (
+    STATE_NAMES,
+    AdjudicatorData,
+    AdjudicatorState,
+    problem_text,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,11 +34,12 @@ _mount = st.components.v2.component(
 )
 
 
-def adjudicator(*, data: dict, key: str):
-    """Mount the widget with *data*; returns its state (``decision``, ``nav``)."""
+def adjudicator(*, data: AdjudicatorData, key: str):
+    """Mount the widget with *data* (checked by its contract when it was built); returns its
+    state (``decision``, ``nav``)."""
     return _mount(
         key=key,
-        data=data,
+        data=data.model_dump(mode="json"),
         default=dict.fromkeys(STATE_NAMES),
         on_decision_change=lambda: None,
         on_nav_change=lambda: None,
