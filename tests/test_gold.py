@@ -157,7 +157,20 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
     out = tmp_path / "gold.parquet"
     m = export_gold(open_study(tiny), out, require_majority=True)
     on_disk = json.loads(manifest_path(out).read_text(encoding="utf-8"))
-    assert on_disk == m.manifest
+    assert on_disk == m.manifest == m.to_dict()
+    assert (m.path, m.format, m.manifest_path, m.is_folder) == (
+        out,
+        "parquet",
+        manifest_path(out),
+        False,
+    )
+    assert (m.sha256, m.counts, m.filter_steps) == (
+        m.manifest["sha256"],
+        m.manifest["counts"],
+        m.manifest["filter_steps"],
+    )
+    assert (m.exported, m.pairs) == (m.counts["exported"], m.counts["pairs"])
+    assert m.label_sources == m.counts["label_source"]
     assert m.manifest["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
     assert (
         m.manifest["study"] == tiny

@@ -163,6 +163,8 @@ def test_every_export_is_an_event(tiny, tmp_path):
         "pairs": m.manifest["counts"]["exported"],
         "sha256": hf_digest,
     }
+    assert m.sha256 == hf_digest and m.is_folder
+    assert m.manifest_path == tmp_path / "hf" / G.HF_MANIFEST
 
 
 def test_the_export_reads_in_one_transaction(tiny, tmp_path, monkeypatch):
