@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from data_schemas.errors import InputError, OptionError
-from data_schemas.gold import HF_MANIFEST, GoldFilters, manifest_path
+from data_schemas.gold import GoldFilters
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
 from medsim_annot.services.gold.export import HfOptions, export_gold
@@ -104,7 +104,7 @@ def _prepare(
         out = Path(tmp) / (stem if folder_output else name)
         try:
             with st.spinner("Writing the export and its manifest…"):
-                export_gold(
+                result = export_gold(
                     study,
                     out,
                     fmt,
@@ -119,7 +119,7 @@ def _prepare(
             st.session_state.pop("export_result", None)
             st.error(_qa.plain_markdown(str(exc)))
         else:
-            mpath = out / HF_MANIFEST if folder_output else manifest_path(out)
+            mpath = result.manifest_path
             st.session_state["export_result"] = {
                 "study": study.name,
                 "name": name,

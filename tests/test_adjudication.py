@@ -101,9 +101,9 @@ def study(backend_url):
 
 def _export(tmp_path, name: str, **kw) -> tuple[pd.DataFrame, dict, bytes]:
     out = tmp_path / name
-    manifest = gold_export.export_gold(open_study("two-plus-one"), out, **kw)
+    result = gold_export.export_gold(open_study("two-plus-one"), out, **kw)
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)
-    return frame, manifest, out.read_bytes()
+    return frame, result.manifest, out.read_bytes()
 
 
 def test_queue_decisions_and_provenance(study, tmp_path):

@@ -53,8 +53,14 @@ def test_rows_columns_and_flags(tiny, tmp_path):
     assert row["unclear_any"].tolist() == ["false", "false", "false", "true", "false"]
     assert row["auto_label_disagrees"].tolist() == ["false", "false", "false", "true", "false"]
     assert row["verified"].tolist() == ["true", "true", "false", "false", "true"]
-    sources = m["counts"].pop("label_source")
-    assert m["counts"] == {"pairs": 5, "rated": 5, "exported": 5, "annotators": 3, "ratings": 13}
+    sources = m.manifest["counts"].pop("label_source")
+    assert m.manifest["counts"] == {
+        "pairs": 5,
+        "rated": 5,
+        "exported": 5,
+        "annotators": 3,
+        "ratings": 13,
+    }
     assert row["label_source"].tolist() == [
         "unanimous",
         "majority",
@@ -68,7 +74,7 @@ def test_rows_columns_and_flags(tiny, tmp_path):
         "majority": 3,
         "unresolved": 1,
     }
-    assert m["filter_steps"] == []
+    assert m.manifest["filter_steps"] == []
 
 
 @pytest.mark.parametrize(
@@ -86,10 +92,10 @@ def test_each_filter(tiny, tmp_path, option, expected):
     m = export_gold(open_study(tiny), out, **option)
     assert _ids(out) == expected
     name = next(iter(option))
-    assert m["filter_steps"] == [
+    assert m.manifest["filter_steps"] == [
         {"filter": name, "value": option[name], "before": 5, "after": len(expected)}
     ]
-    assert m["filters"][name] == option[name]
+    assert m.manifest["filters"][name] == option[name]
 
 
 def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
@@ -103,8 +109,8 @@ def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
         exclude_unclear=True,
         min_ratings=2,
     )
-    assert [s["filter"] for s in m["filter_steps"]] == list(FILTER_ORDER)
-    assert [(s["before"], s["after"]) for s in m["filter_steps"]] == [
+    assert [s["filter"] for s in m.manifest["filter_steps"]] == list(FILTER_ORDER)
+    assert [(s["before"], s["after"]) for s in m.manifest["filter_steps"]] == [
         (5, 4),
         (4, 3),
         (3, 2),
@@ -112,7 +118,7 @@ def test_filters_run_in_fixed_order_with_counts(tiny, tmp_path):
         (2, 2),
     ]
     assert _ids(out) == ["p1", "p2"]
-    assert m["counts"]["exported"] == 2
+    assert m.manifest["counts"]["exported"] == 2
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet"])
@@ -123,10 +129,10 @@ def test_byte_identical_reexport(tiny, tmp_path, fmt):
     )
     mb = export_gold(open_study(tiny), b, require_majority=True)
     assert a.read_bytes() == b.read_bytes()
-    assert ma["sha256"] == mb["sha256"]
-    assert ma["exported_at"] == "2026-01-01T00:00:00Z" != mb["exported_at"]
+    assert ma.manifest["sha256"] == mb.manifest["sha256"]
+    assert ma.manifest["exported_at"] == "2026-01-01T00:00:00Z" != mb.manifest["exported_at"]
     strip = lambda m: {k: v for k, v in m.items() if k not in ("exported_at", "file")}
-    assert strip(ma) == strip(mb)
+    assert strip(ma.manifest) == strip(mb.manifest)
 
 
 def test_formula_escaping_csv_and_tsv(tiny, tmp_path):
@@ -151,26 +157,43 @@ def test_manifest_content_and_sha256(tiny, tmp_path):
     out = tmp_path / "gold.parquet"
     m = export_gold(open_study(tiny), out, require_majority=True)
     on_disk = json.loads(manifest_path(out).read_text(encoding="utf-8"))
-    assert on_disk == m
-    assert m["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
-    assert m["study"] == tiny and m["format"] == "parquet" and m["file"] == "gold.parquet"
-    assert m["scale"]["name"] == "binary" and m["scale"]["level"] == "nominal"
-    assert m["software_version"] == medsim_annot.__version__
-    assert m["ratings_version"] == {
+    assert on_disk == m.manifest == m.to_dict()
+    assert (m.path, m.format, m.manifest_path, m.is_folder) == (
+        out,
+        "parquet",
+        manifest_path(out),
+        False,
+    )
+    assert (m.sha256, m.counts, m.filter_steps) == (
+        m.manifest["sha256"],
+        m.manifest["counts"],
+        m.manifest["filter_steps"],
+    )
+    assert (m.exported, m.pairs) == (m.counts["exported"], m.counts["pairs"])
+    assert m.label_sources == m.counts["label_source"]
+    assert m.manifest["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert (
+        m.manifest["study"] == tiny
+        and m.manifest["format"] == "parquet"
+        and m.manifest["file"] == "gold.parquet"
+    )
+    assert m.manifest["scale"]["name"] == "binary" and m.manifest["scale"]["level"] == "nominal"
+    assert m.manifest["software_version"] == medsim_annot.__version__
+    assert m.manifest["ratings_version"] == {
         "count": 13,
         "max_rating_id": svc.ratings_version(open_study(tiny))[1],
     }
-    assert dt.datetime.fromisoformat(m["exported_at"].replace("Z", "+00:00"))
+    assert dt.datetime.fromisoformat(m.manifest["exported_at"].replace("Z", "+00:00"))
     ratings, scale = svc.ratings_frame(open_study(tiny))
     expected = agreement_svc.agreement_report(ratings, scale).krippendorff_alpha
-    assert m["krippendorff_alpha"]["study"] == pytest.approx(expected)
+    assert m.manifest["krippendorff_alpha"]["study"] == pytest.approx(expected)
     sub = ratings[ratings["pair_id"].isin(["p1", "p2", "p4", "p5"])]
-    assert m["krippendorff_alpha"]["exported"] == pytest.approx(
+    assert m.manifest["krippendorff_alpha"]["exported"] == pytest.approx(
         agreement_svc.agreement_report(sub, scale).krippendorff_alpha
     )
     frame = pd.read_parquet(out)
     assert frame["pair_id"].tolist() == ["p1", "p2", "p4", "p5"]
-    assert list(frame.columns) == m["columns"]
+    assert list(frame.columns) == m.manifest["columns"]
 
 
 def test_bad_options_write_nothing(tiny, tmp_path, db_url):
@@ -203,8 +226,8 @@ def test_ehr_rel_a_round_trip(db_url, ehr_rel_a, tmp_path):
         ], col
     mean = exported["mean"].astype(float)
     assert (mean - original["mean_rating"].astype(float)).abs().max() < 0.051
-    assert m["scale"]["name"] == "relatedness-0-3"
-    assert round(m["krippendorff_alpha"]["study"], 2) == P.EHR_REL_A_TABLE3.value["alpha"]
+    assert m.manifest["scale"]["name"] == "relatedness-0-3"
+    assert round(m.manifest["krippendorff_alpha"]["study"], 2) == P.EHR_REL_A_TABLE3.value["alpha"]
     assert {"mean", "median"} <= set(exported.columns)
 
 

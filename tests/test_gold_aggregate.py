@@ -47,7 +47,7 @@ def test_model_follows_the_reliable_doctor(quality, tmp_path, method):
     out = tmp_path / "gold.csv"
     m = export_gold(open_study(quality), out, aggregate=method)
     t = read_table(out).set_index("pair_id")
-    assert m["aggregate"] == method
+    assert m.manifest["aggregate"] == method
     assert (t["model_label"] == t["rater_good"]).all()
     post = t["model_posterior"].astype(float)
     assert ((post > 0.5) & (post <= 1)).all()
@@ -55,7 +55,7 @@ def test_model_follows_the_reliable_doctor(quality, tmp_path, method):
     assert no_majority.sum() == DIFFERS
     differs = t["model_differs_from_majority"] == "true"
     assert differs.equals(no_majority)
-    assert m["counts"]["model_differs_from_majority"] == DIFFERS
+    assert m.manifest["counts"]["model_differs_from_majority"] == DIFFERS
 
 
 def test_majority_is_the_default_and_unchanged(quality, tmp_path):
@@ -63,7 +63,7 @@ def test_majority_is_the_default_and_unchanged(quality, tmp_path):
     m = export_gold(open_study(quality), a)
     export_gold(open_study(quality), b, aggregate="majority")
     assert a.read_bytes() == b.read_bytes()
-    assert "model_label" not in read_table(a).columns and m["aggregate"] == "majority"
+    assert "model_label" not in read_table(a).columns and m.manifest["aggregate"] == "majority"
 
 
 def test_dawid_skene_competence_ranks_the_lazy_doctor_last(quality):

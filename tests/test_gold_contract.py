@@ -132,11 +132,11 @@ def test_file_and_hf_manifests_share_one_shape(tiny, tmp_path):
         "software",
         "software_version",
     ]
-    for m in (file_m, hf_m):
+    for m in (file_m.manifest, hf_m.manifest):
         assert [k for k in m if k in common] == common
     for key in ("study", "scale", "filters", "filter_steps", "ratings_version"):
-        assert file_m[key] == hf_m[key], key
-    assert json.loads((tmp_path / "hf" / G.HF_MANIFEST).read_text()) == hf_m
+        assert file_m.manifest[key] == hf_m.manifest[key], key
+    assert json.loads((tmp_path / "hf" / G.HF_MANIFEST).read_text()) == hf_m.manifest
 
 
 def test_hf_refuses_a_model_aggregate_and_writes_nothing(tiny, tmp_path, cli):
@@ -160,9 +160,11 @@ def test_every_export_is_an_event(tiny, tmp_path):
     assert done[0] == {
         "file": "hf",
         "format": "hf",
-        "pairs": m["counts"]["exported"],
+        "pairs": m.manifest["counts"]["exported"],
         "sha256": hf_digest,
     }
+    assert m.sha256 == hf_digest and m.is_folder
+    assert m.manifest_path == tmp_path / "hf" / G.HF_MANIFEST
 
 
 def test_the_export_reads_in_one_transaction(tiny, tmp_path, monkeypatch):
@@ -178,7 +180,7 @@ def test_the_export_reads_in_one_transaction(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(snapshot_svc, "read_snapshot", counted)
     m = export_gold(open_study(tiny), tmp_path / "g.csv")
     assert len(entered) == 1
-    assert m["ratings_version"]["count"] == svc.ratings_version(open_study(tiny))[0]
+    assert m.manifest["ratings_version"]["count"] == svc.ratings_version(open_study(tiny))[0]
 
 
 def test_write_atomic_leaves_nothing_half_written(tmp_path):
@@ -214,4 +216,7 @@ def test_export_page_file_equals_the_service_file(db_url, monkeypatch, tmp_path,
     assert res["data"] == out.read_bytes()
     assert res["manifest_name"] == res["name"] + ".manifest.json"
     page_m = json.loads(res["manifest"])
-    assert page_m["sha256"] == m["sha256"] and page_m["filter_steps"] == m["filter_steps"]
+    assert (
+        page_m["sha256"] == m.manifest["sha256"]
+        and page_m["filter_steps"] == m.manifest["filter_steps"]
+    )

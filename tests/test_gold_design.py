@@ -96,15 +96,15 @@ def test_agreement_on_an_exported_two_plus_one_study_is_the_dashboards(db, cli, 
     assert "6 calibration pairs" in dash.agreement_basis
     for fmt in ("csv", "tsv", "jsonl", "parquet"):
         out = tmp_path / f"gold.{fmt}"
-        manifest = export_gold(open_study("tb"), out)
-        assert manifest["design"] == {
+        result = export_gold(open_study("tb"), out)
+        assert result.manifest["design"] == {
             "per_item": 2,
             "annotators": 3,
             "tiebreak": {"tolerance": 0.0},
             "calibration_pairs": 6,
             "agreement_basis": "calibration",
         }
-        assert manifest["columns"][-1] == "calibration"
+        assert result.manifest["columns"][-1] == "calibration"
         r = cli("agreement", out, "--json")
         assert r.exit_code == 0
         got = json.loads(r.stdout)
@@ -159,9 +159,9 @@ def test_a_gold_file_without_design_info_gets_agreement_over_every_pair(db, cli,
     _simulate("kn", calibration=4, tiebreak=False)
     dash = study_dashboard(open_study("kn"), use_cache=False)
     out = tmp_path / "gold.csv"
-    manifest = export_gold(open_study("kn"), out)
-    assert "calibration" not in manifest["columns"]
-    assert manifest["design"]["agreement_basis"] == "all"
+    result = export_gold(open_study("kn"), out)
+    assert "calibration" not in result.manifest["columns"]
+    assert result.manifest["design"]["agreement_basis"] == "all"
     r = cli("agreement", out, "--json")
     assert r.exit_code == 0
     got = json.loads(r.stdout)

@@ -93,7 +93,7 @@ def test_croissant_validates_and_reads_the_same_records(tiny, tmp_path):
 def test_split_is_seeded_and_stratified(tiny, tmp_path):
     a = export_gold_hf(open_study(tiny), tmp_path / "a", split=True, seed=7, test_size=0.4)
     export_gold_hf(open_study(tiny), tmp_path / "b", split=True, seed=7, test_size=0.4)
-    assert a["counts"]["split_train"] + a["counts"]["split_test"] == 5
+    assert a.manifest["counts"]["split_train"] + a.manifest["counts"]["split_test"] == 5
     test = pd.read_parquet(tmp_path / "a" / "data" / "test.parquet")
     assert sorted(test["dataset"]) == ["A", "B"]  # one per group: round(0.4 * 2), round(0.4 * 3)
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
@@ -101,16 +101,16 @@ def test_split_is_seeded_and_stratified(tiny, tmp_path):
 
 def test_manifest_hashes_and_byte_identical_reexport(tiny, tmp_path):
     out = tmp_path / "hf"
-    manifest = export_gold_hf(open_study(tiny), out)
+    result = export_gold_hf(open_study(tiny), out)
     first = _bytes(out)
-    for f in manifest["files"]:
+    for f in result.manifest["files"]:
         assert hashlib.sha256((out / f["path"]).read_bytes()).hexdigest() == f["sha256"]
-    assert {f["path"] for f in manifest["files"]} == {
+    assert {f["path"] for f in result.manifest["files"]} == {
         "README.md",
         "croissant.json",
         "data/train.parquet",
     }
-    assert "exported_at" not in manifest
+    assert "exported_at" not in result.manifest
     export_gold_hf(open_study(tiny), out)
     assert _bytes(out) == first
 

@@ -52,7 +52,7 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
     # part (the link cannot be guessed from the content)
     assert re.fullmatch(r"gold-demo-binary-hf-[0-9a-f]{16}\.zip", res["name"]), res["name"]
     out = tmp_path / "hf"
-    manifest = export_gold_hf(
+    result = export_gold_hf(
         open_study("demo-binary"),
         out,
         license="cc-by-4.0",
@@ -72,6 +72,6 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
                 "manifest.json",
             )
         )
-        for f in manifest["files"]:
+        for f in result.manifest["files"]:
             assert z.read(f"gold-demo-binary/{f['path']}") == (out / f["path"]).read_bytes()
-    assert json.loads(res["manifest"]) == manifest
+    assert json.loads(res["manifest"]) == result.manifest

@@ -139,11 +139,11 @@ def test_export_page_matches_service(app_db, tmp_path):
     assert at.success and "96 of 120 pairs" in at.success[0].value
     res = at.session_state["export_result"]
     out = tmp_path / res["name"]
-    manifest = export_gold(open_study("demo-binary"), out, require_majority=True, min_ratings=3)
+    result = export_gold(open_study("demo-binary"), out, require_majority=True, min_ratings=3)
     assert res["data"] == out.read_bytes()
     shown = json.loads(res["manifest"])
-    assert shown["sha256"] == manifest["sha256"]
-    assert shown["filter_steps"] == manifest["filter_steps"]
+    assert shown["sha256"] == result.manifest["sha256"]
+    assert shown["filter_steps"] == result.manifest["filter_steps"]
     labels = [b.label for b in at.get("download_button")]
     # A random component per session keeps the media id underivable: nobody without the session can guess the
     # download link from the content.

@@ -156,16 +156,22 @@ def test_export_exclude_rushed_is_recorded_and_changes_the_verdicts(checked, tmp
     _rate_all(checked["ann"], wrong_checks=False, elapsed=4000)
     _rate_all(checked["bob"], wrong_checks=True, elapsed=900)
     plain = export_gold(open_study("checked"), tmp_path / "plain.csv")
-    assert "exclude_rushed" not in plain["filters"] and "rushed_excluded" not in plain["counts"]
+    assert (
+        "exclude_rushed" not in plain.manifest["filters"]
+        and "rushed_excluded" not in plain.manifest["counts"]
+    )
     m = export_gold(open_study("checked"), tmp_path / "fast.csv", exclude_rushed=True)
-    assert m["filters"]["exclude_rushed"] is True and m["filters"]["rushed_ms"] == 1500
+    assert (
+        m.manifest["filters"]["exclude_rushed"] is True
+        and m.manifest["filters"]["rushed_ms"] == 1500
+    )
     n_bob = len(current_ratings(open_study("checked")).query("annotator == 'bob'"))
-    assert m["counts"]["rushed_excluded"] == n_bob
+    assert m.manifest["counts"]["rushed_excluded"] == n_bob
     gold = pd.read_csv(tmp_path / "fast.csv")
     assert "rater_bob" not in gold.columns
-    assert m["counts"]["ratings"] == plain["counts"]["ratings"] - n_bob
+    assert m.manifest["counts"]["ratings"] == plain.manifest["counts"]["ratings"] - n_bob
     again = export_gold(open_study("checked"), tmp_path / "fast2.csv", exclude_rushed=True)
-    assert again["sha256"] == m["sha256"]
+    assert again.manifest["sha256"] == m.manifest["sha256"]
 
 
 def test_marking_check_pairs_later_checks_every_row_first(backend_url):

@@ -216,11 +216,11 @@ def test_dashboard_and_gold_export_on_both_backends(engine, tmp_path):
             _rate(engine, "q", who, pid, value, comment="=1+1" if who == "a" else "")
     board = dashboard.study_dashboard(open_study("q", engine=engine), use_cache=False)
     assert board is not None
-    manifest = gold.export_gold(open_study("q", engine=engine), tmp_path / "gold.csv")
+    result = gold.export_gold(open_study("q", engine=engine), tmp_path / "gold.csv")
     table = read_table_text(tmp_path / "gold.csv")
     assert [c for c in table.columns if c.startswith("rater_")] == ["rater_a", "rater_b", "rater_c"]
     assert list(table["rater_b"]) == ["same", "not_same", "not_same"]
-    assert manifest["counts"]["pairs"] == 3 and manifest["counts"]["ratings"] == 9
+    assert result.manifest["counts"]["pairs"] == 3 and result.manifest["counts"]["ratings"] == 9
     assert list(table["majority"]) == ["same", "same", "not_same"]
     assert list(table["rater_a"]) == ["same", "same", "not_same"]
     cur = svc.current_ratings(open_study("q", engine=engine))
@@ -284,11 +284,11 @@ def test_gold_export_reads_one_state_while_a_rating_is_saved(engine, tmp_path, m
     during = gold.export_gold(study, tmp_path / "during.csv")
     monkeypatch.setattr(svc, "current_ratings", real)
     assert seen == [(7, seen[0][1])]  # the rating was committed while the export read
-    assert during["ratings_version"] == before["ratings_version"]
-    assert during["counts"] == before["counts"]
+    assert during.manifest["ratings_version"] == before.manifest["ratings_version"]
+    assert during.manifest["counts"] == before.manifest["counts"]
     assert (tmp_path / "during.csv").read_bytes() == (tmp_path / "before.csv").read_bytes()
     after = gold.export_gold(study, tmp_path / "after.csv")
-    assert after["ratings_version"]["count"] == 7
+    assert after.manifest["ratings_version"]["count"] == 7
     assert "rater_c" in read_table_text(tmp_path / "after.csv").columns
     assert "rater_c" not in read_table_text(tmp_path / "during.csv").columns
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from data_schemas.gold import AUDIT_LABELS, GoldFilters, manifest_path
+from data_schemas.gold import AUDIT_LABELS, GoldFilters
 from medsim_annot.commands._common import choice, emit_json, get_group
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import write_atomic
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
         """
         if split not in (None, "train/test"):
             raise UsageProblem(f"--split takes train/test, not '{split}'")
-        manifest = export_gold(
+        result = export_gold(
             open_study(study),
             out,
             fmt,
@@ -101,16 +101,16 @@ def register(app: typer.Typer) -> None:
             hf=HfOptions(license=license_, split=split is not None, seed=seed, test_size=test_size),
         )
         if as_json:
-            emit_json(manifest)
+            emit_json(result.to_dict())
             return
-        c = manifest["counts"]
-        if "files" in manifest:  # a dataset folder: its files and their hashes
+        manifest, c = result.manifest, result.counts
+        if result.is_folder:  # a dataset folder: its files and their hashes
             parts = ", ".join(f"{k[6:]} {v}" for k, v in c.items() if k.startswith("split_"))
             typer.echo(f"wrote {out}/: {c['exported']} of {c['pairs']} pairs ({parts})")
         else:
             typer.echo(
                 f"wrote {out}: {c['exported']} of {c['pairs']} pairs "
-                f"({manifest['format']}, sha256 {manifest['sha256'][:12]}…)"
+                f"({result.format}, sha256 {result.sha256[:12]}…)"
             )
         if "model_differs_from_majority" in c:
             typer.echo(
@@ -122,15 +122,15 @@ def register(app: typer.Typer) -> None:
                 f"  exclude_rushed: {c['rushed_excluded']} ratings faster than "
                 f"{manifest['filters']['rushed_ms']} ms left out"
             )
-        for step in manifest["filter_steps"]:
+        for step in result.filter_steps:
             typer.echo(f"  {step['filter']}: {step['before']} -> {step['after']}")
-        sources = ", ".join(f"{k} {v}" for k, v in c["label_source"].items() if v)
+        sources = ", ".join(f"{k} {v}" for k, v in result.label_sources.items() if v)
         typer.echo(f"  label sources: {sources or 'none'}")
-        if "files" in manifest:
+        if result.is_folder:
             for f in manifest["files"]:
                 typer.echo(f"  {f['path']}  sha256 {f['sha256'][:12]}…")
         else:
-            typer.echo(f"manifest: {manifest_path(out)}")
+            typer.echo(f"manifest: {result.manifest_path}")
 
     @app.command("report")
     def report_cmd(

@@ -77,10 +77,11 @@ def export_gold_hf(
     seed: int = 0,
     test_size: float = 0.2,
     **filters,
-) -> dict:
+) -> gold_svc.GoldExport:
     """Write *study*'s gold subset as a Hugging Face dataset folder *out*: the gold export
     (:func:`medsim_annot.services.gold.export.export_gold`) in the ``hf`` format, with the filters
-    of the file export (as keywords) in the same order. Returns the manifest."""
+    of the file export (as keywords) in the same order. Returns what was written (the manifest
+    is :meth:`~medsim_annot.services.gold.export.GoldExport.to_dict`)."""
     return gold_svc.export_gold(
         study,
         out,

@@ -69,6 +69,58 @@ class HfOptions:
     test_size: float = 0.2
 
 
+@dataclass(frozen=True)
+class GoldExport:
+    """What :func:`export_gold` wrote: the output *path* (a file, or the hf folder), its
+    *format*, the *manifest* exactly as written beside it and *sha256*, the SHA-256 of the
+    file (of the folder's ``manifest.json`` for hf; the one recorded in the event log).
+    :meth:`to_dict` is the manifest: what ``medsim export gold --json`` prints."""
+
+    path: Path
+    format: str
+    manifest: dict
+    sha256: str
+
+    @property
+    def is_folder(self) -> bool:
+        """Whether the export is a Hugging Face dataset folder (format ``hf``)."""
+        return self.format == "hf"
+
+    @property
+    def manifest_path(self) -> Path:
+        """Where the manifest was written: ``FILE.manifest.json``, or the folder's
+        ``manifest.json``."""
+        return self.path / HF_MANIFEST if self.is_folder else manifest_path(self.path)
+
+    @property
+    def counts(self) -> dict:
+        """The manifest's ``counts`` (``pairs``, ``exported``, ``label_source``, ...)."""
+        return self.manifest["counts"]
+
+    @property
+    def exported(self) -> int:
+        """Pairs in the export (after the filters)."""
+        return int(self.counts["exported"])
+
+    @property
+    def pairs(self) -> int:
+        """Pairs in the study."""
+        return int(self.counts["pairs"])
+
+    @property
+    def label_sources(self) -> dict[str, int]:
+        """Exported pairs per label source (:func:`data_schemas.gold.label_source_counts`)."""
+        return self.counts["label_source"]
+
+    @property
+    def filter_steps(self) -> list[dict]:
+        """Each filter applied, with the pairs before and after it."""
+        return self.manifest["filter_steps"]
+
+    def to_dict(self) -> dict:
+        return self.manifest
+
+
 def _filters_of(filters: GoldFilters | None, options: dict) -> GoldFilters:
     if filters is not None and options:
         raise TypeError("give the filters either as GoldFilters or as keywords, not both")
@@ -91,7 +143,7 @@ def export_gold(
     audit_label: str = "majority",
     now: dt.datetime | None = None,
     **filter_options,
-) -> dict:
+) -> GoldExport:
     """Export the gold subset of *study*: a file *out* with ``out.manifest.json`` beside it,
     or (format ``hf``) a Hugging Face dataset folder *out*.
 
@@ -126,8 +178,9 @@ def export_gold(
 
     Returns
     -------
-    dict
-        The manifest (:func:`data_schemas.gold.gold_manifest`). A file's adds ``file``,
+    GoldExport
+        The path, format and SHA-256 written, and the manifest
+        (:func:`data_schemas.gold.gold_manifest`; :meth:`GoldExport.to_dict`). A file's adds ``file``,
         ``format``, ``aggregate``, ``design`` (:func:`design_manifest`),
         ``krippendorff_alpha_reasons``, ``formula_escaping``, ``exported_at`` and ``sha256``;
         its ``counts`` are ``pairs``, ``rated``, ``exported``, ``annotators``, ``ratings``;
@@ -178,7 +231,7 @@ def export_gold(
         study=study,
         detail={"file": out.name, "format": kind, "pairs": n_kept, "sha256": digest},
     )
-    return manifest
+    return GoldExport(path=out, format=kind, manifest=manifest, sha256=digest)
 
 
 def _write_file(
