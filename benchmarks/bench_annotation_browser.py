@@ -218,7 +218,8 @@ def _commit_median(url: str, study: str) -> float:
 
 
 def _serve(env: dict, log: Path, script: str):
-    from tests.streamlit_harness import free_port, start_streamlit
+    from tests.ports import free_port
+    from tests.streamlit_harness import start_streamlit
 
     port = free_port()
     proc, _ = start_streamlit(env, log, port, script=script)

@@ -15,10 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import socket
 import subprocess
 import time
 from pathlib import Path
+
+from tests.ports import free_port, owns_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = Path("/usr/sbin/nginx")
@@ -95,12 +96,6 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Nginx:
     """Debian's nginx serving :func:`render`'s config from a temporary folder (no root
     needed; as root, its workers stay root so they can read the folder)."""
@@ -109,12 +104,10 @@ class Nginx:
         if any(c.isspace() or c in "'\";{}" for c in str(folder)):
             raise ValueError(f"nginx paths cannot hold spaces or quotes: {folder}")
         self.folder = folder
+        self.app_ports = app_ports
         folder.mkdir(parents=True, exist_ok=True)
-        self.https_port, self.http_port = free_port(), free_port()
-        cert, key = self_signed(folder)
-        (folder / "medsim.conf").write_text(
-            render(app_ports, self.https_port, self.http_port, cert, key), encoding="utf-8"
-        )
+        self.cert, self.key = self_signed(folder)
+        self._listen_on_free_ports()
         temps = "\n".join(
             f"    {kind}_temp_path {folder / kind};"
             for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -135,6 +128,13 @@ class Nginx:
             encoding="utf-8",
         )
         self.proc: subprocess.Popen | None = None
+
+    def _listen_on_free_ports(self) -> None:
+        self.https_port, self.http_port = free_port(), free_port()
+        (self.folder / "medsim.conf").write_text(
+            render(self.app_ports, self.https_port, self.http_port, self.cert, self.key),
+            encoding="utf-8",
+        )
         self.base = f"https://127.0.0.1:{self.https_port}"
 
     def _cmd(self, *extra: str) -> list[str]:
@@ -154,6 +154,15 @@ class Nginx:
         return subprocess.run(self._cmd("-t"), capture_output=True, text=True, timeout=30)
 
     def start(self, timeout: float = 20) -> Nginx:
+        """Start nginx; ready once its own master holds the HTTPS port (a port picked as free
+        may have been taken by another worker's server: then new ports are picked)."""
+        for _ in range(5):
+            if self._start_once(timeout):
+                return self
+            self._listen_on_free_ports()
+        raise RuntimeError("nginx could not get free ports (other servers took them)")
+
+    def _start_once(self, timeout: float) -> bool:
         self.proc = subprocess.Popen(
             self._cmd("-g", "daemon off;"),
             stdout=subprocess.DEVNULL,
@@ -161,14 +170,16 @@ class Nginx:
         )
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.https_port), timeout=1):
-                    return self
-            except OSError:
-                pass
+            if owns_port(self.proc.pid, self.https_port) and owns_port(
+                self.proc.pid, self.http_port
+            ):
+                return True
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 log = (self.folder / "error.log").read_text(errors="replace")
+                if "Address already in use" in log:
+                    (self.folder / "error.log").write_text("")
+                    return False
                 raise RuntimeError(f"nginx did not start:\n{log}")
             time.sleep(0.1)
 

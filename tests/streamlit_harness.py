@@ -5,7 +5,6 @@ own environment, and Debian's chromium driven by Playwright."""
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, need
+from tests.ports import free_port, owns_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -28,12 +28,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_streamlit(
     env: dict,
     log_path: Path,
@@ -44,9 +38,23 @@ def start_streamlit(
 ):
     """Start ``streamlit run serve.py`` (or *script*) with *env* on *port* (default: a free
     one; a fixed port survives a restart, and with it the browser's sessionStorage); return
-    (process, base URL) once /_stcore/health answers 200. The caller stops it (``terminate``,
-    or ``kill -9`` in the fault tests)."""
-    port = port or free_port()
+    (process, base URL) once /_stcore/health answers 200 *from this process* (see
+    :func:`tests.ports.owns_port`: another worker's server may have taken a port picked as
+    free; a picked port is then picked again, a fixed one fails the test). The caller stops
+    it (``terminate``, or ``kill -9`` in the fault tests)."""
+    for _ in range(1 if port else 5):
+        started = _start_once(env, log_path, port or free_port(), timeout, script, args)
+        if started is not None:
+            return started
+    pytest.fail(
+        f"streamlit could not listen on {'port ' + str(port) if port else 'a free port'}"
+        " (another process holds it):\n"
+        + Path(log_path).read_text()
+    )
+
+
+def _start_once(env, log_path: Path, port: int, timeout: float, script: str, args):
+    """The server on *port*, ``None`` if another process holds the port."""
     with open(log_path, "a") as log:
         proc = subprocess.Popen(
             [
@@ -73,13 +81,18 @@ def start_streamlit(
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + timeout
     while True:
-        try:
-            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, base
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
+        if owns_port(proc.pid, port):
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return proc, base
+            except OSError:
+                pass
+        if proc.poll() is not None:
+            if f"Port {port} is not available" in Path(log_path).read_text(errors="replace"):
+                return None
+            pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
+        if time.time() > deadline:
             proc.kill()
             pytest.fail("streamlit did not start:\n" + Path(log_path).read_text())
         time.sleep(0.3)

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, free_port, require_chromium, streamlit_server
+from tests.ports import free_port
+from tests.streamlit_harness import chromium, require_chromium, streamlit_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

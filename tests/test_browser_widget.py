@@ -20,9 +20,9 @@ from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from data_schemas.widget import RATINGS_PATH
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.streamlit_harness import (
     chromium,
-    free_port,
     require_chromium,
     start_streamlit,
     streamlit_server,

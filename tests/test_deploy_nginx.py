@@ -11,7 +11,8 @@ import urllib.request
 import pytest
 
 from tests.conftest import need
-from tests.nginx_proxy import CONF, NGINX, Nginx, doc_block, free_port
+from tests.nginx_proxy import CONF, NGINX, Nginx, doc_block
+from tests.ports import free_port
 
 
 def test_deploy_doc_shows_the_tested_file():
