@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 PYTEST_ARGS ?= -n 2  # pytest-xdist: the suite runs on both cores (CI: 2 cores)
 
-.PHONY: setup setup-embeddings setup-spark run dev serve test lint bench demo clean
+.PHONY: setup setup-embeddings setup-spark run dev serve test test-fast mutants lint bench demo clean
 
 setup: $(STAMP)
 
@@ -63,6 +63,15 @@ serve: setup
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The quick loop (about 2 minutes): no real browser, no test marked slow.
+test-fast: setup
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow and not browser"
+
+# Planted mutants of the security and statistics rules: each must be killed by its tests
+# (tools/mutants.py lists them; `$(PY) tools/mutants.py NAME` runs one).
+mutants: setup
+	$(PY) tools/mutants.py
 
 # ruff (lint + format check) on the whole tree; mypy on medsim_annot/, data_schemas/, pages/, app.py
 # (configured in pyproject.toml). CI runs this before the tests.
