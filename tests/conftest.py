@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -149,3 +150,26 @@ def cli():
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+# ---- scheduling under pytest-xdist ------------------------------------------------------------
+_MODULE_SCOPED = ('scope="module"', "scope='module'")
+
+
+@functools.cache
+def _has_module_fixture(path: str) -> bool:
+    """Does the test file at *path* define a module-scoped fixture (a served app, a browser,
+    a Spark session)?"""
+    text = Path(path).read_text(encoding="utf-8")
+    return any(s in text for s in _MODULE_SCOPED)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep every test of a module with module-scoped fixtures on one xdist worker
+    (``xdist_group`` by module; the Makefile runs ``-n 2 --dist loadgroup``), so its served
+    app, browser or Spark session starts once per run, not once per worker that happens to
+    get one of its tests. Other tests are spread one by one, as with ``--dist load``."""
+    for item in items:
+        path = str(item.path)
+        if path.endswith(".py") and _has_module_fixture(path):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
