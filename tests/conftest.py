@@ -152,6 +152,37 @@ def python() -> str:
     return sys.executable
 
 
+# ---- one served app for the browser modules that need no server of their own -------------------
+#: The admin password of :func:`served_app`.
+SERVED_APP_PASSWORD = "served-app-admin-password"
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory):
+    """One ``streamlit run serve.py`` for the whole run (per xdist worker; the modules using
+    it form one xdist group, so in practice one), shared by browser test modules that each
+    create their studies under their own names in its store: ``base`` (URL), ``url`` (the
+    SQLite store, migrated before the start), ``env`` (the server's environment, for CLI
+    calls), ``tmp`` and ``password`` (the admin password). Tests that restart, kill or
+    break a server, change its settings or count its sign-ins keep servers of their own."""
+    from medsim_annot.storage import dispose_all, get_engine
+    from tests.streamlit_harness import require_chromium, streamlit_server
+
+    require_chromium()
+    tmp = tmp_path_factory.mktemp("served_app")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    get_engine(url)  # migrated before the server starts
+    dispose_all()
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": SERVED_APP_PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    with streamlit_server(env, tmp / "streamlit.log") as base:
+        yield {"base": base, "url": url, "env": env, "tmp": tmp, "password": SERVED_APP_PASSWORD}
+
+
 # ---- scheduling under pytest-xdist ------------------------------------------------------------
 _MODULE_SCOPED = ('scope="module"', "scope='module'")
 
@@ -164,12 +195,48 @@ def _has_module_fixture(path: str) -> bool:
     return any(s in text for s in _MODULE_SCOPED)
 
 
+#: Tests left out of ``make test-fast`` (``-m "not slow and not browser"``) besides the
+#: browser modules: each starts servers or processes, a Spark or model session, or takes
+#: several seconds of a 2-core machine (``--durations``). Node id prefixes.
+SLOW = (
+    "tests/test_adjudication.py::test_board_is_kept_and_a_decision_updates_it",
+    "tests/test_adjudication.py::test_queue_decisions_and_provenance",
+    "tests/test_dashboard_fast_paths.py::test_dashboard_equals_the_plain_computation",
+    "tests/test_cooccurrence_spark.py::",
+    "tests/test_stopping.py::test_withdrawal_never_takes_a_rated_slot",
+    "tests/test_smoke_app.py::test_streamlit_serves",
+    "tests/test_store.py::test_round_trip_loses_nothing",
+    "tests/test_admins.py::test_named_admins_add_list_remove_and_password_rules",
+    "tests/test_cli_study.py::test_entry_point_exit_code_2",
+    "tests/test_tcp_nodelay.py::",
+    "tests/test_warmup.py::",
+    "tests/test_embeddings_contextual.py::",
+    "tests/test_load.py::",
+    "tests/test_signin_throttle_store.py::test_failures_of_another_process_lock_out_here",
+    "tests/test_faults.py::test_kill9",
+    "tests/test_ports.py::",
+    "tests/test_deploy_nginx.py::",
+    "tests/test_snomed_cli.py::test_progress_bars_go_to_stderr",
+    "tests/test_annotation_concurrency.py::test_processes_racing",
+    "tests/test_study_create_batches.py::test_doctors_keep_rating_while_a_big_study_is_created",
+)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Keep every test of a module with module-scoped fixtures on one xdist worker
+    """Mark the real-browser modules and :data:`SLOW` ``slow``; keep every test of a module
+    with module-scoped fixtures on one xdist worker
     (``xdist_group`` by module; the Makefile runs ``-n 2 --dist loadgroup``), so its served
     app, browser or Spark session starts once per run, not once per worker that happens to
-    get one of its tests. Other tests are spread one by one, as with ``--dist load``."""
+    get one of its tests; the modules sharing :func:`served_app` form one group. Other
+    tests are spread one by one, as with ``--dist load``."""
     for item in items:
         path = str(item.path)
-        if path.endswith(".py") and _has_module_fixture(path):
+        if item.path.name.startswith("test_browser_"):  # every real-browser module
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+        elif item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+        if "served_app" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("served_app"))
+        elif path.endswith(".py") and _has_module_fixture(path):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
