@@ -37,6 +37,16 @@ class Mutant:
     new: str
     tests: tuple[str, ...]
     needs: str = ""  # a glob of test files that must exist (merged from another branch)
+    #: Further (old, new) forms of the same mutant, for code another branch reshapes: the
+    #: first form found exactly once in *path* is applied.
+    variants: tuple[tuple[str, str], ...] = ()
+
+    def patch(self, source: str) -> str | None:
+        """*source* with the mutant planted, or ``None`` if no form is found exactly once."""
+        for old, new in ((self.old, self.new), *self.variants):
+            if source.count(old) == 1:
+                return source.replace(old, new)
+        return None
 
 
 MUTANTS = (
@@ -61,10 +71,21 @@ MUTANTS = (
         "client-id-local",
         "failed sign-ins are counted per client address (X-Forwarded-For behind a proxy)",
         "pages/_ui.py",
-        '    ip = st.context.ip_address\n    return ip if isinstance(ip, str) and ip else "local"',
-        '    return "local"',
-        ("tests/test_client_id*.py",),
-        needs="tests/test_client_id*.py",
+        '    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):\n'
+        '        fwd = st.context.headers.get("X-Forwarded-For", "")',
+        '    return "local"\n'
+        '    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):\n'
+        '        fwd = st.context.headers.get("X-Forwarded-For", "")',
+        ("tests/test_client_*.py",),
+        needs="tests/test_client_*.py",
+        # issue 34's reshaping: the address comes from medsim_annot.forwarded
+        variants=(
+            (
+                "    ip = st.context.ip_address\n    return forwarded.client_address(",
+                '    return "local"\n    ip = st.context.ip_address\n'
+                "    return forwarded.client_address(",
+            ),
+        ),
     ),
     # ---- security rules ----------------------------------------------------------------------
     Mutant(
@@ -165,11 +186,12 @@ def _pytest(tree: Path, tests: tuple[str, ...]) -> tuple[int, float, str]:
 
 def run_one(m: Mutant, files: list[str], baseline: bool) -> str:
     """``killed``, ``SURVIVED``, ``waiting`` (tests not merged yet) or ``ERROR: ...``."""
-    if m.needs and not glob.glob(m.needs, root_dir=ROOT):
-        return f"waiting: needs {m.needs} (another branch)"
     source = (ROOT / m.path).read_text()
-    if source.count(m.old) != 1:
-        return f"ERROR: the mutated text occurs {source.count(m.old)} times in {m.path}"
+    mutated = m.patch(source)
+    if mutated is None:
+        return f"ERROR: the mutated text is not found exactly once in {m.path} (code moved?)"
+    if m.needs and not glob.glob(m.needs, root_dir=ROOT):
+        return f"waiting: needs {m.needs} (another branch; the mutant applies)"
     with tempfile.TemporaryDirectory(prefix="medsim-mutant-") as tmp:
         tree = Path(tmp)
         _copy_tree(tree, files)
@@ -177,7 +199,7 @@ def run_one(m: Mutant, files: list[str], baseline: bool) -> str:
             code, secs, tail = _pytest(tree, m.tests)
             if code != 0:
                 return f"ERROR: its tests fail unmutated ({secs:.0f} s):\n{tail}"
-        (tree / m.path).write_text(source.replace(m.old, m.new))
+        (tree / m.path).write_text(mutated)
         code, secs, tail = _pytest(tree, m.tests)
     if code == 1:
         return f"killed ({secs:.0f} s)"
