@@ -66,9 +66,10 @@ serve: setup
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The quick loop (about 2 minutes): no real browser, no test marked slow.
+# The quick loop (under 2 minutes on two idle cores): no real browser, no test marked slow
+# (tests/conftest.py SLOW), property tests at the "fast" hypothesis profile (15 examples).
 test-fast: setup
-	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow and not browser"
+	HYPOTHESIS_PROFILE=fast $(PY) -m pytest $(PYTEST_ARGS) -m "not slow and not browser"
 
 # Planted mutants of the security and statistics rules: each must be killed by its tests
 # (tools/mutants.py lists them; `$(PY) tools/mutants.py NAME` runs one).

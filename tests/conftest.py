@@ -219,6 +219,8 @@ SLOW = (
     "tests/test_snomed_cli.py::test_progress_bars_go_to_stderr",
     "tests/test_annotation_concurrency.py::test_processes_racing",
     "tests/test_study_create_batches.py::test_doctors_keep_rating_while_a_big_study_is_created",
+    "tests/test_embeddings_installed.py::test_packaged_model_and_cached_copy_score_alike",
+    "tests/test_adaptive.py::test_simulation_small_run_meets_the_design_claims",
 )
 
 

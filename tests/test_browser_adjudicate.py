@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from urllib.parse import urlparse
 
 import pytest
 import sqlalchemy as sa
@@ -103,26 +104,29 @@ def _press(page, key: str, shows: str | None = None) -> None:
 
 
 class _Responses:
-    """Every HTTP response *page* receives (documents, scripts, the ratings endpoint's JSON):
-    each request goes through a route that fetches it, keeps the body and hands the same
-    response to the page, so no body escapes the scan (a body read after the fact can be
-    gone once the page navigates). :meth:`collect` returns the (url, body) pairs since the
-    last call, and fails if a request could not be fetched."""
+    """Every HTTP response *page* receives (documents, scripts, the ratings endpoint's JSON),
+    its body read as the request finishes; :meth:`collect` returns the (url, body) pairs
+    read since the last call. A body the browser no longer holds (it can drop one once the
+    page navigates) fails the test, except for the app's bundled static files under
+    ``/static/`` (fonts, scripts: the same bytes for every visitor, built before any study
+    existed, so they cannot carry a study's data)."""
 
     def __init__(self, page) -> None:
         self._got: list[tuple[str, bytes]] = []
         self._unread: list[str] = []
-        page.route("**/*", self._fetch)
+        page.on("requestfinished", self._read)
 
-    def _fetch(self, route) -> None:
-        try:
-            response = route.fetch()
-            self._got.append((route.request.url, response.body()))
-        except Exception as exc:  # named in the failure of collect()
-            self._unread.append(f"{route.request.url}: {exc}")
-            route.abort()
+    def _read(self, request) -> None:
+        response = request.response()
+        if response is None or request.url.startswith("data:"):
             return
-        route.fulfill(response=response)
+        if 300 <= response.status < 400:  # a redirect has no body; its target is read
+            return
+        try:
+            self._got.append((request.url, response.body()))
+        except Exception as exc:  # named in the failure of collect()
+            if not urlparse(request.url).path.startswith("/static/"):
+                self._unread.append(f"{request.url}: {exc}")
 
     def collect(self) -> list[tuple[str, bytes]]:
         assert not self._unread, f"responses not read: {self._unread}"
