@@ -188,11 +188,34 @@ _MODULE_SCOPED = ('scope="module"', "scope='module'")
 
 
 @functools.cache
-def _has_module_fixture(path: str) -> bool:
-    """Does the test file at *path* define a module-scoped fixture (a served app, a browser,
-    a Spark session)?"""
-    text = Path(path).read_text(encoding="utf-8")
-    return any(s in text for s in _MODULE_SCOPED)
+def _work_unit(path: str) -> str | None:
+    """The xdist work unit of the tests in the file *path* (relative to the root): the
+    shared served app's modules are one unit, a module with module-scoped fixtures (a
+    served app, a browser, a Spark session) is one, any other test is a unit of its own
+    (``None``)."""
+    file = ROOT / path
+    if not (path.endswith(".py") and file.is_file()):
+        return None
+    text = file.read_text(encoding="utf-8")
+    if "served_app" in text and file.name != "conftest.py":
+        return "served_app"
+    return path if any(s in text for s in _MODULE_SCOPED) else None
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``-n N`` (``--dist load``, the default): tests are sent one by one, except
+    that every test of a module with module-scoped fixtures goes to one worker (and the
+    modules sharing :func:`served_app` to one worker together), so each served app,
+    browser or Spark session starts once per run, not once per worker that happens to get
+    one of its tests. (``xdist_group`` marks would say the same, but pytest-xdist 3.8's
+    ``loadgroup`` does not group under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _work_unit(nodeid.split("::", 1)[0]) or nodeid
+
+    return ModuleUnits(config, log) if config.getvalue("dist") == "load" else None
 
 
 #: Tests left out of ``make test-fast`` (``-m "not slow and not browser"``) besides the
@@ -225,20 +248,11 @@ SLOW = (
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the real-browser modules and :data:`SLOW` ``slow``; keep every test of a module
-    with module-scoped fixtures on one xdist worker
-    (``xdist_group`` by module; the Makefile runs ``-n 2 --dist loadgroup``), so its served
-    app, browser or Spark session starts once per run, not once per worker that happens to
-    get one of its tests; the modules sharing :func:`served_app` form one group. Other
-    tests are spread one by one, as with ``--dist load``."""
+    """Mark the real-browser modules and :data:`SLOW` ``slow`` (``make test-fast`` leaves
+    them out)."""
     for item in items:
-        path = str(item.path)
         if item.path.name.startswith("test_browser_"):  # every real-browser module
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.slow)
         elif item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
-        if "served_app" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("served_app"))
-        elif path.endswith(".py") and _has_module_fixture(path):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
