@@ -55,8 +55,8 @@ MUTANTS = (
         "elapsed-ms-negative",
         "the widget contract refuses a negative elapsed_ms",
         "data_schemas/widget.py",
-        "    elapsed_ms: Annotated[StrictInt, Field(ge=0)]\n",
-        "    elapsed_ms: StrictInt\n",
+        '    comment: StrictStr = ""\n    elapsed_ms: Annotated[StrictInt, Field(ge=0)]\n',
+        '    comment: StrictStr = ""\n    elapsed_ms: StrictInt\n',
         ("tests/test_ratings_api.py", "-k", "accepts_well_formed"),
     ),
     Mutant(
