@@ -160,7 +160,7 @@ SERVED_APP_PASSWORD = "served-app-admin-password"
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory):
     """One ``streamlit run serve.py`` for the whole run (per xdist worker; the modules using
-    it form one xdist group, so in practice one), shared by browser test modules that each
+    it are one xdist work unit, so one in all), shared by browser test modules that each
     create their studies under their own names in its store: ``base`` (URL), ``url`` (the
     SQLite store, migrated before the start), ``env`` (the server's environment, for CLI
     calls), ``tmp`` and ``password`` (the admin password). Tests that restart, kill or
