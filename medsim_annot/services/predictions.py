@@ -30,6 +30,7 @@ from medsim_annot.services.design import plan_budget
 from medsim_annot.services.scoring import read_scores, score_pairs
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats import audit_labels
+from medsim_annot.stats.alpha import krippendorff_alpha
 from medsim_annot.stats.ppi import (
     PPIAudit,
     calibrate_scores,
@@ -42,6 +43,9 @@ from medsim_annot.stats.rater_model import AltTestResult, ModelRater, alt_test, 
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
 DEFAULT_EPSILON = 0.2
+#: Below this Krippendorff's α among the doctors the default margin is too generous: a model
+#: need only be "almost as good" as doctors who disagree with one another.
+LOW_AGREEMENT_ALPHA = 0.5
 METHODS = AUDIT_METHODS.values
 
 
@@ -230,7 +234,25 @@ def model_rater_report(
             pred = np.clip(pred, min(codes), max(codes))
         test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
     reasons.update(test.reasons)
+    warn = low_agreement_warning(ratings, scale, epsilon)
+    if warn:
+        reasons["epsilon"] = warn
     return ModelRaterReport(rater, test, reasons)
+
+
+def low_agreement_warning(ratings: pd.DataFrame, scale: Scale, epsilon: float) -> str | None:
+    """A warning when the doctors agree little among themselves (Krippendorff's α below
+    :data:`LOW_AGREEMENT_ALPHA`, at the scale's level of measurement): the alt-test's margin
+    ε of expert annotators then lets a weak model pass, so a smaller one should be used (the
+    authors give 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd workers)."""
+    a = krippendorff_alpha(ratings, scale).value
+    if not np.isfinite(a) or a >= LOW_AGREEMENT_ALPHA:
+        return None
+    return (
+        f"the doctors agree little among themselves (Krippendorff's alpha {a:.2f} < "
+        f"{LOW_AGREEMENT_ALPHA:g}): the alt-test margin (epsilon) of {epsilon:g} lets a model "
+        "pass by matching doctors who disagree; use a smaller margin (e.g. 0.1)"
+    )
 
 
 def ehr_rel_predictors(
@@ -325,6 +347,8 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
                 f"PPI++ {level}": _interval_text(rec[f"{metric}_low"], rec[f"{metric}_high"]),
                 "lambda": round(float(rec[f"{metric}_lam"]), 3),
                 "effective n": round(float(rec[f"{metric}_effective_n"]), 1),
+                "gain from label": round(float(rec.get(f"{metric}_label_gain", 0.0)), 1),
+                "gain from score": round(float(rec.get(f"{metric}_score_gain", 0.0)), 1),
             }
             if targeted:
                 within = rec.get(f"{metric}_within_target")
@@ -376,10 +400,16 @@ def alt_test_sentence(report: ModelRaterReport) -> str:
             + report.reasons.get("alt_test", "too few items")
             + ")."
         )
-    verdict = "passed: the model may replace a doctor" if t.passed else "failed"
+    if t.inconclusive:
+        verdict = "inconclusive (" + report.reasons.get("alt_test", "too few doctors") + ")"
+    elif t.passed:
+        verdict = "passed: the model may replace a doctor"
+    else:
+        verdict = "failed"
+    over = f"over {t.tested} of {t.doctors} doctors ({len(t.skipped)} skipped)"
     return (
         f"Alternative-annotator test (epsilon {t.epsilon:g}, {t.scoring}, "
-        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; {over}; winning rate {wr:.2f}, advantage "
         f"probability {ap:.2f}. Model rank by leave-one-out rho: {m.model_rank} of "
         f"{len(m.doctors) + 1}; rho with the doctors' mean {m.model_rho:.3f}."
     )
