@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from medsim_annot.storage.models import Item, Prediction, PredictionScore
+from medsim_annot.storage.models import Assignment, Item, Prediction, PredictionScore
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,53 @@ def scores(s: Session, prediction_id: int) -> dict[str, float]:
         .where(PredictionScore.prediction_id == prediction_id)
     )
     return {str(p): float(v) for p, v in s.execute(q).all()}
+
+
+@dataclass(frozen=True)
+class GroupItem:
+    """One pair of a group of the sequential audit with its score in the latest stored
+    predictions and, under active serving, the probability it was drawn with (``None``: it
+    has no drawn slot, or the study serves uniformly)."""
+
+    item_id: int
+    group: str
+    auto_label: int | None
+    score: float
+    draw_probability: float | None
+
+
+def group_items(
+    s: Session, study_id: int, prediction_id: int, group: str | None = None
+) -> list[GroupItem]:
+    """The pairs of the study's audit groups (of *group* only when given) with their score
+    in version *prediction_id* and their slots' draw probability (the largest, should two
+    slots of a pair differ)."""
+    drawn = (
+        select(func.max(Assignment.draw_probability))
+        .where(Assignment.item_id == Item.id, Assignment.kind == "main")
+        .correlate(Item)
+        .scalar_subquery()
+    )
+    q = (
+        select(Item.id, Item.audit_group, Item.auto_label, PredictionScore.score, drawn)
+        .select_from(Item)
+        .join(
+            PredictionScore,
+            (PredictionScore.item_id == Item.id) & (PredictionScore.prediction_id == prediction_id),
+        )
+        .where(
+            Item.study_id == study_id,
+            Item.audit_group.is_not(None) if group is None else Item.audit_group == group,
+        )
+        .order_by(Item.position)
+    )
+    return [
+        GroupItem(
+            int(i),
+            str(g),
+            None if lab is None else int(lab),
+            float(v),
+            None if p is None else float(p),
+        )
+        for i, g, lab, v, p in s.execute(q).all()
+    ]
