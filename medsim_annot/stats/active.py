@@ -29,8 +29,8 @@ from .ppi import STOP_CONFIDENCE, PPIEstimate, PPIStopping, gain_note
 #: Default share of a group's uniform mixture: every pair keeps at least this weight
 #: relative to the mean (the "floor" of the mixture).
 DEFAULT_FLOOR = 0.2
-#: Default expected share of a group's pairs drawn into the sample.
-DEFAULT_DRAW_SHARE = 0.5
+#: Default least expected share of a group's pairs drawn into the sample.
+DEFAULT_DRAW_SHARE = 0.25
 
 
 def _z(confidence: float) -> float:
@@ -90,23 +90,26 @@ def sampling_probabilities(
     u : array (N,)
         The model's uncertainty per pair (:func:`uncertainty`), ≥ 0.
     floor : float in (0, 1]
-        Weight of the uniform mixture: :math:`q_i = (1-\\eta)\\,u_i/\\bar u + \\eta`; 1 is
+        Weight of the uniform mixture: :math:`q_i = (1-\\eta)\\,u_i/\bar u + \\eta`; 1 is
         uniform sampling.
     share : float in (0, 1]
-        Expected share of the group drawn: :math:`\\sum_i \\pi_i = \\text{share}\\cdot N`.
+        The least expected share of the group drawn.
 
     Returns
     -------
     array (N,)
-        :math:`\\pi_i = \\min(1, c\\,q_i)` with *c* found by bisection so that the expected
-        number drawn is share · N. Every pair keeps a known probability of at least
-        :math:`\\min(1, c\\,\\eta)` > 0, so the inverse-probability weights are bounded.
+        :math:`\\pi_i = \\min(1, c\\,q_i)` with :math:`c = \\max(1/\\max_j q_j,\\ \text{share}
+        / \bar q)`: the most uncertain pair is drawn surely and the others in proportion to
+        their *q* (so the weights keep the sampling rule's proportions), unless that would
+        draw fewer than share · N pairs in expectation, when *c* grows (by bisection, once
+        pairs are capped at 1) until share · N are. Every pair keeps a known probability of at least
+        :math:`c\\,\\eta > 0`, so the inverse-probability weights are bounded.
 
     Examples
     --------
-    >>> p = sampling_probabilities([0.0, 0.0, 0.5, 0.5], floor=0.2, share=0.5)
-    >>> p.round(3).tolist(), round(float(p.sum()), 6)
-    ([0.1, 0.1, 0.9, 0.9], 2.0)
+    >>> p = sampling_probabilities([0.0, 0.0, 0.5, 0.5], floor=0.2, share=0.25)
+    >>> p.round(3).tolist()
+    [0.111, 0.111, 1.0, 1.0]
     """
     u = np.asarray(u, dtype=np.float64).ravel()
     if not 0 < floor <= 1:
@@ -120,15 +123,15 @@ def sampling_probabilities(
         raise UsageProblem("uncertainties must be numbers >= 0")
     mean = float(u.mean())
     q = (1 - floor) * (u / mean if mean > 0 else np.ones(n)) + floor
+    c = max(1.0 / float(q.max()), share / float(q.mean()))
     want = share * n
-    lo, hi = 0.0, 1.0 / float(q.min())  # at hi every pair is drawn surely
-    for _ in range(100):
-        c = (lo + hi) / 2
-        if np.minimum(1.0, c * q).sum() < want:
-            lo = c
-        else:
-            hi = c
-    return np.minimum(1.0, hi * q)
+    if np.minimum(1.0, c * q).sum() < want:  # capped pairs lost mass: grow c (bisection)
+        lo, hi = c, 1.0 / float(q.min())  # at hi every pair is drawn surely
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if np.minimum(1.0, mid * q).sum() < want else (lo, mid)
+        c = hi
+    return np.minimum(1.0, c * q)
 
 
 def draw(pi, rng: np.random.Generator) -> np.ndarray:
@@ -146,6 +149,7 @@ def active_mean(
     confidence: float = 0.95,
     lam: float | None = None,
     bounds: tuple[float, float] = (0.0, 1.0),
+    adjust: bool = False,
 ) -> PPIEstimate:
     """The active (inverse-probability weighted) PPI++ estimate of a group's mean.
 
@@ -161,6 +165,9 @@ def active_mean(
         The probability each pair was drawn with (> 0 where labelled).
     lam : float, optional
         λ; ``None``: power-tuned (see Notes).
+    adjust : bool
+        For a 0/1 outcome: the Agresti–Coull adjusted interval (see
+        :func:`active_from_sums`); the estimate is unchanged.
 
     Returns
     -------
@@ -223,55 +230,155 @@ def active_mean(
         raise UsageProblem("every labelled pair needs a draw probability above 0")
     if np.isnan(y[lab]).any():
         raise UsageProblem("a labelled pair has no outcome")
-    z = _z(confidence)
     big_n = len(y)
     n = int(lab.sum())
-    lo_b, hi_b = bounds
-    if n == 0:
-        nan = float("nan")
-        return PPIEstimate(
-            nan, lo_b, hi_b, nan, lo_b, hi_b, 0.0, 0, big_n, 0.0, confidence, "wald", ""
-        )
     w = 1.0 / p[lab]
     yl, fl = y[lab], f[lab]
-    big_w = float(w.sum())
-    y_hat = float(w @ yl) / big_w
-    f_hat = float(w @ fl) / big_w
-    dy, df = yl - y_hat, fl - f_hat
     w2 = w * w
-    s_yy, s_yf, s_ff = float(w2 @ (dy * dy)), float(w2 @ (dy * df)), float(w2 @ (df * df))
-    var_f = float(f.var(ddof=1)) if big_n > 1 else 0.0
-    if lam is None:
-        denom = s_ff + big_w**2 * var_f / big_n
-        lam_v = s_yf / denom if n > 1 and denom > 1e-15 else 0.0
-        lam_v = float(min(max(lam_v, 0.0), 1.0))
-    else:
-        lam_v = float(lam)
-    f_bar = float(f.mean())
-    est = lam_v * f_bar + (y_hat - lam_v * f_hat)
-    var = (s_yy - 2 * lam_v * s_yf + lam_v**2 * s_ff) / big_w**2 + lam_v**2 * var_f / big_n
-    var = max(var, 0.0)
-    var_cl = max(s_yy, 0.0) / big_w**2
-    # what a uniform sample would need: n p(1-p) / var (for a mean: the weighted variance)
-    spread = float(w @ (dy * dy)) / big_w
-    eff = spread / var if var > 0 else float(n)
-    eff = float(min(max(eff, 0.0), big_n))
-    half, half_cl = z * math.sqrt(var), z * math.sqrt(var_cl)
+    r = active_from_sums(
+        n,
+        w.sum(),
+        w @ yl,
+        w @ fl,
+        w @ (yl * yl),
+        w2.sum(),
+        w2 @ yl,
+        w2 @ fl,
+        w2 @ (yl * yl),
+        w2 @ (fl * fl),
+        w2 @ (yl * fl),
+        big_n=big_n,
+        f_bar=float(f.mean()),
+        var_f=float(f.var()),
+        confidence=confidence,
+        lam=lam,
+        bounds=bounds,
+        adjust=adjust,
+    )
+    v = {k: float(np.asarray(a)) for k, a in r.items()}
     return PPIEstimate(
-        estimate=est,
-        low=float(np.clip(est - half, lo_b, hi_b)),
-        high=float(np.clip(est + half, lo_b, hi_b)),
-        classical_estimate=y_hat,
-        classical_low=float(np.clip(y_hat - half_cl, lo_b, hi_b)),
-        classical_high=float(np.clip(y_hat + half_cl, lo_b, hi_b)),
-        lam=lam_v,
+        estimate=v["estimate"],
+        low=v["low"],
+        high=v["high"],
+        classical_estimate=v["classical_estimate"],
+        classical_low=v["classical_low"],
+        classical_high=v["classical_high"],
+        lam=v["lam"],
         n=n,
         n_unlabelled=big_n - n,
-        effective_n=eff,
+        effective_n=v["effective_n"],
         confidence=confidence,
         interval="wald",
-        note=gain_note(lam_v, n, eff, big_n - n),
+        note=gain_note(v["lam"], n, v["effective_n"], big_n - n),
     )
+
+
+def active_from_sums(
+    n,
+    sw,
+    swy,
+    swf,
+    swyy,
+    sw2,
+    sw2y,
+    sw2f,
+    sw2yy,
+    sw2ff,
+    sw2yf,
+    *,
+    big_n: int,
+    f_bar: float,
+    var_f: float,
+    confidence: float = 0.95,
+    lam=None,
+    bounds: tuple[float, float] = (0.0, 1.0),
+    adjust: bool = False,
+) -> dict[str, np.ndarray]:
+    r""":func:`active_mean` from weighted sums over the labelled pairs (arrays of any common
+    shape: the sequential rule and the benchmark evaluate every step at once). With
+    :math:`w = 1/\pi`: ``sw`` = Σw, ``swy`` = Σwy, ``swf`` = Σwf, ``swyy`` = Σwy²,
+    ``sw2`` = Σw², ``sw2y`` = Σw²y, ``sw2f`` = Σw²f, ``sw2yy``, ``sw2ff``, ``sw2yf`` the
+    same with y², f², yf; *big_n*, *f_bar*, *var_f*: the group's pairs and the mean and
+    variance of the predictions over all of them. Returns ``estimate``, ``low``, ``high``,
+    ``classical_*``, ``lam``, ``var``, ``var_classical`` and ``effective_n``.
+
+    *adjust* (0/1 outcomes): the interval is computed with :math:`z^2` pseudo-labels, half
+    1 and half 0, each of the mean weight and the mean prediction (Agresti & Coull 1998,
+    Approximate is better than "exact" for interval estimation of binomial proportions,
+    *Am. Stat.* 52(2), 119–126): its centre moves toward 1/2 and its width never collapses
+    when the labels so far agree; the estimate stays the plain one."""
+    z = _z(confidence)
+    n, sw, swy, swf, swyy, sw2, sw2y, sw2f, sw2yy, sw2ff, sw2yf = np.broadcast_arrays(
+        *(
+            np.asarray(a, dtype=np.float64)
+            for a in (n, sw, swy, swf, swyy, sw2, sw2y, sw2f, sw2yy, sw2ff, sw2yf)
+        )
+    )
+    lo_b, hi_b = bounds
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y_hat = swy / sw
+        f_hat = swf / sw
+        if adjust:
+            # Agresti–Coull for the 0/1 outcome: z²/2 pseudo-labels of 1 and of 0, each
+            # with the mean weight and the mean prediction, give the interval (not the
+            # estimate) its centre and spread. A plug-in variance checked after every label
+            # stops too early when the labels so far happen to agree (p̂ near 0 or 1).
+            k = z * z
+            wb = np.where(n > 0, sw / np.maximum(n, 1), 1.0)
+            sw_a, swy_a, swf_a = sw + k * wb, swy + k / 2 * wb, swf + k * wb * f_hat
+            sw2_a = sw2 + k * wb**2
+            sw2y_a, sw2f_a = sw2y + k / 2 * wb**2, sw2f + k * wb**2 * f_hat
+            sw2yy_a, sw2ff_a = sw2yy + k / 2 * wb**2, sw2ff + k * wb**2 * f_hat**2
+            sw2yf_a = sw2yf + k / 2 * wb**2 * f_hat
+        else:
+            sw_a, swy_a, swf_a, sw2_a = sw, swy, swf, sw2
+            sw2y_a, sw2f_a, sw2yy_a, sw2ff_a, sw2yf_a = sw2y, sw2f, sw2yy, sw2ff, sw2yf
+        y_plain, f_plain, sw_plain = y_hat, f_hat, sw
+        y_hat, f_hat = swy_a / sw_a, swf_a / sw_a
+        sw, sw2, sw2y, sw2f, sw2yy, sw2ff, sw2yf = (
+            sw_a,
+            sw2_a,
+            sw2y_a,
+            sw2f_a,
+            sw2yy_a,
+            sw2ff_a,
+            sw2yf_a,
+        )
+        # Σ w² (y - ŷ)(f - f̂) and friends, from the raw sums
+        s_yy = sw2yy - 2 * y_hat * sw2y + y_hat**2 * sw2
+        s_ff = sw2ff - 2 * f_hat * sw2f + f_hat**2 * sw2
+        s_yf = sw2yf - y_hat * sw2f - f_hat * sw2y + y_hat * f_hat * sw2
+        s_yy = np.maximum(s_yy, 0.0)
+        s_ff = np.maximum(s_ff, 0.0)
+        extra = sw**2 * var_f / big_n
+        if lam is None:
+            denom = s_ff + extra
+            lam_a = np.where((n > 1) & (denom > 1e-15), s_yf / denom, 0.0)
+            lam_a = np.clip(np.nan_to_num(lam_a, nan=0.0), 0.0, 1.0)
+        else:
+            lam_a = np.broadcast_to(np.asarray(lam, dtype=np.float64), n.shape)
+        centre = lam_a * f_bar + y_hat - lam_a * f_hat
+        est = lam_a * f_bar + y_plain - lam_a * f_plain
+        var = (s_yy - 2 * lam_a * s_yf + lam_a**2 * s_ff) / sw**2 + lam_a**2 * var_f / big_n
+        var = np.maximum(var, 0.0)
+        var_cl = s_yy / sw**2
+        spread = np.maximum(swyy / sw_plain - y_plain**2, 0.0)
+        eff = np.where(var > 0, spread / var, n)
+    eff = np.clip(np.nan_to_num(eff, nan=0.0), 0.0, big_n)
+    half, half_cl = z * np.sqrt(var), z * np.sqrt(var_cl)
+    empty = n < 1
+    return {
+        "estimate": np.where(empty, np.nan, est),
+        "low": np.where(empty, lo_b, np.clip(centre - half, lo_b, hi_b)),
+        "high": np.where(empty, hi_b, np.clip(centre + half, lo_b, hi_b)),
+        "classical_estimate": np.where(empty, np.nan, y_plain),
+        "classical_low": np.where(empty, lo_b, np.clip(y_hat - half_cl, lo_b, hi_b)),
+        "classical_high": np.where(empty, hi_b, np.clip(y_hat + half_cl, lo_b, hi_b)),
+        "lam": lam_a,
+        "var": var,
+        "var_classical": var_cl,
+        "effective_n": np.where(empty, 0.0, eff),
+    }
 
 
 def active_group_stopping(
@@ -297,8 +404,10 @@ def active_group_stopping(
     to serve and says so).
     """
     lab = np.asarray(labelled, dtype=bool)
-    e = active_mean(y, f, labelled=lab, pi=pi, confidence=confidence)
-    check = active_mean(y, f, labelled=lab, pi=pi, confidence=stop_confidence, lam=e.lam)
+    e = active_mean(y, f, labelled=lab, pi=pi, confidence=confidence, adjust=True)
+    check = active_mean(
+        y, f, labelled=lab, pi=pi, confidence=stop_confidence, lam=e.lam, adjust=True
+    )
     hw = (check.high - check.low) / 2 if e.n else float("inf")
     enough = positives >= min_positives and negatives >= min_negatives
     narrow = e.n > 0 and hw <= target + 1e-12
@@ -312,3 +421,88 @@ def active_group_stopping(
         if exhausted:
             reason += "; every drawn pair is labelled"
     return PPIStopping(e, hw, bool(enough and narrow), reason)
+
+
+def plan_labels(
+    f,
+    v,
+    pi,
+    *,
+    target: float,
+    confidence: float = STOP_CONFIDENCE,
+    min_labels: int = 20,
+    adjust: bool = False,
+) -> int:
+    """Labelled pairs a group needs for a half-width of *target*, from the predictions of
+    its pairs: uniform PPI++ when every π is equal, active serving otherwise.
+
+    Parameters
+    ----------
+    f : array (N,)
+        The (calibrated) prediction of every pair of the group.
+    v : array (N,)
+        The variance of the outcome given the prediction (binary: f(1 − f)).
+    pi : array (N,)
+        Draw probabilities (:func:`sampling_probabilities`); all equal: uniform serving.
+    target, confidence :
+        The half-width and the level it is checked at (the rule's 97.5 %).
+
+    Returns
+    -------
+    int
+        The smallest *n* whose expected half-width is within *target*, at least
+        *min_labels*; at most the pairs that can be served (N, or the expected drawn
+        Σπ when the π differ).
+
+    Notes
+    -----
+    With pairs labelled with probability ∝ π_i and a calibrated prediction
+    (E[Y | f] = f), the variance of :func:`active_mean` after *n* labels is
+
+    .. math:: V(n, \\lambda) = \\frac{\\sum_j \\pi_j}{n N^2}\\sum_i
+              \\frac{v_i + (1-\\lambda)^2 (f_i - \\bar f)^2}{\\pi_i} +
+              \\frac{\\lambda^2 \\sigma^2_f}{N'}
+
+    with N' = N for active serving and N − n (the unlabelled pairs) for uniform PPI++,
+    the finite group's own size rather than an infinite pool: a group of 400 pairs gives
+    its predictions only 400 − n pairs to average. With *adjust* (0/1 outcomes under active
+    serving) the Agresti–Coull pseudo-labels of :func:`active_from_sums` enter as
+    :math:`(n A + z^2/4)/(n + z^2)^2` in place of *A/n*. *n* is the least with
+    :math:`z\\sqrt{\\min_\\lambda V(n, \\lambda)} \\le` *target* (λ on a grid of 101 values).
+    With equal π and v = f(1 − f) it is :func:`medsim_annot.stats.ppi.labels_needed` at
+    the correlation of the calibrated prediction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = np.full(400, 0.8)  # a prediction that knows nothing: the classical size
+    >>> plan_labels(f, f * (1 - f), np.ones(400), target=0.05, confidence=0.95)
+    246
+    """
+    f = np.asarray(f, dtype=np.float64).ravel()
+    v = np.asarray(v, dtype=np.float64).ravel()
+    p = np.asarray(pi, dtype=np.float64).ravel()
+    big_n = len(f)
+    if big_n == 0:
+        return 0
+    z = _z(confidence)
+    uniform = bool(np.ptp(p) < 1e-12)
+    cap = big_n if uniform else max(int(math.floor(p.sum())), 1)
+    lam = np.linspace(0.0, 1.0, 101)[:, None]
+    dev2 = (f - f.mean()) ** 2
+    var_f = float(f.var())
+    # A(λ) = Σπ/N² Σ (v + (1-λ)² dev²)/π
+    a = p.sum() / big_n**2 * ((v / p).sum() + (1 - lam) ** 2 * (dev2 / p).sum())
+    n = np.arange(1, cap + 1, dtype=np.float64)[None, :]
+    pool = np.maximum(big_n - n, 1.0) if uniform else np.full_like(n, float(big_n))
+    if adjust and not uniform:
+        # the Agresti–Coull pseudo-labels of active_from_sums(adjust=True): z² of them, of
+        # the mean weight (W grows from n w̄ to (n + z²) w̄), half 1 and half 0 — the
+        # variance 1/4 of such a label
+        k = z * z
+        var = (a * n + k / 4) / (n + k) ** 2 + lam**2 * var_f / pool
+    else:
+        var = a / n + lam**2 * var_f / pool
+    ok = np.flatnonzero(z * np.sqrt(var.min(axis=0)) <= target + 1e-12)
+    need = int(n[0, ok[0]]) if len(ok) else cap
+    return int(min(max(need, min_labels), cap))
