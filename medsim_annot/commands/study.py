@@ -9,10 +9,11 @@ from typing import Any
 import typer
 
 from data_schemas import columns as C
-from data_schemas.options import TARGET_CI
+from data_schemas.options import SAMPLINGS, TARGET_CI
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import (
     SAMPLE_PER_GROUP_HELP,
+    choice,
     emit_json,
     get_group,
     split_list,
@@ -125,6 +126,24 @@ def _print_plan(out: dict) -> None:
                 f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
                 f"{row['ratings']:>7} ratings  (correlation {row['correlation']:.2f})"
             )
+        act = w.get("active")
+        if act:
+            typer.echo(
+                f"with active serving: {act['ratings']:,} ratings, "
+                f"{act['saving_vs_classical']:.0%} fewer than classical, "
+                f"{act['saving_vs_uniform']:.0%} fewer than uniform PPI++"
+            )
+            for g, row in w["groups"].items():
+                if "active_pairs_rated" in row:
+                    typer.echo(
+                        f"  {g:<40} {row['pairs']:>6} pairs  {row['active_pairs_rated']:>6} "
+                        f"rated  {row['active_ratings']:>7} ratings"
+                    )
+        if out.get("cost") is not None:
+            typer.echo(
+                f"cost: classical {out['cost']:,.6g}, with predictions {w['cost']:,.6g}"
+                + (f", active {act['cost']:,.6g}" if act else "")
+            )
 
 
 def _plan_with_predictions(
@@ -135,6 +154,8 @@ def _plan_with_predictions(
     pilot: str | None,
     target_ci: float | None,
     options: dict[str, Any],
+    sampling: str = "uniform",
+    cost_per_rating: float = 1.0,
 ) -> dict:
     if pilot is None or target_ci is None:
         raise UsageProblem(
@@ -147,6 +168,8 @@ def _plan_with_predictions(
         pilot=open_study(pilot),
         target_ci=target_ci,
         file=str(predictions),
+        sampling=sampling,
+        cost_per_rating=cost_per_rating,
         **options,
     )
 
@@ -462,6 +485,16 @@ def register(app: typer.Typer) -> None:
         score_column: str | None = typer.Option(
             None, "--score-column", help="score column of --predictions"
         ),
+        sampling: str = typer.Option(
+            "uniform",
+            "--sampling",
+            **choice(SAMPLINGS),
+            help="with --predictions: also plan"
+            " active serving (pairs the model is least sure about drawn more often)",
+        ),
+        cost_per_rating: float = typer.Option(
+            1.0, "--cost-per-rating", help="cost of one doctor rating (minutes, money)"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Expected number of ratings of a design, per group and in total, before a study
@@ -478,9 +511,19 @@ def register(app: typer.Typer) -> None:
             error=error,
             dont_know=dont_know,
         )
+        if sampling == "active" and predictions is None:
+            raise UsageProblem("--sampling active is planned from scores: give --predictions")
         if predictions is not None:
             out = _plan_with_predictions(
-                pairs, n, predictions, score_column, pilot, target_ci, options
+                pairs,
+                n,
+                predictions,
+                score_column,
+                pilot,
+                target_ci,
+                options,
+                sampling=sampling,
+                cost_per_rating=cost_per_rating,
             )
         else:
             pilot_study = open_study(pilot) if pilot is not None else None
