@@ -25,11 +25,13 @@ from medsim_annot.seeds import new_seed
 from medsim_annot.services import predictions as psvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.active_serving import create_active_study
 from medsim_annot.services.demo import credentials_text, seed_demo
 from medsim_annot.services.design import DesignOptions, create_designed_study, plan_budget
 from medsim_annot.services.quality import QualitySettings, with_check_answers
 from medsim_annot.services.stopping import StoppingSwitch, set_stopping
 from medsim_annot.services.store import embedded_store
+from medsim_annot.services.stored_predictions import add_predictions
 from medsim_annot.services.study_handle import open_study
 
 
@@ -172,6 +174,71 @@ def _plan_with_predictions(
         cost_per_rating=cost_per_rating,
         **options,
     )
+
+
+def _create_any(
+    name,
+    frame,
+    sc,
+    annotators: str,
+    pairs: Path,
+    designed,
+    *,
+    file_order: bool,
+    as_json: bool,
+    quality,
+    predictions: Path | None,
+    score_column: str | None,
+    sampling: str,
+) -> None:
+    """``study create``: with active serving, with stored predictions, or plain."""
+    if sampling == "active":
+        if predictions is None or file_order:
+            raise UsageProblem(
+                "--sampling active draws pairs from the model's scores: give --predictions "
+                "(and no --file-order)"
+            )
+        created = create_active_study(
+            name,
+            frame,
+            sc,
+            split_list(annotators),
+            designed,
+            predictions,
+            score_column=score_column,
+            file=str(pairs),
+            extra_config={"pairs_file": pairs.name, "quality": quality.to_config()},
+        )
+        if as_json:
+            emit_json(created.to_dict())
+            return
+        _print_codes(created.to_dict())
+        a = created.config["active"]
+        typer.echo(
+            f"active serving: {a['drawn']} of {a['pairs']} pairs drawn (seed {designed.seed})"
+        )
+        return
+    if predictions is not None:  # checked before anything is created
+        psvc.load_predictions(predictions, score_column=score_column)
+    _create(
+        name,
+        frame,
+        sc,
+        annotators,
+        pairs,
+        None if file_order else designed,
+        as_json,
+        quality,
+    )
+    if predictions is not None:
+        row = add_predictions(open_study(name), predictions, score_column=score_column)
+        if not as_json:
+            typer.echo(f"stored predictions '{row.name}' version {row.version}")
+
+
+def _refuse_active_without_predictions(sampling: str, predictions: Path | None) -> None:
+    if sampling == "active" and predictions is None:
+        raise UsageProblem("--sampling active is planned from scores: give --predictions")
 
 
 def _stopping_line(name: str, out: StoppingSwitch) -> str:
@@ -377,6 +444,22 @@ def register(app: typer.Typer) -> None:
         rushed_ms: int = typer.Option(
             1500, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
         ),
+        predictions: Path | None = typer.Option(
+            None,
+            "--predictions",
+            help="scores file (pair_id, score): stored with the study; with --target-ci the "
+            "audit stops on the prediction-powered rule",
+        ),
+        score_column: str | None = typer.Option(
+            None, "--score-column", help="score column of --predictions"
+        ),
+        sampling: str = typer.Option(
+            "uniform",
+            "--sampling",
+            **choice(SAMPLINGS),
+            help="active: serve the pairs the model is least sure about more often (needs "
+            "--predictions and --target-ci)",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Every annotator's queue is shuffled with a seed (a fresh one when
@@ -406,15 +489,19 @@ def register(app: typer.Typer) -> None:
             check_rate=check_rate,
         )
         _refuse_file_order_with_design(file_order, seed, designed)
-        _create(
+        _create_any(
             name,
             frame,
             sc,
             annotators,
             pairs,
-            None if file_order else designed,
-            as_json,
-            quality,
+            designed,
+            file_order=file_order,
+            as_json=as_json,
+            quality=quality,
+            predictions=predictions,
+            score_column=score_column,
+            sampling=sampling,
         )
 
     @study.command("checks")
@@ -511,8 +598,7 @@ def register(app: typer.Typer) -> None:
             error=error,
             dont_know=dont_know,
         )
-        if sampling == "active" and predictions is None:
-            raise UsageProblem("--sampling active is planned from scores: give --predictions")
+        _refuse_active_without_predictions(sampling, predictions)
         if predictions is not None:
             out = _plan_with_predictions(
                 pairs,

@@ -50,7 +50,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _pick_column(frame: pd.DataFrame, score_column: str | None, file: str) -> str:
+def pick_column(frame: pd.DataFrame, score_column: str | None, file: str) -> str:
     cols = [str(c) for c in frame.columns if c != C.PAIR_ID]
     if score_column is None:
         if len(cols) != 1:
@@ -119,7 +119,7 @@ def add_predictions(
         frame = read_scores(path)
     except InputError as e:
         raise e.renamed(str(path), file) if source_name else e from None
-    column = _pick_column(frame, score_column, file)
+    column = pick_column(frame, score_column, file)
     label = (name if name is not None else column).strip()
     if not label or len(label) > MAX_NAME:
         raise UsageProblem(f"a prediction name (name) has 1 to {MAX_NAME} characters")

@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from medsim_annot.storage.models import Assignment, Item, Prediction, PredictionScore
@@ -176,3 +176,21 @@ def group_items(
         )
         for i, g, lab, v, p in s.execute(q).all()
     ]
+
+
+def set_draw_probabilities(s: Session, study_id: int, by_item: Mapping[int, float]) -> int:
+    """Record on the main slots of each item of *by_item* the probability its pair was drawn
+    with (active serving, at creation); returns the slots updated."""
+    changed = 0
+    for item_id, p in by_item.items():
+        res = s.execute(
+            update(Assignment)
+            .where(
+                Assignment.study_id == study_id,
+                Assignment.item_id == item_id,
+                Assignment.kind == "main",
+            )
+            .values(draw_probability=float(p))
+        )
+        changed += int(getattr(res, "rowcount", 0) or 0)
+    return changed
