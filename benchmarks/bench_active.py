@@ -203,7 +203,7 @@ def simulate(score: str, scale: str, big_n: int, sims: int, seed: int) -> dict:
     target = TARGETS[scale]
     labels: dict[str, list[int]] = {"classical": [], "ppi": [], "active": []}
     cover: dict[str, list[bool]] = {"classical": [], "ppi": [], "active": []}
-    plans: dict[str, list[float]] = {"ppi": [], "active": []}
+    plans: dict[str, list[float]] = {"ppi": [], "active": [], "drawn": []}
     for _ in range(sims):
         g = make_group(rng, big_n, score, scale)
         for name, (k, c) in uniform_rules(g, rng, target).items():
@@ -217,6 +217,7 @@ def simulate(score: str, scale: str, big_n: int, sims: int, seed: int) -> dict:
             adj = scale == "binary"
             plans["active"].append(plan_labels(g.f, g.u**2, pi, target=target, adjust=adj))
             plans["ppi"].append(plan_labels(g.f, g.u**2, np.ones(big_n), target=target))
+            plans["drawn"].append(float(pi.sum()))
     return {
         "median": {k: float(np.median(v)) for k, v in labels.items()},
         "coverage": {k: float(np.mean(v)) for k, v in cover.items()},
@@ -282,7 +283,7 @@ def run(report) -> None:
             report(f"{tag}: median labels active", med["active"], "labels")
         if score in ("strong", "weak", "noise"):  # the plan assumes calibrated predictions
             for rule in ("ppi", "active"):
-                if med[rule] >= big_n * SHARE * 0.95 and rule == "active":
+                if rule == "active" and med[rule] >= 0.95 * plan["drawn"]:
                     continue  # the group ran out of drawn pairs: nothing to plan against
                 err = abs(plan[rule] - med[rule]) / med[rule]
                 report(
