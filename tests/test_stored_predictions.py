@@ -171,9 +171,9 @@ def test_gold_manifest_lists_the_stored_versions(study, tmp_path):
     assert [(p["name"], p["version"], p["pairs"]) for p in listed] == [(MODEL, 1, N)]
     assert listed[0]["source"] == "scores.csv"  # the file's name, not where it was
     assert not any(repr(_score(i)) in json.dumps(listed) for i in range(N))
-    assert list(out.manifest).index("predictions") == list(out.manifest).index(
-        "ratings_version"
-    ) + 2  # right after the adjudication entry
+    assert (
+        list(out.manifest).index("predictions") == list(out.manifest).index("ratings_version") + 2
+    )  # right after the adjudication entry
 
 
 def test_migration_0016_adds_the_tables_and_goes_back(tmp_path):
@@ -195,3 +195,40 @@ def test_migration_0016_adds_the_tables_and_goes_back(tmp_path):
         cols = {c["name"] for c in sa.inspect(conn).get_columns("assignments")}
         assert "draw_probability" not in cols
     engine.dispose()
+
+
+def test_setup_page_stores_an_upload_and_names_a_bad_one(db_url):
+    """The Predictions tab of Study setup: an upload is stored as a version (named as
+    uploaded, never by the server's temporary path); a bad file is refused with its row and
+    nothing is stored; the adjudicators' checkbox sets the study setting."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from medsim_annot.services.people.admins import AdminIdentity
+
+    dispose_all()
+    pairs = pd.DataFrame({"pair_id": ["p0", "p1"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
+    create_study("s", pairs, BINARY, ["ann"])
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "pages" / "setup.py"), default_timeout=60)
+    at.session_state["auth_role"] = "admin"
+    at.session_state["auth_admin"] = AdminIdentity("alice", "named")
+    at.run()
+    bad = b"pair_id,cosine\np0,0.5\np1,high\n"
+    at.file_uploader(key="setup_pred_file").set_value(("my scores.csv", bad, "text/csv")).run()
+    at.button(key="setup_pred_add").click().run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "my scores.csv" in shown and "row 3" in shown and "Nothing was stored" in shown
+    assert "medsim-upload" not in shown
+    assert P.prediction_versions(open_study("s")) == []
+    good = b"pair_id,cosine\np0,0.5\np1,0.25\n"
+    at.file_uploader(key="setup_pred_file").set_value(("my scores.csv", good, "text/csv")).run()
+    at.button(key="setup_pred_add").click().run()
+    assert not at.exception
+    rows = P.prediction_versions(open_study("s"))
+    assert [(r.name, r.version, r.source) for r in rows] == [("cosine", 1, "my scores.csv")]
+    at.checkbox(key="setup_pred_adjudicators").check().run()
+    assert P.adjudicators_see_predictions(open_study("s"))
+    dispose_all()
