@@ -215,7 +215,9 @@ def simulate(score: str, scale: str, big_n: int, sims: int, seed: int) -> dict:
         if len(plans["ppi"]) < 50:  # the plan is deterministic given the predictions
             pi = sampling_probabilities(g.u, floor=FLOOR, share=SHARE)
             adj = scale == "binary"
-            plans["active"].append(plan_labels(g.f, g.u**2, pi, target=target, adjust=adj))
+            plans["active"].append(
+                plan_labels(g.f, g.u**2, pi, target=target, adjust=adj, active=True)
+            )
             plans["ppi"].append(plan_labels(g.f, g.u**2, np.ones(big_n), target=target))
             plans["drawn"].append(float(pi.sum()))
     return {

@@ -602,7 +602,9 @@ def _active_needs(
         if not sel.any():
             continue
         pi = sampling_probabilities(uncertainty(p[sel]))
-        out[str(g)] = plan_labels(f[sel], f[sel] * (1 - f[sel]), pi, target=target_ci, adjust=True)
+        out[str(g)] = plan_labels(
+            f[sel], f[sel] * (1 - f[sel]), pi, target=target_ci, adjust=True, active=True
+        )
     return out
 
 

@@ -432,6 +432,7 @@ def plan_labels(
     confidence: float = STOP_CONFIDENCE,
     min_labels: int = 20,
     adjust: bool = False,
+    active: bool | None = None,
 ) -> int:
     """Labelled pairs a group needs for a half-width of *target*, from the predictions of
     its pairs: uniform PPI++ when every π is equal, active serving otherwise.
@@ -444,6 +445,9 @@ def plan_labels(
         The variance of the outcome given the prediction (binary: f(1 − f)).
     pi : array (N,)
         Draw probabilities (:func:`sampling_probabilities`); all equal: uniform serving.
+    active : bool, optional
+        Plan :func:`active_mean` (True: f̄ over all N pairs) or uniform PPI++ (False: f̄
+        over the unlabelled ones); ``None``: active when the π differ.
     target, confidence :
         The half-width and the level it is checked at (the rule's 97.5 %).
 
@@ -486,7 +490,7 @@ def plan_labels(
     if big_n == 0:
         return 0
     z = _z(confidence)
-    uniform = bool(np.ptp(p) < 1e-12)
+    uniform = bool(np.ptp(p) < 1e-12) if active is None else not active
     cap = big_n if uniform else max(int(math.floor(p.sum())), 1)
     lam = np.linspace(0.0, 1.0, 101)[:, None]
     dev2 = (f - f.mean()) ** 2
