@@ -21,6 +21,7 @@ from medsim_annot.services.activity import activity
 from medsim_annot.services.design import DesignOptions, create_designed_study
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
+from medsim_annot.stats.ppi import calibrate_scores, ppi_group_stopping
 
 M = 240
 TARGET = 0.1
@@ -138,8 +139,6 @@ def test_without_predictions_nothing_changes(db_url):
 def test_stopping_interval_is_the_ppi_interval_of_the_stored_data(db_url, tmp_path, seed):
     """Independent recomputation: the status's interval equals ppi_group_stopping on the
     verdicts and the cross-fitted predictions rebuilt from the stored data."""
-    from medsim_annot.stats.ppi import calibrate_scores, ppi_group_stopping
-
     pairs, same, p_same = _world(seed)
     ids = _create(f"re{seed}", pairs)
     scores = tmp_path / "s.csv"

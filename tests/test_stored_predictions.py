@@ -7,6 +7,7 @@ to adjudicators only when the admin allows it; migration 0016 up and down."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from alembic import command
 from alembic.config import Config
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
+from streamlit.testing.v1 import AppTest
 
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
@@ -24,6 +26,7 @@ from medsim_annot.services import stored_predictions as P
 from medsim_annot.services.activity import activity
 from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.people import tokens
+from medsim_annot.services.people.admins import AdminIdentity
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.rating_queue import widget_pair
 from medsim_annot.services.studies import create_study
@@ -201,12 +204,6 @@ def test_setup_page_stores_an_upload_and_names_a_bad_one(db_url):
     """The Predictions tab of Study setup: an upload is stored as a version (named as
     uploaded, never by the server's temporary path); a bad file is refused with its row and
     nothing is stored; the adjudicators' checkbox sets the study setting."""
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
-    from medsim_annot.services.people.admins import AdminIdentity
-
     dispose_all()
     pairs = pd.DataFrame({"pair_id": ["p0", "p1"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
     create_study("s", pairs, BINARY, ["ann"])
