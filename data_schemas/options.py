@@ -106,6 +106,18 @@ AUDIT_METHODS = StrOptions.of(
     },
 )
 
+#: How the next pair of a group is chosen: uniformly at random, or drawn with a probability
+#: growing with the model's uncertainty (active serving; needs stored predictions).
+Sampling = Literal["uniform", "active"]
+SAMPLINGS = StrOptions.of(
+    Sampling,
+    "sampling",
+    {
+        "uniform": "every pair of a group equally likely to be served",
+        "active": "pairs the model is least sure about drawn more often, estimate reweighted",
+    },
+)
+
 
 def _num(x: float) -> str:
     """*x* as a person writes it: ``0.5``, ``1``, ``1e-06``."""
@@ -233,6 +245,7 @@ DONT_KNOW_RATE = _setting("dont_know", "a doctor's don't-know rate", 0, 1)
 DISAGREEMENT = _setting("disagreement", "share of pairs that get a tiebreak", 0, 1)
 CHECK_RATE = _setting("check_rate", "check rate", 0, 1, "neither")
 CHECK_MIN_ACCURACY = _setting("check_min_accuracy", "minimum accuracy on check pairs", 0, 1)
+COST_PER_RATING = _setting("cost_per_rating", "cost of one doctor rating", 0, closed="neither")
 # Statistics.
 CONFIDENCE = _setting("confidence", "confidence level", 0, 1, "neither")
 EPSILON = _setting("epsilon", "alt-test margin", 0, 1, "left")

@@ -146,6 +146,9 @@ class Assignment(Base):
     #: Set when the slot's group stopped (sequential audit, 0007) before it was rated: it is
     #: no longer served nor counted; the row is kept and stopping off clears it.
     withdrawn_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Active serving (0016): the probability the slot's pair was drawn into the sample of
+    #: its group; ``None`` in a study without ``--sampling active``.
+    draw_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class Tiebreak(Base):
@@ -297,3 +300,39 @@ class RatingToken(Base):
     credential_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class Prediction(Base):
+    """One version of a model's scores stored with a study (0016): ``name`` (the model, or
+    the score column), ``version`` 1, 2, ... per name, where it came from (``source`` file,
+    ``score_column``, ``sha256`` of the file) and who added it. The scores themselves are
+    :class:`PredictionScore` rows. Never read by the serving queries: predictions never
+    reach an annotator."""
+
+    __tablename__ = "predictions"
+    __table_args__ = (
+        UniqueConstraint("study_id", "name", "version", name="uq_predictions_study_name_version"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    score_column: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(400), default="")
+    sha256: Mapped[str] = mapped_column(String(64), default="")
+    pairs: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
+
+
+class PredictionScore(Base):
+    """The score of one pair in one version of a study's predictions (0016)."""
+
+    __tablename__ = "prediction_scores"
+    __table_args__ = (
+        UniqueConstraint("prediction_id", "item_id", name="uq_prediction_scores_item"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prediction_id: Mapped[int] = mapped_column(ForeignKey("predictions.id"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    score: Mapped[float] = mapped_column(Float)
