@@ -236,6 +236,14 @@ def _dashboard(study: Study) -> None:
     )
     summary = dash.summary()
     _qa.table(summary, "agreement", "dashboard_dl_summary", column_config=_summary_columns(summary))
+    st.subheader("Chance-corrected coefficients")
+    st.caption(
+        "Gwet's AC1 and AC2, Fleiss' kappa, Brennan-Prediger and Conger's kappa with their "
+        "standard errors and 95% intervals (Gwet 2014); missing ratings allowed."
+    )
+    for note in dash.agreement_notes():
+        st.info(_ui.plain_markdown(note))
+    _qa.table(dash.coefficients(), "coefficients", "dashboard_dl_coefficients")
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
     st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")

@@ -118,6 +118,9 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
     rep.sections += [
         "<h2>Agreement (EHR-Rel Table 3 layout)</h2>",
         _table_html(dash.summary()),
+        "<h3>Chance-corrected coefficients (standard error, 95% interval; Gwet 2014)</h3>",
+        *(f"<p>{_html.escape(n)}</p>" for n in dash.agreement_notes()),
+        _table_html(dash.coefficients(), digits=3),
         "<h2>Pairwise agreement (EHR-Rel Table 2 layout)</h2>",
         pairwise.to_html(
             escape=True, border=0, classes="tbl", na_rep="–", float_format=lambda x: f"{x:.2f}"
