@@ -187,9 +187,36 @@ def _finish(
     )
 
 
-def _coded_domain(data, values) -> tuple[CodedRatings, np.ndarray]:
-    enc = coded(data, values=values)
-    return enc, np.asarray(enc.values, dtype=np.float64)
+class _Prepared:
+    """Ratings coded on one value domain, with their counts and tallies computed once and
+    shared by every coefficient of :func:`chance_corrected`."""
+
+    def __init__(self, data, values) -> None:
+        enc = data if isinstance(data, CodedRatings) else coded(data)
+        if values is not None and not np.array_equal(
+            np.asarray(enc.values, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        ):
+            enc = enc.with_values(values)
+        self.enc = enc
+        self.values = np.asarray(enc.values, dtype=np.float64)
+        self._counts: np.ndarray | None = None
+        self._tallies: dict[str, _Tally] = {}
+
+    @property
+    def counts(self) -> np.ndarray:
+        if self._counts is None:
+            self._counts = self.enc.counts()
+        return self._counts
+
+    def tally(self, weights: str = "identity") -> _Tally:
+        if weights not in self._tallies:
+            w = agreement_weights(self.values, weights)
+            self._tallies[weights] = _tally(self.counts, w)
+        return self._tallies[weights]
+
+
+def _prepare(data, values) -> _Prepared:
+    return data if isinstance(data, _Prepared) else _Prepared(data, values)
 
 
 def _complete(tally: _Tally) -> bool:
@@ -247,9 +274,8 @@ def gwet_ac(data, *, weights: str = "identity", value_domain=None) -> Coefficien
     >>> round(ac1.value, 5), round(ac1.se, 5)
     (0.77544, 0.14295)
     """
-    enc, values = _coded_domain(data, value_domain)
-    w = agreement_weights(values, weights)
-    tally = _tally(enc.counts(), w)
+    tally = _prepare(data, value_domain).tally(weights)
+    w = tally.weights
     name = "ac1" if weights == "identity" else "ac2"
     q = tally.q
     if q < 2:
@@ -281,8 +307,7 @@ def fleiss_kappa(data, *, value_domain=None) -> Coefficient:
     >>> round(fleiss_kappa(ratings_from_matrix([[1, 1, 1], [1, 0, 1], [0, 0, 0], [0, 1, 0]])).value, 4)
     0.3333
     """
-    enc, values = _coded_domain(data, value_domain)
-    tally = _tally(enc.counts(), np.eye(len(values)))
+    tally = _prepare(data, value_domain).tally()
     pe = float((tally.pi**2).sum())
     pe_i = (tally.counts @ tally.pi) / tally.ri if tally.n else None
     value = None
@@ -311,8 +336,7 @@ def brennan_prediger(data, *, value_domain=None) -> Coefficient:
     >>> brennan_prediger(ratings_from_matrix([[1, 1], [0, 0], [1, 1], [1, 0]])).value
     0.5
     """
-    enc, values = _coded_domain(data, value_domain)
-    tally = _tally(enc.counts(), np.eye(len(values)))
+    tally = _prepare(data, value_domain).tally()
     q = tally.q
     if q < 2:
         return Coefficient(
@@ -340,10 +364,10 @@ def conger_kappa(data, *, value_domain=None) -> Coefficient:
     Conger, A. J. (1980). Integration and generalization of kappas for multiple raters.
     Psychological Bulletin 88(2), 322-328. https://doi.org/10.1037/0033-2909.88.2.322
     """
-    enc, values = _coded_domain(data, value_domain)
-    w = np.eye(len(values))
-    counts = enc.counts()
-    tally = _tally(counts, w)
+    prep = _prepare(data, value_domain)
+    enc = prep.enc
+    tally = prep.tally()
+    w = tally.weights
     ok = enc.value_index >= 0
     item_new = np.cumsum(tally.item_keep) - 1
     i = item_new[enc.item[ok]]
@@ -387,8 +411,7 @@ def prevalence_index(data, *, value_domain=None) -> float:
     >>> round(prevalence_index(ratings_from_matrix([[1, 1], [1, 1], [1, 0], [0, 0]])), 3)
     0.25
     """
-    enc, values = _coded_domain(data, value_domain)
-    tally = _tally(enc.counts(), np.eye(len(values)))
+    tally = _prepare(data, value_domain).tally()
     q = tally.q
     if q < 2 or tally.n == 0:
         return float("nan")
@@ -406,7 +429,8 @@ def bias_index(data, *, value_domain=None) -> float:
     >>> bias_index(ratings_from_matrix([[1, 1], [1, 0], [1, 0], [0, 0]]))
     0.5
     """
-    enc, values = _coded_domain(data, value_domain)
+    prep = _prepare(data, value_domain)
+    enc, values = prep.enc, prep.values
     ok = enc.value_index >= 0
     g, raters = pd.factorize(enc.annotator[ok], sort=True)
     r, q = len(raters), len(values)
@@ -527,20 +551,19 @@ def chance_corrected(data, level="nominal", *, value_domain=None) -> ChanceCorre
     "Fleiss' kappa (-0.14) is much lower than Gwet's AC1 (0.68) because most ratings fall in one category (prevalence index 0.75)"
     """
     lv = level_of(level)
-    enc = coded(data, values=value_domain)
-    dom = enc.values
+    prep = _Prepared(data, value_domain)
     coefs = (
-        gwet_ac(enc, value_domain=dom),
-        gwet_ac(enc, weights=LEVEL_WEIGHTS[lv], value_domain=dom),
-        fleiss_kappa(enc, value_domain=dom),
-        brennan_prediger(enc, value_domain=dom),
-        conger_kappa(enc, value_domain=dom),
+        gwet_ac(prep),
+        gwet_ac(prep, weights=LEVEL_WEIGHTS[lv]),
+        fleiss_kappa(prep),
+        brennan_prediger(prep),
+        conger_kappa(prep),
     )
     coefs = (coefs[0], _renamed(coefs[1], "ac2"), *coefs[2:])
-    pi = prevalence_index(enc, value_domain=dom)
+    pi = prevalence_index(prep)
     by_name = {c.name: c for c in coefs}
     note = paradox_note(by_name["ac1"].value, by_name["fleiss_kappa"].value, pi)
-    return ChanceCorrected(coefs, pi, bias_index(enc, value_domain=dom), lv, note, by_name)
+    return ChanceCorrected(coefs, pi, bias_index(prep), lv, note, by_name)
 
 
 def _renamed(c: Coefficient, name: str) -> Coefficient:
