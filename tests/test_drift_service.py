@@ -12,6 +12,7 @@ from data_schemas.scales import BINARY
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services import drift as svc
+from medsim_annot.services.dashboard import html_report
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
@@ -102,3 +103,16 @@ def test_bad_settings_are_refused_and_nothing_is_written(study, kwargs, match):
     assert svc.study_settings(open_study("drift")) == svc.DriftSettings()
     svc.set_settings(s, window=20, margin=0.3)
     assert svc.study_settings(open_study("drift")) == svc.DriftSettings(window=20, margin=0.3)
+
+
+def test_report_has_the_timeline_with_guideline_revisions(study):
+    s = open_study("drift")
+    A.submit_rating(study["ann"], 0, "same")
+    svc.revise_guideline(s, "New text", note="v2")
+    for who in ("ann", "bob", "cat"):
+        for pos in range(1, 8):
+            A.submit_rating(study[who], pos, "same")
+    page = html_report(open_study("drift"))
+    assert "Quality over time" in page and "Quality over time: cat" in page
+    assert "guideline v2" in page
+    assert "Chance-corrected coefficients" in page

@@ -26,7 +26,7 @@ from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.quality import check_answers
-from medsim_annot.services.studies import rating_history
+from medsim_annot.services.studies import rating_history, ratings_version
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats import drift as drift_stats
 from medsim_annot.storage import events as events_store
@@ -178,6 +178,36 @@ def quality_over_time(study: Study, *, settings: DriftSettings | None = None) ->
         revisions=guideline_revisions(study),
         tolerance=tolerance,
     )
+
+
+#: Quality over time of the studies looked at lately, keyed by (database, study, ratings
+#: version, guideline version, settings): a new rating, revision or setting is a new key,
+#: so nothing is ever stale; the oldest entry goes when a fifth arrives.
+_CACHE: dict[tuple, QualityOverTime] = {}
+CACHE_SIZE = 4
+
+
+def study_quality_over_time(study: Study) -> QualityOverTime:
+    """:func:`quality_over_time` of *study*, computed once per ratings version (the
+    dashboard and the report share it)."""
+    settings = study_settings(study)
+    key = (
+        str(study.engine.url),
+        study.id,
+        ratings_version(study),
+        guideline_version(study),
+        settings,
+        repr(sorted(dict(study.config.get("quality") or {}).items())),
+        tuple(sorted(check_answers(study).items())),
+    )
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    out = quality_over_time(study, settings=settings)
+    while len(_CACHE) >= CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = out
+    return out
 
 
 # --------------------------------------------------------------------------- guideline versions
