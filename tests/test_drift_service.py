@@ -13,6 +13,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services import annotation as A
 from medsim_annot.services import drift as svc
 from medsim_annot.services.dashboard import html_report
+from medsim_annot.services.gold.export import export_gold
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
 from medsim_annot.services.study_handle import open_study
@@ -116,3 +117,15 @@ def test_report_has_the_timeline_with_guideline_revisions(study):
     assert "Quality over time" in page and "Quality over time: cat" in page
     assert "guideline v2" in page
     assert "Chance-corrected coefficients" in page
+
+
+def test_gold_manifest_carries_the_guideline_version(study, tmp_path):
+    s = open_study("drift")
+    A.submit_rating(study["ann"], 0, "same")
+    first = export_gold(s, tmp_path / "g1.csv").manifest
+    assert first["guideline"] == {"version": 1, "revisions": []}
+    svc.revise_guideline(s, "Only synonyms are same.", note="clarified synonyms")
+    second = export_gold(open_study("drift"), tmp_path / "g2.csv").manifest
+    assert second["guideline"]["version"] == 2
+    assert second["guideline"]["revisions"][0]["note"] == "clarified synonyms"
+    assert list(second)[list(second).index("scale") + 3] == "guideline"
