@@ -125,7 +125,7 @@ def _quality_over_time(study: Study) -> None:
     st.caption(
         f"Windows of {s.window} ratings in the order they were made (and per day). A drift "
         f"alert is raised when a window is more than {s.margin:.0%} below the doctor's own "
-        f"first {s.baseline_windows} window(s) and its 95% interval lies below them. "
+        f"first {s.baseline_windows} window(s) and its 95% interval lies below theirs. "
         "Guideline revisions are the dashed lines."
     )
     for note in q.notes:

@@ -47,7 +47,7 @@ def _quality_over_time(study: Study, rep: _Report) -> list[str]:
         "<h2>Quality over time</h2>",
         f"<p>Windows of {s.window} ratings in the order they were made; a drift alert when a "
         f"window is more than {s.margin:.0%} below the doctor's first {s.baseline_windows} "
-        "window(s) and its 95% interval lies below them.</p>",
+        "window(s) and its 95% interval lies below theirs.</p>",
         *(f"<p>{_html.escape(n)}</p>" for n in q.notes),
         *(f"<p><b>Drift:</b> {_html.escape(r)}</p>" for r in q.readings()),
         _table_html(q.alerts.drop(columns=["evidence"]))
