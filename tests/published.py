@@ -286,6 +286,29 @@ EHR_REL_A_IRRCAC = Published(
     "[0, 1, 2, 3]",
 )
 
+DEMO_IRRCAC = Published(
+    {
+        "demo-binary": {
+            "ac1": (0.61417, 0.06514, (0.48491, 0.74344)),
+            "fleiss_kappa": (0.61249, 0.06518, (0.48316, 0.74182)),
+            "brennan_prediger": (0.61333, 0.06509, (0.48419, 0.74248)),
+            "conger_kappa": (0.61322, 0.0648, (0.48465, 0.74179)),
+        },
+        "demo-relatedness": {
+            "ac1": (0.44185, 0.08967, (0.25846, 0.62525)),
+            "fleiss_kappa": (0.35407, 0.10345, (0.14249, 0.56565)),
+            "brennan_prediger": (0.42222, 0.09078, (0.23655, 0.6079)),
+            "conger_kappa": (0.36275, 0.09915, (0.15996, 0.56553)),
+            "ac2_ordinal": (0.7451, 0.05944, (0.62352, 0.86667)),
+            "ac2_quadratic": (0.79074, 0.05465, (0.67898, 0.9025)),
+        },
+    },
+    IRRCAC_044,
+    "worked example: the two demo studies as ``seed_demo`` stores them (current ratings, "
+    "pairs x doctors) run through irrCAC.raw.CAC with the scale's codes as categories "
+    "(binary [0, 1], relatedness [0, 1, 2, 3])",
+)
+
 # ---- Figures of the seed papers our data cannot reach --------------------------------------
 # Schulz & Juric (AAAI 2020), Table 3: the NaN share, alpha, accuracy, recall and precision
 # per dataset come from the doctors' ratings of the 1,200 sampled pairs, which were not

@@ -17,8 +17,12 @@ from data_schemas.ehr_rel import split_ehr_rel
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.io import read_table
+from medsim_annot.services import studies as studies_svc
+from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats import agreement_report, ratings_from_matrix
 from medsim_annot.stats import chance_corrected as ccm
+from medsim_annot.storage import get_engine
 from tests import published as P
 
 
@@ -67,6 +71,18 @@ def test_ehr_rel_a_equals_irrcac(ehr_rel_a):
     assert cc.ac2 == mine["ac2_ordinal"].value  # the 0-3 scale is ordinal
     assert rep.to_dict()["chance_corrected"]["fleiss_kappa"] == mine["fleiss_kappa"].value
     assert cc.note and "prevalence index" in cc.note
+
+
+@pytest.mark.parametrize("name", ["demo-binary", "demo-relatedness"])
+def test_demo_studies_equal_irrcac(db_url, name):
+    seed_demo(engine=get_engine())
+    ratings, scale = studies_svc.ratings_frame(open_study(name))
+    domain = [0, 1] if name == "demo-binary" else [0, 1, 2, 3]
+    mine = _all(ratings, domain)
+    for coef, expected in P.DEMO_IRRCAC.value[name].items():
+        _matches(mine[coef], expected)
+    rep = agreement_report(ratings, scale)  # the report takes the scale's codes too
+    assert rep.chance_corrected.ac1 == mine["ac1"].value
 
 
 def test_hand_computed_two_raters():
