@@ -756,6 +756,7 @@ def rating_history(study: Study) -> pd.DataFrame:
             "elapsed_ms",
             "source",
             "slot",
+            "guideline_version",
         ],
     )
 

@@ -201,6 +201,25 @@ class Rating(Base):
     rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source: Mapped[str] = mapped_column(String(20), default="app")  # app | import
+    #: The guideline version the rating was made under (0018; NULL before: version 1).
+    guideline_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class GuidelineVersion(Base):
+    """A revision of a study's guideline (0018): version 2, 3, ...; a study without a row is
+    on version 1, the guideline it was created with. Append-only, like the ratings."""
+
+    __tablename__ = "guideline_versions"
+    __table_args__ = (
+        UniqueConstraint("study_id", "version", name="uq_guideline_versions_study_version"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
 
 
 class Event(Base):

@@ -287,7 +287,7 @@ def _write_file(
         columns=[str(c) for c in kept.columns],
         software_version=medsim_annot.__version__,
         after={
-            "scale": {"file": out.name, "format": kind},
+            "scale": {"file": out.name, "format": kind, "guideline": snap.guideline},
             "filters": {
                 "aggregate": aggregate,
                 "design": design_manifest(snap.study.config, kept),
@@ -408,6 +408,7 @@ def _write_hf(
         software_version=medsim_annot.__version__,
         after={
             "study": {"format": "hf", "license": options.license},
+            "scale": {"guideline": snap.guideline},
             "ratings_version": {"adjudication": adjudication, **predictions_entry(snap)},
             "filter_steps": {
                 "split": {"seed": options.seed, "test_size": options.test_size, "stratified_by": by}
