@@ -12,7 +12,7 @@ from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.study_handle import Study
-from pages import _predictions, _qa, _ui
+from pages import _practice, _predictions, _qa, _ui
 
 
 def _sequential_audit(study: Study) -> None:
@@ -270,6 +270,9 @@ def _dashboard(study: Study) -> None:
         _check_settings(study, settings)
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+    # ---- practice round (studies with practice pairs) -----------------------------------
+    _practice.panel(study)
 
     _model_of_the_doctors(dash)
 
