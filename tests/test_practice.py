@@ -378,3 +378,45 @@ def test_cli_refuses_a_bad_practice_file_naming_file_row_column(db_url, cli, tmp
     assert r.exit_code == 2
     assert "bad.csv" in r.stderr and "row 3" in r.stderr and "practice_answer" in r.stderr
     assert json.loads(cli("study", "practice-report", "c", "--json").stdout)["pairs"] == 0
+
+
+def test_cli_create_splits_practice_rows_off_the_planned_queues(db_url, cli, tmp_path):
+    f = tmp_path / "pairs.csv"
+    frame = _pairs(6, PRACTICE).drop(columns="auto_label")
+    frame.to_csv(f, index=False)
+    r = cli(
+        "study",
+        "create",
+        "d",
+        "--pairs",
+        f,
+        "--annotators",
+        "ana,ben",
+        "--seed",
+        "3",
+        "--per-item",
+        "1",
+        "--json",
+    )
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["items"] == 6
+    rep = practice_report(open_study("d"))
+    assert rep.pairs == len(PRACTICE) and rep.threshold == 0.8
+    # The designed queues hold only real pairs (each rated by one of the two).
+    svc_total = sum(
+        rating_queue.resume_state(a).total
+        for a in (
+            authenticate_annotator(x["access_code"]).annotator_id  # type: ignore[union-attr]
+            for x in json.loads(r.stdout)["annotators"]
+        )
+    )
+    assert svc_total == 6
+    bad = tmp_path / "bad.csv"
+    frame.assign(**{C.PRACTICE_ANSWER: ["", "", "", "", "", "", "same", "often", "", ""]}).to_csv(
+        bad, index=False
+    )
+    r = cli("study", "create", "e", "--pairs", bad, "--annotators", "ana", "--file-order")
+    assert r.exit_code == 2 and "bad.csv" in r.stderr and "row 9" in r.stderr
+    assert "practice_answer" in r.stderr
+    with pytest.raises(UsageProblem):
+        open_study("e")
