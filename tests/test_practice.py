@@ -9,6 +9,8 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -420,3 +422,17 @@ def test_cli_create_splits_practice_rows_off_the_planned_queues(db_url, cli, tmp
     assert "practice_answer" in r.stderr
     with pytest.raises(UsageProblem):
         open_study("e")
+
+
+_DECISIVE_0_3 = ["0", "1", "2", "3"]
+
+
+@given(st.sampled_from(_DECISIVE_0_3), st.sampled_from(_DECISIVE_0_3))
+def test_agreement_invariants(a, b):
+    # Exact implies within one; both are symmetric in answer and reference; on a nominal
+    # scale within one is exact.
+    exact, within = agreement(RELATEDNESS_0_3, a, b)
+    assert (not exact or within) and (exact, within) == agreement(RELATEDNESS_0_3, b, a)
+    assert exact == (a == b) and within == (abs(int(a) - int(b)) <= 1)
+    x, y = ("same" if a < "2" else "not_same"), ("same" if b < "2" else "not_same")
+    assert agreement(BINARY, x, y)[0] == agreement(BINARY, x, y)[1] == (x == y)

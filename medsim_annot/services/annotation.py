@@ -7,6 +7,11 @@ Auto-labels, dataset, difficulty, negative strategy, concept ids, the pair id, t
 (calibration or duplicate) and other annotators' ratings never leave this module for an
 annotator.
 
+The practice gate is enforced here too: while an annotator of a study with practice pairs
+has not passed the practice round (nor been unlocked by an admin), no real pair is served
+and no real rating stored (:class:`~medsim_annot.errors.PracticeLocked`; see
+:mod:`medsim_annot.services.practice`).
+
 Saving is append-only (history is kept; the *current* rating of a slot is its newest row) and
 committed before :func:`submit_rating` returns ("saved" means committed: see
 docs/store.md for what survives a crash). A save may carry the slot's version the page
