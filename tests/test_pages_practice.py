@@ -73,3 +73,32 @@ def test_practice_section_unlock_and_send_back(app_db):
     assert {a.annotator: (a.state, a.round) for a in rep.annotators}["B"] == ("practising", 1)
     kinds = set(activity(study=open_study("prac"))["action"])
     assert {"practice_unlocked", "practice_sent_back"} <= kinds
+
+
+def test_setup_page_splits_practice_pairs_off(app_db, tmp_path, monkeypatch):
+    from medsim_annot.services.people.admins import AdminIdentity
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    frame = pd.DataFrame(
+        {
+            "term_1": [f"x{i}" for i in range(5)] + ["fever"],
+            "term_2": [f"y{i}" for i in range(5)] + ["pyrexia"],
+            "practice_answer": [""] * 5 + ["same"],
+            "explanation": [""] * 5 + ["Synonyms."],
+        }
+    )
+    frame.to_csv(tmp_path / "data" / "pairs.csv", index=False)
+    at = AppTest.from_file(str(ROOT / "pages" / "setup.py"), default_timeout=120)
+    at.session_state["auth_role"] = "admin"
+    at.session_state["auth_admin"] = AdminIdentity("alice", "named")
+    at.run()
+    at.radio(key="setup_source").set_value("Choose a file in data/").run()
+    at.selectbox(key="setup_file").select("data/pairs.csv").run()
+    at.text_input(key="setup_name").input("trained").run()
+    at.text_area(key="setup_annotators").input("ann").run()
+    assert any("5 pairs" in c.value and "1 practice pairs" in c.value for c in at.caption)
+    at.button(key="setup_create").click().run()
+    assert not at.exception, at.exception
+    rep = practice_report(open_study("trained"))
+    assert rep.pairs == 1 and [a.state for a in rep.annotators] == ["practising"]
