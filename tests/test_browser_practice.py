@@ -146,3 +146,60 @@ def test_practice_feedback_gate_and_admin_unlock(server, browser):
     ).wait_for(timeout=30000)
     h = rating_history(open_study("prac", engine=_engine(server["url"])))
     assert list(h["rating"]) == ["same"] and list(h["pair_id"]) != ["P0"]
+
+
+def test_send_back_mid_session_keeps_the_unsaved_rating_until_practice_is_passed(server, browser):
+    from medsim_annot.services.practice.gate import send_back_to_practice, unlock
+    from medsim_annot.services.practice.setup import set_practice
+    from medsim_annot.services.studies import create_study, rating_history
+    from medsim_annot.services.study_handle import open_study
+
+    url = server["url"]
+    from data_schemas.pairs import validate_pairs
+
+    rows = pd.DataFrame(
+        {
+            "term_1": [f"{REAL} c{i}" for i in range(3)] + ["practice c0", "practice c1"],
+            "term_2": [f"{REAL} d{i}" for i in range(3)] + ["practice d0", "practice d1"],
+            "practice_answer": ["", "", "", "same", "not_same"],
+            "explanation": ["", "", "", "Synonyms.", "Different organs."],
+        }
+    )
+    code = create_study("back", validate_pairs(rows), BINARY, ["doc"], engine=_engine(url))[
+        "annotators"
+    ][0]["access_code"]
+    study = open_study("back", engine=_engine(url))
+    set_practice(study, min_pairs=2, threshold=1.0)
+    unlock(study, "doc", by="admin:lead")
+    page = browser.new_context().new_page()
+    page.goto(server["base"] + "/")
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
+    assert _text(page, "medsim-term-1").startswith(REAL)
+    shown = press_shown(page, "1")
+    page.locator('[data-testid="medsim-save-status"]').get_by_text(
+        "All saved", exact=True
+    ).wait_for(timeout=30000)
+    # The admin sends the doctor back; the next press is kept, and practice appears.
+    send_back_to_practice(study, "doc", by="admin:lead", reason="drift")
+    shown = press_shown(page, "2", shown)
+    page.wait_for_selector('[data-testid="medsim-practice"]', state="visible", timeout=30000)
+    assert _text(page, "medsim-term-1") == "practice c0"
+    assert len(rating_history(study)) == 1
+    assert page.get_attribute('[data-testid="medsim-save-status"]', "data-pending") == "1"
+    # Pass the practice round (2 of 2 exactly): the kept rating is saved, the queue resumes.
+    shown = press_shown(page, "1", shown)
+    fb_at = _feedback(page, None)
+    page.keyboard.press("1")
+    press_shown(page, "2", shown)
+    _feedback(page, fb_at)
+    assert _text(page, "medsim-feedback-passed") != ""
+    page.locator('[data-testid="medsim-save-status"]').get_by_text(
+        "All saved", exact=True
+    ).wait_for(timeout=30000)
+    page.keyboard.press("1")
+    page.wait_for_selector('[data-testid="medsim-practice"]', state="hidden", timeout=30000)
+    assert _text(page, "medsim-term-1").startswith(REAL)
+    h = rating_history(study)
+    assert list(h["rating"]) == ["same", "not_same"]

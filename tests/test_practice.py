@@ -436,3 +436,22 @@ def test_agreement_invariants(a, b):
     assert exact == (a == b) and within == (abs(int(a) - int(b)) <= 1)
     x, y = ("same" if a < "2" else "not_same"), ("same" if b < "2" else "not_same")
     assert agreement(BINARY, x, y)[0] == agreement(BINARY, x, y)[1] == (x == y)
+
+
+def test_sent_back_between_check_and_save_keeps_the_entries(study):
+    # The race the endpoint can meet: the gate closes after the token check. The save stops
+    # at the first entry and leaves it (and the rest) unacknowledged, nothing stored.
+    from data_schemas.widget import RatingEntry
+
+    aid = study["ids"]["other"]
+    s = open_study("prac")
+    gate.unlock(s, "other", by="admin:lead")
+    entries = [
+        RatingEntry(seq=1, position=0, value="same", version=0, elapsed_ms=900),
+        RatingEntry(seq=2, position=1, value="same", version=0, elapsed_ms=900),
+    ]
+    assert rating_queue.commit_pending(aid, entries[:1]).ack == 1
+    gate.send_back_to_practice(s, "other", by="admin:lead", reason="drift")
+    out = rating_queue.commit_pending(aid, entries, acked=1)
+    assert out.locked and out.ack == 1 and out.refused == []
+    assert len(rating_history(s)) == 1

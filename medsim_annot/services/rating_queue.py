@@ -81,6 +81,8 @@ class CommitOutcome:
     ``None``). ``unavailable``: the store failed; entries after ``ack`` wait for a resend.
     ``ended``: the message when the access code was replaced or revoked. ``stored``: new
     rating rows written. ``capped``: the write cap was reached; entries after ``ack`` wait.
+    ``locked``: the practice gate closed meanwhile (the doctor was sent back to practice);
+    entries after ``ack`` wait until it opens again.
     """
 
     ack: int
@@ -90,6 +92,7 @@ class CommitOutcome:
     ended: str | None = None
     stored: int = 0
     capped: bool = False
+    locked: bool = False
 
 
 def _same_answer(entry: RatingEntry, current: dict) -> bool:
@@ -236,6 +239,9 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
             out.refused.append(_refusal(e, str(exc), current))
             out.ack = e.seq
             continue
+        except PracticeLocked:
+            out.locked = True
+            break
         except UsageProblem as exc:
             refused_seqs.add(e.seq)
             out.refused.append(_refusal(e, str(exc)))
@@ -312,6 +318,9 @@ def exchange(
     )
     if outcome.ended:
         raise tokens.TokenRefusedError("ended", outcome.ended)
+    if outcome.locked:
+        # Sent back to practice between the check and the saves: the rest waits.
+        practice = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
     reply = RatingsResponse(
         ack=outcome.ack,
         versions={str(k): v for k, v in outcome.versions.items()},
@@ -319,8 +328,13 @@ def exchange(
         unavailable=outcome.unavailable or outcome.capped,
         practice=practice,
     )
+    if practice is not None and not practice.open:
+        return reply
     try:
         return _with_window(aid, credential, request, mark, reply, eng)
+    except PracticeLocked:
+        closed = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
+        return reply.model_copy(update={"practice": closed})
     except SessionEnded as exc:
         raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:

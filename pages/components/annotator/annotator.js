@@ -467,7 +467,8 @@ class Annotator {
   }
 
   answerPractice(reply) {
-    // A reply with the practice round: true when the gate is closed (nothing real to do).
+    // A reply with the practice round: the practice screens while the gate is closed; the
+    // last feedback (then the real queue) when this answer opened it.
     const state = reply.practice;
     const sent = this.practiceAnswer;
     const waited = this.screen === "loading" && this.waitFor && this.waitFor.kind === "practice";
@@ -480,7 +481,7 @@ class Annotator {
       if (waited && state.feedback) this.showFeedback(state.feedback);
       else if (this.screen !== "feedback") this.showPractice();
       this.renderStatus();
-      return true;
+      return;
     }
     if (waited && !state.feedback) {
       // The gate opened meanwhile (an admin unlocked the doctor): resume the real queue.
@@ -492,11 +493,17 @@ class Annotator {
         : null;
       this.showFeedback(state.feedback);
     }
-    return false;
   }
 
   answer(reply, need) {
-    if (reply.practice && this.answerPractice(reply)) return;
+    if (reply.practice && !reply.practice.open) {
+      // The gate is closed (or closed meanwhile): what was saved before is acknowledged,
+      // the rest is kept; practice comes first.
+      this.applyAck(reply);
+      this.answerPractice(reply);
+      return;
+    }
+    if (reply.practice) this.answerPractice(reply);
     this.net.unavailable = !!reply.unavailable;
     if (!this.net.unavailable) this.net.attempt = 0;
     this.applyAck(reply);
