@@ -246,6 +246,12 @@ DISAGREEMENT = _setting("disagreement", "share of pairs that get a tiebreak", 0,
 CHECK_RATE = _setting("check_rate", "check rate", 0, 1, "neither")
 CHECK_MIN_ACCURACY = _setting("check_min_accuracy", "minimum accuracy on check pairs", 0, 1)
 COST_PER_RATING = _setting("cost_per_rating", "cost of one doctor rating", 0, closed="neither")
+# The practice gate (docs/practice.md): exact agreement with the reference answers over the
+# last PRACTICE_MIN_PAIRS practice answers must reach PRACTICE_THRESHOLD.
+PRACTICE_MIN_PAIRS = _setting(
+    "practice_min_pairs", "practice pairs before the gate", 1, integer=True
+)
+PRACTICE_THRESHOLD = _setting("practice_threshold", "practice accuracy threshold", 0, 1)
 # Statistics.
 CONFIDENCE = _setting("confidence", "confidence level", 0, 1, "neither")
 EPSILON = _setting("epsilon", "alt-test margin", 0, 1, "left")

@@ -101,6 +101,21 @@ class RatingEntry(_Strict):
         return min(v, 2**31 - 1)
 
 
+class PracticeAnswer(_Strict):
+    """One practice answer: the *serial*-th answer of the doctor's practice round (the
+    serial the server sent with the practice pair), the value pressed and the time the pair
+    was on screen. Sent alone, at once (no pending list): the doctor waits for the feedback."""
+
+    serial: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+    value: StrictStr | StrictInt | StrictFloat
+    elapsed_ms: Annotated[StrictInt, Field(ge=0)]
+
+    @field_validator("elapsed_ms")
+    @classmethod
+    def _elapsed_cap(cls, v: int) -> int:
+        return min(v, 2**31 - 1)
+
+
 class RatingsRequest(_Strict):
     """What the widget posts: ``pending`` (sequence order) and where it needs pairs from.
 
@@ -116,6 +131,8 @@ class RatingsRequest(_Strict):
     back: StrictBool = False
     at: _Position | None = None
     mark: tuple[StrictInt, StrictInt] | None = None
+    #: A practice answer (the practice round before the real queue; docs/practice.md).
+    practice: PracticeAnswer | None = None
 
 
 class WidgetPair(_Strict):
@@ -157,6 +174,47 @@ class Refusal(_Strict):
     current: CurrentAnswer | None = None
 
 
+class PracticePair(_Strict):
+    """A practice pair to answer: its terms and the serial its answer carries (no
+    reference answer: that comes only with the feedback, after the answer)."""
+
+    serial: int
+    term_1: str
+    term_2: str
+
+
+class PracticeFeedback(_Strict):
+    """The feedback on one practice answer: the doctor's answer, the reference answer and
+    the explanation of that practice pair, and whether they agree (``exact``; ``within_one``
+    on a scale with a numeric level)."""
+
+    serial: int
+    term_1: str
+    term_2: str
+    value: str
+    reference: str
+    explanation: str
+    exact: bool
+    within_one: bool
+
+
+class PracticeState(_Strict):
+    """Where the doctor stands with the practice gate. ``open``: the real queue is served
+    (then ``pair`` is ``None``). ``answered``: practice answers in this round; ``needed``:
+    how many the gate looks at (the last ones); ``exact``/``within_one``: their agreement
+    with the reference answers (``None`` before any); ``threshold``: the share of exact
+    agreement that opens the real queue. ``feedback``: on the answer just sent."""
+
+    open: bool
+    answered: int
+    needed: int
+    threshold: float
+    exact: float | None = None
+    within_one: float | None = None
+    pair: PracticePair | None = None
+    feedback: PracticeFeedback | None = None
+
+
 class RatingsResponse(_Strict):
     """The endpoint's answer.
 
@@ -182,6 +240,10 @@ class RatingsResponse(_Strict):
     waiting: int = 0
     done: int | None = None
     total: int | None = None
+    #: The practice round, when the study has one and the doctor is in it (or just left it).
+    #: While it is not ``open`` no real pair is sent and no real rating acknowledged (the
+    #: widget keeps them until the real queue opens).
+    practice: PracticeState | None = None
 
 
 #: Why a request was refused as a whole (nothing stored). ``ended``: the access code was
@@ -245,6 +307,32 @@ class ScaleView(_Strict):
     unclear_flag: bool
 
 
+class PracticeText(_Strict):
+    """Every string the widget shows in the practice round (``{name}`` fields are filled
+    in by the widget). The page may hand over a translated set."""
+
+    heading: str = "Practice pair {n}"
+    intro: str = (
+        "Practice round: these pairs do not count. After each answer you see the reference "
+        "answer and why."
+    )
+    your_answer: str = "Your answer: {answer}"
+    reference: str = "Reference answer: {answer}"
+    agree: str = "You agree with the reference answer."
+    close: str = "Off by one step from the reference answer."
+    differ: str = "Your answer differs from the reference answer."
+    why: str = "Why: {explanation}"
+    go_on: str = "Press any rating key (or Enter) to go on."
+    progress: str = (
+        "Practice: {answered} answered · {exact}% exactly as the reference over the last "
+        "{window} (needed: {threshold}% over the last {needed})"
+    )
+    progress_within: str = " · {within}% within one step"
+    passed: str = "Practice done: your real pairs open now."
+    sending: str = "Saving your practice answer…"
+    loading: str = "Loading the practice round…"
+
+
 class WidgetBoot(_Strict):
     """What the Annotate page hands the widget when it mounts it.
 
@@ -263,3 +351,4 @@ class WidgetBoot(_Strict):
     total: int
     limits: WidgetLimits = WidgetLimits()
     ended: str | None = None
+    practice_text: PracticeText = PracticeText()

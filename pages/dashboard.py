@@ -13,7 +13,7 @@ from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.study_handle import Study
-from pages import _predictions, _qa, _ui
+from pages import _practice, _predictions, _qa, _ui
 
 
 def _sequential_audit(study: Study) -> None:
@@ -155,15 +155,18 @@ def _quality_over_time(study: Study) -> None:
 
 
 def _pause_form(study: Study, q: drift_svc.QualityOverTime) -> None:
-    """Pause a flagged doctor (an event with the alert's evidence)."""
+    """Pause a flagged doctor (an event with the alert's evidence) or, in a study with
+    practice pairs, send them back to practice (recalibration: their real queue closes until
+    they pass a new practice round)."""
+    practice = _practice.has_practice(study)
     with st.form("dashboard_pause"):
         who = st.selectbox("Doctor", q.flagged, key="dashboard_pause_doctor")
         reason = st.text_input("Reason", "drift alert", key="dashboard_pause_reason")
-        if st.form_submit_button("Pause this doctor"):
+        cols = st.columns(2)
+        if cols[0].form_submit_button("Pause this doctor"):
             _pause(study, q, str(who), str(reason))
-    # HOOK(i39-practice): a "Send back to practice" button beside this form calls the
-    # practice round's send_back_to_practice(study, who, by=<admin>, reason=reason) — the
-    # lead wires it when the practice branch lands.
+        if practice and cols[1].form_submit_button("Send back to practice"):
+            _practice.send_back(study, str(who), str(reason))
 
 
 @_ui.requires("admin")
@@ -365,6 +368,9 @@ def _dashboard(study: Study) -> None:
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
 
     _quality_over_time(study)
+
+    # ---- practice round (studies with practice pairs) -----------------------------------
+    _practice.panel(study)
 
     _model_of_the_doctors(dash)
 

@@ -21,6 +21,7 @@ from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.people import annotators as A
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc
+from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from medsim_annot.services.study_handle import Study, open_study
 from pages import _ui
@@ -413,7 +414,11 @@ def _new_study() -> None:
     ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
     if pairs is not None and names:
         try:
-            prep = prepare_study(pairs, names, options, file=pairs_name)
+            # Practice pairs (rows with a practice_answer) are not planned into any queue.
+            real, practice = (
+                split_pairs(pairs, scale, pairs_name) if scale is not None else (pairs, [])
+            )
+            prep = prepare_study(real, names, options, file=pairs_name)
         except InputError as exc:
             _show_problems(exc)
             ready = False
@@ -421,7 +426,15 @@ def _new_study() -> None:
             st.error(_ui.plain_markdown(str(exc)))
             ready = False
         else:
-            st.caption(f"{len(prep.pairs)} pairs; seed {options.seed}.")
+            st.caption(
+                f"{len(prep.pairs)} pairs; seed {options.seed}."
+                + (
+                    f" {len(practice)} practice pairs, served first with their reference "
+                    "answers (see the practice round in the docs)."
+                    if practice
+                    else ""
+                )
+            )
             if prep.counts is not None:
                 st.dataframe(prep.counts, hide_index=True, key="setup_counts")
             for w in prep.warnings:  # they quote group values from the file: plain text

@@ -12,6 +12,10 @@ from data_schemas.widget import (
     ApiError,
     CurrentAnswer,
     ErrorCode,
+    PracticeAnswer,
+    PracticeFeedback,
+    PracticeState,
+    PracticeText,
     RatingEntry,
     RatingsRequest,
     RatingsResponse,
@@ -70,6 +74,17 @@ def test_what_it_reads_back():
         re.findall(r'error: "(\w+)"', JS)
     )
     assert codes and codes <= set(get_args(ErrorCode))
+
+
+def test_practice_round_fields():
+    # The practice answer it posts, the state and feedback it reads, the strings it shows.
+    m = re.search(r"this\.practiceAnswer = \{(.*?)\};", JS, flags=re.S)
+    assert m
+    assert set(re.findall(r"(\w+):", m.group(1))) == _fields(PracticeAnswer)
+    assert _read("state") and _read("state") <= _fields(PracticeState)
+    assert _read("fb") and _read("fb") <= _fields(PracticeFeedback)
+    shown = _read("T") | _read("this.text")
+    assert shown and shown <= _fields(PracticeText)
 
 
 def test_the_one_state_it_hands_back():

@@ -89,7 +89,9 @@ def _create(
         config["quality"] = quality.to_config()
     if options is None:  # file order, everyone rates everything
         config["order"] = "file"
-        result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
+        result = svc.create_study(
+            name, frame, sc, split_list(annotators), config=config, file=str(pairs)
+        )
         emit_json(result) if as_json else _print_codes(result)
         return
     created = create_designed_study(

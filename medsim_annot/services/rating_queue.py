@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from data_schemas.limits import MIN_VIEW_MS
+from data_schemas.scales import Scale
 from data_schemas.widget import (
     BEHIND,
     MAX_REVISIONS_PER_SLOT,
     RATINGS_PATH,
     WINDOW,
+    PracticeState,
     RatingEntry,
     RatingsRequest,
     RatingsResponse,
@@ -39,10 +41,18 @@ from data_schemas.widget import (
     WidgetPair,
     WindowInfo,
 )
-from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
+from medsim_annot.errors import (
+    PracticeLocked,
+    SessionEnded,
+    StaleRating,
+    StoreUnavailable,
+    UsageProblem,
+)
 from medsim_annot.services import annotation as A
 from medsim_annot.services.people import tokens
+from medsim_annot.services.practice import gate as practice_gate
 from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
+from medsim_annot.storage import practice as practice_store
 from medsim_annot.storage import serving as serving_store
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
@@ -71,6 +81,8 @@ class CommitOutcome:
     ``None``). ``unavailable``: the store failed; entries after ``ack`` wait for a resend.
     ``ended``: the message when the access code was replaced or revoked. ``stored``: new
     rating rows written. ``capped``: the write cap was reached; entries after ``ack`` wait.
+    ``locked``: the practice gate closed meanwhile (the doctor was sent back to practice);
+    entries after ``ack`` wait until it opens again.
     """
 
     ack: int
@@ -80,6 +92,7 @@ class CommitOutcome:
     ended: str | None = None
     stored: int = 0
     capped: bool = False
+    locked: bool = False
 
 
 def _same_answer(entry: RatingEntry, current: dict) -> bool:
@@ -226,6 +239,9 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
             out.refused.append(_refusal(e, str(exc), current))
             out.ack = e.seq
             continue
+        except PracticeLocked:
+            out.locked = True
+            break
         except UsageProblem as exc:
             refused_seqs.add(e.seq)
             out.refused.append(_refusal(e, str(exc)))
@@ -263,17 +279,32 @@ def exchange(
     eng = engine or get_engine()
     writes = len(request.pending)
 
-    def check() -> tuple[tokens.Grant, tuple[int, int] | None]:
-        # One short read: the token with the annotator's recent writes, and the queue's mark.
+    def check() -> tuple[tokens.Grant, tuple[int, int] | None, bool]:
+        # One short read: the token with the annotator's recent writes, the queue's mark,
+        # and whether the practice gate keeps the real queue closed.
         with session_scope(eng) as s:
             grant = tokens.check_token(s, token)
             mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
-            return grant, mark
+            locked = practice_store.is_locked(s, grant.study_id, grant.annotator_id)
+            return grant, mark, locked
 
-    grant, mark = with_retry(check)
+    grant, mark, locked = with_retry(check)
+    aid, credential = grant.annotator_id, grant.credential
+    practice: PracticeState | None = None
+    if locked or request.practice is not None:
+        try:
+            practice = with_retry(lambda: _practice(aid, credential, request, eng))
+        except SessionEnded as exc:
+            raise tokens.TokenRefusedError("ended", str(exc)) from None
+        if not practice.open:
+            # The real queue is closed: nothing real is stored or served; the widget keeps
+            # its pending ratings until the gate opens.
+            return RatingsResponse(ack=0, practice=practice)
+        # The gate opened with this answer (or earlier): resume the real queue.
+        request = request.model_copy(update={"need": -1, "pending": []})
+        writes = 0
     if writes and grant.writes_left <= 0:
         raise RateLimitedError("too many ratings from this session in a short time")
-    aid, credential = grant.annotator_id, grant.credential
     outcome = (
         commit_pending(
             aid,
@@ -287,18 +318,66 @@ def exchange(
     )
     if outcome.ended:
         raise tokens.TokenRefusedError("ended", outcome.ended)
+    if outcome.locked:
+        # Sent back to practice between the check and the saves: the rest waits.
+        practice = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
     reply = RatingsResponse(
         ack=outcome.ack,
         versions={str(k): v for k, v in outcome.versions.items()},
         refused=[Refusal.model_validate(r) for r in outcome.refused],
         unavailable=outcome.unavailable or outcome.capped,
+        practice=practice,
     )
+    if practice is not None and not practice.open:
+        return reply
     try:
         return _with_window(aid, credential, request, mark, reply, eng)
+    except PracticeLocked:
+        closed = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
+        return reply.model_copy(update={"practice": closed})
     except SessionEnded as exc:
         raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:
         return reply.model_copy(update={"unavailable": True})
+
+
+def _practice(aid: int, credential: int, request: RatingsRequest, eng: Engine) -> PracticeState:
+    """The practice part of an exchange: store the request's practice answer (if any) and
+    say where the doctor stands (:mod:`medsim_annot.services.practice.gate`)."""
+    feedback = None
+    answer = request.practice
+    if answer is not None:
+        try:
+            fb, g = practice_gate.answer(
+                aid,
+                answer.serial,
+                answer.value,
+                elapsed_ms=answer.elapsed_ms,
+                credential=credential,
+                engine=eng,
+            )
+            feedback = asdict(fb)
+        except (SessionEnded, StoreUnavailable):
+            raise
+        except UsageProblem:
+            # The round is over (an admin unlocked the doctor meanwhile) or the answer is
+            # out of turn: say where the doctor stands instead.
+            g = practice_gate.gate(aid, credential=credential, engine=eng)
+    else:
+        g = practice_gate.gate(aid, credential=credential, engine=eng)
+    pair = asdict(g.next_pair) if g.next_pair is not None else None
+    return PracticeState.model_validate(
+        {
+            "open": g.open,
+            "answered": g.answered,
+            "needed": g.needed,
+            "threshold": g.threshold,
+            "exact": g.exact,
+            "within_one": g.within_one,
+            "pair": pair,
+            "feedback": feedback,
+        }
+    )
 
 
 def _with_window(
@@ -423,7 +502,10 @@ def widget_pair(view: A.PairView) -> dict:
 def widget_scale(view: A.PairView) -> dict:
     """The scale as the widget draws it: options (value, label, key, description) in order
     and whether the 'unclear meaning' flag exists."""
-    scale = view.scale
+    return _scale_view(view.scale)
+
+
+def _scale_view(scale: Scale) -> dict:
     options = []
     for o in scale.options:
         value = o.value
@@ -458,7 +540,14 @@ def widget_setup(
     """The scale, guideline and total of *annotator_id*'s queue (one short read). Raises
     :class:`SessionEnded` for a replaced or revoked code, :class:`UsageProblem` for an empty
     queue or a study still being created."""
-    window = A.serving_window(annotator_id, None, before=1, credential=credential, engine=engine)
+    try:
+        window = A.serving_window(
+            annotator_id, None, before=1, credential=credential, engine=engine
+        )
+    except PracticeLocked:
+        # The practice round comes first: the scale and guideline without a real pair.
+        scale, guideline, total = A.queue_setup(annotator_id, credential=credential, engine=engine)
+        return WidgetSetup(_scale_view(scale), guideline, total)
     view = window.pairs[0]
     return WidgetSetup(widget_scale(view), view.guideline, view.total)
 

@@ -355,3 +355,56 @@ class PredictionScore(Base):
     prediction_id: Mapped[int] = mapped_column(ForeignKey("predictions.id"), index=True)
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
     score: Mapped[float] = mapped_column(Float)
+
+
+class PracticePair(Base):
+    """A practice pair of a study (0017): two terms with a reference answer (a value of the
+    study's scale, as ratings store it) and an optional explanation shown after the doctor
+    answers. A separate table from ``items``: a practice pair is never a real pair, so no
+    query of the real queue, the gold file, agreement, audits or exports can reach it."""
+
+    __tablename__ = "practice_pairs"
+    __table_args__ = (UniqueConstraint("study_id", "position", name="uq_practice_pairs_position"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    pair_id: Mapped[str] = mapped_column(String(200))
+    term_1: Mapped[str] = mapped_column(Text)
+    term_2: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(String(100))
+    explanation: Mapped[str] = mapped_column(Text, default="")
+
+
+class PracticeRating(Base):
+    """One practice answer (0017), append-only: the *serial*-th answer of the annotator's
+    practice *round* (a send-back starts a new round). Unique per (annotator, round, serial),
+    so a resent answer is stored once."""
+
+    __tablename__ = "practice_ratings"
+    __table_args__ = (
+        Index("uq_practice_ratings_serial", "annotator_id", "round", "serial", unique=True),
+        Index("ix_practice_ratings_study", "study_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    practice_pair_id: Mapped[int] = mapped_column(ForeignKey("practice_pairs.id"))
+    round: Mapped[int] = mapped_column(Integer)
+    serial: Mapped[int] = mapped_column(Integer)
+    value: Mapped[str] = mapped_column(String(100))
+    rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class PracticeStatus(Base):
+    """Where an annotator stands with the practice gate (0017); no row: round 0, not yet
+    passed. ``state``: ``practising`` (the real queue is closed), ``passed`` (the gate was
+    met) or ``unlocked`` (an admin opened the real queue by name). A send-back sets
+    ``practising`` and starts the next ``round``. Every change is also an event."""
+
+    __tablename__ = "practice_status"
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(20))
+    changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -17,6 +17,13 @@
 // past the end but is served among the next few pairs. `order` holds the positions of one
 // contiguous stretch of the queue in serving order, as the server's windows describe it.
 //
+// Practice round (docs/practice.md): while the server says the practice gate is closed
+// (RatingsResponse.practice.open false) the widget shows practice pairs; a key sends one
+// PracticeAnswer {serial, value, elapsed_ms} at once and the reply carries the feedback (the
+// reference answer and the explanation), shown until the doctor presses a key again. Every
+// practice string comes from boot.practice_text (PracticeText). No real pair is held or
+// sent while the gate is closed; kept ratings wait until it opens.
+//
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 // Terms are never written to browser storage: only the pending entries (positions, values,
 // flags, comments, versions).
@@ -191,15 +198,30 @@ class PendingQueue {
 //   loading   waiting for pairs: `waitFor` says which ({kind: "next" | "back" | "resume", pos})
 //   end       the queue is done, or waiting for other doctors (2 + 1 tiebreak pairs)
 //   ended     the access code was replaced or revoked: nothing more is sent
+//   practice  a practice pair on screen (the practice gate is closed)
+//   feedback  the reference answer and explanation of the practice answer just given
 // "pair" never goes straight to "end": past the last pair held, the server is asked first.
+// A closed gate may arrive with any reply (an admin sent the doctor back to practice), so
+// every screen but "ended" may go to "practice".
 const FIRST_SCREEN = "starting";
 const SCREENS = Object.freeze({
-  starting: Object.freeze(["pair", "loading", "end", "ended"]),
-  pair: Object.freeze(["pair", "loading", "ended"]),
-  loading: Object.freeze(["pair", "loading", "end", "ended"]),
-  end: Object.freeze(["pair", "loading", "end", "ended"]),
+  starting: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
+  pair: Object.freeze(["pair", "loading", "ended", "practice"]),
+  loading: Object.freeze(["pair", "loading", "end", "ended", "practice", "feedback"]),
+  end: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
   ended: Object.freeze(["ended"]), // a later boot saying "ended" draws the stop again
+  practice: Object.freeze(["loading", "practice", "ended"]),
+  feedback: Object.freeze(["practice", "pair", "loading", "end", "ended"]),
 });
+
+function fill(template, values) {
+  // "{name}" fields of a PracticeText string, filled with textContent-safe values.
+  return String(template).replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+}
+
+function percent(x) {
+  return x === null || x === undefined ? "–" : String(Math.round(Number(x) * 100));
+}
 
 // A move the table does not allow is a bug: it is always logged (console.error), and thrown
 // when globalThis.MEDSIM_STRICT_SCREENS is true (set it in the browser console, or in a
@@ -236,7 +258,25 @@ class Annotator {
       progress: $(root, ".medsim-progress"),
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
+      box: $(root, ".medsim-annotator"),
+      practice: $(root, ".medsim-practice"),
+      practiceHeading: $(root, '[data-testid="medsim-practice-heading"]'),
+      practiceIntro: $(root, ".medsim-practice-intro"),
+      practiceProgress: $(root, '[data-testid="medsim-practice-progress"]'),
+      feedback: $(root, ".medsim-feedback"),
+      fbVerdict: $(root, '[data-testid="medsim-feedback-verdict"]'),
+      fbYours: $(root, '[data-testid="medsim-feedback-yours"]'),
+      fbReference: $(root, '[data-testid="medsim-feedback-reference"]'),
+      fbExplanation: $(root, '[data-testid="medsim-feedback-explanation"]'),
+      fbPassed: $(root, '[data-testid="medsim-feedback-passed"]'),
+      fbGo: $(root, ".medsim-feedback-go"),
     };
+    // The practice round: the server's last PracticeState, the answer in flight (sent again
+    // until acknowledged by its feedback) and, once the gate opened, where the real queue
+    // resumes (shown after the last feedback).
+    this.practice = null;
+    this.practiceAnswer = null;
+    this.resumeAfterPractice = null;
     // The screen, with `pos` (the position on screen, screen "pair" only) and `waitFor`
     // (screen "loading" only): set together, by go() alone.
     this.go(FIRST_SCREEN);
@@ -305,6 +345,7 @@ class Annotator {
     this.net.endpoint = boot.endpoint;
     if (!this.queue) {
       this.limits = boot.limits;
+      this.text = boot.practice_text;
       this.scale = boot.scale;
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
@@ -353,7 +394,8 @@ class Annotator {
       return;
     }
     const [need, back] = this.need();
-    if (!this.queue.size && need === null) return;
+    if (!this.queue.size && need === null && !this.practiceAnswer) return;
+    if (this.practising() && !this.practiceAnswer && need === null) return;
     this.post(need, back);
   }
 
@@ -383,7 +425,8 @@ class Annotator {
     this.net.again = false;
     clearTimeout(this.net.timer);
     this.net.timer = null;
-    const sent = this.queue.batch(this.limits.max_batch);
+    // While practising, kept ratings stay in the browser: the real queue is closed.
+    const sent = this.practising() ? [] : this.queue.batch(this.limits.max_batch);
     this.queue.persist(); // touch: this tab is alive
     const body = JSON.stringify({
       pending: sent,
@@ -391,6 +434,7 @@ class Annotator {
       back: !!back,
       at: this.screen === "pair" ? this.pos : null,
       mark: this.held.mark,
+      practice: this.practiceAnswer,
     });
     let reply = null;
     let error = null;
@@ -418,7 +462,48 @@ class Annotator {
     else this.failed(error);
   }
 
+  practising() {
+    return !!this.practiceAnswer || !!(this.practice && !this.practice.open);
+  }
+
+  answerPractice(reply) {
+    // A reply with the practice round: the practice screens while the gate is closed; the
+    // last feedback (then the real queue) when this answer opened it.
+    const state = reply.practice;
+    const sent = this.practiceAnswer;
+    const waited = this.screen === "loading" && this.waitFor && this.waitFor.kind === "practice";
+    if (sent && state.feedback && state.feedback.serial === sent.serial) this.practiceAnswer = null;
+    if (sent && !state.feedback) this.practiceAnswer = null; // refused as out of turn: start over
+    this.practice = state;
+    if (!state.open) {
+      this.net.unavailable = false;
+      this.net.attempt = 0;
+      if (waited && state.feedback) this.showFeedback(state.feedback);
+      else if (this.screen !== "feedback") this.showPractice();
+      this.renderStatus();
+      return;
+    }
+    if (waited && !state.feedback) {
+      // The gate opened meanwhile (an admin unlocked the doctor): resume the real queue.
+      this.go("loading", { waitFor: { kind: "resume" } });
+    } else if (waited && state.feedback) {
+      // This answer opened the gate: its feedback first, then the real queue.
+      this.resumeAfterPractice = reply.resume
+        ? { start: reply.start, complete: !!reply.complete, done: Number(reply.done) || 0 }
+        : null;
+      this.showFeedback(state.feedback);
+    }
+  }
+
   answer(reply, need) {
+    if (reply.practice && !reply.practice.open) {
+      // The gate is closed (or closed meanwhile): what was saved before is acknowledged,
+      // the rest is kept; practice comes first.
+      this.applyAck(reply);
+      this.answerPractice(reply);
+      return;
+    }
+    if (reply.practice) this.answerPractice(reply);
     this.net.unavailable = !!reply.unavailable;
     if (!this.net.unavailable) this.net.attempt = 0;
     this.applyAck(reply);
@@ -621,6 +706,125 @@ class Annotator {
     this.screen = next;
     this.pos = next === "pair" ? pos : null;
     this.waitFor = next === "loading" ? waitFor : null;
+    const practising = next === "practice" || next === "feedback";
+    this.el.box.dataset.mode = practising ? next : "";
+    this.el.practice.hidden = !practising;
+    this.el.feedback.hidden = next !== "feedback";
+    if (!practising) delete this.el.pair.dataset.practice;
+  }
+
+  renderPracticeProgress() {
+    const state = this.practice;
+    const T = this.text;
+    if (!state) return;
+    let text = fill(T.progress, {
+      answered: state.answered,
+      exact: percent(state.exact),
+      window: Math.min(state.answered, state.needed),
+      threshold: percent(state.threshold),
+      needed: state.needed,
+    });
+    if (state.within_one !== null && state.within_one !== undefined && state.within_one !== state.exact) {
+      text += fill(T.progress_within, { within: percent(state.within_one) });
+    }
+    this.el.practiceProgress.textContent = text;
+  }
+
+  showPractice() {
+    // The next practice pair (the server's PracticeState.pair).
+    const pair = this.practice && this.practice.pair;
+    if (!pair) return;
+    clearTimeout(this.net.timer);
+    this.go("practice");
+    this.el.end.hidden = true;
+    this.el.wait.hidden = true;
+    this.el.reminder.hidden = true;
+    this.el.main.hidden = false;
+    this.el.practiceHeading.textContent = fill(this.text.heading, { n: pair.serial + 1 });
+    this.el.practiceIntro.textContent = this.text.intro;
+    this.renderPracticeProgress();
+    this.el.t1.textContent = pair.term_1;
+    this.el.t2.textContent = pair.term_2;
+    this.el.pair.dataset.position = "";
+    this.el.pair.dataset.practice = String(pair.serial);
+    for (const b of this.optionButtons.values()) b.classList.remove("medsim-current");
+    this.el.savedNote.textContent = "";
+    this.drawnAt = performance.now();
+    this.el.pair.dataset.shownAt = String(this.drawnAt);
+    this.el.announce.textContent =
+      `${this.el.practiceHeading.textContent}: ${pair.term_1} versus ${pair.term_2}`;
+  }
+
+  showFeedback(fb) {
+    // The reference answer and why, for the practice answer just given.
+    const T = this.text;
+    this.go("feedback");
+    this.el.end.hidden = true;
+    this.el.wait.hidden = true;
+    this.el.main.hidden = false;
+    this.el.t1.textContent = fb.term_1;
+    this.el.t2.textContent = fb.term_2;
+    this.renderPracticeProgress();
+    this.el.fbVerdict.textContent = fb.exact ? T.agree : fb.within_one ? T.close : T.differ;
+    this.el.feedback.dataset.exact = fb.exact ? "true" : "false";
+    this.el.fbYours.textContent = fill(T.your_answer, { answer: this.label(fb.value) });
+    this.el.fbReference.textContent = fill(T.reference, { answer: this.label(fb.reference) });
+    this.el.fbExplanation.textContent = fb.explanation
+      ? fill(T.why, { explanation: fb.explanation })
+      : "";
+    this.el.fbPassed.textContent = this.practice && this.practice.open ? T.passed : "";
+    this.el.fbGo.textContent = T.go_on;
+    this.drawnAt = performance.now();
+    this.el.feedback.dataset.shownAt = String(this.drawnAt);
+    this.el.announce.textContent = [
+      this.el.fbVerdict.textContent,
+      this.el.fbReference.textContent,
+      this.el.fbExplanation.textContent,
+      this.el.fbPassed.textContent,
+    ].filter(Boolean).join(" ");
+  }
+
+  ratePractice(value, at) {
+    const shown = at - this.drawnAt;
+    if (shown < this.limits.min_view_ms) {
+      this.ignore(
+        `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
+          "Look at it and press again.",
+      );
+      return;
+    }
+    const pair = this.practice.pair;
+    this.practiceAnswer = {
+      serial: pair.serial,
+      value: value,
+      elapsed_ms: Math.max(0, Math.round(shown)),
+    };
+    this.notice("", "");
+    this.go("loading", { waitFor: { kind: "practice" } });
+    this.showWait(this.text.sending);
+    this.kick();
+  }
+
+  leaveFeedback(at) {
+    if (at - this.drawnAt < this.limits.min_view_ms) return; // a double press: read first
+    this.notice("", "");
+    if (!this.practice || !this.practice.open) {
+      this.showPractice();
+      return;
+    }
+    // The gate opened: on to the real queue, where the server said it resumes.
+    const resume = this.resumeAfterPractice;
+    this.resumeAfterPractice = null;
+    if (resume) {
+      this.baseDone = resume.done;
+      this.newly.clear();
+      if (resume.complete) this.showEnd();
+      else this.moveTo(resume.start);
+    } else {
+      this.go("loading", { waitFor: { kind: "resume" } });
+      this.showWait(this.text.loading);
+      this.kick();
+    }
   }
 
   moveTo(pos) {
@@ -776,6 +980,16 @@ class Annotator {
     }
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     const opt = this.scale.options.find((o) => o.key.toLowerCase() === key);
+    if (this.screen === "practice" || this.screen === "feedback") {
+      // The same keys as the real pairs: a rating key answers, and goes on after feedback.
+      const onward = this.screen === "feedback" && (key === "Enter" || key === " ");
+      if (!opt && !onward) return;
+      e.preventDefault();
+      if (e.repeat) return;
+      if (this.screen === "practice") this.ratePractice(opt.value, at);
+      else this.leaveFeedback(at);
+      return;
+    }
     if (this.screen !== "pair") {
       if (this.el.wait.hidden || !opt) return;
       e.preventDefault();
@@ -794,6 +1008,14 @@ class Annotator {
   }
 
   rate(value, at) {
+    if (this.screen === "practice") {
+      this.ratePractice(value, at);
+      return;
+    }
+    if (this.screen === "feedback") {
+      this.leaveFeedback(at);
+      return;
+    }
     if (this.screen !== "pair") return;
     const shown = at - this.drawnAt;
     if (shown < this.limits.min_view_ms) {
