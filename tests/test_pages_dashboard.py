@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from data_schemas.practice import PracticeRow
 from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
@@ -19,6 +20,7 @@ from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.practice.setup import set_practice
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage.annotation import insert_ratings
@@ -239,3 +241,14 @@ def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
     with session_scope(study.engine) as s:
         paused = [e for e in activity(s, study_id=study.id) if e["action"] == drift_svc.PAUSED]
     assert [e["annotator"] for e in paused] == ["dr_c"]
+    # With practice pairs, the same form sends the flagged doctor back to practice: an event,
+    # and their real queue closes (the practice round's gate).
+    set_practice(study, [PracticeRow("pr1", "fever", "pyrexia", "3", "")], min_pairs=1)
+    at.run()
+    assert not at.exception, at.exception
+    at.text_input(key="dashboard_pause_reason").input("drifted: recalibrate")
+    at.button[[b.label for b in at.button].index("Send back to practice")].click().run()
+    assert not at.exception, at.exception
+    with session_scope(study.engine) as s:
+        sent = [e for e in activity(s, study_id=study.id) if e["action"] == "practice_sent_back"]
+    assert [e["annotator"] for e in sent] == ["dr_c"]
