@@ -107,8 +107,10 @@ def test_annotate_boots_the_widget_blind_with_a_token_and_the_limits(db):
     assert boot.endpoint == RATINGS_PATH and boot.total == 6 and boot.token_serial == 1
     assert boot.limits == WidgetLimits() and boot.limits.min_view_ms == MIN_VIEW_MS
     assert [o.key for o in boot.scale.options] == ["1", "2", "3"]
-    # The token opens the endpoint for this annotator.
+    # The token opens the endpoint for this annotator (once the slot was served to it).
     client = TestClient(Starlette(routes=routes()))
+    auth = {"Authorization": f"Bearer {boot.token}"}
+    client.post(RATINGS_PATH, json={"need": -1}, headers=auth)
     reply = client.post(
         RATINGS_PATH,
         json={

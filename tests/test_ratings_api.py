@@ -62,10 +62,15 @@ def _client() -> TestClient:
     return TestClient(Starlette(routes=ratings_api.routes()))
 
 
-def _token(study, name="doc", **kw) -> str:
+def _token(study, name="doc", serve: bool = True, **kw) -> str:
+    """A token of a new page session that was served the whole queue (six slots): the
+    endpoint takes ratings only of slots served to the rating's session."""
     ident = authenticate_annotator(study["codes"][name])
     assert ident is not None
-    return tokens.mint_token(ident.annotator_id, ident.credential_version, **kw).token
+    token = tokens.mint_token(ident.annotator_id, ident.credential_version, **kw).token
+    if serve:
+        _post(_client(), token, {"need": 0})
+    return token
 
 
 def _post(client, token, body, raw: bytes | None = None):
@@ -193,7 +198,7 @@ def test_wrong_position_value_and_min_view_are_refused_with_reasons(study):
     assert out["ack"] == 5
     messages = {r["seq"]: r["message"] for r in out["refused"]}
     assert set(messages) == {1, 2, 3, 4}
-    assert "not in this annotator's queue" in messages[1]
+    assert "not served to the session" in messages[1]  # never served: not in the queue
     assert "not a value of the binary scale" in messages[2]
     assert f"less than {MIN_VIEW_MS} ms" in messages[3]
     assert "unclear" in messages[4]

@@ -19,7 +19,17 @@
 //
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 // Terms are never written to browser storage: only the pending entries (positions, values,
-// flags, comments, versions).
+// flags, comments, versions, the session each was made in).
+//
+// Shared computers (docs/security.md): every kept list and entry names the signed-in page
+// session it was made in (boot.session). On load the widget adopts its own session's lists
+// silently; lists of this annotator's earlier sessions that the server still takes
+// (boot.earlier) are offered to the doctor first ("Send them" / "Discard them"); lists naming
+// any other session, or none, or untouched for longer than limits.kept_ttl_ms, are deleted
+// unsent. The server, in turn, takes a rating only of a slot it served to the session the
+// entry names. At sign-out (boot.sign_out) the widget sends what is pending (or asks the
+// doctor to discard it), deletes everything it kept in this browser, and only then reports
+// "signed_out" so that the page ends the session.
 
 const INSTANCES = new WeakMap();
 // A tab's stored list is adopted by another tab of the same annotator once the tab is
@@ -52,16 +62,20 @@ function storage(kind) {
 // key so that it survives a reload, a crash or closing the tab; a later tab of the same
 // annotator in this browser adopts the lists of closed tabs and sends them.
 class PendingQueue {
-  constructor(who) {
+  constructor(who, session, earlier, ttlMs) {
     this.who = who;
+    this.session = session || null;
+    this.earlier = new Set(earlier || []);
+    this.ttlMs = Number(ttlMs) || 0;
+    this.offered = []; // [{key, entries, t}] kept lists of earlier sessions, waiting for the doctor
     this.entries = [];
     this.seq = 0;
-    const session = storage("session");
+    const tabStore = storage("session");
     const tabKey = `${PREFIX}tab:${who}`;
-    this.tab = (session && session.getItem(tabKey)) || null;
+    this.tab = (tabStore && tabStore.getItem(tabKey)) || null;
     if (!this.tab) {
       this.tab = Math.random().toString(36).slice(2) + Date.now().toString(36);
-      if (session) session.setItem(tabKey, this.tab);
+      if (tabStore) tabStore.setItem(tabKey, this.tab);
     }
     this.key = `${PREFIX}${who}:${this.tab}`;
   }
@@ -70,16 +84,31 @@ class PendingQueue {
     return this.entries.length;
   }
 
-  load() {
-    // This tab's own list (a reload), then the lists of tabs that are gone.
+  keys() {
     const local = storage("local");
-    if (!local) return;
-    const now = Date.now();
     const keys = [];
+    if (!local) return keys;
     for (let i = 0; i < local.length; i++) {
       const k = local.key(i);
       if (k && k.startsWith(`${PREFIX}${this.who}:`)) keys.push(k);
     }
+    return keys;
+  }
+
+  sessionOf(saved, e) {
+    // The session an entry was made in (an entry of an older list: its list's).
+    const s = e && typeof e.session === "string" ? e.session : saved.session;
+    return typeof s === "string" && s ? s : null;
+  }
+
+  load() {
+    // This session's lists (a reload of the widget) are adopted; lists of tabs that are gone
+    // from this annotator's earlier sessions are offered (this.offered); any other list is
+    // deleted unsent: planted, another session's, or expired.
+    const local = storage("local");
+    if (!local) return;
+    const now = Date.now();
+    const keys = this.keys();
     keys.sort((a, b) => (a === this.key ? -1 : b === this.key ? 1 : 0));
     for (const k of keys) {
       let saved;
@@ -92,11 +121,62 @@ class PendingQueue {
       if (!own && saved && !saved.closed && now - Number(saved.t || 0) < ORPHAN_AFTER_MS) {
         continue; // another live tab's list
       }
-      const list = saved && Array.isArray(saved.pending) ? saved.pending : [];
-      this.adopt(list);
-      if (!own) local.removeItem(k);
+      const fresh = saved && (!this.ttlMs || now - Number(saved.t || 0) < this.ttlMs);
+      const list = fresh && Array.isArray(saved.pending) ? saved.pending : [];
+      const mine = [];
+      const earlier = [];
+      for (const e of list) {
+        const session = this.sessionOf(saved, e);
+        if (!e || !session) continue;
+        const entry = { ...e, session: session };
+        if (session === this.session) mine.push(entry);
+        else if (this.earlier.has(session)) earlier.push(entry);
+      }
+      this.adopt(mine);
+      if (earlier.length) {
+        // Kept (under their own key, closed) until the doctor answers.
+        const keep = own ? `${this.key}-kept` : k;
+        const t = Number(saved.t) || now;
+        try {
+          local.setItem(
+            keep,
+            JSON.stringify({ t: t, closed: true, session: earlier[0].session, pending: earlier }),
+          );
+        } catch (err) {
+          // Storage full: offered from memory only.
+        }
+        this.offered.push({ key: keep, entries: earlier, t: t });
+      } else if (!own) {
+        local.removeItem(k);
+      }
     }
     this.persist();
+  }
+
+  offeredCount() {
+    return this.offered.reduce((n, o) => n + o.entries.length, 0);
+  }
+
+  takeOffered(send) {
+    // The doctor's answer about the kept ratings of earlier sessions: send (adopt) or discard.
+    const local = storage("local");
+    for (const o of this.offered) {
+      if (send) this.adopt(o.entries);
+      if (local && o.key !== this.key) local.removeItem(o.key);
+    }
+    this.offered = [];
+    this.persist();
+  }
+
+  clearAll() {
+    // Sign-out: forget everything this annotator kept in this browser (both storages).
+    this.entries = [];
+    this.offered = [];
+    this.cleared = true;
+    const local = storage("local");
+    if (local) for (const k of this.keys()) local.removeItem(k);
+    const tabStore = storage("session");
+    if (tabStore) tabStore.removeItem(`${PREFIX}tab:${this.who}`);
   }
 
   adopt(list) {
@@ -116,19 +196,25 @@ class PendingQueue {
         elapsed_ms: Number(e.elapsed_ms) || 0,
         version: after ? null : e.version === undefined ? null : e.version,
         after: after || null,
+        session: typeof e.session === "string" ? e.session : this.session,
       });
     }
   }
 
   persist(closed) {
     const local = storage("local");
-    if (!local) return;
+    if (!local || this.cleared) return;
     try {
       if (!this.entries.length) local.removeItem(this.key);
       else
         local.setItem(
           this.key,
-          JSON.stringify({ t: Date.now(), closed: !!closed, pending: this.entries }),
+          JSON.stringify({
+            t: Date.now(),
+            closed: !!closed,
+            session: this.session,
+            pending: this.entries,
+          }),
         );
     } catch (err) {
       // Storage full: the list still lives in memory.
@@ -137,7 +223,7 @@ class PendingQueue {
 
   push(entry) {
     this.seq += 1;
-    const e = { ...entry, seq: this.seq };
+    const e = { ...entry, seq: this.seq, session: this.session };
     this.entries.push(e);
     this.persist();
     return e;
@@ -236,6 +322,10 @@ class Annotator {
       progress: $(root, ".medsim-progress"),
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
+      kept: $(root, ".medsim-kept"),
+      keptText: $(root, ".medsim-kept-text"),
+      signout: $(root, ".medsim-signout"),
+      signoutText: $(root, ".medsim-signout-text"),
     };
     // The screen, with `pos` (the position on screen, screen "pair" only) and `waitFor`
     // (screen "loading" only): set together, by go() alone.
@@ -289,6 +379,10 @@ class Annotator {
     this.el.comment.addEventListener("keydown", (e) => {
       if (e.key === "Escape") this.el.comment.blur();
     });
+    $(root, ".medsim-kept-send").addEventListener("click", () => this.answerKept(true));
+    $(root, ".medsim-kept-discard").addEventListener("click", () => this.answerKept(false));
+    $(root, ".medsim-signout-stay").addEventListener("click", () => this.staySignedIn());
+    $(root, ".medsim-signout-discard").addEventListener("click", () => this.finishSignOut());
   }
 
   // ---------------------------------------------------------------- boot data from the page
@@ -309,7 +403,12 @@ class Annotator {
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
       this.buildOptions();
-      this.queue = new PendingQueue(boot.who);
+      this.queue = new PendingQueue(
+        boot.who,
+        boot.session,
+        boot.earlier,
+        this.limits.kept_ttl_ms,
+      );
       this.queue.load();
       this.showWait(
         this.queue.size
@@ -317,11 +416,108 @@ class Annotator {
           : "Loading your pairs…",
       );
       this.renderStatus();
-      this.kick();
+      if (this.queue.offered.length && !boot.sign_out) this.showKept();
+      else this.kick();
     } else if (newToken && this.screen !== "ended") {
       this.net.tokenWanted = null;
       this.kick();
     }
+    if (boot.sign_out) this.startSignOut();
+  }
+
+  // ---------------------------------------------------------------- kept ratings, sign-out
+  showKept() {
+    // Ratings kept in this browser from this doctor's earlier session: ask before sending.
+    const n = this.queue.offeredCount();
+    const when = new Date(Math.max(...this.queue.offered.map((o) => o.t)));
+    const at = when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+    this.el.keptText.textContent =
+      `${n} rating(s) from an earlier session of yours (last changed ${at}) are kept on ` +
+      "this computer and were never saved. Send them now? If you do not recognise them, " +
+      "discard them.";
+    this.el.kept.hidden = false;
+  }
+
+  answerKept(send) {
+    if (!this.queue.offered.length) return;
+    this.queue.takeOffered(send);
+    this.el.kept.hidden = true;
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
+    this.showWait(
+      this.queue.size ? `Sending ${this.queue.size} rating(s) kept from before…` : "Loading your pairs…",
+    );
+    this.renderStatus();
+    this.kick();
+  }
+
+  startSignOut() {
+    // The doctor asked to sign out: send what is pending, or ask; then clear and report.
+    if (this.signingOut || this.signedOut) return;
+    this.signingOut = true;
+    this.el.kept.hidden = true;
+    this.queue.offered = []; // earlier sessions' lists: discarded with everything else
+    this.el.main.hidden = true;
+    this.el.end.hidden = true;
+    this.el.reminder.hidden = true;
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signing out: saving your ratings…";
+    this.signOutStep();
+  }
+
+  signOutStep(failed) {
+    if (!this.signingOut) return;
+    if (!this.queue.size) {
+      this.finishSignOut();
+      return;
+    }
+    if (failed || this.screen === "ended") {
+      this.askSignOut();
+      return;
+    }
+    if (!this.net.inflight) {
+      clearTimeout(this.net.timer);
+      this.post(null, false);
+    }
+  }
+
+  askSignOut() {
+    const n = this.queue.size;
+    this.el.wait.hidden = true;
+    this.el.signoutText.textContent =
+      `${n} rating(s) could not be saved yet (the server cannot be reached or your code ` +
+      "was replaced). If you sign out now they are discarded from this computer.";
+    this.el.signout.hidden = false;
+  }
+
+  staySignedIn() {
+    this.signingOut = false;
+    this.el.signout.hidden = true;
+    if (this.setStateValue) this.setStateValue("sign_out_cancelled", Date.now());
+    if (this.screen === "pair") this.moveTo(this.pos);
+    else if (this.screen === "end") this.showEnd();
+    else if (this.screen === "ended") this.stop();
+    else this.showWait("Loading your pairs…");
+    this.renderStatus();
+    if (this.queue.size) this.retry();
+  }
+
+  finishSignOut() {
+    // Everything this annotator kept in this browser goes (ratings, comments, the tab id),
+    // then the page ends the session.
+    this.signingOut = false;
+    this.signedOut = true;
+    clearTimeout(this.net.timer);
+    this.queue.clearAll();
+    this.el.signout.hidden = true;
+    this.el.main.hidden = true;
+    this.el.comment.value = "";
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signed out.";
+    this.renderStatus();
+    if (this.setStateValue) this.setStateValue("signed_out", Date.now());
   }
 
   // ---------------------------------------------------------------- sending
@@ -347,7 +543,12 @@ class Annotator {
 
   kick() {
     // Send now (or when the request in flight is answered) if there is anything to send.
-    if (this.screen === "ended" || this.net.tokenWanted) return;
+    if (this.screen === "ended" || this.net.tokenWanted || this.signedOut) return;
+    if (this.queue.offered.length) return; // the doctor has not answered about kept ratings
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
     if (this.net.inflight) {
       this.net.again = true;
       return;
@@ -413,7 +614,18 @@ class Annotator {
       error = { error: "unavailable", reason: "the server did not answer" };
     }
     this.net.inflight = false;
-    if (this.screen === "ended" || this.destroyed) return;
+    if (this.destroyed || this.signedOut) return;
+    if (this.signingOut) {
+      if (reply) {
+        this.applyAck(reply);
+        this.net.unavailable = !!reply.unavailable;
+      } else if (error.error === "ended") {
+        this.stop();
+      }
+      this.signOutStep(!reply || this.net.unavailable);
+      return;
+    }
+    if (this.screen === "ended") return;
     if (reply) this.answer(reply, need);
     else this.failed(error);
   }
@@ -746,7 +958,7 @@ class Annotator {
   }
 
   stop() {
-    this.go("ended");
+    if (this.screen !== "ended") this.go("ended");
     clearTimeout(this.net.timer);
     this.el.main.hidden = true;
     this.el.end.hidden = true;
@@ -761,11 +973,13 @@ class Annotator {
       "Sign in again with your current code, or ask the study admin." + kept;
     this.el.wait.dataset.testid = "medsim-ended";
     this.renderStatus();
+    if (this.signingOut) this.askSignOut();
   }
 
   // ---------------------------------------------------------------- actions
   handleKey(e) {
-    if (this.screen === "ended" || !this.scale) return;
+    if (this.screen === "ended" || !this.scale || this.signingOut || this.signedOut) return;
+    if (this.queue && this.queue.offered.length) return;
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
     const at = e.timeStamp || performance.now(); // the press itself, as for a tap
@@ -794,7 +1008,7 @@ class Annotator {
   }
 
   rate(value, at) {
-    if (this.screen !== "pair") return;
+    if (this.screen !== "pair" || this.signingOut || this.signedOut) return;
     const shown = at - this.drawnAt;
     if (shown < this.limits.min_view_ms) {
       this.ignore(
