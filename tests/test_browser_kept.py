@@ -168,9 +168,9 @@ def test_a_list_planted_for_the_next_doctor_is_deleted_unsent(server, browser):
     bodies: list[dict] = []
     tab.on(
         "request",
-        lambda r: bodies.append(json.loads(r.post_data or "{}"))
-        if r.url.endswith(RATINGS_PATH)
-        else None,
+        lambda r: (
+            bodies.append(json.loads(r.post_data or "{}")) if r.url.endswith(RATINGS_PATH) else None
+        ),
     )
     _sign_in(tab, base, codes["doc"])
     _all_saved(tab)

@@ -137,7 +137,10 @@ def test_a_kept_rating_of_an_earlier_session_is_taken_within_the_kept_lifetime(s
     with session_scope(get_engine(study["url"])) as s:
         s.execute(
             text("UPDATE served_slots SET served_at = :t"),
-            {"t": dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(seconds=KEPT_TTL_S + 60)},
+            {
+                "t": dt.datetime.now(dt.UTC).replace(tzinfo=None)
+                - dt.timedelta(seconds=KEPT_TTL_S + 60)
+            },
         )
     out = _post(new.token, {"pending": [_e(2, 5, session=old.session)]})
     assert "12 hours" in out["refused"][0]["message"]

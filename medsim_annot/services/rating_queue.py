@@ -347,9 +347,7 @@ def exchange(
         return reply.model_copy(update={"unavailable": True})
 
 
-def _served_ms(
-    s, grant: tokens.Grant, request: RatingsRequest, now: dt.datetime
-) -> dict[int, int]:
+def _served_ms(s, grant: tokens.Grant, request: RatingsRequest, now: dt.datetime) -> dict[int, int]:
     """Sequence number → milliseconds since its slot was served to the session the entry
     names (the token's own when it names none), for the entries whose slot was served to
     that session of this annotator within :data:`KEPT_TTL_S` (one indexed read)."""

@@ -8,9 +8,10 @@
 // POSTs a RatingsRequest {pending, need, back, at, mark} to the endpoint with
 // "Authorization: Bearer <token>" and gets a RatingsResponse {ack, versions, refused,
 // unavailable, window, window_info, mark, resume, start, complete, waiting, done, total} or
-// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The only
-// state handed back to Streamlit is "token_wanted" (the serial of a token that stopped
-// working: the page mints a new one) — no page rerun per key press.
+// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The states
+// handed back to Streamlit are "token_wanted" (the serial of a token that stopped working:
+// the page mints a new one) and, at sign-out, "signed_out" / "sign_out_cancelled" — no page
+// rerun per key press.
 //
 // Serving order: the widget walks the queue in the order the server serves it (order_key),
 // not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
@@ -154,15 +155,15 @@ class PendingQueue {
   }
 
   offeredCount() {
-    return this.offered.reduce((n, o) => n + o.entries.length, 0);
+    return this.offered.reduce((n, kept) => n + kept.entries.length, 0);
   }
 
   takeOffered(send) {
     // The doctor's answer about the kept ratings of earlier sessions: send (adopt) or discard.
     const local = storage("local");
-    for (const o of this.offered) {
-      if (send) this.adopt(o.entries);
-      if (local && o.key !== this.key) local.removeItem(o.key);
+    for (const kept of this.offered) {
+      if (send) this.adopt(kept.entries);
+      if (local && kept.key !== this.key) local.removeItem(kept.key);
     }
     this.offered = [];
     this.persist();
@@ -223,7 +224,7 @@ class PendingQueue {
 
   push(entry) {
     this.seq += 1;
-    const e = { ...entry, seq: this.seq, session: this.session };
+    const e = { ...entry, seq: this.seq };
     this.entries.push(e);
     this.persist();
     return e;
@@ -429,7 +430,7 @@ class Annotator {
   showKept() {
     // Ratings kept in this browser from this doctor's earlier session: ask before sending.
     const n = this.queue.offeredCount();
-    const when = new Date(Math.max(...this.queue.offered.map((o) => o.t)));
+    const when = new Date(Math.max(...this.queue.offered.map((kept) => kept.t)));
     const at = when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
     this.el.keptText.textContent =
       `${n} rating(s) from an earlier session of yours (last changed ${at}) are kept on ` +
@@ -1034,6 +1035,7 @@ class Annotator {
         elapsed_ms: Math.max(0, Math.round(shown)),
         version: earlier ? null : pair.version,
         after: earlier ? earlier.seq : null,
+        session: this.queue.session,
       });
       if (!pair.rated) this.newly.add(pos);
       pair.rating = value;
