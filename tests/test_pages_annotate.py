@@ -173,6 +173,34 @@ def _sign_out_script():
     _ui.sign_out()
 
 
+def test_annotator_sign_out_goes_through_the_widget_and_sessions_are_bound(db):
+    """The page mints its tokens for one page session and names it to the widget; a sign-out
+    asked by the annotator is handed to the widget (it sends or asks, clears the browser,
+    then reports ``signed_out``); an earlier session that was served pairs is listed so that
+    its kept ratings are offered, not sent unasked."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from data_schemas.widget import RATINGS_PATH, WidgetBoot
+    from medsim_annot.ratings_api import routes
+    from pages import _ui
+
+    ident, _ = _annotator(n=3)
+    first = _page("pages/annotate.py", "annotator", ident)
+    boot = WidgetBoot.model_validate(_widget(first))
+    assert boot.session and boot.earlier == [] and boot.sign_out is False
+    client = TestClient(Starlette(routes=routes()))
+    client.post(RATINGS_PATH, json={"need": -1}, headers={"Authorization": f"Bearer {boot.token}"})
+    again = WidgetBoot.model_validate(_widget(first.run()))
+    assert again.session == boot.session and again.earlier == []
+    second = _page("pages/annotate.py", "annotator", ident)  # a new sign-in
+    later = WidgetBoot.model_validate(_widget(second))
+    assert later.session != boot.session and later.earlier == [boot.session]
+    second.session_state[_ui.SIGN_OUT_ASKED] = {"sso": False}
+    asked = WidgetBoot.model_validate(_widget(second.run()))
+    assert asked.sign_out is True and asked.token == later.token
+
+
 def test_guards_refuse_wrong_roles(db):
     ident, _ = _annotator()
     # Listed explicitly: a renamed or missing page fails here instead of dropping out.
