@@ -310,6 +310,10 @@ def test_app_routes_by_role(db):
     at.run()
     assert not at.exception
     assert _widget(at)["total"] == 6 and _widget(at)["token"]
+    # An annotator's Sign out is handed to the widget (it saves or asks and clears the
+    # browser first); the session ends when the widget reports back.
+    at.button(key="signout").click().run()
+    assert at.session_state["auth_role"] == "annotator" and _widget(at)["sign_out"] is True
     from medsim_annot.services.people import admins, signin
 
     admins.add_admin("alice", password="alice's long password")
