@@ -59,10 +59,19 @@ WAIT_POLL_MS = 4000
 #: Lifetime of a ratings token (seconds); the widget asks the page for a new one when it
 #: expires (one page rerun per lifetime).
 TOKEN_TTL_S = 3600
+#: How long ratings kept in the browser stay good (seconds): the widget discards a kept list
+#: untouched for longer, and the endpoint refuses a rating of a slot served to its session
+#: longer ago (what was served is recorded per signed-in page session; docs/security.md).
+KEPT_TTL_S = 12 * 3600
+#: The browser's time on a pair is taken up to this (ms; one day): a pair left on screen
+#: overnight is "long", not a number that overflows a column.
+ELAPSED_MAX_MS = 86_400_000
 
 _Count = Annotated[StrictInt, Field(ge=0)]
 _Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
 _Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+#: A signed-in page session's id (random, minted by the page with its first token).
+_Session = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_-]{16,43}$")]
 
 
 class _Strict(BaseModel):
@@ -75,7 +84,10 @@ class RatingEntry(_Strict):
     ``seq``: the widget's sequence number (increasing within its list). ``version``: the
     slot's version the widget showed; or, for a second edit of a slot whose first edit is
     not acknowledged yet, ``after`` names that edit's ``seq`` (the edit is chained onto the
-    version it stores). ``elapsed_ms``: how long the pair was on screen before the press.
+    version it stores); an entry with neither is refused. ``elapsed_ms``: how long the pair
+    was on screen before the press (taken up to :data:`ELAPSED_MAX_MS`). ``session``: the
+    signed-in page session the slot was served to (``None``: the token's own); a rating is
+    refused unless the endpoint served that slot to that session of this annotator.
     """
 
     seq: _Seq
@@ -86,6 +98,7 @@ class RatingEntry(_Strict):
     elapsed_ms: Annotated[StrictInt, Field(ge=0)]
     version: _Count | None = None
     after: _Seq | None = None
+    session: _Session | None = None
 
     @field_validator("comment")
     @classmethod
@@ -98,7 +111,7 @@ class RatingEntry(_Strict):
     @field_validator("elapsed_ms")
     @classmethod
     def _elapsed_cap(cls, v: int) -> int:
-        return min(v, 2**31 - 1)
+        return min(v, ELAPSED_MAX_MS)
 
 
 class PracticeAnswer(_Strict):
@@ -292,6 +305,7 @@ class WidgetLimits(_Strict):
     resend_after_ms: int = RESEND_AFTER_MS
     backoff_ms: tuple[int, ...] = BACKOFF_MS
     wait_poll_ms: int = WAIT_POLL_MS
+    kept_ttl_ms: int = KEPT_TTL_S * 1000
 
 
 class ScaleOptionView(_Strict):
@@ -341,6 +355,11 @@ class WidgetBoot(_Strict):
     (``Authorization: Bearer <token>``). ``token_serial``: counts the tokens this page
     minted; the widget asks for a new one by sending the serial it holds.
     ``ended``: the access code was replaced or revoked (the widget stops at once).
+    ``session``: this signed-in page session (every rating the widget keeps names it);
+    ``earlier``: this annotator's other sessions whose kept ratings the endpoint still takes
+    (the widget asks the doctor before sending those, and discards kept lists naming any
+    other session unsent). ``sign_out``: the doctor asked to sign out — save or ask, clear
+    this browser's kept data, then report ``signed_out``.
     """
 
     who: str
@@ -352,3 +371,6 @@ class WidgetBoot(_Strict):
     limits: WidgetLimits = WidgetLimits()
     ended: str | None = None
     practice_text: PracticeText = PracticeText()
+    session: str | None = None
+    earlier: list[str] = []
+    sign_out: bool = False

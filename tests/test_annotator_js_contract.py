@@ -1,6 +1,6 @@
 """The annotation widget's JavaScript names only what its contract (data_schemas/widget.py)
 declares: the boot data and limits it reads, the request it posts, the answers and errors it
-reads back, and the one state it hands back to the page. A field renamed on one side fails
+reads back, and the states it hands back to the page. A field renamed on one side fails
 here instead of in a browser."""
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def test_practice_round_fields():
     assert shown and shown <= _fields(PracticeText)
 
 
-def test_the_one_state_it_hands_back():
+def test_the_states_it_hands_back():
     names = set(re.findall(r'setStateValue\("(\w+)"', JS))
     mount = (HERE / "__init__.py").read_text(encoding="utf-8")
-    assert names == {"token_wanted"}
+    assert names == {"token_wanted", "signed_out", "sign_out_cancelled"}
     assert all(f'"{n}": None' in mount and f"on_{n}_change" in mount for n in names)

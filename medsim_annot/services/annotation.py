@@ -389,6 +389,7 @@ def submit_rating(
     comment: str = "",
     elapsed_ms: int | None = None,
     *,
+    browser_ms: int | None = None,
     expected_version: int | None = None,
     credential: int | None = None,
     max_revisions: int | None = None,
@@ -401,7 +402,8 @@ def submit_rating(
     same value, unclear flag and comment, nothing is inserted (``saved=False``): a double
     press or a resubmitted form never adds a rating, even when the copies arrive at the same
     instant. A different answer appends a new row (the old one stays in the history).
-    ``elapsed_ms`` (time on the pair) is stored with the rating.
+    ``elapsed_ms`` (time on the pair) is stored with the rating; *browser_ms* (the ratings
+    endpoint: the browser's own figure, when ``elapsed_ms`` is the server's bound) beside it.
 
     *expected_version* is the slot's version the page showed (:attr:`PairView.version`). When
     given, the answer is stored only if the slot still has that version; if another window
@@ -430,6 +432,8 @@ def submit_rating(
         expected_version = int(expected_version)
     if elapsed_ms is not None:
         elapsed_ms = max(0, min(int(elapsed_ms), 2**31 - 1))
+    if browser_ms is not None:
+        browser_ms = max(0, min(int(browser_ms), 2**31 - 1))
 
     def attempt() -> SubmitResult:
         with session_scope(_engine(engine)) as s:
@@ -461,6 +465,7 @@ def submit_rating(
                     comment=comment,
                     rated_at=utcnow(),
                     elapsed_ms=elapsed_ms,
+                    browser_ms=browser_ms,
                 )
                 if not stored:
                     raise _LostRaceError

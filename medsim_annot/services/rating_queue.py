@@ -16,10 +16,19 @@ is harmless: the service stores the same answer on the same version once.
 - A store error (:class:`StoreUnavailable`) stops at that entry: it and
   every later entry stay unacknowledged for the widget to resend.
 - A replaced or revoked code (:class:`SessionEnded`) stops everything.
+
+Through the endpoint (:func:`exchange`) every entry must also name a version or an earlier
+edit (``after``), and its slot must have been served to the signed-in page session the entry
+names (recorded in ``served_slots`` per served window, :data:`KEPT_TTL_S` at most ago):
+ratings planted in the browser's storage by someone else, or for a slot never shown, are
+refused. The time stored as ``elapsed_ms`` is the browser's figure capped by the server's
+time between serving the slot and saving; the browser's own figure is kept in
+``browser_ms`` (docs/security.md).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import threading
 from dataclasses import asdict, dataclass, field
@@ -28,6 +37,7 @@ from data_schemas.limits import MIN_VIEW_MS
 from data_schemas.scales import Scale
 from data_schemas.widget import (
     BEHIND,
+    KEPT_TTL_S,
     MAX_REVISIONS_PER_SLOT,
     RATINGS_PATH,
     WINDOW,
@@ -51,8 +61,9 @@ from medsim_annot.errors import (
 from medsim_annot.services import annotation as A
 from medsim_annot.services.people import tokens
 from medsim_annot.services.practice import gate as practice_gate
-from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
+from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import practice as practice_store
+from medsim_annot.storage import served as served_store
 from medsim_annot.storage import serving as serving_store
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
@@ -118,6 +129,7 @@ def commit_pending(
     log: dict[int, int] | None = None,
     credential: int | None = None,
     max_writes: int | None = None,
+    served_ms: dict[int, int] | None = None,
     engine: Engine | None = None,
 ) -> CommitOutcome:
     """Commit *entries* (sequence order) whose sequence number is above *acked*.
@@ -131,7 +143,11 @@ def commit_pending(
 
     *log* (optional) maps sequence numbers committed earlier to the version they stored; it
     is updated in place (and trimmed to :data:`LOG_SIZE`). Entries found in it are
-    acknowledged without another save. Returns a :class:`CommitOutcome`.
+    acknowledged without another save. *served_ms* (the endpoint) maps the sequence number
+    of each entry whose slot was served to its session to the milliseconds since: an entry
+    not in it is refused, an entry without a version or ``after`` too, and the time stored
+    is the smaller of the browser's and the server's (the browser's kept beside it).
+    Returns a :class:`CommitOutcome`.
     """
     with _lock(annotator_id):
         return _commit(
@@ -141,6 +157,7 @@ def commit_pending(
             {} if log is None else log,
             credential,
             max_writes,
+            served_ms,
             engine,
         )
 
@@ -149,11 +166,31 @@ def _refusal(e: RatingEntry, message: str, current: dict | None = None) -> dict:
     return {"seq": e.seq, "position": e.position, "message": message, "current": current}
 
 
+NOT_SERVED = (
+    "this pair was not served to the session this rating was made in (or was served more "
+    "than {hours} hours ago), so it is not saved; look at the pair and press again"
+)
+NO_VERSION = (
+    "this rating names neither the answer it changes (version) nor an earlier edit (after), "
+    "so it is not saved; look at the pair and press again"
+)
+
+
 def _refused_before_saving(
-    e: RatingEntry, log: dict[int, int], out: CommitOutcome, refused_seqs: set[int]
+    e: RatingEntry,
+    log: dict[int, int],
+    out: CommitOutcome,
+    refused_seqs: set[int],
+    served_ms: dict[int, int] | None,
 ) -> dict | None:
-    """The refusal of *e* that needs no save to decide (pressed too soon after the pair
-    appeared; chained onto an edit that was refused or is unknown), or ``None``."""
+    """The refusal of *e* that needs no save to decide (through the endpoint: its slot not
+    served to its session, or naming no version; pressed too soon after the pair appeared;
+    chained onto an edit that was refused or is unknown), or ``None``."""
+    if served_ms is not None:
+        if e.seq not in served_ms:
+            return _refusal(e, NOT_SERVED.format(hours=KEPT_TTL_S // 3600))
+        if e.version is None and e.after is None:
+            return _refusal(e, NO_VERSION)
     if e.elapsed_ms < MIN_VIEW_MS:
         return _refusal(
             e,
@@ -185,7 +222,9 @@ def _stored_chain(
     return chain if len(chain) > 1 and _same_answer(chain[-1], current) else []
 
 
-def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -> CommitOutcome:
+def _commit(
+    annotator_id, entries, acked, log, credential, max_writes, served_ms, engine
+) -> CommitOutcome:
     todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)
     out = CommitOutcome(ack=acked)
     by_seq = {e.seq: e for e in todo}
@@ -198,7 +237,7 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
         if e.seq in out.versions or e.seq in refused_seqs:
             out.ack = e.seq
             continue
-        refusal = _refused_before_saving(e, log, out, refused_seqs)
+        refusal = _refused_before_saving(e, log, out, refused_seqs, served_ms)
         if refusal is not None:
             refused_seqs.add(e.seq)
             out.refused.append(refusal)
@@ -208,6 +247,9 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
         if max_writes is not None and out.stored >= max_writes:
             out.capped = True
             break
+        elapsed, browser = e.elapsed_ms, None
+        if served_ms is not None:
+            elapsed, browser = min(e.elapsed_ms, served_ms[e.seq]), e.elapsed_ms
         try:
             res = A.submit_rating(
                 annotator_id,
@@ -215,7 +257,8 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
                 e.value,
                 unclear=e.unclear,
                 comment=e.comment,
-                elapsed_ms=e.elapsed_ms,
+                elapsed_ms=elapsed,
+                browser_ms=browser,
                 expected_version=expected,
                 credential=credential,
                 max_revisions=MAX_REVISIONS_PER_SLOT,
@@ -279,16 +322,18 @@ def exchange(
     eng = engine or get_engine()
     writes = len(request.pending)
 
-    def check() -> tuple[tokens.Grant, tuple[int, int] | None, bool]:
+    def check() -> tuple[tokens.Grant, tuple[int, int] | None, bool, dict[int, int]]:
         # One short read: the token with the annotator's recent writes, the queue's mark,
-        # and whether the practice gate keeps the real queue closed.
+        # whether the practice gate keeps the real queue closed, and when the slots of the
+        # entries were served to the sessions they name.
         with session_scope(eng) as s:
-            grant = tokens.check_token(s, token)
+            now = utcnow()
+            grant = tokens.check_token(s, token, now=now)
             mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
             locked = practice_store.is_locked(s, grant.study_id, grant.annotator_id)
-            return grant, mark, locked
+            return grant, mark, locked, _served_ms(s, grant, request, now)
 
-    grant, mark, locked = with_retry(check)
+    grant, mark, locked, served_ms = with_retry(check)
     aid, credential = grant.annotator_id, grant.credential
     practice: PracticeState | None = None
     if locked or request.practice is not None:
@@ -311,6 +356,7 @@ def exchange(
             list(request.pending),
             credential=credential,
             max_writes=grant.writes_left,
+            served_ms=served_ms,
             engine=eng,
         )
         if writes
@@ -331,7 +377,7 @@ def exchange(
     if practice is not None and not practice.open:
         return reply
     try:
-        return _with_window(aid, credential, request, mark, reply, eng)
+        return _with_window(grant, request, mark, reply, eng)
     except PracticeLocked:
         closed = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
         return reply.model_copy(update={"practice": closed})
@@ -380,9 +426,42 @@ def _practice(aid: int, credential: int, request: RatingsRequest, eng: Engine) -
     )
 
 
+def _served_ms(s, grant: tokens.Grant, request: RatingsRequest, now: dt.datetime) -> dict[int, int]:
+    """Sequence number → milliseconds since its slot was served to the session the entry
+    names (the token's own when it names none), for the entries whose slot was served to
+    that session of this annotator within :data:`KEPT_TTL_S` (one indexed read)."""
+    if not request.pending:
+        return {}
+    key = {e.seq: (e.session or grant.session, e.position) for e in request.pending}
+    since = now - dt.timedelta(seconds=KEPT_TTL_S)
+    when = served_store.served_at(s, grant.annotator_id, key.values(), since)
+    return {
+        seq: max(0, int((now - when[k]).total_seconds() * 1000))
+        for seq, k in key.items()
+        if k in when
+    }
+
+
+def _record(grant: tokens.Grant, window: A.Window, eng: Engine) -> None:
+    """Record that *window*'s slots were served to the token's session (one insert)."""
+    now = utcnow()
+
+    def run() -> None:
+        with session_scope(eng) as s:
+            served_store.record_served(
+                s,
+                annotator_id=grant.annotator_id,
+                session_key=grant.session,
+                token_id=grant.token_id,
+                positions=[v.position for v in window.pairs],
+                now=now,
+            )
+
+    with_retry(run)
+
+
 def _with_window(
-    aid: int,
-    credential: int,
+    grant: tokens.Grant,
     request: RatingsRequest,
     mark: tuple[int, int] | None,
     reply: RatingsResponse,
@@ -392,7 +471,9 @@ def _with_window(
     unrated slot; a position sends the stretch from it (before it, with ``back``). When the
     queue moved since the widget's ``mark`` (a slot added by a 2 + 1 tiebreak, slots the
     sequential audit withdrew), the stretch from the pair on screen is sent again in serving
-    order (long enough to reach what the widget holds)."""
+    order (long enough to reach what the widget holds). The slots sent are recorded as served
+    to the token's session."""
+    aid, credential = grant.annotator_id, grant.credential
     need, back, after = request.need, request.back, WINDOW
     resume = need == -1
     if not resume and request.mark is not None and mark is not None:
@@ -432,6 +513,7 @@ def _with_window(
             engine=eng,
         )
     if window is not None and window.pairs:
+        _record(grant, window, eng)
         pairs, info = widget_window(window)
         update.update(
             window=[WidgetPair.model_validate(p) for p in pairs],
@@ -560,9 +642,14 @@ def widget_boot(
     token: str | None,
     token_serial: int,
     ended: str | None = None,
+    session: str | None = None,
+    earlier: list[str] | None = None,
+    sign_out: bool = False,
 ) -> dict:
     """The widget's boot data (:class:`~data_schemas.widget.WidgetBoot`, validated) as the
-    page hands it over."""
+    page hands it over: *session* is the page session its tokens were minted for,
+    *earlier* this annotator's other recent sessions (:func:`earlier_sessions`), *sign_out*
+    that the doctor asked to sign out."""
     return WidgetBoot(
         who=session_key(annotator_id, study_id),
         endpoint=RATINGS_PATH,
@@ -571,4 +658,23 @@ def widget_boot(
         scale=ScaleView.model_validate(setup.scale),
         total=setup.total,
         ended=ended,
+        session=session,
+        earlier=list(earlier or []),
+        sign_out=sign_out,
     ).model_dump(mode="json")
+
+
+def earlier_sessions(
+    annotator_id: int, session: str | None, *, engine: Engine | None = None
+) -> list[str]:
+    """The other page sessions of *annotator_id* that were served slots in the last
+    :data:`KEPT_TTL_S` seconds: ratings kept in a browser from one of them may still be
+    sent (after the doctor confirms); kept lists naming any other session are discarded
+    unsent."""
+    since = utcnow() - dt.timedelta(seconds=KEPT_TTL_S)
+
+    def run() -> list[str]:
+        with session_scope(engine or get_engine()) as s:
+            return served_store.sessions_since(s, annotator_id, since)
+
+    return [k for k in with_retry(run) if k != session]

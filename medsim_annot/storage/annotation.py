@@ -184,6 +184,7 @@ def insert_rating(
     rated_at,
     elapsed_ms: int | None,
     source: str = "app",
+    browser_ms: int | None = None,
 ) -> bool:
     """Insert revision *revision* of *slot*'s rating. ``False`` when another writer stored that
     revision first: the transaction is then unusable and the caller must roll it back and
@@ -201,6 +202,7 @@ def insert_rating(
                 comment=comment,
                 rated_at=rated_at,
                 elapsed_ms=elapsed_ms,
+                browser_ms=browser_ms,
                 source=source,
                 guideline_version=version_in_force(slot.study_id),
             )

@@ -199,7 +199,11 @@ class Rating(Base):
     unclear: Mapped[bool] = mapped_column(Boolean, default=False)
     comment: Mapped[str] = mapped_column(Text, default="")
     rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Time on the pair (ms) as the server vouches for it: through the ratings endpoint, the
+    #: browser's figure capped by the server's time between serving the slot and saving (0014).
     elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: The browser's own figure, kept beside it (0014; NULL for older and non-widget rows).
+    browser_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source: Mapped[str] = mapped_column(String(20), default="app")  # app | import
     #: The guideline version the rating was made under (0018; NULL before: version 1).
     guideline_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -319,6 +323,9 @@ class RatingToken(Base):
     credential_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+    #: The signed-in page session the token was minted for (0014): the tokens one Annotate
+    #: page mints over its life share it, and what was served is recorded per session.
+    session_key: Mapped[str | None] = mapped_column(String(43), nullable=True)
 
 
 class Prediction(Base):
@@ -408,3 +415,16 @@ class PracticeStatus(Base):
     round: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[str] = mapped_column(String(20))
     changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ServedSlot(Base):
+    """A slot the ratings endpoint served to a session (0014): first time served, and the
+    token that fetched it. The endpoint takes a rating only for a slot served to its
+    session within :data:`~data_schemas.widget.KEPT_TTL_S`."""
+
+    __tablename__ = "served_slots"
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), primary_key=True)
+    session_key: Mapped[str] = mapped_column(String(43), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_id: Mapped[int] = mapped_column(Integer)
+    served_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)

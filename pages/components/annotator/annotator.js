@@ -8,9 +8,10 @@
 // POSTs a RatingsRequest {pending, need, back, at, mark} to the endpoint with
 // "Authorization: Bearer <token>" and gets a RatingsResponse {ack, versions, refused,
 // unavailable, window, window_info, mark, resume, start, complete, waiting, done, total} or
-// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The only
-// state handed back to Streamlit is "token_wanted" (the serial of a token that stopped
-// working: the page mints a new one) — no page rerun per key press.
+// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The states
+// handed back to Streamlit are "token_wanted" (the serial of a token that stopped working:
+// the page mints a new one) and, at sign-out, "signed_out" / "sign_out_cancelled" — no page
+// rerun per key press.
 //
 // Serving order: the widget walks the queue in the order the server serves it (order_key),
 // not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
@@ -26,7 +27,17 @@
 //
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 // Terms are never written to browser storage: only the pending entries (positions, values,
-// flags, comments, versions).
+// flags, comments, versions, the session each was made in).
+//
+// Shared computers (docs/security.md): every kept list and entry names the signed-in page
+// session it was made in (boot.session). On load the widget adopts its own session's lists
+// silently; lists of this annotator's earlier sessions that the server still takes
+// (boot.earlier) are offered to the doctor first ("Send them" / "Discard them"); lists naming
+// any other session, or none, or untouched for longer than limits.kept_ttl_ms, are deleted
+// unsent. The server, in turn, takes a rating only of a slot it served to the session the
+// entry names. At sign-out (boot.sign_out) the widget sends what is pending (or asks the
+// doctor to discard it), deletes everything it kept in this browser, and only then reports
+// "signed_out" so that the page ends the session.
 
 const INSTANCES = new WeakMap();
 // A tab's stored list is adopted by another tab of the same annotator once the tab is
@@ -59,16 +70,20 @@ function storage(kind) {
 // key so that it survives a reload, a crash or closing the tab; a later tab of the same
 // annotator in this browser adopts the lists of closed tabs and sends them.
 class PendingQueue {
-  constructor(who) {
+  constructor(who, session, earlier, ttlMs) {
     this.who = who;
+    this.session = session || null;
+    this.earlier = new Set(earlier || []);
+    this.ttlMs = Number(ttlMs) || 0;
+    this.offered = []; // [{key, entries, t}] kept lists of earlier sessions, waiting for the doctor
     this.entries = [];
     this.seq = 0;
-    const session = storage("session");
+    const tabStore = storage("session");
     const tabKey = `${PREFIX}tab:${who}`;
-    this.tab = (session && session.getItem(tabKey)) || null;
+    this.tab = (tabStore && tabStore.getItem(tabKey)) || null;
     if (!this.tab) {
       this.tab = Math.random().toString(36).slice(2) + Date.now().toString(36);
-      if (session) session.setItem(tabKey, this.tab);
+      if (tabStore) tabStore.setItem(tabKey, this.tab);
     }
     this.key = `${PREFIX}${who}:${this.tab}`;
   }
@@ -77,16 +92,31 @@ class PendingQueue {
     return this.entries.length;
   }
 
-  load() {
-    // This tab's own list (a reload), then the lists of tabs that are gone.
+  keys() {
     const local = storage("local");
-    if (!local) return;
-    const now = Date.now();
     const keys = [];
+    if (!local) return keys;
     for (let i = 0; i < local.length; i++) {
       const k = local.key(i);
       if (k && k.startsWith(`${PREFIX}${this.who}:`)) keys.push(k);
     }
+    return keys;
+  }
+
+  sessionOf(saved, e) {
+    // The session an entry was made in (an entry of an older list: its list's).
+    const s = e && typeof e.session === "string" ? e.session : saved.session;
+    return typeof s === "string" && s ? s : null;
+  }
+
+  load() {
+    // This session's lists (a reload of the widget) are adopted; lists of tabs that are gone
+    // from this annotator's earlier sessions are offered (this.offered); any other list is
+    // deleted unsent: planted, another session's, or expired.
+    const local = storage("local");
+    if (!local) return;
+    const now = Date.now();
+    const keys = this.keys();
     keys.sort((a, b) => (a === this.key ? -1 : b === this.key ? 1 : 0));
     for (const k of keys) {
       let saved;
@@ -99,11 +129,62 @@ class PendingQueue {
       if (!own && saved && !saved.closed && now - Number(saved.t || 0) < ORPHAN_AFTER_MS) {
         continue; // another live tab's list
       }
-      const list = saved && Array.isArray(saved.pending) ? saved.pending : [];
-      this.adopt(list);
-      if (!own) local.removeItem(k);
+      const fresh = saved && (!this.ttlMs || now - Number(saved.t || 0) < this.ttlMs);
+      const list = fresh && Array.isArray(saved.pending) ? saved.pending : [];
+      const mine = [];
+      const earlier = [];
+      for (const e of list) {
+        const session = this.sessionOf(saved, e);
+        if (!e || !session) continue;
+        const entry = { ...e, session: session };
+        if (session === this.session) mine.push(entry);
+        else if (this.earlier.has(session)) earlier.push(entry);
+      }
+      this.adopt(mine);
+      if (earlier.length) {
+        // Kept (under their own key, closed) until the doctor answers.
+        const keep = own ? `${this.key}-kept` : k;
+        const t = Number(saved.t) || now;
+        try {
+          local.setItem(
+            keep,
+            JSON.stringify({ t: t, closed: true, session: earlier[0].session, pending: earlier }),
+          );
+        } catch (err) {
+          // Storage full: offered from memory only.
+        }
+        this.offered.push({ key: keep, entries: earlier, t: t });
+      } else if (!own) {
+        local.removeItem(k);
+      }
     }
     this.persist();
+  }
+
+  offeredCount() {
+    return this.offered.reduce((n, kept) => n + kept.entries.length, 0);
+  }
+
+  takeOffered(send) {
+    // The doctor's answer about the kept ratings of earlier sessions: send (adopt) or discard.
+    const local = storage("local");
+    for (const kept of this.offered) {
+      if (send) this.adopt(kept.entries);
+      if (local && kept.key !== this.key) local.removeItem(kept.key);
+    }
+    this.offered = [];
+    this.persist();
+  }
+
+  clearAll() {
+    // Sign-out: forget everything this annotator kept in this browser (both storages).
+    this.entries = [];
+    this.offered = [];
+    this.cleared = true;
+    const local = storage("local");
+    if (local) for (const k of this.keys()) local.removeItem(k);
+    const tabStore = storage("session");
+    if (tabStore) tabStore.removeItem(`${PREFIX}tab:${this.who}`);
   }
 
   adopt(list) {
@@ -123,19 +204,25 @@ class PendingQueue {
         elapsed_ms: Number(e.elapsed_ms) || 0,
         version: after ? null : e.version === undefined ? null : e.version,
         after: after || null,
+        session: typeof e.session === "string" ? e.session : this.session,
       });
     }
   }
 
   persist(closed) {
     const local = storage("local");
-    if (!local) return;
+    if (!local || this.cleared) return;
     try {
       if (!this.entries.length) local.removeItem(this.key);
       else
         local.setItem(
           this.key,
-          JSON.stringify({ t: Date.now(), closed: !!closed, pending: this.entries }),
+          JSON.stringify({
+            t: Date.now(),
+            closed: !!closed,
+            session: this.session,
+            pending: this.entries,
+          }),
         );
     } catch (err) {
       // Storage full: the list still lives in memory.
@@ -270,6 +357,10 @@ class Annotator {
       fbExplanation: $(root, '[data-testid="medsim-feedback-explanation"]'),
       fbPassed: $(root, '[data-testid="medsim-feedback-passed"]'),
       fbGo: $(root, ".medsim-feedback-go"),
+      kept: $(root, ".medsim-kept"),
+      keptText: $(root, ".medsim-kept-text"),
+      signout: $(root, ".medsim-signout"),
+      signoutText: $(root, ".medsim-signout-text"),
     };
     // The practice round: the server's last PracticeState, the answer in flight (sent again
     // until acknowledged by its feedback) and, once the gate opened, where the real queue
@@ -329,6 +420,10 @@ class Annotator {
     this.el.comment.addEventListener("keydown", (e) => {
       if (e.key === "Escape") this.el.comment.blur();
     });
+    $(root, ".medsim-kept-send").addEventListener("click", () => this.answerKept(true));
+    $(root, ".medsim-kept-discard").addEventListener("click", () => this.answerKept(false));
+    $(root, ".medsim-signout-stay").addEventListener("click", () => this.staySignedIn());
+    $(root, ".medsim-signout-discard").addEventListener("click", () => this.finishSignOut());
   }
 
   // ---------------------------------------------------------------- boot data from the page
@@ -350,7 +445,12 @@ class Annotator {
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
       this.buildOptions();
-      this.queue = new PendingQueue(boot.who);
+      this.queue = new PendingQueue(
+        boot.who,
+        boot.session,
+        boot.earlier,
+        this.limits.kept_ttl_ms,
+      );
       this.queue.load();
       this.showWait(
         this.queue.size
@@ -358,11 +458,108 @@ class Annotator {
           : "Loading your pairs…",
       );
       this.renderStatus();
-      this.kick();
+      if (this.queue.offered.length && !boot.sign_out) this.showKept();
+      else this.kick();
     } else if (newToken && this.screen !== "ended") {
       this.net.tokenWanted = null;
       this.kick();
     }
+    if (boot.sign_out) this.startSignOut();
+  }
+
+  // ---------------------------------------------------------------- kept ratings, sign-out
+  showKept() {
+    // Ratings kept in this browser from this doctor's earlier session: ask before sending.
+    const n = this.queue.offeredCount();
+    const when = new Date(Math.max(...this.queue.offered.map((kept) => kept.t)));
+    const at = when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+    this.el.keptText.textContent =
+      `${n} rating(s) from an earlier session of yours (last changed ${at}) are kept on ` +
+      "this computer and were never saved. Send them now? If you do not recognise them, " +
+      "discard them.";
+    this.el.kept.hidden = false;
+  }
+
+  answerKept(send) {
+    if (!this.queue.offered.length) return;
+    this.queue.takeOffered(send);
+    this.el.kept.hidden = true;
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
+    this.showWait(
+      this.queue.size ? `Sending ${this.queue.size} rating(s) kept from before…` : "Loading your pairs…",
+    );
+    this.renderStatus();
+    this.kick();
+  }
+
+  startSignOut() {
+    // The doctor asked to sign out: send what is pending, or ask; then clear and report.
+    if (this.signingOut || this.signedOut) return;
+    this.signingOut = true;
+    this.el.kept.hidden = true;
+    this.queue.offered = []; // earlier sessions' lists: discarded with everything else
+    this.el.main.hidden = true;
+    this.el.end.hidden = true;
+    this.el.reminder.hidden = true;
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signing out: saving your ratings…";
+    this.signOutStep();
+  }
+
+  signOutStep(failed) {
+    if (!this.signingOut) return;
+    if (!this.queue.size) {
+      this.finishSignOut();
+      return;
+    }
+    if (failed || this.screen === "ended") {
+      this.askSignOut();
+      return;
+    }
+    if (!this.net.inflight) {
+      clearTimeout(this.net.timer);
+      this.post(null, false);
+    }
+  }
+
+  askSignOut() {
+    const n = this.queue.size;
+    this.el.wait.hidden = true;
+    this.el.signoutText.textContent =
+      `${n} rating(s) could not be saved yet (the server cannot be reached or your code ` +
+      "was replaced). If you sign out now they are discarded from this computer.";
+    this.el.signout.hidden = false;
+  }
+
+  staySignedIn() {
+    this.signingOut = false;
+    this.el.signout.hidden = true;
+    if (this.setStateValue) this.setStateValue("sign_out_cancelled", Date.now());
+    if (this.screen === "pair") this.moveTo(this.pos);
+    else if (this.screen === "end") this.showEnd();
+    else if (this.screen === "ended") this.stop();
+    else this.showWait("Loading your pairs…");
+    this.renderStatus();
+    if (this.queue.size) this.retry();
+  }
+
+  finishSignOut() {
+    // Everything this annotator kept in this browser goes (ratings, comments, the tab id),
+    // then the page ends the session.
+    this.signingOut = false;
+    this.signedOut = true;
+    clearTimeout(this.net.timer);
+    this.queue.clearAll();
+    this.el.signout.hidden = true;
+    this.el.main.hidden = true;
+    this.el.comment.value = "";
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signed out.";
+    this.renderStatus();
+    if (this.setStateValue) this.setStateValue("signed_out", Date.now());
   }
 
   // ---------------------------------------------------------------- sending
@@ -388,7 +585,12 @@ class Annotator {
 
   kick() {
     // Send now (or when the request in flight is answered) if there is anything to send.
-    if (this.screen === "ended" || this.net.tokenWanted) return;
+    if (this.screen === "ended" || this.net.tokenWanted || this.signedOut) return;
+    if (this.queue.offered.length) return; // the doctor has not answered about kept ratings
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
     if (this.net.inflight) {
       this.net.again = true;
       return;
@@ -457,7 +659,18 @@ class Annotator {
       error = { error: "unavailable", reason: "the server did not answer" };
     }
     this.net.inflight = false;
-    if (this.screen === "ended" || this.destroyed) return;
+    if (this.destroyed || this.signedOut) return;
+    if (this.signingOut) {
+      if (reply) {
+        this.applyAck(reply);
+        this.net.unavailable = !!reply.unavailable;
+      } else if (error.error === "ended") {
+        this.stop();
+      }
+      this.signOutStep(!reply || this.net.unavailable);
+      return;
+    }
+    if (this.screen === "ended") return;
     if (reply) this.answer(reply, need);
     else this.failed(error);
   }
@@ -950,7 +1163,7 @@ class Annotator {
   }
 
   stop() {
-    this.go("ended");
+    if (this.screen !== "ended") this.go("ended");
     clearTimeout(this.net.timer);
     this.el.main.hidden = true;
     this.el.end.hidden = true;
@@ -965,11 +1178,13 @@ class Annotator {
       "Sign in again with your current code, or ask the study admin." + kept;
     this.el.wait.dataset.testid = "medsim-ended";
     this.renderStatus();
+    if (this.signingOut) this.askSignOut();
   }
 
   // ---------------------------------------------------------------- actions
   handleKey(e) {
-    if (this.screen === "ended" || !this.scale) return;
+    if (this.screen === "ended" || !this.scale || this.signingOut || this.signedOut) return;
+    if (this.queue && this.queue.offered.length) return;
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
     const at = e.timeStamp || performance.now(); // the press itself, as for a tap
@@ -1008,6 +1223,7 @@ class Annotator {
   }
 
   rate(value, at) {
+    if (this.signingOut || this.signedOut) return;
     if (this.screen === "practice") {
       this.ratePractice(value, at);
       return;
@@ -1042,6 +1258,7 @@ class Annotator {
         elapsed_ms: Math.max(0, Math.round(shown)),
         version: earlier ? null : pair.version,
         after: earlier ? earlier.seq : null,
+        session: this.queue.session,
       });
       if (!pair.rated) this.newly.add(pos);
       pair.rating = value;
