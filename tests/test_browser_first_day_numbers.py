@@ -3,6 +3,9 @@
 1. Embedding scoring: a result is shown only under the study (or file), filters and methods
    it was computed from; switching to an uploaded file after scoring does not crash; with no
    word embedding installed no word-embedding metric is offered.
+2. Export: once pairs are adjudicated, "a majority or an adjudicated label" is the default
+   requirement and keeps them; the success box counts the label sources; the page's minimum
+   ratings is 1, so the default file holds no unrated pair.
 
 Playwright drives Debian's chromium (tests/streamlit_harness.py). Skipped when
 /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
@@ -16,7 +19,12 @@ import sys
 
 import pytest
 
+from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.demo import DEMO_DIR
+from medsim_annot.services.gold import table as table_svc
+from medsim_annot.services.people.adjudicators import add_adjudicator
+from medsim_annot.services.study_handle import open_study
+from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
 from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
 
@@ -47,8 +55,38 @@ def server(tmp_path_factory):
         capture_output=True,
         timeout=180,
     )
+    facts = _seed(url)
     with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "tmp": tmp, "env": env}
+        yield {"base": base, "url": url, "tmp": tmp, "env": env, **facts}
+
+
+ADJUDICATED = 3
+
+
+def _seed(url: str) -> dict:
+    """Adjudicate three no-majority pairs of demo-binary; return what the export must show."""
+    eng = get_engine(url)
+    study = open_study("demo-binary", engine=eng)
+    table = table_svc.study_gold_table(study).table
+    open_pairs = table[table["no_majority"] & (table["n_ratings"] > 0)]["pair_id"]
+    add_adjudicator(study, "Dr Lead")
+    for pid in list(open_pairs)[:ADJUDICATED]:
+        decisions_svc.decide(
+            study,
+            str(pid),
+            label="same",
+            reason="rater_error",
+            adjudicator="Dr Lead",
+            seen_version=0,
+        )
+    majority = int((~table["no_majority"] & (table["n_ratings"] > 0)).sum())
+    facts = {
+        "pairs": len(table),
+        "rated": int((table["n_ratings"] > 0).sum()),
+        "majority": majority,
+    }
+    dispose_all()
+    return facts
 
 
 @pytest.fixture(scope="module")
@@ -126,4 +164,27 @@ def test_scoring_result_belongs_to_its_study_file_and_methods(server, browser):
     page.get_by_role("button", name="Score and evaluate").click()
     page.get_by_text("Task: binary", exact=False).wait_for(timeout=120000)
     _settle(page)
+    _no_exception(page)
+
+
+def test_export_keeps_adjudicated_pairs_and_no_unrated_pair(server, browser):
+    page = _admin_page(server, browser, "Export", "Gold export")
+    page.get_by_role("button", name="Prepare export").wait_for(timeout=60000)
+    _settle(page)
+    # Adjudicated pairs exist: the requirement defaults to a majority or an adjudicated label.
+    choice = page.get_by_role("radio", name="A majority or an adjudicated label")
+    assert choice.is_checked()
+    page.get_by_role("button", name="Prepare export").click()
+    expected = server["majority"] + ADJUDICATED
+    box = page.get_by_test_id("stAlertContentSuccess")
+    box.wait_for(timeout=60000)
+    text = box.inner_text()
+    assert f"{expected} of {server['pairs']} pairs ready" in text, text
+    assert f"{ADJUDICATED} adjudicated" in text, text
+
+    # No requirement: the page's minimum of 1 rating leaves the unrated pairs out.
+    page.get_by_role("radio", name="No requirement").check(force=True)
+    page.get_by_role("button", name="Prepare export").click()
+    page.get_by_text(f"{server['rated']} of {server['pairs']} pairs ready").wait_for(timeout=60000)
+    assert server["rated"] < server["pairs"]
     _no_exception(page)
