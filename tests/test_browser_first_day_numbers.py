@@ -6,6 +6,9 @@
 2. Export: once pairs are adjudicated, "a majority or an adjudicated label" is the default
    requirement and keeps them; the success box counts the label sources; the page's minimum
    ratings is 1, so the default file holds no unrated pair.
+3. Dashboard headline: "Rated pairs" counts the pairs with every planned rating, and the
+   auto-label accuracy is computed on (and says) the pairs with two or more decisive ratings
+   (the study of tests/test_dashboard_headline.py, figures computed there by hand).
 
 Playwright drives Debian's chromium (tests/streamlit_harness.py). Skipped when
 /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
@@ -27,6 +30,8 @@ from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
 from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+from tests.test_dashboard_headline import STUDY as FIRST_DAY
+from tests.test_dashboard_headline import make_first_day
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -85,6 +90,7 @@ def _seed(url: str) -> dict:
         "rated": int((table["n_ratings"] > 0).sum()),
         "majority": majority,
     }
+    make_first_day(eng)
     dispose_all()
     return facts
 
@@ -187,4 +193,23 @@ def test_export_keeps_adjudicated_pairs_and_no_unrated_pair(server, browser):
     page.get_by_role("button", name="Prepare export").click()
     page.get_by_text(f"{server['rated']} of {server['pairs']} pairs ready").wait_for(timeout=60000)
     assert server["rated"] < server["pairs"]
+    _no_exception(page)
+
+
+def _metric(page, label: str) -> str:
+    metric = page.get_by_test_id("stMetric").filter(has_text=label).first
+    metric.wait_for(timeout=60000)
+    return metric.get_by_test_id("stMetricValue").inner_text()
+
+
+def test_dashboard_headline_counts_complete_pairs_and_says_what_accuracy_is_on(server, browser):
+    page = _admin_page(server, browser, "Dashboard", "QA dashboard")
+    _settle(page)
+    _choose(page, "dashboard_study", FIRST_DAY)
+    page.get_by_text("Auto-label accuracy").first.wait_for(timeout=60000)
+    _settle(page)
+    assert _metric(page, "Rated pairs") == "1 / 15"
+    assert _metric(page, "Auto-label accuracy") == "0.50"
+    page.get_by_text("on 2 pairs with ≥ 2 decisive ratings").wait_for(timeout=30000)
+    page.get_by_text("with every planned rating; 15 with at least one").wait_for(timeout=30000)
     _no_exception(page)

@@ -283,6 +283,24 @@ def assignment_ids(s: Session, study_id: int) -> dict[tuple[int, int], int]:
     }
 
 
+def planned_raters(s: Session, study_id: int) -> list[tuple[str, int]]:
+    """``(pair_id, annotators)`` for every pair with a slot: how many annotators have it in
+    their queue (every slot but a duplicate and a withdrawn one)."""
+    return [
+        (str(p), int(n))
+        for p, n in s.execute(
+            select(Item.pair_id, func.count(func.distinct(Assignment.annotator_id)))
+            .join(Item, Item.id == Assignment.item_id)
+            .where(
+                Assignment.study_id == study_id,
+                Assignment.kind != "duplicate",
+                Assignment.withdrawn_at.is_(None),
+            )
+            .group_by(Item.pair_id)
+        ).all()
+    ]
+
+
 def queue_head(s: Session, annotator_id: int, upto: int) -> list[tuple[int, int, int]]:
     """``(slot id, item id, position)`` of the annotator's slots before position *upto*."""
     return [

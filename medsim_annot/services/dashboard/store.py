@@ -37,8 +37,9 @@ from medsim_annot.services.dashboard.compute import compute_dashboard
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.people import annotators as annotators_svc
 from medsim_annot.services.study_handle import Study
-from medsim_annot.storage import Engine
+from medsim_annot.storage import Engine, session_scope
 from medsim_annot.storage import arrow as arrow_store
+from medsim_annot.storage import studies as studies_store
 
 CACHE_SIZE = 8
 STUDY_ENTRIES = 4
@@ -68,6 +69,14 @@ def completion(study: Study) -> pd.DataFrame:
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
     )
     return out
+
+
+def planned_ratings(study: Study) -> dict[str, int]:
+    """``pair_id`` to the number of annotators whose queue holds the pair (duplicate and
+    withdrawn slots left out): the ratings planned for it. Never cached (a cheap query): an
+    added annotator or a tie-break slot changes it without a new rating."""
+    with session_scope(study.engine) as s:
+        return dict(studies_store.planned_raters(s, study.id))
 
 
 def ratings_version(study: Study) -> tuple[int, int]:

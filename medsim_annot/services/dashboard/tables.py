@@ -6,6 +6,7 @@ graded studies). No statistics of its own: every number comes from the agreement
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,10 @@ from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
+
+#: The headline's auto-label accuracy counts the pairs with at least this many decisive
+#: ratings (and a majority): with one rating, the "majority" is one doctor's answer.
+ACCURACY_MIN_DECISIVE = 2
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -326,8 +331,19 @@ class Dashboard:
         }
 
     # ------------------------------------------------------------------ headline
-    def headline(self) -> dict:
-        """The few numbers a QA lead reads first."""
+    def headline(self, planned: Mapping[str, int] | None = None) -> dict:
+        """The few numbers a QA lead reads first.
+
+        ``rated_pairs``: pairs with at least one rating; with *planned* (``pair_id`` to the
+        annotators whose queue holds it, :func:`~medsim_annot.services.dashboard.store.planned_ratings`;
+        read fresh, never cached) also ``complete_pairs``: pairs rated by all of them (a pair
+        without a planned slot counts once it has a rating).
+
+        ``accuracy`` (binary scales with automatic labels) is computed on
+        ``accuracy_pairs``: the pairs with at least :data:`ACCURACY_MIN_DECISIVE` decisive
+        ratings and a majority — a "majority" of one doctor says little about an automatic
+        label. ``accuracy_any_majority`` is the audit's, over every pair with a majority.
+        """
         t = self.gold.table
         rated = int((t["n_ratings"] > 0).sum())
         out = {
@@ -340,6 +356,17 @@ class Dashboard:
             "krippendorff_alpha": float(self.agreement.krippendorff_alpha),
             "no_majority": int(t["no_majority"].sum()),
         }
+        if planned is not None:
+            want = np.array(
+                [max(int(planned.get(str(p), 0)), 1) for p in t[C.PAIR_ID].astype(str)],
+                dtype=np.int64,
+            )
+            out["complete_pairs"] = int((t["n_ratings"].to_numpy() >= want).sum())
         if self.audit is not None:
-            out["accuracy"] = float(self.audit.overall["accuracy"])
+            enough = t["n_decisive"].to_numpy() >= ACCURACY_MIN_DECISIVE
+            right = int((t["verified"].to_numpy(dtype=bool) & enough).sum())
+            wrong = int((t["auto_label_disagrees"].to_numpy(dtype=bool) & enough).sum())
+            out["accuracy"] = right / (right + wrong) if right + wrong else float("nan")
+            out["accuracy_pairs"] = right + wrong
+            out["accuracy_any_majority"] = float(self.audit.overall["accuracy"])
         return out
