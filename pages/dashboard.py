@@ -166,7 +166,11 @@ def _dashboard(study: Study) -> None:
     st.subheader("Completion")
     comp = dashboard_svc.completion(study)
     # A table, never markdown: annotator names are shown as typed, never as links.
-    comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
+    comp["access"] = (
+        comp["active"]
+        .map({True: "active", False: "code revoked"})
+        .where(~comp["imported"], "imported")
+    )
     st.dataframe(
         comp[["annotator", "done", "total", "share", "access"]],
         hide_index=True,
@@ -259,6 +263,8 @@ def _dashboard(study: Study) -> None:
 
     # ---- rater quality ---------------------------------------------------------------------
     st.header("Rater quality")
+    if dash.imported:
+        st.info(_ui.plain_markdown(dash.imported_note()))
     quality = dash.quality_table()
     for reading in quality["reading"]:
         st.text(f"• {reading}")  # plain text: readings name annotators

@@ -335,6 +335,27 @@ def assignment_ids(s: Session, study_id: int) -> dict[tuple[int, int], int]:
     }
 
 
+def imported_annotators(s: Session, study_id: int) -> list[str]:
+    """Names of the study's annotators with imported ratings that carry no time of their
+    own (``source`` ``import``, stamped with the import's time, which is the study's
+    creation time: made in another tool, in the file's order), sorted."""
+    created = select(Study.created_at).where(Study.id == study_id).scalar_subquery()
+    return sorted(
+        str(n)
+        for n in s.scalars(
+            select(Annotator.name).where(
+                Annotator.study_id == study_id,
+                exists().where(
+                    Rating.annotator_id == Annotator.id,
+                    Rating.study_id == study_id,
+                    Rating.source == "import",
+                    Rating.rated_at == created,
+                ),
+            )
+        ).all()
+    )
+
+
 def planned_raters(s: Session, study_id: int) -> list[tuple[str, int]]:
     """``(pair_id, annotators)`` for every pair with a slot: how many annotators have it in
     their queue (every slot but a duplicate and a withdrawn one)."""

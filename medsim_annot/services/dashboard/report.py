@@ -132,6 +132,7 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
         )
     rep.sections += [
         "<h2>Rater quality</h2>",
+        *([f"<p>{_html.escape(dash.imported_note())}</p>"] if dash.imported else []),
         _table_html(dash.quality_table()),
         "<h2>Check pairs, rushed answers and pace</h2>",
         *(f"<p><b>Warning:</b> {_html.escape(w)}</p>" for w in dash.check_warnings),

@@ -62,13 +62,29 @@ def study_pairs(study: Study) -> pd.DataFrame:
 
 
 def completion(study: Study) -> pd.DataFrame:
-    """Progress per annotator: ``annotator``, ``done``, ``total``, ``share`` (0..1)."""
+    """Progress per annotator: ``annotator``, ``active``, ``imported`` (their ratings were
+    imported from another tool: no code was ever theirs), ``done``, ``total``, ``share``
+    (0..1)."""
     a = annotators_svc.annotators(study)
     out = a[[C.ANNOTATOR, "active", "done", "total"]].copy()
+    out.insert(2, "imported", out[C.ANNOTATOR].isin(set(imported_annotators(study))))
     out["share"] = np.where(
         out["total"] > 0, out["done"] / out["total"].where(out["total"] > 0, 1), 0.0
     )
     return out
+
+
+def imported_annotators(study: Study) -> list[str]:
+    """The annotators of *study* whose ratings were imported from another tool without a
+    time of their own (EHR-Rel files, ratings files without ``rated_at``): their order is the
+    file's and their time the import's, so their order- and time-based checks are left out.
+    An imported file that gives each rating its time keeps the checks. Only an imported
+    study (``imported_from`` in its config: every importer sets it) has imported ratings;
+    others cost no query."""
+    if "imported_from" not in study.config:
+        return []
+    with session_scope(study.engine) as s:
+        return studies_store.imported_annotators(s, study.id)
 
 
 def planned_ratings(study: Study) -> dict[str, int]:
@@ -136,6 +152,7 @@ def study_dashboard(
     # The rater checks' settings and check pairs change without a new rating: in the key.
     settings = quality_svc.study_settings(study.reloaded())
     answers = quality_svc.check_answers(study)
+    imported = imported_annotators(study)
     key = (
         url,
         study.name,
@@ -145,6 +162,7 @@ def study_dashboard(
         majority,
         settings,
         tuple(sorted(answers.items())),
+        tuple(imported),
     )
     if use_cache:
         found = DASHBOARDS.get(key)
@@ -188,6 +206,7 @@ def study_dashboard(
             agreement_pairs=agreement_svc.design_agreement_pairs(info.config, current),
             check_answers=answers,
             check_settings=settings,
+            imported=imported,
         )
     notes = list(info.config.get("notes", ()))
     if info.config.get("tiebreak") and not dash.agreement_basis:

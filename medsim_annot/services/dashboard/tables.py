@@ -20,6 +20,12 @@ from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
 
+#: Said of every annotator whose ratings were imported (:attr:`Dashboard.imported`).
+IMPORTED_NOTE = (
+    "Imported ratings: straight-lining, rushed answers and pace are not checked (the order "
+    "is the file's and the times are the import's)."
+)
+
 #: The headline's auto-label accuracy counts the pairs with at least this many decisive
 #: ratings (and a majority): with one rating, the "majority" is one doctor's answer.
 ACCURACY_MIN_DECISIVE = 2
@@ -76,6 +82,9 @@ class Dashboard:
     check_warnings: tuple[str, ...] = ()
     #: The rushed threshold and the minimum accuracy the checks used.
     quality_settings: QualitySettings | None = None
+    #: Annotators whose ratings were imported: the order- and time-based checks
+    #: (straight-lining, rushed answers, pace) are left out for them.
+    imported: tuple[str, ...] = ()
     # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
     _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
@@ -264,11 +273,25 @@ class Dashboard:
         their exact agreement, longest run of identical ratings, and ``reading`` — a
         plain-language sentence naming the annotator."""
         per = self.quality.per_annotator.copy()
-        per["reading"] = [reading(r, per, self.quality) for r in per.to_dict(orient="records")]
+        per["reading"] = [
+            reading(r, per, self.quality)
+            + (f" {IMPORTED_NOTE}" if r[C.ANNOTATOR] in self.imported else "")
+            for r in per.to_dict(orient="records")
+        ]
         if len(self.rater_checks):
             shown = [c for c in CHECK_SHOWN if c in self.rater_checks.columns]
             per = per.merge(self.rater_checks[shown], on=C.ANNOTATOR, how="left")
         return per
+
+    def imported_note(self) -> str:
+        """What the page and the report say when some ratings were imported ("" when none)."""
+        if not self.imported:
+            return ""
+        return (
+            "Order- and time-based checks (straight-lining, rushed answers, pace) are skipped "
+            f"for imported ratings ({', '.join(self.imported)}): their order is the file's "
+            "and their times are the import's."
+        )
 
     def pace_table(self) -> pd.DataFrame:
         """Per doctor: check pairs answered and correct (with the Wilson interval and the
