@@ -356,13 +356,27 @@ def imported_annotators(s: Session, study_id: int) -> list[str]:
     )
 
 
+def queue_state(s: Session, study_id: int) -> tuple[int, int, int]:
+    """``(annotators, sum of their queue versions, highest slot id)``: changes whenever a
+    slot is added (an annotator added, a tie-break slot) or withdrawn or restored."""
+    n, versions = s.execute(
+        select(func.count(), func.coalesce(func.sum(Annotator.queue_version), 0)).where(
+            Annotator.study_id == study_id
+        )
+    ).one()
+    top = s.scalar(select(func.max(Assignment.id)).where(Assignment.study_id == study_id))
+    return int(n), int(versions), int(top or 0)
+
+
 def planned_raters(s: Session, study_id: int) -> list[tuple[str, int]]:
     """``(pair_id, annotators)`` for every pair with a slot: how many annotators have it in
-    their queue (every slot but a duplicate and a withdrawn one)."""
+    their queue (every slot but a duplicate and a withdrawn one; an annotator has at most
+    one such slot per pair)."""
     return [
         (str(p), int(n))
         for p, n in s.execute(
-            select(Item.pair_id, func.count(func.distinct(Assignment.annotator_id)))
+            select(Item.pair_id, func.count())
+            .select_from(Assignment)
             .join(Item, Item.id == Assignment.item_id)
             .where(
                 Assignment.study_id == study_id,

@@ -380,10 +380,7 @@ class Dashboard:
             "no_majority": int(t["no_majority"].sum()),
         }
         if planned is not None:
-            want = np.array(
-                [max(int(planned.get(str(p), 0)), 1) for p in t[C.PAIR_ID].astype(str)],
-                dtype=np.int64,
-            )
+            want = t[C.PAIR_ID].astype(str).map(dict(planned)).fillna(0).clip(lower=1).to_numpy()
             out["complete_pairs"] = int((t["n_ratings"].to_numpy() >= want).sum())
         if self.audit is not None:
             enough = t["n_decisive"].to_numpy() >= ACCURACY_MIN_DECISIVE
