@@ -61,7 +61,7 @@ def _queues(study: str) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def test_added_annotator_follows_the_k_of_n_design(db_url, cli, tmp_path):
+def test_added_annotator_follows_the_k_of_n_design(backend_url, cli, tmp_path):
     r = cli(
         "study", "create", "kn", "--pairs", _pairs_file(tmp_path), "--annotators", "a,b,c",
         "--seed", "11", "--per-item", "2", "--calibration", "3", "--duplicates", "0.2",

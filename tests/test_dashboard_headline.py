@@ -65,7 +65,7 @@ def make_first_day(engine=None) -> None:
 
 
 @pytest.fixture
-def first_day(db_url):
+def first_day(backend_url):
     dsvc.clear_cache()
     make_first_day()
     return open_study(STUDY)

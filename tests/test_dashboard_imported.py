@@ -23,7 +23,7 @@ from tests.qa_data import make_quality
 
 
 @pytest.fixture
-def ehr(db_url, ehr_rel_a):
+def ehr(backend_url, ehr_rel_a):
     dsvc.clear_cache()
     svc.import_ehr_rel(ehr_rel_a, "ehr-a")
     return open_study("ehr-a")
