@@ -285,10 +285,17 @@ class GoldFilters:
     exclude_rushed: bool = False
     #: The threshold in milliseconds (``None``: the study's, filled in by the export).
     rushed_ms: int | None = None
+    #: With ``require_majority``: also keep the pairs an adjudicator decided (label source
+    #: ``adjudicated``), so the requirement is "a majority or an adjudicated label".
+    or_adjudicated: bool = False
 
     def asked(self) -> dict:
-        """The five filters by name (what :func:`apply_filters` takes as keywords)."""
-        return {name: getattr(self, name) for name in FILTER_ORDER}
+        """The five filters by name (what :func:`apply_filters` takes as keywords), and
+        ``or_adjudicated`` when asked."""
+        return {
+            **{name: getattr(self, name) for name in FILTER_ORDER},
+            **({"or_adjudicated": True} if self.or_adjudicated else {}),
+        }
 
     def manifest(self) -> dict:
         """The filters as every gold manifest records them, with their fixed order.
@@ -308,6 +315,7 @@ class GoldFilters:
             **(
                 {"exclude_rushed": True, "rushed_ms": self.rushed_ms} if self.exclude_rushed else {}
             ),
+            **({"or_adjudicated": True} if self.or_adjudicated else {}),
         }
 
 

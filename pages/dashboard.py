@@ -254,7 +254,11 @@ def _dashboard(study: Study) -> None:
     st.subheader("Completion")
     comp = dashboard_svc.completion(study)
     # A table, never markdown: annotator names are shown as typed, never as links.
-    comp["access"] = comp["active"].map({True: "active", False: "code revoked"})
+    comp["access"] = (
+        comp["active"]
+        .map({True: "active", False: "code revoked"})
+        .where(~comp["imported"], "imported")
+    )
     st.dataframe(
         comp[["annotator", "done", "total", "share", "access"]],
         hide_index=True,
@@ -271,9 +275,15 @@ def _dashboard(study: Study) -> None:
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
     for note in dash.notes:
         st.info(_ui.plain_markdown(note))
-    head = dash.headline()
+    head = dash.headline(dashboard_svc.planned_ratings(study))
     cols = st.columns(4)
-    cols[0].metric("Rated pairs", f"{head['rated_pairs']} / {head['pairs']}")
+    cols[0].metric(
+        "Rated pairs",
+        f"{head['complete_pairs']} / {head['pairs']}",
+        help="Pairs with every planned rating (every doctor whose queue holds the pair has "
+        f"rated it); {head['rated_pairs']} have at least one rating.",
+    )
+    cols[0].caption(f"with every planned rating; {head['rated_pairs']} with at least one")
     alpha = head["krippendorff_alpha"]
     cols[1].metric("Krippendorff's alpha", "n/a" if alpha != alpha else f"{alpha:.2f}")
     cols[2].metric("Pairs without majority", head["no_majority"])
@@ -281,7 +291,10 @@ def _dashboard(study: Study) -> None:
         cols[3].metric(
             "Auto-label accuracy",
             "n/a" if head["accuracy"] != head["accuracy"] else f"{head['accuracy']:.2f}",
+            help="Share of pairs whose majority equals the automatic label, on the pairs with "
+            "at least two decisive ratings and a majority.",
         )
+        cols[3].caption(f"on {head['accuracy_pairs']} pairs with ≥ 2 decisive ratings")
     for what, why in dash.reasons.items():
         if what != "audit" or dash.kind == "binary":
             st.caption(_ui.plain_markdown(f"{what}: {why}"))
@@ -346,6 +359,8 @@ def _dashboard(study: Study) -> None:
 
     # ---- rater quality ---------------------------------------------------------------------
     st.header("Rater quality")
+    if dash.imported:
+        st.info(_ui.plain_markdown(dash.imported_note()))
     quality = dash.quality_table()
     for reading in quality["reading"]:
         st.text(f"• {reading}")  # plain text: readings name annotators

@@ -14,16 +14,23 @@ from data_schemas.errors import InputError, OptionError
 from data_schemas.gold import GoldFilters
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import FORMATS
+from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.gold.export import HfOptions, export_gold
 from medsim_annot.services.interop import zip_folder
 from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.study_handle import Study
 from pages import _qa, _ui
 
+#: The label a pair must have to be exported (the page's choices; the CLI's flags).
+LABEL_ANY = "No requirement"
+LABEL_MAJORITY = "A majority"
+LABEL_MAJORITY_OR_ADJUDICATED = "A majority or an adjudicated label"
 
-def _form() -> tuple[bool, str, GoldFilters, HfOptions, bool]:
+
+def _form(adjudicated: int) -> tuple[bool, str, GoldFilters, HfOptions, bool]:
     """The export form: whether it was submitted, the format, the filters, the Hugging Face
-    options and whether to audit against adjudicated labels."""
+    options and whether to audit against adjudicated labels. *adjudicated*: the pairs an
+    adjudicator has decided (then "a majority or an adjudicated label" is the default)."""
     with st.form("export_form"):
         fmt = st.selectbox(
             "Format",
@@ -37,12 +44,24 @@ def _form() -> tuple[bool, str, GoldFilters, HfOptions, bool]:
         min_ratings = st.number_input(
             "Minimum ratings per pair (0 = no minimum)",
             min_value=0,
-            value=0,
+            value=1,
             step=1,
             key="export_min_ratings",
+            help="1 (the default here) leaves out the pairs nobody has rated yet; "
+            "`medsim export gold` has no minimum unless given --min-ratings.",
         )
         exclude_unclear = st.checkbox("Exclude pairs flagged unclear", key="export_exclude_unclear")
-        require_majority = st.checkbox("Require a majority", key="export_require_majority")
+        choices = [LABEL_ANY, LABEL_MAJORITY, LABEL_MAJORITY_OR_ADJUDICATED]
+        required = st.radio(
+            "Label required",
+            choices,
+            index=2 if adjudicated else 0,
+            horizontal=True,
+            key="export_label_required",
+            help="A majority of the raters' answers; or that, or an adjudicator's decision "
+            f"({adjudicated} pairs decided so far).",
+        )
+        require_majority = required != LABEL_ANY
         exclude_all_different = st.checkbox(
             "Exclude pairs whose ratings all differ", key="export_exclude_all_different"
         )
@@ -80,6 +99,7 @@ def _form() -> tuple[bool, str, GoldFilters, HfOptions, bool]:
         min_ratings=int(min_ratings) or None,
         exclude_unclear=exclude_unclear,
         require_majority=require_majority,
+        or_adjudicated=required == LABEL_MAJORITY_OR_ADJUDICATED,
         exclude_all_different=exclude_all_different,
         only_verified=only_verified,
         exclude_rushed=exclude_rushed,
@@ -129,6 +149,13 @@ def _prepare(
             }
 
 
+def _sources_text(sources: dict[str, int]) -> str:
+    """The label sources of the exported pairs, in a few words ("Labels: 90 majority ·
+    3 adjudicated"); sources without pairs are left out."""
+    shown = [f"{n} {name}" for name, n in sources.items() if n]
+    return "  \nLabels: " + " · ".join(shown) if shown else ""
+
+
 def _downloads(study: str) -> None:
     """The prepared export of *study*: counts, filter steps, the two downloads."""
     res = st.session_state.get("export_result")
@@ -139,11 +166,12 @@ def _downloads(study: str) -> None:
             st.success(
                 f"{c['exported']} of {c['pairs']} pairs ready as a Hugging Face dataset folder "
                 f"({len(manifest['files'])} files, listed with their SHA-256 in manifest.json)."
+                + _sources_text(c.get("label_source", {}))
             )
         else:
             st.success(
                 f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
-                f"SHA-256 {manifest['sha256'][:16]}…)."
+                f"SHA-256 {manifest['sha256'][:16]}…)." + _sources_text(c.get("label_source", {}))
             )
         steps = manifest["filter_steps"]
         if steps:
@@ -176,7 +204,8 @@ def export_ui() -> None:
     picked = _qa.pick_study("export_study")
     if picked is None:
         st.stop()
-    go, fmt, filters, hf_options, audit_adjudicated = _form()
+    decided = len(decisions_svc.current_decisions(decisions_svc.decisions_frame(picked)))
+    go, fmt, filters, hf_options, audit_adjudicated = _form(decided)
     if go:
         _prepare(picked, fmt, filters, hf_options, audit_adjudicated)
     _downloads(picked.name)

@@ -6,6 +6,9 @@ medsim_annot.services.scoring (the same functions as `medsim score` / `medsim ev
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -41,9 +44,10 @@ def _available(folder: str | None) -> pd.DataFrame:
     return scoring.list_embeddings(folder, installed=True)
 
 
-def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The pairs to score and their gold: a study's verified subset or an uploaded file
-    (stops the page until there are some)."""
+def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The pairs to score, their gold and what they were chosen by (study and filters, or
+    the uploaded file): a study's verified subset or an uploaded file (stops the page until
+    there are some)."""
     st.subheader("1. Pairs and gold")
     source = st.radio(
         "Pairs to score",
@@ -95,6 +99,12 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
             if gold_choice == "Doctors' verdict"
             else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
         )
+        basis: dict = {
+            "study": study,
+            "only_verified": bool(only_verified),
+            "require_majority": bool(require_majority),
+            "gold": gold_choice,
+        }
     else:
         upload = st.file_uploader(
             "Pairs file with auto_label, a gold export, or an EHR-Rel file",
@@ -103,6 +113,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
         )
         if upload is None:
             st.stop()
+        basis = {"file": upload.name, "sha256": hashlib.sha256(upload.getvalue()).hexdigest()}
         try:
             # A private copy under the base name only, deleted as soon as it is read.
             with upload_copy(upload.name, upload.getvalue()) as path:
@@ -117,7 +128,34 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame]:
     if pairs is None or gold_frame is None or not len(pairs):
         st.warning("No pairs to score with these filters.")
         st.stop()
-    return pairs, gold_frame
+    return pairs, gold_frame, basis
+
+
+def _frame_digest(frame: pd.DataFrame) -> str:
+    """A digest of a frame's content, so a result is also tied to the ratings behind it."""
+    return hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
+
+
+def _result_key(
+    basis: dict,
+    pairs: pd.DataFrame,
+    gold_frame: pd.DataFrame,
+    chosen: list[str],
+    lexical: list[str],
+    word_metrics: list[str],
+) -> str:
+    """What a result was computed from: the study and filters (or the file), the pairs and
+    gold themselves, and the methods and metrics. A kept result is shown only while all of
+    these are still the ones on the page."""
+    parts = {
+        "basis": basis,
+        "pairs": _frame_digest(pairs),
+        "gold": _frame_digest(gold_frame),
+        "embeddings": sorted(chosen),
+        "lexical": sorted(lexical),
+        "word_metrics": list(word_metrics),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
@@ -141,12 +179,23 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
         key=KEY + "embeddings",
     )
     lexical = [v for k, v in LEXICAL.items() if st.checkbox(k, value=True, key=KEY + v)]
-    word_metrics = st.multiselect(
-        "Word-embedding metrics",
-        list(scoring.metrics_for("word2vec")),
-        default=list(scoring.metrics_for("word2vec")),
-        key=KEY + "metrics",
+    # The word-embedding metrics apply to word embeddings only: offered once one is chosen.
+    formats = (
+        set(available.loc[available["name"].isin(chosen), "format"]) if len(available) else set()
     )
+    word_metrics: list[str] = []
+    if formats & set(scoring.WORD_FORMATS):
+        word_metrics = st.multiselect(
+            "Word-embedding metrics",
+            list(scoring.metrics_for("word2vec")),
+            default=list(scoring.metrics_for("word2vec")),
+            key=KEY + "metrics",
+        )
+    elif any(fmt in scoring.WORD_FORMATS for fmt in available.get("format", [])):
+        st.caption(
+            "Word-embedding metrics are offered once a word embedding (word2vec, GloVe, "
+            "fastText) is chosen above."
+        )
     return available, chosen, lexical, word_metrics
 
 
@@ -157,8 +206,10 @@ def _score(
     chosen: list[str],
     lexical: list[str],
     word_metrics: list[str],
+    key: str,
 ) -> None:
-    """Score every chosen method with a progress bar and evaluate them; keep the result."""
+    """Score every chosen method with a progress bar and evaluate them; keep the result
+    under *key* (what it was computed from)."""
     bar = st.progress(0.0, text="starting")
     frames: dict[str, pd.DataFrame] = {}
     jobs = [
@@ -177,7 +228,7 @@ def _score(
             frames[name] = scoring.score_pairs(pairs, path, fmt, metrics, progress=progress)
         bar.progress(1.0, text="evaluating")
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
-        st.session_state[KEY + "result"] = (frames, result)
+        st.session_state[KEY + "result"] = (key, frames, result)
         bar.empty()
     except InputError as exc:
         bar.empty()
@@ -187,10 +238,20 @@ def _score(
         st.error(plain_markdown(str(exc)))
 
 
-def _results(gold_frame: pd.DataFrame) -> None:
-    """The kept result: the methods table, comparisons, ROC curves, worst errors, downloads."""
-    if KEY + "result" in st.session_state:
-        frames, result = st.session_state[KEY + "result"]
+def _results(gold_frame: pd.DataFrame, key: str) -> None:
+    """The kept result: the methods table, comparisons, ROC curves, worst errors, downloads —
+    only while the study or file, filters, gold and methods are those it was computed from;
+    otherwise it is dropped."""
+    kept = st.session_state.get(KEY + "result")
+    if kept is not None and kept[0] != key:
+        del st.session_state[KEY + "result"]
+        st.caption(
+            "The previous result was computed on other pairs, gold or methods and is no longer "
+            "shown. Score again to see results for the current choice."
+        )
+        kept = None
+    if kept is not None:
+        _, frames, result = kept
         st.subheader("3. Results")
         st.write(
             f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
@@ -249,18 +310,19 @@ def scoring_ui() -> None:
     )
 
     # ---------------------------------------------------------------- 1. pairs and gold
-    pairs, gold_frame = _pairs_and_gold()
+    pairs, gold_frame, basis = _pairs_and_gold()
 
     # ---------------------------------------------------------------- 2. methods
     st.subheader("2. Representations and metrics")
     available, chosen, lexical, word_metrics = _methods()
+    key = _result_key(basis, pairs, gold_frame, chosen, lexical, word_metrics)
     if st.button(
         "Score and evaluate", type="primary", key=KEY + "run", disabled=not (chosen or lexical)
     ):
-        _score(pairs, gold_frame, available, chosen, lexical, word_metrics)
+        _score(pairs, gold_frame, available, chosen, lexical, word_metrics, key)
 
     # ---------------------------------------------------------------- 3. results
-    _results(gold_frame)
+    _results(gold_frame, key)
 
 
 scoring_ui()

@@ -494,8 +494,10 @@ def _tab_add(study: Study) -> None:
         try:
             out = A.add_annotator(study, new_name)
             st.session_state.pop(RESULT, None)
+            facts = A.added_queue_facts(study, out.name)
+            how = f" Their {A.describe_added_queue(facts)}." if facts else ""
             _ui.show_codes_once(
-                NEW_CODES, "manage", study.name, [out.to_dict()], f"Added {out.name}."
+                NEW_CODES, "manage", study.name, [out.to_dict()], f"Added {out.name}.{how}"
             )
         except UsageProblem as exc:
             st.session_state[RESULT] = f"error: {exc}"

@@ -64,7 +64,7 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
     _sign_in_admin(page, server["base"])
     page.get_by_test_id("stSidebarNav").get_by_text("Export", exact=True).click()
     page.get_by_role("heading", name="Gold export").wait_for(timeout=30000)
-    page.get_by_text("Require a majority").click()
+    page.get_by_role("radio", name="A majority", exact=True).check(force=True)
     page.get_by_role("button", name="Prepare export").click()
     page.get_by_text("96 of 120 pairs ready").wait_for(timeout=60000)
     # Download names carry a random part per session, so a link cannot be guessed from the content.
@@ -93,6 +93,8 @@ def test_admin_downloads_gold_export_matching_cli(server, browser):
             "--out",
             str(cli_file),
             "--require-majority",
+            "--min-ratings",
+            "1",  # the page's default (the CLI has no minimum unless given one)
         ],
         cwd=ROOT,
         env=server["env"],

@@ -114,7 +114,7 @@ def test_annotator_commands(db_url, cli, tmp_path):
     assert cli("study", "create", "s", "--pairs", path, "--annotators", "a").exit_code == 0
     r = cli("annotator", "add", "s", "bob")
     assert r.exit_code == 0
-    code = r.stdout.strip().split(": ")[1]
+    code = r.stdout.splitlines()[0].split(": ")[1]
     assert authenticate_annotator(code).name == "bob"
     assert cli("annotator", "rename", "s", "bob", "robert").exit_code == 0
     r = cli("annotator", "issue-code", "s", "robert")

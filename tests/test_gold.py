@@ -17,7 +17,9 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.people.adjudicators import add_adjudicator
 from medsim_annot.services.study_handle import open_study
 from tests import published as P
 from tests.qa_data import make_tiny
@@ -289,3 +291,37 @@ def test_cli_report_is_self_contained(tiny, tmp_path, cli):
     text = out.read_text(encoding="utf-8")
     assert "<script src=" not in text and "Plotly.newPlot" in text
     assert "AAAI 2020 Table 3" in text and "@home" in text
+
+
+def test_majority_or_adjudicated_keeps_decided_pairs(tiny, tmp_path, cli):
+    """Issue 33, item 2: "require a majority" dropped the pairs an adjudicator decided;
+    "a majority or an adjudicated label" keeps them and says so in the manifest."""
+    study = open_study(tiny)
+    add_adjudicator(study, "Dr Lead")
+    decisions_svc.decide(
+        study, "p3", label="same", reason="rater_error", adjudicator="Dr Lead", seen_version=0
+    )
+    only = export_gold(study, tmp_path / "m.csv", require_majority=True)
+    assert "p3" not in _ids(tmp_path / "m.csv")
+    both = export_gold(study, tmp_path / "b.csv", require_majority=True, or_adjudicated=True)
+    assert _ids(tmp_path / "b.csv") == ["p1", "p2", "p3", "p4", "p5"]
+    assert both.label_sources["adjudicated"] == 1 and only.label_sources["adjudicated"] == 0
+    assert both.filter_steps == [
+        {"filter": "require_majority_or_adjudicated", "value": True, "before": 5, "after": 5}
+    ]
+    assert both.manifest["filters"]["or_adjudicated"] is True
+    assert "or_adjudicated" not in only.manifest["filters"]  # older manifests keep their bytes
+    with pytest.raises(UsageProblem, match="or_adjudicated"):
+        export_gold(study, tmp_path / "x.csv", or_adjudicated=True)
+    r = cli(
+        "export",
+        "gold",
+        tiny,
+        "--out",
+        str(tmp_path / "c.csv"),
+        "--require-majority",
+        "--or-adjudicated",
+    )
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert "adjudicated 1" in r.stdout

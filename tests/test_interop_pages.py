@@ -40,7 +40,8 @@ def test_export_page_hf_zip_equals_service_folder(app_db, tmp_path):
     at = _page("export.py")
     assert not at.exception, at.exception
     at.selectbox(key="export_format").select("hf")
-    at.checkbox(key="export_require_majority").check()
+    at.radio(key="export_label_required").set_value("A majority")
+    at.number_input(key="export_min_ratings").set_value(0)  # as the service's default
     at.text_input(key="export_license").input("cc-by-4.0")
     at.checkbox(key="export_split").check()
     at.number_input(key="export_seed").set_value(5)

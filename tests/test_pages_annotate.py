@@ -300,6 +300,9 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.text_input(key="setup_add_name").input("d4").run()
     at.button(key="setup_add").click().run()
     assert any("Added d4" in s.value for s in at.success)
+    # Issue 33, item 5: the added doctor's queue follows the design (k of n, seed 42).
+    added = next(s.value for s in at.success if "Added d4" in s.value).replace("\\", "")
+    assert "shuffled with seed 42" in added and "k/n = 2/" in added, added
 
 
 def test_app_routes_by_role(db):

@@ -141,7 +141,7 @@ def test_export_page_matches_service(app_db, tmp_path):
     at = _page("export.py")
     assert not at.exception, at.exception
     at.selectbox(key="export_format").select("tsv")
-    at.checkbox(key="export_require_majority").check()
+    at.radio(key="export_label_required").set_value("A majority")
     at.number_input(key="export_min_ratings").set_value(3)
     at.button[0].click().run()
     assert not at.exception, at.exception

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from data_schemas import columns as C
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold import filters as filters_svc
@@ -62,3 +64,15 @@ def test_lexical_baselines_on_verified_subset_match_service(app_db):
     )
     np.testing.assert_allclose(shown["accuracy"].astype(float), expected["accuracy"].astype(float))
     assert 0.5 < float(shown["auc"].max()) <= 1.0
+
+
+def test_worst_errors_refuse_a_result_of_another_task():
+    """A graded result never reads a binary gold's thresholds (issue 33, item 1: the page
+    crashed with KeyError 'threshold' when a file was uploaded after scoring)."""
+    ids = [f"p{i}" for i in range(8)]
+    scores = {"lex": pd.DataFrame({C.PAIR_ID: ids, "s": np.linspace(0, 1, 8)})}
+    graded = pd.DataFrame({C.PAIR_ID: ids, "mean": [0, 1, 2, 3, 0, 1, 2, 3]})
+    binary = pd.DataFrame({C.PAIR_ID: ids, "majority": [0, 1, 0, 1, 0, 1, 0, 1]})
+    result = scoring.evaluate_scores(scores, graded, task="graded", n_resamples=50)
+    with pytest.raises(UsageProblem, match="graded task"):
+        scoring.pair_errors(scores, binary, "lex:s", result)

@@ -31,9 +31,20 @@ def register(app: typer.Typer) -> None:
     def add(
         study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
     ) -> None:
-        """Add an annotator (queue: every pair in file order) and print their access code."""
-        out = svc.add_annotator(open_study(study_name), name)
+        """Add an annotator and print their access code and how their queue was built.
+
+        The queue follows the study's design, as at creation: shuffled with the study's
+        seed on a stream of its own (a study created with --file-order keeps file order),
+        with its calibration, duplicate and check slots, and in a k-of-n design its share
+        k/n of the main pairs, the least-rated first (the balanced design counts the
+        annotators it was created with; these pairs get a rating beyond k).
+        """
+        study = open_study(study_name)
+        out = svc.add_annotator(study, name)
         typer.echo(f"{out.name}: {out.access_code}")
+        facts = svc.added_queue_facts(study, out.name)
+        if facts is not None:
+            typer.echo(svc.describe_added_queue(facts))
 
     @ann.command("rename")
     def rename(

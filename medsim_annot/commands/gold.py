@@ -44,6 +44,12 @@ def register(app: typer.Typer) -> None:
         require_majority: bool = typer.Option(
             False, "--require-majority", help="Keep pairs with a majority verdict."
         ),
+        or_adjudicated: bool = typer.Option(
+            False,
+            "--or-adjudicated",
+            help="With --require-majority: also keep the pairs an adjudicator decided "
+            "(a majority or an adjudicated label).",
+        ),
         exclude_unclear: bool = typer.Option(
             False, "--exclude-unclear", help="Drop pairs any annotator flagged unclear."
         ),
@@ -95,6 +101,7 @@ def register(app: typer.Typer) -> None:
                 exclude_all_different=exclude_all_different,
                 only_verified=only_verified,
                 exclude_rushed=exclude_rushed,
+                or_adjudicated=or_adjudicated,
             ),
             aggregate=aggregate,
             audit_label=audit_label,

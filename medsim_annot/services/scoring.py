@@ -574,6 +574,11 @@ def pair_errors(
     series, _ = _methods(score_frames)
     if method not in series:
         raise UsageProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
+    if result is not None and result.task != gold.task:
+        raise UsageProblem(
+            f"the result was evaluated as a {result.task} task but this gold is {gold.task}; "
+            "evaluate the scores against this gold first"
+        )
     ids = (
         result.common_pairs
         if result is not None

@@ -256,6 +256,58 @@ def item_ids(s: Session, study_id: int) -> list[int]:
     )
 
 
+def study_config(s: Session, study_id: int) -> dict:
+    """The study's stored config."""
+    raw = s.scalar(select(Study.config_json).where(Study.id == study_id))
+    return dict(json.loads(raw or "{}"))
+
+
+@dataclass(frozen=True)
+class DesignState:
+    """What the queue of an annotator added later is planned from (items by file position):
+    the item ids, which are check pairs, each one's audit group, the calibration items (slots
+    of kind ``calibration``), the annotators with a main slot per item (withdrawn ones left
+    out) and the number of annotators."""
+
+    item_ids: list[int]
+    checks: list[int]
+    groups: list[str | None]
+    calibration: list[int]
+    planned: list[int]
+    annotators: int
+
+
+def design_state(s: Session, study_id: int) -> DesignState:
+    """The study's :class:`DesignState`, read in transaction *s*."""
+    rows = s.execute(
+        select(Item.id, Item.check_answer, Item.audit_group)
+        .where(Item.study_id == study_id)
+        .order_by(Item.position)
+    ).all()
+    ids = [int(r[0]) for r in rows]
+    where = {item: pos for pos, item in enumerate(ids)}
+    planned = [0] * len(ids)
+    calibration: set[int] = set()
+    for item, kind in s.execute(
+        select(Assignment.item_id, Assignment.kind).where(
+            Assignment.study_id == study_id, Assignment.withdrawn_at.is_(None)
+        )
+    ).all():
+        if kind == "main":
+            planned[where[item]] += 1
+        elif kind == "calibration":
+            calibration.add(where[item])
+    n = s.scalar(select(func.count()).select_from(Annotator).where(Annotator.study_id == study_id))
+    return DesignState(
+        item_ids=ids,
+        checks=[pos for pos, r in enumerate(rows) if r[1] is not None and str(r[1]).strip()],
+        groups=[r[2] for r in rows],
+        calibration=sorted(calibration),
+        planned=planned,
+        annotators=int(n or 0),
+    )
+
+
 def insert_queue(
     s: Session,
     study_id: int,
@@ -281,6 +333,59 @@ def assignment_ids(s: Session, study_id: int) -> dict[tuple[int, int], int]:
             )
         ).all()
     }
+
+
+def imported_annotators(s: Session, study_id: int) -> list[str]:
+    """Names of the study's annotators with imported ratings that carry no time of their
+    own (``source`` ``import``, stamped with the import's time, which is the study's
+    creation time: made in another tool, in the file's order), sorted."""
+    created = select(Study.created_at).where(Study.id == study_id).scalar_subquery()
+    return sorted(
+        str(n)
+        for n in s.scalars(
+            select(Annotator.name).where(
+                Annotator.study_id == study_id,
+                exists().where(
+                    Rating.annotator_id == Annotator.id,
+                    Rating.study_id == study_id,
+                    Rating.source == "import",
+                    Rating.rated_at == created,
+                ),
+            )
+        ).all()
+    )
+
+
+def queue_state(s: Session, study_id: int) -> tuple[int, int, int]:
+    """``(annotators, sum of their queue versions, highest slot id)``: changes whenever a
+    slot is added (an annotator added, a tie-break slot) or withdrawn or restored."""
+    n, versions = s.execute(
+        select(func.count(), func.coalesce(func.sum(Annotator.queue_version), 0)).where(
+            Annotator.study_id == study_id
+        )
+    ).one()
+    top = s.scalar(select(func.max(Assignment.id)).where(Assignment.study_id == study_id))
+    return int(n), int(versions), int(top or 0)
+
+
+def planned_raters(s: Session, study_id: int) -> list[tuple[str, int]]:
+    """``(pair_id, annotators)`` for every pair with a slot: how many annotators have it in
+    their queue (every slot but a duplicate and a withdrawn one; an annotator has at most
+    one such slot per pair)."""
+    return [
+        (str(p), int(n))
+        for p, n in s.execute(
+            select(Item.pair_id, func.count())
+            .select_from(Assignment)
+            .join(Item, Item.id == Assignment.item_id)
+            .where(
+                Assignment.study_id == study_id,
+                Assignment.kind != "duplicate",
+                Assignment.withdrawn_at.is_(None),
+            )
+            .group_by(Item.pair_id)
+        ).all()
+    ]
 
 
 def queue_head(s: Session, annotator_id: int, upto: int) -> list[tuple[int, int, int]]:

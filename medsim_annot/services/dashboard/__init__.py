@@ -13,7 +13,8 @@ One module per job:
 * :mod:`.schedule` — the tiny scheduler that runs those steps, beside each other where they
   may be (it knows nothing of the dashboard);
 * :mod:`.store` — :func:`study_dashboard` (a stored study, cached), :func:`completion`
-  (annotators' progress, never cached: a cheap query) and the caches;
+  (annotators' progress) and :func:`planned_ratings` (the ratings planned per pair; both
+  never cached: cheap queries) and the caches;
 * :mod:`.cache` — the one least-recently-used cache helper;
 * :mod:`.report` — :func:`html_report`, the whole dashboard as one HTML file.
 """
@@ -29,6 +30,7 @@ from medsim_annot.services.dashboard.store import (
     clear_cache,
     completion,
     load_current,
+    planned_ratings,
     ratings_version,
     study_dashboard,
     study_pairs,
@@ -52,6 +54,7 @@ __all__ = [
     "compute_dashboard",
     "html_report",
     "load_current",
+    "planned_ratings",
     "ratings_version",
     "study_dashboard",
     "study_pairs",

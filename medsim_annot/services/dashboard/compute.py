@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
@@ -22,7 +23,7 @@ from medsim_annot.services.dashboard.schedule import Step, run
 from medsim_annot.services.dashboard.tables import Dashboard
 from medsim_annot.services.gold.table import GoldTable, gold_table
 from medsim_annot.services.quality import QualitySettings, rater_checks, warnings_of
-from medsim_annot.stats import CodedRatings, coded_ratings
+from medsim_annot.stats import CodedRatings, RaterQuality, coded_ratings
 from medsim_annot.stats._frame import encode
 from medsim_annot.stats.quality import history_checks
 
@@ -93,6 +94,7 @@ def compute_dashboard(
     check_answers: dict[str, str] | None = None,
     check_settings: QualitySettings | None = None,
     workers: int | None = None,
+    imported: Collection[str] = (),
 ) -> Dashboard:
     """Every dashboard table from frames, by calling the agreement services.
 
@@ -121,6 +123,11 @@ def compute_dashboard(
     workers : int, optional
         Threads beside the calling one (default :data:`WORKERS`; 0: every step in line,
         one after the other, with the same results).
+    imported : collection of str, optional
+        Annotators whose ratings were imported from another tool: their order is the file's
+        and their times the import's, so the checks that read order or time
+        (straight-lining, rushed answers, pace) are left out for them
+        (:func:`without_order_checks`); the dashboard lists them.
     """
     settings = check_settings or QualitySettings()
     saved = history if history is not None and len(history) else None
@@ -143,7 +150,7 @@ def compute_dashboard(
     done = run(steps, given, workers=WORKERS if workers is None else workers)
     report, basis = done["agreement"]
     audit, reasons = done["audit"]
-    checks = done["rater_checks"]
+    quality, checks = without_order_checks(done["quality"], done["rater_checks"], imported)
     return Dashboard(
         study,
         scale,
@@ -151,7 +158,7 @@ def compute_dashboard(
         (int(version[0]), int(version[1])),
         report,
         audit,
-        done["quality"],
+        quality,
         done["gold"],
         bootstrap,
         reasons,
@@ -159,7 +166,46 @@ def compute_dashboard(
         rater_checks=checks,
         check_warnings=tuple(warnings_of(checks, settings)),
         quality_settings=settings,
+        imported=tuple(sorted(set(imported))),
     )
+
+
+#: The per-doctor columns of the rater checks that read the time on a pair or the order of
+#: the ratings; empty for imported ratings.
+ORDER_TIME_COLUMNS = ("n_timed", "n_rushed", "rushed_rate", "median_seconds", "pairs_per_hour")
+
+
+def without_order_checks(
+    quality: RaterQuality, checks: pd.DataFrame, imported: Collection[str]
+) -> tuple[RaterQuality, pd.DataFrame]:
+    """*quality* and *checks* without the order- and time-based checks of the *imported*
+    annotators: no straight-lining runs (their order is the file's), longest run 0, and no
+    rushed answers or pace (their times are the import's; the columns are left empty).
+
+    >>> q = RaterQuality(pd.DataFrame({"annotator": ["E", "F"], "longest_run": [18, 0]}),
+    ...                  pd.DataFrame({"annotator": ["E"], "length": [18]}), pd.DataFrame())
+    >>> c = pd.DataFrame({"annotator": ["E", "F"], "n_rushed": [3.0, 1.0]})
+    >>> q2, c2 = without_order_checks(q, c, {"E"})
+    >>> len(q2.runs), q2.per_annotator["longest_run"].tolist(), c2["n_rushed"].tolist()[1]
+    (0, [0, 0], 1.0)
+    """
+    names = set(imported)
+    if not names:
+        return quality, checks
+    runs = quality.runs
+    if len(runs):
+        runs = runs[~runs[C.ANNOTATOR].isin(names)].reset_index(drop=True)
+    per = quality.per_annotator.copy()
+    if "longest_run" in per.columns:
+        per.loc[per[C.ANNOTATOR].isin(names), "longest_run"] = 0
+    out = checks.copy()
+    if len(out):
+        hit = out[C.ANNOTATOR].isin(names)
+        for col in ORDER_TIME_COLUMNS:
+            if col in out.columns:
+                out[col] = out[col].astype("float64")
+                out.loc[hit, col] = np.nan
+    return replace(quality, per_annotator=per, runs=runs), out
 
 
 #: Threads beside the calling one (:func:`~medsim_annot.services.dashboard.schedule.run`).

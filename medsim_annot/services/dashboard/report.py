@@ -14,7 +14,7 @@ from plotly.graph_objects import Figure
 import medsim_annot
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
-from medsim_annot.services.dashboard.store import completion, study_dashboard
+from medsim_annot.services.dashboard.store import completion, planned_ratings, study_dashboard
 from medsim_annot.services.stopping import audit_status
 from medsim_annot.services.study_handle import Study
 
@@ -114,7 +114,7 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
         f"<p>Scale <b>{_html.escape(dash.scale.name)}</b> ({dash.scale.level}); ratings "
         f"version {dash.version[0]} / {dash.version[1]}; medsim-annot "
         f"{medsim_annot.__version__}; generated {when}.</p>",
-        _table_html(pd.DataFrame([dash.headline()])),
+        _table_html(pd.DataFrame([dash.headline(planned_ratings(study))])),
     ]
     rep.sections += ["<h2>Completion</h2>", _table_html(comp)]
     rep.figures.append(("Completion per annotator", plots.completion_figure(comp)))
@@ -164,6 +164,7 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
         )
     rep.sections += [
         "<h2>Rater quality</h2>",
+        *([f"<p>{_html.escape(dash.imported_note())}</p>"] if dash.imported else []),
         _table_html(dash.quality_table()),
         "<h2>Check pairs, rushed answers and pace</h2>",
         *(f"<p><b>Warning:</b> {_html.escape(w)}</p>" for w in dash.check_warnings),

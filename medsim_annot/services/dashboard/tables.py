@@ -6,6 +6,7 @@ graded studies). No statistics of its own: every number comes from the agreement
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,16 @@ from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
+
+#: Said of every annotator whose ratings were imported (:attr:`Dashboard.imported`).
+IMPORTED_NOTE = (
+    "Imported ratings: straight-lining, rushed answers and pace are not checked (the order "
+    "is the file's and the times are the import's)."
+)
+
+#: The headline's auto-label accuracy counts the pairs with at least this many decisive
+#: ratings (and a majority): with one rating, the "majority" is one doctor's answer.
+ACCURACY_MIN_DECISIVE = 2
 
 #: Disagreement kinds of the explorer and the flag column each one reads.
 DISAGREEMENT_KINDS = {
@@ -71,6 +82,9 @@ class Dashboard:
     check_warnings: tuple[str, ...] = ()
     #: The rushed threshold and the minimum accuracy the checks used.
     quality_settings: QualitySettings | None = None
+    #: Annotators whose ratings were imported: the order- and time-based checks
+    #: (straight-lining, rushed answers, pace) are left out for them.
+    imported: tuple[str, ...] = ()
     # Fitted models per method, kept with the dashboard (and so in the one dashboard cache).
     _models: dict[str, dict] = field(default_factory=dict, repr=False, compare=False)
 
@@ -269,11 +283,25 @@ class Dashboard:
         their exact agreement, longest run of identical ratings, and ``reading`` — a
         plain-language sentence naming the annotator."""
         per = self.quality.per_annotator.copy()
-        per["reading"] = [reading(r, per, self.quality) for r in per.to_dict(orient="records")]
+        per["reading"] = [
+            reading(r, per, self.quality)
+            + (f" {IMPORTED_NOTE}" if r[C.ANNOTATOR] in self.imported else "")
+            for r in per.to_dict(orient="records")
+        ]
         if len(self.rater_checks):
             shown = [c for c in CHECK_SHOWN if c in self.rater_checks.columns]
             per = per.merge(self.rater_checks[shown], on=C.ANNOTATOR, how="left")
         return per
+
+    def imported_note(self) -> str:
+        """What the page and the report say when some ratings were imported ("" when none)."""
+        if not self.imported:
+            return ""
+        return (
+            "Order- and time-based checks (straight-lining, rushed answers, pace) are skipped "
+            f"for imported ratings ({', '.join(self.imported)}): their order is the file's "
+            "and their times are the import's."
+        )
 
     def pace_table(self) -> pd.DataFrame:
         """Per doctor: check pairs answered and correct (with the Wilson interval and the
@@ -336,8 +364,19 @@ class Dashboard:
         }
 
     # ------------------------------------------------------------------ headline
-    def headline(self) -> dict:
-        """The few numbers a QA lead reads first."""
+    def headline(self, planned: Mapping[str, int] | None = None) -> dict:
+        """The few numbers a QA lead reads first.
+
+        ``rated_pairs``: pairs with at least one rating; with *planned* (``pair_id`` to the
+        annotators whose queue holds it, :func:`~medsim_annot.services.dashboard.store.planned_ratings`;
+        read fresh, never cached) also ``complete_pairs``: pairs rated by all of them (a pair
+        without a planned slot counts once it has a rating).
+
+        ``accuracy`` (binary scales with automatic labels) is computed on
+        ``accuracy_pairs``: the pairs with at least :data:`ACCURACY_MIN_DECISIVE` decisive
+        ratings and a majority — a "majority" of one doctor says little about an automatic
+        label. ``accuracy_any_majority`` is the audit's, over every pair with a majority.
+        """
         t = self.gold.table
         rated = int((t["n_ratings"] > 0).sum())
         out = {
@@ -350,6 +389,14 @@ class Dashboard:
             "krippendorff_alpha": float(self.agreement.krippendorff_alpha),
             "no_majority": int(t["no_majority"].sum()),
         }
+        if planned is not None:
+            want = t[C.PAIR_ID].astype(str).map(dict(planned)).fillna(0).clip(lower=1).to_numpy()
+            out["complete_pairs"] = int((t["n_ratings"].to_numpy() >= want).sum())
         if self.audit is not None:
-            out["accuracy"] = float(self.audit.overall["accuracy"])
+            enough = t["n_decisive"].to_numpy() >= ACCURACY_MIN_DECISIVE
+            right = int((t["verified"].to_numpy(dtype=bool) & enough).sum())
+            wrong = int((t["auto_label_disagrees"].to_numpy(dtype=bool) & enough).sum())
+            out["accuracy"] = right / (right + wrong) if right + wrong else float("nan")
+            out["accuracy_pairs"] = right + wrong
+            out["accuracy_any_majority"] = float(self.audit.overall["accuracy"])
         return out

@@ -127,7 +127,9 @@ def _filters_of(filters: GoldFilters | None, options: dict) -> GoldFilters:
         raise TypeError("give the filters either as GoldFilters or as keywords, not both")
     if filters is not None:
         return filters
-    unknown = sorted(set(options) - {*FILTER_ORDER, "majority", "exclude_rushed", "rushed_ms"})
+    unknown = sorted(
+        set(options) - {*FILTER_ORDER, "majority", "exclude_rushed", "rushed_ms", "or_adjudicated"}
+    )
     if unknown:
         raise TypeError(f"export_gold() got an unexpected keyword argument '{unknown[0]}'")
     return GoldFilters(**options)

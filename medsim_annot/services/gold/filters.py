@@ -4,6 +4,8 @@ and after each go into the manifest):
 1. ``min_ratings`` — keep pairs with at least *K* ratings cast (no-decision ratings count);
 2. ``exclude_unclear`` — drop pairs that any annotator flagged "unclear meaning";
 3. ``require_majority`` — keep pairs with a majority verdict (:func:`medsim_annot.stats.majority_vote`);
+   with ``or_adjudicated`` also the pairs an adjudicator decided (step
+   ``require_majority_or_adjudicated``; the table needs its ``label_source`` column);
 4. ``exclude_all_different`` — drop pairs whose ratings are all different;
 5. ``only_verified`` — keep pairs whose majority equals the automatic label.
 """
@@ -16,6 +18,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.gold import (
     FILTER_ORDER,
+    LABEL_SOURCE_COLUMN,
     GoldFilters,
 )
 from data_schemas.options import MIN_RATINGS
@@ -39,6 +42,7 @@ def apply_filters(
     only_verified: bool = False,
     min_ratings: int | None = None,
     has_auto_label: bool = True,
+    or_adjudicated: bool = False,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """Apply the export filters in the fixed order :data:`FILTER_ORDER`.
 
@@ -53,9 +57,24 @@ def apply_filters(
     >>> kept, steps = apply_filters(t, min_ratings=2, require_majority=True)
     >>> [(s["filter"], s["before"], s["after"]) for s in steps]
     [('min_ratings', 3, 2), ('require_majority', 2, 1)]
+    >>> t["no_majority"] = [False, True, True]
+    >>> t["label_source"] = ["majority", "unresolved", "adjudicated"]
+    >>> kept, steps = apply_filters(t, require_majority=True, or_adjudicated=True)
+    >>> [(s["filter"], s["before"], s["after"]) for s in steps]
+    [('require_majority_or_adjudicated', 3, 2)]
     """
     if min_ratings is not None:
         MIN_RATINGS.check(min_ratings)
+    if or_adjudicated and not require_majority:
+        raise UsageProblem(
+            "or an adjudicated label (or_adjudicated) widens require a majority "
+            "(require_majority); ask for both"
+        )
+    if or_adjudicated and LABEL_SOURCE_COLUMN not in table.columns:
+        raise UsageProblem(
+            "or an adjudicated label (or_adjudicated) needs the table's label sources "
+            "(a gold export's provenance)"
+        )
     if only_verified and not has_auto_label:
         raise UsageProblem(
             "only verified pairs (only_verified) keeps pairs whose majority equals the automatic "
@@ -81,7 +100,13 @@ def apply_filters(
         elif name == "exclude_unclear":
             keep &= ~table["unclear_any"].to_numpy(dtype=bool)
         elif name == "require_majority":
-            keep &= ~table["no_majority"].to_numpy(dtype=bool) & (table["n_ratings"].to_numpy() > 0)
+            has_label = ~table["no_majority"].to_numpy(dtype=bool) & (
+                table["n_ratings"].to_numpy() > 0
+            )
+            if or_adjudicated:
+                has_label |= table[LABEL_SOURCE_COLUMN].astype(str).to_numpy() == "adjudicated"
+                name = "require_majority_or_adjudicated"
+            keep &= has_label
         elif name == "exclude_all_different":
             keep &= ~table["all_different"].to_numpy(dtype=bool)
         else:

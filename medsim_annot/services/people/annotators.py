@@ -3,7 +3,8 @@ points: list with progress, add, rename, issue and revoke access codes, link SSO
 
 Every change is one transaction and leaves an event in the study's log. Access codes are
 returned once and stored only hashed; revoking keeps the annotator's ratings. An annotator
-added later gets a queue of every pair of the study in file order.
+added later gets a queue built by the study's design, as at creation
+(:func:`medsim_annot.design.added.added_queue`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from medsim_annot.design.assignment import Slot
+from medsim_annot.design.added import added_queue
 from medsim_annot.errors import UsageProblem
+from medsim_annot.seeds import new_seed
 from medsim_annot.services.people import members
 from medsim_annot.services.people.members import EventKind, NewMember, Role
 from medsim_annot.services.people.names import check_annotator_name
@@ -44,12 +46,30 @@ class AnnotatorIdentity:
 def _insert_with_queue(
     s: Transaction, *, study_id: int, name: str, code_hash: str, created_at: dt.datetime
 ) -> int:
-    """An active annotator with a queue of every pair of the study, in file order."""
+    """An active annotator with a queue built from the study's design
+    (:func:`medsim_annot.design.added.added_queue`: file order for a study created in file
+    order; else shuffled with the study's seed, or a new one, on a stream of its own, with
+    the calibration, check and duplicate slots and the k-of-n share). How it was built is
+    recorded in the config's ``added_annotators`` (seed included), in the same transaction."""
+    state = store.design_state(s, study_id)
+    config = store.study_config(s, study_id)
+    seed = config.get("seed")
+    plan = added_queue(
+        len(state.item_ids),
+        config,
+        stream=state.annotators,
+        seed=int(seed) if seed is not None else new_seed(),
+        calibration=state.calibration,
+        checks=state.checks,
+        planned=state.planned,
+        groups=state.groups if config.get("stopping") else None,
+    )
     ann_id = store.insert_annotator(
         s, study_id=study_id, name=name, code_hash=code_hash, active=True, created_at=created_at
     )
-    item_ids = store.item_ids(s, study_id)
-    store.insert_queue(s, study_id, ann_id, item_ids, [Slot(i) for i in range(len(item_ids))])
+    store.insert_queue(s, study_id, ann_id, state.item_ids, plan.slots)
+    config["added_annotators"] = [*config.get("added_annotators", []), plan.to_config(name)]
+    store.set_config(s, study_id, config)
     return ann_id
 
 
@@ -96,9 +116,44 @@ def annotators(study: Study) -> pd.DataFrame:
 
 
 def add_annotator(study: Study, name: str) -> NewMember:
-    """Add annotator *name* to *study* with a queue of every pair (file order) and a new
-    code: its ``name`` and ``access_code`` (:func:`.members.add`)."""
+    """Add annotator *name* to *study* with a new code: its ``name`` and ``access_code``
+    (:func:`.members.add`). The queue is built by the study's design, as at creation
+    (:func:`_insert_with_queue`); :func:`added_queue_facts` says how."""
     return members.add(ANNOTATORS, study, name)
+
+
+def added_queue_facts(study: Study, name: str) -> dict | None:
+    """How the queue of annotator *name*, added after the study was created, was built
+    (the config's ``added_annotators`` entry: order, seed, stream, main pairs and share,
+    calibration, duplicate and check slots); ``None`` for an annotator of the creation."""
+    entries = study.reloaded().config.get("added_annotators", [])
+    return next((dict(e) for e in reversed(entries) if e.get("name") == name), None)
+
+
+def describe_added_queue(facts: dict) -> str:
+    """The facts of :func:`added_queue_facts` in one line.
+
+    >>> describe_added_queue({"order": "file", "seed": None, "stream": 2, "main": 5,
+    ...     "main_pairs": 5, "share": "every pair, in file order", "calibration": 0,
+    ...     "duplicates": 0, "checks": 0})
+    'queue: 5 slots; every pair, in file order'
+    """
+    slots = facts["main"] + facts["calibration"] + facts["duplicates"] + facts["checks"]
+    parts = [f"queue: {slots} slots; {facts['share']}"]
+    extra = [
+        f"{facts[k]} {label}"
+        for k, label in (
+            ("calibration", "calibration"),
+            ("duplicates", "duplicate"),
+            ("checks", "check"),
+        )
+        if facts[k]
+    ]
+    if extra:
+        parts.append(", ".join(extra) + " slots as the study's design")
+    if facts["order"] == "shuffled":
+        parts.append(f"shuffled with seed {facts['seed']} (stream {facts['stream']})")
+    return "; ".join(parts)
 
 
 def rename_annotator(study: Study, old: str, new: str) -> None:
