@@ -281,9 +281,13 @@ def _dashboard(study: Study) -> None:
         "Rated pairs",
         f"{head['complete_pairs']} / {head['pairs']}",
         help="Pairs with every planned rating (every doctor whose queue holds the pair has "
-        f"rated it); {head['rated_pairs']} have at least one rating.",
+        f"rated it); {head['two_rated_pairs']} have two ratings or more and "
+        f"{head['rated_pairs']} at least one.",
     )
-    cols[0].caption(f"with every planned rating; {head['rated_pairs']} with at least one")
+    cols[0].caption(
+        f"with every planned rating; {head['two_rated_pairs']} with ≥ 2 ratings, "
+        f"{head['rated_pairs']} with ≥ 1"
+    )
     alpha = head["krippendorff_alpha"]
     cols[1].metric("Krippendorff's alpha", "n/a" if alpha != alpha else f"{alpha:.2f}")
     cols[2].metric("Pairs without majority", head["no_majority"])

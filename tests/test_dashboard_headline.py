@@ -77,6 +77,7 @@ def test_rated_pairs_count_pairs_with_every_planned_rating(first_day):
     assert dsvc.planned_ratings(first_day) == {f"fd{i:02d}": 3 for i in range(N)}
     assert head["pairs"] == N and head["rated_pairs"] == N
     assert head["complete_pairs"] == 1  # only fd00 has all three planned ratings
+    assert head["two_rated_pairs"] == 3  # fd00, fd01, fd02: dr_two's three
     # A fourth doctor added later plans a fourth rating of every pair: none is complete.
     add_annotator(first_day, "dr_four")
     later = d.headline(dsvc.planned_ratings(first_day))

@@ -367,7 +367,8 @@ class Dashboard:
     def headline(self, planned: Mapping[str, int] | None = None) -> dict:
         """The few numbers a QA lead reads first.
 
-        ``rated_pairs``: pairs with at least one rating; with *planned* (``pair_id`` to the
+        ``rated_pairs``: pairs with at least one rating; ``two_rated_pairs``: with at least two
+        (where a majority can first mean more than one doctor); with *planned* (``pair_id`` to the
         annotators whose queue holds it, :func:`~medsim_annot.services.dashboard.store.planned_ratings`;
         read fresh, never cached) also ``complete_pairs``: pairs rated by all of them (a pair
         without a planned slot counts once it has a rating).
@@ -384,6 +385,7 @@ class Dashboard:
             "scale": self.scale.name,
             "pairs": int(len(t)),
             "rated_pairs": rated,
+            "two_rated_pairs": int((t["n_ratings"] >= 2).sum()),
             "ratings": int(self.agreement.n_ratings),
             "annotators": int(self.agreement.n_annotators),
             "krippendorff_alpha": float(self.agreement.krippendorff_alpha),
