@@ -133,7 +133,9 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
 
 def _frame_digest(frame: pd.DataFrame) -> str:
     """A digest of a frame's content, so a result is also tied to the ratings behind it."""
-    return hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256("\x1f".join(map(str, frame.columns)).encode("utf-8"))
+    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _result_key(
