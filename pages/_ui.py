@@ -105,8 +105,9 @@ def _checkable(admin: object) -> bool:
 
 
 def session_refusal(need: str) -> Refusal | None:
-    """The one role check: ``None`` when this session is signed in as *need* (``"admin"`` or
-    ``"adjudicator"``) and that sign-in still holds in the store, else why not.
+    """The one role check: ``None`` when this session is signed in as *need* (``"admin"``,
+    ``"adjudicator"``, or ``"adjudicate"``: either of them) and that sign-in still holds in
+    the store, else why not.
 
     Asked afresh by every page body, widget callback and fragment of the admin pages and the
     Adjudicate page (:func:`requires`): callbacks run before ``app.py`` checks the session,
@@ -122,6 +123,9 @@ def session_refusal(need: str) -> Refusal | None:
         except STORE_ERRORS:
             return Refusal(ADMIN_UNCHECKED, ended=True)
         return None if valid else Refusal(ADMIN_ENDED, ended=True)
+    if need == "adjudicate":
+        # The Adjudicate page: its adjudicators, and study admins from their own session.
+        return session_refusal("admin" if role() == "admin" else "adjudicator")
     if need == "adjudicator":
         ident = st.session_state.get(IDENTITY)
         if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
