@@ -58,13 +58,21 @@ def pick_study(key: str) -> Study | None:
     return open_study(st.selectbox("Study", names, key=key), engine=engine())
 
 
+def styled(frame: pd.DataFrame):
+    """*frame* as shown: numbers to 3 decimals, a missing value of any column as "—"."""
+    numbers = list(frame.select_dtypes("number").columns)
+    others = [c for c in frame.columns if c not in numbers]
+    shown = frame.style
+    if numbers:
+        shown = shown.format(na_rep="—", precision=3, subset=numbers)
+    if others and frame[others].isna().to_numpy().any():
+        shown = shown.format(na_rep="—", subset=others)
+    return shown
+
+
 def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:
-    """Show *frame* and a button to download it as CSV. A missing number shows as "—"
+    """Show *frame* and a button to download it as CSV. A missing value shows as "—"
     (not "None": the pairwise matrix's diagonal, a statistic with too few ratings); the
     values themselves are shown and downloaded as they are."""
-    numbers = frame.select_dtypes("number").columns
-    shown = (
-        frame.style.format(na_rep="—", precision=3, subset=list(numbers)) if len(numbers) else frame
-    )
-    st.dataframe(shown, hide_index=not index, width="stretch", **kwargs)
+    st.dataframe(styled(frame), hide_index=not index, width="stretch", **kwargs)
     download_csv(f"Download {name} (CSV)", frame, f"{name}.csv", key, index=index)

@@ -21,6 +21,7 @@ from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
+from pages import _qa
 from pages import _registry as registry
 from tests.conftest import ROOT
 
@@ -120,3 +121,60 @@ def test_an_annotator_is_refused_the_adjudicate_page(db):
     at.run()
     assert any("adjudicators" in e.value for e in at.error)
     assert not at.get("bidi_component")
+
+
+# ---------------------------------------------------------------- item 8: empty states
+def _dashboard(study: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=120)
+    at.session_state["auth_role"] = "admin"
+    at.run()
+    at.selectbox(key="dashboard_study").select(study).run()
+    return at
+
+
+def _headers(at: AppTest) -> list[str]:
+    return [h.value for h in at.header] + [h.value for h in at.subheader]
+
+
+def test_a_study_without_ratings_shows_one_card(db):
+    pairs = pd.DataFrame(
+        {"pair_id": ["p0", "p1"], "term_1": ["a", "b"], "term_2": ["c", "d"], "auto_label": [1, 0]}
+    )
+    create_study("no-ratings", pairs, BINARY, ["x", "y", "z"])
+    at = _dashboard("no-ratings")
+    assert not at.exception, at.exception
+    cards = [i.value for i in at.info]
+    assert any("No ratings yet** — 0 of 3 doctors started" in c for c in cards), cards
+    # No figures, no empty tables: only the completion table.
+    assert not at.get("plotly_chart")
+    assert len(at.dataframe) == 1
+    assert not {"Agreement", "Rater quality", "Adjudication"} & set(_headers(at))
+
+
+def test_sections_without_data_are_hidden_and_missing_values_read_dash(db):
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(4)],
+            "term_1": [f"t{i}" for i in range(4)],
+            "term_2": [f"u{i}" for i in range(4)],
+            "auto_label": [1] * 4,
+        }
+    )
+    res = create_study("agreeing", pairs, BINARY, ["a", "b"])
+    for member in res["annotators"]:
+        aid = authenticate_annotator(member["access_code"]).annotator_id
+        for pos in range(4):
+            A.submit_rating(aid, pos, "same", elapsed_ms=2000, expected_version=0)
+    at = _dashboard("agreeing")
+    assert not at.exception, at.exception
+    headers = _headers(at)
+    assert "Agreement" in headers and "Adjudication" not in headers  # nothing to decide
+    assert "Rushed answers and pace" in headers  # no check pairs: no check columns
+    pace = next(d.value for d in at.dataframe if "pairs_per_hour" in d.value.columns)
+    assert "n_checks" not in pace.columns
+
+
+def test_missing_values_read_a_dash_in_every_column():
+    frame = pd.DataFrame({"annotator": ["a", None], "alpha": [0.5, float("nan")]})
+    html = _qa.styled(frame).to_html()
+    assert "None" not in html and "nan" not in html and html.count("—") == 2
