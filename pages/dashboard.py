@@ -153,6 +153,42 @@ def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None
             st.rerun()
 
 
+def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
+    """Rater quality, then check pairs (only when some were answered), rushed answers and
+    pace, the rater-check settings and straight-lining runs."""
+    st.header("Rater quality")
+    pace = dash.pace_table()
+    checks = "n_checks" in pace.columns and bool(pace["n_checks"].fillna(0).sum())
+    quality = dash.quality_table()
+    if not checks:  # no check pairs answered: their columns would be empty
+        pace = pace.drop(columns=[c for c in CHECK_COLUMNS if c in pace.columns])
+        quality = quality.drop(columns=[c for c in CHECK_COLUMNS if c in quality.columns])
+    for reading in quality["reading"]:
+        st.text(f"• {reading}")  # plain text: readings name annotators
+    _qa.table(quality, "rater-quality", "dashboard_dl_quality")
+    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    st.subheader("Check pairs, rushed answers and pace" if checks else "Rushed answers and pace")
+    settings = dash.quality_settings
+    if settings is not None:
+        st.caption(
+            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. "
+            + (
+                "Check pairs have a known answer and are served blind among the others; "
+                "accuracy with its Wilson 95% interval. "
+                if checks
+                else ""
+            )
+            + "Pace: median seconds per pair, pairs per hour of time on pairs."
+        )
+    for warning in dash.check_warnings:
+        st.warning(warning)
+    _qa.table(pace, "rater-checks", "dashboard_dl_rater_checks")
+    if settings is not None:
+        _check_settings(study, settings)
+    if len(dash.runs()):
+        _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+
 def _summary_columns(summary) -> dict:
     """The agreement summary in narrow columns that fit the page: the counts under their own
     names, each coefficient under its short header (α, HUB incl., …) with its full name as
@@ -267,38 +303,7 @@ def _dashboard(study: Study) -> None:
         st.subheader("Distribution of mean scores")
         st.plotly_chart(plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means")
 
-    # ---- rater quality ---------------------------------------------------------------------
-    st.header("Rater quality")
-    pace = dash.pace_table()
-    checks = "n_checks" in pace.columns and bool(pace["n_checks"].fillna(0).sum())
-    quality = dash.quality_table()
-    if not checks:  # no check pairs answered: their columns would be empty
-        pace = pace.drop(columns=[c for c in CHECK_COLUMNS if c in pace.columns])
-        quality = quality.drop(columns=[c for c in CHECK_COLUMNS if c in quality.columns])
-    for reading in quality["reading"]:
-        st.text(f"• {reading}")  # plain text: readings name annotators
-    _qa.table(quality, "rater-quality", "dashboard_dl_quality")
-    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
-    st.subheader("Check pairs, rushed answers and pace" if checks else "Rushed answers and pace")
-    settings = dash.quality_settings
-    if settings is not None:
-        st.caption(
-            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. "
-            + (
-                "Check pairs have a known answer and are served blind among the others; "
-                "accuracy with its Wilson 95% interval. "
-                if checks
-                else ""
-            )
-            + "Pace: median seconds per pair, pairs per hour of time on pairs."
-        )
-    for warning in dash.check_warnings:
-        st.warning(warning)
-    _qa.table(pace, "rater-checks", "dashboard_dl_rater_checks")
-    if settings is not None:
-        _check_settings(study, settings)
-    if len(dash.runs()):
-        _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+    _rater_quality(study, dash)
 
     _model_of_the_doctors(dash)
 
