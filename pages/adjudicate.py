@@ -20,6 +20,7 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, admin_adjudicator
+from medsim_annot.services.people.admins import ENV_ADMIN, AdminIdentity
 from medsim_annot.services.study_handle import Study, open_study
 from pages import _qa, _ui
 from pages.components.adjudicator import adjudicator, read_state
@@ -44,14 +45,14 @@ def value_labels(scale: Scale) -> dict[str, str]:
 def _who() -> tuple[AdjudicatorIdentity, Study] | None:
     """Who decides and in which study: the signed-in adjudicator and their study, or the
     signed-in admin (as themselves) in the study picked here."""
-    ss = st.session_state
-    admin = _ui.current_admin()
-    if admin is None:
-        ident: AdjudicatorIdentity = ss[_ui.IDENTITY]  # checked by the role guard
+    if _ui.role() != "admin":
+        ident: AdjudicatorIdentity = st.session_state[_ui.IDENTITY]  # checked by the guard
         return ident, open_study(ident.study_name, engine=_ui.engine())
     study = _qa.pick_study("adj_study")
     if study is None:
         return None
+    # A session signed in before admins had names is the admin of MEDSIM_ADMIN_PASSWORD.
+    admin = _ui.current_admin() or AdminIdentity(name=ENV_ADMIN, via="named")
     return admin_adjudicator(study, admin.name), study
 
 

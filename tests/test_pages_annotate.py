@@ -194,10 +194,13 @@ def test_guards_refuse_wrong_roles(db):
     at = _page("pages/annotate.py", "admin")
     assert "Sign in with your access code" in at.error[0].value
     assert not at.button
-    for role, who in ((None, None), ("annotator", ident), ("admin", None)):
+    for role, who in ((None, None), ("annotator", ident)):
         at = _page("pages/adjudicate.py", role, who)
         assert "This page is for the study's adjudicators" in at.error[0].value
         assert not at.get("bidi_component")
+    # A study admin adjudicates from their own session (issue 33).
+    at = _page("pages/adjudicate.py", "admin", None)
+    assert not at.error and at.selectbox(key="adj_study")
 
 
 def test_landing_sign_in(db, monkeypatch):
