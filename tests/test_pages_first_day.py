@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
 
 from data_schemas.adjudicator_widget import AdjudicatorData
-from data_schemas.scales import BINARY
+from data_schemas.scales import BINARY, RELATEDNESS_0_3, Scale
+from data_schemas.widget import WidgetBoot
 from medsim_annot.services import annotation as A
 from medsim_annot.services.adjudication import board as adj_board
 from medsim_annot.services.people.admins import AdminIdentity
@@ -178,3 +179,52 @@ def test_missing_values_read_a_dash_in_every_column():
     frame = pd.DataFrame({"annotator": ["a", None], "alpha": [0.5, float("nan")]})
     html = _qa.styled(frame).to_html()
     assert "None" not in html and "nan" not in html and html.count("—") == 2
+
+
+# ---------------------------------------------------------------- item 9: the question
+def _annotate(ident) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=60)
+    at.session_state["auth_routed"] = True
+    at.session_state["auth_role"] = "annotator"
+    at.session_state["auth_identity"] = ident
+    return at.run()
+
+
+def _boot(at) -> dict:
+    return json.loads(at.get("bidi_component")[0].proto.json)
+
+
+@pytest.mark.parametrize(
+    "scale, question",
+    [
+        (BINARY, "Could these two terms be used interchangeably in consultation notes?"),
+        (RELATEDNESS_0_3, "How related are these two medical concepts?"),
+    ],
+)
+def test_the_widget_gets_the_question_and_a_first_visit_the_guideline(db, scale, question):
+    pairs = pd.DataFrame({"pair_id": ["p0", "p1"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
+    res = create_study("asked", pairs, scale, ["doc"])
+    ident = authenticate_annotator(res["annotators"][0]["access_code"])
+    at = _annotate(ident)
+    assert not at.exception, at.exception
+    # The question travels in the widget's contract, from the study's scale.
+    boot = WidgetBoot.model_validate(_boot(at))
+    assert boot.scale.question == question
+    # First sign-in: the guideline is open, inline (an expander, not a popover over the
+    # pair), and does not list the options a second time.
+    (guide,) = at.expander
+    assert guide.label == "Guidelines and scale" and guide.proto.expanded
+    assert not at.get("popover")
+    text = "\n".join(m.value for m in at.markdown)
+    assert text.count(scale.options[1].label) == scale.guideline.count(scale.options[1].label)
+    # At a later sign-in (something rated), it starts closed.
+    A.submit_rating(
+        ident.annotator_id, 0, scale.options[0].value, elapsed_ms=2000, expected_version=0
+    )
+    at = _annotate(ident)
+    assert not at.expander[0].proto.expanded
+
+
+def test_a_scale_stored_without_a_question_asks_its_guideline_heading():
+    old = BINARY.model_copy(update={"question": ""})
+    assert Scale.from_json(old.to_json()).asks == "Are these two terms the same?"

@@ -193,6 +193,8 @@ class PendingQueue {
 //   ended     the access code was replaced or revoked: nothing more is sent
 // "pair" never goes straight to "end": past the last pair held, the server is asked first.
 const FIRST_SCREEN = "starting";
+// The comment field's hint on a touch screen (the HTML holds the keyboard one).
+const TOUCH_COMMENT_HINT = "Comment (optional) — type it, then tap your answer: the comment is saved with it";
 const SCREENS = Object.freeze({
   starting: Object.freeze(["pair", "loading", "end", "ended"]),
   pair: Object.freeze(["pair", "loading", "ended"]),
@@ -236,7 +238,14 @@ class Annotator {
       progress: $(root, ".medsim-progress"),
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
+      question: $(root, ".medsim-question"),
+      commentHint: $(root, ".medsim-comment-hint"),
     };
+    // A touch screen (the primary pointer is a finger) gets touch wording: no Tab key there.
+    if (globalThis.matchMedia && globalThis.matchMedia("(pointer: coarse)").matches) {
+      this.el.commentHint.textContent = TOUCH_COMMENT_HINT;
+      root.querySelector(".medsim-annotator").dataset.touch = "true";
+    }
     // The screen, with `pos` (the position on screen, screen "pair" only) and `waitFor`
     // (screen "loading" only): set together, by go() alone.
     this.go(FIRST_SCREEN);
@@ -308,6 +317,9 @@ class Annotator {
       this.scale = boot.scale;
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
+      // What is asked, from the study's scale (ScaleView.question), above every pair.
+      this.el.question.textContent = this.scale.question || "";
+      this.el.question.hidden = !this.scale.question;
       this.buildOptions();
       this.queue = new PendingQueue(boot.who);
       this.queue.load();
