@@ -262,7 +262,9 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.button(key="setup_create").click().run()
     assert not at.exception
     codes = at.code[0].value
-    assert codes.count(": ") == 3
+    # The study and (when known) the sign-in address head the codes (issue 33).
+    assert codes.startswith("Study: via-page\n")
+    assert sum(line.startswith("d") and ": " in line for line in codes.splitlines()) == 3
     row = [s for s in list_studies() if s.study == "via-page"][0]
     assert row.items == 10 and row.annotators == 3
     from medsim_annot.services.study_handle import open_study

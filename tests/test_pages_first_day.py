@@ -228,3 +228,82 @@ def test_the_widget_gets_the_question_and_a_first_visit_the_guideline(db, scale,
 def test_a_scale_stored_without_a_question_asks_its_guideline_heading():
     old = BINARY.model_copy(update={"question": ""})
     assert Scale.from_json(old.to_json()).asks == "Are these two terms the same?"
+
+
+# ---------------------------------------------------------------- item 11: study setup
+def _xlsx(path, rows: list[list[object]]) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for row in rows:
+        sheet.append(row)
+    book.save(path)
+
+
+def _setup(tmp_path, monkeypatch) -> AppTest:
+    monkeypatch.chdir(tmp_path)
+    at = AppTest.from_file(str(ROOT / "pages" / "setup.py"), default_timeout=60)
+    at.session_state["auth_routed"] = True
+    at.session_state["auth_role"] = "admin"
+    return at.run()
+
+
+def test_setup_reads_an_xlsx_pairs_file_and_names_bad_cells(db, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    header = ["term_1", "term_2", "auto_label"]
+    _xlsx(data / "pairs.xlsx", [header, ["fever", "pyrexia", 1], ["flu", "influenza", 1]])
+    _xlsx(data / "bad.xlsx", [header, ["fever", "pyrexia", 1], ["cough", None, 1], ["flu", "x", 7]])
+    at = _setup(tmp_path, monkeypatch)
+    at.radio(key="setup_source").set_value("Choose a file in data/").run()
+    assert "data/pairs.xlsx" in at.selectbox(key="setup_file").options
+    at.selectbox(key="setup_file").set_value("data/bad.xlsx").run()
+    assert any("bad\\.xlsx\\: 2 problem" in e.value for e in at.error), [e.value for e in at.error]
+    problems = at.dataframe[0].value
+    # Rows as the sheet numbers them (header row 1), like a CSV's lines.
+    assert set(zip(problems["row"].astype(int), problems["column"])) == {
+        (3, "term_2"),
+        (4, "auto_label"),
+    }
+    at.selectbox(key="setup_file").set_value("data/pairs.xlsx").run()
+    assert any("pairs\\.xlsx\\: 2 valid pairs" in s.value for s in at.success)
+
+
+def test_setup_says_what_is_missing_folds_advanced_options_and_selects_the_new_study(
+    db, tmp_path, monkeypatch
+):
+    pairs = pd.DataFrame({"pair_id": ["p0"], "term_1": ["a"], "term_2": ["b"]})
+    create_study("aaa-older", pairs, BINARY, ["x"])  # listed first: the new one is not
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"term_1": ["fever", "flu"], "term_2": ["pyrexia", "influenza"]}).to_csv(
+        data / "pairs.csv", index=False
+    )
+    at = _setup(tmp_path, monkeypatch)
+    assert at.button(key="setup_create").disabled
+    said = [c.value for c in at.caption]
+    assert (
+        "Still needed: a study name, a pairs file without problems, at least one annotator name."
+        in said
+    )
+    assert at.button(key="setup_create").help.startswith("Still needed: a study name")
+    # The advanced options are folded away (closed) and hold the seed, calibration, the
+    # sequential audit and the rater checks.
+    advanced = next(e for e in at.expander if e.label.startswith("Advanced options"))
+    assert not advanced.proto.expanded
+    inside = {w.key for w in advanced.number_input} | {w.key for w in advanced.checkbox}
+    assert {"setup_seed", "setup_calibration", "setup_sequential"} <= inside
+    # Placeholders read as examples, not as filled-in values.
+    assert at.text_input(key="setup_name").placeholder.startswith("e.g. ")
+    assert at.text_area(key="setup_annotators").placeholder.startswith("For example:")
+
+    at.text_input(key="setup_name").input("zzz-new").run()
+    at.radio(key="setup_source").set_value("Choose a file in data/").run()
+    at.selectbox(key="setup_file").set_value("data/pairs.csv").run()
+    said = [c.value for c in at.caption]
+    assert "Still needed: at least one annotator name." in said
+    at.text_area(key="setup_annotators").input("d1\nd2").run()
+    assert not at.button(key="setup_create").disabled
+    at.button(key="setup_create").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="setup_manage_study").value == "zzz-new"
