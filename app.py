@@ -50,7 +50,9 @@ SIGN_IN_REFUSAL = "login_refusal"  # (form, message, icon) of the last refused s
 st.set_page_config(
     page_title="medsim-annot",
     page_icon=str(HERE / "pages" / "favicon.png"),
-    layout="centered",
+    # Admin and adjudication pages use the window's width (tables of figures); the sign-in
+    # and Annotate pages stay centred.
+    layout="wide" if _ui.role() in ("admin", "adjudicator") else "centered",
     initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
 )
 st.session_state[_ui.ROUTED] = True

@@ -70,9 +70,19 @@ def styled(frame: pd.DataFrame):
     return shown
 
 
-def table(frame: pd.DataFrame, name: str, key: str, *, index: bool = False, **kwargs) -> None:
+def table(
+    frame: pd.DataFrame,
+    name: str,
+    key: str,
+    *,
+    index: bool = False,
+    hide: list[str] | tuple[str, ...] = (),
+    **kwargs,
+) -> None:
     """Show *frame* and a button to download it as CSV. A missing value shows as "—"
     (not "None": the pairwise matrix's diagonal, a statistic with too few ratings); the
-    values themselves are shown and downloaded as they are."""
-    st.dataframe(styled(frame), hide_index=not index, width="stretch", **kwargs)
+    values themselves are shown and downloaded as they are. Columns in *hide* are left out
+    of the table shown (not of the download)."""
+    shown = frame.drop(columns=[c for c in hide if c in frame.columns])
+    st.dataframe(styled(shown), hide_index=not index, width="stretch", **kwargs)
     download_csv(f"Download {name} (CSV)", frame, f"{name}.csv", key, index=index)

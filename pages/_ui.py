@@ -413,15 +413,27 @@ def show_problems(
 ) -> None:
     """The one way pages show a bad input file: an error line (*message*, or the file and
     the number of problems, then *note*) and the table of its problems (row, column,
-    problem)."""
+    problem). A problem of the whole file (no row, no column: "is an Excel workbook …") is
+    written out in full under the line instead, where a table cell would cut it off."""
     n = len(exc.problems)
+    whole = [p for p in exc.problems if p.row is None and not p.column]
+    located = InputError([p for p in exc.problems if p not in whole], exc.file)
     if message is None and not n:
         message = exc.summary()
+    elif message is None and not located.problems and len(whole) == 1:
+        message = exc.summary() + (f" — {note}" if note else "")
     elif message is None:
         message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
     st.error(plain_markdown(message))  # names typed by people show as typed
-    if n:
-        st.dataframe(problems_frame(exc), hide_index=True, key=key)
+    if whole and (located.problems or len(whole) > 1):
+        st.markdown("\n".join(f"- {plain_markdown(p.message)}" for p in whole))
+    if located.problems:
+        st.dataframe(
+            problems_frame(located),
+            hide_index=True,
+            key=key,
+            column_config={"problem": st.column_config.TextColumn("problem", width="large")},
+        )
 
 
 def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):

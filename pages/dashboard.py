@@ -190,15 +190,17 @@ def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
 
 
 def _summary_columns(summary) -> dict:
-    """The agreement summary in narrow columns that fit the page: the counts under their own
-    names, each coefficient under its short header (α, HUB incl., …) with its full name as
-    the header's help. The CSV download keeps the full column names."""
+    """The agreement summary in columns that fit the page: the counts under their own names,
+    each coefficient under its short header (α, HUB incl., …) with its full name as the
+    header's help. The CSV download keeps the full column names."""
     full = {f.column: f for f in agreement_svc.SUMMARY_FIGURES}
     config = {}
     for col in summary.columns:
         f = full.get(col)
+        # No fixed width: each column is as wide as its header and values ("HUB incl." was
+        # cut to "HU…" at width "small").
         config[col] = st.column_config.Column(
-            (f.short or f.column) if f else col, help=f.label if f else None, width="small"
+            (f.short or f.column) if f else col, help=f.label if f else None
         )
     return config
 
@@ -269,7 +271,15 @@ def _dashboard(study: Study) -> None:
             "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive)."
         )
         audit = dash.audit_table()
-        _qa.table(audit, "audit", "dashboard_dl_audit")
+        # `group` already names each row's group columns: shown once, so that α, accuracy,
+        # precision and recall fit on screen (the CSV keeps every column).
+        cols = list(audit.columns)
+        repeated = (
+            cols[cols.index("group") + 1 : cols.index("items")]  # the group columns
+            if "group" in cols and "items" in cols
+            else []
+        )
+        _qa.table(audit, "audit", "dashboard_dl_audit", hide=repeated)
         st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
         conf = dash.confusion()
         st.subheader("Confusion matrix")

@@ -307,3 +307,38 @@ def test_setup_says_what_is_missing_folds_advanced_options_and_selects_the_new_s
     at.button(key="setup_create").click().run()
     assert not at.exception, at.exception
     assert at.selectbox(key="setup_manage_study").value == "zzz-new"
+
+
+# ---------------------------------------------------------------- item 7: key figures
+def test_the_audit_table_shows_each_group_once(db):
+    from medsim_annot.services.demo import seed_demo
+    from medsim_annot.storage import get_engine
+
+    seed_demo(engine=get_engine())
+    at = _dashboard("demo-binary")
+    assert not at.exception, at.exception
+    audit = next(d.value for d in at.dataframe if d.value.columns[0] == "group")
+    shown = list(audit.columns)
+    assert not {"dataset", "difficulty", "negative_strategy"} & set(shown)
+    assert shown[:6] == ["group", "items", "no_majority", "alpha", "accuracy", "recall"]
+    assert "precision" in shown
+
+
+def _problems_script() -> None:
+    from data_schemas.errors import InputError, Problem
+    from pages import _ui
+
+    advice = (
+        "is an Excel workbook (.xlsx), not a CSV text file (renaming a workbook does not "
+        "convert it). Use the workbook under its own name (.xlsx), or in Excel choose File > "
+        "Save As > 'CSV UTF-8 (Comma delimited)'."
+    )
+    _ui.show_problems(InputError([Problem(advice)], file="pairs.csv"), key="one")
+
+
+def test_a_whole_file_problem_is_written_out_in_full():
+    at = AppTest.from_function(_problems_script, default_timeout=60).run()
+    assert not at.exception, at.exception
+    (line,) = [e.value for e in at.error]
+    assert line.endswith(r"\'CSV UTF\-8 \(Comma delimited\)\'\.")  # not cut at "…convert it):"
+    assert not at.dataframe  # no table cell to cut it off
