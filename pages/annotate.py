@@ -62,9 +62,18 @@ def annotate_ui() -> None:
         st.button("Try again", key="annotate_retry", type="primary")
         st.stop()
 
-    # The guideline, inline (an expander pushes the pair down, never covers it): open at a
-    # first sign-in (nothing rated yet), closed afterwards. The widget states the question
-    # above every pair and draws the options with their keys, so they are not repeated here.
+    data = RQ.widget_boot(
+        ident.annotator_id,
+        ident.study_id,
+        setup,
+        token=minted["token"],
+        token_serial=minted["serial"],
+    )
+    annotator(data=data, key=KEY, on_token_wanted_change=lambda: None)
+    # The guideline, inline below the widget (it never covers the pair, and on a phone the
+    # pair and its buttons stay on the first screen): open at a first sign-in (nothing rated
+    # yet), closed afterwards. The widget states the question above every pair and draws the
+    # options with their keys, so they are not repeated here.
     first_visit = ss.setdefault(FIRST_VISIT, setup.done == 0)
     with st.expander("Guidelines and scale", expanded=first_visit, key="annotate_guidelines"):
         if setup.guideline.strip():
@@ -85,15 +94,6 @@ def annotate_ui() -> None:
             "*← Back* (key `Backspace`) shows the previous pair. An answer given within "
             f"{MIN_VIEW_MS} ms of a pair appearing is ignored (and says so)."
         )
-
-    data = RQ.widget_boot(
-        ident.annotator_id,
-        ident.study_id,
-        setup,
-        token=minted["token"],
-        token_serial=minted["serial"],
-    )
-    annotator(data=data, key=KEY, on_token_wanted_change=lambda: None)
 
 
 annotate_ui()
