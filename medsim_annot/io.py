@@ -58,7 +58,7 @@ FORMAT_NAMES = {
     "tsv": "TSV",
     "jsonl": "JSONL",
     "parquet": "Parquet",
-    "xlsx": "Excel (.xlsx)",
+    "xlsx": "Excel",
 }
 
 

@@ -76,7 +76,7 @@ def _study_list(studies: list[S.StudyListing]) -> None:
         key="setup_studies",
         column_config={
             "study": st.column_config.TextColumn("study", width="medium"),
-            "scale": st.column_config.TextColumn("scale", width="small"),
+            "scale": st.column_config.TextColumn("scale"),
             "items": st.column_config.NumberColumn("items", width=70),
             "annotators": st.column_config.NumberColumn("annotators", width=95),
             "assigned": st.column_config.NumberColumn("assigned", width=85),
