@@ -176,9 +176,17 @@ def test_sections_without_data_are_hidden_and_missing_values_read_dash(db):
 
 
 def test_missing_values_read_a_dash_in_every_column():
-    frame = pd.DataFrame({"annotator": ["a", None], "alpha": [0.5, float("nan")]})
-    html = _qa.styled(frame).to_html()
-    assert "None" not in html and "nan" not in html and html.count("—") == 2
+    frame = pd.DataFrame(
+        {"annotator": ["a", None], "alpha": [0.5, float("nan")], "n": [3.0, float("nan")]}
+    )
+    # Streamlit draws a missing cell as "None" whatever a Styler says: the cells are text.
+    shown, as_text = _qa.styled(frame)
+    assert as_text == ["alpha", "n"]
+    assert shown.to_dict(orient="list") == {
+        "annotator": ["a", "—"],
+        "alpha": ["0.500", "—"],
+        "n": ["3", "—"],
+    }
 
 
 # ---------------------------------------------------------------- item 9: the question
