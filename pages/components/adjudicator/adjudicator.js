@@ -66,7 +66,7 @@ class Adjudicator {
       `majority: ${show(pair.majority) ?? "none"}`,
       `automatic label: ${pair.auto_label ?? "none"}`,
       pair.model_label !== null && pair.model_label !== undefined
-        ? `Dawid-Skene: ${pair.model_label} (posterior ${Number(pair.model_posterior).toFixed(2)})`
+        ? `Dawid-Skene: ${show(pair.model_label)} (posterior ${Number(pair.model_posterior).toFixed(2)})`
         : "Dawid-Skene: not computed",
     ];
     this.el.facts.textContent = facts.join(" · ");
