@@ -273,10 +273,10 @@ def _dashboard(study: Study) -> None:
         audit = dash.audit_table()
         # `group` already names each row's group columns: shown once, so that α, accuracy,
         # precision and recall fit on screen (the CSV keeps every column).
-        cols = list(audit.columns)
+        names = [str(c) for c in audit.columns]
         repeated = (
-            cols[cols.index("group") + 1 : cols.index("items")]  # the group columns
-            if "group" in cols and "items" in cols
+            names[names.index("group") + 1 : names.index("items")]  # the group columns
+            if "group" in names and "items" in names
             else []
         )
         _qa.table(audit, "audit", "dashboard_dl_audit", hide=repeated)
