@@ -63,3 +63,16 @@ def test_the_public_address_setting(monkeypatch):
     monkeypatch.setenv(code_sheet.PUBLIC_URL_ENV, "annotate.example.org")
     with pytest.raises(UsageProblem, match=r"MEDSIM_PUBLIC_URL"):
         code_sheet.sign_in_address("http://127.0.0.1:8501/")
+
+
+def test_the_cli_names_the_sign_in_address_with_the_codes(db_url, cli, tmp_path, monkeypatch):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("term_1,term_2\nfever,pyrexia\n")
+    monkeypatch.setenv(code_sheet.PUBLIC_URL_ENV, "https://annotate.example.org")
+    r = cli("study", "create", "ward", "--pairs", pairs, "--scale", "binary", "--annotators", "a")
+    assert r.exit_code == 0, r.stderr
+    assert "sign in at: https://annotate.example.org/" in r.stdout.splitlines()
+    monkeypatch.setenv(code_sheet.PUBLIC_URL_ENV, "nonsense")
+    r = cli("study", "create", "ward-2", "--pairs", pairs, "--scale", "binary", "--annotators", "a")
+    assert r.exit_code == 0 and "sign in at" not in r.stdout
+    assert "MEDSIM_PUBLIC_URL" in r.stderr
