@@ -50,7 +50,9 @@ SIGN_IN_REFUSAL = "login_refusal"  # (form, message, icon) of the last refused s
 st.set_page_config(
     page_title="medsim-annot",
     page_icon=str(HERE / "pages" / "favicon.png"),
-    layout="centered",
+    # Admin and adjudication pages use the window's width (tables of figures); the sign-in
+    # and Annotate pages stay centred.
+    layout="wide" if _ui.role() in ("admin", "adjudicator") else "centered",
     initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
 )
 st.session_state[_ui.ROUTED] = True
@@ -202,6 +204,7 @@ def _submit_first(
     fields: Callable[[], None],
     *,
     primary: bool = False,
+    clear: bool = True,
 ) -> None:
     """The sign-in form *form*: its submit button is sent to the browser before its *fields*
     (drawn by ``fields()``), though it shows below them.
@@ -212,8 +215,10 @@ def _submit_first(
     presses Enter in between is not signed in and not told anything (seen: field drawn at
     5.48 s, Enter at 5.54 s, button at 6.10 s, nothing sent). So the fields' container is
     made first, the button drawn next, and the fields are filled into their container last.
+    *clear*: empty the fields at a submit (a password); an access code stays, so that a
+    mistyped one can be corrected rather than typed again.
     """
-    with st.form(form, clear_on_submit=True):
+    with st.form(form, clear_on_submit=clear):
         above = st.container()
         st.form_submit_button(button, type="primary" if primary else "secondary", on_click=on_click)
         with above:
@@ -226,7 +231,7 @@ def _annotator_sign_in() -> None:
     def fields() -> None:
         st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
 
-    _submit_first("login_annotator", "Sign in", _check_code, fields, primary=True)
+    _submit_first("login_annotator", "Sign in", _check_code, fields, primary=True, clear=False)
     _show_refusal("code")
 
 

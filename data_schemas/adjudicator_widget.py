@@ -105,7 +105,8 @@ class AdjudicatorData(_Strict):
     """What the page mounts the widget with. ``pair``: ``None`` when no pair is left with
     the filters. ``position`` (1-based) and ``total``: in the filtered queue. ``status``: the
     page's answer to the last save. ``fresh``: the page moved or saved, so the widget resets
-    its choices to the pair's stored decision."""
+    its choices to the pair's stored decision. ``labels``, ``need_labels``: how values and
+    needs are named on screen; ``decided`` of ``needed``: the counter."""
 
     pair: AdjudicationPair | None
     reasons: list[ReasonChoice]
@@ -113,6 +114,14 @@ class AdjudicatorData(_Strict):
     total: Annotated[int, Field(ge=0)]
     status: str = ""
     fresh: bool = False
+    #: The scale's own label of each value ("same" -> "Same"), for the options, the raters'
+    #: answers and the majority; a value without one shows as itself.
+    labels: dict[str, str] = {}
+    #: The plain name of each need ("no_majority" -> "no strict majority ...").
+    need_labels: dict[str, str] = {}
+    #: The study's adjudication so far: pairs decided of the pairs that need a decision.
+    decided: Annotated[int, Field(ge=0)] = 0
+    needed: Annotated[int, Field(ge=0)] = 0
 
 
 # ------------------------------------------------------------------ widget -> page

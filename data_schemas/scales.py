@@ -50,6 +50,11 @@ class Scale(BaseModel):
     no_decision: list[str | float] = Field(default_factory=list)
     level: Level = "nominal"
     guideline: str = ""
+    question: str = Field(
+        default="",
+        description="what the doctor is asked, one line shown above every pair "
+        "(empty: the guideline's first heading)",
+    )
     unclear_flag: bool = Field(
         default=False, description="offer the 'unclear meaning' flag (key u)"
     )
@@ -90,6 +95,24 @@ class Scale(BaseModel):
     @property
     def numeric(self) -> bool:
         return all(isinstance(o.value, (int, float)) for o in self.options)
+
+    @property
+    def asks(self) -> str:
+        r"""The one line above every pair: :attr:`question`, else the guideline's first
+        heading (a scale stored before questions existed), else nothing.
+
+        >>> BINARY.asks
+        'Could these two terms be used interchangeably in consultation notes?'
+        >>> Scale(name="s", options=[{"value": "a", "label": "A", "key": "a"},
+        ...     {"value": "b", "label": "B", "key": "b"}], guideline="### Same?\n\ntext").asks
+        'Same?'
+        """
+        if self.question.strip():
+            return self.question.strip()
+        for line in self.guideline.splitlines():
+            if line.lstrip().startswith("#"):
+                return line.lstrip("# \t").strip()
+        return ""
 
     @property
     def has_polarity(self) -> bool:
@@ -213,6 +236,7 @@ BINARY = Scale(
     no_decision=["dont_know"],
     positive="same",
     negative="not_same",
+    question="Could these two terms be used interchangeably in consultation notes?",
     guideline=(
         "### Are these two terms the same?\n\n"
         "Could the two terms be used **interchangeably in consultation notes**?\n\n"
@@ -228,6 +252,7 @@ RELATEDNESS_0_3 = Scale(
     name="relatedness-0-3",
     level="ordinal",
     unclear_flag=True,
+    question="How related are these two medical concepts?",
     options=[
         ScaleOption(
             value=0,
@@ -276,6 +301,7 @@ RELATEDNESS_0_3 = Scale(
 SIMILARITY_0_6 = Scale(
     name="similarity-0-6",
     level="interval",
+    question="How similar in meaning are these two terms?",
     options=[
         ScaleOption(
             value=i,

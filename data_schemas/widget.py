@@ -316,9 +316,13 @@ class ScaleOptionView(_Strict):
 
 
 class ScaleView(_Strict):
+    """The scale as the widget draws it. ``question``: the one line above every pair saying
+    what is asked (:attr:`data_schemas.scales.Scale.asks`; empty: no line)."""
+
     name: str
     options: list[ScaleOptionView]
     unclear_flag: bool
+    question: str = ""
 
 
 class PracticeText(_Strict):

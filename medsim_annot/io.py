@@ -1,4 +1,5 @@
-"""One reader/writer for every contract: CSV, TSV, JSONL and Parquet, chosen by extension.
+"""One reader/writer for every contract: CSV, TSV, JSONL and Parquet, chosen by extension
+(and Excel workbooks, ``.xlsx``, read only).
 
 Readers return a frame of strings (missing cells are ``""``) so that every contract is
 validated the same way whatever the file format; the contracts in :mod:`data_schemas`
@@ -41,13 +42,24 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "parquet": (".parquet", ".pq"),
 }
 FORMATS = tuple(EXTENSIONS)
+#: Formats we read but never write: an Excel workbook's first sheet (openpyxl).
+READ_ONLY_EXTENSIONS: dict[str, tuple[str, ...]] = {"xlsx": (".xlsx", ".xlsm")}
+#: Every format a table can be read from (the uploaders of input files offer these).
+READ_FORMATS = (*FORMATS, *READ_ONLY_EXTENSIONS)
+_ALL_EXTENSIONS = {**EXTENSIONS, **READ_ONLY_EXTENSIONS}
 #: The delimiter of each delimited text format.
 DELIMITERS = {"csv": ",", "tsv": "\t"}
 _EXT = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
 
 
 #: How help texts name each format.
-FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "jsonl": "JSONL", "parquet": "Parquet"}
+FORMAT_NAMES = {
+    "csv": "CSV",
+    "tsv": "TSV",
+    "jsonl": "JSONL",
+    "parquet": "Parquet",
+    "xlsx": "Excel",
+}
 
 
 def formats_text(formats: tuple[str, ...] = FORMATS) -> str:
@@ -65,7 +77,7 @@ def extensions_text(formats: tuple[str, ...] = FORMATS) -> str:
     >>> extensions_text()
     '.csv, .tsv, .jsonl or .parquet'
     """
-    return either(tuple(EXTENSIONS[f][0] for f in formats), quote=False)
+    return either(tuple(_ALL_EXTENSIONS[f][0] for f in formats), quote=False)
 
 
 def upload_types(formats: tuple[str, ...] = FORMATS) -> list[str]:
@@ -74,7 +86,7 @@ def upload_types(formats: tuple[str, ...] = FORMATS) -> list[str]:
     >>> upload_types()
     ['csv', 'tsv', 'jsonl', 'parquet']
     """
-    return [EXTENSIONS[f][0].lstrip(".") for f in formats]
+    return [e.lstrip(".") for f in formats for e in _ALL_EXTENSIONS[f][:1]]
 
 
 def suffixes(formats: tuple[str, ...] = FORMATS) -> tuple[str, ...]:
@@ -83,7 +95,7 @@ def suffixes(formats: tuple[str, ...] = FORMATS) -> tuple[str, ...]:
     >>> suffixes(("csv", "tsv"))
     ('.csv', '.tsv', '.tab', '.txt')
     """
-    return tuple(e for f in formats for e in EXTENSIONS[f])
+    return tuple(e for f in formats for e in _ALL_EXTENSIONS[f])
 
 
 def delimiter_of(path: str | Path) -> str | None:
@@ -130,16 +142,20 @@ def _cell(value) -> str:
 def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataFrame:
     """Read *path* into a frame of strings; raise :class:`InputError` naming file and row.
 
-    UTF-8 with or without a byte-order mark is accepted; other encodings, ragged rows,
+    An Excel workbook (``.xlsx``) is read from its first sheet, rows numbered as the sheet
+    numbers them. UTF-8 with or without a byte-order mark is accepted; other encodings, ragged rows,
     duplicate or empty header names and unreadable files are clear errors.
     """
     path = Path(path)
     name = str(path)
-    kind = format_of(path, fmt)
+    workbook = not fmt and path.suffix.lower() in suffixes(tuple(READ_ONLY_EXTENSIONS))
+    kind = "xlsx" if workbook else format_of(path, fmt)
     if not path.exists():
         raise InputError.single("file not found", file=name)
     if path.is_dir():
         raise InputError.single("is a folder, not a file", file=name)
+    if kind == "xlsx":
+        return _read_xlsx(path, name)
     if kind == "parquet":
         try:
             frame = pd.read_parquet(path)
@@ -177,14 +193,69 @@ _WORKBOOK_MAGIC = {
 }
 
 
+def _xlsx_cell(value) -> str:
+    """A workbook cell as text: dates as ISO 8601, numbers and truth values as in the other
+    readers (:func:`_cell`)."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return _cell(value).strip() if isinstance(value, str) else _cell(value)
+
+
+def _read_xlsx(path: Path, name: str) -> pd.DataFrame:
+    """The first sheet of an Excel workbook: its first row is the header; a row's number
+    in a problem is the sheet's own (header row 1). Formulas count by the value Excel last
+    computed; an empty row is skipped; a value under no header is a problem of its row."""
+    import openpyxl  # ~0.15 s: only when a workbook is read (tests/test_layers.py)
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # zipfile, KeyError, InvalidFileException...
+        raise InputError.single(
+            f"not a readable Excel workbook ({exc.__class__.__name__}: {exc})", file=name
+        ) from None
+    try:
+        sheet = book.worksheets[0] if book.worksheets else None
+        rows = list(sheet.iter_rows(values_only=True)) if sheet is not None else []
+    finally:
+        book.close()
+    if not rows or not any(v is not None and str(v).strip() for v in rows[0]):
+        raise InputError.single(
+            "is empty: expected a header row on its first sheet", file=name, row=1
+        )
+    header = [_xlsx_cell(v).strip() for v in rows[0]]
+    while header and header[-1] == "":
+        header.pop()  # columns past the last named one (formatting left in the sheet)
+    _check_header(header, name)
+    width = len(header)
+    records, problems = [], []
+    for i, row in enumerate(rows[1:], start=2):
+        cells = [_xlsx_cell(v) for v in row]
+        if not any(c.strip() for c in cells):
+            continue
+        beyond = [j for j, c in enumerate(cells[width:], start=width + 1) if c.strip()]
+        if beyond:
+            problems.append(
+                Problem(f"has a value in column {beyond[0]}, which has no header", row=i)
+            )
+            continue
+        records.append((cells + [""] * width)[:width])
+    if problems:
+        raise InputError(problems, name)
+    return (
+        pd.DataFrame(records, columns=header, dtype=object)
+        if records
+        else pd.DataFrame({c: pd.Series(dtype=object) for c in header})
+    )
+
+
 def _not_a_spreadsheet(raw: bytes, kind: str, name: str) -> None:
     """Name the commonest wrong file: a workbook saved with a text file's extension."""
     for magic, what in _WORKBOOK_MAGIC.items():
         if raw.startswith(magic):
             raise InputError.single(
                 f"is {what}, not a {kind.upper()} text file (renaming a workbook does not "
-                "convert it): in Excel choose File > Save As > 'CSV UTF-8 (Comma delimited)' "
-                "and use that file",
+                "convert it). Use the workbook under its own name (.xlsx), or in Excel "
+                "choose File > Save As > 'CSV UTF-8 (Comma delimited)'.",
                 file=name,
             )
 

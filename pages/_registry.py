@@ -22,13 +22,16 @@ class Page:
 
     *file* is its file in ``pages/``; *title* its sidebar link; *role* who gets it (the first
     page of a role is the one it lands on); *heading* its main heading (``None``: the page has
-    none, the Annotate widget greets the doctor instead)."""
+    none, the Annotate widget greets the doctor instead); *also* other roles that get it."""
 
     file: str
     title: str
     icon: str
     role: str
     heading: str | None
+    #: Other roles that also get the page, after their own pages (a study admin adjudicates
+    #: from their own session).
+    also: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -43,7 +46,9 @@ class Page:
 
 PAGES: tuple[Page, ...] = (
     Page("annotate.py", "Annotate", ":material/edit_note:", "annotator", None),
-    Page("adjudicate.py", "Adjudicate", ":material/gavel:", "adjudicator", "Adjudicate"),
+    Page(
+        "adjudicate.py", "Adjudicate", ":material/gavel:", "adjudicator", "Adjudicate", ("admin",)
+    ),
     Page("setup.py", "Study setup", ":material/tune:", "admin", "Study setup"),
     Page("dashboard.py", "Dashboard", ":material/monitoring:", "admin", "QA dashboard"),
     Page("activity.py", "Activity", ":material/history:", "admin", "Activity"),
@@ -53,14 +58,16 @@ PAGES: tuple[Page, ...] = (
 
 
 def pages_for(role: str) -> list[Page]:
-    """The pages of *role*, in sidebar order (the first is where the role lands)."""
+    """The pages of *role*, in sidebar order (the first is where the role lands): its own,
+    then those it shares with another role."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
-    return [p for p in PAGES if p.role == role]
+    return [p for p in PAGES if p.role == role] + [p for p in PAGES if role in p.also]
 
 
 def admin_pages() -> list[Page]:
-    return pages_for("admin")
+    """The admin's own pages (not those shared with another role, like Adjudicate)."""
+    return [p for p in PAGES if p.role == "admin"]
 
 
 def page(title: str) -> Page:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
@@ -26,12 +27,18 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from data_schemas.errors import InputError
-from medsim_annot.errors import SessionEnded
+from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.io import table_bytes
 from medsim_annot.services.activity import set_actor_provider
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, check_session
 from medsim_annot.services.people.admins import AdminIdentity, admin_session_valid
 from medsim_annot.services.people.annotators import AnnotatorIdentity
+from medsim_annot.services.people.code_sheet import (
+    codes_sheet_html,
+    codes_text,
+    sign_in_address,
+    web_address,
+)
 from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS
@@ -111,8 +118,9 @@ def _checkable(admin: object) -> bool:
 
 
 def session_refusal(need: str) -> Refusal | None:
-    """The one role check: ``None`` when this session is signed in as *need* (``"admin"`` or
-    ``"adjudicator"``) and that sign-in still holds in the store, else why not.
+    """The one role check: ``None`` when this session is signed in as *need* (``"admin"``,
+    ``"adjudicator"``, or ``"adjudicate"``: either of them) and that sign-in still holds in
+    the store, else why not.
 
     Asked afresh by every page body, widget callback and fragment of the admin pages and the
     Adjudicate page (:func:`requires`): callbacks run before ``app.py`` checks the session,
@@ -128,6 +136,9 @@ def session_refusal(need: str) -> Refusal | None:
         except STORE_ERRORS:
             return Refusal(ADMIN_UNCHECKED, ended=True)
         return None if valid else Refusal(ADMIN_ENDED, ended=True)
+    if need == "adjudicate":
+        # The Adjudicate page: its adjudicators, and study admins from their own session.
+        return session_refusal("admin" if role() == "admin" else "adjudicator")
     if need == "adjudicator":
         ident = st.session_state.get(IDENTITY)
         if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
@@ -349,29 +360,54 @@ def show_codes_once(state_key: str, where: str, study: str, codes: list[dict], m
     }
 
 
+def _sign_in_address() -> str | None:
+    """Where doctors sign in: ``MEDSIM_PUBLIC_URL``, else the address this browser uses (a
+    bad setting is said once, and the browser's address is used)."""
+    seen = urlsplit(str(getattr(st.context, "url", "") or ""))
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    # The app's root (the sign-in page), not the admin page this browser is on.
+    here = f"{seen.scheme}://{seen.netloc}/{base}" if seen.netloc else ""
+    try:
+        return sign_in_address(here)
+    except UsageProblem as exc:
+        st.warning(str(exc))
+        return web_address(here)
+
+
 def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
-    """Show the access codes kept by :func:`show_codes_once` for *where*, with a copy button
-    and a download, and forget them: the next run no longer has them, so
-    codes do not linger in the session."""
+    """Show the access codes kept by :func:`show_codes_once` for *where*, with the study's
+    name and the sign-in address, a copy button, the codes file and a printable sheet (one
+    card per doctor with a QR code of the address), and forget them: the next run no longer
+    has them, so codes do not linger in the session."""
     new = st.session_state.get(state_key)
     if not new or new["where"] != where:
         return
     del st.session_state[state_key]
-    text = "\n".join(f"{c['name']}: {c['access_code']}" for c in new["codes"]) + "\n"
+    address = _sign_in_address()
+    text = codes_text(new["study"], address, new["codes"])
     with st.container(key=container_key):
         st.success(
             plain_markdown(new["message"])
             + " Give each annotator their access code now: codes are shown only this once "
             "and disappear at your next click (you can issue new ones below)."
         )
-        st.code(text, language=None)  # has a copy button
-        st.download_button(
+        st.code(text, language=None, wrap_lines=True)  # has a copy button
+        c1, c2 = st.columns(2)
+        c1.download_button(
             "Download the codes",
             text.encode("utf-8"),
             file_name=download_name(f"access-codes-{new['study']}", "txt"),
             mime="text/plain",
             on_click="ignore",
             key=f"{container_key}_download",
+        )
+        c2.download_button(
+            "Download a printable sheet (HTML, a QR code each)",
+            codes_sheet_html(new["study"], address, new["codes"]).encode("utf-8"),
+            file_name=download_name(f"access-codes-{new['study']}", "html"),
+            mime="text/html",
+            on_click="ignore",
+            key=f"{container_key}_sheet",
         )
 
 
@@ -396,15 +432,27 @@ def show_problems(
 ) -> None:
     """The one way pages show a bad input file: an error line (*message*, or the file and
     the number of problems, then *note*) and the table of its problems (row, column,
-    problem)."""
+    problem). A problem of the whole file (no row, no column: "is an Excel workbook …") is
+    written out in full under the line instead, where a table cell would cut it off."""
     n = len(exc.problems)
+    whole = [p for p in exc.problems if p.row is None and not p.column]
+    located = InputError([p for p in exc.problems if p not in whole], exc.file)
     if message is None and not n:
         message = exc.summary()
+    elif message is None and not located.problems and len(whole) == 1:
+        message = exc.summary() + (f" — {note}" if note else "")
     elif message is None:
         message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
     st.error(plain_markdown(message))  # names typed by people show as typed
-    if n:
-        st.dataframe(problems_frame(exc), hide_index=True, key=key)
+    if whole and (located.problems or len(whole) > 1):
+        st.markdown("\n".join(f"- {plain_markdown(p.message)}" for p in whole))
+    if located.problems:
+        st.dataframe(
+            problems_frame(located),
+            hide_index=True,
+            key=key,
+            column_config={"problem": st.column_config.TextColumn("problem", width="large")},
+        )
 
 
 def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str, *, index: bool = False):

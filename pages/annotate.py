@@ -27,6 +27,7 @@ from pages import _ui
 from pages.components.annotator import annotator
 
 KEY = "annotate_widget"
+FIRST_VISIT = "annotate_first_visit"  # nothing was rated at this sign-in: show the guideline
 
 
 def _signed_out() -> None:
@@ -96,21 +97,6 @@ def annotate_ui() -> None:
         st.button("Try again", key="annotate_retry", type="primary")
         st.stop()
 
-    with st.popover("Guidelines and scale", key="annotate_guidelines"):
-        st.markdown(setup.guideline)
-        st.markdown(
-            "\n".join(
-                f"- **{o['label']}** (key `{o['key']}`): {o['description']}"
-                for o in setup.scale["options"]
-            )
-        )
-        if setup.scale["unclear_flag"]:
-            st.markdown("- Key `u`: flag that a term's meaning is unclear to you.")
-        st.markdown(
-            "Key `Backspace`: back to the previous pair. A key pressed within "
-            f"{MIN_VIEW_MS} ms of a pair appearing is ignored (and says so)."
-        )
-
     data = RQ.widget_boot(
         ident.annotator_id,
         ident.study_id,
@@ -128,6 +114,30 @@ def annotate_ui() -> None:
         on_signed_out_change=_signed_out,
         on_sign_out_cancelled_change=_stay_signed_in,
     )
+    # The guideline, inline below the widget (it never covers the pair, and on a phone the
+    # pair and its buttons stay on the first screen): open at a first sign-in (nothing rated
+    # yet), closed afterwards. The widget states the question above every pair and draws the
+    # options with their keys, so they are not repeated here.
+    first_visit = ss.setdefault(FIRST_VISIT, setup.done == 0)
+    with st.expander("Guidelines and scale", expanded=first_visit, key="annotate_guidelines"):
+        if setup.guideline.strip():
+            st.markdown(setup.guideline)
+        else:  # a custom scale without a guideline: its options' descriptions are the guide
+            st.markdown(
+                "\n".join(
+                    f"- **{o['label']}**: {o['description']}"
+                    for o in setup.scale["options"]
+                    if o["description"]
+                )
+            )
+        if setup.scale["unclear_flag"]:
+            st.markdown(
+                "- *Unclear meaning* (key `u`): flag that a term's meaning is unclear to you."
+            )
+        st.markdown(
+            "*← Back* (key `Backspace`) shows the previous pair. An answer given within "
+            f"{MIN_VIEW_MS} ms of a pair appearing is ignored (and says so)."
+        )
 
 
 annotate_ui()

@@ -15,6 +15,9 @@ from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.study_handle import Study
 from pages import _practice, _predictions, _qa, _ui
 
+#: The check-pair columns of the pace table, left out while no check pair was answered.
+CHECK_COLUMNS = ("n_checks", "n_correct", "check_accuracy", "ci_low", "ci_high", "check_warning")
+
 
 def _sequential_audit(study: Study) -> None:
     """Per group: n, accuracy and precision with Wilson intervals, pairs still needed,
@@ -81,12 +84,17 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
 def _adjudication(study: Study) -> None:
     """Adjudication progress, each rater against the adjudicated labels, the reasons."""
     adj = adjudication_svc.summary(study)
-    st.header("Adjudication")
     p = adj.progress
+    if not p.needed and not p.decisions:
+        return  # nothing to adjudicate and nothing decided: no section of zeros
+    st.header("Adjudication")
     cols = st.columns(3)
     cols[0].metric("Pairs needing a decision", p.needed)
     cols[1].metric("Decided", p.decided)
     cols[2].metric("Flagged for the guideline", p.flagged)
+    if not p.decisions:
+        st.caption("No pair decided yet: decide them on the Adjudicate page.")
+        return
     st.caption(
         "Each rater's answers compared with the adjudicated labels of the pairs they rated. "
         "The agreement figures above stay computed on the raters' own answers: a decision "
@@ -233,16 +241,56 @@ def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None
             st.rerun()
 
 
+def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
+    """Rater quality, then check pairs (only when some were answered), rushed answers and
+    pace, the rater-check settings and straight-lining runs."""
+    st.header("Rater quality")
+    if dash.imported:
+        st.info(_ui.plain_markdown(dash.imported_note()))
+    pace = dash.pace_table()
+    checks = "n_checks" in pace.columns and bool(pace["n_checks"].fillna(0).sum())
+    quality = dash.quality_table()
+    if not checks:  # no check pairs answered: their columns would be empty
+        pace = pace.drop(columns=[c for c in CHECK_COLUMNS if c in pace.columns])
+        quality = quality.drop(columns=[c for c in CHECK_COLUMNS if c in quality.columns])
+    for reading in quality["reading"]:
+        st.text(f"• {reading}")  # plain text: readings name annotators
+    _qa.table(quality, "rater-quality", "dashboard_dl_quality")
+    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    st.subheader("Check pairs, rushed answers and pace" if checks else "Rushed answers and pace")
+    settings = dash.quality_settings
+    if settings is not None:
+        st.caption(
+            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. "
+            + (
+                "Check pairs have a known answer and are served blind among the others; "
+                "accuracy with its Wilson 95% interval. "
+                if checks
+                else ""
+            )
+            + "Pace: median seconds per pair, pairs per hour of time on pairs."
+        )
+    for warning in dash.check_warnings:
+        st.warning(warning)
+    _qa.table(pace, "rater-checks", "dashboard_dl_rater_checks")
+    if settings is not None:
+        _check_settings(study, settings)
+    if len(dash.runs()):
+        _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+
 def _summary_columns(summary) -> dict:
-    """The agreement summary in narrow columns that fit the page: the counts under their own
-    names, each coefficient under its short header (α, HUB incl., …) with its full name as
-    the header's help. The CSV download keeps the full column names."""
+    """The agreement summary in columns that fit the page: the counts under their own names,
+    each coefficient under its short header (α, HUB incl., …) with its full name as the
+    header's help. The CSV download keeps the full column names."""
     full = {f.column: f for f in agreement_svc.SUMMARY_FIGURES}
     config = {}
     for col in summary.columns:
         f = full.get(col)
+        # No fixed width: each column is as wide as its header and values ("HUB incl." was
+        # cut to "HU…" at width "small").
         config[col] = st.column_config.Column(
-            (f.short or f.column) if f else col, help=f.label if f else None, width="small"
+            (f.short or f.column) if f else col, help=f.label if f else None
         )
     return config
 
@@ -251,8 +299,16 @@ def _dashboard(study: Study) -> None:
     """Everything the live refresh re-reads: completion, the figures (from the cached
     dashboard, recomputed only when ratings were saved), adjudication, disagreements."""
     # ---- completion (cheap, never cached: always current) --------------------------------
-    st.subheader("Completion")
     comp = dashboard_svc.completion(study)
+    started = int((comp["done"] > 0).sum())
+    if not started:
+        # One card, not a page of empty tables, axes and heatmaps.
+        st.info(
+            f"**No ratings yet** — 0 of {len(comp)} doctors started. The figures appear here "
+            "with the first ratings.",
+            icon=":material/hourglass_empty:",
+        )
+    st.subheader("Completion")
     # A table, never markdown: annotator names are shown as typed, never as links.
     comp["access"] = (
         comp["active"]
@@ -271,6 +327,11 @@ def _dashboard(study: Study) -> None:
         },
     )
 
+    if not started:
+        # Doctors may still be in their practice round: its section (unlock, send back)
+        # comes before any real rating.
+        _practice.panel(study)
+        return
     boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
     for note in dash.notes:
@@ -320,7 +381,15 @@ def _dashboard(study: Study) -> None:
             "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive)."
         )
         audit = dash.audit_table()
-        _qa.table(audit, "audit", "dashboard_dl_audit")
+        # `group` already names each row's group columns: shown once, so that α, accuracy,
+        # precision and recall fit on screen (the CSV keeps every column).
+        names = [str(c) for c in audit.columns]
+        repeated = (
+            names[names.index("group") + 1 : names.index("items")]  # the group columns
+            if "group" in names and "items" in names
+            else []
+        )
+        _qa.table(audit, "audit", "dashboard_dl_audit", hide=repeated)
         st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
         conf = dash.confusion()
         st.subheader("Confusion matrix")
@@ -351,7 +420,8 @@ def _dashboard(study: Study) -> None:
     _qa.table(dash.coefficients(), "coefficients", "dashboard_dl_coefficients")
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
-    st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
+    if pw.notna().to_numpy().any():  # no heatmap of empty cells
+        st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
     _qa.table(pw, "pairwise-alpha", "dashboard_dl_pairwise_matrix", index=True)
     _qa.table(dash.per_annotator(), "per-annotator", "dashboard_dl_per_annotator")
     with st.expander("Every pair of annotators"):
@@ -361,30 +431,7 @@ def _dashboard(study: Study) -> None:
         st.subheader("Distribution of mean scores")
         st.plotly_chart(plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means")
 
-    # ---- rater quality ---------------------------------------------------------------------
-    st.header("Rater quality")
-    if dash.imported:
-        st.info(_ui.plain_markdown(dash.imported_note()))
-    quality = dash.quality_table()
-    for reading in quality["reading"]:
-        st.text(f"• {reading}")  # plain text: readings name annotators
-    _qa.table(quality, "rater-quality", "dashboard_dl_quality")
-    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
-    st.subheader("Check pairs, rushed answers and pace")
-    settings = dash.quality_settings
-    if settings is not None:
-        st.caption(
-            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. Check pairs have a "
-            "known answer and are served blind among the others; accuracy with its Wilson "
-            "95% interval. Pace: median seconds per pair, pairs per hour of time on pairs."
-        )
-    for warning in dash.check_warnings:
-        st.warning(warning)
-    _qa.table(dash.pace_table(), "rater-checks", "dashboard_dl_rater_checks")
-    if settings is not None:
-        _check_settings(study, settings)
-    if len(dash.runs()):
-        _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+    _rater_quality(study, dash)
 
     _quality_over_time(study)
 

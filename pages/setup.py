@@ -12,7 +12,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError, OptionError
 from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import formats_text, upload_types
+from medsim_annot.io import READ_FORMATS, formats_text, suffixes
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import stored_predictions as P
 from medsim_annot.services import studies as S
@@ -27,8 +27,9 @@ from medsim_annot.services.study_handle import Study, open_study
 from pages import _ui
 from pages.components.preload import preload_chart_code
 
-PAIR_SUFFIXES = tuple("." + t for t in upload_types())
+PAIR_SUFFIXES = suffixes(READ_FORMATS)
 NEW_CODES = "setup_new_codes"
+SELECT_STUDY = "setup_select_study"  # a study just created, selected at the next run
 
 
 @st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
@@ -77,7 +78,7 @@ def _study_list(studies: list[S.StudyListing]) -> None:
         key="setup_studies",
         column_config={
             "study": st.column_config.TextColumn("study", width="medium"),
-            "scale": st.column_config.TextColumn("scale", width="small"),
+            "scale": st.column_config.TextColumn("scale"),
             "items": st.column_config.NumberColumn("items", width=70),
             "annotators": st.column_config.NumberColumn("annotators", width=95),
             "assigned": st.column_config.NumberColumn("assigned", width=85),
@@ -110,7 +111,7 @@ def _pairs_file() -> tuple[pd.DataFrame | None, str | None]:
     pairs = None
     if source == "Upload":
         up = st.file_uploader(
-            f"Pairs file ({formats_text()})",
+            f"Pairs file ({formats_text(READ_FORMATS)})",
             key="setup_upload",
             type=[s.lstrip(".") for s in PAIR_SUFFIXES],
         )
@@ -202,8 +203,6 @@ def _sampling(pairs: pd.DataFrame | None) -> dict:
         horizontal=True,
         key="setup_sampling",
     )
-    if "setup_seed" not in st.session_state:
-        st.session_state["setup_seed"] = new_seed()
     sample = None
     group_by = list(C.GROUP_COLUMNS)
     allow_fewer = False
@@ -221,18 +220,19 @@ def _sampling(pairs: pd.DataFrame | None) -> dict:
             key="setup_allow_fewer",
         )
         sample = (int(p), int(n))
+    return {"sample_per_group": sample, "group_by": group_by, "allow_fewer": allow_fewer}
+
+
+def _seed() -> dict:
+    if "setup_seed" not in st.session_state:
+        st.session_state["setup_seed"] = new_seed()
     seed = st.number_input(
         "Seed (stored with the study; the same seed gives the same sample, design and order)",
         0,
         2**31 - 1,
         key="setup_seed",
     )
-    return {
-        "sample_per_group": sample,
-        "group_by": group_by,
-        "allow_fewer": allow_fewer,
-        "seed": int(seed),
-    }
+    return {"seed": int(seed)}
 
 
 def _assignment(scale: Scale | None) -> dict:
@@ -249,23 +249,6 @@ def _assignment(scale: Scale | None) -> dict:
     per_item = None
     if design.startswith("Each"):
         per_item = int(st.number_input("k (annotators per pair)", 1, 100, 3, key="setup_k"))
-    c1, c2 = st.columns(2)
-    calibration = int(
-        c1.number_input(
-            "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
-        )
-    )
-    duplicates = float(
-        c2.slider(
-            "Share of each queue shown again (swapped, later)",
-            0.0,
-            0.5,
-            0.0,
-            0.01,
-            key="setup_duplicates",
-        )
-    )
-
     tiebreak = False
     tolerance = 0.0
     if per_item == 2:
@@ -286,13 +269,29 @@ def _assignment(scale: Scale | None) -> dict:
                     key="setup_tiebreak_tolerance",
                 )
             )
-    return {
-        "per_item": per_item,
-        "calibration": calibration,
-        "duplicates": duplicates,
-        "tiebreak": tiebreak,
-        "tiebreak_tolerance": tolerance,
-    }
+    return {"per_item": per_item, "tiebreak": tiebreak, "tiebreak_tolerance": tolerance}
+
+
+def _calibration() -> dict:
+    """A calibration set every annotator rates, and the share of each queue shown again."""
+    st.subheader("Calibration and repeats")
+    c1, c2 = st.columns(2)
+    calibration = int(
+        c1.number_input(
+            "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
+        )
+    )
+    duplicates = float(
+        c2.slider(
+            "Share of each queue shown again (swapped, later)",
+            0.0,
+            0.5,
+            0.0,
+            0.01,
+            key="setup_duplicates",
+        )
+    )
+    return {"calibration": calibration, "duplicates": duplicates}
 
 
 def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[str]) -> dict:
@@ -394,24 +393,44 @@ def _new_study() -> None:
     """The New study form: pairs file, scale, sampling, design, audit, checks, annotators;
     the preview of the design and the Create button."""
     st.header("New study")
-    name = st.text_input("Study name", key="setup_name")
+    name = st.text_input("Study name", key="setup_name", placeholder="e.g. ward-7 synonyms 2026")
     pairs, pairs_name = _pairs_file()
     scale, guideline = _scale()
     sampling = _sampling(pairs)
     assignment = _assignment(scale)
-    audit = _sequential_audit(pairs, sampling["sample_per_group"] is not None, sampling["group_by"])
-    pairs, checks, quality = _rater_checks(pairs)
+    # Seed, calibration and repeats, sequential audit and rater checks: folded away, with
+    # defaults that suit a first study.
+    with st.expander(
+        "Advanced options: seed, calibration and repeats, sequential audit, rater checks",
+        key="setup_advanced",
+    ):
+        seed = _seed()
+        calibration = _calibration()
+        audit = _sequential_audit(
+            pairs, sampling["sample_per_group"] is not None, sampling["group_by"]
+        )
+        pairs, checks, quality = _rater_checks(pairs)
 
     st.subheader("Annotators")
     names_text = st.text_area(
         "One name per line (pseudonyms are fine)",
         key="setup_annotators",
-        placeholder="doctor_a\ndoctor_b\ndoctor_c",
+        placeholder="For example:\ndr_ahmed\ndr_baker",
     )
     names = [x.strip() for x in names_text.splitlines() if x.strip()]
 
-    options = DesignOptions(**{**sampling, **assignment, **audit, **checks})
-    ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
+    options = DesignOptions(**{**sampling, **seed, **assignment, **calibration, **audit, **checks})
+    missing = [
+        what
+        for what, there in (
+            ("a study name", bool(name.strip())),
+            ("a pairs file without problems", pairs is not None),
+            ("a scale", scale is not None),
+            ("at least one annotator name", bool(names)),
+        )
+        if not there
+    ]
+    ready = not missing
     if pairs is not None and names:
         try:
             # Practice pairs (rows with a practice_answer) are not planned into any queue.
@@ -441,10 +460,15 @@ def _new_study() -> None:
                 st.warning(_ui.plain_markdown(w))
             st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
 
-    if (
-        st.button("Create study", type="primary", disabled=not ready, key="setup_create")
-        and scale is not None
-    ):
+    blocked = "Still needed: " + ", ".join(missing) + "." if missing else None
+    if not missing and not ready:
+        blocked = "Fix the problems above to create the study."
+    clicked = st.button(
+        "Create study", type="primary", disabled=not ready, key="setup_create", help=blocked
+    )
+    if blocked:  # said beside the button, not only in its tooltip
+        st.caption(blocked)
+    if clicked and scale is not None:
         try:
             created = create_designed_study(
                 name,
@@ -469,6 +493,7 @@ def _new_study() -> None:
                 created.annotators,
                 f"Study created: {created.study}.",
             )
+            st.session_state[SELECT_STUDY] = created.study  # the manage section shows it
             st.rerun()
 
     _ui.codes_shown_once(NEW_CODES, "create", "setup_created")
@@ -670,9 +695,10 @@ def _manage(studies: list[S.StudyListing]) -> None:
         st.caption("Create a study first.")
         st.stop()
     eng = _ui.engine()
-    name = st.selectbox(
-        "Study", [s.study for s in S.list_studies(engine=eng)], key="setup_manage_study"
-    )
+    names = [s.study for s in S.list_studies(engine=eng)]
+    if (new := st.session_state.pop(SELECT_STUDY, None)) in names:
+        st.session_state["setup_manage_study"] = new  # the study just created
+    name = st.selectbox("Study", names, key="setup_manage_study")
     study = open_study(name, engine=eng)
     st.dataframe(A.annotators(study), hide_index=True, key="setup_annotator_table")
     people = A.annotators(study)["annotator"].tolist()

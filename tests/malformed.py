@@ -103,7 +103,8 @@ CASES = [
         None,
         None,
     ),
-    ("unknown_ext.xlsx", "pairs", b"PK\x03\x04", "cannot tell the format", None, None),
+    ("broken.xlsx", "pairs", b"PK\x03\x04", "not a readable Excel workbook", None, None),
+    ("unknown_ext.xls", "pairs", b"\xd0\xcf\x11\xe0", "cannot tell the format", None, None),
     (
         "bad_rating.csv",
         "ratings",

@@ -235,7 +235,7 @@ def test_the_page_saves_a_valid_decision_and_refuses_a_broken_one(db):
     good = {**bad, "version": 0, "seq": "2"}
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": None}
     data = AdjudicatorData.model_validate(_mounted(at.run()))
-    assert data.status.startswith(f"Saved {first}: same (guideline_gap), version 1")
+    assert data.status.startswith(f"Saved {first}: Same (guideline gap), version 1")
     assert len(adj_board.board(open_study("adj-contract")).history) == 2
     # Navigation: the next pair.
     at.session_state["adjudicate_widget"] = {"decision": good, "nav": {"to": "next", "seq": "3"}}

@@ -166,7 +166,7 @@ def test_adjudicator_decides_by_keyboard_and_annotator_sees_nothing(server):
         head = judge.get_by_test_id("adj-position")
         head.get_by_text("Pair 1 of 5").wait_for(timeout=60000)
         raters = judge.get_by_test_id("adj-raters").inner_text()
-        assert "QQXOTHERCOMMENTQQ" in raters and "not_same" in raters and "\t3\t" in raters
+        assert "QQXOTHERCOMMENTQQ" in raters and "Not same" in raters and "\t3\t" in raters
         first = head.inner_text()
         _press(judge, "n")  # next pair, then back
         judge.get_by_test_id("adj-position").get_by_text("Pair 2 of 5").wait_for(timeout=60000)

@@ -229,8 +229,9 @@ def test_annotator_is_blind_and_cannot_open_admin_pages(server, browser):
     assert page.get_attribute('[data-testid="medsim-unclear"]', "aria-pressed") == "true"
     _press(page, "Backspace")
     page.locator('[data-testid="medsim-save-status"]').get_by_text("All saved").wait_for()
-    page.get_by_role("button", name="Guidelines and scale").click()
-    page.get_by_text("Extremely related").first.wait_for()
+    # The guideline fold is open at a first sign-in (issue 33): its text is on the page.
+    page.get_by_text("Guidelines and scale").first.wait_for()
+    page.get_by_text("Schulz et al. (COLING 2020)").first.wait_for()
     seen_html += [page.content(), _widget_html(page)]
     assert "Extremely related" in seen_html[-1]  # the widget's own DOM was captured
     # Annotators get only the Annotate page; admin pages are not even in their navigation.

@@ -211,5 +211,7 @@ def test_dashboard_headline_counts_complete_pairs_and_says_what_accuracy_is_on(s
     assert _metric(page, "Rated pairs") == "1 / 15"
     assert _metric(page, "Auto-label accuracy") == "0.50"
     page.get_by_text("on 2 pairs with ≥ 2 decisive ratings").wait_for(timeout=30000)
-    page.get_by_text("with every planned rating; 3 with ≥ 2 ratings, 15 with ≥ 1").wait_for(timeout=30000)
+    page.get_by_text("with every planned rating; 3 with ≥ 2 ratings, 15 with ≥ 1").wait_for(
+        timeout=30000
+    )
     _no_exception(page)

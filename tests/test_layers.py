@@ -316,6 +316,7 @@ LAZY_IMPORTS: dict[str, dict[str, str]] = {
         "duckdb": f"0.2-0.3 s, only when the engine starts ({CLI_START})",
     },
     "medsim_annot.storage.arrow": {"adbc_driver_postgresql": "the PostgreSQL-only driver"},
+    "medsim_annot.io": {"openpyxl": f"~0.15 s, only to read an .xlsx workbook ({CLI_START})"},
     "medsim_annot.storage.db": {"alembic": f"~0.3 s, only when a store is opened ({CLI_START})"},
     "medsim_annot.embeddings.loaders": {"gensim": f"~0.1 s, only to read vectors ({CLI_START})"},
     "medsim_annot.embeddings.lexical": {"sklearn": f"~0.3 s, only for TF-IDF ({CLI_START})"},

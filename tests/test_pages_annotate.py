@@ -224,10 +224,13 @@ def test_guards_refuse_wrong_roles(db):
     at = _page("pages/annotate.py", "admin")
     assert "Sign in with your access code" in at.error[0].value
     assert not at.button
-    for role, who in ((None, None), ("annotator", ident), ("admin", None)):
+    for role, who in ((None, None), ("annotator", ident)):
         at = _page("pages/adjudicate.py", role, who)
         assert "This page is for the study's adjudicators" in at.error[0].value
         assert not at.get("bidi_component")
+    # A study admin adjudicates from their own session (issue 33).
+    at = _page("pages/adjudicate.py", "admin", None)
+    assert not at.error and at.selectbox(key="adj_study")
 
 
 def test_landing_sign_in(db, monkeypatch):
@@ -289,7 +292,9 @@ def test_setup_creates_study_with_design(db, tmp_path, monkeypatch):
     at.button(key="setup_create").click().run()
     assert not at.exception
     codes = at.code[0].value
-    assert codes.count(": ") == 3
+    # The study and (when known) the sign-in address head the codes (issue 33).
+    assert codes.startswith("Study: via-page\n")
+    assert sum(line.startswith("d") and ": " in line for line in codes.splitlines()) == 3
     row = [s for s in list_studies() if s.study == "via-page"][0]
     assert row.items == 10 and row.annotators == 3
     from medsim_annot.services.study_handle import open_study

@@ -82,13 +82,15 @@ def test_setup_upload_errors_name_the_uploaded_file(db, data, said):
     at.run()
     at.file_uploader(key="setup_upload").set_value(("ward pairs.csv", data, "text/csv")).run()
     assert not at.exception
-    table = at.dataframe[0].value
-    shown = " ".join(e.value for e in at.error).replace("\\", "") + " ".join(table["problem"])
+    # A problem of a line is in the table; one of the whole file (a workbook) is written
+    # out in full in the error line, where no table cell cuts it (issue 33).
+    problems = [" ".join(d.value["problem"]) for d in at.dataframe]
+    shown = " ".join(e.value for e in at.error).replace("\\", "") + " ".join(problems)
     assert said in shown
     assert "ward pairs.csv" in shown
     assert "medsim-upload" not in shown and "/tmp" not in shown
-    assert list(table["row"]) in (["1"], [""])  # a line number or blank, never "None"
-    assert "None" not in table["row"].astype(str).tolist()
+    for d in at.dataframe:  # a line number, never "None"
+        assert list(d.value["row"]) == ["1"]
 
 
 def test_file_level_problem_has_a_blank_row(db):
@@ -97,4 +99,7 @@ def test_file_level_problem_has_a_blank_row(db):
     at.session_state["auth_admin"] = AdminIdentity("alice", "named")
     at.run()
     at.file_uploader(key="setup_upload").set_value(("p.csv", _xlsx_bytes(), "text/csv")).run()
-    assert at.dataframe[0].value["row"].tolist() == [""]
+    # No table with a blank (or "None") row: the whole-file problem is the error line.
+    assert not at.dataframe
+    (line,) = [e.value.replace("\\", "") for e in at.error]
+    assert line.startswith("p.csv: is an Excel workbook") and "CSV UTF-8" in line

@@ -20,7 +20,7 @@ from medsim_annot.commands._common import (
 )
 from medsim_annot.commands._common import sample_per_group as sample_per_group_option
 from medsim_annot.errors import UsageProblem
-from medsim_annot.io import formats_text, read_table
+from medsim_annot.io import READ_FORMATS, formats_text, read_table
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import predictions as psvc
 from medsim_annot.services import quality as quality_svc
@@ -28,6 +28,7 @@ from medsim_annot.services import studies as svc
 from medsim_annot.services.active_serving import create_active_study
 from medsim_annot.services.demo import credentials_text, seed_demo
 from medsim_annot.services.design import DesignOptions, create_designed_study, plan_budget
+from medsim_annot.services.people.code_sheet import sign_in_address
 from medsim_annot.services.quality import QualitySettings, with_check_answers
 from medsim_annot.services.stopping import StoppingSwitch, set_stopping
 from medsim_annot.services.store import embedded_store
@@ -37,6 +38,13 @@ from medsim_annot.services.study_handle import open_study
 
 def _print_codes(result: dict) -> None:
     typer.echo(f"study '{result['study']}': {result['items']} pairs")
+    try:
+        address = sign_in_address()  # MEDSIM_PUBLIC_URL: where the doctors sign in
+    except UsageProblem as exc:
+        address = None
+        typer.echo(f"note: {exc}", err=True)
+    if address:
+        typer.echo(f"sign in at: {address}")
     for a in result["annotators"]:
         code = a.get("access_code")
         typer.echo(f"  {a['name']:<20} {code if code else '(no access code: imported)'}")
@@ -350,7 +358,9 @@ def register(app: typer.Typer) -> None:
     @study.command("create")
     def create(
         name: str = typer.Argument(..., help="name of the new study"),
-        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
+        pairs: Path = typer.Option(
+            ..., "--pairs", help=f"pairs file ({formats_text(READ_FORMATS)})"
+        ),
         scale: str = typer.Option("binary", "--scale", help=" | ".join([*BUILT_IN, "SCALE_FILE"])),
         annotators: str = typer.Option("", "--annotators", help="comma-separated names"),
         sample_per_group: str | None = typer.Option(
@@ -535,7 +545,9 @@ def register(app: typer.Typer) -> None:
 
     @study.command("plan")
     def plan(
-        pairs: Path = typer.Option(..., "--pairs", help=f"pairs file ({formats_text()})"),
+        pairs: Path = typer.Option(
+            ..., "--pairs", help=f"pairs file ({formats_text(READ_FORMATS)})"
+        ),
         annotators: str = typer.Option(
             ..., "--annotators", help="number of annotators, or comma-separated names"
         ),

@@ -582,8 +582,8 @@ def widget_pair(view: A.PairView) -> dict:
 
 
 def widget_scale(view: A.PairView) -> dict:
-    """The scale as the widget draws it: options (value, label, key, description) in order
-    and whether the 'unclear meaning' flag exists."""
+    """The scale as the widget draws it: options (value, label, key, description) in order,
+    whether the 'unclear meaning' flag exists and the question asked above every pair."""
     return _scale_view(view.scale)
 
 
@@ -596,7 +596,12 @@ def _scale_view(scale: Scale) -> dict:
         options.append(
             {"value": str(value), "label": o.label, "key": o.key, "description": o.description}
         )
-    return {"name": scale.name, "options": options, "unclear_flag": bool(scale.unclear_flag)}
+    return {
+        "name": scale.name,
+        "options": options,
+        "unclear_flag": bool(scale.unclear_flag),
+        "question": scale.asks,
+    }
 
 
 def resume_state(
@@ -609,11 +614,13 @@ def resume_state(
 @dataclass(frozen=True)
 class WidgetSetup:
     """What the Annotate page needs to mount the widget: the scale as the widget draws it,
-    the guideline and the queue's length."""
+    the guideline, the queue's length and how much of it is rated."""
 
     scale: dict
     guideline: str
     total: int
+    #: Slots this annotator has rated (0: a first sign-in, shown the guideline).
+    done: int = 0
 
 
 def widget_setup(
@@ -631,7 +638,7 @@ def widget_setup(
         scale, guideline, total = A.queue_setup(annotator_id, credential=credential, engine=engine)
         return WidgetSetup(_scale_view(scale), guideline, total)
     view = window.pairs[0]
-    return WidgetSetup(widget_scale(view), view.guideline, view.total)
+    return WidgetSetup(widget_scale(view), view.guideline, view.total, view.done)
 
 
 def widget_boot(

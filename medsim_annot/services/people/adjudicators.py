@@ -14,9 +14,11 @@ import pandas as pd
 
 from medsim_annot.services.people import members
 from medsim_annot.services.people.members import EventKind, NewMember, Role
+from medsim_annot.services.people.names import check_annotator_name
 from medsim_annot.services.study_handle import Study
-from medsim_annot.storage import Engine, Transaction, session_scope
+from medsim_annot.storage import Engine, Transaction, session_scope, utcnow
 from medsim_annot.storage import adjudication as store
+from medsim_annot.storage import events as events_store
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,32 @@ def add_adjudicator(study: Study, name: str, *, sso_identity: str | None = None)
     (shown once, stored hashed). *sso_identity* links an SSO identity at once, checked like
     any other (:func:`.members.add`)."""
     return members.add(ADJUDICATORS, study, name, sso_identity=sso_identity)
+
+
+def admin_adjudicator(study: Study, admin_name: str) -> AdjudicatorIdentity:
+    """The adjudicator seat of a signed-in study admin in *study*: the admin decides pairs
+    from their own session, named as themselves (*admin_name*) in every decision and its
+    event, with no access code of their own.
+
+    The seat is the study's adjudicator of that name, added without a code (so nobody can
+    sign in with it) the first time the admin decides there (an ``adjudicator_added`` event
+    with ``admin: true``). An adjudicator of the same name already in the study is taken
+    to be the same person: names are people in this project."""
+    name = check_annotator_name(admin_name)
+    with session_scope(study.engine) as s:
+        member = store.adjudicator_id(s, study.id, name)
+        if member is None:
+            member = store.insert_adjudicator(
+                s, study_id=study.id, name=name, code_hash=None, created_at=utcnow()
+            )
+            events_store.add_event(
+                s,
+                ADJUDICATORS.added.kind,
+                study_id=study.id,
+                detail={"name": name, "sso": False, "admin": True},
+            )
+        held = store.credential_version(s, member)
+    return AdjudicatorIdentity(member, name, study.id, study.name, held[0] if held else 1)
 
 
 def adjudicator_id(s: Transaction, study_id: int, study: str, name: str) -> int:

@@ -2,7 +2,9 @@
 // the page mounts it with an AdjudicatorData {pair, reasons, position, total, status, fresh}
 // (pair: an AdjudicationPair {pair_id, term_1, term_2, auto_label, model_label,
 // model_posterior, majority, raters [{annotator, rating, unclear, seconds, comment, slot}],
-// needs, version, decision, history, options}; reasons: [{value, key, label}]), and the state
+// needs, version, decision, history, options}; reasons: [{value, key, label}]; labels: the
+// scale's label of each value; need_labels: each need's plain name; decided of needed: the
+// counter), and the state
 // it sends back is an AdjudicatorState: `decision`, a DecisionEvent {pair_id, label, reason,
 // reason_text, flag_guideline, version, seq} on Enter, and `nav`, a NavEvent
 // {to: "next" | "prev", seq} on n / p. The page reads that state through the contract.
@@ -19,7 +21,8 @@ class Adjudicator {
       t2: q(".adj-term[data-testid=adj-term-2]"), facts: q(".adj-facts"),
       raters: q(".adj-raters tbody"), current: q(".adj-current"), options: q(".adj-options"),
       reasons: q(".adj-reasons"), text: q(".adj-text"), flag: q(".adj-flag"),
-      status: q(".adj-status"), empty: q(".adj-empty"),
+      status: q(".adj-status"), empty: q(".adj-empty"), counter: q(".adj-counter"),
+      needs: q(".adj-needs"),
     };
     this.seq = 0;
     this.label = null;
@@ -36,8 +39,10 @@ class Adjudicator {
     this.data = data;
     const pair = data.pair;
     this.el.empty.hidden = !!pair;
+    this.el.counter.textContent = `${data.decided ?? 0} of ${data.needed ?? 0} decided`;
     if (!pair) {
       this.el.head.textContent = "";
+      this.el.needs.textContent = "";
       this.pairId = null;
       this.el.status.textContent = data.status || "";
       return;
@@ -51,20 +56,23 @@ class Adjudicator {
       this.el.text.value = d ? d.reason_text || "" : "";
     }
     this.version = pair.version;
-    this.el.head.textContent = `Pair ${data.position} of ${data.total} · ${pair.pair_id} · needs: ${pair.needs.join(", ") || "none"}`;
+    const need = (n) => (data.need_labels || {})[n] || n;
+    this.el.head.textContent = `Pair ${data.position} of ${data.total} · ${pair.pair_id}`;
+    this.el.needs.textContent = pair.needs.length ? `Why: ${pair.needs.map(need).join("; ")}` : "";
     this.el.t1.textContent = pair.term_1;
     this.el.t2.textContent = pair.term_2;
+    const show = (v) => (v === null || v === undefined ? v : (data.labels || {})[String(v)] ?? String(v));
     const facts = [
-      `majority: ${pair.majority ?? "none"}`,
+      `majority: ${show(pair.majority) ?? "none"}`,
       `automatic label: ${pair.auto_label ?? "none"}`,
       pair.model_label !== null && pair.model_label !== undefined
-        ? `Dawid-Skene: ${pair.model_label} (posterior ${Number(pair.model_posterior).toFixed(2)})`
+        ? `Dawid-Skene: ${show(pair.model_label)} (posterior ${Number(pair.model_posterior).toFixed(2)})`
         : "Dawid-Skene: not computed",
     ];
     this.el.facts.textContent = facts.join(" · ");
     this.el.raters.replaceChildren(...pair.raters.map((r) => {
       const tr = document.createElement("tr");
-      for (const v of [r.annotator, r.rating, r.unclear ? "yes" : "", r.seconds ?? "", r.comment]) {
+      for (const v of [r.annotator, show(r.rating), r.unclear ? "yes" : "", r.seconds ?? "", r.comment]) {
         const td = document.createElement("td");
         td.textContent = String(v);
         tr.appendChild(td);
@@ -72,10 +80,11 @@ class Adjudicator {
       return tr;
     }));
     const d = pair.decision;
+    const reasonName = (v) => (data.reasons.find((x) => x.value === v) || { label: v }).label;
     this.el.current.textContent = d
-      ? `Current decision (version ${pair.version}): ${d.label}, ${d.reason} by ${d.adjudicator}`
+      ? `Current decision (version ${pair.version}): ${show(d.label)}, ${reasonName(d.reason)} by ${d.adjudicator}`
       : "Not decided yet.";
-    this.el.options.replaceChildren(...pair.options.map((o, i) => this.button(`${o} `, i + 1, () => this.setLabel(String(o)), "label", String(o))));
+    this.el.options.replaceChildren(...pair.options.map((o, i) => this.button(`${show(o)} `, i + 1, () => this.setLabel(String(o)), "label", String(o))));
     this.el.reasons.replaceChildren(...data.reasons.map((r) => this.button(`${r.label} `, r.key, () => this.setReason(r.value), "reason", r.value)));
     this.el.flag.setAttribute("aria-pressed", String(this.flag));
     this.el.status.textContent = data.status || "";

@@ -291,6 +291,8 @@ class PendingQueue {
 // A closed gate may arrive with any reply (an admin sent the doctor back to practice), so
 // every screen but "ended" may go to "practice".
 const FIRST_SCREEN = "starting";
+// The comment field's hint on a touch screen (the HTML holds the keyboard one).
+const TOUCH_COMMENT_HINT = "Comment (optional) — type it, then tap your answer: the comment is saved with it";
 const SCREENS = Object.freeze({
   starting: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
   pair: Object.freeze(["pair", "loading", "ended", "practice"]),
@@ -361,7 +363,14 @@ class Annotator {
       keptText: $(root, ".medsim-kept-text"),
       signout: $(root, ".medsim-signout"),
       signoutText: $(root, ".medsim-signout-text"),
+      question: $(root, ".medsim-question"),
+      commentHint: $(root, ".medsim-comment-hint"),
     };
+    // A touch screen (the primary pointer is a finger) gets touch wording: no Tab key there.
+    if (globalThis.matchMedia && globalThis.matchMedia("(pointer: coarse)").matches) {
+      this.el.commentHint.textContent = TOUCH_COMMENT_HINT;
+      root.querySelector(".medsim-annotator").dataset.touch = "true";
+    }
     // The practice round: the server's last PracticeState, the answer in flight (sent again
     // until acknowledged by its feedback) and, once the gate opened, where the real queue
     // resumes (shown after the last feedback).
@@ -444,6 +453,9 @@ class Annotator {
       this.scale = boot.scale;
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
+      // What is asked, from the study's scale (ScaleView.question), above every pair.
+      this.el.question.textContent = this.scale.question || "";
+      this.el.question.hidden = !this.scale.question;
       this.buildOptions();
       this.queue = new PendingQueue(
         boot.who,
