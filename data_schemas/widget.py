@@ -40,6 +40,10 @@ MAX_BODY_BYTES = 1_500_000
 #: is stopped there (HTTP 429; the widget keeps its ratings and sends them again later).
 MAX_WRITES_PER_WINDOW = 600
 RATE_WINDOW_S = 60
+#: Requests of any kind one annotator may make per RATE_WINDOW_S seconds (saves, refills,
+#: polls, bodies that break the contract): twice the write cap, so a doctor's presses and
+#: the widget's refills never reach it; a script asking for pairs in a loop does (HTTP 429).
+MAX_REQUESTS_PER_WINDOW = 1200
 #: Revisions one slot may have: changing an answer back and forth is fine, a script that
 #: appends thousands of revisions to one pair is refused.
 MAX_REVISIONS_PER_SLOT = 50
@@ -63,6 +67,8 @@ TOKEN_TTL_S = 3600
 _Count = Annotated[StrictInt, Field(ge=0)]
 _Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
 _Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+#: A queue mark's parts (highest position, queue version): bounded like the store's integers.
+_MarkPart = Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)]
 
 
 class _Strict(BaseModel):
@@ -112,10 +118,10 @@ class RatingsRequest(_Strict):
     """
 
     pending: Annotated[list[RatingEntry], Field(max_length=MAX_BATCH)] = []
-    need: Annotated[StrictInt, Field(ge=-1)] | None = None
+    need: Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)] | None = None
     back: StrictBool = False
     at: _Position | None = None
-    mark: tuple[StrictInt, StrictInt] | None = None
+    mark: tuple[_MarkPart, _MarkPart] | None = None
 
 
 class WidgetPair(_Strict):
@@ -188,8 +194,10 @@ class RatingsResponse(_Strict):
 #: replaced or revoked (sign in again); ``expired``: the token ran out or was ended (ask the
 #: page for a new one); ``unauthorized``: no or unknown token; ``invalid``: the body broke
 #: the contract; ``too_large``: over MAX_BODY_BYTES; ``rate_limited``: over
-#: MAX_WRITES_PER_WINDOW (retry after ``retry_after_ms``); ``unavailable``: the store cannot
-#: be reached (retry); ``problem``: the study cannot be served (e.g. still being created).
+#: MAX_WRITES_PER_WINDOW or MAX_REQUESTS_PER_WINDOW (retry after ``retry_after_ms``);
+#: ``unavailable``: the store cannot be reached (retry); ``problem``: the study cannot be served (e.g. still being created);
+#: ``forbidden``: the request came from a page of another origin (``Origin`` header);
+#: ``unsupported``: the body is not ``Content-Type: application/json``.
 ErrorCode = Literal[
     "ended",
     "expired",
@@ -199,6 +207,8 @@ ErrorCode = Literal[
     "rate_limited",
     "unavailable",
     "problem",
+    "forbidden",
+    "unsupported",
 ]
 #: HTTP status of each error.
 ERROR_STATUS: dict[str, int] = {
@@ -210,6 +220,8 @@ ERROR_STATUS: dict[str, int] = {
     "rate_limited": 429,
     "unavailable": 503,
     "problem": 409,
+    "forbidden": 403,
+    "unsupported": 415,
 }
 
 

@@ -41,6 +41,7 @@ from data_schemas.widget import (
 )
 from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
 from medsim_annot.services import annotation as A
+from medsim_annot.services import endpoint_quota
 from medsim_annot.services.people import tokens
 from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
 from medsim_annot.storage import serving as serving_store
@@ -244,47 +245,77 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
 
 
 class RateLimitedError(Exception):
-    """The session stored as many ratings as it may in the current window."""
+    """The annotator made as many requests, or stored as many ratings, as they may in the
+    current window (:mod:`medsim_annot.services.endpoint_quota`)."""
+
+
+def admit(token: str | None, *, engine: Engine | None = None) -> tokens.Grant:
+    """Check *token* and count the request against the annotator's request limit, in one
+    short transaction, before the body is read (a large body with a bad token costs one
+    indexed read). Raises :class:`~medsim_annot.services.people.tokens.TokenRefusedError`,
+    :class:`RateLimitedError` or :class:`StoreUnavailable`."""
+    eng = engine or get_engine()
+
+    def run() -> tuple[tokens.Grant, bool]:
+        with session_scope(eng) as s:
+            grant = tokens.check_token(s, token)
+            return grant, endpoint_quota.admit(s, grant.annotator_id)
+
+    grant, allowed = with_retry(run)
+    if not allowed:
+        raise RateLimitedError("too many requests from this session in a short time")
+    return grant
 
 
 def exchange(
-    token: str | None, request: RatingsRequest, *, engine: Engine | None = None
+    token: str | None,
+    request: RatingsRequest,
+    *,
+    engine: Engine | None = None,
+    grant: tokens.Grant | None = None,
 ) -> RatingsResponse:
-    """One round trip of the ratings endpoint: check *token*, commit the request's entries
-    (:func:`commit_pending`), then read the pairs the widget needs. Stateless: everything
-    it knows comes from the request and the store, so any server process can answer.
+    """One round trip of the ratings endpoint: check *token* (:func:`admit`, unless its
+    *grant* is given), reserve the writes the request may make, commit its entries
+    (:func:`commit_pending`), give back what was not used, then read the pairs the widget
+    needs. Stateless: everything it knows comes from the request and the store, so any
+    server process can answer.
 
     Raises :class:`~medsim_annot.services.people.tokens.TokenRefusedError` (bad, expired or ended
-    token; also when the code is replaced midway), :class:`RateLimitedError` (the write cap is
-    used up and the request carries ratings), :class:`StoreUnavailable` (the token could
-    not be checked) and :class:`UsageProblem` (a window that cannot be served). Nothing is
-    stored for any of them but the entries committed before a code replaced midway.
+    token; also when the code is replaced midway), :class:`RateLimitedError` (the request
+    limit is reached, or the write limit and the request carries ratings),
+    :class:`StoreUnavailable` (the token could not be checked) and :class:`UsageProblem` (a
+    window that cannot be served). Nothing is stored for any of them but the entries
+    committed before a code replaced midway.
     """
     eng = engine or get_engine()
+    grant = grant or admit(token, engine=eng)
+    aid, credential = grant.annotator_id, grant.credential
     writes = len(request.pending)
 
-    def check() -> tuple[tokens.Grant, tuple[int, int] | None]:
-        # One short read: the token with the annotator's recent writes, and the queue's mark.
+    def reserve() -> tuple[endpoint_quota.Grant | None, tuple[int, int] | None]:
+        # One short transaction: the writes reserved in the store, and the queue's mark.
         with session_scope(eng) as s:
-            grant = tokens.check_token(s, token)
-            mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
-            return grant, mark
+            quota = endpoint_quota.reserve(s, aid, writes) if writes else None
+            mark = serving_store.queue_mark(s, aid) if request.mark else None
+            return quota, mark
 
-    grant, mark = with_retry(check)
-    if writes and grant.writes_left <= 0:
+    quota, mark = with_retry(reserve) if writes or request.mark else (None, None)
+    if quota is not None and quota.writes <= 0:
         raise RateLimitedError("too many ratings from this session in a short time")
-    aid, credential = grant.annotator_id, grant.credential
-    outcome = (
-        commit_pending(
+    outcome = CommitOutcome(ack=0)
+    if quota is not None:
+        outcome = commit_pending(
             aid,
             list(request.pending),
             credential=credential,
-            max_writes=grant.writes_left,
+            max_writes=quota.writes,
             engine=eng,
         )
-        if writes
-        else CommitOutcome(ack=0)
-    )
+        # What was not used (refused, or resent and stored before) goes back. Should the
+        # commit fail midway, nothing goes back: the room is lost until the window ends,
+        # never counted twice.
+        if outcome.stored < quota.writes:
+            _give_back(aid, quota, outcome.stored, eng)
     if outcome.ended:
         raise tokens.TokenRefusedError("ended", outcome.ended)
     reply = RatingsResponse(
@@ -299,6 +330,20 @@ def exchange(
         raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:
         return reply.model_copy(update={"unavailable": True})
+
+
+def _give_back(aid: int, quota: endpoint_quota.Grant, used: int, eng: Engine) -> None:
+    """Return the unused writes of *quota*; a store error here only costs the annotator room
+    until the window ends."""
+
+    def run() -> None:
+        with session_scope(eng) as s:
+            endpoint_quota.give_back(s, aid, quota, used)
+
+    try:
+        with_retry(run)
+    except StoreUnavailable:
+        pass
 
 
 def _with_window(

@@ -297,3 +297,19 @@ class RatingToken(Base):
     credential_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class EndpointQuota(Base):
+    """The ratings endpoint's quota of one annotator (0015): the start of the current rate
+    window (Unix seconds), the requests and the rating writes counted in it, and the last
+    grant. Reserved with one ``UPDATE`` per request (:mod:`medsim_annot.storage.quota`), so
+    every process shares one count and two requests cannot both spend the same room."""
+
+    __tablename__ = "endpoint_quota"
+    annotator_id: Mapped[int] = mapped_column(
+        ForeignKey("annotators.id", ondelete="CASCADE"), primary_key=True
+    )
+    window_start: Mapped[float] = mapped_column(Float)
+    requests: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    writes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    granted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
