@@ -35,7 +35,8 @@ def adjudicate_ui() -> None:
 
     st.title("Adjudicate")
     st.caption(
-        f"Study {ident.study_name} · adjudicator {ident.name}. Your decisions set the final label "
+        f"Study {_ui.plain_markdown(ident.study_name)} · adjudicator "
+        f"{_ui.plain_markdown(ident.name)}. Your decisions set the final label "
         "of a pair; the raters' agreement figures stay computed on their own answers."
     )
     c1, c2, c3 = st.columns([3, 2, 1])

@@ -45,12 +45,13 @@ def annotate_ui() -> None:
     except SessionEnded as exc:
         st.error(
             "Your access code was replaced or revoked, so this session has stopped. "
-            f"Sign in again with your current code, or ask the study admin. ({exc})",
+            "Sign in again with your current code, or ask the study admin. "
+            f"({_ui.plain_markdown(exc)})",
             icon=":material/lock:",
         )
         st.stop()
     except UsageProblem as exc:
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(exc))  # messages name the study
         st.stop()
     except RQ.STORE_ERRORS:
         st.warning(

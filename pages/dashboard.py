@@ -264,7 +264,7 @@ def _dashboard(study: Study) -> None:
             "95% interval. Pace: median seconds per pair, pairs per hour of time on pairs."
         )
     for warning in dash.check_warnings:
-        st.warning(warning)
+        st.warning(_ui.plain_markdown(warning))  # warnings name annotators
     _qa.table(dash.pace_table(), "rater-checks", "dashboard_dl_rater_checks")
     if settings is not None:
         _check_settings(study, settings)
