@@ -16,6 +16,7 @@ from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.adjudication import rater_names
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from medsim_annot.services.study_handle import open_study
 from pages import _ui
@@ -105,6 +106,9 @@ def adjudicate_ui() -> None:
     index = max(0, min(index, len(queue) - 1)) if len(queue) else 0
     ss[INDEX] = index
     pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
+    if pair is not None:
+        # Rater A, B, C unless the study shows names (a study setting).
+        pair = rater_names.as_shown(pair, rater_names.shown_names(study))
     progress = board_svc.progress(board)
     st.caption(
         f"{progress.needed} pairs need a decision · {progress.decided} decided · "
