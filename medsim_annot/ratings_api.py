@@ -13,8 +13,8 @@ shapes in :mod:`data_schemas.widget`.
   already keeps other sites out.
 - Auth: ``Authorization: Bearer <token>`` (minted by the Annotate page, checked in the
   store); never a cookie, so no other site can make a browser send it. The token is looked
-  up, and the request counted against the annotator's request limit, *before* the body is
-  read: a large body with a bad token costs one indexed read.
+  up, and the annotator's request limit checked, *before* the body is read: a large body
+  with a bad token costs one indexed read.
 - The body is read up to :data:`~data_schemas.widget.MAX_BODY_BYTES` (413 beyond) and
   validated against :class:`~data_schemas.widget.RatingsRequest` (400 with the reason).
 - Every refusal is an :class:`~data_schemas.widget.ApiError` with its HTTP status and
@@ -130,6 +130,21 @@ def _json_body(content_type: str | None) -> bool:
     return (content_type or "").split(";", 1)[0].strip().lower() == "application/json"
 
 
+async def _refused(grant: tokens.Grant, code: str, reason: str) -> Response:
+    """A body refused after a good token: counted against the request limit too."""
+    try:
+        within = await run_in_threadpool(rating_queue.count_refused, grant)
+    except StoreUnavailable as exc:
+        return _error("unavailable", str(exc), retry_after_ms=1000)
+    if not within:
+        return _error(
+            "rate_limited",
+            "too many requests from this session in a short time",
+            retry_after_ms=RATE_WINDOW_S * 1000,
+        )
+    return _error(code, reason)
+
+
 async def ratings(request: Request) -> Response:
     """Commit the widget's pending ratings and answer with acknowledgements and pairs."""
     if foreign_origin(request.headers.get("origin"), request.headers.get("host")):
@@ -150,11 +165,13 @@ async def ratings(request: Request) -> Response:
         return _error("unavailable", str(exc), retry_after_ms=1000)
     body = await _body(request)
     if body is None:
-        return _error("too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        return await _refused(
+            grant, "too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes"
+        )
     try:
         message = RatingsRequest.model_validate_json(body or b"{}")
     except ValidationError as exc:
-        return _error("invalid", _first_problem(exc))
+        return await _refused(grant, "invalid", _first_problem(exc))
     try:
         reply = await run_in_threadpool(rating_queue.exchange, token, message, grant=grant)
     except tokens.TokenRefusedError as exc:

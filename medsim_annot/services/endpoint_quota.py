@@ -4,9 +4,11 @@ Two limits, both per annotator (every token and tab of one annotator shares them
 :data:`RATE_WINDOW_S`-second window, held in one row of the store
 (:mod:`medsim_annot.storage.quota`), so every app process sees the same count:
 
-- :data:`MAX_REQUESTS_PER_WINDOW` requests of any kind (:func:`admit`), counted as soon as
-  the token is known and before the body is read — a script that only asks for pairs, or
-  sends bodies that break the contract, is stopped too;
+- :data:`MAX_REQUESTS_PER_WINDOW` requests of any kind — a script that only asks for pairs,
+  or sends bodies that break the contract (:func:`count`), is stopped too. A request over
+  the limit is refused before its body is read (:func:`over_limit`, a read); the count
+  itself moves with the reservation below, in the same statement (:func:`reserve`), so a
+  press costs one write to the store besides its rating;
 - :data:`MAX_WRITES_PER_WINDOW` new rating rows (:func:`reserve`): the writes a request may
   make are *reserved* by the same statement that checks the room left, before any is
   written; what a request did not use (entries refused, or resent and already stored) is
@@ -31,8 +33,9 @@ __all__ = [
     "MAX_WRITES_PER_WINDOW",
     "RATE_WINDOW_S",
     "Grant",
-    "admit",
+    "count",
     "give_back",
+    "over_limit",
     "reserve",
 ]
 
@@ -61,15 +64,23 @@ def _take(s: Transaction, annotator_id: int, requests: int, writes: int) -> Gran
     return Grant(taken.requests <= MAX_REQUESTS_PER_WINDOW, taken.granted, taken.window)
 
 
-def admit(s: Transaction, annotator_id: int) -> bool:
-    """Count one request of *annotator_id* inside transaction *s*; whether it is within
+def over_limit(s: Transaction, annotator_id: int) -> bool:
+    """Whether *annotator_id* has used up :data:`MAX_REQUESTS_PER_WINDOW` (a read: refused
+    before the body is read, at no write to the store)."""
+    used = store.requests_counted(s, annotator_id, now=time.time(), window_s=RATE_WINDOW_S)
+    return used >= MAX_REQUESTS_PER_WINDOW
+
+
+def count(s: Transaction, annotator_id: int) -> bool:
+    """Count one request that stores nothing (a body refused); whether it is within
     :data:`MAX_REQUESTS_PER_WINDOW`."""
     return _take(s, annotator_id, 1, 0).allowed
 
 
 def reserve(s: Transaction, annotator_id: int, writes: int) -> Grant:
-    """Reserve up to *writes* rating rows for *annotator_id* inside transaction *s*."""
-    return _take(s, annotator_id, 0, writes)
+    """Count one request of *annotator_id* and reserve up to *writes* rating rows for it,
+    in one statement inside transaction *s*."""
+    return _take(s, annotator_id, 1, writes)
 
 
 def give_back(s: Transaction, annotator_id: int, grant: Grant, used: int) -> None:

@@ -250,21 +250,33 @@ class RateLimitedError(Exception):
 
 
 def admit(token: str | None, *, engine: Engine | None = None) -> tokens.Grant:
-    """Check *token* and count the request against the annotator's request limit, in one
-    short transaction, before the body is read (a large body with a bad token costs one
-    indexed read). Raises :class:`~medsim_annot.services.people.tokens.TokenRefusedError`,
+    """Check *token*, and that its annotator is under the request limit, in one short read
+    before the body is read (a large body with a bad token costs one indexed read). Raises
+    :class:`~medsim_annot.services.people.tokens.TokenRefusedError`,
     :class:`RateLimitedError` or :class:`StoreUnavailable`."""
     eng = engine or get_engine()
 
     def run() -> tuple[tokens.Grant, bool]:
         with session_scope(eng) as s:
             grant = tokens.check_token(s, token)
-            return grant, endpoint_quota.admit(s, grant.annotator_id)
+            return grant, endpoint_quota.over_limit(s, grant.annotator_id)
 
-    grant, allowed = with_retry(run)
-    if not allowed:
+    grant, over = with_retry(run)
+    if over:
         raise RateLimitedError("too many requests from this session in a short time")
     return grant
+
+
+def count_refused(grant: tokens.Grant, *, engine: Engine | None = None) -> bool:
+    """Count a request whose body was refused against the request limit; whether the
+    annotator is still within it."""
+    eng = engine or get_engine()
+
+    def run() -> bool:
+        with session_scope(eng) as s:
+            return endpoint_quota.count(s, grant.annotator_id)
+
+    return with_retry(run)
 
 
 def exchange(
@@ -275,7 +287,7 @@ def exchange(
     grant: tokens.Grant | None = None,
 ) -> RatingsResponse:
     """One round trip of the ratings endpoint: check *token* (:func:`admit`, unless its
-    *grant* is given), reserve the writes the request may make, commit its entries
+    *grant* is given), count the request and reserve the writes it may make, commit its entries
     (:func:`commit_pending`), give back what was not used, then read the pairs the widget
     needs. Stateless: everything it knows comes from the request and the store, so any
     server process can answer.
@@ -292,18 +304,21 @@ def exchange(
     aid, credential = grant.annotator_id, grant.credential
     writes = len(request.pending)
 
-    def reserve() -> tuple[endpoint_quota.Grant | None, tuple[int, int] | None]:
-        # One short transaction: the writes reserved in the store, and the queue's mark.
+    def reserve() -> tuple[endpoint_quota.Grant, tuple[int, int] | None]:
+        # One short transaction: the request counted and its writes reserved in the store
+        # (one statement), and the queue's mark.
         with session_scope(eng) as s:
-            quota = endpoint_quota.reserve(s, aid, writes) if writes else None
+            quota = endpoint_quota.reserve(s, aid, writes)
             mark = serving_store.queue_mark(s, aid) if request.mark else None
             return quota, mark
 
-    quota, mark = with_retry(reserve) if writes or request.mark else (None, None)
-    if quota is not None and quota.writes <= 0:
+    quota, mark = with_retry(reserve)
+    if not quota.allowed:
+        raise RateLimitedError("too many requests from this session in a short time")
+    if writes and quota.writes <= 0:
         raise RateLimitedError("too many ratings from this session in a short time")
     outcome = CommitOutcome(ack=0)
-    if quota is not None:
+    if writes:
         outcome = commit_pending(
             aid,
             list(request.pending),

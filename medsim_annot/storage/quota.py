@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import case, literal, update
+from sqlalchemy import case, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -101,3 +101,14 @@ def give_back(s: Session, annotator_id: int, window: float, writes: int) -> None
         .where(Q.annotator_id == annotator_id, Q.window_start == window, Q.writes >= writes)
         .values(writes=Q.writes - writes)
     )
+
+
+def requests_counted(s: Session, annotator_id: int, *, now: float, window_s: float) -> int:
+    """The requests counted in *annotator_id*'s current window (0 when it has ended): a read,
+    for refusing a request over the limit before its body is read."""
+    row = s.execute(
+        select(Q.requests, Q.window_start).where(Q.annotator_id == annotator_id)
+    ).first()
+    if row is None or float(row[1]) <= now - window_s:
+        return 0
+    return int(row[0])
