@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+from types import FrameType
 
 import uvicorn
 
@@ -110,7 +111,7 @@ def pin_app_server(allow: str = "") -> None:
     loading runs this call (uvicorn reads the variable when its config is made, which is
     before it imports the app)."""
     os.environ["FORWARDED_ALLOW_IPS"] = allow
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         config = frame.f_locals.get("self")
         if isinstance(config, uvicorn.Config) and not config.loaded:

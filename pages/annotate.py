@@ -46,12 +46,12 @@ def annotate_ui() -> None:
         st.error(
             "Your access code was replaced or revoked, so this session has stopped. "
             "Sign in again with your current code, or ask the study admin. "
-            f"({_ui.plain_markdown(exc)})",
+            f"({_ui.plain_markdown(str(exc))})",
             icon=":material/lock:",
         )
         st.stop()
     except UsageProblem as exc:
-        st.error(_ui.plain_markdown(exc))  # messages name the study
+        st.error(_ui.plain_markdown(str(exc)))  # messages name the study
         st.stop()
     except RQ.STORE_ERRORS:
         st.warning(

@@ -33,6 +33,7 @@ one they live in this process (the command line, unit tests).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import logging
@@ -92,6 +93,10 @@ def client_key(client: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def _add(engine: Engine, kind: str, key: str, now: float, forget_before: float) -> None:
+    store.add_failure(engine, kind, key, now, forget_before=forget_before)
 
 
 def _delay(n: int, free: int, base: float, cap: float) -> float:
@@ -246,11 +251,7 @@ class Throttle:
             if engine is None:
                 self._memory_of(kind).add(key, now, forget_before)
             else:
-                with_retry(
-                    lambda kind=kind: store.add_failure(
-                        engine, kind, key, now, forget_before=forget_before
-                    )
-                )
+                with_retry(functools.partial(_add, engine, kind, key, now, forget_before))
         state = self._state(key, now, engine, target)
         wait = max(state.not_before, state.locked_until) - now
         locked = state.locked_until > now
