@@ -122,7 +122,7 @@ def weak_secret(secret: str) -> str | None:
     if len(set(secret)) < MIN_SECRET_SYMBOLS:
         return f"it uses fewer than {MIN_SECRET_SYMBOLS} different characters"
     steps = sum(1 for a, b in zip(secret, secret[1:], strict=False) if abs(ord(a) - ord(b)) <= 1)
-    if steps * 2 > len(secret) - 1:
+    if steps * 3 > 2 * (len(secret) - 1):  # two thirds of neighbours are runs or steps
         return "it is mostly runs or steps of characters"
     counts = Counter(secret)
     n = len(secret)
