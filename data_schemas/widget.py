@@ -67,6 +67,9 @@ TOKEN_TTL_S = 3600
 _Count = Annotated[StrictInt, Field(ge=0)]
 _Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
 _Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+#: Longest rating value accepted (a scale's values are short; a longer one is refused
+#: before it reaches the store or a message).
+MAX_VALUE_CHARS = 100
 #: A queue mark's parts (highest position, queue version): bounded like the store's integers.
 _MarkPart = Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)]
 
@@ -86,11 +89,11 @@ class RatingEntry(_Strict):
 
     seq: _Seq
     position: _Position
-    value: StrictStr | StrictInt | StrictFloat
+    value: Annotated[StrictStr, Field(max_length=MAX_VALUE_CHARS)] | StrictInt | StrictFloat
     unclear: StrictBool = False
     comment: StrictStr = ""
     elapsed_ms: Annotated[StrictInt, Field(ge=0)]
-    version: _Count | None = None
+    version: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None = None
     after: _Seq | None = None
 
     @field_validator("comment")

@@ -215,6 +215,8 @@ def test_unused_room_is_given_back(study, monkeypatch):
         {"need": 0, "mark": [2**62, 0]},
         {"need": 0, "mark": [0, -(2**62)]},
         {"at": 2**62},
+        {"pending": [{**_e(1, 0), "version": 2**62}]},
+        {"pending": [{**_e(1, 0), "value": "x" * 100_000}]},  # was echoed back in the reason
     ],
 )
 def test_unbounded_need_and_mark_are_refused_not_a_500(study, body):
