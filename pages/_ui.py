@@ -147,8 +147,7 @@ def _refuse(refusal: Refusal, *, page: bool) -> None:
         _to_sign_in()
         # A session ended by a callback of this page (run on its own, not through app.py)
         # shows why, once.
-        why = st.session_state.pop(NOTICE, None) or refusal.message
-        st.error(plain_markdown(why), icon=":material/lock:")
+        st.error(st.session_state.pop(NOTICE, None) or refusal.message, icon=":material/lock:")
         st.stop()
     st.rerun()
 
