@@ -9,9 +9,11 @@ EMB_STAMP := $(VENV)/.embeddings-stamp
 SPARK_STAMP := $(VENV)/.spark-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
-PYTEST_ARGS ?= -n 2  # pytest-xdist: the suite runs on both cores (CI: 2 cores)
+# pytest-xdist on both cores (CI: 2 cores); tests/conftest.py keeps the tests of a module with
+# a module-scoped served app or browser on one worker, so each server starts once.
+PYTEST_ARGS ?= -n 2
 
-.PHONY: setup setup-embeddings setup-spark run dev serve test lint bench demo clean
+.PHONY: setup setup-embeddings setup-spark run dev serve test test-fast mutants lint bench demo clean
 
 setup: $(STAMP)
 
@@ -63,6 +65,16 @@ serve: setup
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The quick loop (under 2 minutes on two idle cores): no real browser, no test marked slow
+# (tests/conftest.py SLOW), property tests at the "fast" hypothesis profile (15 examples).
+test-fast: setup
+	HYPOTHESIS_PROFILE=fast $(PY) -m pytest $(PYTEST_ARGS) -m "not slow and not browser"
+
+# Planted mutants of the security and statistics rules: each must be killed by its tests
+# (tools/mutants.py lists them; `$(PY) tools/mutants.py NAME` runs one).
+mutants: setup
+	$(PY) tools/mutants.py
 
 # ruff (lint + format check) on the whole tree; mypy on medsim_annot/, data_schemas/, pages/, app.py
 # (configured in pyproject.toml). CI runs this before the tests.

@@ -394,5 +394,9 @@ if role:
             )
         )
         sso = bool(st.session_state.get(SSO))
-        st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)
+        if role == "annotator":
+            # Through the widget: it saves or asks, then clears what it kept in the browser.
+            st.button("Sign out", key="signout", on_click=_ui.ask_sign_out, kwargs={"sso": sso})
+        else:
+            st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)
 nav.run()

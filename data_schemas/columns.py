@@ -12,6 +12,11 @@ CONCEPT_ID_2 = "concept_id_2"
 #: Optional pairs column: the known answer of a check pair (a value of the study's scale);
 #: empty for every other pair.
 CHECK_ANSWER = "check_answer"
+#: Optional pairs column (or the column of a practice file): the reference answer of a
+#: practice pair, served before the real queue with feedback; empty for every other pair.
+PRACTICE_ANSWER = "practice_answer"
+#: Optional: why the reference answer is right, shown to the doctor after a practice answer.
+EXPLANATION = "explanation"
 
 PAIR_REQUIRED = (TERM_1, TERM_2)
 PAIR_OPTIONAL = (

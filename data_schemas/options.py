@@ -106,6 +106,18 @@ AUDIT_METHODS = StrOptions.of(
     },
 )
 
+#: How the next pair of a group is chosen: uniformly at random, or drawn with a probability
+#: growing with the model's uncertainty (active serving; needs stored predictions).
+Sampling = Literal["uniform", "active"]
+SAMPLINGS = StrOptions.of(
+    Sampling,
+    "sampling",
+    {
+        "uniform": "every pair of a group equally likely to be served",
+        "active": "pairs the model is least sure about drawn more often, estimate reweighted",
+    },
+)
+
 
 #: What an adjudicator is shown of the raters beside their answers and comments: a pseudonym
 #: stable within the study (Rater A, B, C, ... by the order annotators were added) or the
@@ -247,6 +259,13 @@ DONT_KNOW_RATE = _setting("dont_know", "a doctor's don't-know rate", 0, 1)
 DISAGREEMENT = _setting("disagreement", "share of pairs that get a tiebreak", 0, 1)
 CHECK_RATE = _setting("check_rate", "check rate", 0, 1, "neither")
 CHECK_MIN_ACCURACY = _setting("check_min_accuracy", "minimum accuracy on check pairs", 0, 1)
+COST_PER_RATING = _setting("cost_per_rating", "cost of one doctor rating", 0, closed="neither")
+# The practice gate (docs/practice.md): exact agreement with the reference answers over the
+# last PRACTICE_MIN_PAIRS practice answers must reach PRACTICE_THRESHOLD.
+PRACTICE_MIN_PAIRS = _setting(
+    "practice_min_pairs", "practice pairs before the gate", 1, integer=True
+)
+PRACTICE_THRESHOLD = _setting("practice_threshold", "practice accuracy threshold", 0, 1)
 # Statistics.
 CONFIDENCE = _setting("confidence", "confidence level", 0, 1, "neither")
 EPSILON = _setting("epsilon", "alt-test margin", 0, 1, "left")
@@ -254,6 +273,9 @@ BOOTSTRAP = _setting("bootstrap", "bootstrap resamples", 0, integer=True)
 RUSHED_THRESHOLD = _setting("rushed_ms", "rushed threshold in milliseconds", 0, integer=True)
 PACE_PAUSE = _setting("pause_ms", "pause in ms", 0, closed="right")
 CHECK_TOLERANCE = _setting("check_tolerance", "check answer tolerance", 0)
+QUALITY_WINDOW = _setting("window", "ratings per quality window", 1, integer=True)
+DRIFT_MARGIN = _setting("drift_margin", "drift margin", 0, 1, "neither")
+BASELINE_WINDOWS = _setting("baseline_windows", "windows in a doctor's baseline", 1, integer=True)
 # Exports and builders.
 MIN_RATINGS = _setting("min_ratings", "minimum ratings per pair", 1, integer=True)
 TEST_SIZE = _setting("test_size", "share of the test split", 0, 1, "neither")

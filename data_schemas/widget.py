@@ -63,6 +63,13 @@ WAIT_POLL_MS = 4000
 #: Lifetime of a ratings token (seconds); the widget asks the page for a new one when it
 #: expires (one page rerun per lifetime).
 TOKEN_TTL_S = 3600
+#: How long ratings kept in the browser stay good (seconds): the widget discards a kept list
+#: untouched for longer, and the endpoint refuses a rating of a slot served to its session
+#: longer ago (what was served is recorded per signed-in page session; docs/security.md).
+KEPT_TTL_S = 12 * 3600
+#: The browser's time on a pair is taken up to this (ms; one day): a pair left on screen
+#: overnight is "long", not a number that overflows a column.
+ELAPSED_MAX_MS = 86_400_000
 
 _Count = Annotated[StrictInt, Field(ge=0)]
 _Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
@@ -72,6 +79,8 @@ _Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
 MAX_VALUE_CHARS = 100
 #: A queue mark's parts (highest position, queue version): bounded like the store's integers.
 _MarkPart = Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)]
+#: A signed-in page session's id (random, minted by the page with its first token).
+_Session = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_-]{16,43}$")]
 
 
 class _Strict(BaseModel):
@@ -84,7 +93,10 @@ class RatingEntry(_Strict):
     ``seq``: the widget's sequence number (increasing within its list). ``version``: the
     slot's version the widget showed; or, for a second edit of a slot whose first edit is
     not acknowledged yet, ``after`` names that edit's ``seq`` (the edit is chained onto the
-    version it stores). ``elapsed_ms``: how long the pair was on screen before the press.
+    version it stores); an entry with neither is refused. ``elapsed_ms``: how long the pair
+    was on screen before the press (taken up to :data:`ELAPSED_MAX_MS`). ``session``: the
+    signed-in page session the slot was served to (``None``: the token's own); a rating is
+    refused unless the endpoint served that slot to that session of this annotator.
     """
 
     seq: _Seq
@@ -95,6 +107,7 @@ class RatingEntry(_Strict):
     elapsed_ms: Annotated[StrictInt, Field(ge=0)]
     version: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None = None
     after: _Seq | None = None
+    session: _Session | None = None
 
     @field_validator("comment")
     @classmethod
@@ -103,6 +116,21 @@ class RatingEntry(_Strict):
         if len(v) > COMMENT_MAX_CHARS:
             raise ValueError(f"a comment may have at most {COMMENT_MAX_CHARS} characters")
         return v
+
+    @field_validator("elapsed_ms")
+    @classmethod
+    def _elapsed_cap(cls, v: int) -> int:
+        return min(v, ELAPSED_MAX_MS)
+
+
+class PracticeAnswer(_Strict):
+    """One practice answer: the *serial*-th answer of the doctor's practice round (the
+    serial the server sent with the practice pair), the value pressed and the time the pair
+    was on screen. Sent alone, at once (no pending list): the doctor waits for the feedback."""
+
+    serial: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+    value: StrictStr | StrictInt | StrictFloat
+    elapsed_ms: Annotated[StrictInt, Field(ge=0)]
 
     @field_validator("elapsed_ms")
     @classmethod
@@ -125,6 +153,8 @@ class RatingsRequest(_Strict):
     back: StrictBool = False
     at: _Position | None = None
     mark: tuple[_MarkPart, _MarkPart] | None = None
+    #: A practice answer (the practice round before the real queue; docs/practice.md).
+    practice: PracticeAnswer | None = None
 
 
 class WidgetPair(_Strict):
@@ -166,6 +196,47 @@ class Refusal(_Strict):
     current: CurrentAnswer | None = None
 
 
+class PracticePair(_Strict):
+    """A practice pair to answer: its terms and the serial its answer carries (no
+    reference answer: that comes only with the feedback, after the answer)."""
+
+    serial: int
+    term_1: str
+    term_2: str
+
+
+class PracticeFeedback(_Strict):
+    """The feedback on one practice answer: the doctor's answer, the reference answer and
+    the explanation of that practice pair, and whether they agree (``exact``; ``within_one``
+    on a scale with a numeric level)."""
+
+    serial: int
+    term_1: str
+    term_2: str
+    value: str
+    reference: str
+    explanation: str
+    exact: bool
+    within_one: bool
+
+
+class PracticeState(_Strict):
+    """Where the doctor stands with the practice gate. ``open``: the real queue is served
+    (then ``pair`` is ``None``). ``answered``: practice answers in this round; ``needed``:
+    how many the gate looks at (the last ones); ``exact``/``within_one``: their agreement
+    with the reference answers (``None`` before any); ``threshold``: the share of exact
+    agreement that opens the real queue. ``feedback``: on the answer just sent."""
+
+    open: bool
+    answered: int
+    needed: int
+    threshold: float
+    exact: float | None = None
+    within_one: float | None = None
+    pair: PracticePair | None = None
+    feedback: PracticeFeedback | None = None
+
+
 class RatingsResponse(_Strict):
     """The endpoint's answer.
 
@@ -191,6 +262,10 @@ class RatingsResponse(_Strict):
     waiting: int = 0
     done: int | None = None
     total: int | None = None
+    #: The practice round, when the study has one and the doctor is in it (or just left it).
+    #: While it is not ``open`` no real pair is sent and no real rating acknowledged (the
+    #: widget keeps them until the real queue opens).
+    practice: PracticeState | None = None
 
 
 #: Why a request was refused as a whole (nothing stored). ``ended``: the access code was
@@ -245,6 +320,7 @@ class WidgetLimits(_Strict):
     resend_after_ms: int = RESEND_AFTER_MS
     backoff_ms: tuple[int, ...] = BACKOFF_MS
     wait_poll_ms: int = WAIT_POLL_MS
+    kept_ttl_ms: int = KEPT_TTL_S * 1000
 
 
 class ScaleOptionView(_Strict):
@@ -260,6 +336,32 @@ class ScaleView(_Strict):
     unclear_flag: bool
 
 
+class PracticeText(_Strict):
+    """Every string the widget shows in the practice round (``{name}`` fields are filled
+    in by the widget). The page may hand over a translated set."""
+
+    heading: str = "Practice pair {n}"
+    intro: str = (
+        "Practice round: these pairs do not count. After each answer you see the reference "
+        "answer and why."
+    )
+    your_answer: str = "Your answer: {answer}"
+    reference: str = "Reference answer: {answer}"
+    agree: str = "You agree with the reference answer."
+    close: str = "Off by one step from the reference answer."
+    differ: str = "Your answer differs from the reference answer."
+    why: str = "Why: {explanation}"
+    go_on: str = "Press any rating key (or Enter) to go on."
+    progress: str = (
+        "Practice: {answered} answered · {exact}% exactly as the reference over the last "
+        "{window} (needed: {threshold}% over the last {needed})"
+    )
+    progress_within: str = " · {within}% within one step"
+    passed: str = "Practice done: your real pairs open now."
+    sending: str = "Saving your practice answer…"
+    loading: str = "Loading the practice round…"
+
+
 class WidgetBoot(_Strict):
     """What the Annotate page hands the widget when it mounts it.
 
@@ -268,6 +370,11 @@ class WidgetBoot(_Strict):
     (``Authorization: Bearer <token>``). ``token_serial``: counts the tokens this page
     minted; the widget asks for a new one by sending the serial it holds.
     ``ended``: the access code was replaced or revoked (the widget stops at once).
+    ``session``: this signed-in page session (every rating the widget keeps names it);
+    ``earlier``: this annotator's other sessions whose kept ratings the endpoint still takes
+    (the widget asks the doctor before sending those, and discards kept lists naming any
+    other session unsent). ``sign_out``: the doctor asked to sign out — save or ask, clear
+    this browser's kept data, then report ``signed_out``.
     """
 
     who: str
@@ -278,3 +385,7 @@ class WidgetBoot(_Strict):
     total: int
     limits: WidgetLimits = WidgetLimits()
     ended: str | None = None
+    practice_text: PracticeText = PracticeText()
+    session: str | None = None
+    earlier: list[str] = []
+    sign_out: bool = False

@@ -25,3 +25,9 @@ class StoreUnavailable(RuntimeError):
     """The store could not be read or written, even after retrying transient errors (disk
     full, a read-only file, PostgreSQL restarting). Nothing was saved; the caller keeps the
     answer and tries again later."""
+
+
+class PracticeLocked(UsageProblem):
+    """The annotator's real queue is closed: the study has practice pairs and they have not
+    met the practice gate yet (nor been unlocked by an admin). Nothing real is served or
+    stored until then (docs/practice.md)."""

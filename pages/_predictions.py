@@ -1,7 +1,8 @@
 """The dashboard's predictions panel (admin only): a model's scores narrow the audit's
 intervals (prediction-powered inference) and sit beside the doctors as a blinded extra
-rater. Thin: widgets → ``services.predictions`` → render. The scores file is read from the
-upload and never stored; annotators never see it."""
+rater. Thin: widgets → ``services.predictions`` → render. The scores are the study's stored
+predictions (latest version) or an uploaded file, read for this panel only; annotators
+never see them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import streamlit as st
 from data_schemas.errors import InputError, OptionError
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
+from medsim_annot.services import stored_predictions as stored_svc
 from medsim_annot.services.study_handle import Study
 from pages._ui import plain_markdown, show_problems, upload_base_name, upload_copy
 
@@ -25,24 +27,34 @@ def panel(study: Study) -> None:
         "model is worth, narrower when it is worth something, and the classical interval "
         "when it is not. Beside the doctors, the model is ranked by leave-one-out Spearman "
         "rho and put to the alternative-annotator test (Calderon et al., ACL 2025). The "
-        "scores are read from the upload only: nothing is stored, and doctors never see them."
+        "study's stored predictions are used when it has some (Study setup → Predictions); an "
+        "uploaded file is read for this panel only. Doctors never see either."
     )
-    up = st.file_uploader("Scores file", type=upload_types(), key=KEY + "file")
-    if up is None:
-        return
-    name = upload_base_name(up.name)
-    try:
-        with upload_copy(up.name, up.getvalue()) as path:
-            columns = predictions_svc.score_columns(path)
-            column = (
-                st.selectbox("Score column", columns, key=KEY + "column")
-                if len(columns) > 1
-                else columns[0]
-            )
-            predictions = predictions_svc.load_predictions(path, score_column=column)
-    except InputError as exc:
-        show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
-        return
+    stored = stored_svc.stored_predictions(study)
+    use_stored = False
+    if stored is not None:
+        label = f"stored: {stored.name} v{stored.attrs['version']}"
+        source = st.radio("Scores", [label, "upload a file"], horizontal=True, key=KEY + "source")
+        use_stored = source == label
+    if use_stored and stored is not None:
+        predictions, name = stored, f"{stored.name} v{stored.attrs['version']}"
+    else:
+        up = st.file_uploader("Scores file", type=upload_types(), key=KEY + "file")
+        if up is None:
+            return
+        name = upload_base_name(up.name)
+        try:
+            with upload_copy(up.name, up.getvalue()) as path:
+                columns = predictions_svc.score_columns(path)
+                column = (
+                    st.selectbox("Score column", columns, key=KEY + "column")
+                    if len(columns) > 1
+                    else columns[0]
+                )
+                predictions = predictions_svc.load_predictions(path, score_column=column)
+        except InputError as exc:
+            show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
+            return
     c1, c2, c3 = st.columns(3)
     method = c1.segmented_control(
         "Interval reported",

@@ -44,6 +44,12 @@ NOTICE = "auth_notice"  # a reason the start page shows once (a session that was
 ADMIN = "auth_admin"  # the signed-in AdminIdentity (named in the event log)
 #: The ratings endpoint token the Annotate page minted for this session (ended at sign-out).
 RATINGS_TOKEN = "auth_ratings_token"
+#: The page session the Annotate page mints its tokens for (what was served is recorded per
+#: session; the widget binds the ratings it keeps in the browser to it).
+RATINGS_SESSION = "auth_ratings_session"
+#: An annotator asked to sign out: the widget saves (or asks), clears what it kept in the
+#: browser, then the session ends (value: whether to leave single sign-on too).
+SIGN_OUT_ASKED = "auth_sign_out_asked"
 #: Set by app.py on every run before it hands over to a page.
 ROUTED = "auth_routed"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -265,6 +271,19 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
 
 def sign_out() -> None:
     _clear_session()
+
+
+def ask_sign_out(*, sso: bool = False) -> None:
+    """An annotator's Sign out: the Annotate page hands it to the widget, which sends the
+    pending ratings (or asks the doctor), deletes what it kept in this browser — ratings
+    and free-text comments — and then ends the session (:func:`sign_out`; with *sso*, the
+    identity provider's session too). Any other role signs out at once."""
+    if role() == "annotator":
+        st.session_state[SIGN_OUT_ASKED] = {"sso": bool(sso)}
+    else:
+        sign_out()
+        if sso:
+            st.logout()
 
 
 def end_session(reason: str) -> None:

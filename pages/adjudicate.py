@@ -18,6 +18,7 @@ from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.adjudication import rater_names
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
+from medsim_annot.services.stored_predictions import adjudicator_score
 from medsim_annot.services.study_handle import open_study
 from pages import _ui
 from pages.components.adjudicator import adjudicator, read_state
@@ -114,6 +115,9 @@ def adjudicate_ui() -> None:
         f"{progress.needed} pairs need a decision · {progress.decided} decided · "
         f"{progress.flagged} flagged for the guideline"
     )
+    model_line = adjudicator_score(study, pair["pair_id"]) if pair else None
+    if model_line:  # only when the admin lets adjudicators see the model's score
+        st.caption(model_line)
     # What the browser gets, checked against the widget's contract before it is sent.
     data = AdjudicatorData.model_validate(
         {

@@ -5,7 +5,11 @@ The page mounts the widget (``pages/components/annotator``) once with its boot d
 bearer token for the ratings endpoint, minted here for this annotator and credential
 version. From then on the widget sends its ratings to the endpoint and gets its pairs from
 it (see :mod:`medsim_annot.ratings_api`): no rerun of this page per key press. The page
-runs again only when the widget asks for a new token (the old one expired or ended).
+runs again only when the widget asks for a new token (the old one expired or ended), and at
+sign-out: the sidebar's Sign out hands over to the widget, which sends the pending ratings (or
+asks the doctor), deletes everything it kept in the browser, and then reports ``signed_out``;
+only then does the session end. The tokens this page mints share one page session id, which
+the widget stamps on every rating it keeps (docs/security.md).
 
 Store errors never end the page: the widget keeps the ratings ("not saved — will retry")
 and resends them with backoff until the store answers again.
@@ -18,11 +22,34 @@ import streamlit as st
 from data_schemas.limits import MIN_VIEW_MS
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import rating_queue as RQ
-from medsim_annot.services.people.tokens import mint_token
+from medsim_annot.services.people.tokens import mint_token, new_session
 from pages import _ui
 from pages.components.annotator import annotator
 
 KEY = "annotate_widget"
+
+
+def _signed_out() -> None:
+    """The widget sent or discarded the pending ratings and cleared the browser: end the
+    session (and single sign-on's, when signed in through it)."""
+    asked = st.session_state.get(_ui.SIGN_OUT_ASKED)
+    if not isinstance(asked, dict):
+        return
+    _ui.sign_out()
+    if asked.get("sso"):
+        st.logout()
+
+
+def _stay_signed_in() -> None:
+    st.session_state.pop(_ui.SIGN_OUT_ASKED, None)
+
+
+def _sign_out_now() -> None:
+    """Sign-out asked while the widget cannot be mounted: end the session at once (what the
+    browser kept stays bound to this session and expires; docs/security.md)."""
+    if st.session_state.get(_ui.SIGN_OUT_ASKED):
+        _signed_out()
+        st.rerun()
 
 
 def annotate_ui() -> None:
@@ -37,12 +64,18 @@ def annotate_ui() -> None:
         minted = ss.get(_ui.RATINGS_TOKEN)
         state = ss.get(KEY)
         wanted = state.get("token_wanted") if isinstance(state, dict) else None
+        session = ss.get(_ui.RATINGS_SESSION) or new_session()
+        ss[_ui.RATINGS_SESSION] = session
         if not isinstance(minted, dict) or wanted == minted.get("serial"):
             # No token yet, or the widget reports that the one it holds stopped working.
             serial = (minted or {}).get("serial", 0) + 1
-            token = mint_token(ident.annotator_id, int(credential or 1), engine=eng)
+            token = mint_token(
+                ident.annotator_id, int(credential or 1), session=session, engine=eng
+            )
             minted = ss[_ui.RATINGS_TOKEN] = {"token": token.token, "serial": serial}
+        earlier = RQ.earlier_sessions(ident.annotator_id, session, engine=eng)
     except SessionEnded as exc:
+        _sign_out_now()
         st.error(
             "Your access code was replaced or revoked, so this session has stopped. "
             "Sign in again with your current code, or ask the study admin. "
@@ -51,9 +84,11 @@ def annotate_ui() -> None:
         )
         st.stop()
     except UsageProblem as exc:
+        _sign_out_now()
         st.error(_ui.plain_markdown(str(exc)))  # messages name the study
         st.stop()
     except RQ.STORE_ERRORS:
+        _sign_out_now()
         st.warning(
             "The rating store cannot be reached right now, so your pairs cannot be loaded. "
             "Nothing is lost; try again in a moment.",
@@ -83,8 +118,17 @@ def annotate_ui() -> None:
         setup,
         token=minted["token"],
         token_serial=minted["serial"],
+        session=session,
+        earlier=earlier,
+        sign_out=bool(ss.get(_ui.SIGN_OUT_ASKED)),
     )
-    annotator(data=data, key=KEY, on_token_wanted_change=lambda: None)
+    annotator(
+        data=data,
+        key=KEY,
+        on_token_wanted_change=lambda: None,
+        on_signed_out_change=_signed_out,
+        on_sign_out_cancelled_change=_stay_signed_in,
+    )
 
 
 annotate_ui()

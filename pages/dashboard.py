@@ -7,12 +7,13 @@ import streamlit as st
 
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
+from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.study_handle import Study
-from pages import _predictions, _qa, _ui
+from pages import _practice, _predictions, _qa, _ui
 
 
 def _sequential_audit(study: Study) -> None:
@@ -113,6 +114,93 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
     rows = dash.disagreements(chosen, groups)
     st.caption(f"{len(rows)} pairs")
     _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
+
+
+def _quality_over_time(study: Study) -> None:
+    """Each doctor's windows, the drift alerts with their evidence and the admin's pause;
+    one timeline per doctor with the guideline revisions marked."""
+    st.subheader("Quality over time")
+    q = drift_svc.study_quality_over_time(study)
+    s = q.settings
+    st.caption(
+        f"Windows of {s.window} ratings in the order they were made (and per day). A drift "
+        f"alert is raised when a window is more than {s.margin:.0%} below the doctor's own "
+        f"first {s.baseline_windows} window(s) and its 95% interval lies below theirs. "
+        "Guideline revisions are the dashed lines."
+    )
+    for note in q.notes:
+        st.info(note)
+    for reading in q.readings():
+        st.warning(reading)  # plain text: names the doctor as typed
+    if len(q.alerts):
+        _qa.table(q.alerts, "drift-alerts", "dashboard_dl_drift_alerts")
+        _pause_form(study, q)
+    _qa.table(q.windows, "quality-windows", "dashboard_dl_quality_windows")
+    doctors = sorted(set(q.windows["annotator"]))
+    if doctors:
+        flagged = q.flagged
+        who = st.selectbox(
+            "Timeline of",
+            doctors,
+            index=doctors.index(flagged[0]) if flagged else 0,
+            key="dashboard_timeline_doctor",
+        )
+        st.plotly_chart(
+            plots.quality_timeline_figure(q.windows, who, revisions=q.revisions, alerts=q.alerts),
+            key="dashboard_fig_timeline",
+        )
+    with st.expander("Per day"):
+        _qa.table(q.days, "quality-days", "dashboard_dl_quality_days")
+    _drift_settings(study, s)
+
+
+def _pause_form(study: Study, q: drift_svc.QualityOverTime) -> None:
+    """Pause a flagged doctor (an event with the alert's evidence) or, in a study with
+    practice pairs, send them back to practice (recalibration: their real queue closes until
+    they pass a new practice round)."""
+    practice = _practice.has_practice(study)
+    with st.form("dashboard_pause"):
+        who = st.selectbox("Doctor", q.flagged, key="dashboard_pause_doctor")
+        reason = st.text_input("Reason", "drift alert", key="dashboard_pause_reason")
+        cols = st.columns(2)
+        if cols[0].form_submit_button("Pause this doctor"):
+            _pause(study, q, str(who), str(reason))
+        if practice and cols[1].form_submit_button("Send back to practice"):
+            _practice.send_back(study, str(who), str(reason))
+
+
+@_ui.requires("admin")
+def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) -> None:
+    evidence = " ".join(q.alerts[q.alerts["annotator"] == who]["evidence"].head(1))
+    admin = _ui.current_admin()
+    drift_svc.pause_annotator(
+        study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
+    )
+    st.success(f"Paused {who} (recorded in the activity log).")
+
+
+def _drift_settings(study: Study, settings: drift_svc.DriftSettings) -> None:
+    """Window size and drift margin, changed in place (logged)."""
+    with st.expander("Quality-over-time settings"), st.form("dashboard_drift_settings"):
+        window = st.number_input(
+            "Ratings per window", 1, 10_000, int(settings.window), 10, key="dashboard_window"
+        )
+        margin = st.slider(
+            "Alert when a window is this far below the doctor's first windows",
+            0.01,
+            0.99,
+            float(settings.margin),
+            0.01,
+            key="dashboard_drift_margin",
+        )
+        if st.form_submit_button("Save settings"):
+            _save_drift(study, int(window), float(margin))
+
+
+@_ui.requires("admin")
+def _save_drift(study: Study, window: int, margin: float) -> None:
+    drift_svc.set_settings(study, window=window, margin=margin)
+    st.rerun()
 
 
 def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None:
@@ -236,6 +324,14 @@ def _dashboard(study: Study) -> None:
     )
     summary = dash.summary()
     _qa.table(summary, "agreement", "dashboard_dl_summary", column_config=_summary_columns(summary))
+    st.subheader("Chance-corrected coefficients")
+    st.caption(
+        "Gwet's AC1 and AC2, Fleiss' kappa, Brennan-Prediger and Conger's kappa with their "
+        "standard errors and 95% intervals (Gwet 2014); missing ratings allowed."
+    )
+    for note in dash.agreement_notes():
+        st.info(_ui.plain_markdown(note))
+    _qa.table(dash.coefficients(), "coefficients", "dashboard_dl_coefficients")
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
     st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
@@ -270,6 +366,11 @@ def _dashboard(study: Study) -> None:
         _check_settings(study, settings)
     if len(dash.runs()):
         _qa.table(dash.runs(), "straight-lining-runs", "dashboard_dl_runs")
+
+    _quality_over_time(study)
+
+    # ---- practice round (studies with practice pairs) -----------------------------------
+    _practice.panel(study)
 
     _model_of_the_doctors(dash)
 

@@ -14,12 +14,14 @@ from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.io import formats_text, upload_types
 from medsim_annot.seeds import new_seed
+from medsim_annot.services import stored_predictions as P
 from medsim_annot.services import studies as S
 from medsim_annot.services.design import DesignOptions, create_designed_study, prepare_study
 from medsim_annot.services.people import adjudicators as adj_svc
 from medsim_annot.services.people import annotators as A
 from medsim_annot.services.people import names as names_svc
 from medsim_annot.services.people import sso as sso_svc
+from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from medsim_annot.services.study_handle import Study, open_study
 from pages import _ui
@@ -412,7 +414,11 @@ def _new_study() -> None:
     ready = pairs is not None and scale is not None and bool(name.strip()) and bool(names)
     if pairs is not None and names:
         try:
-            prep = prepare_study(pairs, names, options, file=pairs_name)
+            # Practice pairs (rows with a practice_answer) are not planned into any queue.
+            real, practice = (
+                split_pairs(pairs, scale, pairs_name) if scale is not None else (pairs, [])
+            )
+            prep = prepare_study(real, names, options, file=pairs_name)
         except InputError as exc:
             _show_problems(exc)
             ready = False
@@ -420,7 +426,15 @@ def _new_study() -> None:
             st.error(_ui.plain_markdown(str(exc)))
             ready = False
         else:
-            st.caption(f"{len(prep.pairs)} pairs; seed {options.seed}.")
+            st.caption(
+                f"{len(prep.pairs)} pairs; seed {options.seed}."
+                + (
+                    f" {len(practice)} practice pairs, served first with their reference "
+                    "answers (see the practice round in the docs)."
+                    if practice
+                    else ""
+                )
+            )
             if prep.counts is not None:
                 st.dataframe(prep.counts, hide_index=True, key="setup_counts")
             for w in prep.warnings:  # they quote group values from the file: plain text
@@ -470,6 +484,7 @@ MANAGE_BUTTONS = (
     "setup_adj_add",
     "setup_adj_code",
     "setup_adj_revoke",
+    "setup_pred_add",
 )
 
 
@@ -602,6 +617,50 @@ def _tab_adjudicators(study: Study) -> None:
             st.session_state[RESULT] = f"Revoked adjudicator {who_a}."
 
 
+def _tab_predictions(study: Study) -> None:
+    st.caption(
+        "A model's score per pair (pair_id and a score column, as `medsim score` writes): "
+        "stored with the study and versioned, it narrows the audit's intervals. Annotators "
+        "never see it; adjudicators only if you allow it below."
+    )
+    versions = P.prediction_versions(study)
+    if versions:
+        st.dataframe(
+            pd.DataFrame([v.to_dict() for v in versions]), hide_index=True, key="setup_pred_table"
+        )
+    up = st.file_uploader(
+        "Scores file", type=["csv", "tsv", "jsonl", "parquet"], key="setup_pred_file"
+    )
+    c1, c2 = st.columns(2)
+    column = c1.text_input("Score column (when the file has several)", key="setup_pred_column")
+    label = c2.text_input("Name (default: the score column)", key="setup_pred_name")
+    if st.button("Store predictions", key="setup_pred_add", disabled=up is None) and up:
+        try:
+            with _ui.upload_copy(up.name, up.getvalue()) as path:
+                row = P.add_predictions(
+                    study,
+                    path,
+                    score_column=column.strip() or None,
+                    name=label.strip() or None,
+                    source_name=_ui.upload_base_name(up.name),
+                )
+        except InputError as exc:
+            st.session_state[RESULT] = f"error: {exc.summary(3)} Nothing was stored."
+        except UsageProblem as exc:
+            st.session_state[RESULT] = f"error: {exc}"
+        else:
+            st.session_state[RESULT] = (
+                f"Stored predictions {row.name} version {row.version} ({row.pairs} pairs)."
+            )
+    show = st.checkbox(
+        "Adjudicators see the model's score",
+        value=P.adjudicators_see_predictions(study),
+        key="setup_pred_adjudicators",
+    )
+    if show != P.adjudicators_see_predictions(study):
+        P.set_show_to_adjudicators(study, show)
+
+
 def _manage(studies: list[S.StudyListing]) -> None:
     """Annotators and access codes of one study: add, rename, issue, revoke, SSO, adjudicators."""
     st.header("Annotators and access codes")
@@ -615,8 +674,8 @@ def _manage(studies: list[S.StudyListing]) -> None:
     study = open_study(name, engine=eng)
     st.dataframe(A.annotators(study), hide_index=True, key="setup_annotator_table")
     people = A.annotators(study)["annotator"].tolist()
-    tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj = st.tabs(
-        ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators"]
+    tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj, tab_pred = st.tabs(
+        ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators", "Predictions"]
     )
     with tab_add:
         _tab_add(study)
@@ -630,6 +689,8 @@ def _manage(studies: list[S.StudyListing]) -> None:
         _tab_sso(study, people)
     with tab_adj:
         _tab_adjudicators(study)
+    with tab_pred:
+        _tab_predictions(study)
     if any(st.session_state.get(k) for k in MANAGE_BUTTONS) and (
         RESULT in st.session_state or NEW_CODES in st.session_state
     ):

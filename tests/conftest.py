@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -149,3 +150,109 @@ def cli():
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+# ---- one served app for the browser modules that need no server of their own -------------------
+#: The admin password of :func:`served_app`.
+SERVED_APP_PASSWORD = "served-app-admin-password"
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory):
+    """One ``streamlit run serve.py`` for the whole run (per xdist worker; the modules using
+    it are one xdist work unit, so one in all), shared by browser test modules that each
+    create their studies under their own names in its store: ``base`` (URL), ``url`` (the
+    SQLite store, migrated before the start), ``env`` (the server's environment, for CLI
+    calls), ``tmp`` and ``password`` (the admin password). Tests that restart, kill or
+    break a server, change its settings or count its sign-ins keep servers of their own."""
+    from medsim_annot.storage import dispose_all, get_engine
+    from tests.streamlit_harness import require_chromium, streamlit_server
+
+    require_chromium()
+    tmp = tmp_path_factory.mktemp("served_app")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    get_engine(url)  # migrated before the server starts
+    dispose_all()
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": SERVED_APP_PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    with streamlit_server(env, tmp / "streamlit.log") as base:
+        yield {"base": base, "url": url, "env": env, "tmp": tmp, "password": SERVED_APP_PASSWORD}
+
+
+# ---- scheduling under pytest-xdist ------------------------------------------------------------
+_MODULE_SCOPED = ('scope="module"', "scope='module'")
+
+
+@functools.cache
+def _work_unit(path: str) -> str | None:
+    """The xdist work unit of the tests in the file *path* (relative to the root): the
+    shared served app's modules are one unit, a module with module-scoped fixtures (a
+    served app, a browser, a Spark session) is one, any other test is a unit of its own
+    (``None``)."""
+    file = ROOT / path
+    if not (path.endswith(".py") and file.is_file()):
+        return None
+    text = file.read_text(encoding="utf-8")
+    if "served_app" in text and file.name != "conftest.py":
+        return "served_app"
+    return path if any(s in text for s in _MODULE_SCOPED) else None
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``-n N`` (``--dist load``, the default): tests are sent one by one, except
+    that every test of a module with module-scoped fixtures goes to one worker (and the
+    modules sharing :func:`served_app` to one worker together), so each served app,
+    browser or Spark session starts once per run, not once per worker that happens to get
+    one of its tests. (``xdist_group`` marks would say the same, but pytest-xdist 3.8's
+    ``loadgroup`` does not group under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _work_unit(nodeid.split("::", 1)[0]) or nodeid
+
+    return ModuleUnits(config, log) if config.getvalue("dist") == "load" else None
+
+
+#: Tests left out of ``make test-fast`` (``-m "not slow and not browser"``) besides the
+#: browser modules: each starts servers or processes, a Spark or model session, or takes
+#: several seconds of a 2-core machine (``--durations``). Node id prefixes.
+SLOW = (
+    "tests/test_adjudication.py::test_board_is_kept_and_a_decision_updates_it",
+    "tests/test_adjudication.py::test_queue_decisions_and_provenance",
+    "tests/test_dashboard_fast_paths.py::test_dashboard_equals_the_plain_computation",
+    "tests/test_cooccurrence_spark.py::",
+    "tests/test_stopping.py::test_withdrawal_never_takes_a_rated_slot",
+    "tests/test_smoke_app.py::test_streamlit_serves",
+    "tests/test_store.py::test_round_trip_loses_nothing",
+    "tests/test_admins.py::test_named_admins_add_list_remove_and_password_rules",
+    "tests/test_cli_study.py::test_entry_point_exit_code_2",
+    "tests/test_tcp_nodelay.py::test_serve_py_installs_it_before_the_app_is_made",
+    "tests/test_warmup.py::test_serve_py_imports_the_dashboard_stack",
+    "tests/test_embeddings_contextual.py::",
+    "tests/test_load.py::",
+    "tests/test_signin_throttle_store.py::test_failures_of_another_process_lock_out_here",
+    "tests/test_faults.py::test_kill9",
+    "tests/test_ports.py::",
+    "tests/test_deploy_nginx.py::",
+    "tests/test_snomed_cli.py::test_progress_bars_go_to_stderr",
+    "tests/test_annotation_concurrency.py::test_processes_racing",
+    "tests/test_study_create_batches.py::test_doctors_keep_rating_while_a_big_study_is_created",
+    "tests/test_embeddings_installed.py::test_packaged_model_and_cached_copy_score_alike",
+    "tests/test_adaptive.py::test_simulation_small_run_meets_the_design_claims",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the real-browser modules and :data:`SLOW` ``slow`` (``make test-fast`` leaves
+    them out)."""
+    for item in items:
+        if item.path.name.startswith("test_browser_"):  # every real-browser module
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+        elif item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)

@@ -50,6 +50,20 @@ AGRESTI_1990 = Source(
     "",
     "p. 350",  # the book is not in ../shared/papers: page as cited, not checked here
 )
+GWET_2014 = Source(
+    "Gwet, K. L. (2014). Handbook of Inter-Rater Reliability, 4th ed. Advanced Analytics, "
+    "LLC (ISBN 978-0970806284)",
+    "",
+    "",  # the book is not in ../shared/papers: table and page not checked here
+)
+IRRCAC_044 = Source(
+    "irrCAC 0.4.4 (Python port of Gwet's R package irrCAC; PyPI), run apart in a throwaway "
+    "virtual environment (it pins scipy==1.12.0, so it cannot join our requirements); "
+    "``irrCAC.raw.CAC(ratings, weights=..., categories=...)`` with its default rounding to "
+    "5 decimals",
+    "https://pypi.org/project/irrCAC/0.4.4/",
+    "",
+)
 NEWCOMBE_1998 = Source(
     "Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion: "
     "comparison of seven methods. Statistics in Medicine 17(8)",
@@ -178,6 +192,121 @@ NEWCOMBE_TABLE_I = Published(
     ],
     NEWCOMBE_1998,
     "Table I, method 3 (score interval without continuity correction), 95% intervals",
+)
+
+# ---- Gwet (2014): chance-corrected coefficients with missing ratings -----------------------
+# Each value: (coefficient, standard error, (lower, upper) of the 95% t interval, upper capped
+# at 1), rounded to 5 decimals as irrCAC prints them. Keys: ac1, ac2_ordinal, ac2_quadratic
+# (Gwet's ordinal and quadratic weights), fleiss_kappa, brennan_prediger, conger_kappa.
+GWET_4RATERS_DATA = Published(
+    # units x raters (Rater1..Rater4), categories 1-5; NaN = not rated
+    np.array(
+        [
+            [1, 1, _NAN, 1],
+            [2, 2, 3, 2],
+            [3, 3, 3, 3],
+            [3, 3, 3, 3],
+            [2, 2, 2, 2],
+            [1, 2, 3, 4],
+            [4, 4, 4, 4],
+            [1, 1, 2, 1],
+            [2, 2, 2, 2],
+            [_NAN, 5, 5, 5],
+            [_NAN, _NAN, 1, 1],
+            [_NAN, _NAN, 3, _NAN],
+        ]
+    ),
+    GWET_2014,
+    "worked example: 4 raters x 12 units on categories 1-5 with missing ratings (shipped by irrCAC as "
+    "``datasets.raw_4raters``, citing the Handbook; Krippendorff's 2011 example transposed)",
+)
+GWET_4RATERS_IRRCAC = Published(
+    {
+        # AC1 0.77544 (se 0.14295, 0.46081 to 1) and Fleiss 0.76117 (se 0.15302, 0.42438 to
+        # 1) are also printed in irrCAC's own documentation (module irrCAC.raw)
+        "ac1": (0.77544, 0.14295, (0.46081, 1.0)),
+        "fleiss_kappa": (0.76117, 0.15302, (0.42438, 1.0)),
+        "brennan_prediger": (0.77273, 0.14472, (0.45421, 1.0)),
+        "conger_kappa": (0.76282, 0.14917, (0.4345, 1.0)),
+        "ac2_ordinal": (0.89894, 0.1069, (0.66365, 1.0)),
+        "ac2_quadratic": (0.914, 0.10396, (0.68518, 1.0)),
+    },
+    IRRCAC_044,
+    "worked example GWET_4RATERS_DATA run through irrCAC.raw.CAC, categories [1, 2, 3, 4, 5]",
+)
+GWET_5OBSERVERS_DATA = Published(
+    # units x observers (Observer1..Observer5), scores 0-3; NaN = not scored
+    np.array(
+        [
+            [1, 1, 2, _NAN, 2],
+            [1, 1, 0, 1, _NAN],
+            [2, 3, 3, 3, _NAN],
+            [_NAN, 0, 0, _NAN, 0],
+            [0, 0, 0, _NAN, 0],
+            [0, 0, 0, _NAN, 0],
+            [1, 0, 2, _NAN, 1],
+            [1, _NAN, 2, 0, _NAN],
+            [2, 2, 2, _NAN, 2],
+            [2, 1, 1, 1, _NAN],
+            [_NAN, 1, 0, 0, _NAN],
+            [0, 0, 0, 0, _NAN],
+            [1, 2, 2, 2, _NAN],
+            [3, 3, 2, 2, 3],
+            [1, 1, 1, _NAN, 1],
+        ]
+    ),
+    GWET_2014,
+    "worked example: 5 observers x 15 units on a 0-3 scale, only observer 3 complete (shipped by irrCAC as "
+    "``datasets.raw_5observers``, citing the Handbook)",
+)
+GWET_5OBSERVERS_IRRCAC = Published(
+    {
+        "ac1": (0.49662, 0.12197, (0.23502, 0.75823)),
+        "fleiss_kappa": (0.45762, 0.12045, (0.19928, 0.71596)),
+        "brennan_prediger": (0.48741, 0.12089, (0.22812, 0.74669)),
+        "conger_kappa": (0.46927, 0.11666, (0.21906, 0.71949)),
+        "ac2_ordinal": (0.78534, 0.06819, (0.63909, 0.93159)),
+        "ac2_quadratic": (0.83043, 0.05825, (0.70551, 0.95536)),
+    },
+    IRRCAC_044,
+    "worked example GWET_5OBSERVERS_DATA run through irrCAC.raw.CAC, categories [0, 1, 2, 3]",
+)
+EHR_REL_A_IRRCAC = Published(
+    {
+        "ac1": (0.68785, 0.03785, (0.61283, 0.76286)),
+        "fleiss_kappa": (0.40387, 0.03953, (0.32554, 0.48221)),
+        "brennan_prediger": (0.64565, 0.03818, (0.56999, 0.7213)),
+        "conger_kappa": (0.40779, 0.03863, (0.33124, 0.48434)),
+        "ac2_ordinal": (0.90834, 0.01606, (0.87651, 0.94017)),
+        "ac2_quadratic": (0.93089, 0.01286, (0.9054, 0.95639)),
+    },
+    IRRCAC_044,
+    "worked example: EHR-RelA (../shared/data/ehr-rel/EHR-RelA.tsv) run through "
+    "irrCAC.raw.CAC, 111 pairs x doctors A-E, categories "
+    "[0, 1, 2, 3]",
+)
+
+DEMO_IRRCAC = Published(
+    {
+        "demo-binary": {
+            "ac1": (0.61417, 0.06514, (0.48491, 0.74344)),
+            "fleiss_kappa": (0.61249, 0.06518, (0.48316, 0.74182)),
+            "brennan_prediger": (0.61333, 0.06509, (0.48419, 0.74248)),
+            "conger_kappa": (0.61322, 0.0648, (0.48465, 0.74179)),
+        },
+        "demo-relatedness": {
+            "ac1": (0.44185, 0.08967, (0.25846, 0.62525)),
+            "fleiss_kappa": (0.35407, 0.10345, (0.14249, 0.56565)),
+            "brennan_prediger": (0.42222, 0.09078, (0.23655, 0.6079)),
+            "conger_kappa": (0.36275, 0.09915, (0.15996, 0.56553)),
+            "ac2_ordinal": (0.7451, 0.05944, (0.62352, 0.86667)),
+            "ac2_quadratic": (0.79074, 0.05465, (0.67898, 0.9025)),
+        },
+    },
+    IRRCAC_044,
+    "worked example: the two demo studies as ``seed_demo`` stores them (current ratings, "
+    "pairs x doctors) run through irrCAC.raw.CAC with the scale's codes as categories "
+    "(binary [0, 1], relatedness [0, 1, 2, 3])",
 )
 
 # ---- Figures of the seed papers our data cannot reach --------------------------------------

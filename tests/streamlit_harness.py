@@ -48,8 +48,7 @@ def start_streamlit(
             return started
     pytest.fail(
         f"streamlit could not listen on {'port ' + str(port) if port else 'a free port'}"
-        " (another process holds it):\n"
-        + Path(log_path).read_text()
+        " (another process holds it):\n" + Path(log_path).read_text()
     )
 
 

@@ -1,6 +1,6 @@
 """The annotation widget's JavaScript names only what its contract (data_schemas/widget.py)
 declares: the boot data and limits it reads, the request it posts, the answers and errors it
-reads back, and the one state it hands back to the page. A field renamed on one side fails
+reads back, and the states it hands back to the page. A field renamed on one side fails
 here instead of in a browser."""
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from data_schemas.widget import (
     ApiError,
     CurrentAnswer,
     ErrorCode,
+    PracticeAnswer,
+    PracticeFeedback,
+    PracticeState,
+    PracticeText,
     RatingEntry,
     RatingsRequest,
     RatingsResponse,
@@ -72,8 +76,19 @@ def test_what_it_reads_back():
     assert codes and codes <= set(get_args(ErrorCode))
 
 
-def test_the_one_state_it_hands_back():
+def test_practice_round_fields():
+    # The practice answer it posts, the state and feedback it reads, the strings it shows.
+    m = re.search(r"this\.practiceAnswer = \{(.*?)\};", JS, flags=re.S)
+    assert m
+    assert set(re.findall(r"(\w+):", m.group(1))) == _fields(PracticeAnswer)
+    assert _read("state") and _read("state") <= _fields(PracticeState)
+    assert _read("fb") and _read("fb") <= _fields(PracticeFeedback)
+    shown = _read("T") | _read("this.text")
+    assert shown and shown <= _fields(PracticeText)
+
+
+def test_the_states_it_hands_back():
     names = set(re.findall(r'setStateValue\("(\w+)"', JS))
     mount = (HERE / "__init__.py").read_text(encoding="utf-8")
-    assert names == {"token_wanted"}
+    assert names == {"token_wanted", "signed_out", "sign_out_cancelled"}
     assert all(f'"{n}": None' in mount and f"on_{n}_change" in mount for n in names)

@@ -19,6 +19,7 @@ from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from medsim_annot.storage.backup import integrity_problems
+from tests.conftest import need
 
 
 def _study(n_pairs=120, annotators=("a", "b", "c")):
@@ -157,8 +158,11 @@ def test_postgresql_backup_and_restore_run_pg_dump(backend_url, cli, tmp_path, m
     import shutil
     import subprocess
 
-    if not shutil.which("pg_dump"):
-        pytest.skip("pg_dump is not installed")
+    need(
+        shutil.which("pg_dump") is not None,
+        "pg_dump is not installed (apt-get install postgresql-client)",
+        "MEDSIM_REQUIRE_POSTGRES",
+    )
     _study(n_pairs=4, annotators=("a",))
     before = _ratings()
     seen: list[list[str]] = []

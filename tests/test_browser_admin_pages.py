@@ -24,7 +24,13 @@ import pytest
 from benchmarks import bench_admin_pages as bench
 from pages import _registry as registry
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+from tests.streamlit_harness import (
+    Frames,
+    chromium,
+    require_chromium,
+    sign_in_admin,
+    streamlit_server,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -94,16 +100,42 @@ def _nav_seen_by_first_visitor(base: str) -> list[str]:
     with chromium() as browser:
         page = browser.new_context().new_page()
         page.add_init_script(RECORD_NAV)
+        frames = Frames(page)
         page.goto(base + "/")
         page.get_by_label("Access code").wait_for(timeout=60000)
         page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=60000)
-        time.sleep(1.0)
+        # Instead of a fixed wait: the first script run has finished on the server (a page
+        # list, sent with the session's start, came before it) and the page has drawn
+        # everything received (its script state idle, two frames painted since).
+        deadline = time.monotonic() + 60
+        while not frames.count("recv", "script_finished"):
+            assert time.monotonic() < deadline, "no script run finished:\n" + frames.text()
+            page.wait_for_timeout(50)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stApp\"]')"
+            ".dataset.testScriptState === 'notRunning'",
+            timeout=60000,
+        )
+        page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
         return page.evaluate("() => window.__navSeen")
 
 
-def test_first_visitor_after_start_never_sees_a_page_list(tmp_path):
-    with _fresh_server(tmp_path) as base:
-        seen = _nav_seen_by_first_visitor(base)
+@pytest.fixture(scope="module")
+def fresh_seeded(tmp_path_factory):
+    """One freshly started serve.py with the benchmark's study (1,200 pairs x 3 ratings),
+    for the two tests that need a server nobody has used: its first visitor (who only sees
+    the start page), then the admin's first load of each page. ``visits`` counts the tests
+    that used it, so each can tell it came first where that matters."""
+    with _fresh_server(tmp_path_factory.mktemp("admin_pages"), seed=True) as base:
+        yield {"base": base, "visits": 0}
+
+
+def test_first_visitor_after_start_never_sees_a_page_list(fresh_seeded):
+    assert fresh_seeded["visits"] == 0, "this test needs the server before anyone else"
+    fresh_seeded["visits"] += 1
+    seen = _nav_seen_by_first_visitor(fresh_seeded["base"])
     shown = [t for t in seen if t.lower() in INTERNAL]
     assert shown == [], f"an unsigned-in first visitor saw the page list: {seen}"
 
@@ -116,8 +148,12 @@ def test_the_recorder_sees_the_legacy_page_list_of_app_py_run_directly(tmp_path)
     assert {t.lower() for t in seen} & INTERNAL, seen
 
 
-def test_every_admin_page_shows_its_main_content(tmp_path):
-    with _fresh_server(tmp_path, seed=True) as base, chromium() as browser:
+def test_every_admin_page_shows_its_main_content(fresh_seeded):
+    """Each admin page's first load after the start (the first visitor before it, if any,
+    saw only the start page: no admin page has been drawn in this server)."""
+    fresh_seeded["visits"] += 1
+    base = fresh_seeded["base"]
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         sign_in_admin(page, base, PASSWORD, timeout=120000)
         t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 """Real-browser tests: Playwright (sync API) drives Debian's chromium against a running
-``streamlit run serve.py`` with a temporary SQLite database.
+``streamlit run serve.py`` with a temporary SQLite database (the run's shared app server,
+tests/conftest.py ``served_app``; this module's studies are its own by name).
 
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1 (CI), which makes
 a missing browser a failure.
@@ -7,19 +8,18 @@ a missing browser a failure.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+from tests.conftest import ROOT, SERVED_APP_PASSWORD
+from tests.streamlit_harness import chromium, sign_in_admin
+from tests.widget_drive import wait_shown
 
-ADMIN_PASSWORD = "browser-test-admin-pw"
+ADMIN_PASSWORD = SERVED_APP_PASSWORD
 # Distinctive strings that must never reach an annotator's browser.
 SECRETS = [
     "QQXDATASETALPHAQQ",
@@ -55,20 +55,13 @@ def _pairs_frame() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
+def server(served_app, tmp_path_factory):
+    """The run's shared app server (tests/conftest.py); this module's studies are named
+    browser-study and blind-study."""
     tmp = tmp_path_factory.mktemp("browser")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {
-        **os.environ,
-        "MEDSIM_DATABASE_URL": url,
-        "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "PYTHONPATH": str(ROOT),
-    }
     pairs_file = tmp / "pairs.csv"
     _pairs_frame().to_csv(pairs_file, index=False)
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "pairs": pairs_file, "tmp": tmp, "env": env}
+    return {**served_app, "pairs": pairs_file, "tmp": tmp}
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +81,10 @@ def _wait_position(page, pos: int) -> None:
 
 
 def _press(page, key: str) -> None:
-    """A key press as a doctor makes it: after looking at the pair (a press within
-    MIN_VIEW_MS of a pair appearing is ignored by the widget)."""
-    time.sleep(0.2)
+    """A key press as a doctor makes it: once the pair on screen has been shown for the
+    minimum view time on the page's own clock (the widget ignores a press sooner), however
+    slow the page is, instead of a fixed sleep."""
+    wait_shown(page)
     page.keyboard.press(key)
 
 

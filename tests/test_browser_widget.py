@@ -619,7 +619,8 @@ def test_presses_travel_to_the_ratings_endpoint_not_through_a_page_rerun(server,
 def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, browser):
     """Ratings not yet acknowledged when the tab closes are kept in this browser's storage
     (per study and annotator), the tab asks before leaving while anything is unsaved, and
-    the next sign-in in another tab sends them: all stored, once, in order."""
+    the next sign-in in another tab (a new session) offers them and, once the doctor says
+    "Send them", sends them: all stored, once, in order."""
     url = server["url"]
     codes = _study(url, "closed", 20)
     context = browser.new_context()
@@ -651,7 +652,15 @@ def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, brow
     page.close()  # now gone, with five ratings unsaved
     assert _stored(url, "closed", "doc") == []
     tab = context.new_page()
-    _sign_in(tab, server["base"], codes["doc"])
+    tab.goto(server["base"] + "/")
+    tab.get_by_label("Access code").fill(codes["doc"])
+    tab.get_by_role("button", name="Sign in", exact=True).click()
+    kept = tab.locator('[data-testid="medsim-kept"]')
+    kept.wait_for(state="visible", timeout=30000)
+    assert "5 rating(s) from an earlier session" in kept.inner_text()
+    assert _stored(url, "closed", "doc") == []  # nothing is sent before the doctor says so
+    tab.locator('[data-testid="medsim-kept-send"]').click()
+    tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)
     want = {"1": "same", "2": "not_same"}
     stored = _stored(url, "closed", "doc")

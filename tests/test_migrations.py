@@ -50,3 +50,29 @@ def test_migration_0012_drops_settings_and_goes_back(tmp_path):
         cols = {c["name"] for c in sa.inspect(conn).get_columns("settings")}
         assert cols == {"key", "value"}
     engine.dispose()
+
+
+def test_migration_0014_served_slots_and_back_keeps_ratings_append_only(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'served.db'}")
+    cfg = _cfg()
+
+    def columns(conn, table: str) -> set[str]:
+        return {c["name"] for c in sa.inspect(conn).get_columns(table)}
+
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0014")
+        assert "served_slots" in _tables(conn)
+        assert "browser_ms" in columns(conn, "ratings")
+        assert "session_key" in columns(conn, "rating_tokens")
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0012")
+        assert "served_slots" not in _tables(conn)
+        assert "browser_ms" not in columns(conn, "ratings")
+        assert "session_key" not in columns(conn, "rating_tokens")
+        triggers = set(
+            conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'").scalars()
+        )
+        assert {"ratings_append_only_update", "ratings_append_only_delete"} <= triggers
+    engine.dispose()

@@ -107,8 +107,10 @@ def test_annotate_boots_the_widget_blind_with_a_token_and_the_limits(db):
     assert boot.endpoint == RATINGS_PATH and boot.total == 6 and boot.token_serial == 1
     assert boot.limits == WidgetLimits() and boot.limits.min_view_ms == MIN_VIEW_MS
     assert [o.key for o in boot.scale.options] == ["1", "2", "3"]
-    # The token opens the endpoint for this annotator.
+    # The token opens the endpoint for this annotator (once the slot was served to it).
     client = TestClient(Starlette(routes=routes()))
+    auth = {"Authorization": f"Bearer {boot.token}"}
+    client.post(RATINGS_PATH, json={"need": -1}, headers=auth)
     reply = client.post(
         RATINGS_PATH,
         json={
@@ -169,6 +171,34 @@ def _sign_out_script():
     from pages import _ui
 
     _ui.sign_out()
+
+
+def test_annotator_sign_out_goes_through_the_widget_and_sessions_are_bound(db):
+    """The page mints its tokens for one page session and names it to the widget; a sign-out
+    asked by the annotator is handed to the widget (it sends or asks, clears the browser,
+    then reports ``signed_out``); an earlier session that was served pairs is listed so that
+    its kept ratings are offered, not sent unasked."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from data_schemas.widget import RATINGS_PATH, WidgetBoot
+    from medsim_annot.ratings_api import routes
+    from pages import _ui
+
+    ident, _ = _annotator(n=3)
+    first = _page("pages/annotate.py", "annotator", ident)
+    boot = WidgetBoot.model_validate(_widget(first))
+    assert boot.session and boot.earlier == [] and boot.sign_out is False
+    client = TestClient(Starlette(routes=routes()))
+    client.post(RATINGS_PATH, json={"need": -1}, headers={"Authorization": f"Bearer {boot.token}"})
+    again = WidgetBoot.model_validate(_widget(first.run()))
+    assert again.session == boot.session and again.earlier == []
+    second = _page("pages/annotate.py", "annotator", ident)  # a new sign-in
+    later = WidgetBoot.model_validate(_widget(second))
+    assert later.session != boot.session and later.earlier == [boot.session]
+    second.session_state[_ui.SIGN_OUT_ASKED] = {"sso": False}
+    asked = WidgetBoot.model_validate(_widget(second.run()))
+    assert asked.sign_out is True and asked.token == later.token
 
 
 def test_guards_refuse_wrong_roles(db):
@@ -280,6 +310,10 @@ def test_app_routes_by_role(db):
     at.run()
     assert not at.exception
     assert _widget(at)["total"] == 6 and _widget(at)["token"]
+    # An annotator's Sign out is handed to the widget (it saves or asks and clears the
+    # browser first); the session ends when the widget reports back.
+    at.button(key="signout").click().run()
+    assert at.session_state["auth_role"] == "annotator" and _widget(at)["sign_out"] is True
     from medsim_annot.services.people import admins, signin
 
     admins.add_admin("alice", password="alice's long password")

@@ -8,17 +8,26 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from data_schemas.practice import PracticeRow
+from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
+from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import studies as svc
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.practice.setup import set_practice
 from medsim_annot.services.study_handle import open_study
-from medsim_annot.storage import get_engine
+from medsim_annot.storage import get_engine, session_scope
+from medsim_annot.storage.annotation import insert_ratings
+from medsim_annot.storage.events import activity
+from medsim_annot.storage.models import Annotator, Assignment, Item
 from tests import published as P
+from tests.test_drift import DOCTORS, simulated_study
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = {"auth_role": "admin"}
@@ -180,3 +189,66 @@ def test_dashboard_of_a_study_without_ratings(app_db):
         comp = _table(at, "annotator", completion=True)
         assert comp.iloc[0][["annotator", "done", "total"]].tolist() == ["A", 0, 2]
         assert _table(at, "items")["ratings"].iloc[0] == 0
+
+
+def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
+    """The simulated study of tests/test_drift.py stored: the page warns about dr_c only,
+    with the evidence, and the pause form records an event."""
+    ratings, _ = simulated_study(n_pairs=200)
+    pairs = pd.DataFrame(
+        {
+            "pair_id": sorted(set(ratings["pair_id"])),
+            "term_1": "a",
+            "term_2": "b",
+        }
+    )
+    svc.create_study("drifty", pairs, RELATEDNESS_0_3, DOCTORS)
+    study = open_study("drifty")
+    with session_scope(study.engine) as s:
+        slots = {
+            (name, pid): (aid, iid, sid)
+            for name, aid, iid, pid, sid in s.query(
+                Annotator.name, Annotator.id, Item.id, Item.pair_id, Assignment.id
+            )
+            .join(Assignment, Assignment.annotator_id == Annotator.id)
+            .join(Item, Item.id == Assignment.item_id)
+            .filter(Annotator.study_id == study.id)
+        }
+        rows = []
+        for r in ratings.itertuples():
+            aid, iid, sid = slots[(r.annotator, r.pair_id)]
+            rows.append(
+                {
+                    "study_id": study.id,
+                    "annotator_id": aid,
+                    "item_id": iid,
+                    "assignment_id": sid,
+                    "value": str(int(r.value)),
+                    "rated_at": r.rated_at.to_pydatetime(),
+                    "elapsed_ms": int(r.elapsed_ms),
+                }
+            )
+        insert_ratings(s, rows)
+    at = _page("dashboard.py")
+    at.selectbox(key="dashboard_study").select("drifty").run()
+    assert not at.exception, at.exception
+    warned = [w.value for w in at.warning if "below their first" in w.value]
+    assert len(warned) == 1 and warned[0].startswith("dr_c:")
+    assert at.selectbox(key="dashboard_timeline_doctor").value == "dr_c"
+    at.text_input(key="dashboard_pause_reason").input("random answers since window 2")
+    at.button[[b.label for b in at.button].index("Pause this doctor")].click().run()
+    assert not at.exception, at.exception
+    with session_scope(study.engine) as s:
+        paused = [e for e in activity(s, study_id=study.id) if e["action"] == drift_svc.PAUSED]
+    assert [e["annotator"] for e in paused] == ["dr_c"]
+    # With practice pairs, the same form sends the flagged doctor back to practice: an event,
+    # and their real queue closes (the practice round's gate).
+    set_practice(study, [PracticeRow("pr1", "fever", "pyrexia", "3", "")], min_pairs=1)
+    at.run()
+    assert not at.exception, at.exception
+    at.text_input(key="dashboard_pause_reason").input("drifted: recalibrate")
+    at.button[[b.label for b in at.button].index("Send back to practice")].click().run()
+    assert not at.exception, at.exception
+    with session_scope(study.engine) as s:
+        sent = [e for e in activity(s, study_id=study.id) if e["action"] == "practice_sent_back"]
+    assert [e["annotator"] for e in sent] == ["dr_c"]

@@ -71,3 +71,23 @@ def test_predictions_panel_bad_file(app_db, ppi_files, tmp_path):  # noqa: F811
     assert not at.exception
     assert any("short" in e.value and "cannot be used" in e.value for e in at.error)
     assert not any(d.value.columns[0] in ("metric", "rater") for d in at.dataframe)
+
+
+def test_predictions_panel_reads_the_stored_predictions(app_db, ppi_files, tmp_path):  # noqa: F811
+    """Issue 36f: a study with stored predictions shows the audit from them, no upload."""
+    from medsim_annot.services import stored_predictions as stored
+
+    svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
+    cosine = tmp_path / "cosine.csv"
+    pd.read_csv(ppi_files["scores"])[["pair_id", "cosine"]].to_csv(cosine, index=False)
+    stored.add_predictions(open_study("s"), cosine, name="minilm")
+    at = _dashboard("s")
+    assert not at.exception
+    radio = at.radio(key="dashboard_predictions_source")
+    assert radio.value == "stored: minilm v1"
+    want = study_predictions(open_study("s"), stored.stored_predictions(open_study("s")))
+    pd.testing.assert_frame_equal(
+        _frame(at, "metric").reset_index(drop=True),
+        want.audit.reset_index(drop=True),
+        check_dtype=False,
+    )

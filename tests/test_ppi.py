@@ -203,25 +203,66 @@ def _ratings(table: dict[str, list[float]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_model_as_rater_ranks_against_leave_one_out():
-    r = _ratings(
-        {
-            "A": [0, 1, 2, 3, 0, 2, 1, 3],
-            "B": [0, 1, 3, 3, 1, 2, 1, 2],
-            "C": [3, 0, 1, 2, 0, 3, 2, 1],  # the odd one out
-        }
-    )
-    model = {f"p{i}": v for i, v in enumerate([0.0, 0.2, 0.7, 1.0, 0.1, 0.6, 0.3, 0.8])}
-    m = model_as_rater(r, model)
+def _loo_by_hand(table: dict[str, list[float]], model: list[float]):
+    """The leave-one-out figures computed with scipy directly, apart from rater_model.py
+    (every doctor rates every pair here): each doctor's rho with the mean of the others, the
+    model's mean rho with those same means, and the model's rank among the doctors."""
     from scipy.stats import spearmanr
 
-    mat = r.pivot(index="pair_id", columns="annotator", values="value")
-    f = pd.Series(model).reindex(mat.index)
-    assert m.model_rho == pytest.approx(spearmanr(f, mat.mean(axis=1))[0])
-    loo_c = spearmanr(mat["C"], mat[["A", "B"]].mean(axis=1))[0]
-    assert m.doctors.set_index("annotator").loc["C", "loo_rho"] == pytest.approx(loo_c)
-    assert m.model_rank == 1 + int((m.doctors["loo_rho"] > m.model_loo_rho).sum())
-    assert m.model_rank < 4
+    names = list(table)
+    doctor, model_rhos = {}, []
+    for a in names:
+        others = np.mean([table[b] for b in names if b != a], axis=0)
+        doctor[a] = spearmanr(table[a], others)[0]
+        model_rhos.append(spearmanr(model, others)[0])
+    model_loo = float(np.mean(model_rhos))
+    rank = 1 + sum(rho > model_loo for rho in doctor.values())
+    return doctor, model_loo, rank
+
+
+def test_model_as_rater_ranks_against_leave_one_out():
+    """Expected values: scipy's spearmanr on the leave-one-out means (_loo_by_hand)."""
+    from scipy.stats import spearmanr
+
+    table = {
+        "A": [0, 1, 2, 3, 0, 2, 1, 3],
+        "B": [0, 1, 3, 3, 1, 2, 1, 2],
+        "C": [3, 0, 1, 2, 0, 3, 2, 1],  # the odd one out
+    }
+    scores = [0.0, 0.2, 0.7, 1.0, 0.1, 0.6, 0.3, 0.8]
+    r = _ratings(table)
+    model = {f"p{i}": v for i, v in enumerate(scores)}
+    m = model_as_rater(r, model)
+    assert m.model_rho == pytest.approx(spearmanr(scores, np.mean(list(table.values()), 0))[0])
+    doctor, model_loo, rank = _loo_by_hand(table, scores)
+    got = m.doctors.set_index("annotator")["loo_rho"]
+    for a, rho in doctor.items():
+        assert got[a] == pytest.approx(rho)
+    assert m.model_loo_rho == pytest.approx(model_loo)
+    assert m.model_rank == rank and rank < 4
+
+
+def test_model_rank_uses_the_mean_without_the_left_out_doctor():
+    """A case where the two references disagree: against the full mean (which still holds
+    each doctor's own ratings) the model's rho is 0.80 and it would rank first; against the
+    mean of the other doctors, as each doctor is judged, it averages 0.64 and ranks second,
+    behind C (0.68). Expected values: scipy's spearmanr (_loo_by_hand)."""
+    from scipy.stats import spearmanr
+
+    table = {
+        "A": [2, 0, 2, 2, 1, 2, 3, 2],
+        "B": [0, 2, 0, 3, 2, 0, 2, 3],
+        "C": [2, 0, 0, 3, 0, 1, 3, 2],
+    }
+    scores = [0.8, 0.2, 0.1, 0.7, 0.0, 0.4, 1.0, 0.5]
+    doctor, model_loo, rank = _loo_by_hand(table, scores)
+    full = spearmanr(scores, np.mean(list(table.values()), 0))[0]
+    assert rank == 2 and 1 + sum(rho > full for rho in doctor.values()) == 1
+    m = model_as_rater(_ratings(table), {f"p{i}": v for i, v in enumerate(scores)})
+    assert m.model_rho == pytest.approx(full)
+    assert m.model_loo_rho == pytest.approx(model_loo)
+    assert m.doctors.set_index("annotator").loc["C", "loo_rho"] == pytest.approx(doctor["C"])
+    assert m.model_rank == 2
 
 
 # ---- alt-test ----------------------------------------------------------------------------------

@@ -183,7 +183,10 @@ def test_plan_with_predictions_from_a_pilot(db_url, ppi_files):
     w = good["with_predictions"]
     assert set(w["groups"]) == {"d1", "d2"}
     assert w["correlation"] > 0.3
-    assert w["ratings"] < 0.85 * base["ratings"] and w["saving_vs_classical"] > 0.15
+    # Groups of 200 pairs: the classical audit rates every pair, and so, once the plan
+    # counts each group's own size (issue 36: it used to assume an endless pool and promised
+    # a 15 % saving that the audit never reached), does the prediction-powered one nearly.
+    assert w["ratings"] <= base["ratings"] and w["saving_vs_classical"] >= 0.0
     for g, row in w["groups"].items():
         assert 20 <= row["pairs_rated"] <= base["groups"][g]["pairs_rated"]
     noise = plan_with_predictions(
@@ -225,7 +228,7 @@ def test_study_plan_predictions_cli(db_url, cli, ppi_files):
     r = cli(*full, "--score-column", "cosine", "--json")
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["with_predictions"]["ratings"] < d["ratings"]
+    assert d["with_predictions"]["ratings"] <= d["ratings"]
     text = cli(*full, "--score-column", "cosine")
     assert text.exit_code == 0 and "with predictions (PPI++ interval" in text.stdout
     r = cli(*args, "--predictions", ppi_files["scores"], "--score-column", "cosine")

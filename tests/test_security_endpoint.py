@@ -53,9 +53,13 @@ def _client() -> TestClient:
 
 
 def _token(study, name="doc") -> str:
+    """A token of a new page session that was served the queue (the endpoint takes ratings
+    only of slots served to the rating's session)."""
     ident = authenticate_annotator(study["codes"][name])
     assert ident is not None
-    return tokens.mint_token(ident.annotator_id, ident.credential_version).token
+    token = tokens.mint_token(ident.annotator_id, ident.credential_version).token
+    assert _post(_client(), token, {"need": 0}).status_code == 200
+    return token
 
 
 def _post(client, token, body, *, headers=None, raw: bytes | None = None):
@@ -234,8 +238,8 @@ def test_largest_allowed_need_and_mark_are_answered(study):
 def test_requests_without_ratings_are_rate_limited(study, monkeypatch):
     from medsim_annot.services import endpoint_quota
 
-    monkeypatch.setattr(endpoint_quota, "MAX_REQUESTS_PER_WINDOW", 4)
-    c, tok = _client(), _token(study)
+    c, tok = _client(), _token(study)  # one request: the window served
+    monkeypatch.setattr(endpoint_quota, "MAX_REQUESTS_PER_WINDOW", 5)
     codes = [_post(c, tok, {"need": -1}).status_code for _ in range(4)]
     assert codes == [200] * 4
     r = _post(c, tok, {"need": -1})
@@ -294,6 +298,7 @@ def test_a_body_that_is_not_json_is_refused(study, ctype):
 
 
 def test_a_large_body_with_a_bad_token_is_refused_before_it_is_read(study, monkeypatch):
+    good = _token(study)
     read = []
     original = ratings_api._body
 
@@ -307,5 +312,5 @@ def test_a_large_body_with_a_bad_token_is_refused_before_it_is_read(study, monke
     r = _post(c, "not-a-token", None, raw=big)
     assert r.status_code == 401 and read == []
     # With a good token the body is read (and this one breaks the contract).
-    r = _post(c, _token(study), None, raw=big)
+    r = _post(c, good, None, raw=big)
     assert r.status_code == 400 and read == [1]

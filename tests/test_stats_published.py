@@ -152,6 +152,35 @@ def test_ehr_rel_a_human_upper_bound_plausible(ehr_a_report):
     assert round(mean_iaa_1, 2) == TABLE3["mean_rho"]
 
 
+def test_ehr_rel_a_snapshot_figures_by_an_independent_computation(ehr_a, ehr_a_report):
+    """The figures pinned as snapshots (no paper prints them) computed apart from
+    medsim_annot.stats: Spearman rhos by scipy on the items x doctors matrix (EHR-RelA is a
+    complete design), Kendall's W without the tie correction by hand (average ranks,
+    W = 12 S / (m^2 (n^3 - n)), Kendall & Babington Smith 1939)."""
+    from scipy.stats import rankdata, spearmanr
+
+    wide = ehr_a.pivot(index="pair_id", columns="annotator", values="value")
+    assert not wide.isna().any().any()
+    m = wide.to_numpy(dtype=float)
+    k = m.shape[1]
+    mean_all = m.mean(axis=1)
+    incl = [spearmanr(m[:, a], mean_all)[0] for a in range(k)]
+    excl = [spearmanr(m[:, a], np.delete(m, a, axis=1).mean(axis=1))[0] for a in range(k)]
+    iaa_1 = np.mean(
+        [np.mean([spearmanr(m[:, a], m[:, b])[0] for b in range(k) if b != a]) for a in range(k)]
+    )
+    hub = ehr_a_report.to_dict()["human_upper_bound"]
+    assert hub["inclusive"] == pytest.approx(max(incl), abs=1e-12)
+    assert hub["exclusive"] == pytest.approx(max(excl), abs=1e-12)
+    per = ehr_a_report.to_dict()["per_annotator"]
+    assert np.mean([r["iaa_1"] for r in per]) == pytest.approx(iaa_1, abs=1e-12)
+    ranks = np.column_stack([rankdata(m[:, a]) for a in range(k)])  # per doctor, over items
+    n = m.shape[0]
+    totals = ranks.sum(axis=1)
+    w = 12 * ((totals - totals.mean()) ** 2).sum() / (k**2 * (n**3 - n))
+    assert kendall_w(ehr_a, correct_ties=False).value == pytest.approx(w, abs=1e-12)
+
+
 def test_grouped_and_bootstrap_alpha_match_package_to_1e_12(ehr_a):
     enc = encode(ehr_a)
     counts = enc.counts()

@@ -29,6 +29,7 @@ from medsim_annot.stats import (
     spearman_rho,
     straight_lining,
 )
+from tests.plain_stats import majority_vote as plain_majority
 
 NAN = np.nan
 
@@ -203,11 +204,14 @@ def _audit_data():
 
 
 def test_audit_matches_naive_computation():
+    """Expected values by hand: the majority by counting each pair's ratings
+    (tests/plain_stats.py, not the product's majority_vote), the confusion counts and rates
+    from it, alpha from the ``krippendorff`` package."""
     pairs, r = _audit_data()
     res = audit_labels(pairs, r, BINARY)
     assert res.by == [C.DATASET, C.DIFFICULTY]
     assert len(res.by_group) == 4
-    maj = majority_vote(r)["majority"]
+    maj = plain_majority(r)
     for rec in res.by_group.to_dict(orient="records"):
         sel = pairs[
             (pairs[C.DATASET] == rec[C.DATASET]) & (pairs[C.DIFFICULTY] == rec[C.DIFFICULTY])

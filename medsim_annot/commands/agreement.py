@@ -118,6 +118,14 @@ def agreement(
         }
     )
     typer.echo("\n" + _fmt(summary))
+    coefs = pd.DataFrame(d["coefficients"])
+    if len(coefs):
+        typer.echo(
+            "\nChance-corrected coefficients (standard error, 95% interval; Gwet 2014)\n"
+            + _fmt(coefs.drop(columns=["reason"]))
+        )
+    for note in rep.notes:
+        typer.echo(note)
     if rep.icc.rule and rep.icc.k:
         typer.echo(
             f"(ICC and W: {rep.icc.rule}; {rep.icc.n_items} items, {rep.icc.n_dropped} dropped)"

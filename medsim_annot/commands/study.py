@@ -9,10 +9,11 @@ from typing import Any
 import typer
 
 from data_schemas import columns as C
-from data_schemas.options import TARGET_CI
+from data_schemas.options import SAMPLINGS, TARGET_CI
 from data_schemas.scales import BUILT_IN, load_scale
 from medsim_annot.commands._common import (
     SAMPLE_PER_GROUP_HELP,
+    choice,
     emit_json,
     get_group,
     split_list,
@@ -24,11 +25,13 @@ from medsim_annot.seeds import new_seed
 from medsim_annot.services import predictions as psvc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.active_serving import create_active_study
 from medsim_annot.services.demo import credentials_text, seed_demo
 from medsim_annot.services.design import DesignOptions, create_designed_study, plan_budget
 from medsim_annot.services.quality import QualitySettings, with_check_answers
 from medsim_annot.services.stopping import StoppingSwitch, set_stopping
 from medsim_annot.services.store import embedded_store
+from medsim_annot.services.stored_predictions import add_predictions
 from medsim_annot.services.study_handle import open_study
 
 
@@ -86,7 +89,9 @@ def _create(
         config["quality"] = quality.to_config()
     if options is None:  # file order, everyone rates everything
         config["order"] = "file"
-        result = svc.create_study(name, frame, sc, split_list(annotators), config=config)
+        result = svc.create_study(
+            name, frame, sc, split_list(annotators), config=config, file=str(pairs)
+        )
         emit_json(result) if as_json else _print_codes(result)
         return
     created = create_designed_study(
@@ -125,6 +130,24 @@ def _print_plan(out: dict) -> None:
                 f"  {g:<40} {row['pairs']:>6} pairs  {row['pairs_rated']:>6} rated  "
                 f"{row['ratings']:>7} ratings  (correlation {row['correlation']:.2f})"
             )
+        act = w.get("active")
+        if act:
+            typer.echo(
+                f"with active serving: {act['ratings']:,} ratings, "
+                f"{act['saving_vs_classical']:.0%} fewer than classical, "
+                f"{act['saving_vs_uniform']:.0%} fewer than uniform PPI++"
+            )
+            for g, row in w["groups"].items():
+                if "active_pairs_rated" in row:
+                    typer.echo(
+                        f"  {g:<40} {row['pairs']:>6} pairs  {row['active_pairs_rated']:>6} "
+                        f"rated  {row['active_ratings']:>7} ratings"
+                    )
+        if out.get("cost") is not None:
+            typer.echo(
+                f"cost: classical {out['cost']:,.6g}, with predictions {w['cost']:,.6g}"
+                + (f", active {act['cost']:,.6g}" if act else "")
+            )
 
 
 def _plan_with_predictions(
@@ -135,6 +158,8 @@ def _plan_with_predictions(
     pilot: str | None,
     target_ci: float | None,
     options: dict[str, Any],
+    sampling: str = "uniform",
+    cost_per_rating: float = 1.0,
 ) -> dict:
     if pilot is None or target_ci is None:
         raise UsageProblem(
@@ -147,8 +172,75 @@ def _plan_with_predictions(
         pilot=open_study(pilot),
         target_ci=target_ci,
         file=str(predictions),
+        sampling=sampling,
+        cost_per_rating=cost_per_rating,
         **options,
     )
+
+
+def _create_any(
+    name,
+    frame,
+    sc,
+    annotators: str,
+    pairs: Path,
+    designed,
+    *,
+    file_order: bool,
+    as_json: bool,
+    quality,
+    predictions: Path | None,
+    score_column: str | None,
+    sampling: str,
+) -> None:
+    """``study create``: with active serving, with stored predictions, or plain."""
+    if sampling == "active":
+        if predictions is None or file_order:
+            raise UsageProblem(
+                "--sampling active draws pairs from the model's scores: give --predictions "
+                "(and no --file-order)"
+            )
+        created = create_active_study(
+            name,
+            frame,
+            sc,
+            split_list(annotators),
+            designed,
+            predictions,
+            score_column=score_column,
+            file=str(pairs),
+            extra_config={"pairs_file": pairs.name, "quality": quality.to_config()},
+        )
+        if as_json:
+            emit_json(created.to_dict())
+            return
+        _print_codes(created.to_dict())
+        a = created.config["active"]
+        typer.echo(
+            f"active serving: {a['drawn']} of {a['pairs']} pairs drawn (seed {designed.seed})"
+        )
+        return
+    if predictions is not None:  # checked before anything is created
+        psvc.load_predictions(predictions, score_column=score_column)
+    _create(
+        name,
+        frame,
+        sc,
+        annotators,
+        pairs,
+        None if file_order else designed,
+        as_json,
+        quality,
+    )
+    if predictions is not None:
+        row = add_predictions(open_study(name), predictions, score_column=score_column)
+        if not as_json:
+            typer.echo(f"stored predictions '{row.name}' version {row.version}")
+
+
+def _refuse_active_without_predictions(sampling: str, predictions: Path | None) -> None:
+    if sampling == "active" and predictions is None:
+        raise UsageProblem("--sampling active is planned from scores: give --predictions")
 
 
 def _stopping_line(name: str, out: StoppingSwitch) -> str:
@@ -354,6 +446,22 @@ def register(app: typer.Typer) -> None:
         rushed_ms: int = typer.Option(
             1500, "--rushed-ms", metavar="MS", help="an answer faster than MS ms is rushed"
         ),
+        predictions: Path | None = typer.Option(
+            None,
+            "--predictions",
+            help="scores file (pair_id, score): stored with the study; with --target-ci the "
+            "audit stops on the prediction-powered rule",
+        ),
+        score_column: str | None = typer.Option(
+            None, "--score-column", help="score column of --predictions"
+        ),
+        sampling: str = typer.Option(
+            "uniform",
+            "--sampling",
+            **choice(SAMPLINGS),
+            help="active: serve the pairs the model is least sure about more often (needs "
+            "--predictions and --target-ci)",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Create a study. Every annotator's queue is shuffled with a seed (a fresh one when
@@ -383,15 +491,19 @@ def register(app: typer.Typer) -> None:
             check_rate=check_rate,
         )
         _refuse_file_order_with_design(file_order, seed, designed)
-        _create(
+        _create_any(
             name,
             frame,
             sc,
             annotators,
             pairs,
-            None if file_order else designed,
-            as_json,
-            quality,
+            designed,
+            file_order=file_order,
+            as_json=as_json,
+            quality=quality,
+            predictions=predictions,
+            score_column=score_column,
+            sampling=sampling,
         )
 
     @study.command("checks")
@@ -462,6 +574,16 @@ def register(app: typer.Typer) -> None:
         score_column: str | None = typer.Option(
             None, "--score-column", help="score column of --predictions"
         ),
+        sampling: str = typer.Option(
+            "uniform",
+            "--sampling",
+            **choice(SAMPLINGS),
+            help="with --predictions: also plan"
+            " active serving (pairs the model is least sure about drawn more often)",
+        ),
+        cost_per_rating: float = typer.Option(
+            1.0, "--cost-per-rating", help="cost of one doctor rating (minutes, money)"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Expected number of ratings of a design, per group and in total, before a study
@@ -478,9 +600,18 @@ def register(app: typer.Typer) -> None:
             error=error,
             dont_know=dont_know,
         )
+        _refuse_active_without_predictions(sampling, predictions)
         if predictions is not None:
             out = _plan_with_predictions(
-                pairs, n, predictions, score_column, pilot, target_ci, options
+                pairs,
+                n,
+                predictions,
+                score_column,
+                pilot,
+                target_ci,
+                options,
+                sampling=sampling,
+                cost_per_rating=cost_per_rating,
             )
         else:
             pilot_study = open_study(pilot) if pilot is not None else None

@@ -7,6 +7,11 @@ Auto-labels, dataset, difficulty, negative strategy, concept ids, the pair id, t
 (calibration or duplicate) and other annotators' ratings never leave this module for an
 annotator.
 
+The practice gate is enforced here too: while an annotator of a study with practice pairs
+has not passed the practice round (nor been unlocked by an admin), no real pair is served
+and no real rating stored (:class:`~medsim_annot.errors.PracticeLocked`; see
+:mod:`medsim_annot.services.practice`).
+
 Saving is append-only (history is kept; the *current* rating of a slot is its newest row) and
 committed before :func:`submit_rating` returns ("saved" means committed: see
 docs/store.md for what survives a crash). A save may carry the slot's version the page
@@ -29,10 +34,11 @@ from dataclasses import dataclass
 
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale, scale_from_json
-from medsim_annot.errors import SessionEnded, StaleRating, UsageProblem
+from medsim_annot.errors import PracticeLocked, SessionEnded, StaleRating, UsageProblem
 from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
+from medsim_annot.storage import practice as practice_store
 from medsim_annot.storage import serving as serving_store
 
 #: Most pairs :func:`get_window` returns at once.
@@ -113,6 +119,20 @@ def _check_access(active: bool, version: int, ready: bool, credential: int | Non
         raise UsageProblem("this study is still being created; try again in a minute")
 
 
+#: Why nothing real is served while the practice gate is closed.
+PRACTICE_FIRST = (
+    "practice first: the real pairs open after the practice round (or when the study "
+    "admin unlocks you)"
+)
+
+
+def _check_gate(s, annotator_id: int, study_id: int) -> None:
+    """Refuse (:class:`PracticeLocked`) while *annotator_id* has not met the practice gate of
+    a study with practice pairs (see :mod:`medsim_annot.services.practice`)."""
+    if practice_store.is_locked(s, study_id, annotator_id):
+        raise PracticeLocked(PRACTICE_FIRST)
+
+
 def _slot(s, annotator_id: int, position: int, credential: int | None) -> store.SlotRow:
     """The slot at *position* (with its current rating); refuses a position outside the
     queue, a revoked annotator or an ended session."""
@@ -125,6 +145,7 @@ def _slot(s, annotator_id: int, position: int, credential: int | None) -> store.
         raise UsageProblem(f"position {position} is not in this annotator's queue")
     row = rows[0]
     _check_access(row.active, row.credential_version, row.ready, credential)
+    _check_gate(s, annotator_id, row.study_id)
     return row
 
 
@@ -170,6 +191,27 @@ def queue_state(
                 else 0
             )
         return QueueState(done, total, first, waiting)
+
+    return with_retry(run)
+
+
+def queue_setup(
+    annotator_id: int, *, credential: int | None = None, engine: Engine | None = None
+) -> tuple[Scale, str, int]:
+    """The scale, guideline and queue length of *annotator_id*'s study, without serving a
+    pair: what the annotation widget needs to start while the practice gate is closed.
+    Raises like :func:`queue_state`."""
+
+    def run() -> tuple[Scale, str, int]:
+        with session_scope(_engine(engine)) as s:
+            access = store.annotator_access(s, annotator_id)
+            if access is None:
+                raise UsageProblem(f"there is no annotator with id {annotator_id}")
+            _check_access(access.active, access.credential_version, access.ready, credential)
+            scale_json, _, guideline = practice_store.study_setup(s, access.study_id)
+            _, total = store.progress(s, annotator_id, access.study_id)
+        scale = scale_from_json(scale_json)
+        return scale, guideline or scale.guideline, total
 
     return with_retry(run)
 
@@ -220,6 +262,7 @@ def get_window(
                 _slot(s, annotator_id, position, credential)  # raises the right problem
             first = rows[0]
             _check_access(first.active, first.credential_version, first.ready, credential)
+            _check_gate(s, annotator_id, first.study_id)
             done, total = store.progress(s, annotator_id, first.study_id)
         return [_view(r, done, total) for r in rows]
 
@@ -283,6 +326,7 @@ def serving_window(
                 _slot(s, annotator_id, position, credential)
             first = rows[0]
             _check_access(first.active, first.credential_version, first.ready, credential)
+            _check_gate(s, annotator_id, first.study_id)
             index = serving_store.served_before(s, annotator_id, start)
             mark = serving_store.queue_mark(s, annotator_id)
             done, total = store.progress(s, annotator_id, first.study_id)
@@ -345,6 +389,7 @@ def submit_rating(
     comment: str = "",
     elapsed_ms: int | None = None,
     *,
+    browser_ms: int | None = None,
     expected_version: int | None = None,
     credential: int | None = None,
     max_revisions: int | None = None,
@@ -357,7 +402,8 @@ def submit_rating(
     same value, unclear flag and comment, nothing is inserted (``saved=False``): a double
     press or a resubmitted form never adds a rating, even when the copies arrive at the same
     instant. A different answer appends a new row (the old one stays in the history).
-    ``elapsed_ms`` (time on the pair) is stored with the rating.
+    ``elapsed_ms`` (time on the pair) is stored with the rating; *browser_ms* (the ratings
+    endpoint: the browser's own figure, when ``elapsed_ms`` is the server's bound) beside it.
 
     *expected_version* is the slot's version the page showed (:attr:`PairView.version`). When
     given, the answer is stored only if the slot still has that version; if another window
@@ -386,6 +432,8 @@ def submit_rating(
         expected_version = int(expected_version)
     if elapsed_ms is not None:
         elapsed_ms = max(0, min(int(elapsed_ms), 2**31 - 1))
+    if browser_ms is not None:
+        browser_ms = max(0, min(int(browser_ms), 2**31 - 1))
 
     def attempt() -> SubmitResult:
         with session_scope(_engine(engine)) as s:
@@ -417,6 +465,7 @@ def submit_rating(
                     comment=comment,
                     rated_at=utcnow(),
                     elapsed_ms=elapsed_ms,
+                    browser_ms=browser_ms,
                 )
                 if not stored:
                     raise _LostRaceError

@@ -17,6 +17,7 @@ from medsim_annot.design.adaptive import expected_ratings, needs_tiebreak
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.gold.table import study_gold_table
+from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.stopping import group_keys, stopping_config
 from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import Study
@@ -223,7 +224,9 @@ def create_designed_study(
     engine: Engine | None = None,
 ) -> CreatedStudy:
     """Prepare (sample + plan) and create study *name* in one transaction: the study, its
-    access codes, its design and the warnings."""
+    access codes, its design and the warnings. Practice pairs (rows with a
+    ``practice_answer``) are split off first: they are not planned into any queue."""
+    pairs, practice = split_pairs(pairs, scale, file)
     prep = prepare_study(pairs, annotators, options, file=file)
     if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
@@ -240,6 +243,8 @@ def create_designed_study(
         config=prep.config,
         guideline=guideline,
         audit_groups=prep.audit_groups,
+        practice=practice,
+        file=file,
         engine=engine,
     )
     return CreatedStudy(

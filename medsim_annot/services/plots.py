@@ -198,3 +198,83 @@ def adjudication_reasons_figure(reasons: pd.DataFrame) -> go.Figure:
         title="Adjudication reasons", xaxis_title="reason", yaxis_title="decisions", **_LAYOUT
     )
     return fig
+
+
+def quality_timeline_figure(
+    windows: pd.DataFrame,
+    annotator: str,
+    *,
+    revisions: pd.DataFrame | None = None,
+    alerts: pd.DataFrame | None = None,
+) -> go.Figure:
+    """One doctor's quality over time: agreement with the other raters' majority and
+    accuracy on check pairs per window (with their Wilson intervals), the don't-know share,
+    the guideline revisions as dashed vertical lines and the drift alerts as red markers.
+    *windows*: :data:`medsim_annot.stats.drift.WINDOW_COLUMNS` rows; x is each window's last
+    rating (UTC)."""
+    w = windows[windows["annotator"] == annotator].sort_values("end")
+    x = pd.to_datetime(w["end"])
+    fig = go.Figure()
+    for metric, lo, hi, color, name in (
+        (
+            "majority_agreement",
+            "agreement_ci_low",
+            "agreement_ci_high",
+            "#264653",
+            "agreement with majority",
+        ),
+        ("check_accuracy", "check_ci_low", "check_ci_high", "#2a9d8f", "check-pair accuracy"),
+    ):
+        v = w[metric].to_numpy(dtype=float)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=v,
+                mode="lines+markers",
+                name=name,
+                line=dict(color=color),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=w[hi].to_numpy(dtype=float) - v,
+                    arrayminus=v - w[lo].to_numpy(dtype=float),
+                    thickness=1,
+                ),
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=w["dont_know_share"],
+            mode="lines",
+            name="don't-know share",
+            line=dict(color="#e9c46a", dash="dot"),
+        )
+    )
+    if alerts is not None and len(alerts):
+        a = alerts[(alerts["annotator"] == annotator) & (alerts["metric"] == "majority_agreement")]
+        hit = w[w["window"].isin(a["window"])]
+        if len(hit):
+            fig.add_trace(
+                go.Scatter(
+                    x=pd.to_datetime(hit["end"]),
+                    y=hit["majority_agreement"],
+                    mode="markers",
+                    name="drift alert",
+                    marker=dict(color="#d62828", size=12, symbol="x"),
+                )
+            )
+    for _, r in (revisions if revisions is not None else pd.DataFrame()).iterrows():
+        at = pd.Timestamp(r["at"])
+        at = at.tz_convert("UTC").tz_localize(None) if at.tzinfo is not None else at
+        fig.add_vline(x=at, line_dash="dash", line_color="#6c757d")
+        fig.add_annotation(
+            x=at, y=1.04, text=f"guideline v{int(r['version'])}", showarrow=False, yref="y"
+        )
+    fig.update_layout(
+        title=f"Quality over time: {html.escape(str(annotator), quote=False)}",
+        yaxis=dict(title="share", range=[0, 1.08]),
+        xaxis=dict(title="last rating of the window (UTC)"),
+        **_LAYOUT,
+    )
+    return fig

@@ -19,7 +19,14 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.ehr_rel import split_ehr_rel
 from data_schemas.errors import InputError, Problem
-from data_schemas.options import AUDIT_METHODS, EPSILON, MAJORITY_RULES, TARGET_CI
+from data_schemas.options import (
+    AUDIT_METHODS,
+    COST_PER_RATING,
+    EPSILON,
+    MAJORITY_RULES,
+    SAMPLINGS,
+    TARGET_CI,
+)
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.embeddings.installed import model_packages
@@ -30,6 +37,8 @@ from medsim_annot.services.design import plan_budget
 from medsim_annot.services.scoring import read_scores, score_pairs
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats import audit_labels
+from medsim_annot.stats.active import plan_labels, sampling_probabilities, uncertainty
+from medsim_annot.stats.alpha import krippendorff_alpha
 from medsim_annot.stats.ppi import (
     PPIAudit,
     calibrate_scores,
@@ -42,6 +51,9 @@ from medsim_annot.stats.rater_model import AltTestResult, ModelRater, alt_test, 
 
 #: Default alt-test margin: the authors' value for expert annotators (doctors).
 DEFAULT_EPSILON = 0.2
+#: Below this Krippendorff's α among the doctors the default margin is too generous: a model
+#: need only be "almost as good" as doctors who disagree with one another.
+LOW_AGREEMENT_ALPHA = 0.5
 METHODS = AUDIT_METHODS.values
 
 
@@ -230,7 +242,25 @@ def model_rater_report(
             pred = np.clip(pred, min(codes), max(codes))
         test = alt_test(ratings, pd.Series(pred, index=ids), scoring="neg_rmse", epsilon=epsilon)
     reasons.update(test.reasons)
+    warn = low_agreement_warning(ratings, scale, epsilon)
+    if warn:
+        reasons["epsilon"] = warn
     return ModelRaterReport(rater, test, reasons)
+
+
+def low_agreement_warning(ratings: pd.DataFrame, scale: Scale, epsilon: float) -> str | None:
+    """A warning when the doctors agree little among themselves (Krippendorff's α below
+    :data:`LOW_AGREEMENT_ALPHA`, at the scale's level of measurement): the alt-test's margin
+    ε of expert annotators then lets a weak model pass, so a smaller one should be used (the
+    authors give 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd workers)."""
+    a = krippendorff_alpha(ratings, scale).value
+    if not np.isfinite(a) or a >= LOW_AGREEMENT_ALPHA:
+        return None
+    return (
+        f"the doctors agree little among themselves (Krippendorff's alpha {a:.2f} < "
+        f"{LOW_AGREEMENT_ALPHA:g}): the alt-test margin (epsilon) of {epsilon:g} lets a model "
+        "pass by matching doctors who disagree; use a smaller margin (e.g. 0.1)"
+    )
 
 
 def ehr_rel_predictors(
@@ -325,6 +355,8 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
                 f"PPI++ {level}": _interval_text(rec[f"{metric}_low"], rec[f"{metric}_high"]),
                 "lambda": round(float(rec[f"{metric}_lam"]), 3),
                 "effective n": round(float(rec[f"{metric}_effective_n"]), 1),
+                "gain from label": round(float(rec.get(f"{metric}_label_gain", 0.0)), 1),
+                "gain from score": round(float(rec.get(f"{metric}_score_gain", 0.0)), 1),
             }
             if targeted:
                 within = rec.get(f"{metric}_within_target")
@@ -376,10 +408,16 @@ def alt_test_sentence(report: ModelRaterReport) -> str:
             + report.reasons.get("alt_test", "too few items")
             + ")."
         )
-    verdict = "passed: the model may replace a doctor" if t.passed else "failed"
+    if t.inconclusive:
+        verdict = "inconclusive (" + report.reasons.get("alt_test", "too few doctors") + ")"
+    elif t.passed:
+        verdict = "passed: the model may replace a doctor"
+    else:
+        verdict = "failed"
+    over = f"over {t.tested} of {t.doctors} doctors ({len(t.skipped)} skipped)"
     return (
         f"Alternative-annotator test (epsilon {t.epsilon:g}, {t.scoring}, "
-        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; winning rate {wr:.2f}, advantage "
+        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; {over}; winning rate {wr:.2f}, advantage "
         f"probability {ap:.2f}. Model rank by leave-one-out rho: {m.model_rank} of "
         f"{len(m.doctors) + 1}; rho with the doctors' mean {m.model_rho:.3f}."
     )
@@ -395,6 +433,8 @@ def plan_with_predictions(
     target_ci: float,
     group_by: list[str] | None = None,
     file: str | None = None,
+    sampling: str = "uniform",
+    cost_per_rating: float = 1.0,
     **plan_options,
 ) -> dict:
     """``medsim study plan --predictions``: the plan of
@@ -405,9 +445,21 @@ def plan_with_predictions(
 
     Each group's classical pairs are scaled by the ratio of
     :func:`medsim_annot.stats.ppi.labels_needed` with and without predictions (never below
-    the minimum positives + negatives), and its ratings in proportion. The predictions must
-    score every pilot pair (for the correlation) and every pair of *pairs* (for the audit)."""
+    the minimum positives + negatives), and its ratings in proportion. The group is finite:
+    its predictions average over its own unrated pairs (a group of 400 pairs at ±0.05 with a
+    correlation of 0.8 needs ~240 labelled pairs, not the ~120 of an endless pool).
+
+    *sampling* ``active`` adds per group what active serving needs
+    (:func:`medsim_annot.stats.active.plan_labels` with the draw probabilities of
+    :func:`medsim_annot.stats.active.sampling_probabilities`): the scores are calibrated on
+    the pilot's verdicts into P(same) for every planned pair, whose uncertainty sets its
+    draw probability. *cost_per_rating* (a doctor rating's cost, in any unit: minutes,
+    money) turns ratings into the ``cost`` of each plan, as ``ppi_mean_power`` budgets
+    labels by cost. The predictions must score every pilot pair (for the correlation) and
+    every pair of *pairs* (for the audit)."""
     TARGET_CI.check(target_ci)
+    SAMPLINGS.check(sampling)
+    COST_PER_RATING.check(cost_per_rating)
     align_predictions(predictions, pairs[C.PAIR_ID], file=file)
     base = plan_budget(
         pairs,
@@ -438,6 +490,20 @@ def plan_with_predictions(
             sel = keys == g
             per_group[str(g)] = pilot_correlation(truth[sel], label[sel], scores[sel])
     floor = int(plan_options.get("min_positives", 10)) + int(plan_options.get("min_negatives", 10))
+    active = (
+        _active_needs(
+            pairs,
+            [c for c in (group_by or []) if c in pairs.columns],
+            scores,
+            truth,
+            predictions,
+            target_ci,
+            file,
+        )
+        if sampling == "active"
+        else None
+    )
+    active_total = 0
     groups = {}
     total = 0
     for g, row in base["groups"].items():
@@ -445,7 +511,9 @@ def plan_with_predictions(
         if src["n"] < 20:  # too few pilot pairs in the group: the pilot's overall figure
             src = overall
         acc = base["assumptions"]["accuracy"].get(g, src["accuracy"])
-        classical, with_pred = labels_needed(acc, src["correlation"], target=target_ci, pairs=10**9)
+        classical, with_pred = labels_needed(
+            acc, src["correlation"], target=target_ci, pairs=int(row["pairs"])
+        )
         ratio = with_pred / classical if classical else 1.0
         rated = min(row["pairs"], max(int(np.ceil(row["pairs_rated"] * ratio)), floor))
         rated = min(rated, row["pairs_rated"])
@@ -459,9 +527,25 @@ def plan_with_predictions(
             "pilot_pairs": src["n"],
         }
         total += ratings
+        if active is not None:
+            need = active.get(g)
+            if need is not None:
+                a_rated = min(
+                    row["pairs_rated"],
+                    max(
+                        int(np.ceil(row["pairs_rated"] * need / classical)) if classical else rated,
+                        floor,
+                    ),
+                )
+                a_ratings = int(np.ceil(a_rated * per_pair))
+                groups[g]["active_pairs_rated"] = a_rated
+                groups[g]["active_ratings"] = a_ratings
+                active_total += a_ratings
+    base["cost"] = base["ratings"] * cost_per_rating
     base["with_predictions"] = {
         "groups": groups,
         "ratings": total,
+        "cost": total * cost_per_rating,
         "saving_vs_classical": 1 - total / base["ratings"] if base["ratings"] else 0.0,
         "correlation": round(overall["correlation"], 4),
         "note": (
@@ -470,7 +554,58 @@ def plan_with_predictions(
             "whether the automatic label was right, on the pilot"
         ),
     }
+    if active is not None:
+        w = base["with_predictions"]
+        w["active"] = {
+            "ratings": active_total,
+            "cost": active_total * cost_per_rating,
+            "saving_vs_classical": 1 - active_total / base["ratings"] if base["ratings"] else 0.0,
+            "saving_vs_uniform": 1 - active_total / total if total else 0.0,
+            "note": (
+                "active serving: pairs drawn with a probability growing with the model's "
+                "uncertainty (uniform floor 0.2), the estimate inverse-probability weighted"
+            ),
+        }
     return base
+
+
+def _active_needs(
+    pairs: pd.DataFrame,
+    group_by: list[str],
+    pilot_scores: np.ndarray,
+    pilot_truth: np.ndarray,
+    predictions: pd.Series,
+    target_ci: float,
+    file: str | None,
+) -> dict[str, int]:
+    """Per group of *pairs*: the labelled pairs active serving needs, from the scores
+    calibrated on the pilot's verdicts (cross-fitted fold models) into P(same)."""
+    if C.AUTO_LABEL not in pairs.columns:
+        raise InputError.single(
+            "required column is missing (active serving is planned on the automatic labels)",
+            column=C.AUTO_LABEL,
+        )
+    x = align_predictions(predictions, pairs[C.PAIR_ID], file=file)
+    both = np.r_[pilot_scores, x]
+    truth = np.r_[pilot_truth, np.full(len(x), np.nan)]
+    p = calibrate_scores(both, truth, kind="probability")[len(pilot_scores) :]
+    label = pd.to_numeric(pairs[C.AUTO_LABEL], errors="coerce").to_numpy(dtype=np.float64)
+    f = np.where(label == 1, p, 1 - p)
+    keys = (
+        pairs[group_by].astype(str).agg(" / ".join, axis=1).to_numpy()
+        if group_by
+        else np.full(len(pairs), "all")
+    )
+    out = {}
+    for g in np.unique(keys):
+        sel = (keys == g) & ~np.isnan(label)
+        if not sel.any():
+            continue
+        pi = sampling_probabilities(uncertainty(p[sel]))
+        out[str(g)] = plan_labels(
+            f[sel], f[sel] * (1 - f[sel]), pi, target=target_ci, adjust=True, active=True
+        )
+    return out
 
 
 # ---- the dashboard ---------------------------------------------------------------------------------

@@ -16,20 +16,32 @@ is harmless: the service stores the same answer on the same version once.
 - A store error (:class:`StoreUnavailable`) stops at that entry: it and
   every later entry stay unacknowledged for the widget to resend.
 - A replaced or revoked code (:class:`SessionEnded`) stops everything.
+
+Through the endpoint (:func:`exchange`) every entry must also name a version or an earlier
+edit (``after``), and its slot must have been served to the signed-in page session the entry
+names (recorded in ``served_slots`` per served window, :data:`KEPT_TTL_S` at most ago):
+ratings planted in the browser's storage by someone else, or for a slot never shown, are
+refused. The time stored as ``elapsed_ms`` is the browser's figure capped by the server's
+time between serving the slot and saving; the browser's own figure is kept in
+``browser_ms`` (docs/security.md).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from data_schemas.limits import MIN_VIEW_MS
+from data_schemas.scales import Scale
 from data_schemas.widget import (
     BEHIND,
+    KEPT_TTL_S,
     MAX_REVISIONS_PER_SLOT,
     RATINGS_PATH,
     WINDOW,
+    PracticeState,
     RatingEntry,
     RatingsRequest,
     RatingsResponse,
@@ -39,11 +51,20 @@ from data_schemas.widget import (
     WidgetPair,
     WindowInfo,
 )
-from medsim_annot.errors import SessionEnded, StaleRating, StoreUnavailable, UsageProblem
+from medsim_annot.errors import (
+    PracticeLocked,
+    SessionEnded,
+    StaleRating,
+    StoreUnavailable,
+    UsageProblem,
+)
 from medsim_annot.services import annotation as A
 from medsim_annot.services import endpoint_quota
 from medsim_annot.services.people import tokens
-from medsim_annot.storage import Engine, get_engine, session_scope, with_retry
+from medsim_annot.services.practice import gate as practice_gate
+from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
+from medsim_annot.storage import practice as practice_store
+from medsim_annot.storage import served as served_store
 from medsim_annot.storage import serving as serving_store
 
 #: Errors that mean "the store cannot be reached": the annotation services retry transient
@@ -72,6 +93,8 @@ class CommitOutcome:
     ``None``). ``unavailable``: the store failed; entries after ``ack`` wait for a resend.
     ``ended``: the message when the access code was replaced or revoked. ``stored``: new
     rating rows written. ``capped``: the write cap was reached; entries after ``ack`` wait.
+    ``locked``: the practice gate closed meanwhile (the doctor was sent back to practice);
+    entries after ``ack`` wait until it opens again.
     """
 
     ack: int
@@ -81,6 +104,7 @@ class CommitOutcome:
     ended: str | None = None
     stored: int = 0
     capped: bool = False
+    locked: bool = False
 
 
 def _same_answer(entry: RatingEntry, current: dict) -> bool:
@@ -106,6 +130,7 @@ def commit_pending(
     log: dict[int, int] | None = None,
     credential: int | None = None,
     max_writes: int | None = None,
+    served_ms: dict[int, int] | None = None,
     engine: Engine | None = None,
 ) -> CommitOutcome:
     """Commit *entries* (sequence order) whose sequence number is above *acked*.
@@ -119,7 +144,11 @@ def commit_pending(
 
     *log* (optional) maps sequence numbers committed earlier to the version they stored; it
     is updated in place (and trimmed to :data:`LOG_SIZE`). Entries found in it are
-    acknowledged without another save. Returns a :class:`CommitOutcome`.
+    acknowledged without another save. *served_ms* (the endpoint) maps the sequence number
+    of each entry whose slot was served to its session to the milliseconds since: an entry
+    not in it is refused, an entry without a version or ``after`` too, and the time stored
+    is the smaller of the browser's and the server's (the browser's kept beside it).
+    Returns a :class:`CommitOutcome`.
     """
     with _lock(annotator_id):
         return _commit(
@@ -129,6 +158,7 @@ def commit_pending(
             {} if log is None else log,
             credential,
             max_writes,
+            served_ms,
             engine,
         )
 
@@ -137,11 +167,31 @@ def _refusal(e: RatingEntry, message: str, current: dict | None = None) -> dict:
     return {"seq": e.seq, "position": e.position, "message": message, "current": current}
 
 
+NOT_SERVED = (
+    "this pair was not served to the session this rating was made in (or was served more "
+    "than {hours} hours ago), so it is not saved; look at the pair and press again"
+)
+NO_VERSION = (
+    "this rating names neither the answer it changes (version) nor an earlier edit (after), "
+    "so it is not saved; look at the pair and press again"
+)
+
+
 def _refused_before_saving(
-    e: RatingEntry, log: dict[int, int], out: CommitOutcome, refused_seqs: set[int]
+    e: RatingEntry,
+    log: dict[int, int],
+    out: CommitOutcome,
+    refused_seqs: set[int],
+    served_ms: dict[int, int] | None,
 ) -> dict | None:
-    """The refusal of *e* that needs no save to decide (pressed too soon after the pair
-    appeared; chained onto an edit that was refused or is unknown), or ``None``."""
+    """The refusal of *e* that needs no save to decide (through the endpoint: its slot not
+    served to its session, or naming no version; pressed too soon after the pair appeared;
+    chained onto an edit that was refused or is unknown), or ``None``."""
+    if served_ms is not None:
+        if e.seq not in served_ms:
+            return _refusal(e, NOT_SERVED.format(hours=KEPT_TTL_S // 3600))
+        if e.version is None and e.after is None:
+            return _refusal(e, NO_VERSION)
     if e.elapsed_ms < MIN_VIEW_MS:
         return _refusal(
             e,
@@ -173,7 +223,9 @@ def _stored_chain(
     return chain if len(chain) > 1 and _same_answer(chain[-1], current) else []
 
 
-def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -> CommitOutcome:
+def _commit(
+    annotator_id, entries, acked, log, credential, max_writes, served_ms, engine
+) -> CommitOutcome:
     todo = sorted((e for e in entries if e.seq > acked), key=lambda e: e.seq)
     out = CommitOutcome(ack=acked)
     by_seq = {e.seq: e for e in todo}
@@ -186,7 +238,7 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
         if e.seq in out.versions or e.seq in refused_seqs:
             out.ack = e.seq
             continue
-        refusal = _refused_before_saving(e, log, out, refused_seqs)
+        refusal = _refused_before_saving(e, log, out, refused_seqs, served_ms)
         if refusal is not None:
             refused_seqs.add(e.seq)
             out.refused.append(refusal)
@@ -196,6 +248,9 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
         if max_writes is not None and out.stored >= max_writes:
             out.capped = True
             break
+        elapsed, browser = e.elapsed_ms, None
+        if served_ms is not None:
+            elapsed, browser = min(e.elapsed_ms, served_ms[e.seq]), e.elapsed_ms
         try:
             res = A.submit_rating(
                 annotator_id,
@@ -203,7 +258,8 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
                 e.value,
                 unclear=e.unclear,
                 comment=e.comment,
-                elapsed_ms=e.elapsed_ms,
+                elapsed_ms=elapsed,
+                browser_ms=browser,
                 expected_version=expected,
                 credential=credential,
                 max_revisions=MAX_REVISIONS_PER_SLOT,
@@ -227,6 +283,9 @@ def _commit(annotator_id, entries, acked, log, credential, max_writes, engine) -
             out.refused.append(_refusal(e, str(exc), current))
             out.ack = e.seq
             continue
+        except PracticeLocked:
+            out.locked = True
+            break
         except UsageProblem as exc:
             refused_seqs.add(e.seq)
             out.refused.append(_refusal(e, str(exc)))
@@ -304,17 +363,35 @@ def exchange(
     aid, credential = grant.annotator_id, grant.credential
     writes = len(request.pending)
 
-    def reserve() -> tuple[endpoint_quota.Grant, tuple[int, int] | None]:
+    def check() -> tuple[endpoint_quota.Grant, tuple[int, int] | None, bool, dict[int, int]]:
         # One short transaction: the request counted and its writes reserved in the store
-        # (one statement), and the queue's mark.
+        # (one statement), the queue's mark, whether the practice gate keeps the real queue
+        # closed, and when the slots of the entries were served to the sessions they name.
         with session_scope(eng) as s:
+            now = utcnow()
             quota = endpoint_quota.reserve(s, aid, writes)
             mark = serving_store.queue_mark(s, aid) if request.mark else None
-            return quota, mark
+            locked = practice_store.is_locked(s, grant.study_id, aid)
+            return quota, mark, locked, _served_ms(s, grant, request, now)
 
-    quota, mark = with_retry(reserve)
+    quota, mark, locked, served_ms = with_retry(check)
     if not quota.allowed:
         raise RateLimitedError("too many requests from this session in a short time")
+    practice: PracticeState | None = None
+    if locked or request.practice is not None:
+        try:
+            practice = with_retry(lambda: _practice(aid, credential, request, eng))
+        except SessionEnded as exc:
+            _give_back(aid, quota, 0, eng)
+            raise tokens.TokenRefusedError("ended", str(exc)) from None
+        if not practice.open:
+            # The real queue is closed: nothing real is stored or served; the widget keeps
+            # its pending ratings until the gate opens.
+            _give_back(aid, quota, 0, eng)
+            return RatingsResponse(ack=0, practice=practice)
+        # The gate opened with this answer (or earlier): resume the real queue.
+        request = request.model_copy(update={"need": -1, "pending": []})
+        writes = 0
     if writes and quota.writes <= 0:
         raise RateLimitedError("too many ratings from this session in a short time")
     outcome = CommitOutcome(ack=0)
@@ -324,23 +401,33 @@ def exchange(
             list(request.pending),
             credential=credential,
             max_writes=quota.writes,
+            served_ms=served_ms,
             engine=eng,
         )
-        # What was not used (refused, or resent and stored before) goes back. Should the
-        # commit fail midway, nothing goes back: the room is lost until the window ends,
-        # never counted twice.
-        if outcome.stored < quota.writes:
-            _give_back(aid, quota, outcome.stored, eng)
+    # What was not used (refused, resent and stored before, or not sent on) goes back.
+    # Should the commit fail midway, nothing goes back: the room is lost until the window
+    # ends, never counted twice.
+    if outcome.stored < quota.writes:
+        _give_back(aid, quota, outcome.stored, eng)
     if outcome.ended:
         raise tokens.TokenRefusedError("ended", outcome.ended)
+    if outcome.locked:
+        # Sent back to practice between the check and the saves: the rest waits.
+        practice = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
     reply = RatingsResponse(
         ack=outcome.ack,
         versions={str(k): v for k, v in outcome.versions.items()},
         refused=[Refusal.model_validate(r) for r in outcome.refused],
         unavailable=outcome.unavailable or outcome.capped,
+        practice=practice,
     )
+    if practice is not None and not practice.open:
+        return reply
     try:
-        return _with_window(aid, credential, request, mark, reply, eng)
+        return _with_window(grant, request, mark, reply, eng)
+    except PracticeLocked:
+        closed = with_retry(lambda: _practice(aid, credential, RatingsRequest(), eng))
+        return reply.model_copy(update={"practice": closed})
     except SessionEnded as exc:
         raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:
@@ -361,9 +448,81 @@ def _give_back(aid: int, quota: endpoint_quota.Grant, used: int, eng: Engine) ->
         pass
 
 
+def _practice(aid: int, credential: int, request: RatingsRequest, eng: Engine) -> PracticeState:
+    """The practice part of an exchange: store the request's practice answer (if any) and
+    say where the doctor stands (:mod:`medsim_annot.services.practice.gate`)."""
+    feedback = None
+    answer = request.practice
+    if answer is not None:
+        try:
+            fb, g = practice_gate.answer(
+                aid,
+                answer.serial,
+                answer.value,
+                elapsed_ms=answer.elapsed_ms,
+                credential=credential,
+                engine=eng,
+            )
+            feedback = asdict(fb)
+        except (SessionEnded, StoreUnavailable):
+            raise
+        except UsageProblem:
+            # The round is over (an admin unlocked the doctor meanwhile) or the answer is
+            # out of turn: say where the doctor stands instead.
+            g = practice_gate.gate(aid, credential=credential, engine=eng)
+    else:
+        g = practice_gate.gate(aid, credential=credential, engine=eng)
+    pair = asdict(g.next_pair) if g.next_pair is not None else None
+    return PracticeState.model_validate(
+        {
+            "open": g.open,
+            "answered": g.answered,
+            "needed": g.needed,
+            "threshold": g.threshold,
+            "exact": g.exact,
+            "within_one": g.within_one,
+            "pair": pair,
+            "feedback": feedback,
+        }
+    )
+
+
+def _served_ms(s, grant: tokens.Grant, request: RatingsRequest, now: dt.datetime) -> dict[int, int]:
+    """Sequence number → milliseconds since its slot was served to the session the entry
+    names (the token's own when it names none), for the entries whose slot was served to
+    that session of this annotator within :data:`KEPT_TTL_S` (one indexed read)."""
+    if not request.pending:
+        return {}
+    key = {e.seq: (e.session or grant.session, e.position) for e in request.pending}
+    since = now - dt.timedelta(seconds=KEPT_TTL_S)
+    when = served_store.served_at(s, grant.annotator_id, key.values(), since)
+    return {
+        seq: max(0, int((now - when[k]).total_seconds() * 1000))
+        for seq, k in key.items()
+        if k in when
+    }
+
+
+def _record(grant: tokens.Grant, window: A.Window, eng: Engine) -> None:
+    """Record that *window*'s slots were served to the token's session (one insert)."""
+    now = utcnow()
+
+    def run() -> None:
+        with session_scope(eng) as s:
+            served_store.record_served(
+                s,
+                annotator_id=grant.annotator_id,
+                session_key=grant.session,
+                token_id=grant.token_id,
+                positions=[v.position for v in window.pairs],
+                now=now,
+            )
+
+    with_retry(run)
+
+
 def _with_window(
-    aid: int,
-    credential: int,
+    grant: tokens.Grant,
     request: RatingsRequest,
     mark: tuple[int, int] | None,
     reply: RatingsResponse,
@@ -373,7 +532,9 @@ def _with_window(
     unrated slot; a position sends the stretch from it (before it, with ``back``). When the
     queue moved since the widget's ``mark`` (a slot added by a 2 + 1 tiebreak, slots the
     sequential audit withdrew), the stretch from the pair on screen is sent again in serving
-    order (long enough to reach what the widget holds)."""
+    order (long enough to reach what the widget holds). The slots sent are recorded as served
+    to the token's session."""
+    aid, credential = grant.annotator_id, grant.credential
     need, back, after = request.need, request.back, WINDOW
     resume = need == -1
     if not resume and request.mark is not None and mark is not None:
@@ -413,6 +574,7 @@ def _with_window(
             engine=eng,
         )
     if window is not None and window.pairs:
+        _record(grant, window, eng)
         pairs, info = widget_window(window)
         update.update(
             window=[WidgetPair.model_validate(p) for p in pairs],
@@ -483,7 +645,10 @@ def widget_pair(view: A.PairView) -> dict:
 def widget_scale(view: A.PairView) -> dict:
     """The scale as the widget draws it: options (value, label, key, description) in order
     and whether the 'unclear meaning' flag exists."""
-    scale = view.scale
+    return _scale_view(view.scale)
+
+
+def _scale_view(scale: Scale) -> dict:
     options = []
     for o in scale.options:
         value = o.value
@@ -518,7 +683,14 @@ def widget_setup(
     """The scale, guideline and total of *annotator_id*'s queue (one short read). Raises
     :class:`SessionEnded` for a replaced or revoked code, :class:`UsageProblem` for an empty
     queue or a study still being created."""
-    window = A.serving_window(annotator_id, None, before=1, credential=credential, engine=engine)
+    try:
+        window = A.serving_window(
+            annotator_id, None, before=1, credential=credential, engine=engine
+        )
+    except PracticeLocked:
+        # The practice round comes first: the scale and guideline without a real pair.
+        scale, guideline, total = A.queue_setup(annotator_id, credential=credential, engine=engine)
+        return WidgetSetup(_scale_view(scale), guideline, total)
     view = window.pairs[0]
     return WidgetSetup(widget_scale(view), view.guideline, view.total)
 
@@ -531,9 +703,14 @@ def widget_boot(
     token: str | None,
     token_serial: int,
     ended: str | None = None,
+    session: str | None = None,
+    earlier: list[str] | None = None,
+    sign_out: bool = False,
 ) -> dict:
     """The widget's boot data (:class:`~data_schemas.widget.WidgetBoot`, validated) as the
-    page hands it over."""
+    page hands it over: *session* is the page session its tokens were minted for,
+    *earlier* this annotator's other recent sessions (:func:`earlier_sessions`), *sign_out*
+    that the doctor asked to sign out."""
     return WidgetBoot(
         who=session_key(annotator_id, study_id),
         endpoint=RATINGS_PATH,
@@ -542,4 +719,23 @@ def widget_boot(
         scale=ScaleView.model_validate(setup.scale),
         total=setup.total,
         ended=ended,
+        session=session,
+        earlier=list(earlier or []),
+        sign_out=sign_out,
     ).model_dump(mode="json")
+
+
+def earlier_sessions(
+    annotator_id: int, session: str | None, *, engine: Engine | None = None
+) -> list[str]:
+    """The other page sessions of *annotator_id* that were served slots in the last
+    :data:`KEPT_TTL_S` seconds: ratings kept in a browser from one of them may still be
+    sent (after the doctor confirms); kept lists naming any other session are discarded
+    unsent."""
+    since = utcnow() - dt.timedelta(seconds=KEPT_TTL_S)
+
+    def run() -> list[str]:
+        with session_scope(engine or get_engine()) as s:
+            return served_store.sessions_since(s, annotator_id, since)
+
+    return [k for k in with_retry(run) if k != session]

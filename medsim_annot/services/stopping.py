@@ -35,6 +35,7 @@ from medsim_annot.design.adaptive import (
     group_stopping,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import stopping_ppi as ppi_stop
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.majority import majority_from_counts
 from medsim_annot.storage import Transaction, session_scope, utcnow, with_retry
@@ -80,10 +81,16 @@ def group_keys(pairs: pd.DataFrame, group_by: list[str]) -> list[str]:
 
 
 def estimate(
-    ratings: list[store.GroupRating], scale: Scale, config: dict
+    ratings: list[store.GroupRating],
+    scale: Scale,
+    config: dict,
+    scores: ppi_stop.StudyScores | None = None,
 ) -> dict[str, GroupEstimate]:
     """Per group: :func:`group_stopping` over the pairs with a decided strict majority
-    (positive or negative value of the scale) and an automatic label."""
+    (positive or negative value of the scale) and an automatic label; with the study's
+    stored predictions (*scores*, :func:`medsim_annot.services.stopping_ppi.load`), the
+    accuracy, its interval and the decision come from the prediction-powered rule
+    (:func:`medsim_annot.services.stopping_ppi.with_predictions`)."""
     if not scale.has_polarity:
         raise UsageProblem(f"the {scale.name} scale has no positive and negative values")
     assert scale.positive is not None and scale.negative is not None
@@ -135,6 +142,10 @@ def estimate(
             min_positives=int(config.get("min_positives", MIN_POSITIVES)),
             min_negatives=int(config.get("min_negatives", MIN_NEGATIVES)),
         )
+    if scores is not None and scores.items:
+        ids = list(item_row)
+        truth_by_item = {i: float(truth[item_row[i]]) for i in ids}
+        out = ppi_stop.with_predictions(out, truth_by_item, scores, config)
     return out
 
 
@@ -210,7 +221,8 @@ def after_rating(s: Transaction, *, study_id: int, item_id: int, assignment_id: 
         # The group's figures change only when a pair's verdict does: nothing to decide
         # (a few index reads instead of the whole group).
         return False
-    est = estimate(store.group_ratings(s, study_id, group), scale, stopping).get(group)
+    scores = ppi_stop.load(s, study_id, group)
+    est = estimate(store.group_ratings(s, study_id, group), scale, stopping, scores).get(group)
     if est is None or not est.stop:
         return False
     return _stop(s, study_id, group, est, target=target, at=at)
@@ -269,7 +281,12 @@ def set_stopping(study: Study, enabled: bool) -> StoppingSwitch:
                 _event(s, sid, "stopping_off", off.to_dict(), actor=None, at=at)
                 return off
             _event(s, sid, "stopping_on", StoppingSwitch(name, "on").to_dict(), actor=None, at=at)
-            ests = estimate(store.group_ratings(s, sid), scale_from_json(scale_json), stopping)
+            ests = estimate(
+                store.group_ratings(s, sid),
+                scale_from_json(scale_json),
+                stopping,
+                ppi_stop.load(s, sid),
+            )
             stopped = []
             for g, est in sorted(ests.items()):
                 if est.stop and _stop(s, sid, g, est, target=float(stopping["target"]), at=at):
@@ -331,7 +348,10 @@ def audit_status(study: Study) -> AuditStatus | None:
             stopping = config.get("stopping")
             if not stopping:
                 return None
-            ests = estimate(store.group_ratings(s, sid), scale_from_json(scale_json), stopping)
+            scores = ppi_stop.load(s, sid)
+            ests = estimate(
+                store.group_ratings(s, sid), scale_from_json(scale_json), stopping, scores
+            )
             slots = store.group_slots(s, sid)
             stopped = store.stopped_groups(s, sid)
         rows = []
@@ -374,6 +394,7 @@ def audit_status(study: Study) -> AuditStatus | None:
             min_positives=int(stopping.get("min_positives", MIN_POSITIVES)),
             min_negatives=int(stopping.get("min_negatives", MIN_NEGATIVES)),
             groups=pd.DataFrame(rows, columns=list(STATUS_COLUMNS)),
+            method=INTERVAL_METHOD if scores is None else f"{scores.method}, 95%",
         )
 
     return with_retry(run)

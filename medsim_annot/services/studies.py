@@ -22,6 +22,7 @@ from data_schemas import columns as C
 from data_schemas.ehr_rel import is_ehr_rel, read_ehr_rel
 from data_schemas.errors import InputError, Problem
 from data_schemas.pairs import validate_pairs
+from data_schemas.practice import PracticeRow
 from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
 from medsim_annot.design.assignment import Slot
@@ -29,6 +30,11 @@ from medsim_annot.errors import UsageProblem
 from medsim_annot.io import read_table, write_table
 from medsim_annot.services.people.auth import hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_study_name
+from medsim_annot.services.practice.setup import (
+    PracticeSettings,
+    split_pairs,
+    store_practice_pairs,
+)
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import (
     Engine,
@@ -107,9 +113,17 @@ def create_study(
     config: dict | None = None,
     guideline: str | None = None,
     audit_groups: list[str] | None = None,
+    practice: list[PracticeRow] | None = None,
+    file: str | None = None,
     engine: Engine | None = None,
 ) -> dict:
     """Create study *name* from a validated pairs frame.
+
+    Rows with a ``practice_answer`` are the study's practice pairs (served before the real
+    queue, :mod:`medsim_annot.services.practice`), not real pairs; *practice* gives them
+    instead when the caller split the frame already (and planned *queues* on the rest).
+    A practice answer off the scale or an explanation over the comment cap is an
+    :class:`InputError` naming *file*, row and column; nothing is stored.
 
     Without *queues* every annotator gets every pair in file order (the AAAI 2020 design).
     *audit_groups* (one per pair, a study with a sequential audit) is stored as each pair's
@@ -129,7 +143,14 @@ def create_study(
     if queues is not None:
         annotators = list(dict.fromkeys([*annotators, *queues]))
     engine = engine or get_engine()
+    if practice is None:
+        pairs, practice = split_pairs(pairs, scale, file)
+        if practice and queues is not None:
+            raise ValueError("split the practice pairs off before planning the queues")
     answers = check_answer_values(pairs, scale)
+    config = dict(config or {})
+    if practice and "practice" not in config:
+        config["practice"] = PracticeSettings().to_config()
     codes: list[dict] = []
     with session_scope(engine) as s:
         if store.study_id(s, name) is not None:
@@ -143,6 +164,8 @@ def create_study(
             created_at=utcnow(),
             ready=False,
         )
+        if practice:
+            store_practice_pairs(s, study_id, practice)
     try:
         bulk.insert_items(engine, study_id, _new_items(pairs, audit_groups, answers))
         item_ids = bulk.item_ids(engine, study_id)
@@ -756,6 +779,7 @@ def rating_history(study: Study) -> pd.DataFrame:
             "elapsed_ms",
             "source",
             "slot",
+            "guideline_version",
         ],
     )
 

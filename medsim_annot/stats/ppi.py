@@ -151,8 +151,8 @@ def ppi_from_sums(
     dict of arrays
         ``estimate``, ``low``, ``high``, ``classical_estimate``, ``classical_low``,
         ``classical_high``, ``lam``, ``var_ppi``, ``var_classical`` (variances of the two
-        estimators) and ``effective_n`` (``n · var_classical / var_ppi``: below ``n`` when the PPI variance is
-        the larger).
+        estimators) and ``effective_n`` (``n · var_classical / var_ppi``: below ``n`` when the
+        PPI variance is the larger; never above ``n + n_u``, every pair labelled).
     """
     n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u = np.broadcast_arrays(
         *(np.asarray(a, dtype=np.float64) for a in (n, sy, syy, sf, syf, sff, n_u, sf_u, sff_u))
@@ -180,7 +180,9 @@ def ppi_from_sums(
         var_ppi = rect + imputed
         var_cl = var_y / n
         eff = np.where(var_ppi > 0, n * var_cl / var_ppi, n)
-    eff = np.where(np.isfinite(eff), np.maximum(eff, 0.0), n)
+    # Never more labels than there are pairs: the predictions cannot be worth more than
+    # labelling every pair of the group.
+    eff = np.where(np.isfinite(eff), np.clip(eff, 0.0, n + n_u), n)
     if interval == "wald":
         low, high = est - z * np.sqrt(var_ppi), est + z * np.sqrt(var_ppi)
         cl_low, cl_high = ybar - z * np.sqrt(var_cl), ybar + z * np.sqrt(var_cl)
@@ -623,6 +625,47 @@ PPI_COLUMNS = (
     "effective_n",
     "note",
 )
+#: Columns added per metric: extra labelled pairs owed to stratifying by the automatic label
+#: and to the score beyond it (see :func:`split_gain`).
+GAIN_COLUMNS = ("label_gain", "score_gain")
+
+
+def split_gain(e: PPIEstimate, e_label: PPIEstimate | None) -> tuple[float, float, str]:
+    """The extra labelled pairs of *e* split into what the automatic label alone gives
+    (*e_label*: the same PPI++ estimate with a constant score, whose prediction of "the label
+    is right" then depends on the label only — a stratification by it) and what the score adds
+    beyond it; and a note that credits each with its own share.
+
+    A pure-noise score calibrates to a constant, so its whole gain is the label's: the note
+    says so rather than crediting the score.
+
+    >>> e = PPIEstimate(0.8, 0.7, 0.9, 0.8, 0.7, 0.9, 0.3, 50, 400, 60.0, 0.95, "score", "")
+    >>> split_gain(e, e)[:2]
+    (10.0, 0.0)
+    """
+    total = max(e.effective_n - e.n, 0.0)
+    if e_label is None:
+        return 0.0, total, e.note
+    label = min(max(e_label.effective_n - e.n, 0.0), total)
+    score = total - label
+    if e.n_unlabelled == 0 or e.n < 2 or total < 0.5:
+        return label, score, e.note
+    lam = f"λ = {e.lam:.2f}; {e.effective_n:.0f} effective from {e.n}"
+    if score < 0.5:
+        return (
+            label,
+            score,
+            f"no gain from the score: the {label:.0f} extra labelled pairs come from "
+            f"stratifying by the automatic label ({lam})",
+        )
+    if label < 0.5:
+        return label, score, f"the score was worth {score:.0f} extra labelled pairs ({lam})"
+    return (
+        label,
+        score,
+        f"stratifying by the automatic label was worth {label:.0f} extra labelled pairs and "
+        f"the score {score:.0f} more ({lam})",
+    )
 
 
 @dataclass
@@ -630,8 +673,8 @@ class PPIAudit:
     """A prediction-powered audit: ``kind`` is ``labels`` (accuracy and precision of the
     automatic labels against the doctors' majority) or ``mean_rating`` (the doctors' mean
     rating per group, graded scales); ``by_group`` has the group columns then, per metric,
-    ``<metric>_<column>`` for each of :data:`PPI_COLUMNS`; ``overall`` the same for all
-    pairs; ``method`` which interval is *the* interval (``<metric>_ci``)."""
+    ``<metric>_<column>`` for each of :data:`PPI_COLUMNS` and :data:`GAIN_COLUMNS`;
+    ``overall`` the same for all pairs; ``method`` which interval is *the* interval (``<metric>_ci``)."""
 
     kind: str
     method: str
@@ -652,8 +695,14 @@ class PPIAudit:
         }
 
 
-def _metric_row(prefix: str, e: PPIEstimate, method: str) -> dict:
+def _metric_row(
+    prefix: str, e: PPIEstimate, method: str, e_label: PPIEstimate | None = None
+) -> dict:
     d = {f"{prefix}_{k}": getattr(e, k) for k in PPI_COLUMNS}
+    label_gain, score_gain, note = split_gain(e, e_label)
+    d[f"{prefix}_label_gain"] = label_gain
+    d[f"{prefix}_score_gain"] = score_gain
+    d[f"{prefix}_note"] = note
     lo, hi = (e.low, e.high) if method == "ppi" else (e.classical_low, e.classical_high)
     d[f"{prefix}_ci"] = [lo, hi]
     if method == "classical":
@@ -758,6 +807,7 @@ def ppi_audit(
     reasons: dict[str, str] = {}
     binary = scale.positive is not None and scale.negative is not None
     specs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, Interval, tuple[float, float]]]
+    strata: dict[str, np.ndarray]
     if binary:
         base = audit_labels(pairs, ratings, scale, by=by, rule=rule)  # type: ignore[arg-type]
         items = base.items
@@ -769,6 +819,12 @@ def ppi_audit(
         )
         correct = np.where(np.isnan(truth) | np.isnan(label), np.nan, (truth == label) * 1.0)
         f_acc = np.where(label == 1, p, 1 - p)
+        # The same with a constant score: "the label is right" predicted from the label
+        # alone (a stratification by it), to tell its gain from the score's.
+        p0 = calibrate_scores(
+            np.zeros(len(x)), np.where(rated, truth, np.nan), kind="probability", folds=folds
+        )
+        strata = {"accuracy": np.where(label == 1, p0, 1 - p0)}
         specs = {
             "accuracy": (correct, f_acc, ~np.isnan(label), "score", (0.0, 1.0)),
             "precision": (truth, p, label == 1, "score", (0.0, 1.0)),
@@ -789,6 +845,7 @@ def ppi_audit(
         lo_b, hi_b = float(min(codes)), float(max(codes))
         pred = np.clip(pred, lo_b, hi_b)
         specs = {"mean_rating": (mean, pred, np.ones(len(x), bool), "wald", (lo_b, hi_b))}
+        strata = {}
         kind = "mean_rating"
     g = len(keys)
     rows: list[dict] = [{} for _ in range(g)]
@@ -802,8 +859,14 @@ def ppi_audit(
             e = ppi_mean_interval(
                 yl, fl, fu, interval=interval, bounds=bounds, confidence=confidence
             )
+            e_label = None
+            if name in strata:
+                f0 = strata[name]
+                e_label = ppi_mean_interval(
+                    yl, f0[lab & sel], f0[unl & sel], interval=interval, bounds=bounds
+                )
             row = rows[gi] if gi < g else overall
-            row.update(_metric_row(name, e, method))
+            row.update(_metric_row(name, e, method, e_label))
             if target is not None and name == next(iter(specs)):
                 row.update(_target_check(name, yl, fl, fu, e, target, interval, bounds, method))
         if binary and name == "accuracy":

@@ -136,7 +136,9 @@ class AltTestResult:
     mean over doctors of the share of items where the model aligns with the others at least
     as well as the excluded doctor; ``per_annotator``: ``annotator``, ``n_items``,
     ``rho_model``, ``rho_human``, ``p_value``, ``rejected``; ``skipped``: doctors with too few
-    items."""
+    items; ``doctors``: every doctor with a decisive rating (tested or skipped);
+    ``inconclusive``: the test cannot decide (fewer than :data:`MIN_DOCTORS` doctors, or no
+    doctor tested) — then ``passed`` is False and ``reasons["alt_test"]`` says why."""
 
     winning_rate: float
     advantage_probability: float
@@ -147,18 +149,42 @@ class AltTestResult:
     per_annotator: pd.DataFrame
     skipped: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)
+    doctors: int = 0
+    inconclusive: bool = False
+
+    @property
+    def tested(self) -> int:
+        """Doctors the model was tested against (not skipped)."""
+        return int(len(self.per_annotator))
+
+    @property
+    def verdict(self) -> str:
+        """``passed``, ``failed`` or ``inconclusive``."""
+        if self.inconclusive:
+            return "inconclusive"
+        return "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict:
         return {
             "winning_rate": self.winning_rate,
             "advantage_probability": self.advantage_probability,
             "passed": self.passed,
+            "verdict": self.verdict,
+            "doctors": self.doctors,
+            "tested": self.tested,
+            "inconclusive": self.inconclusive,
             "epsilon": self.epsilon,
             "q": self.q,
             "scoring": self.scoring,
             "per_annotator": self.per_annotator.to_dict(orient="records"),
             "skipped": list(self.skipped),
         }
+
+
+#: The alt-test leaves one doctor out and compares the model and that doctor with the
+#: others; with two doctors "the others" is one person, whose idiosyncrasies decide the test
+#: (Calderon, Reichart & Dror 2025 require at least three annotators).
+MIN_DOCTORS = 3
 
 
 def _align(pred: np.ndarray, others: np.ndarray, scoring: Scoring) -> np.ndarray:
@@ -223,7 +249,10 @@ def alt_test(
     doctors whose null is rejected, and the model passes when :math:`\\omega \\ge 0.5`. The
     advantage probability :math:`\\rho = \\frac1m \\sum_j \\rho^f_j` compares models. A doctor
     whose differences are all equal (zero variance) gets p = 0 when their mean is below
-    *epsilon* and 1 otherwise (the *t* statistic is then ±∞).
+    *epsilon* and 1 otherwise (the *t* statistic is then ±∞). With fewer than
+    :data:`MIN_DOCTORS` doctors the test is *inconclusive* (each doctor would be judged
+    against a single colleague): the per-doctor figures are still computed, ``passed`` is
+    False and the reason is given.
 
     References
     ----------
@@ -272,17 +301,46 @@ def alt_test(
         )
     per = pd.DataFrame(rows, columns=[C.ANNOTATOR, "n_items", "rho_model", "rho_human", "p_value"])
     reasons: dict[str, str] = {}
+    doctors = int(len(mat.columns))
     if not rows:
         per["rejected"] = pd.Series(dtype=bool)
         reasons["alt_test"] = (
             f"no doctor has {min_items_per_rater} items shared with another doctor and the model"
         )
         return AltTestResult(
-            float("nan"), float("nan"), False, epsilon, q, scoring, per, skipped, reasons
+            float("nan"),
+            float("nan"),
+            False,
+            epsilon,
+            q,
+            scoring,
+            per,
+            skipped,
+            reasons,
+            doctors=doctors,
+            inconclusive=True,
         )
     rejected = multipletests(pvals, alpha=q, method="fdr_by")[0]
     per["rejected"] = rejected.astype(bool)
     wr = float(rejected.mean())
+    inconclusive = doctors < MIN_DOCTORS
+    if inconclusive:
+        reasons["alt_test"] = (
+            f"inconclusive: the test needs {MIN_DOCTORS} or more doctors and there "
+            f"{'is' if doctors == 1 else 'are'} {doctors}; leaving one out leaves a single "
+            "colleague to compare with, so one person's habits would decide whether the "
+            "model may replace a doctor"
+        )
     return AltTestResult(
-        wr, float(per["rho_model"].mean()), wr >= 0.5, epsilon, q, scoring, per, skipped, reasons
+        wr,
+        float(per["rho_model"].mean()),
+        bool(wr >= 0.5 and not inconclusive),
+        epsilon,
+        q,
+        scoring,
+        per,
+        skipped,
+        reasons,
+        doctors=doctors,
+        inconclusive=inconclusive,
     )

@@ -15,6 +15,8 @@ from data_schemas.scales import Scale
 
 from ._frame import CodedRatings, Estimate, check_frame, coded, level_of
 from .alpha import krippendorff_alpha
+from .chance_corrected import TABLE_KEYS as COEFFICIENT_KEYS
+from .chance_corrected import ChanceCorrected, chance_corrected
 from .icc import ICCResult, intraclass_corr
 from .kendall import kendall_w
 from .pairwise import pairwise_agreement, per_annotator_means
@@ -92,12 +94,31 @@ SUMMARY_FIGURES = (
         "human upper bound (exclusive)",
         short="HUB excl.",
     ),
+    # Chance-corrected coefficients (Gwet 2014): beside alpha, with their standard errors
+    # and intervals in the report's ``coefficients`` table.
+    Figure("chance_corrected.ac1", "ac1", "Gwet's AC1", short="AC1"),
+    Figure("chance_corrected.ac2", "ac2", "Gwet's AC2 (weights of the level)", short="AC2"),
+    Figure("chance_corrected.fleiss_kappa", "fleiss_kappa", "Fleiss' kappa", short="Fleiss κ"),
+    Figure(
+        "chance_corrected.brennan_prediger",
+        "brennan_prediger",
+        "Brennan-Prediger (Bennett's S)",
+        short="B-P",
+    ),
+    Figure("chance_corrected.conger_kappa", "conger_kappa", "Conger's kappa", short="Conger κ"),
+    Figure("chance_corrected.prevalence_index", "prevalence_index", "prevalence index", short="PI"),
+    Figure("chance_corrected.bias_index", "bias_index", "bias index", short="BI"),
 )
-"""The coefficients of the summary, in the order of EHR-Rel Table 3 (Schulz et al. 2020):
+"""The coefficients of the summary, in the order of EHR-Rel Table 3 (Schulz et al. 2020),
+then the chance-corrected coefficients (:mod:`medsim_annot.stats.chance_corrected`):
 the dashboard's agreement table, the HTML report and the ``medsim agreement`` table are
 built from this tuple, so a coefficient added here appears in all of them."""
 
-TABLES = {"pairwise": PAIRWISE_KEYS, "per_annotator": PER_ANNOTATOR_KEYS}
+TABLES = {
+    "pairwise": PAIRWISE_KEYS,
+    "per_annotator": PER_ANNOTATOR_KEYS,
+    "coefficients": COEFFICIENT_KEYS,
+}
 """The report's tables (a frame attribute each) and the keys of their JSON records."""
 
 REPORT_KEYS: tuple[str, ...] = tuple(
@@ -131,6 +152,18 @@ class AgreementReport:
     reasons: dict[str, str] = field(default_factory=dict)
     #: The values of the figures computed by their ``statistic``, by path.
     figures: dict[str, float] = field(default_factory=dict)
+    #: AC1, AC2, Fleiss' kappa, Brennan-Prediger, Conger's kappa, prevalence and bias.
+    chance_corrected: ChanceCorrected | None = None
+    #: One row per chance-corrected coefficient: value, se, 95% interval, pa, pe, ...
+    coefficients: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=COEFFICIENT_KEYS)
+    )
+
+    @property
+    def notes(self) -> list[str]:
+        """Plain sentences that help read the figures (the kappa paradox)."""
+        cc = self.chance_corrected
+        return [cc.note] if cc is not None and cc.note else []
 
     def value(self, figure: Figure):
         """The value of *figure* (one of :data:`COUNT_FIGURES` / :data:`SUMMARY_FIGURES`)."""
@@ -157,6 +190,8 @@ class AgreementReport:
                 out.setdefault(head, {})[rest] = v
             else:
                 out[head] = v
+        if self.chance_corrected is not None:
+            out.setdefault("chance_corrected", {})["note"] = self.chance_corrected.note
         for name, keys in TABLES.items():
             out[name] = _records(getattr(self, name), keys)
         return out
@@ -277,6 +312,8 @@ def agreement_report(
         reasons["kendall_w"] = w.reason
     for k, v in sl.reasons.items():
         reasons.setdefault(k, v)
+    cc = chance_corrected(enc, lv, value_domain=domain)
+    reasons.update(cc.reasons())
     figures: dict[str, float] = {}
     for f in SUMMARY_FIGURES:
         if f.statistic is not None:
@@ -301,4 +338,6 @@ def agreement_report(
         },
         reasons=reasons,
         figures=figures,
+        chance_corrected=cc,
+        coefficients=cc.table(),
     )

@@ -20,6 +20,7 @@ from sqlalchemy import exists, func, insert, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased
 
+from .guidelines import version_in_force
 from .models import ORDER_GAP, Annotator, Assignment, Item, Rating, Study
 
 
@@ -183,6 +184,7 @@ def insert_rating(
     rated_at,
     elapsed_ms: int | None,
     source: str = "app",
+    browser_ms: int | None = None,
 ) -> bool:
     """Insert revision *revision* of *slot*'s rating. ``False`` when another writer stored that
     revision first: the transaction is then unusable and the caller must roll it back and
@@ -200,7 +202,9 @@ def insert_rating(
                 comment=comment,
                 rated_at=rated_at,
                 elapsed_ms=elapsed_ms,
+                browser_ms=browser_ms,
                 source=source,
+                guideline_version=version_in_force(slot.study_id),
             )
         )
     except sa_exc.IntegrityError as exc:
@@ -229,11 +233,16 @@ def insert_ratings(s: Session, rows: Sequence[dict]) -> None:
                 .group_by(Rating.assignment_id)
             ).all()
         )
+    in_force = {
+        sid: int(s.scalar(select(version_in_force(sid))) or 1)
+        for sid in {int(r["study_id"]) for r in rows}
+    }
     numbered = []
     for r in rows:
         a = int(r["assignment_id"])
         top[a] = top.get(a, 0) + 1
-        numbered.append({**r, "revision": top[a]})
+        gv = r.get("guideline_version", in_force[int(r["study_id"])])
+        numbered.append({**r, "revision": top[a], "guideline_version": gv})
     for k in range(0, len(numbered), 20_000):
         s.execute(insert(Rating), numbered[k : k + 20_000])
 

@@ -19,7 +19,7 @@ from sqlalchemy.engine import CursorResult, Engine
 
 from .db import session_scope
 from .events import add_event
-from .models import Annotator, Assignment, Event, Item, Rating, Study
+from .models import Annotator, Assignment, Event, Item, PracticePair, Rating, Study
 from .studies import NewItem, QueueSlot, item_rows, queue_rows
 
 #: Rows per transaction when writing a study (a batch holds SQLite's write lock for tens of
@@ -99,5 +99,6 @@ def discard_study(engine: Engine, study_id: int) -> None:
             if not n:
                 break
     with session_scope(engine) as s:
+        s.execute(delete(PracticePair).where(PracticePair.study_id == study_id))
         s.execute(delete(Event).where(Event.study_id == study_id))
         s.execute(delete(Study).where(Study.id == study_id))

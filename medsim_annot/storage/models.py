@@ -146,6 +146,9 @@ class Assignment(Base):
     #: Set when the slot's group stopped (sequential audit, 0007) before it was rated: it is
     #: no longer served nor counted; the row is kept and stopping off clears it.
     withdrawn_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Active serving (0016): the probability the slot's pair was drawn into the sample of
+    #: its group; ``None`` in a study without ``--sampling active``.
+    draw_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class Tiebreak(Base):
@@ -196,8 +199,31 @@ class Rating(Base):
     unclear: Mapped[bool] = mapped_column(Boolean, default=False)
     comment: Mapped[str] = mapped_column(Text, default="")
     rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Time on the pair (ms) as the server vouches for it: through the ratings endpoint, the
+    #: browser's figure capped by the server's time between serving the slot and saving (0014).
     elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: The browser's own figure, kept beside it (0014; NULL for older and non-widget rows).
+    browser_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source: Mapped[str] = mapped_column(String(20), default="app")  # app | import
+    #: The guideline version the rating was made under (0018; NULL before: version 1).
+    guideline_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class GuidelineVersion(Base):
+    """A revision of a study's guideline (0018): version 2, 3, ...; a study without a row is
+    on version 1, the guideline it was created with. Append-only, like the ratings."""
+
+    __tablename__ = "guideline_versions"
+    __table_args__ = (
+        UniqueConstraint("study_id", "version", name="uq_guideline_versions_study_version"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
 
 
 class Event(Base):
@@ -297,6 +323,111 @@ class RatingToken(Base):
     credential_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+    #: The signed-in page session the token was minted for (0014): the tokens one Annotate
+    #: page mints over its life share it, and what was served is recorded per session.
+    session_key: Mapped[str | None] = mapped_column(String(43), nullable=True)
+
+
+class Prediction(Base):
+    """One version of a model's scores stored with a study (0016): ``name`` (the model, or
+    the score column), ``version`` 1, 2, ... per name, where it came from (``source`` file,
+    ``score_column``, ``sha256`` of the file) and who added it. The scores themselves are
+    :class:`PredictionScore` rows. Never read by the serving queries: predictions never
+    reach an annotator."""
+
+    __tablename__ = "predictions"
+    __table_args__ = (
+        UniqueConstraint("study_id", "name", "version", name="uq_predictions_study_name_version"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    score_column: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(400), default="")
+    sha256: Mapped[str] = mapped_column(String(64), default="")
+    pairs: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
+
+
+class PredictionScore(Base):
+    """The score of one pair in one version of a study's predictions (0016)."""
+
+    __tablename__ = "prediction_scores"
+    __table_args__ = (
+        UniqueConstraint("prediction_id", "item_id", name="uq_prediction_scores_item"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prediction_id: Mapped[int] = mapped_column(ForeignKey("predictions.id"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    score: Mapped[float] = mapped_column(Float)
+
+
+class PracticePair(Base):
+    """A practice pair of a study (0017): two terms with a reference answer (a value of the
+    study's scale, as ratings store it) and an optional explanation shown after the doctor
+    answers. A separate table from ``items``: a practice pair is never a real pair, so no
+    query of the real queue, the gold file, agreement, audits or exports can reach it."""
+
+    __tablename__ = "practice_pairs"
+    __table_args__ = (UniqueConstraint("study_id", "position", name="uq_practice_pairs_position"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    pair_id: Mapped[str] = mapped_column(String(200))
+    term_1: Mapped[str] = mapped_column(Text)
+    term_2: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(String(100))
+    explanation: Mapped[str] = mapped_column(Text, default="")
+
+
+class PracticeRating(Base):
+    """One practice answer (0017), append-only: the *serial*-th answer of the annotator's
+    practice *round* (a send-back starts a new round). Unique per (annotator, round, serial),
+    so a resent answer is stored once."""
+
+    __tablename__ = "practice_ratings"
+    __table_args__ = (
+        Index("uq_practice_ratings_serial", "annotator_id", "round", "serial", unique=True),
+        Index("ix_practice_ratings_study", "study_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    practice_pair_id: Mapped[int] = mapped_column(ForeignKey("practice_pairs.id"))
+    round: Mapped[int] = mapped_column(Integer)
+    serial: Mapped[int] = mapped_column(Integer)
+    value: Mapped[str] = mapped_column(String(100))
+    rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class PracticeStatus(Base):
+    """Where an annotator stands with the practice gate (0017); no row: round 0, not yet
+    passed. ``state``: ``practising`` (the real queue is closed), ``passed`` (the gate was
+    met) or ``unlocked`` (an admin opened the real queue by name). A send-back sets
+    ``practising`` and starts the next ``round``. Every change is also an event."""
+
+    __tablename__ = "practice_status"
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(20))
+    changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ServedSlot(Base):
+    """A slot the ratings endpoint served to a session (0014): first time served, and the
+    token that fetched it. The endpoint takes a rating only for a slot served to its
+    session within :data:`~data_schemas.widget.KEPT_TTL_S`."""
+
+    __tablename__ = "served_slots"
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), primary_key=True)
+    session_key: Mapped[str] = mapped_column(String(43), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_id: Mapped[int] = mapped_column(Integer)
+    served_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
 
 
 class EndpointQuota(Base):

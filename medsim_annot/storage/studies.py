@@ -404,7 +404,7 @@ def ratings_version(s: Session, study_id: int) -> tuple[int, int]:
 
 def rating_history(s: Session, study_id: int) -> list[tuple[Any, ...]]:
     """Every saved rating of the study, oldest first: ``(rating id, pair id, annotator name,
-    value, unclear, comment, rated_at, elapsed_ms, source, slot kind)``."""
+    value, unclear, comment, rated_at, elapsed_ms, source, slot kind, guideline version)``."""
     q = (
         select(
             Rating.id,
@@ -417,6 +417,7 @@ def rating_history(s: Session, study_id: int) -> list[tuple[Any, ...]]:
             Rating.elapsed_ms,
             Rating.source,
             Assignment.kind,
+            Rating.guideline_version,
         )
         .join(Item, Item.id == Rating.item_id)
         .join(Annotator, Annotator.id == Rating.annotator_id)

@@ -27,6 +27,7 @@ class TokenRow:
     active: bool
     current_credential: int
     ready: bool
+    session_key: str | None
 
 
 def insert_token(
@@ -37,8 +38,10 @@ def insert_token(
     credential_version: int,
     now: dt.datetime,
     expires_at: dt.datetime,
+    session_key: str | None = None,
 ) -> None:
-    """Store a new token (by its hash) inside transaction *s*."""
+    """Store a new token (by its hash) inside transaction *s*, for page session
+    *session_key*."""
     s.add(
         RatingToken(
             token_hash=token_hash,
@@ -46,6 +49,7 @@ def insert_token(
             credential_version=credential_version,
             created_at=now,
             expires_at=expires_at,
+            session_key=session_key,
         )
     )
 
@@ -63,6 +67,7 @@ def token_by_hash(s: Session, token_hash: str) -> TokenRow | None:
             Annotator.active,
             Annotator.credential_version,
             Study.ready,
+            RatingToken.session_key,
         )
         .join(Annotator, Annotator.id == RatingToken.annotator_id)
         .join(Study, Study.id == Annotator.study_id)

@@ -12,6 +12,7 @@ import pandas as pd
 from plotly.graph_objects import Figure
 
 import medsim_annot
+from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
 from medsim_annot.services.dashboard.store import completion, study_dashboard
 from medsim_annot.services.stopping import audit_status
@@ -35,6 +36,34 @@ def _table_html(frame: pd.DataFrame, digits: int = 2) -> str:
         border=0,
         classes="tbl",
     )
+
+
+def _quality_over_time(study: Study, rep: _Report) -> list[str]:
+    """The quality-over-time section (alerts with their evidence, windows) and one timeline
+    per doctor among the report's charts."""
+    q = drift_svc.study_quality_over_time(study)
+    s = q.settings
+    out = [
+        "<h2>Quality over time</h2>",
+        f"<p>Windows of {s.window} ratings in the order they were made; a drift alert when a "
+        f"window is more than {s.margin:.0%} below the doctor's first {s.baseline_windows} "
+        "window(s) and its 95% interval lies below theirs.</p>",
+        *(f"<p>{_html.escape(n)}</p>" for n in q.notes),
+        *(f"<p><b>Drift:</b> {_html.escape(r)}</p>" for r in q.readings()),
+        _table_html(q.alerts.drop(columns=["evidence"]))
+        if len(q.alerts)
+        else "<p>No drift alert.</p>",
+    ]
+    for who in sorted(set(q.windows["annotator"])):
+        rep.figures.append(
+            (
+                f"Quality over time: {who}",
+                plots.quality_timeline_figure(
+                    q.windows, who, revisions=q.revisions, alerts=q.alerts
+                ),
+            )
+        )
+    return out
 
 
 @dataclass
@@ -118,6 +147,9 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
     rep.sections += [
         "<h2>Agreement (EHR-Rel Table 3 layout)</h2>",
         _table_html(dash.summary()),
+        "<h3>Chance-corrected coefficients (standard error, 95% interval; Gwet 2014)</h3>",
+        *(f"<p>{_html.escape(n)}</p>" for n in dash.agreement_notes()),
+        _table_html(dash.coefficients(), digits=3),
         "<h2>Pairwise agreement (EHR-Rel Table 2 layout)</h2>",
         pairwise.to_html(
             escape=True, border=0, classes="tbl", na_rep="–", float_format=lambda x: f"{x:.2f}"
@@ -136,6 +168,7 @@ def html_report(study: Study, *, bootstrap: int = 0, now: dt.datetime | None = N
         "<h2>Check pairs, rushed answers and pace</h2>",
         *(f"<p><b>Warning:</b> {_html.escape(w)}</p>" for w in dash.check_warnings),
         _table_html(dash.pace_table()),
+        *_quality_over_time(study, rep),
         "<h2>Disagreements</h2>",
         _table_html(dash.disagreements()),
     ]

@@ -245,6 +245,16 @@ class Dashboard:
         inclusive and exclusive), one column each."""
         return pd.DataFrame([self.agreement.summary()])
 
+    def coefficients(self) -> pd.DataFrame:
+        """The chance-corrected coefficients (Gwet's AC1 and AC2, Fleiss' kappa,
+        Brennan-Prediger, Conger's kappa) with standard error and 95% interval, one row each
+        (:mod:`medsim_annot.stats.chance_corrected`)."""
+        return self.agreement.coefficients.copy()
+
+    def agreement_notes(self) -> list[str]:
+        """Plain sentences that help read the agreement figures (the kappa paradox)."""
+        return list(self.agreement.notes)
+
     def mean_scores(self) -> pd.Series:
         """Mean rating of every rated pair (EHR-Rel Figure 1); empty for non-numeric scales."""
         t = self.gold.table

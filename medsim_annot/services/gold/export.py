@@ -42,6 +42,7 @@ from medsim_annot.services.gold.filters import filter_gold
 from medsim_annot.services.gold.snapshot import GoldSnapshot, design_manifest, gold_snapshot
 from medsim_annot.services.gold.table import add_model_columns
 from medsim_annot.services.quality import QualitySettings
+from medsim_annot.services.stored_predictions import manifest_entry
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.aggregate import check_method
 from medsim_annot.stats.alpha import alpha_with_interval
@@ -234,6 +235,14 @@ def export_gold(
     return GoldExport(path=out, format=kind, manifest=manifest, sha256=digest)
 
 
+def predictions_entry(snap: GoldSnapshot) -> dict:
+    """The manifest's ``predictions`` (every version stored with the study: name, version,
+    score column, source file, SHA-256, pairs, when), only when the study has any: the
+    manifest of a study without predictions keeps its bytes."""
+    listed = manifest_entry(snap.study)
+    return {"predictions": listed} if listed else {}
+
+
 def _write_file(
     snap: GoldSnapshot,
     out: Path,
@@ -278,12 +287,12 @@ def _write_file(
         columns=[str(c) for c in kept.columns],
         software_version=medsim_annot.__version__,
         after={
-            "scale": {"file": out.name, "format": kind},
+            "scale": {"file": out.name, "format": kind, "guideline": snap.guideline},
             "filters": {
                 "aggregate": aggregate,
                 "design": design_manifest(snap.study.config, kept),
             },
-            "ratings_version": {"adjudication": adjudication},
+            "ratings_version": {"adjudication": adjudication, **predictions_entry(snap)},
             "krippendorff_alpha": {
                 "krippendorff_alpha_reasons": {
                     k: v for k, v in (("study", why_all), ("exported", why_sub)) if v
@@ -399,7 +408,8 @@ def _write_hf(
         software_version=medsim_annot.__version__,
         after={
             "study": {"format": "hf", "license": options.license},
-            "ratings_version": {"adjudication": adjudication},
+            "scale": {"guideline": snap.guideline},
+            "ratings_version": {"adjudication": adjudication, **predictions_entry(snap)},
             "filter_steps": {
                 "split": {"seed": options.seed, "test_size": options.test_size, "stratified_by": by}
                 if options.split

@@ -18,6 +18,7 @@ from medsim_annot.services.adjudication import rater_names
 from medsim_annot.services.gold.table import GoldTable, add_provenance, study_gold_table
 from medsim_annot.services.study_handle import Study
 from medsim_annot.services.tiebreak import tiebreak_pair_ids
+from medsim_annot.storage import guidelines as guideline_store
 from medsim_annot.storage import read_snapshot
 
 
@@ -33,6 +34,8 @@ class GoldSnapshot:
     version: tuple[int, int]
     #: The adjudicators' decisions (history; :func:`decisions_svc.decisions_frame`).
     decisions: pd.DataFrame | None = None
+    #: The manifest's ``guideline`` entry: the version in force and every revision.
+    guideline: dict | None = None
 
     def provenance(self, audit_label: str = "majority") -> dict:
         """Add the provenance columns to the table (:func:`add_provenance`); returns the
@@ -72,7 +75,14 @@ def gold_snapshot(
         now = study.reloaded(tx=tx)
         gt = study_gold_table(now, majority=majority, exclude_rushed_ms=exclude_rushed_ms, tx=tx)
         decisions = decisions_svc.decisions_frame(now, tx=tx)
-    return GoldSnapshot(now, gt, version, decisions)
+        revisions = guideline_store.versions(tx, now.id)
+    guideline = {
+        "version": revisions[-1][0] if revisions else guideline_store.FIRST_VERSION,
+        "revisions": [
+            {"version": v, "at": at.isoformat(), "note": note} for v, at, note, _ in revisions
+        ],
+    }
+    return GoldSnapshot(now, gt, version, decisions, guideline)
 
 
 def design_manifest(config: dict, table: pd.DataFrame) -> dict:

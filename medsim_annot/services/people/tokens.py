@@ -10,6 +10,10 @@ is stored, in the study store, so every server process accepts it. A token ends 
   annotator is inactive),
 - the session signs out (:func:`end_token`).
 
+Each token belongs to a signed-in page session (``session``, random; the tokens one Annotate
+page mints over its life share it): the endpoint records what it served per session and takes
+a rating only for a slot served to the session the rating names (docs/security.md).
+
 The endpoint's limits (requests and writes per annotator) are counted and reserved in the
 store by :mod:`medsim_annot.services.endpoint_quota`, in the same transaction as the check.
 
@@ -24,8 +28,9 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from data_schemas.widget import TOKEN_TTL_S
+from data_schemas.widget import KEPT_TTL_S, TOKEN_TTL_S
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
+from medsim_annot.storage import served as served_store
 from medsim_annot.storage import tokens as store
 
 #: Longest token accepted for a lookup (a minted one has 43 characters).
@@ -43,18 +48,26 @@ class TokenRefusedError(Exception):
 
 @dataclass(frozen=True)
 class Grant:
-    """What a good token allows: rate and save for *annotator_id* under *credential*."""
+    """What a good token allows: rate and save for *annotator_id* under *credential*.
+    ``session``: the page session the token was minted for."""
 
     token_id: int
     annotator_id: int
     study_id: int
     credential: int
+    session: str = ""
 
 
 @dataclass(frozen=True)
 class MintedToken:
     token: str
     expires_at: dt.datetime
+    session: str = ""
+
+
+def new_session() -> str:
+    """A new page session id (128 random bits)."""
+    return secrets.token_urlsafe(16)
 
 
 def _hash(token: str) -> str:
@@ -66,18 +79,23 @@ def mint_token(
     credential: int,
     *,
     ttl_s: int = TOKEN_TTL_S,
+    session: str | None = None,
     engine: Engine | None = None,
 ) -> MintedToken:
     """A new token (256 random bits) for *annotator_id* under credential version
-    *credential*, valid *ttl_s* seconds; only its hash is stored. Expired tokens are tidied
-    away in the same transaction."""
+    *credential*, valid *ttl_s* seconds, for page session *session* (``None``: a new one,
+    :func:`new_session`); only its hash is stored. Expired tokens, and the record of slots
+    served longer than :data:`~data_schemas.widget.KEPT_TTL_S` ago, are tidied away in the
+    same transaction."""
     token = secrets.token_urlsafe(32)
+    session = session or new_session()
     now = utcnow()
     expires = now + dt.timedelta(seconds=int(ttl_s))
 
     def run() -> None:
         with session_scope(engine or get_engine()) as s:
             store.delete_expired(s, now)
+            served_store.delete_served_before(s, now - dt.timedelta(seconds=KEPT_TTL_S))
             store.insert_token(
                 s,
                 token_hash=_hash(token),
@@ -85,10 +103,11 @@ def mint_token(
                 credential_version=int(credential),
                 now=now,
                 expires_at=expires,
+                session_key=session,
             )
 
     with_retry(run)
-    return MintedToken(token, expires)
+    return MintedToken(token, expires, session)
 
 
 def end_token(token: str | None, *, engine: Engine | None = None) -> bool:
@@ -137,4 +156,6 @@ def check_token(s, token: str | None, *, now: dt.datetime | None = None) -> Gran
         annotator_id=row.annotator_id,
         study_id=row.study_id,
         credential=row.credential_version,
+        # A token minted before sessions were recorded is a session of its own.
+        session=row.session_key or f"token-{row.token_id:010d}",
     )

@@ -8,18 +8,36 @@
 // POSTs a RatingsRequest {pending, need, back, at, mark} to the endpoint with
 // "Authorization: Bearer <token>" and gets a RatingsResponse {ack, versions, refused,
 // unavailable, window, window_info, mark, resume, start, complete, waiting, done, total} or
-// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The only
-// state handed back to Streamlit is "token_wanted" (the serial of a token that stopped
-// working: the page mints a new one) — no page rerun per key press.
+// an ApiError {error, reason, retry_after_ms}. Every limit comes from boot.limits. The states
+// handed back to Streamlit are "token_wanted" (the serial of a token that stopped working:
+// the page mints a new one) and, at sign-out, "signed_out" / "sign_out_cancelled" — no page
+// rerun per key press.
 //
 // Serving order: the widget walks the queue in the order the server serves it (order_key),
 // not by position. A position is a slot's identity; a 2 + 1 tiebreak slot gets a new position
 // past the end but is served among the next few pairs. `order` holds the positions of one
 // contiguous stretch of the queue in serving order, as the server's windows describe it.
 //
+// Practice round (docs/practice.md): while the server says the practice gate is closed
+// (RatingsResponse.practice.open false) the widget shows practice pairs; a key sends one
+// PracticeAnswer {serial, value, elapsed_ms} at once and the reply carries the feedback (the
+// reference answer and the explanation), shown until the doctor presses a key again. Every
+// practice string comes from boot.practice_text (PracticeText). No real pair is held or
+// sent while the gate is closed; kept ratings wait until it opens.
+//
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 // Terms are never written to browser storage: only the pending entries (positions, values,
-// flags, comments, versions).
+// flags, comments, versions, the session each was made in).
+//
+// Shared computers (docs/security.md): every kept list and entry names the signed-in page
+// session it was made in (boot.session). On load the widget adopts its own session's lists
+// silently; lists of this annotator's earlier sessions that the server still takes
+// (boot.earlier) are offered to the doctor first ("Send them" / "Discard them"); lists naming
+// any other session, or none, or untouched for longer than limits.kept_ttl_ms, are deleted
+// unsent. The server, in turn, takes a rating only of a slot it served to the session the
+// entry names. At sign-out (boot.sign_out) the widget sends what is pending (or asks the
+// doctor to discard it), deletes everything it kept in this browser, and only then reports
+// "signed_out" so that the page ends the session.
 
 const INSTANCES = new WeakMap();
 // A tab's stored list is adopted by another tab of the same annotator once the tab is
@@ -52,16 +70,20 @@ function storage(kind) {
 // key so that it survives a reload, a crash or closing the tab; a later tab of the same
 // annotator in this browser adopts the lists of closed tabs and sends them.
 class PendingQueue {
-  constructor(who) {
+  constructor(who, session, earlier, ttlMs) {
     this.who = who;
+    this.session = session || null;
+    this.earlier = new Set(earlier || []);
+    this.ttlMs = Number(ttlMs) || 0;
+    this.offered = []; // [{key, entries, t}] kept lists of earlier sessions, waiting for the doctor
     this.entries = [];
     this.seq = 0;
-    const session = storage("session");
+    const tabStore = storage("session");
     const tabKey = `${PREFIX}tab:${who}`;
-    this.tab = (session && session.getItem(tabKey)) || null;
+    this.tab = (tabStore && tabStore.getItem(tabKey)) || null;
     if (!this.tab) {
       this.tab = Math.random().toString(36).slice(2) + Date.now().toString(36);
-      if (session) session.setItem(tabKey, this.tab);
+      if (tabStore) tabStore.setItem(tabKey, this.tab);
     }
     this.key = `${PREFIX}${who}:${this.tab}`;
   }
@@ -70,16 +92,31 @@ class PendingQueue {
     return this.entries.length;
   }
 
-  load() {
-    // This tab's own list (a reload), then the lists of tabs that are gone.
+  keys() {
     const local = storage("local");
-    if (!local) return;
-    const now = Date.now();
     const keys = [];
+    if (!local) return keys;
     for (let i = 0; i < local.length; i++) {
       const k = local.key(i);
       if (k && k.startsWith(`${PREFIX}${this.who}:`)) keys.push(k);
     }
+    return keys;
+  }
+
+  sessionOf(saved, e) {
+    // The session an entry was made in (an entry of an older list: its list's).
+    const s = e && typeof e.session === "string" ? e.session : saved.session;
+    return typeof s === "string" && s ? s : null;
+  }
+
+  load() {
+    // This session's lists (a reload of the widget) are adopted; lists of tabs that are gone
+    // from this annotator's earlier sessions are offered (this.offered); any other list is
+    // deleted unsent: planted, another session's, or expired.
+    const local = storage("local");
+    if (!local) return;
+    const now = Date.now();
+    const keys = this.keys();
     keys.sort((a, b) => (a === this.key ? -1 : b === this.key ? 1 : 0));
     for (const k of keys) {
       let saved;
@@ -92,11 +129,62 @@ class PendingQueue {
       if (!own && saved && !saved.closed && now - Number(saved.t || 0) < ORPHAN_AFTER_MS) {
         continue; // another live tab's list
       }
-      const list = saved && Array.isArray(saved.pending) ? saved.pending : [];
-      this.adopt(list);
-      if (!own) local.removeItem(k);
+      const fresh = saved && (!this.ttlMs || now - Number(saved.t || 0) < this.ttlMs);
+      const list = fresh && Array.isArray(saved.pending) ? saved.pending : [];
+      const mine = [];
+      const earlier = [];
+      for (const e of list) {
+        const session = this.sessionOf(saved, e);
+        if (!e || !session) continue;
+        const entry = { ...e, session: session };
+        if (session === this.session) mine.push(entry);
+        else if (this.earlier.has(session)) earlier.push(entry);
+      }
+      this.adopt(mine);
+      if (earlier.length) {
+        // Kept (under their own key, closed) until the doctor answers.
+        const keep = own ? `${this.key}-kept` : k;
+        const t = Number(saved.t) || now;
+        try {
+          local.setItem(
+            keep,
+            JSON.stringify({ t: t, closed: true, session: earlier[0].session, pending: earlier }),
+          );
+        } catch (err) {
+          // Storage full: offered from memory only.
+        }
+        this.offered.push({ key: keep, entries: earlier, t: t });
+      } else if (!own) {
+        local.removeItem(k);
+      }
     }
     this.persist();
+  }
+
+  offeredCount() {
+    return this.offered.reduce((n, kept) => n + kept.entries.length, 0);
+  }
+
+  takeOffered(send) {
+    // The doctor's answer about the kept ratings of earlier sessions: send (adopt) or discard.
+    const local = storage("local");
+    for (const kept of this.offered) {
+      if (send) this.adopt(kept.entries);
+      if (local && kept.key !== this.key) local.removeItem(kept.key);
+    }
+    this.offered = [];
+    this.persist();
+  }
+
+  clearAll() {
+    // Sign-out: forget everything this annotator kept in this browser (both storages).
+    this.entries = [];
+    this.offered = [];
+    this.cleared = true;
+    const local = storage("local");
+    if (local) for (const k of this.keys()) local.removeItem(k);
+    const tabStore = storage("session");
+    if (tabStore) tabStore.removeItem(`${PREFIX}tab:${this.who}`);
   }
 
   adopt(list) {
@@ -116,19 +204,25 @@ class PendingQueue {
         elapsed_ms: Number(e.elapsed_ms) || 0,
         version: after ? null : e.version === undefined ? null : e.version,
         after: after || null,
+        session: typeof e.session === "string" ? e.session : this.session,
       });
     }
   }
 
   persist(closed) {
     const local = storage("local");
-    if (!local) return;
+    if (!local || this.cleared) return;
     try {
       if (!this.entries.length) local.removeItem(this.key);
       else
         local.setItem(
           this.key,
-          JSON.stringify({ t: Date.now(), closed: !!closed, pending: this.entries }),
+          JSON.stringify({
+            t: Date.now(),
+            closed: !!closed,
+            session: this.session,
+            pending: this.entries,
+          }),
         );
     } catch (err) {
       // Storage full: the list still lives in memory.
@@ -191,15 +285,30 @@ class PendingQueue {
 //   loading   waiting for pairs: `waitFor` says which ({kind: "next" | "back" | "resume", pos})
 //   end       the queue is done, or waiting for other doctors (2 + 1 tiebreak pairs)
 //   ended     the access code was replaced or revoked: nothing more is sent
+//   practice  a practice pair on screen (the practice gate is closed)
+//   feedback  the reference answer and explanation of the practice answer just given
 // "pair" never goes straight to "end": past the last pair held, the server is asked first.
+// A closed gate may arrive with any reply (an admin sent the doctor back to practice), so
+// every screen but "ended" may go to "practice".
 const FIRST_SCREEN = "starting";
 const SCREENS = Object.freeze({
-  starting: Object.freeze(["pair", "loading", "end", "ended"]),
-  pair: Object.freeze(["pair", "loading", "ended"]),
-  loading: Object.freeze(["pair", "loading", "end", "ended"]),
-  end: Object.freeze(["pair", "loading", "end", "ended"]),
+  starting: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
+  pair: Object.freeze(["pair", "loading", "ended", "practice"]),
+  loading: Object.freeze(["pair", "loading", "end", "ended", "practice", "feedback"]),
+  end: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
   ended: Object.freeze(["ended"]), // a later boot saying "ended" draws the stop again
+  practice: Object.freeze(["loading", "practice", "ended"]),
+  feedback: Object.freeze(["practice", "pair", "loading", "end", "ended"]),
 });
+
+function fill(template, values) {
+  // "{name}" fields of a PracticeText string, filled with textContent-safe values.
+  return String(template).replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+}
+
+function percent(x) {
+  return x === null || x === undefined ? "–" : String(Math.round(Number(x) * 100));
+}
 
 // A move the table does not allow is a bug: it is always logged (console.error), and thrown
 // when globalThis.MEDSIM_STRICT_SCREENS is true (set it in the browser console, or in a
@@ -236,7 +345,29 @@ class Annotator {
       progress: $(root, ".medsim-progress"),
       fill: $(root, ".medsim-progress-fill"),
       progressText: $(root, ".medsim-progress-text"),
+      box: $(root, ".medsim-annotator"),
+      practice: $(root, ".medsim-practice"),
+      practiceHeading: $(root, '[data-testid="medsim-practice-heading"]'),
+      practiceIntro: $(root, ".medsim-practice-intro"),
+      practiceProgress: $(root, '[data-testid="medsim-practice-progress"]'),
+      feedback: $(root, ".medsim-feedback"),
+      fbVerdict: $(root, '[data-testid="medsim-feedback-verdict"]'),
+      fbYours: $(root, '[data-testid="medsim-feedback-yours"]'),
+      fbReference: $(root, '[data-testid="medsim-feedback-reference"]'),
+      fbExplanation: $(root, '[data-testid="medsim-feedback-explanation"]'),
+      fbPassed: $(root, '[data-testid="medsim-feedback-passed"]'),
+      fbGo: $(root, ".medsim-feedback-go"),
+      kept: $(root, ".medsim-kept"),
+      keptText: $(root, ".medsim-kept-text"),
+      signout: $(root, ".medsim-signout"),
+      signoutText: $(root, ".medsim-signout-text"),
     };
+    // The practice round: the server's last PracticeState, the answer in flight (sent again
+    // until acknowledged by its feedback) and, once the gate opened, where the real queue
+    // resumes (shown after the last feedback).
+    this.practice = null;
+    this.practiceAnswer = null;
+    this.resumeAfterPractice = null;
     // The screen, with `pos` (the position on screen, screen "pair" only) and `waitFor`
     // (screen "loading" only): set together, by go() alone.
     this.go(FIRST_SCREEN);
@@ -289,6 +420,10 @@ class Annotator {
     this.el.comment.addEventListener("keydown", (e) => {
       if (e.key === "Escape") this.el.comment.blur();
     });
+    $(root, ".medsim-kept-send").addEventListener("click", () => this.answerKept(true));
+    $(root, ".medsim-kept-discard").addEventListener("click", () => this.answerKept(false));
+    $(root, ".medsim-signout-stay").addEventListener("click", () => this.staySignedIn());
+    $(root, ".medsim-signout-discard").addEventListener("click", () => this.finishSignOut());
   }
 
   // ---------------------------------------------------------------- boot data from the page
@@ -305,11 +440,17 @@ class Annotator {
     this.net.endpoint = boot.endpoint;
     if (!this.queue) {
       this.limits = boot.limits;
+      this.text = boot.practice_text;
       this.scale = boot.scale;
       this.total = Number(boot.total) || 0;
       this.el.comment.maxLength = this.limits.comment_max;
       this.buildOptions();
-      this.queue = new PendingQueue(boot.who);
+      this.queue = new PendingQueue(
+        boot.who,
+        boot.session,
+        boot.earlier,
+        this.limits.kept_ttl_ms,
+      );
       this.queue.load();
       this.showWait(
         this.queue.size
@@ -317,11 +458,108 @@ class Annotator {
           : "Loading your pairs…",
       );
       this.renderStatus();
-      this.kick();
+      if (this.queue.offered.length && !boot.sign_out) this.showKept();
+      else this.kick();
     } else if (newToken && this.screen !== "ended") {
       this.net.tokenWanted = null;
       this.kick();
     }
+    if (boot.sign_out) this.startSignOut();
+  }
+
+  // ---------------------------------------------------------------- kept ratings, sign-out
+  showKept() {
+    // Ratings kept in this browser from this doctor's earlier session: ask before sending.
+    const n = this.queue.offeredCount();
+    const when = new Date(Math.max(...this.queue.offered.map((kept) => kept.t)));
+    const at = when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+    this.el.keptText.textContent =
+      `${n} rating(s) from an earlier session of yours (last changed ${at}) are kept on ` +
+      "this computer and were never saved. Send them now? If you do not recognise them, " +
+      "discard them.";
+    this.el.kept.hidden = false;
+  }
+
+  answerKept(send) {
+    if (!this.queue.offered.length) return;
+    this.queue.takeOffered(send);
+    this.el.kept.hidden = true;
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
+    this.showWait(
+      this.queue.size ? `Sending ${this.queue.size} rating(s) kept from before…` : "Loading your pairs…",
+    );
+    this.renderStatus();
+    this.kick();
+  }
+
+  startSignOut() {
+    // The doctor asked to sign out: send what is pending, or ask; then clear and report.
+    if (this.signingOut || this.signedOut) return;
+    this.signingOut = true;
+    this.el.kept.hidden = true;
+    this.queue.offered = []; // earlier sessions' lists: discarded with everything else
+    this.el.main.hidden = true;
+    this.el.end.hidden = true;
+    this.el.reminder.hidden = true;
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signing out: saving your ratings…";
+    this.signOutStep();
+  }
+
+  signOutStep(failed) {
+    if (!this.signingOut) return;
+    if (!this.queue.size) {
+      this.finishSignOut();
+      return;
+    }
+    if (failed || this.screen === "ended") {
+      this.askSignOut();
+      return;
+    }
+    if (!this.net.inflight) {
+      clearTimeout(this.net.timer);
+      this.post(null, false);
+    }
+  }
+
+  askSignOut() {
+    const n = this.queue.size;
+    this.el.wait.hidden = true;
+    this.el.signoutText.textContent =
+      `${n} rating(s) could not be saved yet (the server cannot be reached or your code ` +
+      "was replaced). If you sign out now they are discarded from this computer.";
+    this.el.signout.hidden = false;
+  }
+
+  staySignedIn() {
+    this.signingOut = false;
+    this.el.signout.hidden = true;
+    if (this.setStateValue) this.setStateValue("sign_out_cancelled", Date.now());
+    if (this.screen === "pair") this.moveTo(this.pos);
+    else if (this.screen === "end") this.showEnd();
+    else if (this.screen === "ended") this.stop();
+    else this.showWait("Loading your pairs…");
+    this.renderStatus();
+    if (this.queue.size) this.retry();
+  }
+
+  finishSignOut() {
+    // Everything this annotator kept in this browser goes (ratings, comments, the tab id),
+    // then the page ends the session.
+    this.signingOut = false;
+    this.signedOut = true;
+    clearTimeout(this.net.timer);
+    this.queue.clearAll();
+    this.el.signout.hidden = true;
+    this.el.main.hidden = true;
+    this.el.comment.value = "";
+    this.el.wait.hidden = false;
+    this.el.wait.textContent = "Signed out.";
+    this.renderStatus();
+    if (this.setStateValue) this.setStateValue("signed_out", Date.now());
   }
 
   // ---------------------------------------------------------------- sending
@@ -347,13 +585,19 @@ class Annotator {
 
   kick() {
     // Send now (or when the request in flight is answered) if there is anything to send.
-    if (this.screen === "ended" || this.net.tokenWanted) return;
+    if (this.screen === "ended" || this.net.tokenWanted || this.signedOut) return;
+    if (this.queue.offered.length) return; // the doctor has not answered about kept ratings
+    if (this.signingOut) {
+      this.signOutStep();
+      return;
+    }
     if (this.net.inflight) {
       this.net.again = true;
       return;
     }
     const [need, back] = this.need();
-    if (!this.queue.size && need === null) return;
+    if (!this.queue.size && need === null && !this.practiceAnswer) return;
+    if (this.practising() && !this.practiceAnswer && need === null) return;
     this.post(need, back);
   }
 
@@ -383,7 +627,8 @@ class Annotator {
     this.net.again = false;
     clearTimeout(this.net.timer);
     this.net.timer = null;
-    const sent = this.queue.batch(this.limits.max_batch);
+    // While practising, kept ratings stay in the browser: the real queue is closed.
+    const sent = this.practising() ? [] : this.queue.batch(this.limits.max_batch);
     this.queue.persist(); // touch: this tab is alive
     const body = JSON.stringify({
       pending: sent,
@@ -391,6 +636,7 @@ class Annotator {
       back: !!back,
       at: this.screen === "pair" ? this.pos : null,
       mark: this.held.mark,
+      practice: this.practiceAnswer,
     });
     let reply = null;
     let error = null;
@@ -413,12 +659,64 @@ class Annotator {
       error = { error: "unavailable", reason: "the server did not answer" };
     }
     this.net.inflight = false;
-    if (this.screen === "ended" || this.destroyed) return;
+    if (this.destroyed || this.signedOut) return;
+    if (this.signingOut) {
+      if (reply) {
+        this.applyAck(reply);
+        this.net.unavailable = !!reply.unavailable;
+      } else if (error.error === "ended") {
+        this.stop();
+      }
+      this.signOutStep(!reply || this.net.unavailable);
+      return;
+    }
+    if (this.screen === "ended") return;
     if (reply) this.answer(reply, need);
     else this.failed(error);
   }
 
+  practising() {
+    return !!this.practiceAnswer || !!(this.practice && !this.practice.open);
+  }
+
+  answerPractice(reply) {
+    // A reply with the practice round: the practice screens while the gate is closed; the
+    // last feedback (then the real queue) when this answer opened it.
+    const state = reply.practice;
+    const sent = this.practiceAnswer;
+    const waited = this.screen === "loading" && this.waitFor && this.waitFor.kind === "practice";
+    if (sent && state.feedback && state.feedback.serial === sent.serial) this.practiceAnswer = null;
+    if (sent && !state.feedback) this.practiceAnswer = null; // refused as out of turn: start over
+    this.practice = state;
+    if (!state.open) {
+      this.net.unavailable = false;
+      this.net.attempt = 0;
+      if (waited && state.feedback) this.showFeedback(state.feedback);
+      else if (this.screen !== "feedback") this.showPractice();
+      this.renderStatus();
+      return;
+    }
+    if (waited && !state.feedback) {
+      // The gate opened meanwhile (an admin unlocked the doctor): resume the real queue.
+      this.go("loading", { waitFor: { kind: "resume" } });
+    } else if (waited && state.feedback) {
+      // This answer opened the gate: its feedback first, then the real queue.
+      this.resumeAfterPractice = reply.resume
+        ? { start: reply.start, complete: !!reply.complete, done: Number(reply.done) || 0 }
+        : null;
+      this.showFeedback(state.feedback);
+    }
+  }
+
   answer(reply, need) {
+    if (reply.practice && !reply.practice.open) {
+      // The gate is closed (or closed meanwhile): what was saved before is acknowledged,
+      // the rest is kept; practice comes first.
+      this.applyAck(reply);
+      this.answerPractice(reply);
+      return;
+    }
+    if (reply.practice) this.answerPractice(reply);
     this.net.unavailable = !!reply.unavailable;
     if (!this.net.unavailable) this.net.attempt = 0;
     this.applyAck(reply);
@@ -621,6 +919,125 @@ class Annotator {
     this.screen = next;
     this.pos = next === "pair" ? pos : null;
     this.waitFor = next === "loading" ? waitFor : null;
+    const practising = next === "practice" || next === "feedback";
+    this.el.box.dataset.mode = practising ? next : "";
+    this.el.practice.hidden = !practising;
+    this.el.feedback.hidden = next !== "feedback";
+    if (!practising) delete this.el.pair.dataset.practice;
+  }
+
+  renderPracticeProgress() {
+    const state = this.practice;
+    const T = this.text;
+    if (!state) return;
+    let text = fill(T.progress, {
+      answered: state.answered,
+      exact: percent(state.exact),
+      window: Math.min(state.answered, state.needed),
+      threshold: percent(state.threshold),
+      needed: state.needed,
+    });
+    if (state.within_one !== null && state.within_one !== undefined && state.within_one !== state.exact) {
+      text += fill(T.progress_within, { within: percent(state.within_one) });
+    }
+    this.el.practiceProgress.textContent = text;
+  }
+
+  showPractice() {
+    // The next practice pair (the server's PracticeState.pair).
+    const pair = this.practice && this.practice.pair;
+    if (!pair) return;
+    clearTimeout(this.net.timer);
+    this.go("practice");
+    this.el.end.hidden = true;
+    this.el.wait.hidden = true;
+    this.el.reminder.hidden = true;
+    this.el.main.hidden = false;
+    this.el.practiceHeading.textContent = fill(this.text.heading, { n: pair.serial + 1 });
+    this.el.practiceIntro.textContent = this.text.intro;
+    this.renderPracticeProgress();
+    this.el.t1.textContent = pair.term_1;
+    this.el.t2.textContent = pair.term_2;
+    this.el.pair.dataset.position = "";
+    this.el.pair.dataset.practice = String(pair.serial);
+    for (const b of this.optionButtons.values()) b.classList.remove("medsim-current");
+    this.el.savedNote.textContent = "";
+    this.drawnAt = performance.now();
+    this.el.pair.dataset.shownAt = String(this.drawnAt);
+    this.el.announce.textContent =
+      `${this.el.practiceHeading.textContent}: ${pair.term_1} versus ${pair.term_2}`;
+  }
+
+  showFeedback(fb) {
+    // The reference answer and why, for the practice answer just given.
+    const T = this.text;
+    this.go("feedback");
+    this.el.end.hidden = true;
+    this.el.wait.hidden = true;
+    this.el.main.hidden = false;
+    this.el.t1.textContent = fb.term_1;
+    this.el.t2.textContent = fb.term_2;
+    this.renderPracticeProgress();
+    this.el.fbVerdict.textContent = fb.exact ? T.agree : fb.within_one ? T.close : T.differ;
+    this.el.feedback.dataset.exact = fb.exact ? "true" : "false";
+    this.el.fbYours.textContent = fill(T.your_answer, { answer: this.label(fb.value) });
+    this.el.fbReference.textContent = fill(T.reference, { answer: this.label(fb.reference) });
+    this.el.fbExplanation.textContent = fb.explanation
+      ? fill(T.why, { explanation: fb.explanation })
+      : "";
+    this.el.fbPassed.textContent = this.practice && this.practice.open ? T.passed : "";
+    this.el.fbGo.textContent = T.go_on;
+    this.drawnAt = performance.now();
+    this.el.feedback.dataset.shownAt = String(this.drawnAt);
+    this.el.announce.textContent = [
+      this.el.fbVerdict.textContent,
+      this.el.fbReference.textContent,
+      this.el.fbExplanation.textContent,
+      this.el.fbPassed.textContent,
+    ].filter(Boolean).join(" ");
+  }
+
+  ratePractice(value, at) {
+    const shown = at - this.drawnAt;
+    if (shown < this.limits.min_view_ms) {
+      this.ignore(
+        `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
+          "Look at it and press again.",
+      );
+      return;
+    }
+    const pair = this.practice.pair;
+    this.practiceAnswer = {
+      serial: pair.serial,
+      value: value,
+      elapsed_ms: Math.max(0, Math.round(shown)),
+    };
+    this.notice("", "");
+    this.go("loading", { waitFor: { kind: "practice" } });
+    this.showWait(this.text.sending);
+    this.kick();
+  }
+
+  leaveFeedback(at) {
+    if (at - this.drawnAt < this.limits.min_view_ms) return; // a double press: read first
+    this.notice("", "");
+    if (!this.practice || !this.practice.open) {
+      this.showPractice();
+      return;
+    }
+    // The gate opened: on to the real queue, where the server said it resumes.
+    const resume = this.resumeAfterPractice;
+    this.resumeAfterPractice = null;
+    if (resume) {
+      this.baseDone = resume.done;
+      this.newly.clear();
+      if (resume.complete) this.showEnd();
+      else this.moveTo(resume.start);
+    } else {
+      this.go("loading", { waitFor: { kind: "resume" } });
+      this.showWait(this.text.loading);
+      this.kick();
+    }
   }
 
   moveTo(pos) {
@@ -746,7 +1163,7 @@ class Annotator {
   }
 
   stop() {
-    this.go("ended");
+    if (this.screen !== "ended") this.go("ended");
     clearTimeout(this.net.timer);
     this.el.main.hidden = true;
     this.el.end.hidden = true;
@@ -761,11 +1178,13 @@ class Annotator {
       "Sign in again with your current code, or ask the study admin." + kept;
     this.el.wait.dataset.testid = "medsim-ended";
     this.renderStatus();
+    if (this.signingOut) this.askSignOut();
   }
 
   // ---------------------------------------------------------------- actions
   handleKey(e) {
-    if (this.screen === "ended" || !this.scale) return;
+    if (this.screen === "ended" || !this.scale || this.signingOut || this.signedOut) return;
+    if (this.queue && this.queue.offered.length) return;
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     if (typingTarget(e)) return;
     const at = e.timeStamp || performance.now(); // the press itself, as for a tap
@@ -776,6 +1195,16 @@ class Annotator {
     }
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     const opt = this.scale.options.find((o) => o.key.toLowerCase() === key);
+    if (this.screen === "practice" || this.screen === "feedback") {
+      // The same keys as the real pairs: a rating key answers, and goes on after feedback.
+      const onward = this.screen === "feedback" && (key === "Enter" || key === " ");
+      if (!opt && !onward) return;
+      e.preventDefault();
+      if (e.repeat) return;
+      if (this.screen === "practice") this.ratePractice(opt.value, at);
+      else this.leaveFeedback(at);
+      return;
+    }
     if (this.screen !== "pair") {
       if (this.el.wait.hidden || !opt) return;
       e.preventDefault();
@@ -794,6 +1223,15 @@ class Annotator {
   }
 
   rate(value, at) {
+    if (this.signingOut || this.signedOut) return;
+    if (this.screen === "practice") {
+      this.ratePractice(value, at);
+      return;
+    }
+    if (this.screen === "feedback") {
+      this.leaveFeedback(at);
+      return;
+    }
     if (this.screen !== "pair") return;
     const shown = at - this.drawnAt;
     if (shown < this.limits.min_view_ms) {
@@ -820,6 +1258,7 @@ class Annotator {
         elapsed_ms: Math.max(0, Math.round(shown)),
         version: earlier ? null : pair.version,
         after: earlier ? earlier.seq : null,
+        session: this.queue.session,
       });
       if (!pair.rated) this.newly.add(pos);
       pair.rating = value;

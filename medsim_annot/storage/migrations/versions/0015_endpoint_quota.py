@@ -6,7 +6,7 @@ process reserves writes with one ``UPDATE`` on this row, so two parallel request
 read "room left" before either writes (issue 34 item 6).
 
 Revision ID: 0015
-Revises: 0012
+Revises: 0014
 Create Date: 2026-11-27
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015"
-down_revision = "0012"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,74 @@
+"""The dashboard's practice section (admin only): every doctor's practice round (state,
+round, answers, agreement with the reference answers) and the admin's two actions, unlock
+by name and send back to practice (recalibration). Thin: widgets →
+``services.practice`` → render. Practice answers appear here and in ``medsim study
+practice-report`` only."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from medsim_annot.errors import UsageProblem
+from medsim_annot.services.practice import gate as gate_svc
+from medsim_annot.services.practice.report import practice_report
+from medsim_annot.services.study_handle import Study
+from pages import _qa, _ui
+
+KEY = "dashboard_practice_"
+
+
+def _by() -> str:
+    admin = _ui.current_admin()
+    return admin.actor if admin else "admin"
+
+
+def has_practice(study: Study) -> bool:
+    """Whether *study* has practice pairs (so a doctor can be sent back to practice)."""
+    return practice_report(study).pairs > 0
+
+
+def send_back(study: Study, who: str, why: str) -> None:
+    """Send *who* back to practice (the drift alert's action and this section's)."""
+    _act(lambda: gate_svc.send_back_to_practice(study, who, by=_by(), reason=why))
+
+
+def panel(study: Study) -> None:
+    rep = practice_report(study)
+    if rep.pairs == 0:
+        return
+    st.header("Practice round")
+    st.caption(
+        f"{rep.pairs} practice pairs are served before the real queue, each followed by its "
+        f"reference answer and explanation. The real pairs open once the last {rep.needed} "
+        f"practice answers agree exactly with the reference answers at {rep.threshold:.0%} "
+        "or more"
+        + (" (agreement within one step is shown too)" if rep.within_one_reported else "")
+        + ", or when an admin unlocks the doctor. Practice answers never count as ratings."
+    )
+    frame = pd.DataFrame([a.to_dict() for a in rep.annotators])
+    _qa.table(frame, "practice", KEY + "dl")
+    names = [a.annotator for a in rep.annotators]
+    if not names:
+        return
+    cols = st.columns(2)
+    with cols[0].form(KEY + "unlock_form"):
+        who = st.selectbox("Doctor", names, key=KEY + "unlock_who")
+        why = st.text_input("Reason (optional)", key=KEY + "unlock_why")
+        if st.form_submit_button("Unlock the real pairs"):
+            _act(lambda: gate_svc.unlock(study, who, by=_by(), reason=why))
+    with cols[1].form(KEY + "back_form"):
+        who = st.selectbox("Doctor", names, key=KEY + "back_who")
+        why = st.text_input("Reason", key=KEY + "back_why")
+        if st.form_submit_button("Send back to practice"):
+            send_back(study, who, why)
+
+
+@_ui.requires("admin")
+def _act(action) -> None:
+    try:
+        action()
+    except UsageProblem as exc:
+        st.error(str(exc))
+        return
+    st.success("Done: recorded in the activity log.")
