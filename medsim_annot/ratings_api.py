@@ -149,11 +149,11 @@ async def ratings(request: Request) -> Response:
     """Commit the widget's pending ratings and answer with acknowledgements and pairs."""
     if foreign_origin(request.headers.get("origin"), request.headers.get("host")):
         return _error("forbidden", "this endpoint answers the app's own pages only")
-    if not _json_body(request.headers.get("content-type")):
-        return _error("unsupported", "the body must be sent as Content-Type: application/json")
     token = tokens.bearer(request.headers.get("authorization"))
     if token is None:
         return _error("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+    if not _json_body(request.headers.get("content-type")):
+        return _error("unsupported", "the body must be sent as Content-Type: application/json")
     try:
         # The token and the request limit first: a large body with a bad token is not read.
         grant = await run_in_threadpool(rating_queue.admit, token)
