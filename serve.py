@@ -18,8 +18,14 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from medsim_annot import tcp, warmup
+from medsim_annot import forwarded, tcp, warmup
 from medsim_annot.ratings_api import routes
+
+# uvicorn would take X-Forwarded-For from any loopback client (its FORWARDED_ALLOW_IPS
+# default): it trusts none; the app reads the header only from MEDSIM_TRUST_FORWARDED's
+# proxies (medsim_annot/forwarded.py). A bad MEDSIM_TRUST_FORWARDED stops the start here.
+forwarded.pin_app_server()
+forwarded.trusted_proxies()
 
 # Nagle off on every accepted connection (a 40 ms stall per kept-alive request otherwise).
 tcp.install()

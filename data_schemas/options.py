@@ -119,6 +119,20 @@ SAMPLINGS = StrOptions.of(
 )
 
 
+#: What an adjudicator is shown of the raters beside their answers and comments: a pseudonym
+#: stable within the study (Rater A, B, C, ... by the order annotators were added) or the
+#: doctor's name. Pseudonymous unless a study admin chooses otherwise.
+RaterNames = Literal["pseudonymous", "named"]
+RATER_NAMES = StrOptions.of(
+    RaterNames,
+    "rater names",
+    {
+        "pseudonymous": "adjudicators see Rater A, B, C (stable per study)",
+        "named": "adjudicators see each doctor's name",
+    },
+)
+
+
 def _num(x: float) -> str:
     """*x* as a person writes it: ``0.5``, ``1``, ``1e-06``."""
     return f"{x:g}"

@@ -40,6 +40,10 @@ MAX_BODY_BYTES = 1_500_000
 #: is stopped there (HTTP 429; the widget keeps its ratings and sends them again later).
 MAX_WRITES_PER_WINDOW = 600
 RATE_WINDOW_S = 60
+#: Requests of any kind one annotator may make per RATE_WINDOW_S seconds (saves, refills,
+#: polls, bodies that break the contract): twice the write cap, so a doctor's presses and
+#: the widget's refills never reach it; a script asking for pairs in a loop does (HTTP 429).
+MAX_REQUESTS_PER_WINDOW = 1200
 #: Revisions one slot may have: changing an answer back and forth is fine, a script that
 #: appends thousands of revisions to one pair is refused.
 MAX_REVISIONS_PER_SLOT = 50
@@ -70,6 +74,11 @@ ELAPSED_MAX_MS = 86_400_000
 _Count = Annotated[StrictInt, Field(ge=0)]
 _Seq = Annotated[StrictInt, Field(ge=1, le=2**53)]
 _Position = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+#: Longest rating value accepted (a scale's values are short; a longer one is refused
+#: before it reaches the store or a message).
+MAX_VALUE_CHARS = 100
+#: A queue mark's parts (highest position, queue version): bounded like the store's integers.
+_MarkPart = Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)]
 #: A signed-in page session's id (random, minted by the page with its first token).
 _Session = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_-]{16,43}$")]
 
@@ -92,11 +101,11 @@ class RatingEntry(_Strict):
 
     seq: _Seq
     position: _Position
-    value: StrictStr | StrictInt | StrictFloat
+    value: Annotated[StrictStr, Field(max_length=MAX_VALUE_CHARS)] | StrictInt | StrictFloat
     unclear: StrictBool = False
     comment: StrictStr = ""
     elapsed_ms: Annotated[StrictInt, Field(ge=0)]
-    version: _Count | None = None
+    version: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None = None
     after: _Seq | None = None
     session: _Session | None = None
 
@@ -140,10 +149,10 @@ class RatingsRequest(_Strict):
     """
 
     pending: Annotated[list[RatingEntry], Field(max_length=MAX_BATCH)] = []
-    need: Annotated[StrictInt, Field(ge=-1)] | None = None
+    need: Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)] | None = None
     back: StrictBool = False
     at: _Position | None = None
-    mark: tuple[StrictInt, StrictInt] | None = None
+    mark: tuple[_MarkPart, _MarkPart] | None = None
     #: A practice answer (the practice round before the real queue; docs/practice.md).
     practice: PracticeAnswer | None = None
 
@@ -263,8 +272,10 @@ class RatingsResponse(_Strict):
 #: replaced or revoked (sign in again); ``expired``: the token ran out or was ended (ask the
 #: page for a new one); ``unauthorized``: no or unknown token; ``invalid``: the body broke
 #: the contract; ``too_large``: over MAX_BODY_BYTES; ``rate_limited``: over
-#: MAX_WRITES_PER_WINDOW (retry after ``retry_after_ms``); ``unavailable``: the store cannot
-#: be reached (retry); ``problem``: the study cannot be served (e.g. still being created).
+#: MAX_WRITES_PER_WINDOW or MAX_REQUESTS_PER_WINDOW (retry after ``retry_after_ms``);
+#: ``unavailable``: the store cannot be reached (retry); ``problem``: the study cannot be served (e.g. still being created);
+#: ``forbidden``: the request came from a page of another origin (``Origin`` header);
+#: ``unsupported``: the body is not ``Content-Type: application/json``.
 ErrorCode = Literal[
     "ended",
     "expired",
@@ -274,6 +285,8 @@ ErrorCode = Literal[
     "rate_limited",
     "unavailable",
     "problem",
+    "forbidden",
+    "unsupported",
 ]
 #: HTTP status of each error.
 ERROR_STATUS: dict[str, int] = {
@@ -285,6 +298,8 @@ ERROR_STATUS: dict[str, int] = {
     "rate_limited": 429,
     "unavailable": 503,
     "problem": 409,
+    "forbidden": 403,
+    "unsupported": 415,
 }
 
 

@@ -6,8 +6,15 @@ acknowledgements and window refills from the answer: no Streamlit rerun per key 
 HTTP; the rules live in :func:`medsim_annot.services.rating_queue.exchange` and the message
 shapes in :mod:`data_schemas.widget`.
 
+- Before anything is read: a request from a page of another origin (an ``Origin`` header
+  whose host and port are not the ``Host`` the request was sent to, nor listed in
+  ``MEDSIM_ALLOWED_ORIGINS``) is refused (403), and so is a body that is not
+  ``Content-Type: application/json`` (415). Both are defence in depth: the bearer token
+  already keeps other sites out.
 - Auth: ``Authorization: Bearer <token>`` (minted by the Annotate page, checked in the
-  store); never a cookie, so no other site can make a browser send it.
+  store); never a cookie, so no other site can make a browser send it. The token is looked
+  up, and the annotator's request limit checked, *before* the body is read: a large body
+  with a bad token costs one indexed read.
 - The body is read up to :data:`~data_schemas.widget.MAX_BODY_BYTES` (413 beyond) and
   validated against :class:`~data_schemas.widget.RatingsRequest` (400 with the reason).
 - Every refusal is an :class:`~data_schemas.widget.ApiError` with its HTTP status and
@@ -17,6 +24,8 @@ shapes in :mod:`data_schemas.widget`.
 from __future__ import annotations
 
 import logging
+import os
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -38,6 +47,7 @@ from medsim_annot.services.people import tokens
 
 _log = logging.getLogger(__name__)
 _HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _error(code: str, reason: str, retry_after_ms: int | None = None) -> Response:
@@ -75,20 +85,95 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{where}: {err.get('msg', 'invalid')}"
 
 
+def _allowed_origins() -> frozenset[str]:
+    raw = os.environ.get("MEDSIM_ALLOWED_ORIGINS", "")
+    return frozenset(o.strip().rstrip("/").lower() for o in raw.split(",") if o.strip())
+
+
+def _host_port(netloc: str, scheme: str | None) -> tuple[str, int | None] | None:
+    try:
+        parts = urlsplit(f"//{netloc}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    if port is None and scheme is not None:
+        port = _DEFAULT_PORTS.get(scheme)
+    return parts.hostname.lower(), port
+
+
+def foreign_origin(origin: str | None, host: str | None) -> bool:
+    """Whether a request with these ``Origin`` and ``Host`` headers came from a page of
+    another origin. No ``Origin`` (not a browser's cross-site request) is not foreign; an
+    opaque one (``null``) is. The scheme is not compared: behind a TLS proxy the app sees
+    plain HTTP. When ``Host`` carries no port (a proxy's ``Host $host``), only the host
+    names are compared."""
+    if origin is None:
+        return False
+    origin = origin.strip().rstrip("/").lower()
+    if origin in _allowed_origins():
+        return False
+    parts = urlsplit(origin)
+    if parts.scheme not in _DEFAULT_PORTS or not parts.netloc:
+        return True
+    seen = _host_port(parts.netloc, parts.scheme)
+    target = _host_port(host or "", None)
+    if seen is None or target is None:
+        return True
+    if target[1] is None:
+        return seen[0] != target[0]
+    return seen != target
+
+
+def _json_body(content_type: str | None) -> bool:
+    return (content_type or "").split(";", 1)[0].strip().lower() == "application/json"
+
+
+async def _refused(grant: tokens.Grant, code: str, reason: str) -> Response:
+    """A body refused after a good token: counted against the request limit too."""
+    try:
+        within = await run_in_threadpool(rating_queue.count_refused, grant)
+    except StoreUnavailable as exc:
+        return _error("unavailable", str(exc), retry_after_ms=1000)
+    if not within:
+        return _error(
+            "rate_limited",
+            "too many requests from this session in a short time",
+            retry_after_ms=RATE_WINDOW_S * 1000,
+        )
+    return _error(code, reason)
+
+
 async def ratings(request: Request) -> Response:
     """Commit the widget's pending ratings and answer with acknowledgements and pairs."""
+    if foreign_origin(request.headers.get("origin"), request.headers.get("host")):
+        return _error("forbidden", "this endpoint answers the app's own pages only")
     token = tokens.bearer(request.headers.get("authorization"))
     if token is None:
         return _error("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+    if not _json_body(request.headers.get("content-type")):
+        return _error("unsupported", "the body must be sent as Content-Type: application/json")
+    try:
+        # The token and the request limit first: a large body with a bad token is not read.
+        grant = await run_in_threadpool(rating_queue.admit, token)
+    except tokens.TokenRefusedError as exc:
+        return _error(exc.code, exc.reason)
+    except rating_queue.RateLimitedError as exc:
+        return _error("rate_limited", str(exc), retry_after_ms=RATE_WINDOW_S * 1000)
+    except StoreUnavailable as exc:
+        return _error("unavailable", str(exc), retry_after_ms=1000)
     body = await _body(request)
     if body is None:
-        return _error("too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        return await _refused(
+            grant, "too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes"
+        )
     try:
         message = RatingsRequest.model_validate_json(body or b"{}")
     except ValidationError as exc:
-        return _error("invalid", _first_problem(exc))
+        return await _refused(grant, "invalid", _first_problem(exc))
     try:
-        reply = await run_in_threadpool(rating_queue.exchange, token, message)
+        reply = await run_in_threadpool(rating_queue.exchange, token, message, grant=grant)
     except tokens.TokenRefusedError as exc:
         return _error(exc.code, exc.reason)
     except rating_queue.RateLimitedError as exc:

@@ -13,7 +13,7 @@ from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
 from medsim_annot.services import stored_predictions as stored_svc
 from medsim_annot.services.study_handle import Study
-from pages._ui import show_problems, upload_base_name, upload_copy
+from pages._ui import plain_markdown, show_problems, upload_base_name, upload_copy
 
 KEY = "dashboard_predictions_"
 
@@ -93,7 +93,7 @@ def panel(study: Study) -> None:
         show_problems(exc, f"{name} cannot be used:", key=KEY + "problems")
         return
     except OptionError as exc:
-        st.error(str(exc))
+        st.error(plain_markdown(str(exc)))
         return
     if out.audit is not None:
         st.subheader("Prediction-powered audit")

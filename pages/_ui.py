@@ -10,7 +10,6 @@ anything from it.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import secrets
 import tempfile
@@ -27,6 +26,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from data_schemas.errors import InputError
+from medsim_annot import forwarded
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.io import table_bytes
 from medsim_annot.services.activity import set_actor_provider
@@ -262,14 +262,16 @@ set_actor_provider(_session_actor)
 
 
 def client_id() -> str:
-    """Who is signing in, for counting failed attempts: the connection's address (behind a
-    trusted reverse proxy, MEDSIM_TRUST_FORWARDED=1, the last X-Forwarded-For hop)."""
-    if os.environ.get("MEDSIM_TRUST_FORWARDED", "") not in ("", "0", "false", "no"):
-        fwd = st.context.headers.get("X-Forwarded-For", "")
-        if fwd.strip():
-            return fwd.split(",")[-1].strip()
+    """Who is signing in, for counting failed attempts: the connection's address, or behind
+    a reverse proxy that ``MEDSIM_TRUST_FORWARDED`` trusts, the right-most
+    ``X-Forwarded-For`` hop no trusted proxy added (:func:`medsim_annot.forwarded.client_address`;
+    every loopback client without one is ``local``)."""
     ip = st.context.ip_address
-    return ip if isinstance(ip, str) and ip else "local"
+    return forwarded.client_address(
+        ip if isinstance(ip, str) and ip else None,
+        st.context.headers.get("X-Forwarded-For"),
+        forwarded.trusted_proxies(),
+    )
 
 
 def sign_in_annotator(identity: AnnotatorIdentity) -> None:

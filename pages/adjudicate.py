@@ -19,6 +19,7 @@ from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.adjudication import rater_names
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, admin_adjudicator
 from medsim_annot.services.people.admins import ENV_ADMIN, AdminIdentity
 from medsim_annot.services.stored_predictions import adjudicator_score
@@ -143,6 +144,9 @@ def adjudicate_ui() -> None:
     index = max(0, min(index, len(queue) - 1)) if len(queue) else 0
     ss[INDEX] = index
     pair = board.pair(str(queue.iloc[index]["pair_id"])) if len(queue) else None
+    if pair is not None:
+        # Rater A, B, C unless the study shows names (a study setting).
+        pair = rater_names.as_shown(pair, rater_names.shown_names(study))
     progress = board_svc.progress(board)
     if progress.flagged:
         st.caption(f"{progress.flagged} flagged for a guideline update")

@@ -79,13 +79,14 @@ def annotate_ui() -> None:
         _sign_out_now()
         st.error(
             "Your access code was replaced or revoked, so this session has stopped. "
-            f"Sign in again with your current code, or ask the study admin. ({exc})",
+            "Sign in again with your current code, or ask the study admin. "
+            f"({_ui.plain_markdown(str(exc))})",
             icon=":material/lock:",
         )
         st.stop()
     except UsageProblem as exc:
         _sign_out_now()
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(str(exc)))  # messages name the study
         st.stop()
     except RQ.STORE_ERRORS:
         _sign_out_now()

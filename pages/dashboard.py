@@ -271,7 +271,7 @@ def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
             + "Pace: median seconds per pair, pairs per hour of time on pairs."
         )
     for warning in dash.check_warnings:
-        st.warning(warning)
+        st.warning(_ui.plain_markdown(warning))  # warnings name annotators
     _qa.table(pace, "rater-checks", "dashboard_dl_rater_checks")
     if settings is not None:
         _check_settings(study, settings)

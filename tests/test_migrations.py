@@ -52,7 +52,7 @@ def test_migration_0012_drops_settings_and_goes_back(tmp_path):
     engine.dispose()
 
 
-def test_migration_0014_served_slots_and_back_keeps_ratings_append_only(tmp_path):
+def test_migration_0016_served_slots_and_back_keeps_ratings_append_only(tmp_path):
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'served.db'}")
     cfg = _cfg()
 
@@ -61,7 +61,7 @@ def test_migration_0014_served_slots_and_back_keeps_ratings_append_only(tmp_path
 
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0014")
+        command.upgrade(cfg, "0016")
         assert "served_slots" in _tables(conn)
         assert "browser_ms" in columns(conn, "ratings")
         assert "session_key" in columns(conn, "rating_tokens")

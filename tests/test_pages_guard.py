@@ -150,6 +150,40 @@ def test_every_admin_page_has_its_triggers_listed():
     assert set(TRIGGERS) == {p.file for p in registry.admin_pages()}
 
 
+#: The callbacks and fragments each admin page has, each fired by a trigger above (issue 34
+#: item 3: every callback and fragment of every admin page is attacked after the admin's
+#: end). A new callback or fragment fails the test below until a trigger fires it.
+ATTACKED = {
+    "setup.py": {"_switch_sso"},
+    "dashboard.py": {"_switch", "fragment:_dashboard"},
+    "activity.py": set(),
+    "export.py": set(),
+    "scoring.py": set(),
+}
+
+
+def _callbacks_and_fragments(page: registry.Page) -> set[str]:
+    tree = ast.parse((ROOT / page.path).read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg in ("on_change", "on_click", "on_submit") and isinstance(kw.value, ast.Name):
+                found.add(kw.value.id)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "fragment" and node.args:
+            inner = node.args[0]
+            name = inner.args[0] if isinstance(inner, ast.Call) and inner.args else inner
+            found.add(f"fragment:{ast.unparse(name)}")
+    return found
+
+
+@pytest.mark.parametrize("page", registry.admin_pages(), ids=lambda p: p.file)
+def test_every_callback_and_fragment_is_attacked(page):
+    assert _callbacks_and_fragments(page) == ATTACKED[page.file]
+
+
 def _signed_out_with_notice(at: AppTest) -> None:
     assert "auth_role" not in at.session_state, "the ended session is still signed in"
     shown = [w.value for w in at.warning] + [e.value for e in at.error]

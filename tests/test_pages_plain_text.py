@@ -61,3 +61,29 @@ def test_sampling_warnings_quote_file_values_as_plain_text(db, tmp_path, monkeyp
     for text in _rendered_markdown(at):
         # ...but no markdown link or image survives: every bracket and parenthesis escaped
         assert BEACON not in text and PHISH not in text and "](http" not in text, text
+
+
+def test_adjudicate_page_shows_study_and_adjudicator_names_as_typed(db, monkeypatch):
+    """Issue 34 item 10: the Adjudicate page's caption quoted the study and adjudicator names
+    as markdown; an imported name like ``![x](http://…)`` loaded an outside image."""
+    from data_schemas.scales import BINARY
+    from medsim_annot.services.people import adjudicators, signin
+    from medsim_annot.services.studies import create_study
+    from medsim_annot.services.study_handle import open_study
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    study_name = "![y](beacon)"
+    pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["a", "b"], "term_2": ["c", "d"]})
+    create_study(study_name, pairs, BINARY, ["d1", "d2"])
+    out = adjudicators.add_adjudicator(open_study(study_name), BEACON)
+    judge = signin.sign_in_with_code(out.access_code, client="test")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["auth_role"] = "adjudicator"
+    at.session_state["auth_identity"] = judge
+    at.run()
+    assert not at.exception, at.exception
+    texts = _rendered_markdown(at)
+    assert any("evil" in t for t in texts), texts  # the name is shown...
+    for text in texts:
+        # ...as typed: no image or link survives
+        assert BEACON not in text and study_name not in text and "](http" not in text, text

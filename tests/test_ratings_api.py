@@ -30,7 +30,7 @@ from data_schemas.widget import (
     WidgetPair,
 )
 from medsim_annot import ratings_api
-from medsim_annot.services import rating_queue
+from medsim_annot.services import endpoint_quota, rating_queue
 from medsim_annot.services.people import tokens
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.studies import create_study, rating_history
@@ -254,7 +254,7 @@ def test_oversize_and_malformed_bodies(study):
 
 
 def test_write_rate_cap_per_session(study, monkeypatch):
-    monkeypatch.setattr(tokens, "MAX_WRITES_PER_WINDOW", 3)
+    monkeypatch.setattr(endpoint_quota, "MAX_WRITES_PER_WINDOW", 3)
     c, tok = _client(), _token(study)
     out = _post(c, tok, {"pending": [_e(i + 1, i) for i in range(5)]}).json()
     # Three stored; the rest wait (unacknowledged, "will retry").

@@ -2,7 +2,7 @@
 predictions add|list|adjudicators``; versions and events; bad files refused whole (file, row
 and column named, nothing stored); listed in the gold manifest; never sent to an annotator
 (the pair views, the widget's JSON and the rating endpoint's responses are scanned); shown
-to adjudicators only when the admin allows it; migration 0016 up and down."""
+to adjudicators only when the admin allows it; migration 0013 up and down."""
 
 from __future__ import annotations
 
@@ -179,13 +179,13 @@ def test_gold_manifest_lists_the_stored_versions(study, tmp_path):
     )  # right after the adjudication entry
 
 
-def test_migration_0016_adds_the_tables_and_goes_back(tmp_path):
+def test_migration_0013_adds_the_tables_and_goes_back(tmp_path):
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'm.db'}")
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0016")
+        command.upgrade(cfg, "0013")
         tables = set(sa.inspect(conn).get_table_names())
         assert {"predictions", "prediction_scores"} <= tables
         cols = {c["name"] for c in sa.inspect(conn).get_columns("assignments")}

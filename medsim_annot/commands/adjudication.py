@@ -1,4 +1,5 @@
-"""``medsim adjudicator add|list|issue-code|revoke|link-sso`` (who may settle pairs) and
+"""``medsim adjudicator add|list|issue-code|revoke|link-sso|rater-names`` (who may settle
+pairs, and whether they see the raters' names) and
 ``medsim adjudicate queue|decide|file`` (the queue and scripted decisions)."""
 
 from __future__ import annotations
@@ -8,9 +9,11 @@ from pathlib import Path
 import typer
 
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
+from data_schemas.options import RATER_NAMES
 from medsim_annot.commands._common import choice, emit_json, get_group, split_list
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.adjudication import rater_names as rater_names_svc
 from medsim_annot.services.people import adjudicators as svc
 from medsim_annot.services.study_handle import open_study
 
@@ -63,6 +66,8 @@ def register(app: typer.Typer) -> None:
         """Let adjudicator NAME sign in with this SSO identity."""
         svc.link_adjudicator_sso(open_study(study), name, identity)
         typer.echo(f"linked {name}" if identity.strip() else f"unlinked {name}")
+
+    _rater_names(adj)
 
     @decide.command("queue")
     def queue(
@@ -139,3 +144,19 @@ def register(app: typer.Typer) -> None:
         """Store the decisions of a file, all or none."""
         out = decisions_svc.decide_from_file(open_study(study), path, adjudicator=as_)
         typer.echo(f"stored {len(out)} decisions by {as_}")
+
+
+def _rater_names(adj: typer.Typer) -> None:
+    @adj.command("rater-names")
+    def rater_names_(
+        study: str = typer.Argument(..., metavar="STUDY"),
+        shown: str | None = typer.Argument(
+            None, **choice(RATER_NAMES), help=RATER_NAMES.describe() + " Omit to print it."
+        ),
+    ) -> None:
+        """Whether STUDY's adjudicators see Rater A, B, C (the default) or the doctors' names."""
+        st = open_study(study)
+        if shown is None:
+            typer.echo(rater_names_svc.rater_names(st.config))
+            return
+        typer.echo(rater_names_svc.set_rater_names(st, shown))

@@ -59,6 +59,7 @@ from medsim_annot.errors import (
     UsageProblem,
 )
 from medsim_annot.services import annotation as A
+from medsim_annot.services import endpoint_quota
 from medsim_annot.services.people import tokens
 from medsim_annot.services.practice import gate as practice_gate
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
@@ -303,65 +304,111 @@ def _commit(
 
 
 class RateLimitedError(Exception):
-    """The session stored as many ratings as it may in the current window."""
+    """The annotator made as many requests, or stored as many ratings, as they may in the
+    current window (:mod:`medsim_annot.services.endpoint_quota`)."""
+
+
+def admit(token: str | None, *, engine: Engine | None = None) -> tokens.Grant:
+    """Check *token*, and that its annotator is under the request limit, in one short read
+    before the body is read (a large body with a bad token costs one indexed read). Raises
+    :class:`~medsim_annot.services.people.tokens.TokenRefusedError`,
+    :class:`RateLimitedError` or :class:`StoreUnavailable`."""
+    eng = engine or get_engine()
+
+    def run() -> tuple[tokens.Grant, bool]:
+        with session_scope(eng) as s:
+            grant = tokens.check_token(s, token)
+            return grant, endpoint_quota.over_limit(s, grant.annotator_id)
+
+    grant, over = with_retry(run)
+    if over:
+        raise RateLimitedError("too many requests from this session in a short time")
+    return grant
+
+
+def count_refused(grant: tokens.Grant, *, engine: Engine | None = None) -> bool:
+    """Count a request whose body was refused against the request limit; whether the
+    annotator is still within it."""
+    eng = engine or get_engine()
+
+    def run() -> bool:
+        with session_scope(eng) as s:
+            return endpoint_quota.count(s, grant.annotator_id)
+
+    return with_retry(run)
 
 
 def exchange(
-    token: str | None, request: RatingsRequest, *, engine: Engine | None = None
+    token: str | None,
+    request: RatingsRequest,
+    *,
+    engine: Engine | None = None,
+    grant: tokens.Grant | None = None,
 ) -> RatingsResponse:
-    """One round trip of the ratings endpoint: check *token*, commit the request's entries
-    (:func:`commit_pending`), then read the pairs the widget needs. Stateless: everything
-    it knows comes from the request and the store, so any server process can answer.
+    """One round trip of the ratings endpoint: check *token* (:func:`admit`, unless its
+    *grant* is given), count the request and reserve the writes it may make, commit its entries
+    (:func:`commit_pending`), give back what was not used, then read the pairs the widget
+    needs. Stateless: everything it knows comes from the request and the store, so any
+    server process can answer.
 
     Raises :class:`~medsim_annot.services.people.tokens.TokenRefusedError` (bad, expired or ended
-    token; also when the code is replaced midway), :class:`RateLimitedError` (the write cap is
-    used up and the request carries ratings), :class:`StoreUnavailable` (the token could
-    not be checked) and :class:`UsageProblem` (a window that cannot be served). Nothing is
-    stored for any of them but the entries committed before a code replaced midway.
+    token; also when the code is replaced midway), :class:`RateLimitedError` (the request
+    limit is reached, or the write limit and the request carries ratings),
+    :class:`StoreUnavailable` (the token could not be checked) and :class:`UsageProblem` (a
+    window that cannot be served). Nothing is stored for any of them but the entries
+    committed before a code replaced midway.
     """
     eng = engine or get_engine()
+    grant = grant or admit(token, engine=eng)
+    aid, credential = grant.annotator_id, grant.credential
     writes = len(request.pending)
 
-    def check() -> tuple[tokens.Grant, tuple[int, int] | None, bool, dict[int, int]]:
-        # One short read: the token with the annotator's recent writes, the queue's mark,
-        # whether the practice gate keeps the real queue closed, and when the slots of the
-        # entries were served to the sessions they name.
+    def check() -> tuple[endpoint_quota.Grant, tuple[int, int] | None, bool, dict[int, int]]:
+        # One short transaction: the request counted and its writes reserved in the store
+        # (one statement), the queue's mark, whether the practice gate keeps the real queue
+        # closed, and when the slots of the entries were served to the sessions they name.
         with session_scope(eng) as s:
             now = utcnow()
-            grant = tokens.check_token(s, token, now=now)
-            mark = serving_store.queue_mark(s, grant.annotator_id) if request.mark else None
-            locked = practice_store.is_locked(s, grant.study_id, grant.annotator_id)
-            return grant, mark, locked, _served_ms(s, grant, request, now)
+            quota = endpoint_quota.reserve(s, aid, writes)
+            mark = serving_store.queue_mark(s, aid) if request.mark else None
+            locked = practice_store.is_locked(s, grant.study_id, aid)
+            return quota, mark, locked, _served_ms(s, grant, request, now)
 
-    grant, mark, locked, served_ms = with_retry(check)
-    aid, credential = grant.annotator_id, grant.credential
+    quota, mark, locked, served_ms = with_retry(check)
+    if not quota.allowed:
+        raise RateLimitedError("too many requests from this session in a short time")
     practice: PracticeState | None = None
     if locked or request.practice is not None:
         try:
             practice = with_retry(lambda: _practice(aid, credential, request, eng))
         except SessionEnded as exc:
+            _give_back(aid, quota, 0, eng)
             raise tokens.TokenRefusedError("ended", str(exc)) from None
         if not practice.open:
             # The real queue is closed: nothing real is stored or served; the widget keeps
             # its pending ratings until the gate opens.
+            _give_back(aid, quota, 0, eng)
             return RatingsResponse(ack=0, practice=practice)
         # The gate opened with this answer (or earlier): resume the real queue.
         request = request.model_copy(update={"need": -1, "pending": []})
         writes = 0
-    if writes and grant.writes_left <= 0:
+    if writes and quota.writes <= 0:
         raise RateLimitedError("too many ratings from this session in a short time")
-    outcome = (
-        commit_pending(
+    outcome = CommitOutcome(ack=0)
+    if writes:
+        outcome = commit_pending(
             aid,
             list(request.pending),
             credential=credential,
-            max_writes=grant.writes_left,
+            max_writes=quota.writes,
             served_ms=served_ms,
             engine=eng,
         )
-        if writes
-        else CommitOutcome(ack=0)
-    )
+    # What was not used (refused, resent and stored before, or not sent on) goes back.
+    # Should the commit fail midway, nothing goes back: the room is lost until the window
+    # ends, never counted twice.
+    if outcome.stored < quota.writes:
+        _give_back(aid, quota, outcome.stored, eng)
     if outcome.ended:
         raise tokens.TokenRefusedError("ended", outcome.ended)
     if outcome.locked:
@@ -385,6 +432,20 @@ def exchange(
         raise tokens.TokenRefusedError("ended", str(exc)) from None
     except STORE_ERRORS:
         return reply.model_copy(update={"unavailable": True})
+
+
+def _give_back(aid: int, quota: endpoint_quota.Grant, used: int, eng: Engine) -> None:
+    """Return the unused writes of *quota*; a store error here only costs the annotator room
+    until the window ends."""
+
+    def run() -> None:
+        with session_scope(eng) as s:
+            endpoint_quota.give_back(s, aid, quota, used)
+
+    try:
+        with_retry(run)
+    except StoreUnavailable:
+        pass
 
 
 def _practice(aid: int, credential: int, request: RatingsRequest, eng: Engine) -> PracticeState:

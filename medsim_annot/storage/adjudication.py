@@ -77,8 +77,12 @@ def set_code(s: Session, adjudicator_id: int, code_hash: str | None, *, active: 
 
 
 def set_sso(s: Session, adjudicator_id: int, identity: str | None) -> None:
+    """Set (or clear) the SSO identity and move the credential version on (sessions opened
+    before end)."""
     s.execute(
-        update(Adjudicator).where(Adjudicator.id == adjudicator_id).values(sso_identity=identity)
+        update(Adjudicator)
+        .where(Adjudicator.id == adjudicator_id)
+        .values(sso_identity=identity, credential_version=Adjudicator.credential_version + 1)
     )
 
 

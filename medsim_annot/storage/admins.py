@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
+from .credentials import bump_identity
 from .events import add_event
 from .models import Admin, Annotator, Study, utcnow
 
@@ -86,6 +87,7 @@ def insert_admin(
             created_at=utcnow(),
         )
     )
+    bump_identity(s, sso_identity)
     add_event(
         s,
         "admin_added",
@@ -99,6 +101,7 @@ def delete_admin(s: Session, name: str) -> bool:
     a = s.scalar(select(Admin).where(Admin.name == name))
     if a is None:
         return False
+    bump_identity(s, a.sso_identity)
     s.delete(a)
     add_event(s, "admin_removed", detail={"name": name})
     return True
@@ -133,9 +136,14 @@ def sso_taken(s: Session, study_id: int, identity: str, annotator_id: int) -> bo
 
 
 def set_sso(s: Session, annotator_id: int, identity: str | None) -> None:
-    """Set (or clear, with ``None``) the SSO identity of an annotator (the caller logs it:
-    :mod:`medsim_annot.services.people.members`)."""
-    s.execute(update(Annotator).where(Annotator.id == annotator_id).values(sso_identity=identity))
+    """Set (or clear, with ``None``) the SSO identity of an annotator and move their
+    credential version on, so every session and ratings token opened before ends (the
+    caller logs it: :mod:`medsim_annot.services.people.members`)."""
+    s.execute(
+        update(Annotator)
+        .where(Annotator.id == annotator_id)
+        .values(sso_identity=identity, credential_version=Annotator.credential_version + 1)
+    )
 
 
 def sso_links(s: Session, study_id: int) -> dict[str, str | None]:
@@ -153,7 +161,14 @@ def study_annotator_sso(s: Session, study_id: int) -> bool:
 
 
 def set_study_annotator_sso(s: Session, study_id: int, enabled: bool) -> None:
+    """Allow or stop SSO sign-in for the study's linked annotators; every annotator of the
+    study gets a new credential version (their open sessions and ratings tokens end)."""
     s.execute(update(Study).where(Study.id == study_id).values(annotator_sso=enabled))
+    s.execute(
+        update(Annotator)
+        .where(Annotator.study_id == study_id)
+        .values(credential_version=Annotator.credential_version + 1)
+    )
     add_event(
         s,
         "annotator_sso_enabled" if enabled else "annotator_sso_disabled",

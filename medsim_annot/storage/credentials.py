@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from .models import Annotator, Study
+from .models import Adjudicator, Annotator, Study
 
 
 @dataclass(frozen=True)
@@ -81,3 +81,18 @@ def set_code(s: Session, annotator_id: int, code_hash: str | None, *, active: bo
             .returning(Annotator.credential_version)
         ).scalar_one()
     )
+
+
+def bump_identity(s: Session, identity: str | None) -> None:
+    """Move on the credential version of every annotator and adjudicator linked to SSO
+    *identity* (any study) inside transaction *s*: the person's role changed (an admin or
+    adjudicator role given or taken), so the sessions and ratings tokens they opened under
+    the old role end."""
+    if not identity:
+        return
+    for model in (Annotator, Adjudicator):
+        s.execute(
+            update(model)
+            .where(model.sso_identity == identity)
+            .values(credential_version=model.credential_version + 1)
+        )

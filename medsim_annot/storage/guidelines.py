@@ -1,4 +1,4 @@
-"""Guideline versions (0018): every revision of a study's guideline, and the version in
+"""Guideline versions (0014): every revision of a study's guideline, and the version in
 force, which each saved rating records. A study without a revision is on version 1, the
 guideline it was created with."""
 

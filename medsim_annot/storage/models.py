@@ -146,7 +146,7 @@ class Assignment(Base):
     #: Set when the slot's group stopped (sequential audit, 0007) before it was rated: it is
     #: no longer served nor counted; the row is kept and stopping off clears it.
     withdrawn_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    #: Active serving (0016): the probability the slot's pair was drawn into the sample of
+    #: Active serving (0013): the probability the slot's pair was drawn into the sample of
     #: its group; ``None`` in a study without ``--sampling active``.
     draw_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
 
@@ -200,17 +200,17 @@ class Rating(Base):
     comment: Mapped[str] = mapped_column(Text, default="")
     rated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: Time on the pair (ms) as the server vouches for it: through the ratings endpoint, the
-    #: browser's figure capped by the server's time between serving the slot and saving (0014).
+    #: browser's figure capped by the server's time between serving the slot and saving (0016).
     elapsed_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    #: The browser's own figure, kept beside it (0014; NULL for older and non-widget rows).
+    #: The browser's own figure, kept beside it (0016; NULL for older and non-widget rows).
     browser_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source: Mapped[str] = mapped_column(String(20), default="app")  # app | import
-    #: The guideline version the rating was made under (0018; NULL before: version 1).
+    #: The guideline version the rating was made under (0014; NULL before: version 1).
     guideline_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class GuidelineVersion(Base):
-    """A revision of a study's guideline (0018): version 2, 3, ...; a study without a row is
+    """A revision of a study's guideline (0014): version 2, 3, ...; a study without a row is
     on version 1, the guideline it was created with. Append-only, like the ratings."""
 
     __tablename__ = "guideline_versions"
@@ -323,13 +323,13 @@ class RatingToken(Base):
     credential_version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
-    #: The signed-in page session the token was minted for (0014): the tokens one Annotate
+    #: The signed-in page session the token was minted for (0016): the tokens one Annotate
     #: page mints over its life share it, and what was served is recorded per session.
     session_key: Mapped[str | None] = mapped_column(String(43), nullable=True)
 
 
 class Prediction(Base):
-    """One version of a model's scores stored with a study (0016): ``name`` (the model, or
+    """One version of a model's scores stored with a study (0013): ``name`` (the model, or
     the score column), ``version`` 1, 2, ... per name, where it came from (``source`` file,
     ``score_column``, ``sha256`` of the file) and who added it. The scores themselves are
     :class:`PredictionScore` rows. Never read by the serving queries: predictions never
@@ -352,7 +352,7 @@ class Prediction(Base):
 
 
 class PredictionScore(Base):
-    """The score of one pair in one version of a study's predictions (0016)."""
+    """The score of one pair in one version of a study's predictions (0013)."""
 
     __tablename__ = "prediction_scores"
     __table_args__ = (
@@ -365,7 +365,7 @@ class PredictionScore(Base):
 
 
 class PracticePair(Base):
-    """A practice pair of a study (0017): two terms with a reference answer (a value of the
+    """A practice pair of a study (0015): two terms with a reference answer (a value of the
     study's scale, as ratings store it) and an optional explanation shown after the doctor
     answers. A separate table from ``items``: a practice pair is never a real pair, so no
     query of the real queue, the gold file, agreement, audits or exports can reach it."""
@@ -383,7 +383,7 @@ class PracticePair(Base):
 
 
 class PracticeRating(Base):
-    """One practice answer (0017), append-only: the *serial*-th answer of the annotator's
+    """One practice answer (0015), append-only: the *serial*-th answer of the annotator's
     practice *round* (a send-back starts a new round). Unique per (annotator, round, serial),
     so a resent answer is stored once."""
 
@@ -404,7 +404,7 @@ class PracticeRating(Base):
 
 
 class PracticeStatus(Base):
-    """Where an annotator stands with the practice gate (0017); no row: round 0, not yet
+    """Where an annotator stands with the practice gate (0015); no row: round 0, not yet
     passed. ``state``: ``practising`` (the real queue is closed), ``passed`` (the gate was
     met) or ``unlocked`` (an admin opened the real queue by name). A send-back sets
     ``practising`` and starts the next ``round``. Every change is also an event."""
@@ -418,7 +418,7 @@ class PracticeStatus(Base):
 
 
 class ServedSlot(Base):
-    """A slot the ratings endpoint served to a session (0014): first time served, and the
+    """A slot the ratings endpoint served to a session (0016): first time served, and the
     token that fetched it. The endpoint takes a rating only for a slot served to its
     session within :data:`~data_schemas.widget.KEPT_TTL_S`."""
 
@@ -428,3 +428,19 @@ class ServedSlot(Base):
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     token_id: Mapped[int] = mapped_column(Integer)
     served_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class EndpointQuota(Base):
+    """The ratings endpoint's quota of one annotator (0017): the start of the current rate
+    window (Unix seconds), the requests and the rating writes counted in it, and the last
+    grant. Reserved with one ``UPDATE`` per request (:mod:`medsim_annot.storage.quota`), so
+    every process shares one count and two requests cannot both spend the same room."""
+
+    __tablename__ = "endpoint_quota"
+    annotator_id: Mapped[int] = mapped_column(
+        ForeignKey("annotators.id", ondelete="CASCADE"), primary_key=True
+    )
+    window_start: Mapped[float] = mapped_column(Float)
+    requests: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    writes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    granted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

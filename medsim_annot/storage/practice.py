@@ -1,5 +1,5 @@
 """Queries of the practice round: practice pairs, practice answers and each annotator's gate
-status (tables ``practice_pairs``, ``practice_ratings``, ``practice_status``, 0017).
+status (tables ``practice_pairs``, ``practice_ratings``, ``practice_status``, 0015).
 
 Practice lives apart from ``items`` and ``ratings``: nothing here joins them, and nothing that
 reads them (the queue, gold, agreement, audits, exports) reads these tables. Every function

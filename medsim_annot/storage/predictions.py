@@ -1,4 +1,4 @@
-"""Queries of the predictions stored with a study (0016): versions of a model's scores and
+"""Queries of the predictions stored with a study (0013): versions of a model's scores and
 the score of each pair. Nothing here is read by the serving queries or the rating
 endpoint: predictions never reach an annotator.
 """

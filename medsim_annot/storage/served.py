@@ -1,4 +1,4 @@
-"""Queries of what the ratings endpoint served (``served_slots``, migration 0014).
+"""Queries of what the ratings endpoint served (``served_slots``, migration 0016).
 
 Typed functions; :mod:`medsim_annot.services.rating_queue` calls them. A served window is
 recorded with one INSERT (one row per slot; a slot served again to the same session keeps its

@@ -67,3 +67,9 @@ def clear_client(engine: Engine, kind: str, client: str) -> None:
 def clear_kind(engine: Engine, kind: str) -> None:
     with session_scope(engine) as s:
         s.execute(delete(SigninFailure).where(SigninFailure.kind == kind))
+
+
+def clear_targets(engine: Engine, prefix: str) -> None:
+    """Forget every per-target count whose kind starts with *prefix*."""
+    with session_scope(engine) as s:
+        s.execute(delete(SigninFailure).where(SigninFailure.kind.startswith(prefix)))

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import CursorResult, delete, func, select
+from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
-from .models import Annotator, Rating, RatingToken, Study
+from .models import Annotator, RatingToken, Study
 
 
 @dataclass(frozen=True)
@@ -74,19 +74,6 @@ def token_by_hash(s: Session, token_hash: str) -> TokenRow | None:
         .where(RatingToken.token_hash == token_hash)
     ).first()
     return TokenRow(*row) if row else None  # type: ignore[call-arg]
-
-
-def ratings_since(s: Session, annotator_id: int, since: dt.datetime) -> int:
-    """How many ratings *annotator_id* stored after *since* (index ``annotator_id,
-    rated_at``): the write cap of the ratings endpoint, shared by every process."""
-    return int(
-        s.scalar(
-            select(func.count())
-            .select_from(Rating)
-            .where(Rating.annotator_id == annotator_id, Rating.rated_at > since)
-        )
-        or 0
-    )
 
 
 def delete_token(s: Session, token_hash: str) -> int:

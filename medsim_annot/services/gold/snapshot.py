@@ -14,6 +14,7 @@ from data_schemas.gold import (
 )
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
+from medsim_annot.services.adjudication import rater_names
 from medsim_annot.services.gold.table import GoldTable, add_provenance, study_gold_table
 from medsim_annot.services.study_handle import Study
 from medsim_annot.services.tiebreak import tiebreak_pair_ids
@@ -53,6 +54,8 @@ class GoldSnapshot:
             "max_decision_id": int(history["decision_id"].max()) if len(history) else None,
             "audit_label": audit_label,
             "agreement_basis": "raters' own answers (decisions are not ratings)",
+            # What the adjudicators saw of the raters: pseudonyms or names.
+            "rater_names": rater_names.rater_names(self.study.config),
         }
 
 

@@ -38,6 +38,7 @@ from medsim_annot.services.people.auth import code_key, hash_code, new_access_co
 from medsim_annot.services.people.names import check_annotator_name, check_identity
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow
+from medsim_annot.storage import credentials as credentials_store
 from medsim_annot.storage import events as events_store
 
 IdentityT = TypeVar("IdentityT")
@@ -159,6 +160,8 @@ def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None)
             s, study_id=study.id, name=name, code_hash=hash_code(code), created_at=utcnow()
         )
         if ident is not None:
+            # The person behind the identity may hold another role: it changes now.
+            credentials_store.bump_identity(s, ident)
             _set_sso(role, s, study, member, ident)
         _log(role, s, role.added, study, member, name=name, sso=bool(sso_identity))
     return NewMember(name=name, access_code=code)

@@ -26,8 +26,8 @@ def sign_in_admin(
     """ThrottledError admin sign-in from *client*: the admin, ``None`` (wrong), or raises
     :class:`~medsim_annot.services.people.throttle.ThrottledError` (wait first)."""
     engine = engine or get_engine()
-    ADMIN_SIGNINS.check(client, engine=engine)
     name = (name or "").strip() or ENV_ADMIN
+    ADMIN_SIGNINS.check(client, target=name, engine=engine)
     if check_admin_password(name, password, engine=engine):
         ident = named_identity(name, engine=engine)
         if ident is not None:  # (removed between the check and now: a failure)
@@ -38,7 +38,10 @@ def sign_in_admin(
     )
     # Only a known admin's name is logged: a password typed into the name field is not.
     ADMIN_SIGNINS.failure(
-        client, detail=f"admin={name!r}" if known else "admin=<unknown>", engine=engine
+        client,
+        target=name,
+        detail=f"admin={name!r}" if known else "admin=<unknown>",
+        engine=engine,
     )
     return None
 

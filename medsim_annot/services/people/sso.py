@@ -30,6 +30,7 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -45,6 +46,14 @@ from medsim_annot.storage import admins as store
 MIN_COOKIE_SECRET_CHARS = 32
 #: Placeholders shipped in examples and documentation, refused whatever their length.
 EXAMPLE_SECRETS = frozenset({"change-me", "changeme", "xxx", "secret"})
+#: Words of placeholders: a secret holding one was typed by a person, not generated.
+PLACEHOLDER_WORDS = ("change-me", "changeme", "change_me", "placeholder", "your-secret")
+#: Different characters a secret must use (32 random hex digits use about 14; fewer than
+#: 8 about once in a million draws).
+MIN_SECRET_SYMBOLS = 8
+#: Bits a secret must hold by the frequency of its characters (32 random hex digits hold
+#: about 115 by this count; fewer than 80 in about one draw in a million).
+MIN_SECRET_BITS = 80
 DEFAULT_SESSION_HOURS = 12.0
 PROVIDER_TIMEOUT_S = 3.0
 UNREACHABLE = (
@@ -72,6 +81,54 @@ def cookie_secret_problem(auth: Mapping) -> str | None:
         return hint.format(what="is still the example's placeholder")
     if len(secret) < MIN_COOKIE_SECRET_CHARS:
         return hint.format(what=f"has fewer than {MIN_COOKIE_SECRET_CHARS} characters")
+    weak = weak_secret(secret)
+    if weak:
+        return hint.format(what=f"is too easy to guess ({weak})")
+    return None
+
+
+def _period(text: str) -> int | None:
+    """The shortest period of *text* when it repeats (the last repeat may be cut short)."""
+    for p in range(1, len(text) // 2 + 1):
+        if text[p:] == text[:-p]:
+            return p
+    return None
+
+
+def weak_secret(secret: str) -> str | None:
+    """Why *secret* (long enough) is still easy to guess, or ``None``: it holds an example's
+    placeholder, repeats a shorter text, uses fewer than :data:`MIN_SECRET_SYMBOLS`
+    different characters, is mostly runs or steps (``aaaa``, ``abcd``, ``1234``), or holds
+    fewer than :data:`MIN_SECRET_BITS` bits by the frequency of its characters. A
+    heuristic: it refuses what a person types as a placeholder or a pattern, and passes the
+    output of ``secrets.token_urlsafe(32)`` or ``secrets.token_hex(16)``; it cannot tell a
+    random-looking string someone made up from a random one.
+
+    >>> weak_secret("CHANGE-ME" * 4)
+    'it holds a placeholder'
+    >>> weak_secret("Xk9#Xk9#" * 5)
+    'it repeats a 4-character text'
+    >>> weak_secret("abcdefghijklmnopqrstuvwxyz0123456789")
+    'it is mostly runs or steps of characters'
+    >>> weak_secret("Vq3Jd0sPzL8mYt2WcKx7Ra1NbE5uGh4FoQ9iSe6T") is None
+    True
+    """
+    low = secret.lower()
+    if any(word in low for word in PLACEHOLDER_WORDS):
+        return "it holds a placeholder"
+    period = _period(secret)
+    if period is not None:
+        return f"it repeats a {period}-character text"
+    if len(set(secret)) < MIN_SECRET_SYMBOLS:
+        return f"it uses fewer than {MIN_SECRET_SYMBOLS} different characters"
+    steps = sum(1 for a, b in zip(secret, secret[1:], strict=False) if abs(ord(a) - ord(b)) <= 1)
+    if steps * 3 > 2 * (len(secret) - 1):  # two thirds of neighbours are runs or steps
+        return "it is mostly runs or steps of characters"
+    counts = Counter(secret)
+    n = len(secret)
+    bits = -sum(c * math.log2(c / n) for c in counts.values())
+    if bits < MIN_SECRET_BITS:
+        return f"it holds about {bits:.0f} bits, fewer than {MIN_SECRET_BITS}"
     return None
 
 
@@ -138,14 +195,23 @@ def email_verified(claims: dict) -> bool:
 def sso_identities(claims: dict) -> list[str]:
     """The stored forms an ID token's *claims* may match, each in its own namespace: the
     e-mail address (lower-cased) only when verified, and the subject id as ``sub:ID`` and,
-    when it has no ``@`` (which would make it read as an e-mail address), as ``ID``."""
+    when it has no ``@`` (which would make it read as an e-mail address) and does not start
+    with ``sub:`` (which would make it read as the written form of another subject), as
+    ``ID``.
+
+    >>> sso_identities({"sub": "X"}), sso_identities({"sub": "sub:X"})
+    (['X', 'sub:X'], ['sub:sub:X'])
+    """
     out = []
     email = str(claims.get("email") or "").strip()
     if email and "@" in email and not email.startswith(SUB_PREFIX) and email_verified(claims):
         out.append(email.lower())
     sub = str(claims.get("sub") or "").strip()
     if sub:
-        if "@" not in sub:
+        # The bare form only when it cannot be read as something else: with an "@" it would
+        # be an e-mail address, and starting with "sub:" it would be the written form of
+        # another subject (a subject literally "sub:X" must not match "sub:X", meant for X).
+        if "@" not in sub and not sub.startswith(SUB_PREFIX):
             out.append(sub)
         out.append(SUB_PREFIX + sub)
     return out

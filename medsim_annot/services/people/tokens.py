@@ -14,9 +14,8 @@ Each token belongs to a signed-in page session (``session``, random; the tokens 
 page mints over its life share it): the endpoint records what it served per session and takes
 a rating only for a slot served to the session the rating names (docs/security.md).
 
-It also carries the endpoint's write cap: the annotator's ratings stored in the last
-:data:`~data_schemas.widget.RATE_WINDOW_S` seconds, counted in the store (so every process
-sees the same count, and a resend of a stored rating counts nothing).
+The endpoint's limits (requests and writes per annotator) are counted and reserved in the
+store by :mod:`medsim_annot.services.endpoint_quota`, in the same transaction as the check.
 
 :func:`check_token` is the one check; it raises :class:`TokenRefusedError` with the error code
 of the contract (``ended``, ``expired``, ``unauthorized``).
@@ -29,7 +28,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from data_schemas.widget import KEPT_TTL_S, MAX_WRITES_PER_WINDOW, RATE_WINDOW_S, TOKEN_TTL_S
+from data_schemas.widget import KEPT_TTL_S, TOKEN_TTL_S
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import served as served_store
 from medsim_annot.storage import tokens as store
@@ -50,16 +49,12 @@ class TokenRefusedError(Exception):
 @dataclass(frozen=True)
 class Grant:
     """What a good token allows: rate and save for *annotator_id* under *credential*.
-    ``writes_left``: ratings the annotator may still store in the current rate window
-    (:data:`~data_schemas.widget.MAX_WRITES_PER_WINDOW` per
-    :data:`~data_schemas.widget.RATE_WINDOW_S` seconds, counted from the ratings stored).
     ``session``: the page session the token was minted for."""
 
     token_id: int
     annotator_id: int
     study_id: int
     credential: int
-    writes_left: int
     session: str = ""
 
 
@@ -156,13 +151,11 @@ def check_token(s, token: str | None, *, now: dt.datetime | None = None) -> Gran
     now = now or utcnow()
     if row.expires_at <= now:
         raise TokenRefusedError("expired", "this ratings token has expired")
-    used = store.ratings_since(s, row.annotator_id, now - dt.timedelta(seconds=RATE_WINDOW_S))
     return Grant(
         token_id=row.token_id,
         annotator_id=row.annotator_id,
         study_id=row.study_id,
         credential=row.credential_version,
-        writes_left=max(0, MAX_WRITES_PER_WINDOW - used),
         # A token minted before sessions were recorded is a session of its own.
         session=row.session_key or f"token-{row.token_id:010d}",
     )

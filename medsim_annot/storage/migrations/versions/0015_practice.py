@@ -3,7 +3,7 @@
 an annotator stands with the gate). Practice lives in tables of its own so that nothing that
 reads ``items`` or ``ratings`` (the queue, gold, agreement, audits, exports) can see it.
 
-Revision ID: 0017
+Revision ID: 0015
 Revises: 0012
 Create Date: 2026-11-27
 """
@@ -11,8 +11,8 @@ Create Date: 2026-11-27
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0018"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

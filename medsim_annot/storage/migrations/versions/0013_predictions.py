@@ -7,7 +7,7 @@
   the probability with which the slot's pair was drawn into the sample; NULL in every other
   study (a plain nullable ADD COLUMN).
 
-Revision ID: 0016
+Revision ID: 0013
 Revises: 0012
 Create Date: 2026-11-27
 """
@@ -15,7 +15,7 @@ Create Date: 2026-11-27
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0016"
+revision = "0013"
 down_revision = "0012"
 branch_labels = None
 depends_on = None

@@ -3,7 +3,7 @@
 with), and ``ratings.guideline_version`` records the version a rating was made under (NULL
 for ratings saved before this migration: version 1 or unknown).
 
-Revision ID: 0018
+Revision ID: 0014
 Revises: 0012
 Create Date: 2026-11-27
 """
@@ -11,8 +11,8 @@ Create Date: 2026-11-27
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
-down_revision = "0016"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

@@ -10,7 +10,7 @@ figure capped by the server's time between serving and saving (the browser's own
 kept in ``browser_ms``). Rows older than that lifetime are tidied away when tokens are
 minted.
 
-Revision ID: 0014
+Revision ID: 0016
 Revises: 0012
 Create Date: 2026-11-27
 """
@@ -18,8 +18,8 @@ Create Date: 2026-11-27
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision = "0017"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
