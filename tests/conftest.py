@@ -46,6 +46,17 @@ def _fresh_signin_throttles():
     yield
 
 
+@pytest.fixture(autouse=True)
+def _keep_main_module():
+    """Streamlit's AppTest runs a page as ``__main__`` and leaves it there; a later test
+    that starts processes with "spawn" would then re-run that page in every child. Each
+    test ends with the ``__main__`` it started with."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     need(

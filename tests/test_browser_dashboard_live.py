@@ -94,7 +94,15 @@ def test_live_refresh_shows_a_new_rating_without_a_click(tmp_path):
         page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=60000)
         time.sleep(1.0)  # the run the switch started is over: what follows is the refresh
 
-        # A rating saved through the endpoint, as the annotation widget saves it.
+        # A rating saved through the endpoint, as the annotation widget saves it: the pairs
+        # are fetched first (the endpoint takes a rating only of a pair it served).
+        served = httpx.post(
+            base + RATINGS_PATH,
+            json={"need": -1},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        assert served.status_code == 200 and served.json()["window"], served.text
         entry = {"seq": 1, "position": 0, "value": "same", "elapsed_ms": 3000, "version": 0}
         r = httpx.post(
             base + RATINGS_PATH,
