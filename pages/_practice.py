@@ -69,6 +69,6 @@ def _act(action) -> None:
     try:
         action()
     except UsageProblem as exc:
-        st.error(str(exc))
+        st.error(_ui.plain_markdown(str(exc)))
         return
     st.success("Done: recorded in the activity log.")

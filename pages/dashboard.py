@@ -137,9 +137,9 @@ def _quality_over_time(study: Study) -> None:
         "Guideline revisions are the dashed lines."
     )
     for note in q.notes:
-        st.info(note)
+        st.info(_ui.plain_markdown(note))
     for reading in q.readings():
-        st.warning(reading)  # plain text: names the doctor as typed
+        st.warning(_ui.plain_markdown(reading))  # plain text: names the doctor as typed
     if len(q.alerts):
         _qa.table(q.alerts, "drift-alerts", "dashboard_dl_drift_alerts")
         _pause_form(study, q)
@@ -184,7 +184,7 @@ def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) ->
     drift_svc.pause_annotator(
         study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
     )
-    st.success(f"Paused {who} (recorded in the activity log).")
+    st.success(_ui.plain_markdown(f"Paused {who} (recorded in the activity log)."))
 
 
 def _drift_settings(study: Study, settings: drift_svc.DriftSettings) -> None:

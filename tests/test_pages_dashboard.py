@@ -196,10 +196,17 @@ def test_dashboard_of_a_study_without_ratings(app_db):
         assert not [d for d in at.dataframe if d.value.columns[0] == "items"]
 
 
-def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
-    """The simulated study of tests/test_drift.py stored: the page warns about dr_c only,
-    with the evidence, and the pause form records an event."""
+def _unescaped(markdown: str) -> str:
+    """What a reader sees of markdown that escapes every special character."""
+    return markdown.replace("\\", "")
+
+
+def _store_drifty(names: dict[str, str] | None = None):
+    """The simulated study of tests/test_drift.py stored as study "drifty" (doctors renamed
+    by *names*); its handle."""
     ratings, _ = simulated_study(n_pairs=200)
+    ratings["annotator"] = ratings["annotator"].replace(names or {})
+    doctors = [(names or {}).get(d, d) for d in DOCTORS]
     pairs = pd.DataFrame(
         {
             "pair_id": sorted(set(ratings["pair_id"])),
@@ -207,7 +214,7 @@ def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
             "term_2": "b",
         }
     )
-    svc.create_study("drifty", pairs, RELATEDNESS_0_3, DOCTORS)
+    svc.create_study("drifty", pairs, RELATEDNESS_0_3, doctors)
     study = open_study("drifty")
     with session_scope(study.engine) as s:
         slots = {
@@ -234,10 +241,18 @@ def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
                 }
             )
         insert_ratings(s, rows)
+    return study
+
+
+def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
+    """The simulated study of tests/test_drift.py stored: the page warns about dr_c only,
+    with the evidence, and the pause form records an event."""
+    study = _store_drifty()
     at = _page("dashboard.py")
     at.selectbox(key="dashboard_study").select("drifty").run()
     assert not at.exception, at.exception
-    warned = [w.value for w in at.warning if "below their first" in w.value]
+    # Shown as plain text: the markdown source escapes every markdown character.
+    warned = [_unescaped(w.value) for w in at.warning if "below their first" in w.value]
     assert len(warned) == 1 and warned[0].startswith("dr_c:")
     assert at.selectbox(key="dashboard_timeline_doctor").value == "dr_c"
     at.text_input(key="dashboard_pause_reason").input("random answers since window 2")
@@ -257,3 +272,20 @@ def test_dashboard_names_the_drifting_doctor_and_pauses_them(app_db):
     with session_scope(study.engine) as s:
         sent = [e for e in activity(s, study_id=study.id) if e["action"] == "practice_sent_back"]
     assert [e["annotator"] for e in sent] == ["dr_c"]
+
+
+def test_a_drifting_doctors_name_is_plain_text(app_db):
+    """A doctor named as markdown (an image beacon) is quoted as typed in the drift alert
+    and the pause confirmation, never rendered (issue 34, item 10)."""
+    beacon = "![x](http://evil.example/b.png)"
+    _store_drifty({"dr_c": beacon})
+    at = _page("dashboard.py")
+    at.selectbox(key="dashboard_study").select("drifty").run()
+    assert not at.exception, at.exception
+    warned = [w.value for w in at.warning if "below their first" in w.value]
+    assert len(warned) == 1 and _unescaped(warned[0]).startswith(beacon + ":")
+    assert beacon not in warned[0]  # escaped: shown as typed, not as an image
+    at.button[[b.label for b in at.button].index("Pause this doctor")].click().run()
+    assert not at.exception, at.exception
+    done = [s.value for s in at.success if "Paused" in s.value]
+    assert done and beacon not in done[0] and beacon in _unescaped(done[0])
