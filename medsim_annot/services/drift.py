@@ -26,12 +26,13 @@ from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services.quality import check_answers
-from medsim_annot.services.studies import rating_history, ratings_version
+from medsim_annot.services.studies import HISTORY_COLUMNS, rating_history, ratings_version
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats import drift as drift_stats
+from medsim_annot.storage import arrow as arrow_store
 from medsim_annot.storage import events as events_store
 from medsim_annot.storage import guidelines as guideline_store
-from medsim_annot.storage import session_scope
+from medsim_annot.storage import history_arrow, session_scope
 from medsim_annot.storage import studies as store
 
 #: Event kinds this module records.
@@ -165,13 +166,55 @@ def quality_over_time_of(
     return QualityOverTime(counted.table, daily.table, alerts, revs, st, counted.notes)
 
 
+def history_of(study: Study) -> pd.DataFrame:
+    """The frame of :func:`~medsim_annot.services.studies.rating_history` (every saved
+    rating, oldest first, the same columns, types and values), read column-wise
+    (:mod:`medsim_annot.storage.history_arrow`) on SQLite and PostgreSQL: at 300,000
+    ratings the ORM rows cost most of quality over time. Any other store, or values that do
+    not fit the column-wise form, read the ORM rows."""
+    h = None
+    if arrow_store.supports_arrow(study.engine):
+        h = history_arrow.rating_history_arrays(study.engine, study.id)
+    if h is None:
+        return rating_history(study)
+    if not len(h):
+        return pd.DataFrame([], columns=HISTORY_COLUMNS)
+
+    def text(lookup: np.ndarray, codes: np.ndarray) -> pd.Series:
+        return pd.Series(pd.array([str(x) for x in lookup], dtype="str").take(codes))
+
+    def whole(values: np.ndarray, missing: np.ndarray) -> pd.Series:
+        # as pandas infers a column of ints and Nones: int64, float64 with NaN, or Nones
+        if not missing.any():
+            return pd.Series(values)
+        if missing.all():
+            return pd.Series([None] * len(values), dtype=object)
+        return pd.Series(np.where(missing, np.nan, values.astype(np.float64)))
+
+    return pd.DataFrame(
+        {
+            "rating_id": pd.Series(h.rating_id),
+            C.PAIR_ID: text(h.pair_ids, h.pair_code),
+            C.ANNOTATOR: text(h.names, h.annotator_code),
+            C.RATING: text(h.values, h.value_code),
+            C.UNCLEAR: pd.Series(h.unclear),
+            C.COMMENT: text(h.comments, h.comment_code),
+            C.RATED_AT: pd.Series(h.rated_at).dt.tz_localize("UTC"),
+            "elapsed_ms": whole(h.elapsed_ms, h.elapsed_missing),
+            "source": text(h.sources, h.source_code),
+            "slot": text(h.kinds, h.kind_code),
+            "guideline_version": whole(h.guideline_version, h.guideline_missing),
+        }
+    )
+
+
 def quality_over_time(study: Study, *, settings: DriftSettings | None = None) -> QualityOverTime:
     """Quality over time of *study* (its history, check answers, guideline revisions and
     settings)."""
     # Local name: the quality module's settings are the rater checks'.
     tolerance = float(dict(study.config.get("quality") or {}).get("check_tolerance", 0.0))
     return quality_over_time_of(
-        rating_history(study),
+        history_of(study),
         study.scale,
         answers=check_answers(study),
         settings=settings or study_settings(study),
@@ -185,6 +228,11 @@ def quality_over_time(study: Study, *, settings: DriftSettings | None = None) ->
 #: so nothing is ever stale; the oldest entry goes when a fifth arrives.
 _CACHE: dict[tuple, QualityOverTime] = {}
 CACHE_SIZE = 4
+
+
+def clear_cache() -> None:
+    """Forget every cached quality over time (benchmarks: a cold first load)."""
+    _CACHE.clear()
 
 
 def study_quality_over_time(study: Study) -> QualityOverTime:

@@ -762,26 +762,27 @@ def _import_completed(
     }
 
 
+#: The columns of :func:`rating_history`.
+HISTORY_COLUMNS = [
+    "rating_id",
+    C.PAIR_ID,
+    C.ANNOTATOR,
+    C.RATING,
+    C.UNCLEAR,
+    C.COMMENT,
+    C.RATED_AT,
+    "elapsed_ms",
+    "source",
+    "slot",
+    "guideline_version",
+]
+
+
 def rating_history(study: Study) -> pd.DataFrame:
     """Every saved rating (the append-only history), oldest first."""
     with session_scope(study.engine) as s:
         rows = store.rating_history(s, study.id)
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "rating_id",
-            C.PAIR_ID,
-            C.ANNOTATOR,
-            C.RATING,
-            C.UNCLEAR,
-            C.COMMENT,
-            C.RATED_AT,
-            "elapsed_ms",
-            "source",
-            "slot",
-            "guideline_version",
-        ],
-    )
+    return pd.DataFrame(rows, columns=HISTORY_COLUMNS)
 
 
 def ratings_version(study: Study, *, tx: Transaction | None = None) -> tuple[int, int]:
