@@ -121,31 +121,42 @@ def _others_majority(ratings: pd.DataFrame) -> np.ndarray:
 
     The current rating of a doctor on a pair is their latest; the majority of the others
     leaves the doctor's own current rating out."""
+    n = len(ratings)
+    if not n:
+        return np.zeros(0)
     value = ratings[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
-    order = np.arange(len(ratings))
-    key = pd.DataFrame(
-        {"p": ratings[C.PAIR_ID].to_numpy(), "a": ratings[C.ANNOTATOR].to_numpy(), "o": order}
-    )
+    # Integer codes instead of the texts: one factorize per column, then NumPy only.
+    pid, _ = pd.factorize(ratings[C.PAIR_ID])
+    aid, names = pd.factorize(ratings[C.ANNOTATOR])
+    key = pid.astype(np.int64) * max(len(names), 1) + aid
     if C.RATED_AT in ratings.columns:
-        key["t"] = pd.to_datetime(ratings[C.RATED_AT], utc=True).to_numpy()
-        key = key.sort_values(["t", "o"], kind="stable")
-    latest = key.drop_duplicates(["p", "a"], keep="last")
-    cur_v = value[latest["o"].to_numpy()]
+        # naive UTC: a tz-aware column's to_numpy() is one Timestamp object per rating
+        t = pd.to_datetime(ratings[C.RATED_AT], utc=True).dt.tz_localize(None).to_numpy()
+        order = np.lexsort((np.arange(n), t))  # by time, then as given (a stable sort)
+    else:
+        order = np.arange(n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    # The current rating of each (pair, doctor): their last in that order.
+    keys, inv = np.unique(key, return_inverse=True)
+    last = np.full(len(keys), -1, dtype=np.int64)
+    np.maximum.at(last, inv, rank)
+    cur_v = value[order[last]]  # per (pair, doctor)
     decisive = ~np.isnan(cur_v)
-    pid, uniq = pd.factorize(latest["p"].to_numpy())
-    pairs = pd.Index(uniq)
     vals, vidx = np.unique(cur_v[decisive], return_inverse=True)
     nv = len(vals)
     if nv == 0:
-        return np.full(len(ratings), np.nan)
-    counts = np.zeros((len(pairs), nv))
-    np.add.at(counts, (pid[decisive], vidx), 1.0)
-    # the doctor's own current value on the pair, per (pair, annotator)
-    own = pd.Series(cur_v, index=pd.MultiIndex.from_arrays([latest["p"], latest["a"]]))
-    r_pair = pairs.get_indexer(ratings[C.PAIR_ID].to_numpy())
-    mine = own.reindex(pd.MultiIndex.from_arrays([ratings[C.PAIR_ID], ratings[C.ANNOTATOR]]))
-    mine = mine.to_numpy(dtype=np.float64)
-    others = counts[r_pair].copy()
+        return np.full(n, np.nan)
+    n_pairs = int(pid.max()) + 1
+    key_pair = keys // max(len(names), 1)
+    counts = (
+        np.bincount(key_pair[decisive] * nv + vidx, minlength=n_pairs * nv)
+        .reshape(n_pairs, nv)
+        .astype(np.float64)
+    )
+    # the doctor's own current value on the pair, per rating
+    mine = cur_v[inv]
+    others = counts[pid].copy()
     has_own = ~np.isnan(mine)
     own_idx = np.searchsorted(vals, mine[has_own])
     others[np.flatnonzero(has_own), own_idx] -= 1.0
@@ -347,7 +358,13 @@ def drift_alerts(
                 continue
             level = float(base[k_col].sum()) / n_base
             base_low, _ = wilson_interval(int(base[k_col].sum()), n_base)
-            for _, row in rest.iterrows():
+            # Only the windows below the margin can raise it (k / n is the same IEEE
+            # division in NumPy and Python): the rest are looked at one by one.
+            ns = rest[n_col].to_numpy(dtype=np.int64)
+            ks = rest[k_col].to_numpy(dtype=np.int64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                below = (ns >= MIN_METRIC_N) & (ks / np.maximum(ns, 1) < (1.0 - m) * level)
+            for _, row in rest.iloc[np.flatnonzero(below)].iterrows():
                 n = int(row[n_col])
                 if n < MIN_METRIC_N:
                     continue

@@ -128,6 +128,14 @@ _PER_RATING = tuple(f for f in HistoryArrays.__dataclass_fields__ if f not in _L
 
 
 # --------------------------------------------------------------------------- SQLite
+def _ids_texts(model: Any, text: Any, study_id: int) -> Any:
+    """One row: the count, ids and one text column of *model*'s rows of a study, each a
+    ``group_concat`` (no Python object per row)."""
+    return select(func.count(), func.group_concat(model.id), arrow._text_column(text)).where(
+        model.study_id == study_id
+    )
+
+
 def _sqlite(source: Source, study_id: int) -> HistoryArrays | None:
     r = Rating.__table__.c
     # Booleans and comparisons are 0 or 1 in SQLite (as in arrow._sqlite).
@@ -147,7 +155,6 @@ def _sqlite(source: Source, study_id: int) -> HistoryArrays | None:
         arrow._text_column(r.value),
         arrow._text_column(r.source),
     ).where(r.study_id == study_id)
-    q_slots, q_items, q_anns = _small_tables(study_id)
     engine = engine_of(source)
     with arrow._snapshot(source) as cursor:
         row = arrow._one(cursor, engine, ratings)
@@ -157,15 +164,13 @@ def _sqlite(source: Source, study_id: int) -> HistoryArrays | None:
         code = arrow._ints(packs, n)
         comments, comment_code = arrow._comments(cursor, engine, study_id, rid, (code & 4) > 0)
         small = []
-        for q in (q_slots, q_items, q_anns):
-            arrow._execute(cursor, engine, q)
-            got = cursor.fetchall()
-            small.append(
-                (
-                    np.array([int(i) for i, _ in got], dtype=np.int64),
-                    pa.array([str(t) for _, t in got], pa.string()),
-                )
-            )
+        for model, text in (
+            (Assignment, Assignment.kind),
+            (Item, Item.pair_id),
+            (Annotator, Annotator.name),
+        ):
+            count, ids, texts = arrow._one(cursor, engine, _ids_texts(model, text, study_id))
+            small.append((arrow._ints(ids, int(count)), arrow._texts(texts, int(count))))
     rated_at = arrow._times(times, n)
     values = arrow._texts(value_text, n)
     sources = arrow._texts(source_text, n)
