@@ -181,7 +181,7 @@ def history_of(study: Study) -> pd.DataFrame:
         return pd.DataFrame([], columns=HISTORY_COLUMNS)
 
     def text(lookup: np.ndarray, codes: np.ndarray) -> pd.Series:
-        return pd.Series(pd.array([str(x) for x in lookup], dtype="str").take(codes))
+        return pd.Series(pd.array(lookup, dtype="str").take(codes))
 
     def whole(values: np.ndarray, missing: np.ndarray) -> pd.Series:
         # as pandas infers a column of ints and Nones: int64, float64 with NaN, or Nones

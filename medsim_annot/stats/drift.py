@@ -231,17 +231,14 @@ def quality_windows(
     majority = _others_majority(frame) if len(frame) else np.zeros(0)
     value = frame[C.VALUE].to_numpy(dtype=np.float64, na_value=np.nan)
     at = pd.to_datetime(frame[C.RATED_AT], utc=True).dt.tz_localize(None)  # naive UTC
-    order = pd.DataFrame(
-        {
-            "a": frame[C.ANNOTATOR].astype(str).to_numpy(),
-            "t": at.to_numpy(),
-            "o": np.arange(len(frame)),
-        }
-    ).sort_values(["a", "t", "o"], kind="stable")
-    idx = order["o"].to_numpy()
-    who = order["a"].to_numpy()
+    # Sorted by doctor (codes in the names' sorted order), time, then as given.
+    a_code, a_names = pd.factorize(frame[C.ANNOTATOR].astype(str), sort=True)
+    idx = np.lexsort((np.arange(len(frame)), at.to_numpy(), a_code))
+    a_sorted = a_code[idx]
+    who = np.asarray(a_names, dtype=object)[a_sorted]
     if by == "count":
-        pos = order.groupby("a", sort=False).cumcount().to_numpy()
+        # position of each rating among its doctor's: its index minus where they start
+        pos = np.arange(len(idx)) - np.searchsorted(a_sorted, a_sorted, side="left")
         win = pos // size
     else:
         day = at.to_numpy()[idx].astype("datetime64[D]")
