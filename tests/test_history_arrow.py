@@ -112,3 +112,35 @@ def test_quality_over_time_from_the_fast_read_is_the_orm_one(study):
     pd.testing.assert_frame_equal(fast.days, orm.days)
     pd.testing.assert_frame_equal(fast.alerts, orm.alerts)
     assert fast.notes == orm.notes
+
+
+def test_a_text_the_column_wise_read_cannot_cut_falls_back_to_the_orm_read(study):
+    s = open_study("hist")
+    A.submit_rating(study["ann"], 0, "same", elapsed_ms=100)
+    row = rating_history(s).iloc[0]
+    with session_scope(s.engine) as tx:
+        ids = tx.execute(
+            select(Rating.annotator_id, Rating.item_id, Rating.assignment_id).where(
+                Rating.id == int(row["rating_id"])
+            )
+        ).one()
+        insert_ratings(
+            tx,
+            [
+                {
+                    "study_id": s.id,
+                    "annotator_id": ids[0],
+                    "item_id": ids[1],
+                    "assignment_id": ids[2],
+                    "value": "not_same",
+                    "unclear": False,
+                    "comment": "",
+                    "rated_at": dt.datetime(2026, 3, 1, tzinfo=dt.UTC),
+                    "elapsed_ms": 5,
+                    "source": "odd\x1fsource",  # the SQLite read's separator
+                }
+            ],
+        )
+    if s.engine.dialect.name == "sqlite":
+        assert rating_history_arrays(s.engine, s.id) is None
+    pd.testing.assert_frame_equal(svc.history_of(s), rating_history(s))
