@@ -505,8 +505,11 @@ _PAIRS_UPLOAD = (
 
 def _file_dialog_by_keys(page, frames: Frames):
     """Tab (or Shift+Tab, when the focus starts below it) to the "Pairs file" uploader's
-    button and press Enter once: the file dialog. No second Enter: a dropped key event is a
-    failure to see (with the page's frames), not something to retry away."""
+    button and press Space once: the file dialog. Space, not Enter: on Streamlit's uploader
+    Enter reaches both the button and the drop zone around it, which open the dialog twice
+    in one gesture, and chromium then shows none (reproduced by hand: Enter opens nothing,
+    Space and a click do). No second press: a dropped key event is a failure to see (with
+    the page's frames), not something to retry away."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     _settled(page)  # no script run redraws the uploader under the focus
@@ -519,14 +522,14 @@ def _file_dialog_by_keys(page, frames: Frames):
         " && !u.contains(a)); }"
     )
     _tab_to(page, _PAIRS_UPLOAD, back=below)
-    frames.note("focus on the Pairs file button; Enter")
+    frames.note("focus on the Pairs file button; Space")
     try:
         with page.expect_file_chooser(timeout=20000) as chooser:
-            page.keyboard.press("Enter")
+            page.keyboard.press("Space")
     except PlaywrightTimeoutError as exc:
         focused = f"() => {{ const e = document.activeElement; return !!e && ({_PAIRS_UPLOAD}); }}"
         raise AssertionError(
-            "one Enter on the Pairs file uploader's button opened no file dialog within 20 s"
+            "one Space on the Pairs file uploader's button opened no file dialog within 20 s"
             f" (focus still on it: {page.evaluate(focused)}); " + page_report(page, frames)
         ) from exc
     return chooser.value
