@@ -146,10 +146,10 @@ def uniform_rules(g: Group, rng: np.random.Generator, target: float) -> dict[str
     nu = big_n - n
     interval = "score" if g.bounds == (0.0, 1.0) else "wald"
     args = (n, sy, syy, sf, syf, sff, nu, tf - sf, tff - sff)
-    rep = ppi_from_sums(*args, confidence=0.95, interval=interval, bounds=g.bounds)
-    chk = ppi_from_sums(
-        *args, confidence=STOP_CONFIDENCE, interval=interval, bounds=g.bounds, lam=rep["lam"]
-    )
+    # the sequential rule's interval: the score form with its variance floor (ppi_group_stopping)
+    rule = dict(interval=interval, bounds=g.bounds, floor=True)
+    rep = ppi_from_sums(*args, confidence=0.95, **rule)
+    chk = ppi_from_sums(*args, confidence=STOP_CONFIDENCE, lam=rep["lam"], **rule)
     # the classical rule's own interval: Wilson (the score form at λ = 0) / Wald
     cl_chk = ppi_from_sums(
         *args, confidence=STOP_CONFIDENCE, interval=interval, bounds=g.bounds, lam=0.0
@@ -218,7 +218,7 @@ def simulate(score: str, scale: str, big_n: int, sims: int, seed: int) -> dict:
             plans["active"].append(
                 plan_labels(g.f, g.u**2, pi, target=target, adjust=adj, active=True)
             )
-            plans["ppi"].append(plan_labels(g.f, g.u**2, np.ones(big_n), target=target))
+            plans["ppi"].append(plan_labels(g.f, g.u**2, np.ones(big_n), target=target, score=adj))
             plans["drawn"].append(float(pi.sum()))
     return {
         "median": {k: float(np.median(v)) for k, v in labels.items()},

@@ -164,6 +164,7 @@ def sequential_paths(y: np.ndarray, f: np.ndarray, *, confidence: float):
         tff - cff,
         confidence=confidence,
         interval="score",
+        floor=True,  # the sequential rule's interval (ppi_group_stopping)
     )
 
 

@@ -24,7 +24,7 @@ from scipy.stats import norm
 from data_schemas.options import CONFIDENCE
 from medsim_annot.errors import UsageProblem
 
-from .ppi import STOP_CONFIDENCE, PPIEstimate, PPIStopping, gain_note
+from .ppi import STOP_CONFIDENCE, PPIEstimate, PPIStopping, gain_note, ppi_from_sums
 
 #: Default share of a group's uniform mixture: every pair keeps at least this weight
 #: relative to the mean (the "floor" of the mixture).
@@ -433,6 +433,7 @@ def plan_labels(
     min_labels: int = 20,
     adjust: bool = False,
     active: bool | None = None,
+    score: bool = False,
 ) -> int:
     """Labelled pairs a group needs for a half-width of *target*, from the predictions of
     its pairs: uniform PPI++ when every π is equal, active serving otherwise.
@@ -448,6 +449,10 @@ def plan_labels(
     active : bool, optional
         Plan :func:`active_mean` (True: f̄ over all N pairs) or uniform PPI++ (False: f̄
         over the unlabelled ones); ``None``: active when the π differ.
+    score : bool
+        Uniform serving of a 0/1 outcome: plan the sequential rule's own interval (the
+        floored score form of :func:`medsim_annot.stats.ppi.ppi_group_stopping`) evaluated
+        at the expected sums after *n* labels, instead of the Wald variance below.
     target, confidence :
         The half-width and the level it is checked at (the rule's 97.5 %).
 
@@ -499,6 +504,10 @@ def plan_labels(
     a = p.sum() / big_n**2 * ((v / p).sum() + (1 - lam) ** 2 * (dev2 / p).sum())
     n = np.arange(1, cap + 1, dtype=np.float64)[None, :]
     pool = np.maximum(big_n - n, 1.0) if uniform else np.full_like(n, float(big_n))
+    if score and uniform:
+        return _plan_uniform_score(
+            f, v, z=z, confidence=confidence, target=target, min_labels=min_labels
+        )
     if adjust and not uniform:
         # the Agresti–Coull pseudo-labels of active_from_sums(adjust=True): z² of them, of
         # the mean weight (W grows from n w̄ to (n + z²) w̄), half 1 and half 0 — the
@@ -510,3 +519,34 @@ def plan_labels(
     ok = np.flatnonzero(z * np.sqrt(var.min(axis=0)) <= target + 1e-12)
     need = int(n[0, ok[0]]) if len(ok) else cap
     return int(min(max(need, min_labels), cap))
+
+
+def _plan_uniform_score(
+    f: np.ndarray, v: np.ndarray, *, z: float, confidence: float, target: float, min_labels: int
+) -> int:
+    """:func:`plan_labels` for uniform serving of a 0/1 outcome: the least *n* whose
+    sequential-rule interval (:func:`~medsim_annot.stats.ppi.ppi_from_sums`, score form with
+    its floor, power-tuned λ) at the expected sums of *n* labelled pairs (calibrated: E[Y] =
+    f̄, E[Y²] = mean(v + f²), E[Yf] = mean(f²)) is within *target*."""
+    big_n = len(f)
+    n = np.arange(1, big_n + 1, dtype=np.float64)
+    mf, mff = float(f.mean()), float((f * f).mean())
+    myy = float((v + f * f).mean())
+    nu = big_n - n
+    r = ppi_from_sums(
+        n,
+        n * mf,
+        n * myy,
+        n * mf,
+        n * mff,
+        n * mff,
+        nu,
+        nu * mf,
+        nu * mff,
+        confidence=confidence,
+        interval="score",
+        floor=True,
+    )
+    ok = np.flatnonzero((r["high"] - r["low"]) / 2 <= target + 1e-12)
+    need = int(n[ok[0]]) if len(ok) else big_n
+    return int(min(max(need, min_labels), big_n))
