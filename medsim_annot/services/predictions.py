@@ -443,9 +443,13 @@ def plan_with_predictions(
     its interval is the PPI++ one, from the pilot's accuracy and the correlation of the
     (cross-fitted) prediction with whether the automatic label was right.
 
-    Each group's classical pairs are scaled by the ratio of
-    :func:`medsim_annot.stats.ppi.labels_needed` with and without predictions (never below
-    the minimum positives + negatives), and its ratings in proportion. The group is finite:
+    Each group's classical pairs are scaled by the ratio of the labels the PPI++ rule needs
+    to those :func:`medsim_annot.stats.ppi.labels_needed` gives without predictions (never
+    below the minimum positives + negatives), and its ratings in proportion. When the
+    planned pairs carry automatic labels, the PPI++ figure is
+    :func:`medsim_annot.stats.active.plan_labels` of the rule's own interval (the floored
+    score form the sequential audit checks) on the scores calibrated on the pilot's
+    verdicts; otherwise the closed form of ``labels_needed`` at the pilot's correlation. The group is finite:
     its predictions average over its own unrated pairs (a group of 400 pairs at ±0.05 with a
     correlation of 0.8 needs ~240 labelled pairs, not the ~120 of an endless pool).
 
@@ -490,18 +494,18 @@ def plan_with_predictions(
             sel = keys == g
             per_group[str(g)] = pilot_correlation(truth[sel], label[sel], scores[sel])
     floor = int(plan_options.get("min_positives", 10)) + int(plan_options.get("min_negatives", 10))
+    by = [c for c in (group_by or []) if c in pairs.columns]
     active = (
-        _active_needs(
-            pairs,
-            [c for c in (group_by or []) if c in pairs.columns],
-            scores,
-            truth,
-            predictions,
-            target_ci,
-            file,
-        )
+        _needs_from_scores(pairs, by, scores, truth, predictions, target_ci, file, active=True)
         if sampling == "active"
         else None
+    )
+    # Uniform serving stops on the floored score interval: planned from the calibrated scores
+    # of the planned pairs when they carry automatic labels (else the closed form below).
+    uniform = (
+        _needs_from_scores(pairs, by, scores, truth, predictions, target_ci, file, active=False)
+        if C.AUTO_LABEL in pairs.columns
+        else {}
     )
     active_total = 0
     groups = {}
@@ -514,6 +518,7 @@ def plan_with_predictions(
         classical, with_pred = labels_needed(
             acc, src["correlation"], target=target_ci, pairs=int(row["pairs"])
         )
+        with_pred = uniform.get(g, with_pred)
         ratio = with_pred / classical if classical else 1.0
         rated = min(row["pairs"], max(int(np.ceil(row["pairs_rated"] * ratio)), floor))
         rated = min(rated, row["pairs_rated"])
@@ -569,7 +574,7 @@ def plan_with_predictions(
     return base
 
 
-def _active_needs(
+def _needs_from_scores(
     pairs: pd.DataFrame,
     group_by: list[str],
     pilot_scores: np.ndarray,
@@ -577,9 +582,13 @@ def _active_needs(
     predictions: pd.Series,
     target_ci: float,
     file: str | None,
+    *,
+    active: bool,
 ) -> dict[str, int]:
-    """Per group of *pairs*: the labelled pairs active serving needs, from the scores
-    calibrated on the pilot's verdicts (cross-fitted fold models) into P(same)."""
+    """Per group of *pairs*: the labelled pairs the sequential audit needs, from the scores
+    calibrated on the pilot's verdicts (cross-fitted fold models) into P(same) — under
+    active serving (*active*), or under uniform serving with the rule's own interval (the
+    floored score form of :func:`medsim_annot.stats.ppi.ppi_group_stopping`)."""
     if C.AUTO_LABEL not in pairs.columns:
         raise InputError.single(
             "required column is missing (active serving is planned on the automatic labels)",
@@ -601,10 +610,20 @@ def _active_needs(
         sel = (keys == g) & ~np.isnan(label)
         if not sel.any():
             continue
-        pi = sampling_probabilities(uncertainty(p[sel]))
-        out[str(g)] = plan_labels(
-            f[sel], f[sel] * (1 - f[sel]), pi, target=target_ci, adjust=True, active=True
-        )
+        if active:
+            pi = sampling_probabilities(uncertainty(p[sel]))
+            out[str(g)] = plan_labels(
+                f[sel], f[sel] * (1 - f[sel]), pi, target=target_ci, adjust=True, active=True
+            )
+        else:
+            out[str(g)] = plan_labels(
+                f[sel],
+                f[sel] * (1 - f[sel]),
+                np.ones(int(sel.sum())),
+                target=target_ci,
+                active=False,
+                score=True,
+            )
     return out
 
 
