@@ -36,7 +36,7 @@ from medsim_annot.services.people.sso import (
 )
 from medsim_annot.services.people.throttle import ThrottledError
 from medsim_annot.services.rating_queue import STORE_ERRORS
-from pages import _ui
+from pages import _i18n, _ui
 from pages._registry import ROLES, pages_for
 
 HERE = Path(__file__).resolve().parent
@@ -56,6 +56,8 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
 )
 st.session_state[_ui.ROUTED] = True
+# The person's language for every text of this run (and <html lang dir>): pages/_i18n.py.
+_i18n.apply()
 STORE_DOWN = (
     "The rating store cannot be reached right now, so your code could not be checked. "
     "Nothing is lost: try again in a moment."

@@ -43,6 +43,7 @@ from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
+from pages import _i18n
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -180,6 +181,8 @@ def requires(need: str, *, page: bool = False) -> Callable[[F], F]:
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kwargs: Any) -> Any:
+            # Callbacks and fragments run without app.py: their texts need the language too.
+            _i18n.use_page_language()
             refusal = session_refusal(need)
             if refusal is not None:
                 _refuse(refusal, page=page)
