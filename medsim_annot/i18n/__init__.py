@@ -17,6 +17,8 @@ language and sets it here.
 
 from __future__ import annotations
 
+from data_schemas import _text
+
 from .catalog import translations
 from .format import DASH, fmt_date, fmt_decimal, fmt_int, fmt_percent
 from .languages import (
@@ -70,3 +72,7 @@ def tn(singular: str, plural: str, n: int, /, **values: object) -> str:
     *values* (pass the formatted count yourself, e.g. ``n=fmt_int(n)``)."""
     text = translations(current_language()).ngettext(singular, plural, n)
     return text.format(**values) if values else text
+
+
+# The data contracts (data_schemas, which imports nothing of ours) translate through these.
+_text.install(t, tn)

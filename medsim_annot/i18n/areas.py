@@ -10,6 +10,15 @@ from fnmatch import fnmatch
 
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
+        "languages",
+        (
+            "pages/_languages.py",
+            "medsim_annot/services/people/language.py",
+            "medsim_annot/services/study_texts.py",
+            "data_schemas/texts.py",
+        ),
+    ),
+    (
         "annotate",
         (
             "app.py",

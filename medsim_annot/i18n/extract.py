@@ -20,7 +20,14 @@ from .catalog import DOMAIN_DIR, LOCALE_DIR
 from .languages import LANGUAGES, SOURCE
 
 ROOT = LOCALE_DIR.parent.parent
-KEYWORDS: dict[str, tuple[int, ...] | None] = {"t": None, "tn": (1, 2), "N_": None}
+#: ``t``/``tn``/``N_`` (medsim_annot.i18n) and ``tr``/``trn`` (data_schemas/_text.py).
+KEYWORDS: dict[str, tuple[int, ...] | None] = {
+    "t": None,
+    "tn": (1, 2),
+    "N_": None,
+    "tr": None,
+    "trn": (1, 2),
+}
 PROJECT = "medsim-annot"
 _PLACEHOLDER = re.compile(r"\{([^{}:!]*)[^{}]*\}")
 
