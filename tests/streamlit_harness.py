@@ -5,6 +5,7 @@ own environment, and Debian's chromium driven by Playwright."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -52,8 +53,22 @@ def start_streamlit(
     )
 
 
+#: Where each server start is noted (one line: seconds to healthy, script, the test that
+#: started it), when set: ``MEDSIM_TEST_SERVER_LOG=starts.txt pytest ...``; the
+#: server-start count that docs/testing.md asks new browser modules to keep down.
+SERVER_LOG = os.environ.get("MEDSIM_TEST_SERVER_LOG", "")
+
+
+def _note_start(seconds: float, script: str) -> None:
+    if SERVER_LOG:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+        with open(SERVER_LOG, "a") as out:
+            out.write(f"{seconds:6.2f} s  {script}  {test}\n")
+
+
 def _start_once(env, log_path: Path, port: int, timeout: float, script: str, args):
     """The server on *port*, ``None`` if another process holds the port."""
+    t0 = time.monotonic()
     with open(log_path, "a") as log:
         proc = subprocess.Popen(
             [
@@ -84,6 +99,7 @@ def _start_once(env, log_path: Path, port: int, timeout: float, script: str, arg
             try:
                 with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
                     if r.status == 200:
+                        _note_start(time.monotonic() - t0, script)
                         return proc, base
             except OSError:
                 pass

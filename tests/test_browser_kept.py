@@ -10,22 +10,21 @@
   and leaves nothing of the doctor's in localStorage or sessionStorage — no free-text
   comment either.
 
-Each fails on the code before this change (the planted list was adopted and stored, kept
-lists were sent without asking, sign-out left the list and its comments in the browser).
+Served by the run's shared app (tests/conftest.py ``served_app``). Each fails on the code
+before this change (the planted list was adopted and stored, kept lists were sent without
+asking, sign-out left the list and its comments in the browser).
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
 import pytest
 
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium
 from tests.widget_drive import press_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -119,14 +118,10 @@ def _click_sign_out(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("kept")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    _engine(url)  # migrate before the server starts
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``); this module's studies
+    there are named ward, offer and signout."""
+    return served_app
 
 
 @pytest.fixture(scope="module")

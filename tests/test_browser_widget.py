@@ -1,6 +1,8 @@
 """The annotation widget in a real browser, and the page side of its versioned, ordered saves.
 
-Playwright drives Debian's chromium against ``streamlit run serve.py``. Every key press is
+Playwright drives Debian's chromium against ``streamlit run serve.py`` (the run's shared app,
+tests/conftest.py ``served_app``, but for the kill -9 and store-outage tests, which start
+servers of their own). Every key press is
 recorded in the page itself (a capture listener notes the pair on screen at the press, a
 bubbling listener whether the widget took it or showed it as ignored), and the store is read
 afterwards: every stored rating must be for the pair on screen at its press, in order, none
@@ -19,13 +21,10 @@ from sqlalchemy import select
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from data_schemas.widget import RATINGS_PATH
-from tests.conftest import ROOT
 from tests.ports import free_port
 from tests.streamlit_harness import (
     chromium,
-    require_chromium,
     start_streamlit,
-    streamlit_server,
 )
 from tests.widget_drive import press_shown, wait_shown
 
@@ -157,14 +156,12 @@ def _accepted(page) -> tuple[list[dict], int]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("widget")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    _engine(url)  # migrate before the server starts
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "tmp": tmp, "env": env}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``); this module's studies
+    there are named fast, keys, design, tabs, twoone, rest and closed. The kill -9 and
+    store-outage tests start servers of their own (their ``env`` is the shared one's with
+    another store)."""
+    return served_app
 
 
 @pytest.fixture(scope="module")
