@@ -119,8 +119,10 @@ class Nginx:
             f"error_log {folder / 'error.log'} warn;\n"
             "events { worker_connections 4096; }\n"
             "http {\n"
-            # which app server answered each request (the tests check both did)
-            "    log_format upstreams '$request_method $uri $status $upstream_addr';\n"
+            # which app server answered each request, and for which simulated doctor
+            # (tests/load.py sends X-Load-Doctor): the tests check both servers did
+            "    log_format upstreams '$request_method $uri $status $http_x_load_doctor "
+            "$upstream_addr';\n"
             f"    access_log {folder / 'upstreams.log'} upstreams;\n"
             f"{temps}\n"
             f"    include {folder / 'medsim.conf'};\n"
