@@ -5,15 +5,17 @@ already uses both. What makes scale-out work can, on PostgreSQL, behind the ngin
 configuration of docs/deploy.md (``tests/nginx_proxy.py``), with simulated doctors
 (``tests/load.py``) at a fixed load below the knee, ``LOAD_RATE`` presses/s:
 
-1. **Per-press cost does not grow with processes.** The CPU of every process involved —
-   the app servers (with their children), PostgreSQL (the backends of the bench database,
-   the postmaster itself and its background processes: WAL writer, checkpointer, ...) and
-   nginx (master and workers) — read from ``/proc/PID/stat`` (utime + stime) over a window
-   of ``MEASURE_S`` seconds (after ``WARM_S`` seconds of the same load), divided by the
-   presses made in it; one app process behind
-   nginx, then two, alternately ``ROUNDS`` times, same run. Goal: two ≤ 1.15× one.
-   PostgreSQL backends are read every ``SAMPLE_S`` seconds (one that starts and ends
-   between two readings is missed; the number of backends seen is printed).
+1. **Per-press cost does not grow with processes.** One run at that load through nginx, in
+   which nginx is pointed (``nginx -s reload``) every ``BLOCK_S`` seconds at one app process
+   or at two, in ABBA order ``ROUNDS`` times (a drift in what else the machine runs cancels
+   out; both processes are warm, their pools open). The CPU of every process involved — the
+   app server(s) in use (with their children), PostgreSQL (the backends of the bench
+   database and the postmaster's own time; its background processes serve every database
+   of the server and are printed apart) and nginx (master, workers, replaced workers) —
+   read from ``/proc/PID/stat`` (utime + stime) every ``SAMPLE_S`` seconds, from
+   ``SETTLE_S`` after each switch to the block's end, divided by the presses made in that
+   time. Goal: two processes ≤ 1.15× one. (A backend that starts and ends between two
+   readings is missed; the connections opened are counted.)
 2. **Any process serves any doctor.** nginx logs which app server answered each request
    and the doctor it came from (the load sends ``X-Load-Doctor``); goal: every doctor's
    requests answered by both processes, each press stored exactly once (live version
@@ -31,8 +33,8 @@ configuration of docs/deploy.md (``tests/nginx_proxy.py``), with simulated docto
 The load is 127.0.0.1 only, bounded in doctors and seconds. A fresh PostgreSQL database
 (dropped afterwards) on the server of ``MEDSIM_BENCH_POSTGRES_URL`` or
 ``MEDSIM_TEST_POSTGRES_URL``; skipped without one or without nginx. Environment
-(defaults): ``MEDSIM_BENCH_SCALE_RATE`` (40 presses/s), ``MEDSIM_BENCH_SCALE_SECONDS``
-(30), ``MEDSIM_BENCH_SCALE_WARM`` (10), ``MEDSIM_BENCH_SCALE_ROUNDS`` (2),
+(defaults): ``MEDSIM_BENCH_SCALE_RATE`` (40 presses/s), ``MEDSIM_BENCH_SCALE_BLOCK_S``
+(15), ``MEDSIM_BENCH_SCALE_WARM`` (10), ``MEDSIM_BENCH_SCALE_ROUNDS`` (2: 8 blocks),
 ``MEDSIM_BENCH_KILL_SECONDS`` (30; 0: no kill run).
 """
 
@@ -60,8 +62,11 @@ from benchmarks.bench_capacity import (
 )
 
 LOAD_RATE = float(os.environ.get("MEDSIM_BENCH_SCALE_RATE", "40"))
-MEASURE_S = float(os.environ.get("MEDSIM_BENCH_SCALE_SECONDS", "30"))
+BLOCK_S = float(os.environ.get("MEDSIM_BENCH_SCALE_BLOCK_S", "15"))
 ROUNDS = int(os.environ.get("MEDSIM_BENCH_SCALE_ROUNDS", "2"))
+#: Left out of each block's figures: nginx's workers replaced, the doctors' connections to
+#: it opened again, requests sent before the switch answered.
+SETTLE_S = PACE_S + 0.5
 #: The load runs this long before the measured window: every pooled connection opened and
 #: its statements prepared, every code path of the app process run once.
 WARM_S = float(os.environ.get("MEDSIM_BENCH_SCALE_WARM", "10"))
@@ -185,19 +190,45 @@ def _sockets_to_pg(pid: int) -> set[int]:
     return ports
 
 
-# ---- one measured run ------------------------------------------------------------------------
+# ---- one app process against two, interleaved in one run ----------------------------------
+@dataclass
+class Block:
+    """A stretch of the run in which nginx sends the ratings to *servers* app processes."""
+
+    servers: int
+    start: float
+    end: float = 0.0
+    log_from: int = 0  # offsets in nginx's access log
+    log_to: int = 0
+
+
+@dataclass
+class Mark:
+    at: float
+    app: dict[int, float]  # app server pid -> CPU seconds
+    nginx: float
+    pg: dict[int, float]  # PostgreSQL pid -> CPU seconds
+    connections: dict[int, int]  # app server pid -> its connections to PostgreSQL
+
+
 @dataclass
 class Measured:
+    """CPU seconds spent and presses made in the blocks with *servers* app processes."""
+
+    servers: int
     presses: int = 0
+    seconds: float = 0.0
     app: float = 0.0
-    pg: float = 0.0
+    pg_backends: float = 0.0
+    pg_postmaster: float = 0.0
+    pg_background: float = 0.0  # shared with every database of the server: printed apart
     nginx: float = 0.0
-    pg_backends: int = 0  # backends of the bench database that worked in the window
-    pg_new: int = 0  # of them, started in the window (connections opened)
-    connections: list[dict[int, int]] = field(default_factory=list)  # per sample: pid -> n
-    served: dict[str, list[str]] = field(default_factory=dict)  # doctor -> servers, in order
-    bad: int = 0  # lost + doubled + unacknowledged + live version errors + refused
-    detail: str = ""
+    new_backends: int = 0
+    connections: list[dict[int, int]] = field(default_factory=list)
+
+    @property
+    def pg(self) -> float:
+        return self.pg_backends + self.pg_postmaster
 
     @property
     def total(self) -> float:
@@ -221,15 +252,16 @@ def _tier(url: str, tmp: Path, n: int):
         # One process: the config's two upstream entries name the same server.
         pair = (ports[0], ports[-1])
         proxy = stack.enter_context(Nginx(tmp / f"nginx-{uuid.uuid4().hex[:6]}", pair, workers=2))
-        yield [p for p, _ in procs], proxy
+        yield [p for p, _ in procs], ports, proxy
 
 
-def _served(log: Path) -> dict[str, list[str]]:
-    """Doctor -> the app server that answered each of its ratings requests, in order (the
-    access log of :class:`tests.nginx_proxy.Nginx`: method, path, status, doctor, upstream;
-    after a failed attempt the upstream field lists both, the last one answered)."""
+def _served(text: str) -> dict[str, list[str]]:
+    """Doctor -> the app server that answered each of its ratings requests, in order, from
+    lines of the access log of :class:`tests.nginx_proxy.Nginx` (method, path, status,
+    doctor, upstream; after a failed attempt the upstream field lists both, the last one
+    answered)."""
     out: dict[str, list[str]] = defaultdict(list)
-    for line in log.read_text().splitlines():
+    for line in text.splitlines():
         parts = line.split(" ", 4)
         if len(parts) == 5 and parts[1].startswith("/api/") and parts[2] == "200":
             out[parts[3]].append(parts[4].rsplit(" ", 1)[-1])
@@ -253,62 +285,6 @@ def _exactly_once(url: str, idents, run) -> tuple[int, str]:
     )
 
 
-def _measure(url: str, tmp: Path, n: int, idents, doctors, warm, pg: PgCpu) -> Measured:
-    """*n* app processes behind nginx at :data:`LOAD_RATE` presses/s; CPU of everything over
-    the window from one press interval in to the end of the presses."""
-    from tests.load import Pace, run_load
-
-    out = Measured()
-    with _tier(url, tmp, n) as (procs, proxy):
-        run_load(
-            proxy.base,
-            warm,
-            steps=[(len(warm), 20.0)],
-            pace=Pace(0.3, 0.05, 0.2),
-            max_presses=20,
-            verify=False,
-        )
-        (proxy.folder / "upstreams.log").write_text("")  # the measured run only from here
-        marks: list[tuple[float, float, float, dict[int, float]]] = []
-        stop = threading.Event()
-        conns: list[dict[int, int]] = []
-
-        def sample() -> None:
-            while not stop.wait(SAMPLE_S):
-                app = sum(tree_cpu([p.pid]) for p in procs)
-                marks.append((time.monotonic(), app, tree_cpu(proxy.pids()[:1]), pg.snapshot()))
-                with pg.lock:
-                    ports = dict(pg.backends_by_port)
-                conns.append({p.pid: len(_sockets_to_pg(p.pid) & ports.keys()) for p in procs})
-
-        t = threading.Thread(target=sample, daemon=True)
-        t.start()
-        run = run_load(
-            proxy.base,
-            doctors,
-            steps=[(len(doctors), WARM_S + MEASURE_S)],
-            pace=Pace(),
-            drain_s=30.0,
-            verify=False,
-        )
-        stop.set()
-        t.join()
-        out.served = _served(proxy.folder / "upstreams.log")
-    out.bad, out.detail = _exactly_once(url, idents, run)
-    step = run.steps[0]
-    since, until = step.start + WARM_S, step.end
-    inside = [m for m in marks if since <= m[0] <= until]
-    if len(inside) < 2:
-        return out
-    (t0, a0, n0, p0), (t1, a1, n1, p1) = inside[0], inside[-1]
-    out.presses = sum(t0 <= p.at < t1 for p in run.tally.presses)
-    out.app, out.nginx, out.pg = a1 - a0, n1 - n0, PgCpu.spent(p0, p1)
-    worked = [p for p in p1 if pg.kind.get(p) == "backend" and p1[p] > p0.get(p, 0.0)]
-    out.pg_backends, out.pg_new = len(worked), sum(p not in p0 for p in worked)
-    out.connections = [c for tm, c in zip([m[0] for m in marks], conns) if since <= tm <= until]
-    return out
-
-
 def _doctors(url: str, n: int, presses_each: int):
     from medsim_annot.storage import get_engine
     from tests.load import mint_tokens
@@ -317,28 +293,121 @@ def _doctors(url: str, n: int, presses_each: int):
     return idents, mint_tokens(get_engine(url), idents)
 
 
-def _cost(report, url: str, tmp: Path, pg: PgCpu) -> dict[int, list[Measured]]:
+def _tally(block: Block, marks: list[Mark], presses: list[float], pg: PgCpu, out: Measured):
+    """Add what *block* cost (from SETTLE_S after its start to its end) to *out*."""
+    inside = [m for m in marks if block.start + SETTLE_S <= m.at <= block.end]
+    if len(inside) < 2:
+        return
+    m0, m1 = inside[0], inside[-1]
+    out.presses += sum(m0.at <= t < m1.at for t in presses)
+    out.seconds += m1.at - m0.at
+    used = list(m1.app)[: out.servers]  # one process: the first server only
+    out.app += sum(m1.app[p] - m0.app[p] for p in used)
+    out.nginx += m1.nginx - m0.nginx
+    for pid, cpu in m1.pg.items():
+        spent = cpu - m0.pg.get(pid, 0.0)  # a backend new in the block counts from 0
+        kind = pg.kind.get(pid)
+        if kind == "backend":
+            out.pg_backends += spent
+            out.new_backends += pid not in m0.pg and spent > 0
+        elif kind == "postmaster":
+            out.pg_postmaster += spent
+        else:
+            out.pg_background += spent
+    out.connections += [{p: m.connections[p] for p in used} for m in inside]
+
+
+def _interleaved(url: str, tmp: Path, pg: PgCpu):
+    """One run at LOAD_RATE through nginx; every BLOCK_S seconds nginx is pointed at one app
+    process or at two (ABBA order, so a drift in what else the machine runs cancels out)."""
+    from tests.load import Pace, run_load
+
     n_doc = int(round(LOAD_RATE * PACE_S))
-    presses_each = int((WARM_S + MEASURE_S) / PACE_S * 1.5) + 10
-    runs: dict[int, list[Measured]] = {1: [], 2: []}
-    for r in range(ROUNDS):
-        for n in (1, 2):
-            idents, doctors = _doctors(url, n_doc + 2 * n, presses_each)
-            m = _measure(url, tmp, n, idents[:n_doc], doctors[:n_doc], doctors[n_doc:], pg)
-            runs[n].append(m)
-            print(
-                f"  round {r + 1}, {n} app process{'es' if n > 1 else ''}: {m.presses} presses "
-                f"({m.presses / MEASURE_S:.1f}/s); CPU per press: app {m.ms(m.app):.1f} ms, "
-                f"PostgreSQL {m.ms(m.pg):.1f} ms ({m.pg_backends} backends, {m.pg_new} new), nginx "
-                f"{m.ms(m.nginx):.1f} ms, total {m.ms(m.total):.1f} ms",
-                flush=True,
-            )
+    plan = [1, 2, 2, 1] * ROUNDS
+    seconds = WARM_S + len(plan) * BLOCK_S
+    idents, doctors = _doctors(url, n_doc + 4, int(seconds / PACE_S * 1.5) + 10)
+    idents, doctors, warm = idents[:n_doc], doctors[:n_doc], doctors[n_doc:]
+    marks: list[Mark] = []
+    blocks: list[Block] = []
+    with _tier(url, tmp, 2) as (procs, ports, proxy):
+        log = proxy.folder / "upstreams.log"
+        run_load(
+            proxy.base,
+            warm,
+            steps=[(len(warm), 20.0)],
+            pace=Pace(0.3, 0.05, 0.2),
+            max_presses=20,
+            verify=False,
+        )
+        stop = threading.Event()
 
-    def per_press(n: int, what: str = "total") -> float:
-        ms = [m for m in runs[n] if m.presses]
-        return sum(getattr(m, what) for m in ms) / max(1, sum(m.presses for m in ms)) * 1000
+        def sample() -> None:
+            while not stop.wait(SAMPLE_S):
+                with pg.lock:
+                    backends = dict(pg.backends_by_port)
+                marks.append(
+                    Mark(
+                        time.monotonic(),
+                        {p.pid: tree_cpu([p.pid]) for p in procs},
+                        tree_cpu(proxy.pids()[:1]),
+                        pg.snapshot(),
+                        {p.pid: len(_sockets_to_pg(p.pid) & backends.keys()) for p in procs},
+                    )
+                )
 
-    one, two = per_press(1), per_press(2)
+        def switch() -> None:
+            if stop.wait(WARM_S):
+                return
+            for servers in plan:
+                proxy.reload((ports[0], ports[0]) if servers == 1 else (ports[0], ports[1]))
+                block = Block(servers, time.monotonic(), log_from=log.stat().st_size)
+                blocks.append(block)
+                if stop.wait(BLOCK_S):
+                    return
+                block.end, block.log_to = time.monotonic(), log.stat().st_size
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (sample, switch)]
+        for th in threads:
+            th.start()
+        run = run_load(
+            proxy.base,
+            doctors,
+            steps=[(n_doc, seconds + 1.0)],
+            pace=Pace(),
+            drain_s=30.0,
+            verify=False,
+        )
+        stop.set()
+        for th in threads:
+            th.join()
+        text = log.read_bytes()
+    presses = [p.at for p in run.tally.presses]
+    out = {1: Measured(1), 2: Measured(2)}
+    served: dict[str, list[str]] = defaultdict(list)
+    for b in blocks:
+        if not b.end:
+            continue
+        _tally(b, marks, presses, pg, out[b.servers])
+        if b.servers == 2:
+            for doctor, by in _served(text[b.log_from : b.log_to].decode()).items():
+                served[doctor] += by
+    bad, detail = _exactly_once(url, idents, run)
+    return out, dict(served), n_doc, bad, detail
+
+
+def _cost(report, url: str, tmp: Path, pg: PgCpu) -> dict[int, Measured]:
+    out, served, n_doc, bad, detail = _interleaved(url, tmp, pg)
+    for n, m in out.items():
+        print(
+            f"  {n} app process{'es' if n > 1 else ''}: {m.presses} presses in {m.seconds:.0f} s "
+            f"({m.presses / max(m.seconds, 1e-9):.1f}/s); CPU per press: app {m.ms(m.app):.2f} "
+            f"ms, PostgreSQL {m.ms(m.pg):.2f} ms (backends {m.ms(m.pg_backends):.2f}, "
+            f"postmaster {m.ms(m.pg_postmaster):.2f}; {m.new_backends} connections opened), "
+            f"nginx {m.ms(m.nginx):.2f} ms, total {m.ms(m.total):.2f} ms; PostgreSQL's "
+            f"background processes (every database's) {m.ms(m.pg_background):.2f} ms",
+            flush=True,
+        )
+    one, two = out[1].ms(out[1].total), out[2].ms(out[2].total)
     report(
         f"PostgreSQL + nginx, {LOAD_RATE:g} presses/s: CPU per press of everything (app, "
         "PostgreSQL, nginx), two app processes",
@@ -352,35 +421,29 @@ def _cost(report, url: str, tmp: Path, pg: PgCpu) -> dict[int, list[Measured]]:
     for what, label in (("app", "app servers"), ("pg", "PostgreSQL"), ("nginx", "nginx")):
         report(
             f"PostgreSQL + nginx: CPU per press, {label}, two app processes (informational)",
-            per_press(2, what),
+            out[2].ms(getattr(out[2], what)),
             "ms",
-            baseline=per_press(1, what),
+            baseline=out[1].ms(getattr(out[1], what)),
         )
-    _spread(report, runs[2], n_doc)
-    bad = sum(m.bad for ms in runs.values() for m in ms)
+    _spread(report, served, n_doc)
     report(
-        f"{ROUNDS * 2} runs at {LOAD_RATE:g} presses/s behind nginx: lost / doubled / "
+        f"one and two processes behind nginx, {LOAD_RATE:g} presses/s: lost / doubled / "
         "unacknowledged / live version errors / refused",
         bad,
-        "; ".join(m.detail for ms in runs.values() for m in ms),
+        detail,
         goal="0",
         ok=bad == 0,
     )
-    return runs
+    return out
 
 
-def _spread(report, runs: list[Measured], n_doc: int) -> None:
+def _spread(report, served: dict[str, list[str]], n_doc: int) -> None:
     """Every doctor's requests answered by both app processes; how often consecutive ones
     went to the other process."""
-    per_doctor: dict[str, list[str]] = defaultdict(list)
-    for k, m in enumerate(runs):
-        for doctor, servers in m.served.items():
-            per_doctor[f"{k}:{doctor}"] = servers
-    doctors = len(per_doctor)
-    both = sum(1 for s in per_doctor.values() if len(set(s)) >= 2)
-    pairs = sum(max(0, len(s) - 1) for s in per_doctor.values())
-    switched = sum(a != b for s in per_doctor.values() for a, b in zip(s, s[1:]))
-    total = Counter(x for s in per_doctor.values() for x in s)
+    both = sum(1 for s in served.values() if len(set(s)) >= 2)
+    pairs = sum(max(0, len(s) - 1) for s in served.values())
+    switched = sum(a != b for s in served.values() for a, b in zip(s, s[1:]))
+    total = Counter(x for s in served.values() for x in s)
     print(
         f"  two processes: ratings requests answered per app server {dict(total)}; "
         f"{switched} of {pairs} consecutive requests of a doctor went to the other process",
@@ -389,18 +452,18 @@ def _spread(report, runs: list[Measured], n_doc: int) -> None:
     report(
         "two processes behind nginx: doctors whose requests both processes answered",
         both,
-        f"of {doctors} doctors",
-        goal=f"all ({len(runs) * n_doc})",
-        ok=both == doctors == len(runs) * n_doc,
+        f"of {len(served)} doctors",
+        goal=f"all ({n_doc})",
+        ok=both == len(served) == n_doc,
         lower_is_better=False,
     )
 
 
-def _connections(report, runs: dict[int, list[Measured]], url: str) -> None:
+def _connections(report, runs: dict[int, Measured], url: str) -> None:
     import sqlalchemy as sa
 
-    per_proc = [v for m in runs[2] for c in m.connections for v in c.values()]
-    one = [v for m in runs[1] for c in m.connections for v in c.values()]
+    per_proc = [v for c in runs[2].connections for v in c.values()]
+    one = [v for c in runs[1].connections for v in c.values()]
     eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
     with eng.connect() as conn:
         max_conn = int(conn.exec_driver_sql("SHOW max_connections").scalar_one())
@@ -429,7 +492,7 @@ def _kill(report, url: str, tmp: Path) -> None:
     n_doc = int(round(LOAD_RATE * PACE_S))
     idents, doctors = _doctors(url, n_doc + 4, int(KILL_RUN_S / PACE_S * 1.5) + 10)
     idents, doctors, warm = idents[:n_doc], doctors[:n_doc], doctors[n_doc:]
-    with _tier(url, tmp, 2) as (procs, proxy):
+    with _tier(url, tmp, 2) as (procs, _, proxy):
         run_load(
             proxy.base,
             warm,
@@ -460,7 +523,7 @@ def _kill(report, url: str, tmp: Path) -> None:
         )
         timer.join()
         victim.wait(10)
-        served = _served(log)
+        served = _served(log.read_text())
     t = run.tally
     bad, detail = _exactly_once(url, idents, run)
     total = Counter(x for s in served.values() for x in s)

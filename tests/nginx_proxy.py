@@ -185,6 +185,18 @@ class Nginx:
                 raise RuntimeError(f"nginx did not start:\n{log}")
             time.sleep(0.1)
 
+    def reload(self, app_ports: tuple[int, int]) -> None:
+        """Point the config at *app_ports* (the same port twice: one app server) and reload
+        nginx; its old workers finish the requests they hold (graceful)."""
+        self.app_ports = app_ports
+        (self.folder / "medsim.conf").write_text(
+            render(app_ports, self.https_port, self.http_port, self.cert, self.key),
+            encoding="utf-8",
+        )
+        done = subprocess.run(self._cmd("-s", "reload"), capture_output=True, text=True, timeout=30)
+        if done.returncode:
+            raise RuntimeError(f"nginx -s reload failed:\n{done.stderr}")
+
     def pids(self) -> list[int]:
         """The master and its workers (for CPU accounting)."""
         if self.proc is None:
