@@ -71,7 +71,7 @@ SETTLE_S = PACE_S + 0.5
 #: its statements prepared, every code path of the app process run once.
 WARM_S = float(os.environ.get("MEDSIM_BENCH_SCALE_WARM", "10"))
 KILL_RUN_S = float(os.environ.get("MEDSIM_BENCH_KILL_SECONDS", "30"))
-KILL_AT_S = KILL_RUN_S / 3
+KILL_AT_S = KILL_RUN_S / 3  # after WARM_S of the same load
 SAMPLE_S = 0.5
 GOAL_COST = 1.15  # two processes' CPU per press ≤ 1.15 × one's
 GOAL_P95_S = 0.5
@@ -384,13 +384,18 @@ def _interleaved(url: str, tmp: Path, pg: PgCpu):
     presses = [p.at for p in run.tally.presses]
     out = {1: Measured(1), 2: Measured(2)}
     served: dict[str, list[str]] = defaultdict(list)
+    per_block = []
     for b in blocks:
         if not b.end:
             continue
         _tally(b, marks, presses, pg, out[b.servers])
+        alone = Measured(b.servers)
+        _tally(b, marks, presses, pg, alone)
+        per_block.append(f"{b.servers}: {alone.ms(alone.total):.1f}")
         if b.servers == 2:
             for doctor, by in _served(text[b.log_from : b.log_to].decode()).items():
                 served[doctor] += by
+    print("  CPU per press of each block (app processes: ms): " + ", ".join(per_block), flush=True)
     bad, detail = _exactly_once(url, idents, run)
     return out, dict(served), n_doc, bad, detail
 
@@ -490,7 +495,7 @@ def _kill(report, url: str, tmp: Path) -> None:
     from tests.load import Pace, run_load
 
     n_doc = int(round(LOAD_RATE * PACE_S))
-    idents, doctors = _doctors(url, n_doc + 4, int(KILL_RUN_S / PACE_S * 1.5) + 10)
+    idents, doctors = _doctors(url, n_doc + 4, int((WARM_S + KILL_RUN_S) / PACE_S * 1.5) + 10)
     idents, doctors, warm = idents[:n_doc], doctors[:n_doc], doctors[n_doc:]
     with _tier(url, tmp, 2) as (procs, _, proxy):
         run_load(
@@ -511,12 +516,12 @@ def _kill(report, url: str, tmp: Path) -> None:
             killed_at.append(time.monotonic())
 
         t0 = time.monotonic()
-        timer = threading.Timer(KILL_AT_S, kill)
+        timer = threading.Timer(WARM_S + KILL_AT_S, kill)
         timer.start()
         run = run_load(
             proxy.base,
             doctors,
-            steps=[(n_doc, KILL_RUN_S)],
+            steps=[(n_doc, WARM_S + KILL_RUN_S)],
             pace=Pace(),
             drain_s=60.0,
             verify=False,
@@ -535,7 +540,7 @@ def _kill(report, url: str, tmp: Path) -> None:
         "requests passed on to the other server by nginx",
         flush=True,
     )
-    kill_t = killed_at[0] if killed_at else t0 + KILL_AT_S
+    kill_t = killed_at[0] if killed_at else t0 + WARM_S + KILL_AT_S
     rows = []
     for k in range(int(-KILL_AT_S) + 3, int(KILL_RUN_S - KILL_AT_S)):
         lo, hi = kill_t + k, kill_t + k + 1
