@@ -60,6 +60,7 @@ from benchmarks.bench_capacity import (
     _study,
     tree_cpu,
 )
+from tests.nginx_proxy import served_by_doctor
 
 LOAD_RATE = float(os.environ.get("MEDSIM_BENCH_SCALE_RATE", "40"))
 BLOCK_S = float(os.environ.get("MEDSIM_BENCH_SCALE_BLOCK_S", "15"))
@@ -255,19 +256,6 @@ def _tier(url: str, tmp: Path, n: int):
         yield [p for p, _ in procs], ports, proxy
 
 
-def _served(text: str) -> dict[str, list[str]]:
-    """Doctor -> the app server that answered each of its ratings requests, in order, from
-    lines of the access log of :class:`tests.nginx_proxy.Nginx` (method, path, status,
-    doctor, upstream; after a failed attempt the upstream field lists both, the last one
-    answered)."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for line in text.splitlines():
-        parts = line.split(" ", 4)
-        if len(parts) == 5 and parts[1].startswith("/api/") and parts[2] == "200":
-            out[parts[3]].append(parts[4].rsplit(" ", 1)[-1])
-    return dict(out)
-
-
 def _exactly_once(url: str, idents, run) -> tuple[int, str]:
     from medsim_annot.storage import get_engine
     from tests.load import audit
@@ -393,7 +381,7 @@ def _interleaved(url: str, tmp: Path, pg: PgCpu):
         _tally(b, marks, presses, pg, alone)
         per_block.append(f"{b.servers}: {alone.ms(alone.total):.1f}")
         if b.servers == 2:
-            for doctor, by in _served(text[b.log_from : b.log_to].decode()).items():
+            for doctor, by in served_by_doctor(text[b.log_from : b.log_to].decode()).items():
                 served[doctor] += by
     print("  CPU per press of each block (app processes: ms): " + ", ".join(per_block), flush=True)
     bad, detail = _exactly_once(url, idents, run)
@@ -528,7 +516,7 @@ def _kill(report, url: str, tmp: Path) -> None:
         )
         timer.join()
         victim.wait(10)
-        served = _served(log.read_text())
+        served = served_by_doctor(log.read_text())
     t = run.tally
     bad, detail = _exactly_once(url, idents, run)
     total = Counter(x for s in served.values() for x in s)

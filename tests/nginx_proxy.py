@@ -96,6 +96,19 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+def served_by_doctor(log_text: str) -> dict[str, list[str]]:
+    """Doctor (the ``X-Load-Doctor`` header of tests/load.py) -> the app server that answered
+    each of its ratings requests, in order, from lines of :class:`Nginx`'s access log
+    (method, path, status, doctor, upstream). After a failed attempt nginx lists both
+    upstreams; the last one answered."""
+    out: dict[str, list[str]] = {}
+    for line in log_text.splitlines():
+        parts = line.split(" ", 4)
+        if len(parts) == 5 and parts[1].startswith("/api/") and parts[2] == "200":
+            out.setdefault(parts[3], []).append(parts[4].rsplit(" ", 1)[-1])
+    return out
+
+
 class Nginx:
     """Debian's nginx serving :func:`render`'s config from a temporary folder (no root
     needed; as root, its workers stay root so they can read the folder)."""
