@@ -183,11 +183,9 @@ def _people_languages(study: Study) -> None:
                 st.error(str(exc))
             else:
                 st.success(
-                    t(
-                        "{name} now sees the app in {language}.",
-                        name=name,
-                        language=_choice_label(code),
-                    )
+                    t("Language of {name} set to {language}.", name=name, language=_own_name(code))
+                    if code
+                    else t("{name} now follows their browser's language.", name=name)
                 )
 
 
@@ -198,9 +196,9 @@ def _texts_form(study: Study, lang: str) -> None:
     if stored is not None and stored.texts.guideline and not stored.guideline_current:
         st.warning(
             t(
-                "The {language} guideline was written for guideline version {old}; version "
-                "{now} is in force, so doctors see the study's own guideline until you give "
-                "its translation here.",
+                "The translated guideline ({language}) was written for guideline version {old}; "
+                "version {now} is in force, so doctors see the study's own guideline until you "
+                "give its translation here.",
                 language=_own_name(lang),
                 old=i18n.fmt_int(stored.guideline_version or 1),
                 now=i18n.fmt_int(stored.version_in_force),
@@ -240,7 +238,7 @@ def _texts_form(study: Study, lang: str) -> None:
             height=200,
             key=f"{key}_guideline",
         )
-        if st.form_submit_button(t("Save the {language} texts", language=_own_name(lang))):
+        if st.form_submit_button(t("Save the texts ({language})", language=_own_name(lang))):
             new = StudyTexts(
                 question=question,
                 guideline=guideline,
@@ -257,7 +255,7 @@ def _texts_form(study: Study, lang: str) -> None:
             else:
                 st.success(
                     t(
-                        "Stored the {language} texts. Empty fields show the study's own text.",
+                        "Stored the texts ({language}). Empty fields show the study's own text.",
                         language=_own_name(lang),
                     )
                 )
