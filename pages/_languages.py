@@ -277,7 +277,8 @@ def setup_section(study: Study) -> None:
     with st.expander(t("The study's texts in other languages")):
         lang = st.selectbox(
             t("Language of the texts"),
-            list(i18n.LANGUAGES),
+            # The study's own texts are usually English: the other languages first.
+            [*(c for c in i18n.LANGUAGES if c != i18n.SOURCE), i18n.SOURCE],
             format_func=_own_name,
             key=f"setup_texts_language_{study.id}",
         )
