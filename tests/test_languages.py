@@ -16,8 +16,8 @@ from data_schemas.texts import OptionText, StudyTexts
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import activity, drift
 from medsim_annot.services import study_texts as texts_svc
-from medsim_annot.services.people import admins, signin
 from medsim_annot.services.people import adjudicators as adj_svc
+from medsim_annot.services.people import admins, signin
 from medsim_annot.services.people import language as svc
 from medsim_annot.services.people.annotators import authenticate_annotator
 from medsim_annot.services.rating_queue import widget_setup
