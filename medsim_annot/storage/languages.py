@@ -16,7 +16,10 @@ from .models import Adjudicator, Admin, Annotator, StudyText, utcnow
 
 #: Who has a language: a member of a study (annotator, adjudicator) or an admin.
 Kind = Literal["annotator", "adjudicator", "admin"]
-_MEMBERS = {"annotator": Annotator, "adjudicator": Adjudicator}
+_MEMBERS: dict[str, type[Annotator] | type[Adjudicator]] = {
+    "annotator": Annotator,
+    "adjudicator": Adjudicator,
+}
 
 
 def member_language(s: Session, kind: Kind, member_id: int) -> str | None:

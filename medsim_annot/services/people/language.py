@@ -28,7 +28,7 @@ from medsim_annot.storage import languages as store
 EVENT = "language_set"
 #: Words that clear a person's language (their pages then follow the browser).
 NONE_WORDS = ("", "none", "browser")
-_ROLES = {"annotator": ANNOTATORS, "adjudicator": ADJUDICATORS}
+_ROLES: dict[store.Kind, members.Role] = {"annotator": ANNOTATORS, "adjudicator": ADJUDICATORS}
 
 
 def check_language(code: str | None) -> str | None:
@@ -106,7 +106,7 @@ def adjudicator_language(study: Study, name: str) -> str | None:
 def people_languages(study: Study) -> dict[str, dict[str, str | None]]:
     """``{"annotator": {name: language}, "adjudicator": {name: language}}`` of *study*."""
     with session_scope(study.engine) as s:
-        return {kind: store.member_languages(s, kind, study.id) for kind in _ROLES}  # type: ignore[misc]
+        return {kind: store.member_languages(s, kind, study.id) for kind in _ROLES}
 
 
 def set_admin_language(name: str, code: str | None, *, engine: Engine | None = None) -> str | None:
