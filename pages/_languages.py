@@ -16,6 +16,7 @@ callers hand over the engine and who is signed in.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -43,6 +44,13 @@ SELECTOR_NOTE = "person_language_note"
 BROWSER = ""
 
 Person = AnnotatorIdentity | AdjudicatorIdentity | AdminIdentity
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def _plain(text: str) -> str:
+    """*text* shown as typed in a markdown element (as ``pages._ui.plain_markdown``, which
+    this module cannot import: ``_ui`` calls it at sign-in)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 def _own_name(code: str) -> str:
@@ -180,12 +188,16 @@ def _people_languages(study: Study) -> None:
             try:
                 setter(study, name, code or None)
             except UsageProblem as exc:
-                st.error(str(exc))
+                st.error(_plain(str(exc)))
             else:
                 st.success(
-                    t("Language of {name} set to {language}.", name=name, language=_own_name(code))
+                    t(
+                        "Language of {name} set to {language}.",
+                        name=_plain(name),
+                        language=_own_name(code),
+                    )
                     if code
-                    else t("{name} now follows their browser's language.", name=name)
+                    else t("{name} now follows their browser's language.", name=_plain(name))
                 )
 
 
@@ -251,7 +263,7 @@ def _texts_form(study: Study, lang: str) -> None:
             try:
                 texts_svc.set_texts(study, lang, new)
             except (UsageProblem, InputError) as exc:
-                st.error(t("Not stored: {problem}", problem=str(exc)))
+                st.error(t("Not stored: {problem}", problem=_plain(str(exc))))
             else:
                 st.success(
                     t(
