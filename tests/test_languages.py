@@ -88,6 +88,7 @@ def test_an_admins_language_and_the_sign_in_reads_each_persons(engine):
     svc.set_annotator_language(study, "ann", "de")
     ann = authenticate_annotator(res["annotators"][0]["access_code"], engine=engine)
     assert ann is not None and svc.signed_in_language(ann, engine=engine) == "de"
+    assert svc.annotator_language_by_id(ann.annotator_id, engine=engine) == "de"
     bea = authenticate_annotator(res["annotators"][1]["access_code"], engine=engine)
     assert bea is not None and svc.signed_in_language(bea, engine=engine) is None
     # The person's own choice is stored too (an admin without a row: session only).

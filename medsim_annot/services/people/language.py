@@ -133,6 +133,13 @@ def admin_language(name: str, *, engine: Engine | None = None) -> str | None:
         return store.admin_language(s, name)
 
 
+def annotator_language_by_id(annotator_id: int, *, engine: Engine | None = None) -> str | None:
+    """The stored language of annotator *annotator_id* (``None``: none): for the ratings
+    endpoint, which knows the annotator by its token (then ``Accept-Language``)."""
+    with session_scope(engine or get_engine()) as s:
+        return i18n.normalise(store.member_language(s, "annotator", annotator_id))
+
+
 Identity = AnnotatorIdentity | AdjudicatorIdentity | AdminIdentity
 
 
