@@ -146,24 +146,20 @@ def widget_setup_in(setup: WidgetSetup, person: AnnotatorIdentity, engine: Any) 
 _ROLE_NAMES = {"annotator": i18n.N_("Annotator"), "adjudicator": i18n.N_("Adjudicator")}
 
 
+def _their_label(code: str | None) -> str:
+    """A person's language as an admin sees it: its own name, or their browser's."""
+    return _own_name(code) if code else t("Their browser's language")
+
+
 def _people_languages(study: Study) -> None:
-    """Each annotator's and adjudicator's language, and a form to set one."""
+    """Each annotator's and adjudicator's language, and a form to set one (the table is
+    drawn after the form is handled, so it shows the language just set)."""
     people = language_svc.people_languages(study)
     rows = [(kind, name, lang) for kind, names in people.items() for name, lang in names.items()]
     if not rows:
         st.caption(t("The study has no annotators or adjudicators yet."))
         return
-    st.dataframe(
-        pd.DataFrame(
-            {
-                t("Person"): [name for _k, name, _l in rows],
-                t("Role"): [t(_ROLE_NAMES[kind]) for kind, _n, _l in rows],
-                t("Language"): [_choice_label(lang or BROWSER) for _k, _n, lang in rows],
-            }
-        ),
-        hide_index=True,
-        key="setup_lang_table",
-    )
+    table = st.container()
     with st.form(f"setup_lang_form_{study.id}"):
         c1, c2 = st.columns(2)
         pick = c1.selectbox(
@@ -175,7 +171,7 @@ def _people_languages(study: Study) -> None:
         code = c2.selectbox(
             t("Language"),
             _choices(None),
-            format_func=_choice_label,
+            format_func=_their_label,
             key="setup_lang_code",
         )
         if st.form_submit_button(t("Set the language")) and pick is not None:
@@ -190,6 +186,7 @@ def _people_languages(study: Study) -> None:
             except UsageProblem as exc:
                 st.error(_plain(str(exc)))
             else:
+                rows[pick] = (kind, name, code or None)
                 st.success(
                     t(
                         "Language of {name} set to {language}.",
@@ -199,6 +196,17 @@ def _people_languages(study: Study) -> None:
                     if code
                     else t("{name} now follows their browser's language.", name=_plain(name))
                 )
+    table.dataframe(
+        pd.DataFrame(
+            {
+                t("Person"): [name for _k, name, _l in rows],
+                t("Role"): [t(_ROLE_NAMES[kind]) for kind, _n, _l in rows],
+                t("Language"): [_their_label(lang) for _k, _n, lang in rows],
+            }
+        ),
+        hide_index=True,
+        key="setup_lang_table",
+    )
 
 
 def _texts_form(study: Study, lang: str) -> None:

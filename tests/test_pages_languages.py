@@ -225,7 +225,7 @@ def test_setup_sets_a_language_and_the_texts_in_german(db):
     assert "Sprachen" in [h.value for h in at.subheader]
     table = _people_table(at)
     assert list(table.columns) == ["Person", "Rolle", "Sprache"]
-    assert list(table["Sprache"]) == ["Sprache des Browsers (English)"] * 2
+    assert list(table["Sprache"]) == ["Sprache des eigenen Browsers"] * 2
     with i18n.language("de"):  # AppTest formats the options again in the test's thread
         at.selectbox(key="setup_lang_person").set_value(1)
         at.selectbox(key="setup_lang_code").set_value("es")
@@ -233,6 +233,7 @@ def test_setup_sets_a_language_and_the_texts_in_german(db):
     assert not at.exception, at.exception
     assert any("Sprache von bea auf Español gesetzt." in s.value for s in at.success)
     assert language_svc.annotator_language(study, "bea") == "es"
+    assert list(_people_table(at)["Sprache"]) == ["Sprache des eigenen Browsers", "Español"]
     # The study's German texts: one field per text.
     key = f"setup_texts_{study.id}_de"
     at.text_input(key=f"{key}_question").input(GERMAN.question)
