@@ -19,6 +19,8 @@ from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from tests.streamlit_harness import chromium
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 QUESTION = "Könnten diese beiden Begriffe austauschbar verwendet werden?"
 
 
