@@ -16,6 +16,8 @@ from pages.components.document_language import document_language
 
 #: Session key of the person's own language (a language code), when they have one.
 LANGUAGE_KEY = "medsim_language"
+#: Session key of the language ``<html lang>`` was given by :func:`apply` in this session.
+APPLIED_KEY = "medsim_language_applied"
 
 
 def browser_language() -> str | None:
@@ -47,4 +49,5 @@ def apply() -> str:
     """:func:`use_page_language` and ``<html lang dir>`` for it; returns the language."""
     lang = use_page_language()
     document_language(lang, i18n.direction(lang))
+    st.session_state[APPLIED_KEY] = lang
     return lang

@@ -109,7 +109,13 @@ def _chosen(person: Person | None, engine: Any) -> None:
 
 def language_selector(person: Person | None, engine: Any) -> None:
     """The language choice of the signed-in *person* (in the sidebar): their own language,
-    stored for them and in effect at once, or the browser's."""
+    stored for them and in effect at once, or the browser's.
+
+    A sign-in during this run, after ``app.py`` gave ``<html lang>`` its language (single
+    sign-on signs in in the script, not in a callback), may have brought the person's own
+    language: the app then runs again, so the page and ``<html lang>`` are in it."""
+    if st.session_state.get(_i18n.APPLIED_KEY) != _i18n.page_language():
+        st.rerun()
     current = st.session_state.get(_i18n.LANGUAGE_KEY)
     options = _choices(current)
     st.selectbox(
