@@ -40,6 +40,8 @@ from pages import _i18n
 #: The sidebar's language choice (a widget key) and the note shown under it once.
 SELECTOR = "person_language_choice"
 SELECTOR_NOTE = "person_language_note"
+#: Set by a sign-in whose language arrived after ``<html lang>`` was set in the same run.
+RERUN = "person_language_rerun"
 #: The choice "no language of my own": the browser's, then English.
 BROWSER = ""
 
@@ -79,14 +81,21 @@ def _choices(current: str | None) -> list[str]:
 # ------------------------------------------------------------------------------ sign-in
 def use_stored_language(person: Person | None, engine: Any) -> None:
     """Make the language stored for *person*, who just signed in, this session's (none:
-    the browser's). A store that cannot be reached leaves the browser's language."""
+    the browser's). A store that cannot be reached leaves the browser's language. A
+    sign-in in a form's callback comes before ``app.py`` sets ``<html lang>``; one by
+    single sign-on comes after it, so the app is run again (:func:`language_selector`)."""
     lang = None
     if person is not None:
         try:
             lang = language_svc.signed_in_language(person, engine=engine)
         except STORE_ERRORS:
             lang = None
+    applied = _i18n.applied_language()
     _i18n.set_person_language(lang)
+    if applied is not None and applied != _i18n.page_language():
+        # Signed in by the script itself (single sign-on), after app.py gave <html lang>
+        # the language before: the sidebar's selector runs the app again.
+        st.session_state[RERUN] = True
 
 
 # ----------------------------------------------------------------------- the sidebar choice
@@ -111,10 +120,10 @@ def language_selector(person: Person | None, engine: Any) -> None:
     """The language choice of the signed-in *person* (in the sidebar): their own language,
     stored for them and in effect at once, or the browser's.
 
-    A sign-in during this run, after ``app.py`` gave ``<html lang>`` its language (single
-    sign-on signs in in the script, not in a callback), may have brought the person's own
-    language: the app then runs again, so the page and ``<html lang>`` are in it."""
-    if st.session_state.get(_i18n.APPLIED_KEY) != _i18n.page_language():
+    After a sign-in in this run that brought another language than ``<html lang>`` got
+    (:func:`use_stored_language`), the app runs again, so the page and ``<html lang>`` are
+    in the person's language."""
+    if st.session_state.pop(RERUN, False):
         st.rerun()
     current = st.session_state.get(_i18n.LANGUAGE_KEY)
     options = _choices(current)
