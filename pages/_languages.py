@@ -136,6 +136,7 @@ def language_selector(person: Person | None, engine: Any) -> None:
         on_change=_chosen,
         args=(person, engine),
         help=t("The language of your pages. Kept for your next sign-in."),
+        placeholder=t("Choose a language"),
     )
     note = st.session_state.pop(SELECTOR_NOTE, None)
     if note == "session":
@@ -182,12 +183,14 @@ def _people_languages(study: Study) -> None:
             range(len(rows)),
             format_func=lambda i: f"{rows[i][1]} ({t(_ROLE_NAMES[rows[i][0]])})",
             key="setup_lang_person",
+            placeholder=t("Choose a person"),
         )
         code = c2.selectbox(
             t("Language"),
             _choices(None),
             format_func=_their_label,
             key="setup_lang_code",
+            placeholder=t("Choose a language"),
         )
         if st.form_submit_button(t("Set the language")) and pick is not None:
             kind, name, _lang = rows[pick]
@@ -316,6 +319,7 @@ def setup_section(study: Study) -> None:
             [*(c for c in i18n.LANGUAGES if c != i18n.SOURCE), i18n.SOURCE],
             format_func=_own_name,
             key=f"setup_texts_language_{study.id}",
+            placeholder=t("Choose a language"),
         )
         if lang:
             _texts_form(study, lang)
