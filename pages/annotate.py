@@ -23,7 +23,7 @@ from data_schemas.limits import MIN_VIEW_MS
 from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.services import rating_queue as RQ
 from medsim_annot.services.people.tokens import mint_token, new_session
-from pages import _ui
+from pages import _languages, _ui
 from pages.components.annotator import annotator
 
 KEY = "annotate_widget"
@@ -62,6 +62,7 @@ def annotate_ui() -> None:
     st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
     try:
         setup = RQ.widget_setup(ident.annotator_id, credential=credential, engine=eng)
+        setup = _languages.widget_setup_in(setup, ident, eng)  # the study's own texts
         minted = ss.get(_ui.RATINGS_TOKEN)
         state = ss.get(KEY)
         wanted = state.get("token_wanted") if isinstance(state, dict) else None
