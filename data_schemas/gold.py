@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
+from ._text import N_, tr, trn
 from .errors import Problem
 from .options import StrOptions
 from .scales import Scale
@@ -112,11 +113,11 @@ ADJUDICATION_REASONS = StrOptions.of(
     AdjudicationReason,
     "reason",
     {
-        "rater_error": "one or more raters made a mistake",
-        "ambiguous_term": "a term can be read in more than one way",
-        "guideline_gap": "the guideline does not settle this kind of pair",
-        "auto_label_wrong": "the automatic label is wrong",
-        "other": "something else, said in the text",
+        "rater_error": N_("one or more raters made a mistake"),
+        "ambiguous_term": N_("a term can be read in more than one way"),
+        "guideline_gap": N_("the guideline does not settle this kind of pair"),
+        "auto_label_wrong": N_("the automatic label is wrong"),
+        "other": N_("something else, said in the text"),
     },
 )
 
@@ -128,11 +129,11 @@ ADJUDICATION_NEEDS = StrOptions.of(
     AdjudicationNeed,
     "need",
     {
-        "all_different": "every rating differs",
-        "tiebreak_disagrees": "a 2 + 1 pair still without a majority after its third rating",
-        "no_majority": "no strict majority among the ratings cast",
-        "against_model": "the majority differs from the Dawid-Skene label",
-        "against_auto_label": "the majority differs from the automatic label",
+        "all_different": N_("every rating differs"),
+        "tiebreak_disagrees": N_("a 2 + 1 pair still without a majority after its third rating"),
+        "no_majority": N_("no strict majority among the ratings cast"),
+        "against_model": N_("the majority differs from the Dawid-Skene label"),
+        "against_auto_label": N_("the majority differs from the automatic label"),
     },
 )
 

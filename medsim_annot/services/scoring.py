@@ -38,6 +38,7 @@ from medsim_annot.embeddings.metrics import (
 )
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_
 from medsim_annot.io import read_table
 from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
@@ -250,11 +251,11 @@ def score_pairs(
     }
     if fmt in LEXICAL_METRICS:
         if progress is not None:
-            progress(0, len(t1), "scoring pairs")
+            progress(0, len(t1), N_("scoring pairs"))
         fn = levenshtein_similarity if fmt == "levenshtein" else char_ngram_similarity
         values = {metrics[0]: fn(t1, t2)}
         if progress is not None:
-            progress(len(t1), len(t1), "scoring pairs")
+            progress(len(t1), len(t1), N_("scoring pairs"))
     elif fmt == CONTEXTUAL_FORMAT:
         values = _score_contextual(t1, t2, embedding_path, metrics, progress, cache_dir, batch_size)
     else:
@@ -274,7 +275,7 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
     if path is None:
         raise UsageProblem(f"format '{fmt}' needs an embedding file")
     if progress is not None:
-        progress(0, 1, "loading embedding")
+        progress(0, 1, N_("loading embedding"))
     wv = load_word_vectors(
         path,
         fmt,
@@ -282,7 +283,7 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
         progress=(lambda msg: progress(0, 1, msg)) if progress else None,
     )
     if progress is not None:
-        progress(1, 1, "loading embedding")
+        progress(1, 1, N_("loading embedding"))
     words1 = [tokeniser(t) for t in t1]
     words2 = [tokeniser(t) for t in t2]
     vocab = list(dict.fromkeys(w for ws in (words1, words2) for t in ws for w in t))
@@ -307,10 +308,10 @@ def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) ->
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
     matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, "encoding terms"))
     if progress is not None:
-        progress(0, len(t1), "scoring pairs")
+        progress(0, len(t1), N_("scoring pairs"))
     out = vector_pair_scores(matrix, [rows[t] for t in t1], [rows[t] for t in t2], metrics)
     if progress is not None:
-        progress(len(t1), len(t1), "scoring pairs")
+        progress(len(t1), len(t1), N_("scoring pairs"))
     return out
 
 
@@ -519,7 +520,7 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
         if points is not None:
             roc[m] = points
     methods = methods.assign(auc=auc, accuracy=acc, threshold=thr)
-    tick = _ticker(progress, K, "McNemar tests")
+    tick = _ticker(progress, K, N_("McNemar tests"))
     comparisons = ev.mcnemar_comparisons(
         correct, dict(zip(names, acc)), n_tests=K, alpha=alpha, exact=exact, on_pair=tick
     )
@@ -527,7 +528,9 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
 
 
 def _graded(names, y, X, methods, level, confidence, n_resamples, seed, progress):
-    tick = _ticker(progress, len(names) + len(names) * (len(names) - 1) // 2, "bootstrap intervals")
+    tick = _ticker(
+        progress, len(names) + len(names) * (len(names) - 1) // 2, N_("bootstrap intervals")
+    )
     rho, low, high = [], [], []
     for m in names:
         ci = ev.spearman_ci(y, X[m], confidence=confidence, n_resamples=n_resamples, seed=seed)

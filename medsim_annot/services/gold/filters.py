@@ -23,7 +23,25 @@ from data_schemas.gold import (
 )
 from data_schemas.options import MIN_RATINGS
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, t
 from medsim_annot.services.gold.table import GoldTable
+
+#: The export filters (and the steps of a manifest) as a page names them; the manifest and
+#: the CLI keep the names.
+FILTER_NAMES = {
+    "min_ratings": N_("minimum ratings"),
+    "exclude_unclear": N_("exclude unclear"),
+    "exclude_rushed": N_("leave out rushed ratings"),
+    "require_majority": N_("require a majority"),
+    "require_majority_or_adjudicated": N_("require a majority or an adjudicated label"),
+    "exclude_all_different": N_("exclude all different"),
+    "only_verified": N_("only verified"),
+}
+
+
+def filter_name(name: str) -> str:
+    """A filter's name in the current language (an unknown one as it is)."""
+    return t(FILTER_NAMES[name]) if name in FILTER_NAMES else name
 
 
 def filter_gold(gt: GoldTable, filters: GoldFilters) -> tuple[pd.DataFrame, list[dict]]:
