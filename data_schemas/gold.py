@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
-from ._text import N_, tr, trn
+from ._text import N_, tr
 from .errors import Problem
 from .options import StrOptions
 from .scales import Scale
@@ -417,16 +417,18 @@ def read_gold_frame(
     problems: list[Problem] = []
     pair_ids = frame[C.PAIR_ID].map(cell_text) if C.PAIR_ID in frame.columns else None
     if pair_ids is None:
-        problems.append(Problem("required column is missing", column=C.PAIR_ID))
+        problems.append(Problem(tr("required column is missing"), column=C.PAIR_ID))
         pair_ids = pd.Series([""] * len(frame), dtype=object)
     else:
         for i, pid in enumerate(pair_ids):
             if pid == "":
-                problems.append(Problem("pair_id is empty", row=i + 2, column=C.PAIR_ID))
+                problems.append(Problem(tr("pair_id is empty"), row=i + 2, column=C.PAIR_ID))
             elif known_pairs is not None and pid not in known_pairs:
                 problems.append(
                     Problem(
-                        f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID
+                        tr("pair_id '{pair_id}' is not in the pairs file", pair_id=pid),
+                        row=i + 2,
+                        column=C.PAIR_ID,
                     )
                 )
     rows: list[tuple[str, str, str]] = []
@@ -450,7 +452,7 @@ def read_gold_frame(
             if f not in TRUE_TEXT | FALSE_TEXT:
                 problems.append(
                     Problem(
-                        f"calibration must be true or false, not '{f}'",
+                        tr("calibration must be true or false, not '{value}'", value=f),
                         row=i + 2,
                         column=CALIBRATION_COLUMN,
                     )
@@ -502,7 +504,9 @@ def read_values(
             except ValueError:
                 problems.append(
                     Problem(
-                        f"'{text}' is not a number" + (" or a binary label" if binary else ""),
+                        tr("'{value}' is not a number or a binary label", value=text)
+                        if binary
+                        else tr("'{value}' is not a number", value=text),
                         row=i + 2,
                         column=column,
                     )
