@@ -85,19 +85,25 @@ def apply_filters(
         MIN_RATINGS.check(min_ratings)
     if or_adjudicated and not require_majority:
         raise UsageProblem(
-            "or an adjudicated label (or_adjudicated) widens require a majority "
-            "(require_majority); ask for both"
+            t(
+                "or an adjudicated label (or_adjudicated) widens require a majority "
+                "(require_majority); ask for both"
+            )
         )
     if or_adjudicated and LABEL_SOURCE_COLUMN not in table.columns:
         raise UsageProblem(
-            "or an adjudicated label (or_adjudicated) needs the table's label sources "
-            "(a gold export's provenance)"
+            t(
+                "or an adjudicated label (or_adjudicated) needs the table's label sources "
+                "(a gold export's provenance)"
+            )
         )
     if only_verified and not has_auto_label:
         raise UsageProblem(
-            "only verified pairs (only_verified) keeps pairs whose majority equals the automatic "
-            "label, but this study has no automatic labels (or its scale has no "
-            "positive/negative values)"
+            t(
+                "only verified pairs (only_verified) keeps pairs whose majority equals the "
+                "automatic label, but this study has no automatic labels (or its scale has no "
+                "positive/negative values)"
+            )
         )
     asked = {
         "min_ratings": min_ratings,
