@@ -39,6 +39,7 @@ from medsim_annot.embeddings.metrics import (
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
 from medsim_annot.i18n import N_
+from medsim_annot.i18n import t as _t
 from medsim_annot.io import read_table
 from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
@@ -66,7 +67,13 @@ def metrics_for(fmt: str) -> tuple[str, ...]:
         return VECTOR_METRICS
     if fmt in LEXICAL_METRICS:
         return (LEXICAL_METRICS[fmt],)
-    raise UsageProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    raise UsageProblem(
+        _t(
+            "unknown format '{format}'; use one of {formats}",
+            format=fmt,
+            formats=", ".join(FORMATS),
+        )
+    )
 
 
 def embeddings_dir() -> Path | None:
@@ -138,11 +145,15 @@ _SKIP_COLUMNS = {
 
 def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
     if C.PAIR_ID not in frame.columns:
-        raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
+        raise InputError([Problem(_t("required column is missing"), column=C.PAIR_ID)], file)
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
     problems = [
-        Problem(f"pair_id '{ids[i]}' appears more than once", row=int(i) + 2, column=C.PAIR_ID)
+        Problem(
+            _t("pair_id '{value}' appears more than once", value=ids[i]),
+            row=int(i) + 2,
+            column=C.PAIR_ID,
+        )
         for i in np.flatnonzero(dup.to_numpy())
     ]
     out = pd.DataFrame({C.PAIR_ID: ids.to_numpy()})
@@ -161,11 +172,13 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
             try:
                 values[i] = float(text)
             except ValueError:
-                problems.append(Problem(f"'{text}' is not a number", row=i + 2, column=str(col)))
+                problems.append(
+                    Problem(_t("'{value}' is not a number", value=text), row=i + 2, column=str(col))
+                )
                 values[i] = np.nan
         out[col] = values
     if not metric_cols:
-        problems.append(Problem("has no score column besides pair_id"))
+        problems.append(Problem(_t("has no score column besides pair_id")))
     if problems:
         raise InputError(problems, file)
     return out
@@ -223,15 +236,15 @@ def score_pairs(
     """
     for col in (C.PAIR_ID, C.TERM_1, C.TERM_2):
         if col not in pairs_frame.columns:
-            raise InputError([Problem("required column is missing", column=col)])
+            raise InputError([Problem(_t("required column is missing"), column=col)])
     if fmt is None:
         if embedding_path is None:
-            raise UsageProblem("give an embedding path or a format")
+            raise UsageProblem(_t("give an embedding path or a format"))
         spec = str(embedding_path)
         if Path(spec).exists():
             fmt = detect_format(spec)
         elif "/" in spec or "\\" in spec or Path(spec).suffix:
-            raise InputError.single("embedding file not found", file=spec)
+            raise InputError.single(_t("embedding file not found"), file=spec)
         else:  # a bare name: an installed model package
             fmt = CONTEXTUAL_FORMAT
     allowed = metrics_for(fmt)
@@ -239,8 +252,12 @@ def score_pairs(
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise UsageProblem(
-            f"metric {', '.join(map(repr, unknown))} is not available for "
-            f"format '{fmt}'; use {', '.join(allowed)}"
+            _t(
+                "metric {metrics} is not available for format '{format}'; use {allowed}",
+                metrics=", ".join(map(repr, unknown)),
+                format=fmt,
+                allowed=", ".join(allowed),
+            )
         )
     t1 = [str(t) for t in pairs_frame[C.TERM_1]]
     t2 = [str(t) for t in pairs_frame[C.TERM_2]]
@@ -273,7 +290,7 @@ def score_pairs(
 
 def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, info) -> dict:
     if path is None:
-        raise UsageProblem(f"format '{fmt}' needs an embedding file")
+        raise UsageProblem(_t("format '{format}' needs an embedding file", format=fmt))
     if progress is not None:
         progress(0, 1, N_("loading embedding"))
     wv = load_word_vectors(
@@ -304,9 +321,9 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
 
 def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) -> dict:
     if spec is None:
-        raise UsageProblem("format 'sentence-transformers' needs a model folder or package")
+        raise UsageProblem(_t("format 'sentence-transformers' needs a model folder or package"))
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
-    matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, "encoding terms"))
+    matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, N_("encoding terms")))
     if progress is not None:
         progress(0, len(t1), N_("scoring pairs"))
     out = vector_pair_scores(matrix, [rows[t] for t in t1], [rows[t] for t in t2], metrics)
@@ -405,7 +422,7 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
             )
             meta.append((method, name, col))
     if not series:
-        raise UsageProblem("no score columns to evaluate")
+        raise UsageProblem(_t("no score columns to evaluate"))
     return series, meta
 
 
@@ -451,14 +468,19 @@ def evaluate_scores(
     if task is not None and task != gold.task:
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
-            raise UsageProblem("the gold values are not binary (0/1); use the graded task (task)")
+            raise UsageProblem(
+                _t("the gold values are not binary (0/1); use the graded task (task)")
+            )
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
     gold_ids = list(gold.values.index)
     common = ev.common_subset(series, gold_ids)
     if not common:
         raise InputError.single(
-            "no pair has a gold value and a score from every method (check that the pair_ids match)"
+            _t(
+                "no pair has a gold value and a score from every method (check that the "
+                "pair_ids match)"
+            )
         )
     y = gold.values.reindex(common).to_numpy()
     X = {m: series[m].reindex(common).to_numpy() for m in names}
@@ -576,11 +598,21 @@ def pair_errors(
     gold = gold_frame if isinstance(gold_frame, Gold) else gold_from_frame(gold_frame)
     series, _ = _methods(score_frames)
     if method not in series:
-        raise UsageProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
+        raise UsageProblem(
+            _t(
+                "unknown method '{method}'; use one of {methods}",
+                method=method,
+                methods=", ".join(series),
+            )
+        )
     if result is not None and result.task != gold.task:
         raise UsageProblem(
-            f"the result was evaluated as a {result.task} task but this gold is {gold.task}; "
-            "evaluate the scores against this gold first"
+            _t(
+                "the result was evaluated as a {task} task but this gold is {gold}; evaluate "
+                "the scores against this gold first",
+                task=result.task,
+                gold=gold.task,
+            )
         )
     ids = (
         result.common_pairs
@@ -646,13 +678,15 @@ def category_separation(
     """
     for col in (term_column, category_column):
         if col not in terms_frame.columns:
-            raise InputError([Problem("required column is missing", column=col)])
+            raise InputError([Problem(_t("required column is missing"), column=col)])
     cats = terms_frame[category_column].astype(str).str.strip()
     terms = terms_frame[term_column].astype(str).str.strip()
     groups = {c: list(dict.fromkeys(terms[cats == c])) for c in (*close, distant)}
     for c, ts in groups.items():
         if not ts:
-            raise InputError.single(f"category '{c}' has no terms", column=category_column)
+            raise InputError.single(
+                _t("category '{category}' has no terms", category=c), column=category_column
+            )
     A, B, Cd = groups[close[0]], groups[close[1]], groups[distant]
     rows = [(a, b) for a in A for b in B] + [(a, c) for a in A for c in Cd]
     pairs = pd.DataFrame(
