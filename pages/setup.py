@@ -118,7 +118,7 @@ def _study_list(studies: list[S.StudyListing]) -> None:
         frame,
         hide_index=True,
         key="setup_studies",
-        column_config={
+        column_config={  # the headers in the person's language
             "study": st.column_config.TextColumn(t("study"), width="medium"),
             "scale": st.column_config.TextColumn(t("scale")),
             "items": st.column_config.NumberColumn(t("items"), width=70),
