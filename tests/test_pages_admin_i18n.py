@@ -398,13 +398,13 @@ def test_scoring_pseudo_language_every_text(db):
 
 
 def test_adjudicate_and_scoring_in_spanish(db):
+    seed_demo(engine=get_engine())  # (the demo is seeded into an empty store only)
     at = _adjudicator_page("es")
     assert not at.exception, at.exception
     assert at.title[0].value == "Adjudicar"
     data = _mounted(at)
     assert data.pair is not None and data.texts.head.startswith("Par 1 de ")
     assert data.texts.empty == "Con estos filtros ningún par necesita una decisión."
-    seed_demo(engine=get_engine())
     at = _page("scoring.py", "es")
     assert at.title[0].value == "Puntuación de embeddings"
     at.selectbox(key="scoring_study").select("demo-binary").run()
