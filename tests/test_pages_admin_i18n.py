@@ -32,6 +32,7 @@ from medsim_annot.services.gold import export as export_svc
 from medsim_annot.services.people import adjudicators as adj_people
 from medsim_annot.services.people import annotators as A
 from medsim_annot.services.people.admins import AdminIdentity
+from medsim_annot.services.people.code_sheet import codes_sheet_html
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
 from pages._i18n import LANGUAGE_KEY
@@ -412,3 +413,15 @@ def test_adjudicate_and_scoring_in_spanish(db):
     assert not at.exception, at.exception
     summary = " ".join(m.value for m in at.markdown)
     assert "Tarea: **binaria**" in summary and "α = 0,05 / 1" in summary, summary
+
+
+def test_the_access_code_sheet_speaks_the_admins_language():
+    codes = [{"name": "dr_<a>", "access_code": "ABCD-EFGH"}]
+    with i18n.language("de"):
+        sheet = codes_sheet_html("Station 7", "https://example.org/", codes)
+    assert sheet.startswith('<!doctype html><html lang="de">')
+    assert "Zugangscodes – Station 7" in sheet and "Ihr Zugangscode:" in sheet
+    assert "Anmelden unter <strong>https://example.org/</strong>" in sheet
+    assert "dr_&lt;a&gt;" in sheet and "ABCD-EFGH" in sheet
+    english = codes_sheet_html("Station 7", None, codes)
+    assert english.startswith('<!doctype html><html lang="en">') and "Your access code:" in english
