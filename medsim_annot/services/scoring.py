@@ -38,8 +38,7 @@ from medsim_annot.embeddings.metrics import (
 )
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
-from medsim_annot.i18n import N_
-from medsim_annot.i18n import t as _t
+from medsim_annot.i18n import N_, t
 from medsim_annot.io import read_table
 from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
@@ -68,7 +67,7 @@ def metrics_for(fmt: str) -> tuple[str, ...]:
     if fmt in LEXICAL_METRICS:
         return (LEXICAL_METRICS[fmt],)
     raise UsageProblem(
-        _t(
+        t(
             "unknown format '{format}'; use one of {formats}",
             format=fmt,
             formats=", ".join(FORMATS),
@@ -145,12 +144,12 @@ _SKIP_COLUMNS = {
 
 def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
     if C.PAIR_ID not in frame.columns:
-        raise InputError([Problem(_t("required column is missing"), column=C.PAIR_ID)], file)
+        raise InputError([Problem(t("required column is missing"), column=C.PAIR_ID)], file)
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
     problems = [
         Problem(
-            _t("pair_id '{value}' appears more than once", value=ids[i]),
+            t("pair_id '{value}' appears more than once", value=ids[i]),
             row=int(i) + 2,
             column=C.PAIR_ID,
         )
@@ -173,12 +172,12 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
                 values[i] = float(text)
             except ValueError:
                 problems.append(
-                    Problem(_t("'{value}' is not a number", value=text), row=i + 2, column=str(col))
+                    Problem(t("'{value}' is not a number", value=text), row=i + 2, column=str(col))
                 )
                 values[i] = np.nan
         out[col] = values
     if not metric_cols:
-        problems.append(Problem(_t("has no score column besides pair_id")))
+        problems.append(Problem(t("has no score column besides pair_id")))
     if problems:
         raise InputError(problems, file)
     return out
@@ -236,15 +235,15 @@ def score_pairs(
     """
     for col in (C.PAIR_ID, C.TERM_1, C.TERM_2):
         if col not in pairs_frame.columns:
-            raise InputError([Problem(_t("required column is missing"), column=col)])
+            raise InputError([Problem(t("required column is missing"), column=col)])
     if fmt is None:
         if embedding_path is None:
-            raise UsageProblem(_t("give an embedding path or a format"))
+            raise UsageProblem(t("give an embedding path or a format"))
         spec = str(embedding_path)
         if Path(spec).exists():
             fmt = detect_format(spec)
         elif "/" in spec or "\\" in spec or Path(spec).suffix:
-            raise InputError.single(_t("embedding file not found"), file=spec)
+            raise InputError.single(t("embedding file not found"), file=spec)
         else:  # a bare name: an installed model package
             fmt = CONTEXTUAL_FORMAT
     allowed = metrics_for(fmt)
@@ -252,7 +251,7 @@ def score_pairs(
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise UsageProblem(
-            _t(
+            t(
                 "metric {metrics} is not available for format '{format}'; use {allowed}",
                 metrics=", ".join(map(repr, unknown)),
                 format=fmt,
@@ -290,7 +289,7 @@ def score_pairs(
 
 def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, info) -> dict:
     if path is None:
-        raise UsageProblem(_t("format '{format}' needs an embedding file", format=fmt))
+        raise UsageProblem(t("format '{format}' needs an embedding file", format=fmt))
     if progress is not None:
         progress(0, 1, N_("loading embedding"))
     wv = load_word_vectors(
@@ -321,7 +320,7 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
 
 def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) -> dict:
     if spec is None:
-        raise UsageProblem(_t("format 'sentence-transformers' needs a model folder or package"))
+        raise UsageProblem(t("format 'sentence-transformers' needs a model folder or package"))
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
     matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, N_("encoding terms")))
     if progress is not None:
@@ -422,7 +421,7 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
             )
             meta.append((method, name, col))
     if not series:
-        raise UsageProblem(_t("no score columns to evaluate"))
+        raise UsageProblem(t("no score columns to evaluate"))
     return series, meta
 
 
@@ -469,7 +468,7 @@ def evaluate_scores(
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
             raise UsageProblem(
-                _t("the gold values are not binary (0/1); use the graded task (task)")
+                t("the gold values are not binary (0/1); use the graded task (task)")
             )
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
@@ -477,7 +476,7 @@ def evaluate_scores(
     common = ev.common_subset(series, gold_ids)
     if not common:
         raise InputError.single(
-            _t(
+            t(
                 "no pair has a gold value and a score from every method (check that the "
                 "pair_ids match)"
             )
@@ -534,10 +533,10 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
     for m in names:
         s = X[m]
         auc.append(ev.roc_auc(yi, s))
-        t, a = ev.best_threshold(yi, s)
-        thr.append(t)
+        cut, a = ev.best_threshold(yi, s)
+        thr.append(cut)
         acc.append(a)
-        correct[m] = (s >= t).astype(np.int64) == yi
+        correct[m] = (s >= cut).astype(np.int64) == yi
         points = ev.roc_points(yi, s)
         if points is not None:
             roc[m] = points
@@ -599,7 +598,7 @@ def pair_errors(
     series, _ = _methods(score_frames)
     if method not in series:
         raise UsageProblem(
-            _t(
+            t(
                 "unknown method '{method}'; use one of {methods}",
                 method=method,
                 methods=", ".join(series),
@@ -607,7 +606,7 @@ def pair_errors(
         )
     if result is not None and result.task != gold.task:
         raise UsageProblem(
-            _t(
+            t(
                 "the result was evaluated as a {task} task but this gold is {gold}; evaluate "
                 "the scores against this gold first",
                 task=result.task,
@@ -628,12 +627,12 @@ def pair_errors(
     )
     if gold.task == "binary":
         if result is not None:
-            t = float(result.methods.set_index("method").at[method, "threshold"])
+            cut = float(result.methods.set_index("method").at[method, "threshold"])
         else:
-            t = ev.best_threshold(frame["gold"].to_numpy(), frame["score"].to_numpy())[0]
-        predicted = (frame["score"] >= t).astype(float)
+            cut = ev.best_threshold(frame["gold"].to_numpy(), frame["score"].to_numpy())[0]
+        predicted = (frame["score"] >= cut).astype(float)
         wrong = predicted != frame["gold"]
-        margin = (frame["score"] - t).abs() if math.isfinite(t) else frame["score"].abs()
+        margin = (frame["score"] - cut).abs() if math.isfinite(cut) else frame["score"].abs()
         frame["error"] = np.where(wrong, margin, np.nan)
         frame = frame[wrong]
     else:
@@ -678,14 +677,14 @@ def category_separation(
     """
     for col in (term_column, category_column):
         if col not in terms_frame.columns:
-            raise InputError([Problem(_t("required column is missing"), column=col)])
+            raise InputError([Problem(t("required column is missing"), column=col)])
     cats = terms_frame[category_column].astype(str).str.strip()
     terms = terms_frame[term_column].astype(str).str.strip()
     groups = {c: list(dict.fromkeys(terms[cats == c])) for c in (*close, distant)}
     for c, ts in groups.items():
         if not ts:
             raise InputError.single(
-                _t("category '{category}' has no terms", category=c), column=category_column
+                t("category '{category}' has no terms", category=c), column=category_column
             )
     A, B, Cd = groups[close[0]], groups[close[1]], groups[distant]
     rows = [(a, b) for a in A for b in B] + [(a, c) for a in A for c in Cd]
