@@ -182,7 +182,7 @@ def _pairs_file() -> tuple[pd.DataFrame | None, str | None]:
         pairs_path = Path(choice) if choice else None
 
     if pairs_path is not None and not pairs_path.is_file():
-        st.error(t("{file} does not exist (any more).", file=_ui.plain_markdown(str(pairs_path))))
+        st.error(_ui.plain_markdown(t("{file} does not exist (any more).", file=str(pairs_path))))
         pairs_path = None
     if pairs_path is not None:
         pairs_name = pairs_path.name
@@ -198,13 +198,10 @@ def _pairs_file() -> tuple[pd.DataFrame | None, str | None]:
 
 
 def _valid_pairs(file: str, n: int) -> None:
+    # The file name is typed by people: the whole line is shown as plain text.
     st.success(
-        tn(
-            "{file}: {n} valid pair.",
-            "{file}: {n} valid pairs.",
-            n,
-            file=_ui.plain_markdown(file),
-            n=fmt_int(n),
+        _ui.plain_markdown(
+            tn("{file}: {n} valid pair.", "{file}: {n} valid pairs.", n, file=file, n=fmt_int(n))
         )
     )
 

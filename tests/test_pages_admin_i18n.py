@@ -175,7 +175,7 @@ def test_setup_in_german_translates_and_formats_numbers(db, tmp_path, monkeypatc
     at.selectbox(key="setup_file").select("data/pairs.csv").run()
     assert not at.exception, at.exception
     # German groups thousands with a dot.
-    assert any(s.value == "pairs\\.csv: 1.200 gültige Paare." for s in at.success), [
+    assert any(s.value == "pairs\\.csv\\: 1\\.200 gültige Paare\\." for s in at.success), [
         s.value for s in at.success
     ]
     caption = " ".join(c.value for c in at.caption)
