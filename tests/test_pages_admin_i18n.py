@@ -164,6 +164,10 @@ def study_data(name: str) -> set[str]:
     data |= {s.study for s in S.list_studies()} | set(BUILT_IN)
     data |= {scale.guideline for scale in BUILT_IN.values()} | {study.guideline or ""}
     data |= set(A.annotators(study)["annotator"])
+    # The study's own texts (shown as the default a translation starts from, Study setup's
+    # languages section) and the languages' own names (never translated, by convention).
+    data |= {study.scale.asks} | {o.description for o in study.scale.options}
+    data |= set(i18n.LANGUAGES.values())
     return {d for d in data if d}
 
 
