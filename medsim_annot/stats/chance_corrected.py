@@ -29,6 +29,8 @@ from scipy import sparse
 from scipy.stats import t as student_t
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
+from medsim_annot.i18n import fmt_decimal, t
+
 from ._frame import CodedRatings, coded, level_of
 
 #: The weights each level of measurement takes for AC2 (Gwet 2014, ch. 3): ordinal weights on
@@ -526,11 +528,13 @@ def paradox_note(ac1: float, kappa: float, prevalence: float) -> str | None:
         return None
     if ac1 - kappa < PARADOX_GAP or prevalence < PARADOX_PREVALENCE:
         return None
-    return (
-        f"Fleiss' kappa ({kappa:.2f}) is much lower than Gwet's AC1 ({ac1:.2f}) because most "
-        f"ratings fall in one category (prevalence index {prevalence:.2f}): kappa expects "
-        "much agreement by chance when one answer dominates, so it is low although the "
-        "raters mostly agree."
+    return t(
+        "Fleiss' kappa ({kappa}) is much lower than Gwet's AC1 ({ac1}) because most ratings "
+        "fall in one category (prevalence index {prevalence}): kappa expects much agreement "
+        "by chance when one answer dominates, so it is low although the raters mostly agree.",
+        kappa=fmt_decimal(kappa),
+        ac1=fmt_decimal(ac1),
+        prevalence=fmt_decimal(prevalence),
     )
 
 

@@ -1,0 +1,180 @@
+"""The headers of the tables the QA pages show, in the page's language.
+
+A table's columns keep their names (the CSV download, the CLI and the tests read them); only
+the copy a page shows is renamed, by :func:`header`. In English a header is the column's
+own name, so an English page shows exactly what it showed before. A column whose name holds
+a person's name (``rater_<name>``, ``comment_<name>``, the pairwise matrix's annotators) keeps
+the name as typed. Numbers of a shown table are written the way the language writes them by
+:func:`number_text`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from medsim_annot.i18n import DASH, N_, fmt_decimal, fmt_int, t
+
+#: Column name → its header (English: the name itself). Translators: these are the
+#: headers of the dashboard's tables; keep them short (a table has many columns).
+HEADERS: dict[str, str] = {
+    # completion, activity
+    "annotator": N_("annotator"),
+    "done": N_("done"),
+    "total": N_("total"),
+    "share": N_("share"),
+    "rated": N_("rated"),
+    "access": N_("access"),
+    "at": N_("at"),
+    "at (UTC)": N_("at (UTC)"),
+    "actor": N_("actor"),
+    "action": N_("action"),
+    "study": N_("study"),
+    "detail": N_("detail"),
+    # audit, confusion, sequential audit
+    "group": N_("group"),
+    "items": N_("items"),
+    "no_majority": N_("no_majority"),
+    "alpha": N_("alpha"),
+    "accuracy": N_("accuracy"),
+    "recall": N_("recall"),
+    "precision": N_("precision"),
+    "tp": N_("tp"),
+    "fp": N_("fp"),
+    "fn": N_("fn"),
+    "tn": N_("tn"),
+    "alpha_ci_low": N_("alpha_ci_low"),
+    "alpha_ci_high": N_("alpha_ci_high"),
+    "accuracy_ci_low": N_("accuracy_ci_low"),
+    "accuracy_ci_high": N_("accuracy_ci_high"),
+    "recall_ci_low": N_("recall_ci_low"),
+    "recall_ci_high": N_("recall_ci_high"),
+    "precision_ci_low": N_("precision_ci_low"),
+    "precision_ci_high": N_("precision_ci_high"),
+    "majority: similar": N_("majority: similar"),
+    "majority: not similar": N_("majority: not similar"),
+    "no majority": N_("no majority"),
+    "auto: similar (1)": N_("auto: similar (1)"),
+    "auto: not similar (0)": N_("auto: not similar (0)"),
+    # agreement
+    "level": N_("level"),
+    "annotators": N_("annotators"),
+    "ratings": N_("ratings"),
+    "coefficient": N_("coefficient"),
+    "value": N_("value"),
+    "se": N_("se"),
+    "ci_low": N_("ci_low"),
+    "ci_high": N_("ci_high"),
+    "weights": N_("weights"),
+    "pa": N_("pa"),
+    "pe": N_("pe"),
+    "annotator_a": N_("annotator_a"),
+    "annotator_b": N_("annotator_b"),
+    "n_items": N_("n_items"),
+    "krippendorff_alpha": N_("krippendorff_alpha"),
+    "cohen_kappa": N_("cohen_kappa"),
+    "cohen_kappa_quadratic": N_("cohen_kappa_quadratic"),
+    "spearman_rho": N_("spearman_rho"),
+    "mean_alpha": N_("mean_alpha"),
+    "mean_kappa": N_("mean_kappa"),
+    "mean_kappa_quadratic": N_("mean_kappa_quadratic"),
+    "mean_rho": N_("mean_rho"),
+    "iaa_1": N_("iaa_1"),
+    "iaa_2": N_("iaa_2"),
+    # rater quality, checks and pace
+    "n_ratings": N_("n_ratings"),
+    "n_no_decision": N_("n_no_decision"),
+    "dont_know_share": N_("dont_know_share"),
+    "outlier": N_("outlier"),
+    "n_duplicates": N_("n_duplicates"),
+    "exact_agreement": N_("exact_agreement"),
+    "longest_run": N_("longest_run"),
+    "reading": N_("reading"),
+    "n_checks": N_("n_checks"),
+    "n_correct": N_("n_correct"),
+    "check_accuracy": N_("check_accuracy"),
+    "check_warning": N_("check_warning"),
+    "n_timed": N_("n_timed"),
+    "n_rushed": N_("n_rushed"),
+    "rushed_rate": N_("rushed_rate"),
+    "median_seconds": N_("median_seconds"),
+    "pairs_per_hour": N_("pairs_per_hour"),
+    "rating": N_("rating"),
+    "length": N_("length"),
+    "first_pair_id": N_("first_pair_id"),
+    "last_pair_id": N_("last_pair_id"),
+    # quality over time
+    "window": N_("window"),
+    "start": N_("start"),
+    "end": N_("end"),
+    "day": N_("day"),
+    "judged": N_("judged"),
+    "n_agree": N_("n_agree"),
+    "majority_agreement": N_("majority_agreement"),
+    "agreement_ci_low": N_("agreement_ci_low"),
+    "agreement_ci_high": N_("agreement_ci_high"),
+    "check_ci_low": N_("check_ci_low"),
+    "check_ci_high": N_("check_ci_high"),
+    "guideline_version": N_("guideline_version"),
+    "metric": N_("metric"),
+    "baseline": N_("baseline"),
+    "evidence": N_("evidence"),
+    # disagreements, model of the doctors, adjudication
+    "pair_id": N_("pair_id"),
+    "term_1": N_("term_1"),
+    "term_2": N_("term_2"),
+    "dataset": N_("dataset"),
+    "difficulty": N_("difficulty"),
+    "negative_strategy": N_("negative_strategy"),
+    "auto_label": N_("auto_label"),
+    "why": N_("why"),
+    "majority": N_("majority"),
+    "n_with_majority": N_("n_with_majority"),
+    "true": N_("true"),
+    "given": N_("given"),
+    "probability": N_("probability"),
+    "competence": N_("competence"),
+    "skill": N_("skill"),
+    "reason": N_("reason"),
+    "decisions": N_("decisions"),
+    "n_pairs": N_("n_pairs"),
+    "agreement": N_("agreement"),
+    "status": N_("status"),
+    "positives": N_("positives"),
+    "negatives": N_("negatives"),
+    "needed": N_("needed"),
+}
+
+#: Columns named after a person: prefix → the header with the name kept as typed.
+NAMED: dict[str, str] = {
+    "rater_": N_("rater_{name}"),
+    "comment_": N_("comment_{name}"),
+}
+
+
+def header(column: object, names: frozenset[str] = frozenset()) -> str:
+    """The header of *column* in the current language (a person's name in *names*, or a
+    column not known here, as it is)."""
+    text = str(column)
+    if text in names:
+        return text
+    known = HEADERS.get(text)
+    if known is not None:
+        return t(known)
+    for prefix, message in NAMED.items():
+        if text.startswith(prefix) and len(text) > len(prefix):
+            return t(message, name=text[len(prefix) :])
+    return text
+
+
+def number_text(value: object, whole: bool, digits: int = 3) -> str:
+    """A number as a shown table writes it in the current language: a count (*whole*) with
+    its grouping (``1.200``), else with *digits* decimals (``0,870``); missing → ``—``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(number):
+        return DASH
+    return fmt_int(number) if whole else fmt_decimal(number, digits)
