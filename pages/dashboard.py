@@ -76,7 +76,15 @@ def _sequential_audit(study: Study) -> None:
             "within its target."
         ),
     )
-    _qa.table(status.groups, "sequential-audit", "dashboard_dl_sequential")
+    groups = status.groups
+    _qa.table(
+        groups.assign(status=[t(plots.STATUS_NAMES.get(str(v), str(v))) for v in groups["status"]])
+        if "status" in groups.columns
+        else groups,
+        "sequential-audit",
+        "dashboard_dl_sequential",
+        csv=groups,
+    )
     st.plotly_chart(
         plots.sequential_audit_figure(status.groups, status.target), key="dashboard_fig_sequential"
     )

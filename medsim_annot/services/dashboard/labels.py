@@ -142,12 +142,32 @@ HEADERS: dict[str, str] = {
     "positives": N_("positives"),
     "negatives": N_("negatives"),
     "needed": N_("needed"),
+    # the predictions panel
+    "n": N_("n"),
+    "unlabelled": N_("unlabelled"),
+    "estimate": N_("estimate"),
+    "lambda": N_("lambda"),
+    "effective n": N_("effective n"),
+    "gain from label": N_("gain from label"),
+    "gain from score": N_("gain from score"),
+    "within target": N_("within target"),
+    "more needed": N_("more needed"),
+    "note": N_("note"),
+    "rater": N_("rater"),
+    "leave-one-out rho": N_("leave-one-out rho"),
+    "alt-test p": N_("alt-test p"),
+    "model beats this doctor": N_("model beats this doctor"),
 }
 
 #: Columns named after a person: prefix → the header with the name kept as typed.
 NAMED: dict[str, str] = {
     "rater_": N_("rater_{name}"),
     "comment_": N_("comment_{name}"),
+}
+#: Columns named with a confidence level (``classical 95%``): prefix → the header.
+LEVELS: dict[str, str] = {
+    "classical ": N_("classical {level}"),
+    "PPI++ ": N_("PPI++ {level}"),
 }
 
 
@@ -163,6 +183,9 @@ def header(column: object, names: frozenset[str] = frozenset()) -> str:
     for prefix, message in NAMED.items():
         if text.startswith(prefix) and len(text) > len(prefix):
             return t(message, name=text[len(prefix) :])
+    for prefix, message in LEVELS.items():
+        if text.startswith(prefix) and text.endswith("%"):
+            return t(message, level=text[len(prefix) :])
     return text
 
 
