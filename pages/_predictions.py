@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from data_schemas.errors import InputError, OptionError
-from medsim_annot.i18n import t
+from medsim_annot.i18n import N_, t
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
 from medsim_annot.services import stored_predictions as stored_svc
@@ -18,8 +18,8 @@ from pages import _qa
 from pages._ui import plain_markdown, show_problems, upload_base_name, upload_copy
 
 KEY = "dashboard_predictions_"
-#: The intervals the audit can report (names of methods, not translated).
-METHOD_NAMES = {"ppi": "PPI++", "classical": "classical"}
+#: The intervals the audit can report, as the page names them.
+METHOD_NAMES = {"ppi": "PPI++", "classical": N_("classical")}
 
 
 def _shown(frame):
@@ -76,7 +76,7 @@ def panel(study: Study) -> None:
         t("Interval reported"),
         list(predictions_svc.METHODS),
         default="ppi",
-        format_func=lambda m: METHOD_NAMES.get(m, m),
+        format_func=lambda m: t(METHOD_NAMES.get(m, m)),
         key=KEY + "method",
         help=t("Both are always shown; this one is the interval the audit reports."),
     )

@@ -24,13 +24,8 @@ def activity_ui() -> None:
     )
     names = _qa.study_names()
     left, right = st.columns([2, 1])
-    everything = "(all studies and admin changes)"
-    study = left.selectbox(
-        t("Study"),
-        [everything, *names],
-        format_func=lambda s: t("(all studies and admin changes)") if s == everything else s,
-        key="activity_study",
-    )
+    everything = t("(all studies and admin changes)")
+    study = left.selectbox(t("Study"), [everything, *names], key="activity_study")
     limit = right.number_input(t("Newest"), min_value=10, max_value=5000, value=200, step=50)
     frame = activity_svc.activity(
         study=open_study(study, engine=_qa.engine()) if study in names else None,

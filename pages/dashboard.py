@@ -94,11 +94,12 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
     """Crowd-kit's Dawid–Skene or MACE fitted to the ratings, on request (nominal scales)."""
     if dash.scale.level == "nominal":
         st.subheader(t("Gold from a model of the doctors"))
-        method = st.segmented_control(
+        # The options are the labels shown (a widget's options are what a test reads).
+        choices = {t(MODEL_LABELS.get(m, m)): m for m in ("off", *dashboard_svc.MODEL_METHODS)}
+        picked = st.segmented_control(
             t("Model"),
-            ["off", *dashboard_svc.MODEL_METHODS],
-            default="off",
-            format_func=lambda m: t(MODEL_LABELS[m]) if m in MODEL_LABELS else m,
+            list(choices),
+            default=t(MODEL_LABELS["off"]),
             key="dashboard_model",
             help=t(
                 "Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
@@ -106,7 +107,8 @@ def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
                 "verdict."
             ),
         )
-        if method and method != "off":
+        method = choices.get(str(picked), "off") if picked else "off"
+        if method != "off":
             model = _qa.load_model_quality(dash, method)
             if model["reason"]:
                 st.caption(_ui.plain_markdown(model["reason"]))
@@ -156,24 +158,22 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
         for k in dashboard_svc.DISAGREEMENT_KINDS
         if dash.audit is not None or k != "auto-label ≠ majority"
     ]
-    chosen = st.multiselect(
-        t("Show pairs with"),
-        kinds,
-        default=kinds,
-        format_func=lambda k: t(KIND_LABELS.get(k, k)),
-        key="dashboard_kinds",
-    )
+    # The options are the labels shown (what a test reads), mapped back to the kinds.
+    kind_of = {t(KIND_LABELS.get(k, k)): k for k in kinds}
+    chosen = [
+        kind_of[k]
+        for k in st.multiselect(
+            t("Show pairs with"), list(kind_of), default=list(kind_of), key="dashboard_kinds"
+        )
+    ]
     groups = {}
     options = {c: v for c, v in dash.group_options().items() if v}
     if options:
         gcols = st.columns(len(options))
         for gc, (col, values) in zip(gcols, options.items()):
-            groups[col] = gc.selectbox(
-                labels.header(col),
-                ["(all)", *values],
-                format_func=lambda v: t("(all)") if v == "(all)" else v,
-                key=f"dashboard_group_{col}",
-            )
+            every = t("(all)")
+            value = gc.selectbox(labels.header(col), [every, *values], key=f"dashboard_group_{col}")
+            groups[col] = "(all)" if value == every else value
     rows = dash.disagreements(chosen, groups)
     st.caption(tn("{n} pair", "{n} pairs", len(rows), n=fmt_int(len(rows))))
     shown = (
