@@ -76,7 +76,7 @@ def panel(study: Study) -> None:
         t("Interval reported"),
         list(predictions_svc.METHODS),
         default="ppi",
-        format_func=lambda m: t(METHOD_NAMES.get(m, m)),
+        format_func=lambda m: t(METHOD_NAMES.get(str(m), str(m))),
         key=KEY + "method",
         help=t("Both are always shown; this one is the interval the audit reports."),
     )
