@@ -41,10 +41,11 @@ def load_model_quality(dash: dashboard_svc.Dashboard, method: str) -> dict:
         return dash.model_quality(method)
 
 
-def load_report(study: Study, bootstrap: int = 0) -> bytes:
-    """The study's HTML report in the page's language (built on the cached dashboard;
-    completion is current)."""
-    return dashboard_svc.html_report(study, bootstrap=int(bootstrap)).encode("utf-8")
+def load_report(study: Study, bootstrap: int = 0, lang: str | None = None) -> bytes:
+    """The study's HTML report in *lang* (built on the cached dashboard; completion is
+    current). A deferred download builds it outside the page's run, where no language is
+    set: the page passes the language it is drawn in."""
+    return dashboard_svc.html_report(study, bootstrap=int(bootstrap), lang=lang).encode("utf-8")
 
 
 def study_names() -> list[str]:

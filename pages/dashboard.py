@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from medsim_annot.i18n import N_, fmt_decimal, fmt_int, fmt_percent, t, tn
+from medsim_annot.i18n import N_, current_language, fmt_decimal, fmt_int, fmt_percent, t, tn
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import drift as drift_svc
@@ -476,7 +476,10 @@ def _dashboard(study: Study) -> None:
 
     st.download_button(
         t("Download the HTML report"),
-        _ui.admin_download(lambda: _qa.load_report(study, 1000 if boot else 0)),
+        # Built when clicked, outside this run: in the language the page is drawn in.
+        _ui.admin_download(
+            lambda lang=current_language(): _qa.load_report(study, 1000 if boot else 0, lang)
+        ),
         file_name=_qa.download_name(f"qa-report-{study.name}", "html"),
         mime="text/html",
         key="dashboard_report",

@@ -6,6 +6,7 @@ never serving one language's sentences to another, ``medsim report --lang de``."
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import json
 import re
@@ -353,3 +354,15 @@ def test_report_command_takes_a_language(demo, cli, tmp_path):
     bad = cli("report", "demo-binary", "--out", str(tmp_path / "x.html"), "--lang", "fr")
     assert bad.exit_code != 0 and "--lang takes en, de, es, not 'fr'" in bad.stdout + bad.stderr
     assert not (tmp_path / "x.html").exists()
+
+
+def test_report_downloaded_from_a_german_dashboard_is_german(demo, monkeypatch):
+    """The report button builds the file when clicked, outside the page's run (where no
+    language is set): it is built in the language the page was drawn in."""
+    ui = importlib.import_module("pages._ui")
+    built: list = []
+    monkeypatch.setattr(ui, "admin_download", lambda fn: built.append(fn) or b"")
+    _page("dashboard.py", "de")
+    assert len(built) == 1
+    page = contextvars.Context().run(built[0]).decode("utf-8")  # a fresh context: English
+    assert page.startswith("<!DOCTYPE html><html lang='de'") and "QS-Bericht" in page
