@@ -137,7 +137,8 @@ def table(
     of *frame* (a page that shows some cells in its language downloads the service's
     frame as it is)."""
     kept, shown = display_headers(
-        frame.drop(columns=[c for c in hide if c in frame.columns]), frozenset(names)
+        labels.cells(frame.drop(columns=[c for c in hide if c in frame.columns])),
+        frozenset(names),
     )
     view, as_text = styled(kept)
     given = kwargs.pop("column_config", None) or {}

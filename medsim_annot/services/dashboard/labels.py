@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from medsim_annot.i18n import DASH, N_, fmt_decimal, fmt_int, t
 
 #: Column name → its header (English: the name itself). Translators: these are the
@@ -169,6 +171,53 @@ LEVELS: dict[str, str] = {
     "classical ": N_("classical {level}"),
     "PPI++ ": N_("PPI++ {level}"),
 }
+
+
+#: Cells of a shown table that are words of ours, not data: column → value → its label
+#: (the coefficients' names, the weights of AC2, the metrics, the audit's rows that are not
+#: a group, the scale's level).
+CELLS: dict[str, dict[str, str]] = {
+    "coefficient": {
+        "Gwet's AC1": N_("Gwet's AC1"),
+        "Gwet's AC2": N_("Gwet's AC2"),
+        "Fleiss' kappa": N_("Fleiss' kappa"),
+        "Brennan-Prediger (Bennett's S)": N_("Brennan-Prediger (Bennett's S)"),
+        "Conger's kappa": N_("Conger's kappa"),
+    },
+    "weights": {
+        "identity": N_("identity"),
+        "linear": N_("linear"),
+        "quadratic": N_("quadratic"),
+        "ordinal": N_("ordinal"),
+    },
+    "metric": {
+        "majority_agreement": N_("majority_agreement"),
+        "check_accuracy": N_("check_accuracy"),
+        "accuracy": N_("accuracy"),
+        "precision": N_("precision"),
+        "recall": N_("recall"),
+    },
+    "group": {"overall": N_("overall"), "all": N_("all")},
+    "level": {
+        "nominal": N_("nominal"),
+        "ordinal": N_("ordinal"),
+        "interval": N_("interval"),
+        "ratio": N_("ratio"),
+    },
+}
+
+
+def cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* with the cells of :data:`CELLS` in the current language (a copy when any
+    changes; other cells as they are)."""
+    known = [c for c in frame.columns if str(c) in CELLS]
+    if not known or frame.columns.has_duplicates:
+        return frame
+    out = frame.copy()
+    for c in known:
+        words = CELLS[str(c)]
+        out[c] = [t(words[v]) if isinstance(v, str) and v in words else v for v in frame[c]]
+    return out
 
 
 def header(column: object, names: frozenset[str] = frozenset()) -> str:

@@ -18,7 +18,7 @@ from medsim_annot import i18n
 from medsim_annot.i18n import fmt_date, fmt_decimal, fmt_int, fmt_percent, t
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
-from medsim_annot.services.dashboard.labels import header
+from medsim_annot.services.dashboard.labels import cells, header
 from medsim_annot.services.dashboard.store import completion, planned_ratings, study_dashboard
 from medsim_annot.services.stopping import audit_status
 from medsim_annot.services.study_handle import Study
@@ -41,7 +41,7 @@ def _table_html(
     *names*, as typed), numbers written its way."""
     if frame is None or frame.empty:
         return "<p><em>" + _html.escape(t("nothing to show")) + "</em></p>"
-    shown = frame.rename(columns=lambda c: header(c, names))
+    shown = cells(frame).rename(columns=lambda c: header(c, names))
     if frame.index.name is not None:
         shown.index = shown.index.rename(header(frame.index.name, names))
     english = i18n.current_language() == i18n.SOURCE
