@@ -470,7 +470,13 @@ def _dashboard(study: Study) -> None:
         if what != "audit" or dash.kind == "binary":
             st.caption(
                 _ui.plain_markdown(
-                    t("{what}: {why}", what=t(REASON_LABELS.get(what, what)), why=why)
+                    t(
+                        "{what}: {why}",
+                        what=t(REASON_LABELS[what])
+                        if what in REASON_LABELS
+                        else labels.header(what),
+                        why=why,
+                    )
                 )
             )
 

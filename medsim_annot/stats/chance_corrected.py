@@ -167,10 +167,10 @@ def _finish(
     n, pa = tally.n, tally.pa
     base = Coefficient(name, np.nan, n_items=n, weights=weights, pa=pa, pe=pe)
     if tally.n2more == 0:
-        return replace(base, reason="no item has two or more decisive ratings")
+        return replace(base, reason=t("no item has two or more decisive ratings"))
     if not pe < 1.0 - 1e-12:
         return replace(
-            base, reason="chance agreement is 1 (every rating in one category): undefined"
+            base, reason=t("chance agreement is 1 (every rating in one category): undefined")
         )
     coef = (pa - pe) / (1.0 - pe) if value is None else float(value)
     if n < 2:
@@ -282,7 +282,7 @@ def gwet_ac(data, *, weights: str = "identity", value_domain=None) -> Coefficien
     q = tally.q
     if q < 2:
         return Coefficient(
-            name, np.nan, n_items=tally.n, weights=weights, reason="fewer than two categories"
+            name, np.nan, n_items=tally.n, weights=weights, reason=t("fewer than two categories")
         )
     tw = float(w.sum())
     pe = tw * float((tally.pi * (1.0 - tally.pi)).sum()) / (q * (q - 1))
@@ -342,7 +342,7 @@ def brennan_prediger(data, *, value_domain=None) -> Coefficient:
     q = tally.q
     if q < 2:
         return Coefficient(
-            "brennan_prediger", np.nan, n_items=tally.n, reason="fewer than two categories"
+            "brennan_prediger", np.nan, n_items=tally.n, reason=t("fewer than two categories")
         )
     value = None
     if _complete(tally):
@@ -379,7 +379,7 @@ def conger_kappa(data, *, value_domain=None) -> Coefficient:
     r = len(raters)
     q = tally.q
     if r < 2 or q < 2:
-        why = "one annotator only" if r < 2 else "fewer than two categories"
+        why = t("one annotator only") if r < 2 else t("fewer than two categories")
         return Coefficient("conger_kappa", np.nan, n_items=tally.n, reason=why)
     classif = np.bincount(g * q + c, minlength=r * q).reshape(r, q).astype(np.float64)
     ng = classif.sum(axis=1)
