@@ -13,6 +13,7 @@ from medsim_annot.i18n import N_, t
 from medsim_annot.io import upload_types
 from medsim_annot.services import predictions as predictions_svc
 from medsim_annot.services import stored_predictions as stored_svc
+from medsim_annot.services.dashboard import labels
 from medsim_annot.services.study_handle import Study
 from pages import _qa
 from pages._ui import plain_markdown, show_problems, upload_base_name, upload_copy
@@ -24,7 +25,7 @@ METHOD_NAMES = {"ppi": "PPI++", "classical": N_("classical")}
 
 def _shown(frame):
     """*frame* as shown: headers in the page's language, numbers written its way."""
-    shown, _ = _qa.display_headers(frame)
+    shown, _ = _qa.display_headers(labels.cells(frame))
     view, _ = _qa.styled(shown)
     return view
 

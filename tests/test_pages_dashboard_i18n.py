@@ -26,6 +26,7 @@ from medsim_annot.services.dashboard import labels
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
+from tests.test_ppi_cli import ppi_files  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGE_KEY = "medsim_language"  # pages/_i18n.LANGUAGE_KEY
@@ -134,9 +135,10 @@ def _data_words(engine) -> list[str]:
 
 def _escapes(texts: list[str], data: list[str]) -> list[str]:
     out = []
+    longest_first = sorted(set(data), key=len, reverse=True)
     for text in texts:
         rest = text
-        for word in data:
+        for word in longest_first:
             rest = rest.replace(word, " ")
         if not is_pseudo(rest):
             out.append(text)
@@ -371,3 +373,39 @@ def test_report_downloaded_from_a_german_dashboard_is_german(demo, monkeypatch):
     assert len(built) == 1
     page = contextvars.Context().run(built[0]).decode("utf-8")  # a fresh context: English
     assert page.startswith("<!DOCTYPE html><html lang='de'") and "QS-Bericht" in page
+
+
+# ---- the predictions panel -------------------------------------------------------------------
+def _predictions(lang: str, ppi_files) -> AppTest:  # noqa: F811
+    svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
+    at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
+    at.session_state["auth_role"] = "admin"
+    at.session_state["dashboard_study"] = "s"
+    at.session_state[LANGUAGE_KEY] = lang
+    at.run()
+    up = [u for u in at.file_uploader if u.key == "dashboard_predictions_file"][0]
+    up.set_value(("scores.csv", ppi_files["scores"].read_bytes(), "text/csv")).run()
+    at.selectbox(key="dashboard_predictions_column").set_value("cosine").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_predictions_panel_in_german(db_url, monkeypatch, ppi_files):  # noqa: F811
+    monkeypatch.syspath_prepend(str(ROOT))
+    dsvc.clear_cache()
+    at = _predictions("de", ppi_files)
+    assert "Vorhersagegestützte Prüfung" in [s.value for s in at.subheader]
+    audit = next(d.value for d in at.dataframe if "Kennzahl" in d.value.columns)
+    assert {"Gruppe", "Schätzung", "klassisch 95%", "PPI++ 95%"} <= set(audit.columns)
+    assert all(GERMAN_DECIMAL.match(v) for v in audit["Schätzung"])
+    assert any(t.value.startswith("Alternative-Annotator-Test") for t in at.text)
+
+
+def test_predictions_panel_in_pseudo_language(db_url, monkeypatch, ppi_files):  # noqa: F811
+    monkeypatch.syspath_prepend(str(ROOT))
+    dsvc.clear_cache()
+    at = _predictions(i18n.PSEUDO, ppi_files)
+    # the scores file's own column names are data too (offered to choose the score)
+    columns = list(pd.read_csv(ppi_files["scores"]).columns)
+    escaped = _escapes(_visible(at), [*_data_words(get_engine()), *columns])
+    assert not escaped, "\n".join(escaped)

@@ -30,7 +30,7 @@ from data_schemas.options import (
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.embeddings.installed import model_packages
-from medsim_annot.i18n import fmt_decimal, fmt_int, t
+from medsim_annot.i18n import N_, fmt_decimal, fmt_int, t
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.agreement import load_ratings_file
@@ -423,7 +423,7 @@ def alt_test_sentence(report: ModelRaterReport) -> str:
         "rate {wr}, advantage probability {ap}. Model rank by leave-one-out rho: {rank} of "
         "{raters}; rho with the doctors' mean {rho}.",
         epsilon=_g(alt.epsilon),
-        scoring=alt.scoring,
+        scoring=t(SCORING_NAMES.get(str(alt.scoring), str(alt.scoring))),
         q=_g(alt.q),
         verdict=verdict,
         tested=fmt_int(alt.tested),
@@ -435,6 +435,10 @@ def alt_test_sentence(report: ModelRaterReport) -> str:
         raters=fmt_int(len(m.doctors) + 1),
         rho=fmt_decimal(m.model_rho, 3),
     )
+
+
+#: The alt-test's scorings as a sentence names them.
+SCORING_NAMES = {"accuracy": N_("accuracy"), "neg_rmse": N_("negative RMSE")}
 
 
 def _g(x: float) -> str:

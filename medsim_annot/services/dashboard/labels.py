@@ -198,6 +198,10 @@ CELLS: dict[str, dict[str, str]] = {
         "recall": N_("recall"),
     },
     "group": {"overall": N_("overall"), "all": N_("all")},
+    # the predictions panel: the model's row, the alt-test's verdict per doctor, the target
+    "rater": {"model": N_("model")},
+    "model beats this doctor": {"yes": N_("yes"), "no": N_("no"), "skipped": N_("skipped")},
+    "within target": {"yes": N_("yes"), "no": N_("no")},
     "level": {
         "nominal": N_("nominal"),
         "ordinal": N_("ordinal"),
