@@ -54,7 +54,7 @@ def _sequential_audit(study: Study) -> None:
             "automatic label) with a majority verdict. Computed on the pairs of each group "
             "whose current ratings have a strict majority; stopped groups' unrated slots are "
             "withdrawn (kept, and served again when stopping is turned off).",
-            method=status.method,
+            method=labels.interval(status.method),
             target=fmt_decimal(status.target, 2),
             positives=fmt_int(status.min_positives),
             negatives=fmt_int(status.min_negatives),

@@ -26,6 +26,7 @@ from medsim_annot.services.dashboard import labels
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
+from tests import test_stopping as stopping_data
 from tests.test_ppi_cli import ppi_files  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -408,4 +409,28 @@ def test_predictions_panel_in_pseudo_language(db_url, monkeypatch, ppi_files):  
     # the scores file's own column names are data too (offered to choose the score)
     columns = list(pd.read_csv(ppi_files["scores"]).columns)
     escaped = _escapes(_visible(at), [*_data_words(get_engine()), *columns])
+    assert not escaped, "\n".join(escaped)
+
+
+# ---- the sequential audit --------------------------------------------------------------------
+def test_sequential_audit_in_german_and_pseudo(db_url, monkeypatch):
+    monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+    monkeypatch.syspath_prepend(str(ROOT))
+    dsvc.clear_cache()
+    ids = stopping_data._create()
+    stopping_data._rate_all(ids)
+    at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
+    at.session_state["auth_role"] = "admin"
+    at.session_state[LANGUAGE_KEY] = "de"
+    at.run()
+    assert not at.exception, at.exception
+    assert "Sequenzielle Prüfung" in [h.value for h in at.header]
+    assert any("Wilson-Score-Intervall, 95 %" in c.value for c in at.caption)
+    table = next(d.value for d in at.dataframe if "Status" in d.value.columns)
+    assert set(table["Status"]) == {"gestoppt", "wird ausgeliefert"}
+    at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
+    at.session_state["auth_role"] = "admin"
+    at.session_state[LANGUAGE_KEY] = i18n.PSEUDO
+    at.run()
+    escaped = _escapes(_visible(at), _data_words(get_engine()))
     assert not escaped, "\n".join(escaped)

@@ -144,6 +144,14 @@ HEADERS: dict[str, str] = {
     "positives": N_("positives"),
     "negatives": N_("negatives"),
     "needed": N_("needed"),
+    "pairs": N_("pairs"),
+    "accuracy_low": N_("accuracy_low"),
+    "accuracy_high": N_("accuracy_high"),
+    "precision_low": N_("precision_low"),
+    "precision_high": N_("precision_high"),
+    "pairs_needed": N_("pairs_needed"),
+    "open_slots": N_("open_slots"),
+    "withdrawn_slots": N_("withdrawn_slots"),
     # the predictions panel
     "n": N_("n"),
     "unlabelled": N_("unlabelled"),
@@ -202,6 +210,7 @@ CELLS: dict[str, dict[str, str]] = {
     "rater": {"model": N_("model")},
     "model beats this doctor": {"yes": N_("yes"), "no": N_("no"), "skipped": N_("skipped")},
     "within target": {"yes": N_("yes"), "no": N_("no")},
+    "status": {"serving": N_("serving"), "stopped": N_("stopped")},
     "level": {
         "nominal": N_("nominal"),
         "ordinal": N_("ordinal"),
@@ -209,6 +218,20 @@ CELLS: dict[str, dict[str, str]] = {
         "ratio": N_("ratio"),
     },
 }
+
+
+#: The sequential audit's intervals as a sentence names them
+#: (:data:`medsim_annot.services.stopping.INTERVAL_METHOD`, or a prediction method's).
+INTERVALS: dict[str, str] = {
+    "Wilson score interval, 95%": N_("Wilson score interval, 95%"),
+    "ppi, 95%": N_("PPI++ interval, 95%"),
+    "classical, 95%": N_("classical interval, 95%"),
+}
+
+
+def interval(method: str) -> str:
+    """The name of the sequential audit's interval *method* in the current language."""
+    return t(INTERVALS[method]) if method in INTERVALS else method
 
 
 def cells(frame: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from medsim_annot import i18n
 from medsim_annot.i18n import fmt_date, fmt_decimal, fmt_int, fmt_percent, t
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
-from medsim_annot.services.dashboard.labels import cells, header
+from medsim_annot.services.dashboard.labels import cells, header, interval
 from medsim_annot.services.dashboard.store import completion, planned_ratings, study_dashboard
 from medsim_annot.services.stopping import audit_status
 from medsim_annot.services.study_handle import Study
@@ -207,7 +207,7 @@ def _html_report(study: Study, *, bootstrap: int, now: dt.datetime | None) -> st
                     target=fmt_decimal(seq.target),
                     positives=fmt_int(seq.min_positives),
                     negatives=fmt_int(seq.min_negatives),
-                    method=seq.method,
+                    method=interval(seq.method),
                 )
                 if seq.enabled
                 else t(
@@ -217,7 +217,7 @@ def _html_report(study: Study, *, bootstrap: int, now: dt.datetime | None) -> st
                     target=fmt_decimal(seq.target),
                     positives=fmt_int(seq.min_positives),
                     negatives=fmt_int(seq.min_negatives),
-                    method=seq.method,
+                    method=interval(seq.method),
                 )
             ),
             _table_html(seq.groups, digits=3),
