@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from medsim_annot import i18n
 from medsim_annot.i18n.pseudo import is_pseudo
 from medsim_annot.io import table_bytes
+from medsim_annot.services import activity as activity_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import plots
 from medsim_annot.services import studies as svc
@@ -119,7 +120,8 @@ def _visible(at: AppTest, cells: bool = True) -> list[str]:
 
 def _data_words(engine) -> list[str]:
     """The study's data, excepted by rule: study names, annotators, terms, pair ids, group
-    values, the scales' values — every word of them that a page may show as typed."""
+    values, the scales' values, the actors of the activity log — every word of them that a
+    page may show as typed."""
     words: set[str] = set()
     for s in svc.list_studies(engine=engine):
         study = open_study(s.study, engine=engine)
@@ -131,6 +133,8 @@ def _data_words(engine) -> list[str]:
             words.update(str(v) for v in pairs[col].dropna())
         cur = svc.current_ratings(study)
         words.update(str(a) for a in cur["annotator"].unique())
+    # who did what in the activity log: admins' and command-line users' names
+    words.update(str(a) for a in activity_svc.activity(engine=engine)["actor"] if a)
     return sorted((w for w in words if w), key=len, reverse=True)
 
 
