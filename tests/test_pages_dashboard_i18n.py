@@ -21,12 +21,14 @@ from medsim_annot.i18n.pseudo import is_pseudo
 from medsim_annot.io import table_bytes
 from medsim_annot.services import activity as activity_svc
 from medsim_annot.services import dashboard as dsvc
+from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
 from medsim_annot.services import studies as svc
 from medsim_annot.services.dashboard import labels
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
+from tests import test_pages_dashboard as pages_dashboard
 from tests import test_stopping as stopping_data
 from tests.test_ppi_cli import ppi_files  # noqa: F401  (fixture)
 
@@ -437,4 +439,36 @@ def test_sequential_audit_in_german_and_pseudo(db_url, monkeypatch):
     at.session_state[LANGUAGE_KEY] = i18n.PSEUDO
     at.run()
     escaped = _escapes(_visible(at), _data_words(get_engine()))
+    assert not escaped, "\n".join(escaped)
+
+
+# ---- quality over time: drift alerts -------------------------------------------------------
+def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
+    """The drifting doctor's evidence is a sentence kept in the quality-over-time cache:
+    German for a German admin, English right after for an English one (the cache is keyed
+    by language; on main the German sentence would be served again), and pseudo-localised
+    in qps-ploc with the alerts table and the pause form."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    dsvc.clear_cache()
+    drift_svc.clear_cache()
+    pages_dashboard._store_drifty()
+
+    def run(lang: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
+        at.session_state["auth_role"] = "admin"
+        at.session_state["dashboard_study"] = "drifty"
+        at.session_state[LANGUAGE_KEY] = lang
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    de = [w.value for w in run("de").warning]
+    assert any("unter den ersten" in w and "dr\\_c" in w for w in de), de
+    en = [w.value for w in run("en").warning]
+    assert any("below their first" in w for w in en) and not any("unter den" in w for w in en)
+    at = run(i18n.PSEUDO)
+    texts = _visible(at) + [str(w.value) for w in at.text_input]
+    # the page escapes markdown in the evidence (dr\_c): the names are data as written there
+    data = _data_words(get_engine())
+    escaped = _escapes(texts, [*data, *(d.replace("_", "\\_") for d in data)])
     assert not escaped, "\n".join(escaped)

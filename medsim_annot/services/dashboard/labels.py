@@ -120,6 +120,7 @@ HEADERS: dict[str, str] = {
     "metric": N_("metric"),
     "baseline": N_("baseline"),
     "evidence": N_("evidence"),
+    "drop": N_("drop"),
     # disagreements, model of the doctors, adjudication
     "pair_id": N_("pair_id"),
     "term_1": N_("term_1"),
