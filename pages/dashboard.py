@@ -480,12 +480,15 @@ def _dashboard(study: Study) -> None:
                 )
             )
 
+    # Built when clicked, outside this run: in the language the page is drawn in.
+    report_language = current_language()
+
+    def report() -> bytes:
+        return _qa.load_report(study, 1000 if boot else 0, report_language)
+
     st.download_button(
         t("Download the HTML report"),
-        # Built when clicked, outside this run: in the language the page is drawn in.
-        _ui.admin_download(
-            lambda lang=current_language(): _qa.load_report(study, 1000 if boot else 0, lang)
-        ),
+        _ui.admin_download(report),
         file_name=_qa.download_name(f"qa-report-{study.name}", "html"),
         mime="text/html",
         key="dashboard_report",
