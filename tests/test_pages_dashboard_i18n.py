@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from medsim_annot import i18n
-from medsim_annot.i18n.pseudo import is_pseudo
+from medsim_annot.i18n.pseudo import is_pseudo, pseudo
 from medsim_annot.io import table_bytes
 from medsim_annot.services import activity as activity_svc
 from medsim_annot.services import dashboard as dsvc
@@ -241,6 +241,14 @@ def test_dashboard_in_pseudo_language_has_no_escaped_text(demo, study):
     at = _page("dashboard.py", i18n.PSEUDO, study=study)
     escaped = _escapes(_visible(at), _data_words(get_engine()))
     assert not escaped, "\n".join(escaped)
+    if study == "demo-binary":  # a nominal scale: the model of the doctors, both methods
+        for method in ("Dawid–Skene", "MACE"):
+            at.session_state["dashboard_model"] = pseudo(method)
+            at.run()
+            assert not at.exception, at.exception
+            assert any("ɱöđéĺ" in m.label for m in at.metric)  # its section is shown
+            escaped = _escapes(_visible(at), _data_words(get_engine()))
+            assert not escaped, "\n".join(escaped)
 
 
 def test_activity_in_pseudo_language_has_no_escaped_text(demo):
