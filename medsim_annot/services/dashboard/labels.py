@@ -26,6 +26,8 @@ HEADERS: dict[str, str] = {
     "share": N_("share"),
     "rated": N_("rated"),
     "access": N_("access"),
+    "active": N_("active"),
+    "imported": N_("imported"),
     "at": N_("at"),
     "at (UTC)": N_("at (UTC)"),
     "actor": N_("actor"),
@@ -221,6 +223,13 @@ CELLS: dict[str, dict[str, str]] = {
 }
 
 
+#: The disagreement explorer's kinds (:data:`~medsim_annot.services.dashboard.tables.DISAGREEMENT_KINDS`).
+KINDS: dict[str, str] = {
+    "no majority": N_("no majority"),
+    "all different": N_("all different"),
+    "auto-label ≠ majority": N_("auto-label ≠ majority"),
+}
+
 #: The sequential audit's intervals as a sentence names them
 #: (:data:`medsim_annot.services.stopping.INTERVAL_METHOD`, or a prediction method's).
 INTERVALS: dict[str, str] = {
@@ -238,11 +247,17 @@ def interval(method: str) -> str:
 def cells(frame: pd.DataFrame) -> pd.DataFrame:
     """*frame* with the cells of :data:`CELLS` in the current language (a copy when any
     changes; other cells as they are)."""
-    known = [c for c in frame.columns if str(c) in CELLS]
+    known = [c for c in frame.columns if str(c) in CELLS or str(c) == "why"]
     if not known or frame.columns.has_duplicates:
         return frame
     out = frame.copy()
     for c in known:
+        if str(c) == "why":  # the disagreement kinds of a pair, joined by "; "
+            out[c] = [
+                "; ".join(t(KINDS.get(k, k)) for k in v.split("; ")) if isinstance(v, str) else v
+                for v in frame[c]
+            ]
+            continue
         words = CELLS[str(c)]
         out[c] = [t(words[v]) if isinstance(v, str) and v in words else v for v in frame[c]]
     return out
