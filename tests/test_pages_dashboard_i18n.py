@@ -357,10 +357,16 @@ def test_html_report_in_german(demo):
         assert text in page, text
     for english in ("<h2>Completion</h2>", "<h2>Rater quality</h2>", "no concerns"):
         assert english not in page
+    text = re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", page, flags=re.S)
+    assert "keine Mehrheit" in text and "no majority" not in text  # the disagreements' why
+    assert "<th>aktiv</th>" in page  # the completion table's headers
     assert re.search(r"<td>0,\d\d</td>", page)  # German decimals in the tables
     assert '"separators":",."' in page  # and in the charts
     # the report's language is its own: the caller's stays as it was
     assert i18n.current_language() == "en"
+    spanish = dsvc.html_report(study, lang="es")
+    assert spanish.startswith("<!DOCTYPE html><html lang='es' dir='ltr'>")
+    assert "Informe de calidad: demo-binary" in spanish and "<h2>Progreso</h2>" in spanish
     english = dsvc.html_report(study)
     assert english.startswith("<!DOCTYPE html><html lang='en' dir='ltr'>")
     assert "<h2>Completion</h2>" in english
