@@ -491,3 +491,13 @@ def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
     data = _data_words(get_engine())
     escaped = _escapes(texts, [*data, *(d.replace("_", "\\_") for d in data)])
     assert not escaped, "\n".join(escaped)
+
+
+def test_two_columns_with_one_header_stay_apart(demo):
+    qa = importlib.import_module("pages._qa")
+    frame = pd.DataFrame({"items": [1], "n_items": [2], "pairs": [3]})
+    with i18n.language("de"):
+        shown, _ = qa.display_headers(frame)
+    assert list(shown.columns) == ["Paare", "Paare (n_items)", "Paare (pairs)"]
+    with i18n.language("en"):
+        assert list(qa.display_headers(frame)[0].columns) == ["items", "n_items", "pairs"]
