@@ -153,7 +153,7 @@ def table(
         view, column_config=config or None, hide_index=not index, width="stretch", **kwargs
     )
     download_csv(
-        t("Download {name} (CSV)", name=name),
+        t("Download {name} (CSV)", name=labels.table_name(name)),
         frame if csv is None else csv,
         f"{name}.csv",
         key,

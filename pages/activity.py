@@ -34,7 +34,12 @@ def activity_ui() -> None:
         engine=_qa.engine(),
     )
     actors = sorted(a for a in frame["actor"].unique() if a)
-    who = st.multiselect(t("Actor"), actors, key="activity_actor")
+    who = st.multiselect(
+        t("Actor"),
+        actors,
+        placeholder=t("Choose actors") if actors else t("No actor recorded yet"),
+        key="activity_actor",
+    )
     if who:
         frame = frame[frame["actor"].isin(who)]
     if frame.empty:

@@ -103,6 +103,10 @@ def _visible(at: AppTest, cells: bool = True) -> list[str]:
     for kind in ("selectbox", "multiselect"):
         for e in getattr(at, kind):
             out += [str(e.label), *map(str, e.options)]
+            if kind == "multiselect":  # what an empty choice shows (Streamlit's own words
+                placeholder = e.proto.placeholder  # unless the page gives one)
+                out.append(placeholder or "Choose options")
+    out += [str(b.proto.label) for b in at.get("download_button")]
     out += [str(e.label) for e in at.metric]
     out += [str(e.label) for e in at.expander]
     for df in at.dataframe:
@@ -481,7 +485,12 @@ def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
         assert not at.exception, at.exception
         return at
 
-    de = [w.value for w in run("de").warning]
+    german = run("de")
+    de = [w.value for w in german.warning]
+    timeline = next(
+        s for s in _charts(german) if s["layout"]["title"]["text"].startswith("Qualität im")
+    )
+    assert timeline["layout"]["xaxis"]["tickformat"] == "%d.%m.%Y"  # no English month names
     assert any("unter den ersten" in w and "dr\\_c" in w for w in de), de
     en = [w.value for w in run("en").warning]
     assert any("below their first" in w for w in en) and not any("unter den" in w for w in en)

@@ -223,6 +223,38 @@ CELLS: dict[str, dict[str, str]] = {
 }
 
 
+#: The tables' names in their download buttons ("Download agreement (CSV)"), by the stem of
+#: the file (which stays as it is).
+TABLES: dict[str, str] = {
+    "sequential-audit": N_("sequential audit"),
+    "dawid-skene-raters": N_("Dawid–Skene raters"),
+    "mace-raters": N_("MACE raters"),
+    "dawid-skene-confusion": N_("Dawid–Skene confusion"),
+    "adjudicated-agreement": N_("agreement with the adjudication"),
+    "disagreements": N_("disagreements"),
+    "drift-alerts": N_("drift alerts"),
+    "quality-windows": N_("quality windows"),
+    "quality-days": N_("quality per day"),
+    "rater-quality": N_("rater quality"),
+    "rater-checks": N_("rater checks"),
+    "straight-lining-runs": N_("straight-lining runs"),
+    "audit": N_("audit"),
+    "confusion": N_("confusion matrix"),
+    "agreement": N_("agreement"),
+    "coefficients": N_("coefficients"),
+    "pairwise-alpha": N_("pairwise alpha"),
+    "per-annotator": N_("per annotator"),
+    "pairwise": N_("every pair of annotators"),
+    "activity": N_("activity log"),
+    "practice": N_("practice"),
+}
+
+
+def table_name(stem: str) -> str:
+    """The name of the table downloaded as *stem*.csv, in the current language."""
+    return t(TABLES[stem]) if stem in TABLES else stem
+
+
 #: The activity log's actions (event kinds) as the Activity page names them; the log keeps
 #: the kinds as recorded (its CSV too). Translators: an event of the log, e.g. "study
 #: created" for ``study_created``.
