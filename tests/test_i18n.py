@@ -25,7 +25,7 @@ def test_every_catalogue_is_complete_and_has_no_stale_entry():
 
 
 def test_the_check_notices_a_missing_a_stale_and_a_wrong_placeholder(tmp_path, monkeypatch):
-    """The check itself can fail: a catalogue made from a template, then broken three ways."""
+    """The check itself can fail: a catalogue made from a template, then broken four ways."""
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import write_po
 
@@ -41,10 +41,15 @@ def test_the_check_notices_a_missing_a_stale_and_a_wrong_placeholder(tmp_path, m
         path.parent.mkdir(parents=True)
         with path.open("wb") as fp:
             write_po(fp, cat)
+        other = Catalog(locale=lang)
+        other.add("Gone", "Fort")  # the same words translated otherwise in another area
+        with (path.parent / "admin.po").open("wb") as fp:
+            write_po(fp, other)
     kinds = {(p.lang, p.kind, p.msgid) for p in extract.check({"core": template})}
     assert ("de", "placeholders", "Pair {n} of {total}") in kinds
     assert ("de", "missing", "Saved") in kinds
     assert ("es", "stale", "Gone") in kinds
+    assert ("de", "conflict", "Gone") in kinds
 
 
 def test_english_is_the_source_and_cli_default():

@@ -175,7 +175,7 @@ def test_dashboard_in_german_headers_readings_and_numbers(demo):
     assert any("1.500 ms" in c.value for c in at.caption)
     # Tables: German headers, German numbers; the completion table keeps its progress bar.
     comp = at.dataframe[0].value
-    assert list(comp.columns) == ["Annotator", "erledigt", "gesamt", "Anteil", "Zugang"]
+    assert list(comp.columns) == ["Annotierende Person", "erledigt", "gesamt", "Anteil", "Zugang"]
     assert set(comp["Zugang"]) == {"aktiv"}
     audit = next(d.value for d in at.dataframe if "Gruppe" in d.value.columns)
     assert {"Paare", "Genauigkeit", "Sensitivität", "Präzision"} <= set(audit.columns)
@@ -425,7 +425,7 @@ def test_predictions_panel_in_german(db_url, monkeypatch, ppi_files):  # noqa: F
     dsvc.clear_cache()
     at = _predictions("de", ppi_files)
     assert "Vorhersagegestützte Prüfung" in [s.value for s in at.subheader]
-    audit = next(d.value for d in at.dataframe if "Kennzahl" in d.value.columns)
+    audit = next(d.value for d in at.dataframe if "Metrik" in d.value.columns)
     assert {"Gruppe", "Schätzung", "klassisch 95%", "PPI++ 95%"} <= set(audit.columns)
     assert all(GERMAN_DECIMAL.match(v) for v in audit["Schätzung"])
     assert any(t.value.startswith("Alternative-Annotator-Test") for t in at.text)
@@ -453,7 +453,7 @@ def test_sequential_audit_in_german_and_pseudo(db_url, monkeypatch):
     at.session_state[LANGUAGE_KEY] = "de"
     at.run()
     assert not at.exception, at.exception
-    assert "Sequenzielle Prüfung" in [h.value for h in at.header]
+    assert "Sequenzielles Audit" in [h.value for h in at.header]
     assert any("Wilson-Score-Intervall, 95 %" in c.value for c in at.caption)
     table = next(d.value for d in at.dataframe if "Status" in d.value.columns)
     assert set(table["Status"]) == {"gestoppt", "wird ausgeliefert"}

@@ -124,7 +124,7 @@ class Problem:
 
     lang: str
     area: str
-    kind: str  # "missing" | "untranslated" | "fuzzy" | "stale" | "placeholders"
+    kind: str  # "missing" | "untranslated" | "fuzzy" | "stale" | "placeholders" | "conflict"
     msgid: str
 
     def __str__(self) -> str:
@@ -146,10 +146,35 @@ def _placeholders(text: str) -> set[str]:
     return set(_PLACEHOLDER.findall(text))
 
 
+def _conflicts() -> list[Problem]:
+    """A message translated differently in two areas of one language: the runtime merges the
+    areas, so one of the two would silently win (the same words, one translation)."""
+    problems: list[Problem] = []
+    for lang in LANGUAGES:
+        if lang == SOURCE:
+            continue
+        seen: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+        for area in names():
+            path = po_path(lang, area)
+            if not path.exists():
+                continue
+            with path.open("rb") as fp:
+                cat = read_po(fp, locale=lang)
+            for m in cat:
+                if not m.id or m.fuzzy or not all(_texts(m.string)):
+                    continue
+                key, text = _key(m.id), _texts(m.string)
+                first = seen.setdefault(key, (area, text))
+                if first[1] != text:
+                    problems.append(Problem(lang, f"{first[0]}+{area}", "conflict", key[0]))
+    return problems
+
+
 def check(templates: dict[str, Catalog] | None = None) -> list[Problem]:
     """Every problem of every language's catalogues against the code: a message of the code
     missing, untranslated or fuzzy in a catalogue; a catalogue entry the code no longer has
-    (stale); a translation whose ``{placeholders}`` differ from its message's."""
+    (stale); a translation whose ``{placeholders}`` differ from its message's; a message two
+    areas translate differently (conflict)."""
     templates = extract() if templates is None else templates
     problems: list[Problem] = []
     for lang in LANGUAGES:
@@ -183,4 +208,5 @@ def check(templates: dict[str, Catalog] | None = None) -> list[Problem]:
                         problems.append(Problem(lang, area, "placeholders", key[0]))
             for key in have.keys() - wanted.keys():
                 problems.append(Problem(lang, area, "stale", key[0]))
+    problems += _conflicts()
     return problems
