@@ -34,6 +34,7 @@ from dataclasses import asdict, astuple, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.people.auth import code_key, hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_identity
 from medsim_annot.services.study_handle import Study
@@ -226,4 +227,8 @@ def check_session(
     with session_scope(engine or get_engine()) as s:
         now = role.credential(s, member)
     if now is None or not now[1] or now[0] != credential_version:
-        raise SessionEnded(f"your {role.noun} access was changed; sign in again")
+        raise SessionEnded(
+            t("your adjudicator access was changed; sign in again")
+            if role.noun == "adjudicator"
+            else t("your annotator access was changed; sign in again")
+        )

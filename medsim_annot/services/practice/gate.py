@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from data_schemas.practice import agreement, within_one_defined
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.practice.setup import PracticeSettings
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow
@@ -85,10 +86,12 @@ def _access(s: Transaction, annotator_id: int, credential: int | None) -> int:
     if access is None:
         raise UsageProblem(f"there is no annotator with id {annotator_id}")
     if not access.active:
-        raise SessionEnded("this access code has been revoked; ask the study admin for a new one")
+        raise SessionEnded(
+            t("this access code has been revoked; ask the study admin for a new one")
+        )
     if credential is not None and int(credential) != access.credential_version:
         raise SessionEnded(
-            "this session has ended: the access code was replaced or revoked — sign in again"
+            t("this session has ended: the access code was replaced or revoked — sign in again")
         )
     return access.study_id
 

@@ -485,12 +485,20 @@ class Annotator {
   receive(boot, setStateValue) {
     this.setStateValue = setStateValue;
     if (!boot) return;
-    if (!this.worded) {
-      // The words of the first boot (the stop screen of an ended code needs them too).
+    if (!this.worded || (boot.lang && boot.lang !== this.words.lang)) {
+      // The words of the first boot (the stop screen of an ended code needs them too), and
+      // again when the person changed their language.
+      const again = this.worded;
       this.worded = true;
       this.limits = boot.limits;
       this.words = new Words(boot);
+      if (boot.practice_text) this.text = boot.practice_text;
       this.drawWords();
+      if (again && this.queue) {
+        this.renderProgress();
+        this.renderStatus();
+        if (this.screen === "pair") this.refreshAnswer();
+      }
     }
     if (boot.ended) {
       this.stop();
