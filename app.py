@@ -59,6 +59,8 @@ st.set_page_config(
 st.session_state[_ui.ROUTED] = True
 # The person's language for every text of this run (and <html lang dir>): pages/_i18n.py.
 _i18n.apply()
+# Translators: the product's name; keep it as it is (a pseudo-locale run shows it marked).
+APP_NAME = N_("medsim-annot")
 STORE_DOWN = N_(
     "The rating store cannot be reached right now, so your code could not be checked. "
     "Nothing is lost: try again in a moment."
@@ -154,6 +156,7 @@ def _sso_sign_out() -> None:
 def _sso_sign_in() -> None:
     """Go to the identity provider, unless it cannot be reached: then say so here (the
     provider route would answer a bare error page with no way back)."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     if provider_unreachable(str(_secrets("auth").get("server_metadata_url", ""))):
         st.session_state[_ui.NOTICE] = t(UNREACHABLE)
         return
@@ -180,6 +183,7 @@ def _check_code() -> None:
     whose trigger the finishing run then resets, so ``form_submit_button`` returns False
     and the submit is lost (the form stands unchanged). Callbacks run before the script,
     from the submitted widget values, so the submit is acted on whenever it arrives."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     code = st.session_state.get("login_code") or ""
     try:
         ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
@@ -234,7 +238,12 @@ def _annotator_sign_in() -> None:
     """The access-code form (checked by :func:`_check_code`)."""
 
     def fields() -> None:
-        st.text_input(t("Access code"), key="login_code", placeholder="XXXX-XXXX-…")
+        st.text_input(
+            t("Access code"),
+            key="login_code",
+            # Translators: the shape of an access code (X: a letter or digit); keep it.
+            placeholder=t("XXXX-XXXX-…"),
+        )
 
     _submit_first("login_annotator", t("Sign in"), _check_code, fields, primary=True, clear=False)
     _show_refusal("code")
@@ -261,6 +270,7 @@ def _admin_password_notice() -> None:
 def _check_admin() -> None:
     """Submit callback of the admin form: a right name and password sign the admin in (in
     the callback for the reason given at :func:`_check_code`)."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     name = st.session_state.get("login_admin_name") or ""
     pw = st.session_state.get("login_password") or ""
     try:
@@ -288,7 +298,7 @@ def _admin_sign_in() -> None:
 
 
 def landing() -> None:
-    st.title("medsim-annot")
+    st.title(t(APP_NAME))
     st.markdown(
         t(
             "Doctors rate how similar or related two medical terms are, one pair at a time "
@@ -325,7 +335,7 @@ def landing() -> None:
 
 def refused(outcome: SsoOutcome):
     def page() -> None:
-        st.title("medsim-annot")
+        st.title(t(APP_NAME))
         if outcome.identity:
             text = t(
                 "You are signed in as {who}, but this account is not a study admin and is not "
@@ -347,7 +357,7 @@ def refused(outcome: SsoOutcome):
 
 def choose_study(outcome: SsoOutcome):
     def page() -> None:
-        st.title("medsim-annot")
+        st.title(t(APP_NAME))
         st.write(t("You take part in several studies. Which one do you want to annotate?"))
         labels = {a.annotator_id: _ui.plain_markdown(a.study_name) for a in outcome.annotators}
         pick = st.radio(t("Study"), list(labels), format_func=labels.get, key="sso_pick")
@@ -361,7 +371,7 @@ def choose_study(outcome: SsoOutcome):
 
 def sso_misconfigured(problem: str):
     def page() -> None:
-        st.title("medsim-annot")
+        st.title(t(APP_NAME))
         st.error(problem, icon=":material/lock:")
 
     return page

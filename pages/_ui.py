@@ -218,7 +218,9 @@ def admin_download(fn: Callable[[], bytes]) -> Callable[[], bytes]:
 
 
 def require_annotator() -> AnnotatorIdentity:
-    """The signed-in annotator; refuse (and stop) for anyone else."""
+    """The signed-in annotator; refuse (and stop) for anyone else. Sets the page's language
+    (a page run on its own, without ``app.py``, speaks the person's language too)."""
+    _i18n.use_page_language()
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
         _to_sign_in()
