@@ -431,8 +431,9 @@ def submit_rating(
         raise UsageProblem(
             t(
                 "a comment may have at most {limit} characters, not {n}",
-                limit=fmt_int(COMMENT_MAX_CHARS),
-                n=fmt_int(len(comment)),
+                # Plain digits: the command line shows this message too (2000, not 2,000).
+                limit=COMMENT_MAX_CHARS,
+                n=len(comment),
             )
         )
     unclear = bool(unclear)
