@@ -747,7 +747,7 @@ def widget_boot(
         text=text,
         practice_text=practice_text,
         lang=lang,
-        dir=i18n.direction(lang),
+        dir="rtl" if i18n.direction(lang) == "rtl" else "ltr",
         locale=number_locale(lang),
     ).model_dump(mode="json")
 
