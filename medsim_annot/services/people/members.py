@@ -122,7 +122,11 @@ def member_id(role: Role, s: Transaction, study_id: int, study_name: str, name: 
     (:class:`UsageProblem` when there is none)."""
     found = role.find(s, study_id, name)
     if found is None:
-        raise UsageProblem(f"study '{study_name}' has no {role.noun} named '{name}'")
+        raise UsageProblem(
+            t("study '{study}' has no adjudicator named '{name}'", study=study_name, name=name)
+            if role.noun == "adjudicator"
+            else t("study '{study}' has no annotator named '{name}'", study=study_name, name=name)
+        )
     return found
 
 
@@ -132,7 +136,19 @@ def _set_sso(role: Role, s: Transaction, study: Study, member: int, ident: str |
         and role.sso_taken is not None
         and role.sso_taken(s, study.id, ident, member)
     ):
-        raise UsageProblem(f"another {role.noun} of study '{study.name}' is linked to '{ident}'")
+        raise UsageProblem(
+            t(
+                "another adjudicator of study '{study}' is linked to '{identity}'",
+                study=study.name,
+                identity=ident,
+            )
+            if role.noun == "adjudicator"
+            else t(
+                "another annotator of study '{study}' is linked to '{identity}'",
+                study=study.name,
+                identity=ident,
+            )
+        )
     role.set_sso(s, member, ident)
 
 
@@ -156,7 +172,19 @@ def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None)
     code = new_access_code()
     with session_scope(study.engine) as s:
         if role.find(s, study.id, name) is not None:
-            raise UsageProblem(f"study '{study.name}' already has an {role.noun} named '{name}'")
+            raise UsageProblem(
+                t(
+                    "study '{study}' already has an adjudicator named '{name}'",
+                    study=study.name,
+                    name=name,
+                )
+                if role.noun == "adjudicator"
+                else t(
+                    "study '{study}' already has an annotator named '{name}'",
+                    study=study.name,
+                    name=name,
+                )
+            )
         member = role.insert(
             s, study_id=study.id, name=name, code_hash=hash_code(code), created_at=utcnow()
         )
