@@ -112,13 +112,15 @@ def test_the_widget_runs_right_to_left_in_the_pseudo_language(served_app, browse
     page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=60000)
     assert page.evaluate(ROOT_ATTRS) == {"lang": "qps-plocm", "dir": "rtl"}
     assert page.evaluate("document.documentElement.getAttribute('dir')") == "rtl"
-    # Every text of the widget is pseudo-localised but the terms (data) and the keys.
+    # Every text of the widget is pseudo-localised but the study's data (the terms, the
+    # scale's option labels and question: the study's own texts) and the keys.
+    data = ("medsim-term-1", "medsim-term-2", "medsim-option", "medsim-question")
     texts = page.evaluate(TEXTS)
     escaped = [
         t
         for t in texts
         if not is_pseudo(t["text"])
-        and not t["id"].startswith("medsim-term")
+        and t["id"] not in data
         and not (t["tag"] == "kbd" and len(t["text"]) == 1)
     ]
     assert len(texts) > 8 and escaped == []
