@@ -37,7 +37,7 @@ TEXTS = """
   const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
-    if (!n.textContent.trim() || el.closest('[hidden]')) continue;
+    if (!n.textContent.trim() || el.closest('[hidden], style, script')) continue;
     out.push({text: n.textContent.trim(), tag: el.tagName.toLowerCase(),
               id: el.dataset.testid || el.className});
   }
