@@ -13,6 +13,9 @@ _mount = st.components.v2.component(
     "medsim_document_language",
     html="<span hidden></span>",
     js=(HERE / "document_language.js").read_text(encoding="utf-8"),
+    # No shadow root: it works on the document itself, and the page's own widgets stay the
+    # only isolated components (tests find the annotation widget as the first of them).
+    isolate_styles=False,
 )
 
 
