@@ -204,7 +204,7 @@ def test_an_earlier_sessions_ratings_are_sent_only_when_the_doctor_says_so(serve
     _submit_code(tab, base, codes["doc"])
     kept = tab.locator('[data-testid="medsim-kept"]')
     kept.wait_for(state="visible", timeout=30000)
-    assert "2 rating(s) from an earlier session" in kept.inner_text()
+    assert "2 ratings from an earlier session" in kept.inner_text()
     tab.locator('[data-testid="medsim-kept-discard"]').click()
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)
@@ -242,7 +242,7 @@ def test_sign_out_sends_or_asks_then_leaves_nothing_in_the_browser(server, brows
     _click_sign_out(page)
     ask = page.locator('[data-testid="medsim-signout"]')
     ask.wait_for(state="visible", timeout=30000)
-    assert "2 rating(s) could not be saved" in ask.inner_text()
+    assert "2 ratings could not be saved" in ask.inner_text()
     page.locator('[data-testid="medsim-signout-discard"]').click()
     page.get_by_label("Access code").wait_for(timeout=30000)  # signed out
     assert page.evaluate(KEPT) == {}
