@@ -37,7 +37,7 @@ from medsim_annot.services.people.sso import (
 )
 from medsim_annot.services.people.throttle import ThrottledError
 from medsim_annot.services.rating_queue import STORE_ERRORS
-from pages import _i18n, _ui
+from pages import _i18n, _languages, _ui
 from pages._registry import ROLES, pages_for
 
 HERE = Path(__file__).resolve().parent
@@ -432,6 +432,7 @@ if role:
         else:
             signed_in = t("Signed in as study admin")
         st.caption(signed_in)
+        _languages.language_selector(admin or ident, _ui.engine())  # the person's language
         sso = bool(st.session_state.get(SSO))
         if role == "annotator":
             # Through the widget: it saves or asks, then clears what it kept in the browser.

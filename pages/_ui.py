@@ -44,7 +44,7 @@ from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
-from pages import _i18n
+from pages import _i18n, _languages
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -245,12 +245,14 @@ def sign_in_adjudicator(identity: AdjudicatorIdentity) -> None:
     _clear_session()
     st.session_state[ROLE] = "adjudicator"
     st.session_state[IDENTITY] = identity
+    _languages.use_stored_language(identity, engine())  # the person's own language
 
 
 def sign_in_admin(admin: AdminIdentity | None = None) -> None:
     _clear_session()
     st.session_state[ROLE] = "admin"
     st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
+    _languages.use_stored_language(st.session_state[ADMIN], engine())
 
 
 def current_admin() -> AdminIdentity | None:
@@ -287,6 +289,7 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
     _clear_session()
     st.session_state[ROLE] = "annotator"
     st.session_state[IDENTITY] = identity
+    _languages.use_stored_language(identity, engine())  # the person's own language
 
 
 def sign_out() -> None:

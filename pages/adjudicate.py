@@ -25,7 +25,7 @@ from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, admin
 from medsim_annot.services.people.admins import ENV_ADMIN, AdminIdentity
 from medsim_annot.services.stored_predictions import adjudicator_score
 from medsim_annot.services.study_handle import Study, open_study
-from pages import _qa, _ui
+from pages import _languages, _qa, _ui
 from pages.components.adjudicator import adjudicator, read_state
 
 KEY = "adjudicate_widget"
@@ -231,7 +231,7 @@ def adjudicate_ui() -> None:
         except UsageProblem as exc:
             ss[STATUS] = t("Not saved: {problem}", problem=str(exc))
         else:
-            shown = value_labels(study.scale).get(d.label, d.label)
+            shown = value_labels(_languages.scale_in(study)).get(d.label, d.label)
             ss[STATUS] = t(
                 "Saved {pair_id}: {label} ({reason}), version {version}.",
                 pair_id=d.pair_id,
@@ -280,7 +280,7 @@ def adjudicate_ui() -> None:
             "total": len(queue),
             "status": ss.get(STATUS, ""),
             "fresh": fresh,
-            "labels": value_labels(study.scale),
+            "labels": value_labels(_languages.scale_in(study)),
             "need_labels": {n: _need_name(n) for n in ADJUDICATION_NEEDS},
             "decided": progress.decided,
             "needed": progress.needed,

@@ -25,7 +25,7 @@ from medsim_annot.errors import SessionEnded, UsageProblem
 from medsim_annot.i18n import fmt_int, t
 from medsim_annot.services import rating_queue as RQ
 from medsim_annot.services.people.tokens import mint_token, new_session
-from pages import _ui
+from pages import _languages, _ui
 from pages.components.annotator import annotator
 
 KEY = "annotate_widget"
@@ -64,6 +64,7 @@ def annotate_ui() -> None:
     st.markdown(t("#### Hello, {name}", name=_ui.plain_markdown(ident.name)))
     try:
         setup = RQ.widget_setup(ident.annotator_id, credential=credential, engine=eng)
+        setup = _languages.widget_setup_in(setup, ident, eng)  # the study's own texts
         minted = ss.get(_ui.RATINGS_TOKEN)
         state = ss.get(KEY)
         wanted = state.get("token_wanted") if isinstance(state, dict) else None

@@ -25,7 +25,7 @@ from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from medsim_annot.services.study_handle import Study, open_study
-from pages import _ui
+from pages import _languages, _ui
 from pages.components.preload import preload_chart_code
 
 PAIR_SUFFIXES = suffixes(READ_FORMATS)
@@ -857,6 +857,7 @@ def _manage(studies: list[S.StudyListing]) -> None:
         kind, msg = result
         (st.error if kind == "error" else st.success)(_ui.plain_markdown(msg))
     _ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")
+    _languages.setup_section(study)  # each person's language, the study's texts per language
 
 
 @_ui.requires("admin", page=True)
