@@ -27,8 +27,11 @@ Served by the run's shared app (tests/conftest.py served_app). Skipped without
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -72,13 +75,20 @@ def _engine(url: str):
     return get_engine(url)
 
 
+#: The doctors of the module's study: two raters, one doctor per walk through the widget.
+WALKERS = ("ploc", "plocm", "de", "es", "accept")
+ADMIN = "walk_admin_es"  # a named admin whose profile says Spanish
+ADMIN_PASSWORD = "walk-admin-es-Password-1"
+
+
 @pytest.fixture(scope="module")
 def walk(served_app):
     """The module's study in the shared app: two raters who disagree on every pair (the
-    dashboard's figures and the adjudication queue), a doctor for the walk through the
-    widget, one for the German acceptance test and an adjudicator."""
+    dashboard's figures and the adjudication queue), a doctor for each walk through the
+    widget, an adjudicator, and a named admin whose profile says Spanish."""
     from medsim_annot.services import annotation as A
-    from medsim_annot.services.people import adjudicators
+    from medsim_annot.services.people import adjudicators, admins
+    from medsim_annot.services.people import language as language_svc
     from medsim_annot.services.people.annotators import authenticate_annotator
     from medsim_annot.services.studies import create_study
     from medsim_annot.services.study_handle import open_study
@@ -92,20 +102,26 @@ def walk(served_app):
             "term_2": [f"enlarged liver {i}" for i in range(N)],
         }
     )
-    res = create_study(
-        STUDY, pairs, BINARY, ["walk_a", "walk_b", "walk_doc", "walk_de", "walk_rtl"], engine=eng
-    )
+    people = ["walk_a", "walk_b", *(f"walk_{w}" for w in WALKERS)]
+    res = create_study(STUDY, pairs, BINARY, people, engine=eng)
     codes = {a["name"]: a["access_code"] for a in res["annotators"]}
     for who, value in (("walk_a", "same"), ("walk_b", "not_same")):
         aid = authenticate_annotator(codes[who], engine=eng).annotator_id
         for pos in range(N):
             A.submit_rating(aid, pos, value, elapsed_ms=3000, expected_version=0, engine=eng)
-    judge = adjudicators.add_adjudicator(open_study(STUDY, engine=eng), "walk_judge")
+    study = open_study(STUDY, engine=eng)
+    judge = adjudicators.add_adjudicator(study, "walk_judge")
+    language_svc.set_annotator_language(study, "walk_accept", "de")
+    admins.add_admin(ADMIN, password=ADMIN_PASSWORD, engine=eng)
+    language_svc.set_admin_language(ADMIN, "es", engine=eng)
     dispose_all()
     return {**served_app, "codes": codes, "judge": judge.access_code}
 
 
 # ------------------------------------------------------------------------------ driving
+See = Callable[[Any, str, TableTap | None], None]
+
+
 def _sign_in_code(page, base: str, code: str) -> None:
     """Sign in with an access code, whatever the language (the field by its key)."""
     page.goto(base + "/")
@@ -114,10 +130,13 @@ def _sign_in_code(page, base: str, code: str) -> None:
     field.press("Enter")
 
 
-def _sign_in_admin(page, base: str, password: str) -> None:
+def _sign_in_admin(page, base: str, password: str, name: str | None = None) -> None:
     page.goto(base + "/")
     page.locator(".st-key-login_admin_open").click(timeout=60000)
     field = page.locator(".st-key-login_password input")
+    field.wait_for(timeout=60000)
+    if name is not None:
+        page.locator(".st-key-login_admin_name input").fill(name)
     field.fill(password, timeout=60000)
     field.press("Enter")
     page.get_by_test_id("stSidebarNav").wait_for(timeout=60000)
@@ -129,18 +148,29 @@ def _go(page, frames: Frames, spec: registry.Page) -> None:
     runs = frames.count("recv", "script_finished")
     page.get_by_test_id("stSidebarNav").locator(f'a[href$="/{spec.url_path}"]').click()
     page.wait_for_url(f"**/{spec.url_path}", timeout=60000)
-    deadline = 600
-    while frames.count("recv", "script_finished") <= runs and deadline:
+    for _ in range(600):
+        if frames.count("recv", "script_finished") > runs:
+            break
         page.wait_for_timeout(100)
-        deadline -= 1
     settled(page)
 
 
-def _survey(page, walk: Walk, name: str, tables: TableTap | None = None) -> None:
-    """Every text of the page as it is, every fold opened, each tab chosen."""
+def _pick_study(page, key: str) -> None:
+    """Choose the module's study in the page's study picker (*key*), whatever else the
+    shared store holds."""
+    box = page.locator(f".st-key-{key} input")
+    box.click()
+    box.fill(STUDY)
+    box.press("Enter")
+    page.wait_for_timeout(300)
+    settled(page)
+
+
+def _state(page, see: See, name: str, tables: TableTap | None = None) -> None:
+    """*see* the page as it is, every fold opened, each tab chosen."""
     settled(page)
     open_folds(page)
-    each_tab(page, lambda: walk.look(page, name, tables))
+    each_tab(page, lambda: see(page, name, tables))
 
 
 def _sign_out(page) -> None:
@@ -150,69 +180,75 @@ def _sign_out(page) -> None:
     page.locator(".st-key-signout button").click(timeout=30000)
 
 
-def _walk_everything(browser, walk: dict, locale: str, walker: Walk) -> None:
-    """Every page of every role under *locale*, read into *walker*."""
-    base = walk["base"]
+def _pending(page, n: int) -> None:
+    page.wait_for_function(
+        "(n) => { const h = document.querySelector('[data-testid=\"stBidiComponentIsolated\"]');"
+        " const s = h && h.shadowRoot.querySelector('[data-testid=\"medsim-save-status\"]');"
+        " return s && s.dataset.pending === String(n); }",
+        arg=n,
+        timeout=30000,
+    )
 
-    # The start page.
-    page = browser.new_context(locale=locale).new_page()
-    page.goto(base + "/")
-    page.locator(".st-key-login_code input").wait_for(timeout=60000)
-    settled(page)
-    page.locator(".st-key-login_admin_open").click()
-    page.locator(".st-key-login_password input").wait_for(timeout=60000)
-    _survey(page, walker, "sign-in")
-    page.context.close()
 
-    # The annotation widget: kept ratings of an earlier session, a pair and the guideline,
-    # the sign-out question, the end screen.
+def _walk_widget(browser, base: str, code: str, locale: str, see: See) -> None:
+    """The annotation widget: kept ratings of an earlier session, a pair and the guideline,
+    the sign-out question, the end screen."""
     context = browser.new_context(locale=locale)
     page = context.new_page()
-    _sign_in_code(page, base, walk["codes"]["walk_doc"])
+    _sign_in_code(page, base, code)
     wait_drawn(page, timeout=60000)
     page.route(f"**{RATINGS_PATH}", lambda route: route.abort())
     shown = press_shown(page, "1")
     press_shown(page, "2", shown)
-    page.wait_for_function(
-        "() => { const h = document.querySelector('[data-testid=\"stBidiComponentIsolated\"]');"
-        " const s = h && h.shadowRoot.querySelector('[data-testid=\"medsim-save-status\"]');"
-        " return s && s.dataset.pending === '2'; }",
-        timeout=30000,
-    )
+    _pending(page, 2)
     page.close()  # gone with two ratings unsaved
     page = context.new_page()
     tables = TableTap(page)
-    _sign_in_code(page, base, walk["codes"]["walk_doc"])
-    kept = page.locator('[data-testid="medsim-kept"]')
-    kept.wait_for(state="visible", timeout=60000)
-    _survey(page, walker, "Annotate", tables)
+    _sign_in_code(page, base, code)
+    page.locator('[data-testid="medsim-kept"]').wait_for(state="visible", timeout=60000)
+    _state(page, see, "Annotate", tables)
     page.locator('[data-testid="medsim-kept-send"]').click()
     wait_drawn(page)
-    _survey(page, walker, "Annotate", tables)
+    _pending(page, 0)
+    _state(page, see, "Annotate", tables)
     page.route(f"**{RATINGS_PATH}", lambda route: route.abort())
     press_shown(page, "1")
     _sign_out(page)
     page.locator('[data-testid="medsim-signout"]').wait_for(state="visible", timeout=30000)
-    walker.look(page, "Annotate", tables)
+    see(page, "Annotate", tables)
     page.locator('[data-testid="medsim-signout-stay"]').click()
     page.unroute(f"**{RATINGS_PATH}")
     shown = None
     for _ in range(N - 3):  # two sent from the earlier session, one kept at the question
         shown = press_shown(page, "1", shown)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible", timeout=30000)
-    page.locator('[data-testid="medsim-save-status"]').and_(
-        page.locator('[data-pending="0"]')
-    ).wait_for(timeout=30000)
-    _survey(page, walker, "Annotate", tables)
+    _pending(page, 0)
+    _state(page, see, "Annotate", tables)
     context.close()
+
+
+def _walk_everything(browser, walk: dict, locale: str, who: str, see: See) -> None:
+    """Every page of every role under the browser *locale* (the doctor ``walk_<who>``)."""
+    base = walk["base"]
+
+    # The start page, with the admin's form open.
+    page = browser.new_context(locale=locale).new_page()
+    page.goto(base + "/")
+    page.locator(".st-key-login_code input").wait_for(timeout=60000)
+    settled(page)
+    page.locator(".st-key-login_admin_open").click()
+    page.locator(".st-key-login_password input").wait_for(timeout=60000)
+    _state(page, see, "sign-in")
+    page.context.close()
+
+    _walk_widget(browser, base, walk["codes"][f"walk_{who}"], locale, see)
 
     # The adjudicator's page.
     page = browser.new_context(locale=locale).new_page()
     tables = TableTap(page)
     _sign_in_code(page, base, walk["judge"])
     page.locator('[data-testid="stBidiComponentIsolated"]').first.wait_for(timeout=60000)
-    settled(page)
-    _survey(page, walker, "Adjudicate", tables)
+    _state(page, see, "Adjudicate", tables)
     page.context.close()
 
     # Every admin page (Adjudicate too, as an admin sees it).
@@ -223,7 +259,7 @@ def _walk_everything(browser, walk: dict, locale: str, walker: Walk) -> None:
     for n, spec in enumerate(registry.pages_for("admin")):
         if n:
             _go(page, frames, spec)
-        _survey(page, walker, spec.title, tables)
+        _state(page, see, spec.title, tables)
     page.context.close()
 
 
@@ -236,19 +272,186 @@ def test_no_visible_string_escapes_the_catalogue(walk):
     rule = DataRule(store_values(walk["url"]))
     walker = Walk(rule, is_pseudo)
     with chromium() as browser:
-        _walk_everything(browser, walk, "qps-ploc", walker)
+        _walk_everything(
+            browser, walk, "qps-ploc", "ploc", lambda p, n, t: walker.look(p, _named(n), t)
+        )
     report = walker.report()
     out = os.environ.get("MEDSIM_I18N_ESCAPES")  # a file for the people translating
     if out:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         Path(out).write_text(
-            f"# Texts that escape the catalogue under qps-ploc\n\nWalked {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}"
-            f" (tests/test_browser_i18n_walk.py). Pages passing: {', '.join(walker.passing()) or 'none'}.\n\n"
+            "# Texts that escape the catalogue under qps-ploc\n\n"
+            f"Walked {stamp} (tests/test_browser_i18n_walk.py, branch i35-walk with the i35"
+            f" branches merged). Pages passing: {', '.join(walker.passing()) or 'none'}.\n\n"
             + (report or "Nothing escapes.")
             + "\n",
             encoding="utf-8",
         )
     print("\npages walked:", ", ".join(walker.pages))
     print("pages passing:", ", ".join(walker.passing()) or "none")
-    assert walker.pages[:2] == ["sign-in", "Annotate"], walker.pages
-    assert set(walker.pages) == {"sign-in"} | {p.title for p in registry.PAGES}, walker.pages
+    assert walker.pages == [_named("sign-in")] + [_named(p.title) for p in _walk_order()]
     assert not report, "texts shown outside the catalogue under qps-ploc:\n" + report
+
+
+def _walk_order() -> list[registry.Page]:
+    return [
+        *registry.pages_for("annotator"),
+        *registry.pages_for("adjudicator"),
+        *[p for p in registry.pages_for("admin") if p.title != "Adjudicate"],
+    ]
+
+
+# ------------------------------------------------------------------------------ right to left
+_MIRROR = """
+() => {
+  const h = document.querySelector('[data-testid="stBidiComponentIsolated"]');
+  const r = h && h.shadowRoot;
+  const main = r && r.querySelector('.medsim-main');
+  if (!main || main.hidden) return null;
+  const box = (e) => { const q = e.getBoundingClientRect(); return [q.left, q.right]; };
+  return {
+    widget: box(r.querySelector('[data-testid="medsim-annotator"]')),
+    options: [...r.querySelectorAll('[data-testid="medsim-option"]')].map(box),
+    back: box(r.querySelector('[data-testid="medsim-back"]')),
+    direction: getComputedStyle(main).direction,
+  };
+}
+"""
+
+
+def test_right_to_left_on_every_page_and_the_widget_mirrors(walk):
+    wrong: dict[str, list] = {}
+    layouts: list[dict] = []
+
+    def see(page, name: str, tables) -> None:
+        html = page.evaluate("() => [document.documentElement.lang, document.documentElement.dir]")
+        if html != ["qps-plocm", "rtl"]:
+            wrong.setdefault(name, html)
+        if name == "Annotate":
+            layout = page.evaluate(_MIRROR)
+            if layout:
+                layouts.append(layout)
+
+    with chromium() as browser:
+        _walk_everything(browser, walk, "qps-plocm", "plocm", see)
+    assert not wrong, f"pages without <html lang='qps-plocm' dir='rtl'>: {wrong}"
+    assert layouts, "the widget never showed a pair"
+    for layout in layouts:
+        centre = lambda b: (b[0] + b[1]) / 2
+        xs = [centre(b) for b in layout["options"]]
+        mid = centre(layout["widget"])
+        assert layout["direction"] == "rtl", layout
+        # The first answer (key 1) on the right, each next one to its left.
+        assert xs == sorted(xs, reverse=True) and len(set(xs)) == len(xs), layout
+        # Back on the start side: the right half.
+        assert centre(layout["back"]) > mid, layout
+
+
+# ------------------------------------------------------------------------------ axe, de and es
+@pytest.mark.parametrize("lang", ["de", "es"])
+def test_axe_on_every_page_in_german_and_spanish(walk, lang):
+    from tests.test_browser_a11y import _axe
+
+    problems: list[str] = []
+
+    def see(page, name: str, tables) -> None:
+        try:
+            _axe(page, f"{name} ({lang})")
+        except AssertionError as exc:
+            problems.append(str(exc))
+
+    with chromium() as browser:
+        _walk_everything(browser, walk, {"de": "de-DE", "es": "es-ES"}[lang], lang, see)
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------ acceptance
+def _in_language(lang: str) -> Callable[[str], bool]:
+    """Whether a text is in *lang*: its words (data, numbers and placeholders' values taken
+    out by the caller) are a run of consecutive words of one *lang* catalogue string
+    (medsim_annot/locale/<lang>/LC_MESSAGES/*.po, every form, formatted: placeholders match
+    anything)."""
+    from babel.messages.pofile import read_po
+
+    from medsim_annot.i18n.catalog import po_files
+
+    texts: list[str] = []
+    for po in po_files(lang):
+        with po.open("rb") as fp:
+            catalog = read_po(fp, locale=lang)
+        for message in catalog:
+            if not message.id:
+                continue
+            forms = message.string if isinstance(message.string, tuple) else (message.string,)
+            texts += [f for f in forms if f]
+    runs = [" " + " ".join(_words(re.sub(r"\{[^{}]*\}", " ", s))) + " " for s in texts]
+
+    def ok(text: str) -> bool:
+        words = _words(text)
+        if not words:
+            return True
+        needle = " " + " ".join(words) + " "
+        return any(needle in run for run in runs)
+
+    return ok
+
+
+def _words(text: str) -> list[str]:
+    """The words of *text* (letters only; markup, numbers and punctuation left out)."""
+    text = re.sub(r"\]\([^)]*\)|`[^`]*`|:material/[a-z_]+:|<[^<>]+>", " ", text)
+    return re.findall(r"[^\W\d_]+", text)
+
+
+def _not_in(walker: Walk) -> str:
+    return walker.report()
+
+
+def test_a_german_profile_with_an_english_browser_sees_german(walk):
+    """A doctor whose profile says German signs in with the browser set to English: every
+    text of the Annotate screen, the guideline and the end screen is German."""
+    walker = Walk(DataRule(store_values(walk["url"])), _in_language("de"))
+    with chromium() as browser:
+        _walk_widget(
+            browser,
+            walk["base"],
+            walk["codes"]["walk_accept"],
+            "en-US",
+            lambda p, n, t: walker.look(p, n, t),
+        )
+    assert walker.pages == ["Annotate"]
+    assert not walker.report(), "texts not in German:\n" + walker.report()
+
+
+def test_a_spanish_admins_dashboard_and_export_and_the_same_gold_csv(walk):
+    """A Spanish admin's Dashboard and Export pages: headers, captions, readings and chart
+    labels in Spanish; the gold CSV the same bytes as an English admin's."""
+    walker = Walk(DataRule(store_values(walk["url"])), _in_language("es"))
+    gold: dict[str, bytes] = {}
+    with chromium() as browser:
+        for who, password, lang in (
+            (ADMIN, ADMIN_PASSWORD, "es"),
+            (None, walk["password"], "en"),
+        ):
+            page = browser.new_context(locale="en-US", accept_downloads=True).new_page()
+            frames = Frames(page)
+            tables = TableTap(page)
+            _sign_in_admin(page, walk["base"], password, who)
+            assert page.evaluate("() => document.documentElement.lang") == lang
+            for title, key in (("Dashboard", "dashboard_study"), ("Export", "export_study")):
+                _go(page, frames, registry.page(title))
+                _pick_study(page, key)
+                if lang == "es":
+                    tables.take()
+                    _state(page, lambda p, n, t: walker.look(p, n, t), title, tables)
+            page.locator(
+                '[data-testid="stMain"] [data-testid="stFormSubmitButton"] button'
+            ).first.click()
+            button = page.locator(".st-key-export_download_file button")
+            button.wait_for(timeout=60000)
+            with page.expect_download(timeout=60000) as download:
+                button.click()
+            gold[lang] = Path(download.value.path()).read_bytes()
+            page.context.close()
+    assert gold["es"] == gold["en"] and gold["es"].count(b"\n") >= N
+    assert walker.pages == ["Dashboard", "Export"]
+    assert not walker.report(), "texts not in Spanish:\n" + walker.report()
