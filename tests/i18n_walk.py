@@ -44,6 +44,9 @@ STREAMLIT_CHROME = frozenset(
     }
 )
 
+#: The file types a file uploader lists ("• CSV, TSV"): names of formats.
+FORMATS = re.compile(r"[•·]?\s*[A-Z0-9]+(?:\s*,\s*[A-Z0-9]+)*")
+
 #: Reads what a page shows: a list of {text, kind, path, testids, tags}. ``kind`` is "text"
 #: for a text node, else the attribute read. A text counts when its element is rendered
 #: (``checkVisibility`` with opacity and CSS visibility) and is not the fallback content of a
@@ -294,6 +297,8 @@ def chrome_or_data(item: Shown, rule: DataRule, is_ok: Callable[[str], bool]) ->
         return True
     if "stTable" in item.testids and "TD" in item.tags:  # a cell of a data table
         return True
+    if "stFileUploaderDropzoneInstructions" in item.testids and FORMATS.fullmatch(item.text):
+        return True  # the uploader's file types after its size line: names of formats
     return is_ok(rule.strip(item.text))
 
 
