@@ -106,7 +106,9 @@ def walk(served_app):
     res = create_study(STUDY, pairs, BINARY, people, engine=eng)
     codes = {a["name"]: a["access_code"] for a in res["annotators"]}
     for who, value in (("walk_a", "same"), ("walk_b", "not_same")):
-        aid = authenticate_annotator(codes[who], engine=eng).annotator_id
+        ident = authenticate_annotator(codes[who], engine=eng)
+        assert ident is not None
+        aid = ident.annotator_id
         for pos in range(N):
             A.submit_rating(aid, pos, value, elapsed_ms=3000, expected_version=0, engine=eng)
     study = open_study(STUDY, engine=eng)
@@ -227,9 +229,9 @@ def _walk_widget(browser, base: str, code: str, locale: str, see: See) -> None:
     see(page, "Annotate", tables)
     page.locator('[data-testid="medsim-signout-stay"]').click()
     page.unroute(f"**{RATINGS_PATH}")
-    shown = None
+    last: float | None = None
     for _ in range(N - 3):  # two sent from the earlier session, one kept at the question
-        shown = press_shown(page, "1", shown)
+        last = press_shown(page, "1", last)
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible", timeout=30000)
     _pending(page, 0)
     _state(page, see, "Annotate", tables)
@@ -393,7 +395,7 @@ def _in_language(lang: str) -> Callable[[str], bool]:
             if not message.id:
                 continue
             forms = message.string if isinstance(message.string, tuple) else (message.string,)
-            texts += [f for f in forms if f]
+            texts += [str(f) for f in forms if f]
     runs = [" " + " ".join(_words(re.sub(r"\{[^{}]*\}", " ", s))) + " " for s in texts]
 
     def ok(text: str) -> bool:
