@@ -239,51 +239,122 @@ def each_tab(page, look: Callable[[], None]) -> None:
         look()
 
 
+def words(text: str) -> list[str]:
+    """The words of *text* (letters only; markup, placeholders, numbers and punctuation left
+    out)."""
+    text = re.sub(r"\{[^{}]*\}|\]\([^)]*\)|:material/[a-z_]+:|<[^<>]+>", " ", text)
+    return re.findall(r"[^\W\d_]+", text)
+
+
+def _months() -> list[str]:
+    """Month and day-period names as the pseudo languages format dates (English CLDR)."""
+    from babel.dates import get_day_names, get_month_names, get_period_names
+
+    names: set[str] = set()
+    for width in ("wide", "abbreviated"):
+        names.update(get_month_names(width, locale="en").values())
+        names.update(get_day_names(width, locale="en").values())
+    names.update(get_period_names(locale="en").values())
+    return sorted(names, key=len, reverse=True)
+
+
+#: Dates, times and sizes: numbers as data ("Nov 27, 2026, 3:10 PM", "200MB").
+NUMBERS = re.compile(
+    r"(?<![\w])(?:" + "|".join(re.escape(m) for m in _months()) + r")\.?(?![\w])"
+    r"|\d+(?:[.,]\d+)?\s?(?:[KMGT]i?B|B|bytes)(?![\w])"
+)
+
+
 class DataRule:
     """Data excepted by rule: values of the store's studies (terms, pair ids, names of
-    studies, people and datasets). A text passes when what is left of it after taking out
-    every such value (whole words, longest first) has no plain ASCII letter outside the
-    pseudo language's kept spans (:func:`medsim_annot.i18n.pseudo.is_pseudo`)."""
+    studies, people and datasets, the scale's values and labels), the study's own texts
+    (guideline, question, option descriptions, in every language: a text whose words are a
+    run of one of them is theirs), the names of languages and file formats, dates, times
+    and sizes. A text passes when what is left of it after taking out every such value
+    (whole words, longest first) has no plain ASCII letter outside the pseudo language's
+    kept spans (:func:`medsim_annot.i18n.pseudo.is_pseudo`)."""
 
-    def __init__(self, values: Iterable[str]) -> None:
-        words = sorted({v.strip() for v in values if v and len(v.strip()) >= 2}, key=len)
-        self.values = frozenset(words)
+    def __init__(self, values: Iterable[str], documents: Iterable[str] = ()) -> None:
+        words_ = sorted({v.strip() for v in values if v and len(v.strip()) >= 2}, key=len)
+        self.values = frozenset(words_)
         self._re = (
-            re.compile("|".join(rf"(?<![\w]){re.escape(v)}(?![\w])" for v in reversed(words)))
-            if words
+            re.compile("|".join(rf"(?<![\w]){re.escape(v)}(?![\w])" for v in reversed(words_)))
+            if words_
             else None
         )
+        self._runs = [" " + " ".join(words(d)) + " " for d in documents if d]
 
     def strip(self, text: str) -> str:
-        return self._re.sub(" ", text) if self._re is not None else text
+        text = self._re.sub(" ", text) if self._re is not None else text
+        return NUMBERS.sub(" ", text)
+
+    def in_documents(self, text: str) -> bool:
+        """Whether *text*'s words are a run of words of one of the study's own texts."""
+        found = words(text)
+        needle = " " + " ".join(found) + " "
+        return bool(found) and any(needle in run for run in self._runs)
 
 
-def store_values(url: str) -> set[str]:
-    """Every value of the store a page may show as data."""
+def store_values(url: str, language: str | None = None) -> tuple[set[str], list[str]]:
+    """Every value of the store a page may show as data, and the studies' own texts (with
+    *language*: only their texts in that language, as the acceptance checks want them)."""
     import sqlalchemy as sa
 
+    from medsim_annot.i18n import LANGUAGES
+    from medsim_annot.io import FORMAT_NAMES
     from medsim_annot.storage import get_engine
 
-    values: set[str] = {"admin"}
+    values: set[str] = {"admin", *LANGUAGES.values(), *FORMAT_NAMES.values()}
+    values.update(FORMAT_NAMES)
+    documents: list[str] = []
     with get_engine(url).connect() as conn:
         inspector = sa.inspect(conn)
         tables = set(inspector.get_table_names())
-        wanted = {
+
+        def column(table: str, col: str) -> list[str]:
+            if table not in tables or col not in {c["name"] for c in inspector.get_columns(table)}:
+                return []
+            rows = conn.exec_driver_sql(f'SELECT DISTINCT "{col}" FROM "{table}"')
+            return [str(r[0]) for r in rows if r[0] is not None]
+
+        for table, cols in {
             "studies": ("name", "dataset"),
             "items": ("pair_id", "term_1", "term_2", "dataset"),
             "annotators": ("name",),
             "adjudicators": ("name",),
             "admins": ("name",),
-        }
-        for table, cols in wanted.items():
-            if table not in tables:
-                continue
-            have = {c["name"] for c in inspector.get_columns(table)}
+        }.items():
             for col in cols:
-                if col in have:
-                    rows = conn.exec_driver_sql(f'SELECT DISTINCT "{col}" FROM "{table}"')
-                    values.update(str(r[0]) for r in rows if r[0] is not None)
-    return values
+                values.update(column(table, col))
+        if language is None:
+            documents += column("studies", "guideline")
+            documents += column("guideline_versions", "guideline")
+            raws = column("studies", "scale_json") + column("study_texts", "texts_json")
+        else:
+            raws = [
+                str(r[0])
+                for r in conn.exec_driver_sql(
+                    "SELECT texts_json FROM study_texts WHERE language = ?", (language,)
+                )
+            ]
+        for raw in raws:
+            _texts_of(json.loads(raw), values, documents)
+    return values, documents
+
+
+def _texts_of(node: object, values: set[str], documents: list[str]) -> None:
+    """The strings of a scale's or a study's texts' JSON: short ones as values (an option's
+    value, label), every one as a document."""
+    if isinstance(node, dict):
+        for v in node.values():
+            _texts_of(v, values, documents)
+    elif isinstance(node, list):
+        for v in node:
+            _texts_of(v, values, documents)
+    elif isinstance(node, str) and node.strip():
+        documents.append(node)
+        if len(node) <= 40:
+            values.add(node)
 
 
 def chrome_or_data(item: Shown, rule: DataRule, is_ok: Callable[[str], bool]) -> bool:
@@ -291,15 +362,15 @@ def chrome_or_data(item: Shown, rule: DataRule, is_ok: Callable[[str], bool]) ->
     passes *is_ok* once data are taken out."""
     if is_ok(item.text):
         return True
-    if "stIconMaterial" in item.testids or "KBD" in item.tags:
-        return True
+    if "stIconMaterial" in item.testids or "KBD" in item.tags or "CODE" in item.tags:
+        return True  # icon ligatures, keys, and code (kept verbatim by the pseudo language)
     if STREAMLIT_CHROME.intersection(item.testids):
         return True
     if "stTable" in item.testids and "TD" in item.tags:  # a cell of a data table
         return True
     if "stFileUploaderDropzoneInstructions" in item.testids and FORMATS.fullmatch(item.text):
         return True  # the uploader's file types after its size line: names of formats
-    return is_ok(rule.strip(item.text))
+    return is_ok(rule.strip(item.text)) or rule.in_documents(item.text)
 
 
 class Walk:
@@ -319,7 +390,7 @@ class Walk:
                 self.escapes[name].setdefault(item.text, item.where())
         for table in tables.take() if tables is not None else []:
             for header in table.headers:
-                if not self.is_ok(header) and not self.is_ok(self.rule.strip(header)):
+                if not (self.is_ok(header) or self.is_ok(self.rule.strip(header))):
                     self.escapes[name].setdefault(header, f"table {table.key or '-'} header")
 
     def passing(self) -> list[str]:

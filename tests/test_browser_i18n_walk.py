@@ -86,7 +86,9 @@ def walk(served_app):
     """The module's study in the shared app: two raters who disagree on every pair (the
     dashboard's figures and the adjudication queue), a doctor for each walk through the
     widget, an adjudicator, and a named admin whose profile says Spanish."""
+    from data_schemas.texts import OptionText, StudyTexts
     from medsim_annot.services import annotation as A
+    from medsim_annot.services import study_texts as texts_svc
     from medsim_annot.services.people import adjudicators, admins
     from medsim_annot.services.people import language as language_svc
     from medsim_annot.services.people.annotators import authenticate_annotator
@@ -114,6 +116,21 @@ def walk(served_app):
     study = open_study(STUDY, engine=eng)
     judge = adjudicators.add_adjudicator(study, "walk_judge")
     language_svc.set_annotator_language(study, "walk_accept", "de")
+    # The study's own texts in German, as its admin gives them (the guideline is the study's).
+    texts_svc.set_texts(
+        study,
+        "de",
+        StudyTexts(
+            question="Könnten diese beiden Begriffe austauschbar verwendet werden?",
+            guideline="### Bedeuten beide Begriffe dasselbe?\n\nBeurteilen Sie die Begriffe so,"
+            " wie sie geschrieben sind.",
+            options={
+                "same": OptionText(label="Gleich", description="Ja: dieselbe Bedeutung."),
+                "not_same": OptionText(label="Nicht gleich", description="Nein."),
+                "dont_know": OptionText(label="Weiß nicht", description="Nicht zu entscheiden."),
+            },
+        ),
+    )
     admins.add_admin(ADMIN, password=ADMIN_PASSWORD, engine=eng)
     language_svc.set_admin_language(ADMIN, "es", engine=eng)
     dispose_all()
@@ -278,7 +295,7 @@ def _named(name: str) -> str:
 
 # ------------------------------------------------------------------------------ the walker
 def test_no_visible_string_escapes_the_catalogue(walk):
-    rule = DataRule(store_values(walk["url"]))
+    rule = DataRule(*store_values(walk["url"]))
     walker = Walk(rule, is_pseudo)
     try:
         with chromium() as browser:
@@ -421,7 +438,7 @@ def _not_in(walker: Walk) -> str:
 def test_a_german_profile_with_an_english_browser_sees_german(walk):
     """A doctor whose profile says German signs in with the browser set to English: every
     text of the Annotate screen, the guideline and the end screen is German."""
-    walker = Walk(DataRule(store_values(walk["url"])), _in_language("de"))
+    walker = Walk(DataRule(*store_values(walk["url"], "de")), _in_language("de"))
     with chromium() as browser:
         _walk_widget(
             browser,
@@ -437,7 +454,7 @@ def test_a_german_profile_with_an_english_browser_sees_german(walk):
 def test_a_spanish_admins_dashboard_and_export_and_the_same_gold_csv(walk):
     """A Spanish admin's Dashboard and Export pages: headers, captions, readings and chart
     labels in Spanish; the gold CSV the same bytes as an English admin's."""
-    walker = Walk(DataRule(store_values(walk["url"])), _in_language("es"))
+    walker = Walk(DataRule(*store_values(walk["url"], "es")), _in_language("es"))
     gold: dict[str, bytes] = {}
     with chromium() as browser:
         for who, password, lang in (
