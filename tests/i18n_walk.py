@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 
 #: Streamlit's built-in chrome the app cannot translate (data-testids; docs/i18n.md): the
 #: running-man status ("Running...", "Stop"), the app menu and toolbar, a data table's
-#: toolbar and its cell overlay, the uploaded file's size line ("1.2KB").
+#: toolbar and its cell overlay, the uploaded file's size line ("1.2KB"). (Also excepted:
+#: the screen-reader announcements of a select box's list, "1 option available.", a live
+#: region outside the app's elements.)
 STREAMLIT_CHROME = frozenset(
     {
         "stStatusWidget",
@@ -58,14 +60,16 @@ COLLECT = r"""
   const up = (e) => e.parentElement || (e.getRootNode && e.getRootNode().host) || null;
   const chain = (el) => {
     const ids = [], tags = [], path = [];
+    let live = false;
     for (let e = el; e; e = up(e)) {
       tags.push(e.tagName);
+      if (e.getAttribute && e.getAttribute('aria-live')) live = true;
       const id = e.dataset && e.dataset.testid;
       if (id) ids.push(id);
       const key = [...(e.classList || [])].find((c) => c.startsWith('st-key-'));
       if ((key || id) && path.length < 3) path.push(key || id);
     }
-    return {testids: ids, tags, path: path.reverse().join(' > ')};
+    return {testids: ids, tags, live, path: path.reverse().join(' > ')};
   };
   const shown = (el) => {
     try {
@@ -126,6 +130,7 @@ class Shown:
     path: str
     testids: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    live: bool = False
 
     def where(self) -> str:
         return f"{self.path or '-'}" + (f" [{self.kind}]" if self.kind != "text" else "")
@@ -365,6 +370,8 @@ def chrome_or_data(item: Shown, rule: DataRule, is_ok: Callable[[str], bool]) ->
     if "stIconMaterial" in item.testids or "KBD" in item.tags or "CODE" in item.tags:
         return True  # icon ligatures, keys, and code (kept verbatim by the pseudo language)
     if STREAMLIT_CHROME.intersection(item.testids):
+        return True
+    if item.live and not item.testids:  # a select's announcement ("1 option available.")
         return True
     if "stTable" in item.testids and "TD" in item.tags:  # a cell of a data table
         return True

@@ -396,10 +396,12 @@ def test_axe_on_every_page_in_german_and_spanish(walk, lang):
 
 # ------------------------------------------------------------------------------ acceptance
 def _in_language(lang: str) -> Callable[[str], bool]:
-    """Whether a text is in *lang*: its words (data, numbers and placeholders' values taken
-    out by the caller) are a run of consecutive words of one *lang* catalogue string
-    (medsim_annot/locale/<lang>/LC_MESSAGES/*.po, every form, formatted: placeholders match
-    anything)."""
+    """Whether a text is in *lang*: its words (data, numbers and dates taken out by the
+    caller) are a run of two or more consecutive words of one *lang* catalogue string
+    (medsim_annot/locale/<lang>/LC_MESSAGES/*.po, every plural form; a placeholder matches
+    anything), or several such runs one after the other (a placeholder may hold another
+    translated message; a single word must then be a whole string); a text of one word must
+    be a word of some string."""
     from babel.messages.pofile import read_po
 
     from medsim_annot.i18n.catalog import po_files
@@ -415,12 +417,27 @@ def _in_language(lang: str) -> Callable[[str], bool]:
             texts += [str(f) for f in forms if f]
     runs = [" " + " ".join(_words(re.sub(r"\{[^{}]*\}", " ", s))) + " " for s in texts]
 
-    def ok(text: str) -> bool:
-        words = _words(text)
-        if not words:
-            return True
-        needle = " " + " ".join(words) + " "
+    whole = set(runs)
+
+    def is_run(found: list[str]) -> bool:
+        """A run of two or more words of one string, or one whole string."""
+        needle = " " + " ".join(found) + " "
+        if len(found) == 1:
+            return needle in whole
         return any(needle in run for run in runs)
+
+    def ok(text: str) -> bool:
+        """Its words split into runs of catalogue strings (a message's placeholder may hold
+        another translated message)."""
+        found = _words(text)
+        if len(found) == 1:  # a word alone: part of a string (a label's fragment) will do
+            return any(f" {found[0]} " in run for run in runs)
+        reach = [True] + [False] * len(found)  # reach[i]: the first i words are covered
+        for end in range(1, len(found) + 1):
+            reach[end] = any(
+                reach[start] and is_run(found[start:end]) for start in range(end - 1, -1, -1)
+            )
+        return reach[-1]
 
     return ok
 
