@@ -229,6 +229,9 @@ def test_every_text_of_the_contract_is_used_and_nothing_else():
     assert said == SINGLE_FIELDS
     # The widget picks plural texts by the language's CLDR rules and formats numbers for it.
     assert "new Intl.PluralRules(" in JS and "new Intl.NumberFormat(" in JS
+    # Dates too (the kept ratings' "last changed"): in the language's locale, never the
+    # browser's default.
+    assert "toLocaleString(this.words.locale" in JS and "toLocaleString([]" not in JS
     assert 'setAttribute("lang"' in JS and 'setAttribute("dir"' in JS
 
 
