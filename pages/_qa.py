@@ -104,8 +104,12 @@ def display_headers(
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """*frame* with its headers (and index name) in the page's language, and the map from
     each column to its header (:func:`medsim_annot.services.dashboard.labels.header`); the
-    columns named in *names* (people) are kept as typed."""
-    shown = {str(c): labels.header(c, names) for c in frame.columns}
+    columns named in *names* (people) are kept as typed. Two columns whose headers are the
+    same word in a language keep them apart with the column's name."""
+    shown: dict[str, str] = {}
+    for c in frame.columns:
+        h = labels.header(c, names)
+        shown[str(c)] = f"{h} ({c})" if h in shown.values() and h != str(c) else h
     index_name = frame.index.name
     if all(k == v for k, v in shown.items()) and (
         index_name is None or labels.header(index_name, names) == index_name
@@ -149,7 +153,7 @@ def table(
         view, column_config=config or None, hide_index=not index, width="stretch", **kwargs
     )
     download_csv(
-        t("Download {name} (CSV)", name=name),
+        t("Download {name} (CSV)", name=labels.table_name(name)),
         frame if csv is None else csv,
         f"{name}.csv",
         key,

@@ -8,6 +8,7 @@ import streamlit as st
 
 from medsim_annot.i18n import t
 from medsim_annot.services import activity as activity_svc
+from medsim_annot.services.dashboard import labels
 from medsim_annot.services.study_handle import open_study
 from pages import _qa, _ui
 
@@ -33,7 +34,12 @@ def activity_ui() -> None:
         engine=_qa.engine(),
     )
     actors = sorted(a for a in frame["actor"].unique() if a)
-    who = st.multiselect(t("Actor"), actors, key="activity_actor")
+    who = st.multiselect(
+        t("Actor"),
+        actors,
+        placeholder=t("Choose actors") if actors else t("No actor recorded yet"),
+        key="activity_actor",
+    )
     if who:
         frame = frame[frame["actor"].isin(who)]
     if frame.empty:
@@ -41,9 +47,10 @@ def activity_ui() -> None:
     else:
         frame = frame.assign(detail=frame["detail"].map(activity_svc.readable_detail))
         _qa.table(
-            frame,
+            frame.assign(action=frame["action"].map(labels.action)),
             "activity",
             "activity_download",
+            csv=frame,
             column_config={
                 "at": st.column_config.DatetimeColumn(t("at (UTC)"), format="YYYY-MM-DD HH:mm:ss"),
                 "actor": st.column_config.TextColumn(t("actor"), width="medium"),

@@ -163,7 +163,11 @@ def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
     chosen = [
         kind_of[k]
         for k in st.multiselect(
-            t("Show pairs with"), list(kind_of), default=list(kind_of), key="dashboard_kinds"
+            t("Show pairs with"),
+            list(kind_of),
+            default=list(kind_of),
+            placeholder=t("Choose kinds of disagreement"),
+            key="dashboard_kinds",
         )
     ]
     groups = {}

@@ -103,6 +103,10 @@ def _visible(at: AppTest, cells: bool = True) -> list[str]:
     for kind in ("selectbox", "multiselect"):
         for e in getattr(at, kind):
             out += [str(e.label), *map(str, e.options)]
+            if kind == "multiselect":  # what an empty choice shows (Streamlit's own words
+                placeholder = e.proto.placeholder  # unless the page gives one)
+                out.append(placeholder or "Choose options")
+    out += [str(b.proto.label) for b in at.get("download_button")]
     out += [str(e.label) for e in at.metric]
     out += [str(e.label) for e in at.expander]
     for df in at.dataframe:
@@ -233,6 +237,7 @@ def test_activity_in_german(demo):
     assert at.selectbox[0].options[0] == "(alle Studien und Admin-Änderungen)"
     table = at.dataframe[0].value
     assert {"Zeitpunkt", "Akteur", "Aktion", "Studie", "Details"} <= set(table.columns)
+    assert "Studie angelegt" in set(table["Aktion"])  # study_created, as the page names it
 
 
 # ---- every visible text through the catalogue ----------------------------------------------
@@ -257,8 +262,12 @@ def test_activity_in_pseudo_language_has_no_escaped_text(demo):
     at.session_state[LANGUAGE_KEY] = i18n.PSEUDO
     at.run()
     assert not at.exception
-    # The log's cells are its records (event kinds and their details, as stored): data.
-    escaped = _escapes(_visible(at, cells=False), _data_words(get_engine()))
+    # Its actions are named through the catalogue; the details are the records as stored
+    # (names, files, settings: data).
+    table = at.dataframe[0].value
+    action = next(c for c in table.columns if c == pseudo("action"))
+    texts = [*_visible(at, cells=False), *table[action]]
+    escaped = _escapes(texts, _data_words(get_engine()))
     assert not escaped, "\n".join(escaped)
 
 
@@ -476,7 +485,12 @@ def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
         assert not at.exception, at.exception
         return at
 
-    de = [w.value for w in run("de").warning]
+    german = run("de")
+    de = [w.value for w in german.warning]
+    timeline = next(
+        s for s in _charts(german) if s["layout"]["title"]["text"].startswith("Qualität im")
+    )
+    assert timeline["layout"]["xaxis"]["tickformat"] == "%d.%m.%Y"  # no English month names
     assert any("unter den ersten" in w and "dr\\_c" in w for w in de), de
     en = [w.value for w in run("en").warning]
     assert any("below their first" in w for w in en) and not any("unter den" in w for w in en)
@@ -486,3 +500,13 @@ def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
     data = _data_words(get_engine())
     escaped = _escapes(texts, [*data, *(d.replace("_", "\\_") for d in data)])
     assert not escaped, "\n".join(escaped)
+
+
+def test_two_columns_with_one_header_stay_apart(demo):
+    qa = importlib.import_module("pages._qa")
+    frame = pd.DataFrame({"items": [1], "n_items": [2], "pairs": [3]})
+    with i18n.language("de"):
+        shown, _ = qa.display_headers(frame)
+    assert list(shown.columns) == ["Paare", "Paare (n_items)", "Paare (pairs)"]
+    with i18n.language("en"):
+        assert list(qa.display_headers(frame)[0].columns) == ["items", "n_items", "pairs"]

@@ -33,6 +33,21 @@ def separators() -> str:
     return get_decimal_symbol(loc) + get_group_symbol(loc)
 
 
+#: Dates on a time axis, written with numbers the way each language orders them (plotly's
+#: own dates name the months in English): German 27.11.2026, Spanish 27/11/2026.
+DATE_FORMATS = {"de": "%d.%m.%Y", "es": "%d/%m/%Y"}
+
+
+def date_axis() -> dict:
+    """A time axis's tick and hover formats in the current language; English (plotly's own
+    format) needs none. Other languages, the pseudo ones too, get numbers only."""
+    lang = current_language()
+    if lang == "en":
+        return {}
+    day = DATE_FORMATS.get(lang, "%Y-%m-%d")
+    return {"tickformat": day, "hoverformat": day + " %H:%M"}
+
+
 def _layout() -> dict:
     """The layout every figure shares, with the number format of the current language."""
     return {**_BASE, "separators": separators()}
@@ -346,7 +361,7 @@ def quality_timeline_figure(
     fig.update_layout(
         title=t("Quality over time: {name}", name=html.escape(str(annotator), quote=False)),
         yaxis=dict(title=t("share"), range=[0, 1.08]),
-        xaxis=dict(title=t("last rating of the window (UTC)")),
+        xaxis=dict(title=t("last rating of the window (UTC)"), **date_axis()),
         **_layout(),
     )
     return fig

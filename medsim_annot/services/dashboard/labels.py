@@ -223,6 +223,81 @@ CELLS: dict[str, dict[str, str]] = {
 }
 
 
+#: The tables' names in their download buttons ("Download agreement (CSV)"), by the stem of
+#: the file (which stays as it is).
+TABLES: dict[str, str] = {
+    "sequential-audit": N_("sequential audit"),
+    "dawid-skene-raters": N_("Dawid–Skene raters"),
+    "mace-raters": N_("MACE raters"),
+    "dawid-skene-confusion": N_("Dawid–Skene confusion"),
+    "adjudicated-agreement": N_("agreement with the adjudication"),
+    "disagreements": N_("disagreements"),
+    "drift-alerts": N_("drift alerts"),
+    "quality-windows": N_("quality windows"),
+    "quality-days": N_("quality per day"),
+    "rater-quality": N_("rater quality"),
+    "rater-checks": N_("rater checks"),
+    "straight-lining-runs": N_("straight-lining runs"),
+    "audit": N_("audit"),
+    "confusion": N_("confusion matrix"),
+    "agreement": N_("agreement"),
+    "coefficients": N_("coefficients"),
+    "pairwise-alpha": N_("pairwise alpha"),
+    "per-annotator": N_("per annotator"),
+    "pairwise": N_("every pair of annotators"),
+    "activity": N_("activity log"),
+    "practice": N_("practice"),
+}
+
+
+def table_name(stem: str) -> str:
+    """The name of the table downloaded as *stem*.csv, in the current language."""
+    return t(TABLES[stem]) if stem in TABLES else stem
+
+
+#: The activity log's actions (event kinds) as the Activity page names them; the log keeps
+#: the kinds as recorded (its CSV too). Translators: an event of the log, e.g. "study
+#: created" for ``study_created``.
+ACTIONS: dict[str, str] = {
+    "study_created": N_("study_created"),
+    "study_imported": N_("study_imported"),
+    "annotator_added": N_("annotator_added"),
+    "annotator_renamed": N_("annotator_renamed"),
+    "annotator_paused": N_("annotator_paused"),
+    "annotator_sso_enabled": N_("annotator_sso_enabled"),
+    "annotator_sso_disabled": N_("annotator_sso_disabled"),
+    "code_issued": N_("code_issued"),
+    "code_revoked": N_("code_revoked"),
+    "adjudicator_added": N_("adjudicator_added"),
+    "adjudicator_revoked": N_("adjudicator_revoked"),
+    "adjudicator_sso_linked": N_("adjudicator_sso_linked"),
+    "admin_added": N_("admin_added"),
+    "admin_removed": N_("admin_removed"),
+    "admin_password_set": N_("admin_password_set"),
+    "gold_exported": N_("gold_exported"),
+    "ratings_exported": N_("ratings_exported"),
+    "check_pairs_marked": N_("check_pairs_marked"),
+    "quality_settings_changed": N_("quality_settings_changed"),
+    "drift_settings_changed": N_("drift_settings_changed"),
+    "guideline_revised": N_("guideline_revised"),
+    "practice_set": N_("practice_set"),
+    "practice_passed": N_("practice_passed"),
+    "practice_unlocked": N_("practice_unlocked"),
+    "practice_sent_back": N_("practice_sent_back"),
+    "predictions_added": N_("predictions_added"),
+    "predictions_shown_to_adjudicators": N_("predictions_shown_to_adjudicators"),
+    "adjudication_rater_names": N_("adjudication_rater_names"),
+    "stopping_on": N_("stopping_on"),
+    "stopping_off": N_("stopping_off"),
+}
+
+
+def action(kind: object) -> str:
+    """An activity log's event kind as the page names it (an unknown kind as recorded)."""
+    text = str(kind)
+    return t(ACTIONS[text]) if text in ACTIONS else text
+
+
 #: The disagreement explorer's kinds (:data:`~medsim_annot.services.dashboard.tables.DISAGREEMENT_KINDS`).
 KINDS: dict[str, str] = {
     "no majority": N_("no majority"),
