@@ -248,6 +248,7 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
         t("Embeddings and models"),
         list(available["name"]) if len(available) else [],
         key=KEY + "embeddings",
+        placeholder=t("Choose embeddings or models"),
     )
     lexical = [v for k, v in LEXICAL.items() if st.checkbox(t(k), value=True, key=KEY + v)]
     # The word-embedding metrics apply to word embeddings only: offered once one is chosen.
@@ -261,6 +262,7 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
             list(scoring.metrics_for("word2vec")),
             default=list(scoring.metrics_for("word2vec")),
             key=KEY + "metrics",
+            placeholder=t("Choose metrics"),
         )
     elif any(fmt in scoring.WORD_FORMATS for fmt in available.get("format", [])):
         st.caption(

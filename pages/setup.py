@@ -277,7 +277,11 @@ def _sampling(pairs: pd.DataFrame | None) -> dict:
         candidates = _group_candidates(pairs)
         default = [c for c in C.GROUP_COLUMNS if c in candidates]
         group_by = st.multiselect(
-            t("Group columns"), candidates, default=default, key="setup_group_by"
+            t("Group columns"),
+            candidates,
+            default=default,
+            key="setup_group_by",
+            placeholder=t("Choose group columns"),
         )
         allow_fewer = st.checkbox(
             t("If a group has too few pairs, take all it has (with a warning)"),
@@ -396,6 +400,7 @@ def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[
                 seq_candidates,
                 default=[c for c in C.GROUP_COLUMNS if c in seq_candidates],
                 key="setup_seq_group_by",
+                placeholder=t("Choose group columns"),
             )
         else:
             st.caption(t("Groups: the group columns of the sample above."))
@@ -490,7 +495,7 @@ def _new_study() -> None:
     names_text = st.text_area(
         t("One name per line (pseudonyms are fine)"),
         key="setup_annotators",
-        placeholder=t("For example:") + "\ndr_ahmed\ndr_baker",
+        placeholder=t("For example:\ndr_ahmed\ndr_baker"),
     )
     names = [x.strip() for x in names_text.splitlines() if x.strip()]
 
@@ -628,7 +633,9 @@ def _tab_add(study: Study) -> None:
 
 
 def _tab_rename(study: Study, people: list[str]) -> None:
-    old = st.selectbox(t("Annotator"), people, key="setup_rename_old")
+    old = st.selectbox(
+        t("Annotator"), people, key="setup_rename_old", placeholder=t("No annotators yet")
+    )
     new = st.text_input(t("New name"), key="setup_rename_new")
     if st.button(t("Rename"), key="setup_rename") and old:
         try:
@@ -639,7 +646,9 @@ def _tab_rename(study: Study, people: list[str]) -> None:
 
 
 def _tab_issue_code(study: Study, people: list[str]) -> None:
-    who = st.selectbox(t("Annotator"), people, key="setup_code_who")
+    who = st.selectbox(
+        t("Annotator"), people, key="setup_code_who", placeholder=t("No annotators yet")
+    )
     if st.button(t("Issue a new code (the old one stops working)"), key="setup_issue") and who:
         code = A.issue_code(study, who)
         st.session_state.pop(RESULT, None)
@@ -653,7 +662,9 @@ def _tab_issue_code(study: Study, people: list[str]) -> None:
 
 
 def _tab_revoke(study: Study, people: list[str]) -> None:
-    who_r = st.selectbox(t("Annotator"), people, key="setup_revoke_who")
+    who_r = st.selectbox(
+        t("Annotator"), people, key="setup_revoke_who", placeholder=t("No annotators yet")
+    )
     if st.button(t("Revoke access (ratings are kept)"), key="setup_revoke") and who_r:
         A.revoke_code(study, who_r)
         _done(t("Revoked the access code of {name}.", name=who_r))
@@ -692,7 +703,9 @@ def _tab_sso(study: Study, people: list[str]) -> None:
         hide_index=True,
         key="setup_sso_table",
     )
-    who_s = st.selectbox(t("Annotator"), people, key="setup_sso_who")
+    who_s = st.selectbox(
+        t("Annotator"), people, key="setup_sso_who", placeholder=t("No annotators yet")
+    )
     ident = st.text_input(
         t("SSO identity (e-mail address or subject id; empty removes the link)"),
         key="setup_sso_identity",
@@ -738,7 +751,12 @@ def _tab_adjudicators(study: Study) -> None:
             )
         except UsageProblem as exc:
             _failed(str(exc))
-    who_a = st.selectbox(t("Adjudicator"), judges["adjudicator"].tolist(), key="setup_adj_who")
+    who_a = st.selectbox(
+        t("Adjudicator"),
+        judges["adjudicator"].tolist(),
+        key="setup_adj_who",
+        placeholder=t("No adjudicators yet"),
+    )
     if st.button(t("Issue a new adjudicator code"), key="setup_adj_code") and who_a:
         code = adj_svc.issue_adjudicator_code(study, who_a)
         st.session_state.pop(RESULT, None)

@@ -125,6 +125,16 @@ def visible_texts(at: AppTest) -> list[str]:
     return [t for t in texts if t]
 
 
+def default_placeholders(at: AppTest) -> list[str]:
+    """The choices that would show Streamlit's own English placeholder ("Choose options",
+    "No options to select"): a multiselect, or a selectbox without options, given none."""
+    return [
+        w.key
+        for w in [*at.multiselect, *at.selectbox]
+        if not w.placeholder and (w.type == "multiselect" or not w.options)
+    ]
+
+
 def not_pseudo(texts: list[str], data: set[str]) -> list[str]:
     """The texts that are not pseudo-localised once the study's data are taken out: its
     names, terms, ids and file names (by rule: the longest first, as whole tokens)."""
@@ -220,6 +230,7 @@ def test_setup_pseudo_language_every_text(db, tmp_path, monkeypatch):
     data |= {"dr_ahmed", "dr_baker", "pair_id", "check_answer", "auto_label"}
     bad = not_pseudo(visible_texts(at), data)
     assert not bad, bad
+    assert not default_placeholders(at)
 
 
 def test_import_problems_in_german_name_file_row_and_column(db, tmp_path):
@@ -367,6 +378,7 @@ def test_export_in_german_and_pseudo(db):
     data |= {"parquet", "hf", "other", "gold-demo-binary", "manifest", "json"}
     bad = not_pseudo(visible_texts(at), data)
     assert not bad, bad
+    assert not default_placeholders(at)
 
 
 # ---------------------------------------------------------------------------- Scoring
@@ -396,6 +408,7 @@ def test_scoring_pseudo_language_every_text(db):
     data |= set(at.session_state["scoring_result"][2].methods["method"])
     bad = not_pseudo(visible_texts(at), data)
     assert not bad, bad
+    assert not default_placeholders(at)
 
 
 def test_adjudicate_and_scoring_in_spanish(db):
