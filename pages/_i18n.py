@@ -9,6 +9,8 @@ of :mod:`medsim_annot.i18n` (``t()``, ``tn()`` and the number formats then follo
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import streamlit as st
 
 from medsim_annot import i18n
@@ -16,6 +18,9 @@ from pages.components.document_language import document_language
 
 #: Session key of the person's own language (a language code), when they have one.
 LANGUAGE_KEY = "medsim_language"
+#: The language :func:`apply` gave ``<html lang>`` in this script run (``None``: not yet, as
+#: in a widget callback, which runs before the script).
+_APPLIED: ContextVar[str | None] = ContextVar("medsim_language_applied", default=None)
 
 
 def browser_language() -> str | None:
@@ -47,4 +52,10 @@ def apply() -> str:
     """:func:`use_page_language` and ``<html lang dir>`` for it; returns the language."""
     lang = use_page_language()
     document_language(lang, i18n.direction(lang))
+    _APPLIED.set(lang)
     return lang
+
+
+def applied_language() -> str | None:
+    """The language ``<html lang>`` got in this script run (``None`` before :func:`apply`)."""
+    return _APPLIED.get()

@@ -40,6 +40,8 @@ from pages import _i18n
 #: The sidebar's language choice (a widget key) and the note shown under it once.
 SELECTOR = "person_language_choice"
 SELECTOR_NOTE = "person_language_note"
+#: Set by a sign-in whose language arrived after ``<html lang>`` was set in the same run.
+RERUN = "person_language_rerun"
 #: The choice "no language of my own": the browser's, then English.
 BROWSER = ""
 
@@ -79,14 +81,21 @@ def _choices(current: str | None) -> list[str]:
 # ------------------------------------------------------------------------------ sign-in
 def use_stored_language(person: Person | None, engine: Any) -> None:
     """Make the language stored for *person*, who just signed in, this session's (none:
-    the browser's). A store that cannot be reached leaves the browser's language."""
+    the browser's). A store that cannot be reached leaves the browser's language. A
+    sign-in in a form's callback comes before ``app.py`` sets ``<html lang>``; one by
+    single sign-on comes after it, so the app is run again (:func:`language_selector`)."""
     lang = None
     if person is not None:
         try:
             lang = language_svc.signed_in_language(person, engine=engine)
         except STORE_ERRORS:
             lang = None
+    applied = _i18n.applied_language()
     _i18n.set_person_language(lang)
+    if applied is not None and applied != _i18n.page_language():
+        # Signed in by the script itself (single sign-on), after app.py gave <html lang>
+        # the language before: the sidebar's selector runs the app again.
+        st.session_state[RERUN] = True
 
 
 # ----------------------------------------------------------------------- the sidebar choice
@@ -109,7 +118,13 @@ def _chosen(person: Person | None, engine: Any) -> None:
 
 def language_selector(person: Person | None, engine: Any) -> None:
     """The language choice of the signed-in *person* (in the sidebar): their own language,
-    stored for them and in effect at once, or the browser's."""
+    stored for them and in effect at once, or the browser's.
+
+    After a sign-in in this run that brought another language than ``<html lang>`` got
+    (:func:`use_stored_language`), the app runs again, so the page and ``<html lang>`` are
+    in the person's language."""
+    if st.session_state.pop(RERUN, False):
+        st.rerun()
     current = st.session_state.get(_i18n.LANGUAGE_KEY)
     options = _choices(current)
     st.selectbox(
@@ -121,6 +136,7 @@ def language_selector(person: Person | None, engine: Any) -> None:
         on_change=_chosen,
         args=(person, engine),
         help=t("The language of your pages. Kept for your next sign-in."),
+        placeholder=t("Choose a language"),
     )
     note = st.session_state.pop(SELECTOR_NOTE, None)
     if note == "session":
@@ -167,12 +183,14 @@ def _people_languages(study: Study) -> None:
             range(len(rows)),
             format_func=lambda i: f"{rows[i][1]} ({t(_ROLE_NAMES[rows[i][0]])})",
             key="setup_lang_person",
+            placeholder=t("Choose a person"),
         )
         code = c2.selectbox(
             t("Language"),
             _choices(None),
             format_func=_their_label,
             key="setup_lang_code",
+            placeholder=t("Choose a language"),
         )
         if st.form_submit_button(t("Set the language")) and pick is not None:
             kind, name, _lang = rows[pick]
@@ -301,6 +319,7 @@ def setup_section(study: Study) -> None:
             [*(c for c in i18n.LANGUAGES if c != i18n.SOURCE), i18n.SOURCE],
             format_func=_own_name,
             key=f"setup_texts_language_{study.id}",
+            placeholder=t("Choose a language"),
         )
         if lang:
             _texts_form(study, lang)

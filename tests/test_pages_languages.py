@@ -213,6 +213,7 @@ def _section_texts(at: AppTest, study_id: int) -> list[str]:
     mine = ("setup_lang_", f"setup_texts_{study_id}_", f"setup_texts_language_{study_id}")
     for kind in ("selectbox", "text_input", "text_area"):
         texts += [w.label for w in getattr(at, kind) if (w.key or "").startswith(mine)]
+    texts += [w.placeholder for w in at.selectbox if (w.key or "").startswith(mine)]
     table = _people_table(at)
     texts += list(table.columns) + list(table.iloc[:, 1])
     return texts
