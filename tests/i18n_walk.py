@@ -99,7 +99,10 @@ COLLECT = r"""
     // only has no box of its own (display: contents)
     if (!rendered && getComputedStyle(node).display !== 'contents') return;
     if (rendered) {
-      if (node.placeholder) push(node, node.placeholder, 'placeholder');
+      // a placeholder shows only in an empty field (a select box shows its value instead)
+      const box = node.closest && node.closest('[data-baseweb="select"]');
+      const empty = !node.value && !(box && box.innerText.trim());
+      if (node.placeholder && empty) push(node, node.placeholder, 'placeholder');
       if (own(node)) {
         for (const a of ['aria-label', 'title', 'alt']) {
           if (node.hasAttribute(a)) push(node, node.getAttribute(a), a);
