@@ -194,7 +194,8 @@ def _headers(data: bytes, columns: str, order: list[str]) -> list[str]:
 
     schema = pa.ipc.open_stream(data).schema
     meta = json.loads((schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
-    index_cols = set(meta.get("index_columns", []) if isinstance(meta, dict) else [])
+    listed = meta.get("index_columns", []) if isinstance(meta, dict) else []
+    index_cols = {c for c in listed if isinstance(c, str)}  # a RangeIndex is no column
     config = json.loads(columns) if columns else {}
     index_hidden = bool((config.get("_index") or {}).get("hidden"))
     out = []
@@ -391,6 +392,7 @@ class Walk:
         self.is_ok = is_ok
         self.escapes: dict[str, dict[str, str]] = defaultdict(dict)
         self.pages: list[str] = []
+        self.tables = 0  # data tables whose headers were read
 
     def look(self, page, name: str, tables: TableTap | None = None) -> None:
         if name not in self.pages:
@@ -399,6 +401,7 @@ class Walk:
             if not chrome_or_data(item, self.rule, self.is_ok):
                 self.escapes[name].setdefault(item.text, item.where())
         for table in tables.take() if tables is not None else []:
+            self.tables += 1
             for header in table.headers:
                 if not (self.is_ok(header) or self.is_ok(self.rule.strip(header))):
                     self.escapes[name].setdefault(header, f"table {table.key or '-'} header")

@@ -319,6 +319,7 @@ def test_no_visible_string_escapes_the_catalogue(walk):
     print("\npages walked:", ", ".join(walker.pages))
     print("pages passing:", ", ".join(walker.passing()) or "none")
     assert walker.pages == [_named("sign-in")] + [_named(p.title) for p in _walk_order()]
+    assert walker.tables, "no data table's headers were read"
     assert not report, "texts shown outside the catalogue under qps-ploc:\n" + report
 
 
