@@ -37,7 +37,7 @@ TEXTS = """
   const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
-    if (!n.textContent.trim() || el.closest('[hidden]')) continue;
+    if (!n.textContent.trim() || el.closest('[hidden], style, script')) continue;
     out.push({text: n.textContent.trim(), tag: el.tagName.toLowerCase(),
               id: el.dataset.testid || el.className});
   }
@@ -138,7 +138,7 @@ def test_the_widget_runs_right_to_left_in_the_pseudo_language(served_app, browse
         f"() => {{ const r = {WIDGET_ROOT};"
         " const row = r.querySelector('.medsim-row').getBoundingClientRect();"
         " const b = r.querySelector('.medsim-back').getBoundingClientRect();"
-        " return [row.right - b.right, b.left - row.left]; }}"
+        " return [row.right - b.right, b.left - row.left]; }"
     )
     assert boxes[0] < boxes[1]
     before = page.get_attribute('[data-testid="medsim-pair"]', "data-position")
