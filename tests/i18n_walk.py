@@ -287,7 +287,8 @@ class DataRule:
         words_ = sorted({v.strip() for v in values if v and len(v.strip()) >= 2}, key=len)
         self.values = frozenset(words_)
         self._re = (
-            re.compile("|".join(rf"(?<![\w]){re.escape(v)}(?![\w])" for v in reversed(words_)))
+            # whole words; an underscore may join a value to a word ("rater_walk_a")
+            re.compile("|".join(rf"(?<![^\W_]){re.escape(v)}(?![^\W_])" for v in reversed(words_)))
             if words_
             else None
         )

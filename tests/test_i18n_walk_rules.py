@@ -31,6 +31,8 @@ def test_english_chrome_is_caught_and_data_is_not():
     assert _ok("Backspace", tags=("KBD", "DIV")) and _ok("MEDSIM_DIR", tags=("CODE", "P"))
     assert _ok("keyboard_arrow_down", testids=("stIconMaterial",))
     assert _ok("Running...", testids=("stStatusWidget",))
+    assert _ok("⟦ŕáţéŕ_walk_doc⟧")  # a header made of a word and a name
+    assert not _ok("rater_walk_doc") and not _ok("walk_docs")
     assert not _ok("Sign out")
     assert not _ok("Hello, walk_doc")
     assert not _ok("⟦Đöŵñĺöáđ⟧ agreement (CSV)")
