@@ -208,12 +208,15 @@ def _sign_out(page) -> None:
     page.locator(".st-key-signout button").click(timeout=30000)
 
 
-def _pending(page, n: int) -> None:
+def _pending(page, n: int, failed: bool = False) -> None:
+    """Wait until *n* ratings are pending (with *failed*: and a send of them has failed, so
+    the widget holds them as "not saved — will retry", kept in the browser)."""
     page.wait_for_function(
-        "(n) => { const h = document.querySelector('[data-testid=\"stBidiComponentIsolated\"]');"
+        "([n, failed]) => {"
+        " const h = document.querySelector('[data-testid=\"stBidiComponentIsolated\"]');"
         " const s = h && h.shadowRoot.querySelector('[data-testid=\"medsim-save-status\"]');"
-        " return s && s.dataset.pending === String(n); }",
-        arg=n,
+        " return s && s.dataset.pending === String(n) && (!failed || s.dataset.state === 'error'); }",
+        arg=[n, failed],
         timeout=30000,
     )
 
@@ -228,7 +231,7 @@ def _walk_widget(browser, base: str, code: str, locale: str, see: See) -> None:
     page.route(f"**{RATINGS_PATH}", lambda route: route.abort())
     shown = press_shown(page, "1")
     press_shown(page, "2", shown)
-    _pending(page, 2)
+    _pending(page, 2, failed=True)
     page.close()  # gone with two ratings unsaved
     page = context.new_page()
     tables = TableTap(page)
