@@ -9,6 +9,8 @@ from __future__ import annotations
 from fnmatch import fnmatch
 
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Streamlit's own few texts, translated in the page (docs/i18n.md, "Known limits").
+    ("chrome", ("pages/components/document_language/*",)),
     (
         "languages",
         (

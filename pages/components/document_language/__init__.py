@@ -1,11 +1,14 @@
 """``<html lang>`` and ``dir`` of the page, set to the person's language (an invisible
-component in the sidebar, mounted by ``app.py`` on every run)."""
+component in the sidebar, mounted by ``app.py`` on every run), and Streamlit's own few texts
+in that language (:mod:`.chrome`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import streamlit as st
+
+from pages.components.document_language.chrome import chrome_texts
 
 HERE = Path(__file__).resolve().parent
 
@@ -22,4 +25,7 @@ _mount = st.components.v2.component(
 def document_language(lang: str, direction: str) -> None:
     """Mount the component with *lang* and *direction* (``ltr``/``rtl``)."""
     with st.sidebar:
-        _mount(key="medsim_document_language", data={"lang": lang, "dir": direction})
+        _mount(
+            key="medsim_document_language",
+            data={"lang": lang, "dir": direction, "chrome": chrome_texts()},
+        )
