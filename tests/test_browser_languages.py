@@ -56,8 +56,9 @@ def _widget_html(page) -> str:
 
 def _sign_in(page, base: str, code: str) -> None:
     page.goto(base + "/")
-    page.get_by_label("Access code").fill(code)
-    page.get_by_role("button", name="Sign in", exact=True).click()
+    # By key, not by label: the sign-in page itself is in the browser's language.
+    page.locator(".st-key-login_code input").fill(code)
+    page.locator(".st-key-login_code input").press("Enter")
     page.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=60000)
 
 
