@@ -71,7 +71,8 @@ def test_german_browser_sees_german_numbers_on_the_dashboard(tmp_path):
     # The completion table's German headers, and the audit table's German numbers.
     headers = [t[0] for t in tables if t]
     assert any(
-        h[:3] == ["", "Annotator", "erledigt"] or h[:2] == ["Annotator", "erledigt"]
+        h[:3] == ["", "Annotierende Person", "erledigt"]
+        or h[:2] == ["Annotierende Person", "erledigt"]
         for h in headers
     ), headers
     audit = next(t for t in tables if t and "Genauigkeit" in t[0])
