@@ -9,11 +9,11 @@ EMB_STAMP := $(VENV)/.embeddings-stamp
 SPARK_STAMP := $(VENV)/.spark-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
-# pytest-xdist, three workers on CI's two cores: much of the suite waits on app servers,
-# browsers and PostgreSQL, and a third worker fills that idle time (docs/testing.md).
-# tests/conftest.py keeps the tests of a module with a module-scoped served app or browser
-# on one worker, so each server starts once.
-PYTEST_ARGS ?= -n 3
+# pytest-xdist on both cores (CI: 2 cores); tests/conftest.py keeps the tests of a module
+# with a module-scoped served app or browser on one worker, so each server starts once.
+# A third worker was tried (docs/testing.md): no proven gain, and timing-sensitive browser
+# tests failed under it on a loaded machine.
+PYTEST_ARGS ?= -n 2
 
 # Message catalogues (docs/i18n.md): compiled on every run/test/serve (quick, only when a .po
 # changed); `make messages` extracts the code's strings and updates every language's .po.
