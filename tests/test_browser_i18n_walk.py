@@ -20,7 +20,8 @@
   German catalogue string, formatted); a Spanish admin's Dashboard and Export pages are in
   Spanish and the gold CSV is the same bytes as in English.
 
-Served by the run's shared app (tests/conftest.py served_app). Skipped without
+Served by an app of its own (not the run's shared one: the walk visits whatever studies a
+store holds, and other modules' studies would make what it sees depend on the run's order). Skipped without
 /usr/bin/chromium unless MEDSIM_REQUIRE_BROWSER=1.
 """
 
@@ -82,7 +83,30 @@ ADMIN_PASSWORD = "walk-admin-es-Password-1"
 
 
 @pytest.fixture(scope="module")
-def walk(served_app):
+def own_app(tmp_path_factory):
+    """This module's own ``streamlit run serve.py`` on a fresh SQLite store (the same keys as
+    the run's shared app fixture: base, url, env, tmp, password)."""
+    from medsim_annot.storage import dispose_all, get_engine
+    from tests.conftest import SERVED_APP_PASSWORD
+    from tests.streamlit_harness import require_chromium, streamlit_server
+
+    require_chromium()
+    tmp = tmp_path_factory.mktemp("i18n_walk_app")
+    url = f"sqlite:///{tmp / 'medsim.db'}"
+    get_engine(url)
+    dispose_all()
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": SERVED_APP_PASSWORD,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    with streamlit_server(env, tmp / "streamlit.log") as base:
+        yield {"base": base, "url": url, "env": env, "tmp": tmp, "password": SERVED_APP_PASSWORD}
+
+
+@pytest.fixture(scope="module")
+def walk(own_app):
     """The module's study in the shared app: two raters who disagree on every pair (the
     dashboard's figures and the adjudication queue), a doctor for each walk through the
     widget, an adjudicator, and a named admin whose profile says Spanish."""
@@ -96,7 +120,7 @@ def walk(served_app):
     from medsim_annot.services.study_handle import open_study
     from medsim_annot.storage import dispose_all
 
-    eng = _engine(served_app["url"])
+    eng = _engine(own_app["url"])
     pairs = pd.DataFrame(
         {
             "pair_id": [f"wk{i}" for i in range(N)],
@@ -134,7 +158,7 @@ def walk(served_app):
     admins.add_admin(ADMIN, password=ADMIN_PASSWORD, engine=eng)
     language_svc.set_admin_language(ADMIN, "es", engine=eng)
     dispose_all()
-    return {**served_app, "codes": codes, "judge": judge.access_code}
+    return {**own_app, "codes": codes, "judge": judge.access_code}
 
 
 # ------------------------------------------------------------------------------ driving
