@@ -232,15 +232,14 @@ def _sign_out(page) -> None:
     page.locator(".st-key-signout button").click(timeout=30000)
 
 
-def _pending(page, n: int, failed: bool = False) -> None:
-    """Wait until *n* ratings are pending (with *failed*: and a send of them has failed, so
-    the widget holds them as "not saved — will retry", kept in the browser)."""
+def _pending(page, n: int) -> None:
+    """Wait until *n* ratings are pending in the widget."""
     page.wait_for_function(
-        "([n, failed]) => {"
+        "(n) => {"
         " const h = document.querySelector('[data-testid=\"stBidiComponentIsolated\"]');"
         " const s = h && h.shadowRoot.querySelector('[data-testid=\"medsim-save-status\"]');"
-        " return s && s.dataset.pending === String(n) && (!failed || s.dataset.state === 'error'); }",
-        arg=[n, failed],
+        " return s && s.dataset.pending === String(n); }",
+        arg=n,
         timeout=30000,
     )
 
