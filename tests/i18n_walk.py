@@ -27,6 +27,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from tests.streamlit_harness import settled
+
 #: Streamlit's built-in chrome the app cannot translate (data-testids; docs/i18n.md): the
 #: running-man status ("Running...", "Stop"), the app menu and toolbar, a data table's
 #: toolbar and its cell overlay, the uploaded file's size line ("1.2KB"). (Also excepted:
@@ -213,15 +215,6 @@ def _headers(data: bytes, columns: str, order: list[str]) -> list[str]:
 def shown(page) -> list[Shown]:
     """Every text *page* shows now."""
     return [Shown(**row) for row in page.evaluate(COLLECT)]
-
-
-def settled(page, timeout: float = 60000) -> None:
-    """Wait until the page's script run has finished (everything it draws is drawn)."""
-    page.wait_for_function(
-        "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
-        " return a && a.dataset.testScriptState === 'notRunning'; }",
-        timeout=timeout,
-    )
 
 
 def open_folds(page) -> None:

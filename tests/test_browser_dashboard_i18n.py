@@ -18,7 +18,12 @@ import pytest
 from medsim_annot.services.demo import seed_demo
 from medsim_annot.storage import dispose_all, get_engine
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import (
+    chromium,
+    open_admin_form,
+    require_chromium,
+    streamlit_server,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -53,7 +58,7 @@ def test_german_browser_sees_german_numbers_on_the_dashboard(tmp_path):
             locale="de-DE", viewport={"width": 1400, "height": 1000}
         ).new_page()
         page.goto(base + "/")
-        page.locator(".st-key-login_admin_open").click(timeout=60000)
+        open_admin_form(page)
         field = page.locator(".st-key-login_password input")
         field.fill(PASSWORD, timeout=60000)
         field.press("Enter")

@@ -47,10 +47,9 @@ from tests.i18n_walk import (
     Walk,
     each_tab,
     open_folds,
-    settled,
     store_values,
 )
-from tests.streamlit_harness import Frames, chromium
+from tests.streamlit_harness import Frames, chromium, open_admin_form, settled
 from tests.widget_drive import press_shown, wait_drawn
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -173,19 +172,9 @@ def _sign_in_code(page, base: str, code: str) -> None:
     field.press("Enter")
 
 
-def _open_admin_form(page) -> None:
-    """Turn on the start page's admin toggle (by its key), unless its form already shows."""
-    page.locator(".st-key-login_admin_open").wait_for(timeout=60000)
-    settled(page)
-    field = page.locator(".st-key-login_password input")
-    if not field.is_visible():
-        page.locator(".st-key-login_admin_open label").first.click()
-    field.wait_for(timeout=60000)
-
-
 def _sign_in_admin(page, base: str, password: str, name: str | None = None) -> None:
     page.goto(base + "/")
-    _open_admin_form(page)
+    open_admin_form(page)
     field = page.locator(".st-key-login_password input")
     if name is not None:
         page.locator(".st-key-login_admin_name input").fill(name)
@@ -281,7 +270,7 @@ def _walk_everything(browser, walk: dict, locale: str, who: str, see: See) -> No
     page = browser.new_context(locale=locale).new_page()
     page.goto(base + "/")
     page.locator(".st-key-login_code input").wait_for(timeout=60000)
-    _open_admin_form(page)
+    open_admin_form(page)
     _state(page, see, "sign-in")
     page.context.close()
 
