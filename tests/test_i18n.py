@@ -152,8 +152,17 @@ def test_pseudo_keeps_placeholders_markup_and_links():
 )
 def test_pseudo_text_is_recognised_and_plain_text_is_not(text):
     assert is_pseudo(pseudo(text))
-    if any("a" <= c.lower() <= "z" for c in text if c.isascii()):
+    # Letters inside a placeholder ("{A}", "%(n)s"), an entity or a link target are kept as
+    # they are; a text with none of the characters that open such spans is plain as soon as
+    # it has an ASCII letter.
+    spans = set("{%&](")
+    if not spans & set(text) and any("a" <= c.lower() <= "z" for c in text if c.isascii()):
         assert not is_pseudo(text)
+
+
+def test_a_placeholder_alone_is_not_plain_text_but_words_around_it_are():
+    assert is_pseudo("{A}") and is_pseudo("{n} ⟦ṕàîŕ⟧")
+    assert not is_pseudo("{n} pairs") and not is_pseudo("A")
 
 
 def test_the_pseudo_language_wraps_every_catalogue_string():
