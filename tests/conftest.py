@@ -46,6 +46,28 @@ def _fresh_signin_throttles():
     yield
 
 
+#: scrypt's cost in this process's tests: 2^10 instead of the product's 2^17 (0.4 s a hash
+#: on this machine, ~0.002 s at 2^10). A stored hash carries its own parameters, so hashes
+#: made here verify anywhere (an app server started by a test re-hashes them to 2^17 at the
+#: first sign-in, as it does for any older hash). Tests about the parameters themselves are
+#: marked ``real_scrypt``.
+TEST_SCRYPT_N = 2**10
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashes(request, monkeypatch):
+    from medsim_annot.services.people import admins, passwords
+
+    if request.node.get_closest_marker("real_scrypt"):
+        return
+    dummy = passwords.DUMMY_HASH.replace(
+        f"scrypt${passwords.SCRYPT_N}$", f"scrypt${TEST_SCRYPT_N}$"
+    )
+    monkeypatch.setattr(passwords, "SCRYPT_N", TEST_SCRYPT_N)
+    monkeypatch.setattr(passwords, "DUMMY_HASH", dummy)
+    monkeypatch.setattr(admins, "DUMMY_HASH", dummy)
+
+
 @pytest.fixture(autouse=True)
 def _keep_main_module():
     """Streamlit's AppTest runs a page as ``__main__`` and leaves it there; a later test

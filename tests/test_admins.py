@@ -38,6 +38,7 @@ def _study(engine, name="s", annotators=("a", "b")):
 
 
 # ------------------------------------------------------------------------- passwords
+@pytest.mark.real_scrypt
 def test_hash_uses_strong_scrypt_with_maxmem(monkeypatch):
     seen = {}
     real = hashlib.scrypt
@@ -99,6 +100,7 @@ def test_env_password_needs_12_characters(engine, monkeypatch):
     assert not admins.check_admin_password("admin", "exactly-12cH", engine=engine)
 
 
+@pytest.mark.real_scrypt
 def test_migration_moves_the_old_admin_password_and_rehashes_it(tmp_path, monkeypatch):
     """A database with the single scrypt-2^14 admin password of 0002 keeps working."""
     from alembic import command

@@ -137,7 +137,9 @@ def _dashboard(
     return _tables(compute_dashboard(given_pairs, current, scale, history=history, workers=workers))
 
 
-@settings(max_examples=150, deadline=None)
+# 60 studies (each computed three ways): the CI profile's 100 cost 33 s of a worker for
+# little more reach; `HYPOTHESIS_PROFILE` cannot raise it, so a deeper search edits it here.
+@settings(max_examples=60, deadline=None)
 @given(studies(), st.booleans(), st.booleans(), st.booleans())
 def test_dashboard_equals_the_plain_computation(study, repeats, reading, unknown):
     """*unknown*: a rated pair is not among the study's pairs (the gold table drops its
