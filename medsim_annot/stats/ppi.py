@@ -18,6 +18,7 @@ Everything is numpy over arrays; nothing here reads files or the database.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -500,15 +501,17 @@ def calibrate_scores(
             return len(idx) >= 2 and 0 < t[idx].sum() < len(idx) and np.ptp(x[idx]) > 0
         return len(idx) >= 2 and np.ptp(t[idx]) > 0 and np.ptp(x[idx]) > 0
 
-    def fit_predict(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+    def fit(train: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """The model fitted on *train*, as a function of the items to predict."""
         if not usable(train):
-            return np.full(len(test), float(t[train].mean()) if len(train) else mean)
+            const = float(t[train].mean()) if len(train) else mean
+            return lambda idx: np.full(len(idx), const)
         xs = x[train, None]
         if kind == "probability":
             m = LogisticRegression(C=1e4).fit(xs, t[train].astype(int))
-            return m.predict_proba(x[test, None])[:, 1]
+            return lambda idx: m.predict_proba(x[idx, None])[:, 1]
         lm = LinearRegression().fit(xs, t[train])
-        return lm.predict(x[test, None])
+        return lambda idx: lm.predict(x[idx, None])
 
     k = min(int(folds), len(lab))
     if k < 2 or not usable(lab):
@@ -516,10 +519,10 @@ def calibrate_scores(
         return out
     unl_preds = np.zeros(len(unl))
     for train_i, test_i in KFold(k, shuffle=True, random_state=seed).split(lab):
-        train, test = lab[train_i], lab[test_i]
-        out[test] = fit_predict(train, test)
+        predict = fit(lab[train_i])  # one fit per fold serves its held-out and the unlabelled
+        out[lab[test_i]] = predict(lab[test_i])
         if len(unl):
-            unl_preds += fit_predict(train, unl) / k
+            unl_preds += predict(unl) / k
     out[unl] = unl_preds
     return out
 
