@@ -8,10 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from data_schemas.scales import BUILT_IN
+from data_schemas.pairs import validate_pairs
+from data_schemas.scales import BINARY, BUILT_IN
 from medsim_annot import i18n
 from medsim_annot.design.adaptive import expected_ratings
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import studies as S
 from tests.test_pages_admin_i18n import _page, db, not_pseudo, study_data, visible_texts  # noqa: F401
 
 
@@ -147,3 +149,32 @@ def test_setup_design_refusals_in_german(db, tmp_path, monkeypatch):  # noqa: F8
     with i18n.language("de"), pytest.raises(UsageProblem) as info:
         expected_ratings({"g": (10, 0.9)}, annotators=2, per_item=2, tiebreak=True)
     assert str(info.value).startswith("das 2-+-1-Design (tiebreak) braucht 2 Annotierende")
+
+
+@pytest.mark.parametrize("lang", ["de", i18n.PSEUDO])
+def test_added_annotators_queue_in_the_admins_language(db, lang):  # noqa: F811
+    """Adding a doctor after the study was created: the line on how their queue was built
+    (on main: "queue: 4 slots; every one of the 4 main pairs …" in English on every page)."""
+    pairs = validate_pairs(
+        pd.DataFrame(
+            {
+                "pair_id": [f"p{i}" for i in range(1200)],
+                "term_1": [f"fever {i}" for i in range(1200)],
+                "term_2": [f"pyrexia {i}" for i in range(1200)],
+            }
+        ).astype(str)
+    )
+    S.create_study("ward", pairs, BINARY, ["dr_a", "dr_b"])
+    at = _page("setup.py", lang)
+    at.text_input(key="setup_add_name").input("dr_c").run()
+    at.button(key="setup_add").click().run()
+    assert not at.exception, at.exception
+    added = _plain(s.value for s in at.success if "dr" in s.value)
+    assert len(added) == 1, added
+    if lang == "de":
+        queue = added[0].split("Ihre Warteschlange: ", 1)[1]
+        assert queue.startswith("1.200 Plätze; "), added
+        assert "Hauptpaare (alle bewerten alle); gemischt mit Seed" in queue
+        assert not {"queue", "slots", "pairs", "every"} & set(queue.split())
+    else:
+        assert not_pseudo(added, study_data("ward")) == [], added
