@@ -15,11 +15,13 @@ from streamlit.testing.v1 import AppTest
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot import i18n
+from medsim_annot.errors import UsageProblem
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import predictions as predictions_svc
 from medsim_annot.services import stored_predictions as P
 from medsim_annot.services.activity import activity
+from medsim_annot.services.people import code_sheet
 from medsim_annot.services.studies import create_study
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all
@@ -116,3 +118,26 @@ def test_pause_without_reason_is_said_in_german(db_url, monkeypatch):
     assert not at.exception, at.exception
     assert "Eine Pause braucht einen Grund" in [e.value for e in at.error]
     assert "annotator_paused" not in set(activity()["action"])
+
+
+def test_codes_file_and_public_address_refusal_in_german(monkeypatch):
+    """The codes shown once on Study setup (and downloaded as text) and the warning about a
+    bad ``MEDSIM_PUBLIC_URL``, in the admin's language; names and codes as they are."""
+    codes = [{"name": "dr_a", "access_code": "ABCD-EFGH"}]
+    with i18n.language("de"):
+        text = code_sheet.codes_text("ward-7", "https://annotate.example.org/", codes)
+    assert text.splitlines()[:3] == [
+        "Studie: ward-7",
+        "Anmelden unter: https://annotate.example.org/",
+        "Der eigene Zugangscode jeder Ärztin und jedes Arztes (bitte für sich behalten):",
+    ]
+    assert "dr_a: ABCD-EFGH" in text.splitlines()
+    english = code_sheet.codes_text("ward-7", None, codes)
+    assert english.startswith("Study: ward-7\nEach doctor's own access code")
+    monkeypatch.setenv(code_sheet.PUBLIC_URL_ENV, "ftp://ward")
+    with i18n.language("de"), pytest.raises(UsageProblem) as info:
+        code_sheet.sign_in_address()
+    assert str(info.value) == (
+        "die öffentliche Adresse (MEDSIM_PUBLIC_URL) muss eine http- oder https-Adresse sein, "
+        "nicht 'ftp://ward'"
+    )
