@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from data_schemas.errors import InputError
 from data_schemas.scales import BINARY
 from medsim_annot import i18n
+from medsim_annot.embeddings.loaders import load_word_vectors
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import drift as drift_svc
@@ -141,3 +142,19 @@ def test_codes_file_and_public_address_refusal_in_german(monkeypatch):
         "die öffentliche Adresse (MEDSIM_PUBLIC_URL) muss eine http- oder https-Adresse sein, "
         "nicht 'ftp://ward'"
     )
+
+
+def test_embedding_file_problems_in_german(tmp_path):
+    """Embedding scoring: an embedding that is a folder or cannot be read, in German (the
+    page shows the problem under the file's name)."""
+    with i18n.language("de"), pytest.raises(InputError) as info:
+        load_word_vectors(tmp_path, cache_dir=tmp_path / "cache")
+    assert "ist ein Ordner; ein Wort-Embedding ist eine einzelne Datei" in str(info.value)
+    with i18n.language("de"), pytest.raises(InputError) as info:
+        load_word_vectors(tmp_path / "none.vec", cache_dir=tmp_path / "cache")
+    assert "Embedding-Datei nicht gefunden" in str(info.value)
+    broken = tmp_path / "broken.vec"
+    broken.write_text("3 2\nfever 0.1\n")
+    with i18n.language("de"), pytest.raises(InputError) as info:
+        load_word_vectors(broken, "word2vec", cache_dir=tmp_path / "cache")
+    assert "keine lesbare word2vec-Embedding-Datei" in str(info.value), str(info.value)
