@@ -20,6 +20,7 @@ from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services.active_serving import create_active_study
 from medsim_annot.services.design import DesignOptions
 from medsim_annot.services.people.annotators import authenticate_annotator
+from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats.ppi import ppi_audit
 from medsim_annot.stats.rater_model import alt_test, model_as_rater
 from medsim_annot.storage import dispose_all, get_engine
@@ -153,6 +154,9 @@ def test_active_study_dashboard_in_german(studies):
     audit = next(d.value for d in at.dataframe if "Schätzung" in d.value.columns)
     assert all(re.fullmatch(r"\[\d,\d{3}; \d,\d{3}\]", v) for v in audit["PPI++ 95%"]), audit
     assert all(GERMAN_DECIMAL.match(v) for v in audit["Schätzung"])
+    # the HTML report of the same study names the interval the same way
+    report = dsvc.html_report(open_study("act3"), lang="de")
+    assert "Intervalle: aktives PPI++ (mit inversen Ziehungswahrscheinlichkeiten" in report
     two = _page("act2", "de")
     notes = [c.value for c in two.caption]
     assert any(
