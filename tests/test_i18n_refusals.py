@@ -17,6 +17,7 @@ from data_schemas.scales import BINARY
 from medsim_annot import i18n
 from medsim_annot.embeddings.loaders import load_word_vectors
 from medsim_annot.errors import UsageProblem
+from medsim_annot.services import annotation as annotation_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import predictions as predictions_svc
@@ -158,3 +159,13 @@ def test_embedding_file_problems_in_german(tmp_path):
     with i18n.language("de"), pytest.raises(InputError) as info:
         load_word_vectors(broken, "word2vec", cache_dir=tmp_path / "cache")
     assert "keine lesbare word2vec-Embedding-Datei" in str(info.value), str(info.value)
+
+
+def test_an_unknown_annotator_is_refused_in_german(pred):
+    """What the ratings endpoint answers a widget whose doctor is gone (its ``reason``, shown
+    by the widget) comes in the widget's language."""
+    with i18n.language("de"), pytest.raises(UsageProblem) as info:
+        annotation_svc.queue_state(987654)
+    assert str(info.value) == "es gibt keine annotierende Person mit der ID 987654"
+    with pytest.raises(UsageProblem, match="there is no annotator with id 987654"):
+        annotation_svc.queue_state(987654)
