@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medsim_annot.errors import UsageProblem
 from medsim_annot.i18n import N_, current_language, fmt_decimal, fmt_int, fmt_percent, t, tn
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
@@ -54,7 +55,7 @@ def _sequential_audit(study: Study) -> None:
             "automatic label) with a majority verdict. Computed on the pairs of each group "
             "whose current ratings have a strict majority; stopped groups' unrated slots are "
             "withdrawn (kept, and served again when stopping is turned off).",
-            method=labels.interval(status.method),
+            method=labels.interval(status.method, status.predictions),
             target=fmt_decimal(status.target, 2),
             positives=fmt_int(status.min_positives),
             negatives=fmt_int(status.min_negatives),
@@ -255,9 +256,13 @@ def _pause_form(study: Study, q: drift_svc.QualityOverTime) -> None:
 def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) -> None:
     evidence = " ".join(q.alerts[q.alerts["annotator"] == who]["evidence"].head(1))
     admin = _ui.current_admin()
-    drift_svc.pause_annotator(
-        study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
-    )
+    try:
+        drift_svc.pause_annotator(
+            study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
+        )
+    except UsageProblem as exc:  # no reason given, or the doctor is gone: said, nothing stored
+        st.error(_ui.plain_markdown(str(exc)))
+        return
     st.success(_ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=who)))
 
 

@@ -626,7 +626,7 @@ def _tab_add(study: Study) -> None:
             facts = A.added_queue_facts(study, out.name)
             added = t("Added {name}.", name=out.name)
             if facts:
-                added += " " + t("Their {queue}.", queue=A.describe_added_queue(facts))
+                added += " " + t("Their queue: {queue}.", queue=A.added_queue_summary(facts))
             _ui.show_codes_once(NEW_CODES, "manage", study.name, [out.to_dict()], added)
         except UsageProblem as exc:
             _failed(str(exc))

@@ -31,6 +31,7 @@ from data_schemas.options import (
     TIEBREAK_TOLERANCE,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.stats.proportion import wilson_half_width, wilson_interval
 
 #: How many slots ahead of the annotator's current one a tiebreak slot may go.
@@ -427,12 +428,14 @@ def expected_ratings(
     """
     n = int(annotators)
     if n < 1:
-        raise UsageProblem("a study needs at least one annotator")
+        raise UsageProblem(t("a study needs at least one annotator"))
     k = n if per_item is None else int(PER_ITEM.within(high=n).check(per_item))
     if tiebreak and (k != 2 or n < 3):
         raise UsageProblem(
-            "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item) "
-            "and at least 3 annotators"
+            t(
+                "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item) and at "
+                "least 3 annotators"
+            )
         )
     total_pairs = sum(int(g[0]) for g in groups.values())
     CALIBRATION.within(high=total_pairs).check(calibration)

@@ -116,7 +116,9 @@ def added_queue(
             "with the fewest planned raters first; the balanced design counts its "
             f"{n} annotators, so these pairs get a rating beyond its {k}"
         )
+        design = {"per_item": int(k), "annotators": int(n)}  # the share's k and n
     else:
+        design = {}
         chosen = main
         share = f"every one of the {len(main)} main pairs (all rate all)"
     q = [Slot(i, "calibration") for i in calib] + [Slot(i) for i in chosen]
@@ -141,6 +143,7 @@ def added_queue(
             "main": len(chosen),
             "main_pairs": len(main),
             "share": share,
+            **design,
             "calibration": len(calib),
             "duplicates": sum(s.kind == "duplicate" for s in q),
             "checks": sum(s.kind == "check" for s in q),

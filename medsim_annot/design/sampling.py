@@ -10,7 +10,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import SAMPLE_PER_GROUP
-from medsim_annot.i18n import t
+from medsim_annot.i18n import fmt_int, t
 
 
 @dataclass
@@ -101,32 +101,54 @@ def stratified_sample(
         in_group = np.asarray(members[g], dtype=int)
         rng = np.random.default_rng([int(seed), gi])
         rec = dict(zip(group_by, g))
+        # the group as its columns name it (before the counts join the record)
+        where = ", ".join(f"{c}={v!r}" for c, v in rec.items()) or t("all pairs")
         for label, want, name in ((1, positives, "positives"), (0, negatives, "negatives")):
             pool = in_group[label_arr[in_group] == label]
             n = min(want, len(pool))
             if len(pool) < want:
-                where = ", ".join(f"{c}={v!r}" for c, v in rec.items()) or t("all pairs")
-                msg = (
-                    t(
-                        "group {group} has {n} positives (auto_label={label}), {wanted} wanted",
-                        group=where,
-                        n=len(pool),
-                        label=label,
-                        wanted=want,
+                values = {
+                    "group": where,
+                    "n": fmt_int(len(pool)),
+                    "label": label,
+                    "wanted": fmt_int(want),
+                }
+                if allow_fewer and name == "positives":
+                    warnings.append(
+                        t(
+                            "group {group} has {n} positives (auto_label={label}), {wanted} "
+                            "wanted; took all {n}",
+                            **values,
+                        )
                     )
-                    if name == "positives"
-                    else t(
-                        "group {group} has {n} negatives (auto_label={label}), {wanted} wanted",
-                        group=where,
-                        n=len(pool),
-                        label=label,
-                        wanted=want,
+                elif allow_fewer:
+                    warnings.append(
+                        t(
+                            "group {group} has {n} negatives (auto_label={label}), {wanted} "
+                            "wanted; took all {n}",
+                            **values,
+                        )
                     )
-                )
-                if allow_fewer:
-                    warnings.append(msg + t("; took all {n}", n=len(pool)))
+                elif name == "positives":
+                    problems.append(
+                        Problem(
+                            t(
+                                "group {group} has {n} positives (auto_label={label}), "
+                                "{wanted} wanted",
+                                **values,
+                            )
+                        )
+                    )
                 else:
-                    problems.append(Problem(msg))
+                    problems.append(
+                        Problem(
+                            t(
+                                "group {group} has {n} negatives (auto_label={label}), "
+                                "{wanted} wanted",
+                                **values,
+                            )
+                        )
+                    )
             taken.append(np.sort(rng.choice(pool, size=n, replace=False)) if n else pool[:0])
             rec[f"{name}_available"] = len(pool)
             rec[f"{name}_taken"] = n

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from data_schemas.errors import InputError
+from medsim_annot.i18n import t
 
 WORD_FORMATS = ("word2vec", "word2vec-binary", "glove", "fasttext")
 _FASTTEXT_MAGIC = 793712314  # first int32 of a Facebook fastText .bin file
@@ -60,7 +61,7 @@ def detect_format(path: str | os.PathLike) -> str:
     """
     p = Path(path)
     if not p.exists():
-        raise InputError.single("embedding file not found", file=str(p))
+        raise InputError.single(t("embedding file not found"), file=str(p))
     if p.is_dir():
         return "sentence-transformers"
     with open(p, "rb") as fh:
@@ -257,17 +258,23 @@ def load_word_vectors(
     """
     source = Path(path)
     if not source.exists():
-        raise InputError.single("embedding file not found", file=str(source))
+        raise InputError.single(t("embedding file not found"), file=str(source))
     if source.is_dir():
         raise InputError.single(
-            "is a folder; a word embedding is one file (use "
-            "--format sentence-transformers for a model folder)",
+            t(
+                "is a folder; a word embedding is one file (use the format "
+                "sentence-transformers (format) for a model folder)"
+            ),
             file=str(source),
         )
     fmt = fmt or detect_format(source)
     if fmt not in WORD_FORMATS:
         raise InputError.single(
-            f"unknown word-embedding format '{fmt}'; use one of {', '.join(WORD_FORMATS)}",
+            t(
+                "unknown word-embedding format '{format}'; use one of {formats}",
+                format=fmt,
+                formats=", ".join(WORD_FORMATS),
+            ),
             file=str(source),
         )
     root = cache_root(cache_dir)
@@ -315,7 +322,11 @@ def _read_source(source: Path, fmt: str):
         MemoryError,
     ) as exc:
         raise InputError.single(
-            f"not a readable {fmt} embedding file ({exc.__class__.__name__}: {exc})",
+            t(
+                "not a readable {format} embedding file ({error})",
+                format=fmt,
+                error=f"{exc.__class__.__name__}: {exc}",
+            ),
             file=str(source),
         ) from None
 
@@ -326,7 +337,7 @@ def _convert(source: Path, fmt: str, root: Path, target: Path) -> None:
 
     loaded = _read_source(source, fmt)
     if len(loaded.index_to_key) == 0:
-        raise InputError.single("the embedding has no words", file=str(source))
+        raise InputError.single(t("the embedding has no words"), file=str(source))
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=root))
     try:

@@ -182,7 +182,7 @@ def queue_state(
         with session_scope(_engine(engine)) as s:
             access = store.annotator_access(s, annotator_id)
             if access is None:
-                raise UsageProblem(f"there is no annotator with id {annotator_id}")
+                raise UsageProblem(t("there is no annotator with id {id}", id=annotator_id))
             if credential is not None:
                 _check_access(access.active, access.credential_version, access.ready, credential)
             store.forget_progress(s, annotator_id)
@@ -209,7 +209,7 @@ def queue_setup(
         with session_scope(_engine(engine)) as s:
             access = store.annotator_access(s, annotator_id)
             if access is None:
-                raise UsageProblem(f"there is no annotator with id {annotator_id}")
+                raise UsageProblem(t("there is no annotator with id {id}", id=annotator_id))
             _check_access(access.active, access.credential_version, access.ready, credential)
             scale_json, _, guideline = practice_store.study_setup(s, access.study_id)
             _, total = store.progress(s, annotator_id, access.study_id)
@@ -318,7 +318,7 @@ def serving_window(
             prior = serving_store.positions_before(s, annotator_id, position, int(before))
             if position is None:
                 if not prior:
-                    raise UsageProblem("this annotator's queue is empty")
+                    raise UsageProblem(t("this annotator's queue is empty"))
                 start, n = prior[-1], len(prior)
             else:
                 start, n = (prior[-1] if prior else position), len(prior) + int(after)

@@ -25,7 +25,7 @@ from data_schemas.options import BASELINE_WINDOWS, DRIFT_MARGIN, QUALITY_WINDOW
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.i18n import current_language
+from medsim_annot.i18n import current_language, t
 from medsim_annot.services.quality import check_answers
 from medsim_annot.services.studies import HISTORY_COLUMNS, rating_history, ratings_version
 from medsim_annot.services.study_handle import Study
@@ -282,7 +282,7 @@ def revise_guideline(study: Study, text: str, *, note: str = "") -> int:
     """Make *text* the study's guideline as its next version (ratings saved from now on
     record it) and return the version; records an event. An empty text is refused."""
     if not str(text).strip():
-        raise UsageProblem("the new guideline is empty: nothing was changed")
+        raise UsageProblem(t("the new guideline is empty: nothing was changed"))
     with session_scope(study.engine) as s:
         version = guideline_store.add_version(s, study.id, str(text), note=str(note))
         events_store.add_event(
@@ -300,11 +300,17 @@ def pause_annotator(
     nothing written. Sending the doctor back to practice is the practice round's
     ``send_back_to_practice``."""
     if not str(reason).strip():
-        raise UsageProblem("a pause needs a reason")
+        raise UsageProblem(t("a pause needs a reason"))
     with session_scope(study.engine) as s:
         aid = store.annotator_id(s, study.id, annotator_name)
         if aid is None:
-            raise UsageProblem(f"study {study.name!r} has no annotator {annotator_name!r}")
+            raise UsageProblem(
+                t(
+                    "study '{study}' has no annotator '{name}'",
+                    study=study.name,
+                    name=annotator_name,
+                )
+            )
         events_store.add_event(
             s,
             PAUSED,

@@ -30,7 +30,7 @@ from data_schemas.options import (
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.embeddings.installed import model_packages
-from medsim_annot.i18n import N_, fmt_decimal, fmt_int, t
+from medsim_annot.i18n import DASH, N_, fmt_decimal, fmt_int, t
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.agreement import load_ratings_file
@@ -73,14 +73,22 @@ def load_predictions(
     if score_column is None:
         if len(cols) != 1:
             raise InputError.single(
-                f"has {len(cols)} score columns ({', '.join(map(str, cols))}): "
-                "choose one as the score column (score_column)",
+                t(
+                    "has {n} score columns ({columns}): choose one as the score column "
+                    "(score_column)",
+                    n=fmt_int(len(cols)),
+                    columns=", ".join(map(str, cols)),
+                ),
                 file=str(path),
             )
         score_column = str(cols[0])
     elif score_column not in cols:
         raise InputError.single(
-            f"has no score column '{score_column}' (columns: {', '.join(map(str, cols))})",
+            t(
+                "has no score column '{column}' (columns: {columns})",
+                column=score_column,
+                columns=", ".join(map(str, cols)),
+            ),
             file=str(path),
             column=score_column,
         )
@@ -104,8 +112,13 @@ def align_predictions(
         raise InputError(
             [
                 Problem(
-                    f"has no score for {len(missing)} of the {len(ids)} pairs ({shown}); "
-                    "the prediction-powered interval needs a score for every pair",
+                    t(
+                        "has no score for {missing} of the {n} pairs ({shown}); the "
+                        "prediction-powered interval needs a score for every pair",
+                        missing=fmt_int(len(missing)),
+                        n=fmt_int(len(ids)),
+                        shown=shown,
+                    ),
                     column=column,
                 )
             ],
@@ -141,15 +154,22 @@ def prediction_audit_report(
     binary = scale.positive is not None and scale.negative is not None
     if binary and C.AUTO_LABEL not in pairs.columns:
         raise InputError.single(
-            "required column is missing (the audit compares automatic labels with the "
-            "majority vote)",
+            t(
+                "required column is missing (the audit compares automatic labels with the "
+                "majority vote)"
+            ),
             column=C.AUTO_LABEL,
         )
     if by is not None:
         missing = [c for c in by if c not in pairs.columns]
         if missing:
             raise InputError(
-                [Problem(f"group column '{c}' is not in the pairs file", column=c) for c in missing]
+                [
+                    Problem(
+                        t("group column '{column}' is not in the pairs file", column=c), column=c
+                    )
+                    for c in missing
+                ]
             )
     scores = align_predictions(
         predictions, pairs[C.PAIR_ID], file=file, column=str(predictions.name or "")
@@ -257,10 +277,14 @@ def low_agreement_warning(ratings: pd.DataFrame, scale: Scale, epsilon: float) -
     a = krippendorff_alpha(ratings, scale).value
     if not np.isfinite(a) or a >= LOW_AGREEMENT_ALPHA:
         return None
-    return (
-        f"the doctors agree little among themselves (Krippendorff's alpha {a:.2f} < "
-        f"{LOW_AGREEMENT_ALPHA:g}): the alt-test margin (epsilon) of {epsilon:g} lets a model "
-        "pass by matching doctors who disagree; use a smaller margin (e.g. 0.1)"
+    return t(
+        "the doctors agree little among themselves (Krippendorff's alpha {alpha} < "
+        "{threshold}): the alt-test margin (epsilon) of {epsilon} lets a model pass by "
+        "matching doctors who disagree; use a smaller margin (e.g. {smaller})",
+        alpha=fmt_decimal(a),
+        threshold=_g(LOW_AGREEMENT_ALPHA),
+        epsilon=_g(epsilon),
+        smaller=_g(0.1),
     )
 
 
@@ -325,9 +349,11 @@ def _packaged_minilm() -> str | None:
 # ---- tables for the CLI and the dashboard ----------------------------------------------------------
 def _interval_text(low, high) -> str:
     def num(v) -> str:
-        return "NaN" if v is None or v != v else f"{v:.3f}"
+        return DASH if v is None or v != v else fmt_decimal(v, 3)
 
-    return f"[{num(low)}, {num(high)}]"
+    # Translators: an interval in a table cell, from its low to its high end; where the
+    # decimal mark is a comma, separate the two ends with a semicolon.
+    return t("[{low}, {high}]", low=num(low), high=num(high))
 
 
 def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
@@ -363,7 +389,7 @@ def prediction_audit_table(res: PPIAudit) -> pd.DataFrame:
                 within = rec.get(f"{metric}_within_target")
                 row["within target"] = "" if within is None else ("yes" if within else "no")
                 more = rec.get(f"{metric}_more_needed")
-                row["more needed"] = "" if more is None else str(int(more))
+                row["more needed"] = "" if more is None else fmt_int(more)
             row["note"] = rec[f"{metric}_note"]
             rows.append(row)
     return pd.DataFrame(rows)
@@ -657,6 +683,25 @@ def score_columns(path: str | os.PathLike) -> list[str]:
     return [str(c) for c in read_scores(path).columns if c != C.PAIR_ID]
 
 
+#: What a note of the predictions panel is about (the key of ``reasons``), as the page names it.
+NOTE_SUBJECTS = {
+    "sample": N_("sample"),
+    "model": N_("model"),
+    "model_loo_rho": N_("leave-one-out rho"),
+    "alt_test": N_("alt-test"),
+    "epsilon": N_("epsilon"),
+}
+
+
+def _note(subject: str, text: str) -> str:
+    """A note of the predictions panel: what it is about, then why."""
+    return t(
+        "{what}: {why}",
+        what=t(NOTE_SUBJECTS[subject]) if subject in NOTE_SUBJECTS else subject,
+        why=text,
+    )
+
+
 def study_predictions(
     study: Study,
     predictions: pd.Series,
@@ -685,7 +730,7 @@ def study_predictions(
             file=file,
         )
         audit = prediction_audit_table(res)
-        audit_notes = [f"{k}: {v}" for k, v in res.reasons.items()]
+        audit_notes = [_note(k, v) for k, v in res.reasons.items()]
     else:
         audit_notes = [t("the pairs have no automatic labels to audit")]
     if cur[C.ANNOTATOR].nunique() < 2:
@@ -700,5 +745,5 @@ def study_predictions(
         audit_notes,
         model_rater_table(rep),
         alt_test_sentence(rep),
-        [f"{k}: {v}" for k, v in rep.reasons.items()],
+        [_note(k, v) for k, v in rep.reasons.items()],
     )

@@ -23,7 +23,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.options import CHECK_MIN_ACCURACY, CHECK_TOLERANCE, RUSHED_THRESHOLD
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
-from medsim_annot.i18n import fmt_int, fmt_percent, tn
+from medsim_annot.i18n import fmt_int, fmt_percent, t, tn
 from medsim_annot.io import read_table
 from medsim_annot.services.studies import check_answer_values, current_ratings
 from medsim_annot.services.study_handle import Study
@@ -139,12 +139,18 @@ def with_check_answers(
     row. The answers are checked against the scale when the study is created."""
     missing = [c for c in (C.PAIR_ID, C.CHECK_ANSWER) if c not in checks.columns]
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+        raise InputError(
+            [Problem(t("required column is missing"), column=c) for c in missing], file
+        )
     ids = pairs[C.PAIR_ID].astype(str)
     known = set(ids)
     given = [str(p).strip() for p in checks[C.PAIR_ID].tolist()]
     problems = [
-        Problem(f"pair_id '{p}' is not in the pairs file", row=i + 2, column=C.PAIR_ID)
+        Problem(
+            t("pair_id '{pair_id}' is not in the pairs file", pair_id=p),
+            row=i + 2,
+            column=C.PAIR_ID,
+        )
         for i, p in enumerate(given)
         if p not in known
     ]
@@ -191,13 +197,21 @@ def mark_check_pairs(
     toward the accuracy on check pairs."""
     missing = [c for c in (C.PAIR_ID, C.CHECK_ANSWER) if c not in frame.columns]
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+        raise InputError(
+            [Problem(t("required column is missing"), column=c) for c in missing], file
+        )
     ids = [str(p).strip() for p in frame[C.PAIR_ID].tolist()]
     with session_scope(study.engine) as s:
         known = set(store.pair_ids(s, study.id))
         problems = [
             Problem(
-                f"pair_id '{p}' is not a pair of study '{study.name}'", row=i + 2, column=C.PAIR_ID
+                t(
+                    "pair_id '{pair_id}' is not a pair of study '{study}'",
+                    pair_id=p,
+                    study=study.name,
+                ),
+                row=i + 2,
+                column=C.PAIR_ID,
             )
             for i, p in enumerate(ids)
             if p not in known

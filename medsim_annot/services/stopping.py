@@ -318,6 +318,8 @@ class AuditStatus:
     min_negatives: int
     groups: pd.DataFrame
     method: str = INTERVAL_METHOD
+    #: The stored predictions the intervals use: (name, version, active serving), else None.
+    predictions: tuple[str, int, bool] | None = None
 
 
 #: Columns of :attr:`AuditStatus.groups`.
@@ -401,6 +403,7 @@ def audit_status(study: Study) -> AuditStatus | None:
             min_negatives=int(stopping.get("min_negatives", MIN_NEGATIVES)),
             groups=pd.DataFrame(rows, columns=list(STATUS_COLUMNS)),
             method=INTERVAL_METHOD if scores is None else f"{scores.method}, 95%",
+            predictions=None if scores is None else (scores.name, scores.version, scores.active),
         )
 
     return with_retry(run)

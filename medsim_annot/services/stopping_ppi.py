@@ -36,9 +36,13 @@ class StudyScores:
     items: dict[int, pstore.GroupItem]
 
     @property
+    def active(self) -> bool:
+        """Whether the pairs were drawn with a known probability (active serving)."""
+        return any(i.draw_probability is not None for i in self.items.values())
+
+    @property
     def method(self) -> str:
-        active = any(i.draw_probability is not None for i in self.items.values())
-        kind = "active PPI++ (inverse-probability weighted)" if active else "PPI++"
+        kind = "active PPI++ (inverse-probability weighted)" if self.active else "PPI++"
         return f"{kind} with predictions {self.name} v{self.version}"
 
 

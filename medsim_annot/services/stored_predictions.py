@@ -25,6 +25,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import fmt_decimal, fmt_int, t
 from medsim_annot.services.scoring import read_scores
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import events as events_store
@@ -55,14 +56,22 @@ def pick_column(frame: pd.DataFrame, score_column: str | None, file: str) -> str
     if score_column is None:
         if len(cols) != 1:
             raise InputError.single(
-                f"has {len(cols)} score columns ({', '.join(cols)}): choose one as the score "
-                "column (score_column)",
+                t(
+                    "has {n} score columns ({columns}): choose one as the score column "
+                    "(score_column)",
+                    n=fmt_int(len(cols)),
+                    columns=", ".join(cols),
+                ),
                 file=file,
             )
         return cols[0]
     if score_column not in cols:
         raise InputError.single(
-            f"has no score column '{score_column}' (columns: {', '.join(cols)})",
+            t(
+                "has no score column '{column}' (columns: {columns})",
+                column=score_column,
+                columns=", ".join(cols),
+            ),
             file=file,
             column=score_column,
         )
@@ -82,18 +91,27 @@ def check_scores(
     for i, (pid, v) in enumerate(zip(ids, values, strict=True)):
         if pid not in known:
             problems.append(
-                Problem(f"pair_id '{pid}' is not a pair of the study", row=i + 2, column=C.PAIR_ID)
+                Problem(
+                    t("pair_id '{pair_id}' is not a pair of the study", pair_id=pid),
+                    row=i + 2,
+                    column=C.PAIR_ID,
+                )
             )
         elif not np.isfinite(v):
-            problems.append(Problem("the score is missing", row=i + 2, column=column))
+            problems.append(Problem(t("the score is missing"), row=i + 2, column=column))
     covered = set(ids)
     missing = [p for p in study_pairs if p not in covered]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         problems.append(
             Problem(
-                f"has no score for {len(missing)} of the study's {len(study_pairs)} pairs "
-                f"({shown}); the prediction-powered audit needs a score for every pair",
+                t(
+                    "has no score for {missing} of the study's {n} pairs ({shown}); the "
+                    "prediction-powered audit needs a score for every pair",
+                    missing=fmt_int(len(missing)),
+                    n=fmt_int(len(study_pairs)),
+                    shown=shown,
+                ),
                 column=column,
             )
         )
@@ -122,7 +140,9 @@ def add_predictions(
     column = pick_column(frame, score_column, file)
     label = (name if name is not None else column).strip()
     if not label or len(label) > MAX_NAME:
-        raise UsageProblem(f"a prediction name (name) has 1 to {MAX_NAME} characters")
+        raise UsageProblem(
+            t("a prediction name (name) has 1 to {n} characters", n=fmt_int(MAX_NAME))
+        )
     digest = _sha256(path)
 
     def run() -> PredictionRow:
@@ -210,4 +230,9 @@ def adjudicator_score(study: Study, pair_id: str) -> str | None:
     scores = stored_predictions(study)
     if scores is None or pair_id not in scores.index:
         return None
-    return f"model {scores.name} (v{scores.attrs['version']}): {float(scores[pair_id]):.3f}"
+    return t(
+        "model {name} (v{version}): {score}",
+        name=scores.name,
+        version=str(scores.attrs["version"]),
+        score=fmt_decimal(float(scores[pair_id]), 3),
+    )

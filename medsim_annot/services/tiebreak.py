@@ -33,6 +33,7 @@ from medsim_annot.design.adaptive import (
     tiebreak_position,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.storage import ORDER_GAP, Transaction, utcnow
 from medsim_annot.storage import annotation as annotation_store
 from medsim_annot.storage import tiebreak as store
@@ -77,7 +78,7 @@ def after_rating(s: Transaction, *, study_id: int, item_id: int) -> int | None:
         s, study_id=study_id, item_id=item_id, annotator_id=annotator_id, order_key=key
     )
     if pos is None:
-        raise UsageProblem("could not add the tiebreak slot (the queue kept changing)")
+        raise UsageProblem(t("could not add the tiebreak slot (the queue kept changing)"))
     annotation_store.forget_progress(s, annotator_id)
     return annotator_id
 

@@ -30,7 +30,7 @@ from data_schemas import columns as C
 from data_schemas.options import AUDIT_METHODS, CONFIDENCE, TARGET_CI, AuditMethod, StrOptions
 from data_schemas.pairs import group_columns
 from medsim_annot.errors import UsageProblem
-from medsim_annot.i18n import fmt_decimal, fmt_int, t
+from medsim_annot.i18n import fmt_decimal, fmt_int, fmt_percent, t
 
 from ._frame import group_index
 from .audit import audit_labels
@@ -942,11 +942,13 @@ def ppi_audit(
             share_lab = float(np.mean(label[lab] == 1)) if lab.any() else np.nan
             share_unl = float(np.mean(label[unl] == 1)) if unl.any() else np.nan
             if abs(share_lab - share_unl) > 0.1:
-                reasons["sample"] = (
-                    f"the rated pairs are {share_lab:.0%} labelled positive, the unrated ones "
-                    f"{share_unl:.0%}: a sample stratified by automatic label is not a random "
+                reasons["sample"] = t(
+                    "the rated pairs are {rated} labelled positive, the unrated ones "
+                    "{unrated}: a sample stratified by automatic label is not a random "
                     "sample of the group, so the PPI and classical intervals describe the "
-                    "rated mix, not the group"
+                    "rated mix, not the group",
+                    rated=fmt_percent(share_lab),
+                    unrated=fmt_percent(share_unl),
                 )
     frame = pd.DataFrame(rows)
     by_group = pd.concat([keys.reset_index(drop=True), frame], axis=1) if by else frame.iloc[0:0]

@@ -18,6 +18,7 @@ from statsmodels.stats.multitest import multipletests
 
 from data_schemas import columns as C
 from data_schemas.options import EPSILON, StrOptions
+from medsim_annot.i18n import fmt_int, t, tn
 
 from .pairwise import spearman_rho
 
@@ -106,7 +107,13 @@ def model_as_rater(ratings: pd.DataFrame, model) -> ModelRater:
     mat, f = mat[keep.to_numpy()], f[keep]
     reasons: dict[str, str] = {}
     if (~keep).any():
-        reasons["model"] = f"{int((~keep).sum())} rated pairs have no model score and are left out"
+        missing = int((~keep).sum())
+        reasons["model"] = tn(
+            "{n} rated pair has no model score and is left out",
+            "{n} rated pairs have no model score and are left out",
+            missing,
+            n=fmt_int(missing),
+        )
     mean_all = mat.mean(axis=1)
     model_rho = spearman_rho(f.to_numpy(), mean_all.to_numpy()).value
     rows = []
@@ -123,7 +130,7 @@ def model_as_rater(ratings: pd.DataFrame, model) -> ModelRater:
     doctors = pd.DataFrame(rows, columns=[C.ANNOTATOR, "loo_rho", "n_items"])
     mloo = float(np.nanmean(model_loo)) if np.isfinite(model_loo).any() else float("nan")
     if not np.isfinite(mloo):
-        reasons["model_loo_rho"] = "no doctor shares two or more items with another doctor"
+        reasons["model_loo_rho"] = t("no doctor shares two or more items with another doctor")
     rank = 1 + int((doctors["loo_rho"] > mloo).sum()) if np.isfinite(mloo) else 0
     return ModelRater(float(model_rho), mloo, rank, int(len(mat)), doctors, reasons)
 
@@ -304,8 +311,11 @@ def alt_test(
     doctors = int(len(mat.columns))
     if not rows:
         per["rejected"] = pd.Series(dtype=bool)
-        reasons["alt_test"] = (
-            f"no doctor has {min_items_per_rater} items shared with another doctor and the model"
+        reasons["alt_test"] = tn(
+            "no doctor has {n} item shared with another doctor and the model",
+            "no doctor has {n} items shared with another doctor and the model",
+            min_items_per_rater,
+            n=fmt_int(min_items_per_rater),
         )
         return AltTestResult(
             float("nan"),
@@ -325,11 +335,16 @@ def alt_test(
     wr = float(rejected.mean())
     inconclusive = doctors < MIN_DOCTORS
     if inconclusive:
-        reasons["alt_test"] = (
-            f"inconclusive: the test needs {MIN_DOCTORS} or more doctors and there "
-            f"{'is' if doctors == 1 else 'are'} {doctors}; leaving one out leaves a single "
-            "colleague to compare with, so one person's habits would decide whether the "
-            "model may replace a doctor"
+        reasons["alt_test"] = tn(
+            "inconclusive: the test needs {needed} or more doctors and there is {n}; leaving "
+            "one out leaves a single colleague to compare with, so one person's habits would "
+            "decide whether the model may replace a doctor",
+            "inconclusive: the test needs {needed} or more doctors and there are {n}; leaving "
+            "one out leaves a single colleague to compare with, so one person's habits would "
+            "decide whether the model may replace a doctor",
+            doctors,
+            needed=fmt_int(MIN_DOCTORS),
+            n=fmt_int(doctors),
         )
     return AltTestResult(
         wr,

@@ -314,8 +314,21 @@ INTERVALS: dict[str, str] = {
 }
 
 
-def interval(method: str) -> str:
-    """The name of the sequential audit's interval *method* in the current language."""
+def interval(method: str, predictions: tuple[str, int, bool] | None = None) -> str:
+    """The name of the sequential audit's interval *method* in the current language;
+    *predictions* (the stored predictions' name, version and whether the pairs were drawn
+    actively, :attr:`~medsim_annot.services.stopping.AuditStatus.predictions`) names the
+    prediction-powered one."""
+    if predictions is not None:
+        name, version, active = predictions
+        if active:
+            return t(
+                "active PPI++ (inverse-probability weighted) with predictions {name} "
+                "v{version}, 95%",
+                name=name,
+                version=str(version),
+            )
+        return t("PPI++ with predictions {name} v{version}, 95%", name=name, version=str(version))
     return t(INTERVALS[method]) if method in INTERVALS else method
 
 

@@ -207,7 +207,7 @@ def _html_report(study: Study, *, bootstrap: int, now: dt.datetime | None) -> st
                     target=fmt_decimal(seq.target),
                     positives=fmt_int(seq.min_positives),
                     negatives=fmt_int(seq.min_negatives),
-                    method=interval(seq.method),
+                    method=interval(seq.method, seq.predictions),
                 )
                 if seq.enabled
                 else t(
@@ -217,7 +217,7 @@ def _html_report(study: Study, *, bootstrap: int, now: dt.datetime | None) -> st
                     target=fmt_decimal(seq.target),
                     positives=fmt_int(seq.min_positives),
                     negatives=fmt_int(seq.min_negatives),
-                    method=interval(seq.method),
+                    method=interval(seq.method, seq.predictions),
                 )
             ),
             _table_html(seq.groups, digits=3),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from medsim_annot.design.added import added_queue
 from medsim_annot.errors import UsageProblem
-from medsim_annot.i18n import t
+from medsim_annot.i18n import N_, fmt_int, t, tn
 from medsim_annot.seeds import new_seed
 from medsim_annot.services.people import members
 from medsim_annot.services.people.members import EventKind, NewMember, Role
@@ -131,29 +131,75 @@ def added_queue_facts(study: Study, name: str) -> dict | None:
     return next((dict(e) for e in reversed(entries) if e.get("name") == name), None)
 
 
+def _added_share(facts: dict) -> str:
+    """How the main pairs of an added annotator's queue were chosen, in the current
+    language (an older record without the design's k and n: its share as stored)."""
+    main, pairs = int(facts["main"]), int(facts.get("main_pairs", facts["main"]))
+    k, n = facts.get("per_item"), facts.get("annotators")
+    if facts.get("order") == "file":
+        return t("every pair, in file order (the study was created in file order)")
+    if k and n:
+        return t(
+            "{chosen} of {pairs} main pairs: the design's share k/n = {k}/{n}, the pairs with "
+            "the fewest planned raters first; the balanced design counts its {n} annotators, "
+            "so these pairs get a rating beyond its {k}",
+            chosen=fmt_int(main),
+            pairs=fmt_int(pairs),
+            k=fmt_int(k),
+            n=fmt_int(n),
+        )
+    if main == pairs and str(facts.get("share", "")).startswith("every one of"):
+        return t("every one of the {n} main pairs (all rate all)", n=fmt_int(pairs))
+    return str(facts.get("share", ""))
+
+
 def describe_added_queue(facts: dict) -> str:
-    """The facts of :func:`added_queue_facts` in one line.
+    """The facts of :func:`added_queue_facts` in one line (``queue: …``, the command line's).
 
     >>> describe_added_queue({"order": "file", "seed": None, "stream": 2, "main": 5,
     ...     "main_pairs": 5, "share": "every pair, in file order", "calibration": 0,
     ...     "duplicates": 0, "checks": 0})
-    'queue: 5 slots; every pair, in file order'
+    'queue: 5 slots; every pair, in file order (the study was created in file order)'
+    >>> describe_added_queue({"order": "shuffled", "seed": 11, "stream": 3, "main": 4,
+    ...     "main_pairs": 4, "share": "every one of the 4 main pairs (all rate all)",
+    ...     "calibration": 2, "duplicates": 0, "checks": 1})  # doctest: +NORMALIZE_WHITESPACE
+    "queue: 7 slots; every one of the 4 main pairs (all rate all); 2 calibration, 1 check
+    slots as the study's design; shuffled with seed 11 (stream 3)"
     """
+    return f"queue: {added_queue_summary(facts)}"
+
+
+def added_queue_summary(facts: dict) -> str:
+    """The facts of :func:`added_queue_facts` in the current language: the slots, how the
+    main pairs were chosen, the design's other slots, the order."""
     slots = facts["main"] + facts["calibration"] + facts["duplicates"] + facts["checks"]
-    parts = [f"queue: {slots} slots; {facts['share']}"]
-    extra = [
-        f"{facts[k]} {label}"
-        for k, label in (
-            ("calibration", "calibration"),
-            ("duplicates", "duplicate"),
-            ("checks", "check"),
+    parts = [
+        tn(
+            "{n} slot; {share}",
+            "{n} slots; {share}",
+            slots,
+            n=fmt_int(slots),
+            share=_added_share(facts),
         )
-        if facts[k]
     ]
+    kinds = {
+        # Translators: slots of an added annotator's queue, listed before "slots as the
+        # study's design" (e.g. "2 calibration, 1 check slots as the study's design").
+        "calibration": N_("{n} calibration"),
+        "duplicates": N_("{n} duplicate"),
+        "checks": N_("{n} check"),
+    }
+    extra = [t(label, n=fmt_int(facts[k])) for k, label in kinds.items() if facts[k]]
     if extra:
-        parts.append(", ".join(extra) + " slots as the study's design")
+        parts.append(t("{slots} slots as the study's design", slots=", ".join(extra)))
     if facts["order"] == "shuffled":
-        parts.append(f"shuffled with seed {facts['seed']} (stream {facts['stream']})")
+        parts.append(
+            t(
+                "shuffled with seed {seed} (stream {stream})",
+                seed=facts["seed"],
+                stream=facts["stream"],
+            )
+        )
     return "; ".join(parts)
 
 

@@ -42,8 +42,12 @@ def sign_in_address(fallback: str | None = None) -> str | None:
         address = web_address(configured)
         if address is None:
             raise UsageProblem(
-                f"the public address ({PUBLIC_URL_ENV}) must be an http or https address, "
-                f"not '{configured}'"
+                t(
+                    "the public address ({setting}) must be an http or https address, not "
+                    "'{address}'",
+                    setting=PUBLIC_URL_ENV,
+                    address=configured,
+                )
             )
         return address
     return web_address(fallback)
@@ -54,11 +58,12 @@ def _pairs(codes: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
 
 
 def codes_text(study: str, address: str | None, codes: Sequence[Mapping[str, str]]) -> str:
-    """The codes file: the study, where to sign in, then one ``name: code`` line each."""
-    head = [f"Study: {study}"]
+    """The codes file: the study, where to sign in, then one ``name: code`` line each (in
+    the admin's language; the names and codes as they are)."""
+    head = [t("Study: {study}", study=study)]
     if address:
-        head.append(f"Sign in at: {address}")
-    head.append("Each doctor's own access code (keep it to yourself):")
+        head.append(t("Sign in at: {address}", address=address))
+    head.append(t("Each doctor's own access code (keep it to yourself):"))
     return "\n".join(head + [""] + [f"{n}: {c}" for n, c in _pairs(codes)]) + "\n"
 
 

@@ -88,8 +88,10 @@ def split_pairs(
     real = pairs.loc[~is_marked(pairs)].drop(columns=cols).reset_index(drop=True)
     if rows and len(real) == 0:
         raise InputError.single(
-            "has only practice pairs (every row has a practice_answer); a study needs real "
-            "pairs too",
+            t(
+                "has only practice pairs (every row has a practice_answer); a study needs "
+                "real pairs too"
+            ),
             file=file,
         )
     return real, rows
