@@ -78,10 +78,10 @@ def test_migration_0016_served_slots_and_back_keeps_ratings_append_only(tmp_path
     engine.dispose()
 
 
-def test_migration_0018_person_language_and_study_texts_up_and_down(backend_url):
+def test_migration_0018_person_language_and_study_texts_up_and_down(unmigrated_backend_url):
     """0018 adds a nullable ``language`` to annotators, adjudicators and admins and the
     append-only ``study_texts``, and takes them away again, on SQLite and PostgreSQL."""
-    url = backend_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    url = unmigrated_backend_url.replace("postgresql://", "postgresql+psycopg://", 1)
     engine = sa.create_engine(url)
     cfg = _cfg()
     people = ("annotators", "adjudicators", "admins")

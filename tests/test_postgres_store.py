@@ -20,10 +20,7 @@ import sqlalchemy as sa
 from medsim_annot.services.study_handle import open_study
 from tests.conftest import need
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.parametrize("backend_url", ["postgres"], indirect=True),
-]
+pytestmark = pytest.mark.postgres
 
 
 @contextlib.contextmanager
@@ -54,6 +51,7 @@ def _tool(name: str) -> str:
     return path
 
 
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
 def test_pg_dump_and_pg_restore_round_trip(backend_url, monkeypatch, tmp_path):
     """A study with changed ratings, dumped with ``pg_dump --format=custom`` and restored
     with ``pg_restore`` into an empty database as docs/deploy.md says, holds the same ratings,
@@ -145,11 +143,12 @@ def _pg_engine(url: str):
     return sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
 
 
-def test_migrations_number_existing_ratings_on_postgresql(backend_url):
+@pytest.mark.parametrize("unmigrated_backend_url", ["postgres"], indirect=True)
+def test_migrations_number_existing_ratings_on_postgresql(unmigrated_backend_url):
     """A PostgreSQL store with ratings from before 0003 is migrated to head: revisions 1, 2, …
     per slot in id order, every annotator at credential version 1, and the new constraints
     hold on the migrated rows."""
-    engine = _pg_engine(backend_url)
+    engine = _pg_engine(unmigrated_backend_url)
 
     def old_data(conn):
         x = conn.execute
@@ -200,12 +199,13 @@ def test_migrations_number_existing_ratings_on_postgresql(backend_url):
     engine.dispose()
 
 
-def test_migration_orders_existing_slots_on_postgresql(backend_url):
+@pytest.mark.parametrize("unmigrated_backend_url", ["postgres"], indirect=True)
+def test_migration_orders_existing_slots_on_postgresql(unmigrated_backend_url):
     """A PostgreSQL store at 0005 with a queue gets ``order_key = position * ORDER_GAP`` and an
     empty tiebreaks table."""
     from medsim_annot.storage import ORDER_GAP
 
-    engine = _pg_engine(backend_url)
+    engine = _pg_engine(unmigrated_backend_url)
 
     def old_data(conn):
         x = conn.execute
