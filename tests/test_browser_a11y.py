@@ -522,7 +522,13 @@ def _file_dialog_by_keys(page, frames: Frames):
         " && !u.contains(a)); }"
     )
     _tab_to(page, _PAIRS_UPLOAD, back=below)
-    frames.note("focus on the Pairs file button; Space")
+    # The script run is over, but on a loaded machine the browser may still be rendering
+    # its last deltas: press only once the page's main thread has been idle (then a frame).
+    page.evaluate(
+        "() => new Promise((done) => requestIdleCallback("
+        "() => requestAnimationFrame(() => done(true)), {timeout: 10000}))"
+    )
+    frames.note("focus on the Pairs file button; page idle; Space")
     try:
         with page.expect_file_chooser(timeout=20000) as chooser:
             page.keyboard.press("Space")

@@ -508,7 +508,7 @@ def calibrate_scores(
             return lambda idx: np.full(len(idx), const)
         xs = x[train, None]
         if kind == "probability":
-            m = LogisticRegression(C=1e4).fit(xs, t[train].astype(int))
+            m = LogisticRegression(C=1e4, solver="newton-cholesky").fit(xs, t[train].astype(int))
             return lambda idx: m.predict_proba(x[idx, None])[:, 1]
         lm = LinearRegression().fit(xs, t[train])
         return lambda idx: lm.predict(x[idx, None])
