@@ -200,65 +200,58 @@ def _postgres_store():
     store.admin.dispose()
 
 
+def _store_url(kind: str, tmp_path, monkeypatch, pg: _PostgresStore | None, migrated: bool):
+    """Yield a store URL of *kind* (set as MEDSIM_DATABASE_URL): a new SQLite file; on
+    PostgreSQL this process's test database emptied (*migrated*) or a new, empty database
+    dropped afterwards."""
+    import contextlib
+    import uuid
+
+    from medsim_annot.storage import dispose_all
+
+    dispose_all()
+    with contextlib.ExitStack() as after:
+        after.callback(dispose_all)
+        if kind == "sqlite":
+            url = f"sqlite:///{tmp_path / 'store.db'}"
+        else:
+            need(
+                pg is not None,
+                "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
+                "MEDSIM_REQUIRE_POSTGRES",
+            )
+            assert pg is not None
+            if migrated:
+                url = pg.fresh()
+            else:
+                name = "medsim_e_" + uuid.uuid4().hex[:10]
+                with pg.admin.connect() as conn:
+                    conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+
+                def drop(name: str = name) -> None:
+                    with pg.admin.connect() as conn:
+                        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+                after.callback(drop)
+                url = pg.base.rsplit("/", 1)[0] + "/" + name
+        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+        yield url
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend_url(request, tmp_path, monkeypatch, _postgres_store) -> str:
     """A fresh store on each backend: a SQLite file, and on the PostgreSQL server of
     MEDSIM_TEST_POSTGRES_URL (skipped when unset unless MEDSIM_REQUIRE_POSTGRES=1) this
     process's test database emptied to its migrated schema (:class:`_PostgresStore`).
     Also set as MEDSIM_DATABASE_URL."""
-    from medsim_annot.storage import dispose_all
-
-    dispose_all()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'store.db'}"
-        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-        yield url
-        dispose_all()
-        return
-    need(
-        _postgres_store is not None,
-        "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
-        "MEDSIM_REQUIRE_POSTGRES",
-    )
-    url = _postgres_store.fresh()
-    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-    try:
-        yield url
-    finally:
-        dispose_all()
+    yield from _store_url(request.param, tmp_path, monkeypatch, _postgres_store, True)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def unmigrated_backend_url(request, tmp_path, monkeypatch, _postgres_store) -> str:
     """An empty store on each backend, not migrated (a migration test's start): a SQLite
     file, or a new PostgreSQL database dropped afterwards. Also MEDSIM_DATABASE_URL."""
-    import uuid
-
-    from medsim_annot.storage import dispose_all
-
-    dispose_all()
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'store.db'}"
-        monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-        yield url
-        dispose_all()
-        return
-    need(
-        _postgres_store is not None,
-        "MEDSIM_TEST_POSTGRES_URL is not set: PostgreSQL store tests skipped",
-        "MEDSIM_REQUIRE_POSTGRES",
-    )
-    name = "medsim_e_" + uuid.uuid4().hex[:10]
-    with _postgres_store.admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = _postgres_store.base.rsplit("/", 1)[0] + "/" + name
-    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
-    try:
-        yield url
-    finally:
-        dispose_all()
-        with _postgres_store.admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield from _store_url(request.param, tmp_path, monkeypatch, _postgres_store, False)
 
 
 @dataclass
