@@ -111,10 +111,10 @@ def _degenerate(counts: np.ndarray) -> str | None:
     m = counts.sum(axis=1)
     pairable = m >= 2
     if not pairable.any():
-        return "no pairable items (no item has two or more decisive ratings)"
+        return t("no pairable items (no item has two or more decisive ratings)")
     totals = counts[pairable].sum(axis=0)
     if (totals > 0).sum() < 2:
-        return "no variation: every pairable rating has the same value"
+        return t("no variation: every pairable rating has the same value")
     return None
 
 

@@ -34,7 +34,7 @@ from data_schemas.gold import (
 from data_schemas.options import MAJORITY_RULES
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
-from medsim_annot.i18n import t
+from medsim_annot.i18n import language, t
 from medsim_annot.interop import hf
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
@@ -230,11 +230,14 @@ def export_gold(
         majority=chosen.majority,
         exclude_rushed_ms=chosen.rushed_ms if chosen.exclude_rushed else None,
     )
-    if kind == "hf":
-        manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions(), audit_label)
-    else:
-        manifest = _write_file(snap, out, kind, chosen, aggregate, now, audit_label)
-        digest, n_kept = manifest["sha256"], manifest["counts"]["exported"]
+    # The files are data, the same whoever exports them: their words (the manifest's
+    # reasons, the dataset card) are English, as the CLI's, not the exporting admin's.
+    with language("en"):
+        if kind == "hf":
+            manifest, digest, n_kept = _write_hf(snap, out, chosen, hf or HfOptions(), audit_label)
+        else:
+            manifest = _write_file(snap, out, kind, chosen, aggregate, now, audit_label)
+            digest, n_kept = manifest["sha256"], manifest["counts"]["exported"]
     record_event(
         "gold_exported",
         study=study,
