@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -93,7 +94,10 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=60, show_spinner=False)
-def _available(folder: str | None) -> pd.DataFrame:
+def _available(folder: str | None, hub_cache: str | None) -> pd.DataFrame:
+    """The embeddings of *folder*, the installed model packages and the models of the
+    Hugging Face cache; *hub_cache* (``HF_HUB_CACHE`` now) is part of the key, so a server
+    whose cache moved does not offer the old cache's models for a minute."""
     return scoring.list_embeddings(folder, installed=True)
 
 
@@ -228,7 +232,7 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
     and word-embedding metrics."""
     folder = scoring.embeddings_dir()
     with st.spinner(t("Looking for installed models and embeddings…")):
-        available = _available(str(folder) if folder else None)
+        available = _available(str(folder) if folder else None, os.environ.get("HF_HUB_CACHE"))
     st.caption(
         t(
             "Offered: installed sentence-transformers model packages, models already in the "

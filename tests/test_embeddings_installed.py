@@ -122,3 +122,27 @@ def test_scoring_page_offers_installed_and_cached_models(db_url, tmp_path, monke
     for r in model_packages():
         assert f"package: {r['name']}" in options
     assert any("local Hugging Face cache" in c.value for c in at.caption)
+
+
+def test_the_scoring_page_follows_a_moved_model_cache(db_url, tmp_path, monkeypatch):
+    """The page's list of models is kept for a minute; a server whose Hugging Face cache
+    moved (another HF_HUB_CACHE) lists the new cache's models at once, not the old one's
+    (the kept list was keyed by the embeddings folder only)."""
+    from medsim_annot.services.demo import seed_demo
+    from medsim_annot.storage import get_engine
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.delenv("MEDSIM_EMBEDDINGS_DIR", raising=False)
+    seed_demo(engine=get_engine())
+    seen = []
+    for repo in ("acme/first-st", "acme/second-st"):
+        cache = tmp_path / repo.replace("/", "-")
+        _fake_cache(cache, repo, {"modules.json": b"[]"})
+        monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+        at = AppTest.from_file(str(ROOT / "pages" / "scoring.py"), default_timeout=180)
+        at.session_state["auth_role"] = "admin"
+        at.run()
+        assert not at.exception, at.exception
+        seen.append(at.multiselect(key="scoring_embeddings").options)
+    assert "hf-cache: acme/first-st" in seen[0]
+    assert "hf-cache: acme/second-st" in seen[1] and "hf-cache: acme/first-st" not in seen[1]
