@@ -5,6 +5,7 @@ their own modules.) The command line itself stays English."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -22,6 +23,16 @@ def _shown(lang: str | None) -> str:
     return lang or "none (the browser's language)"
 
 
+def _show_or_set(
+    name: str,
+    lang: str | None,
+    get: Callable[[], str | None],
+    put: Callable[[str], str | None],
+) -> None:
+    """Print NAME's language: the stored one (*get*), or *lang* once stored (*put*)."""
+    typer.echo(f"{name}: {_shown(get() if lang is None else put(lang))}")
+
+
 def register(app: typer.Typer) -> None:
     ann = get_group(app, "annotator", "Annotators of a study: add, rename, access codes.")
     adj = get_group(app, "adjudicator", "Adjudicators of a study: add, codes, SSO, revoke.")
@@ -36,10 +47,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show or set the language of annotator NAME's pages."""
         handle = open_study(study_name)
-        if lang is None:
-            typer.echo(f"{name}: {_shown(svc.annotator_language(handle, name))}")
-            return
-        typer.echo(f"{name}: {_shown(svc.set_annotator_language(handle, name, lang))}")
+        _show_or_set(
+            name,
+            lang,
+            lambda: svc.annotator_language(handle, name),
+            lambda chosen: svc.set_annotator_language(handle, name, chosen),
+        )
 
     @adj.command("language")
     def adjudicator_language(
@@ -49,10 +62,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show or set the language of adjudicator NAME's pages."""
         handle = open_study(study_name)
-        if lang is None:
-            typer.echo(f"{name}: {_shown(svc.adjudicator_language(handle, name))}")
-            return
-        typer.echo(f"{name}: {_shown(svc.set_adjudicator_language(handle, name, lang))}")
+        _show_or_set(
+            name,
+            lang,
+            lambda: svc.adjudicator_language(handle, name),
+            lambda chosen: svc.set_adjudicator_language(handle, name, chosen),
+        )
 
     @admin.command("language")
     def admin_language(
@@ -60,10 +75,12 @@ def register(app: typer.Typer) -> None:
         lang: str | None = typer.Argument(None, metavar="[LANG]", help=LANG_HELP),
     ) -> None:
         """Show or set the language of admin NAME's pages."""
-        if lang is None:
-            typer.echo(f"{name}: {_shown(svc.admin_language(name))}")
-            return
-        typer.echo(f"{name}: {_shown(svc.set_admin_language(name, lang))}")
+        _show_or_set(
+            name,
+            lang,
+            lambda: svc.admin_language(name),
+            lambda chosen: svc.set_admin_language(name, chosen),
+        )
 
     @study.command("texts")
     def texts(
