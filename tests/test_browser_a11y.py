@@ -548,6 +548,10 @@ def test_admin_pages_by_keyboard_alone(server, browser, tmp_path):
     pairs = tmp_path / "kbd-pairs.csv"
     _pairs(12, "kbd").to_csv(pairs, index=False)
     page = browser.new_context(accept_downloads=True).new_page()
+    # Playwright turns chromium's file-chooser interception on when a first "filechooser"
+    # listener is added, without waiting for it; a listener from the start has it on long
+    # before the Space below (a first listener added just before the key could lose the race).
+    page.on("filechooser", lambda chooser: None)
     frames = Frames(page)
     sign_in_admin(page, base, ADMIN_PASSWORD, timeout=30000)
     page.get_by_role("heading", name="New study").wait_for(timeout=30000)
