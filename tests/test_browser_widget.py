@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
-from data_schemas.widget import RATINGS_PATH
+from data_schemas.widget import BACKOFF_MS, RATINGS_PATH, WAIT_POLL_MS
 from tests.ports import free_port
 from tests.streamlit_harness import (
     chromium,
@@ -356,6 +356,10 @@ def test_kill_9_with_unacknowledged_ratings_then_the_new_server_takes_them_once(
     base = f"http://127.0.0.1:{port}"
     try:
         page = browser.new_context().new_page()
+        # The page's clock runs as usual but can be moved on: after the restart the test
+        # skips the widget's retry backoff (up to max(BACKOFF_MS), by then 15 s) instead of
+        # sitting it out; the retry itself is still the widget's own timer firing.
+        page.clock.install()
         _sign_in(page, base, codes["doc"])
         page.evaluate(RECORDER)
         # The endpoint acknowledges a press within milliseconds: hold its answers back so
@@ -374,7 +378,9 @@ def test_kill_9_with_unacknowledged_ratings_then_the_new_server_takes_them_once(
         proc, _ = start_streamlit(env, log, port)
         # The same tab: the widget's resend reaches the new server, which accepts its token
         # (tokens live in the store, not in the process) — the kept ratings are saved without
-        # a new sign-in, and the doctor carries on.
+        # a new sign-in, and the doctor carries on. The resend waits on the widget's backoff
+        # timer: the page's clock jumps past its longest step, and the timer fires.
+        page.clock.fast_forward(max(BACKOFF_MS))
         _all_saved(page)
         assert _position(page) == 6
         # A reload opens a new session: a clean sign-in page (no list of page files), then
@@ -514,6 +520,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
         return int(text.split("/")[1].split()[0])
 
     page = browser.new_context().new_page()
+    page.clock.install()  # runs as usual; moved on below past the waiting screen's poll
     _sign_in(page, server["base"], codes["doc_c"])
     page.evaluate(RECORDER)
     start = total()
@@ -554,8 +561,10 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     waiting = int(end.get_attribute("data-waiting"))
     assert waiting >= 1 and f"{waiting} pair{'s' * (waiting != 1)} may still" in end.inner_text()
-    # Another disagreement: the waiting screen turns into the new pair by itself.
+    # Another disagreement: the waiting screen turns into the new pair by itself, at its
+    # next poll (every WAIT_POLL_MS): the page's clock jumps to it instead of waiting.
     disagree(theirs[1])
+    page.clock.fast_forward(WAIT_POLL_MS)
     page.locator('[data-testid="medsim-term-1"]').get_by_text(theirs[1], exact=True).wait_for(
         state="visible", timeout=15000
     )
