@@ -59,6 +59,31 @@ def _wait_http(url: str, proc: subprocess.Popen, log, timeout: float = 30) -> No
         time.sleep(0.2)
 
 
+def _fill_store(url: str) -> None:
+    """The module's study, its SSO links and the named admins, in the store at *url* (in
+    this process, before the app server starts)."""
+    import pandas as pd
+
+    from data_schemas.scales import BINARY
+    from medsim_annot.services import studies
+    from medsim_annot.services.people import admins, annotators, language, sso
+    from medsim_annot.services.study_handle import open_study
+    from medsim_annot.storage import dispose_all, get_engine
+
+    eng = get_engine(url)
+    pairs = pd.DataFrame(
+        {"pair_id": ["p1", "p2"], "term_1": ["fever", "cough"], "term_2": ["pyrexia", "sneeze"]}
+    )
+    studies.create_study("ward-study", pairs, BINARY, ["dr_annie", "dr_other"], engine=eng)
+    study = open_study("ward-study", engine=eng)
+    annotators.link_annotator_sso(study, "dr_annie", "annie-sub")
+    sso.set_annotator_sso(study, True)
+    admins.add_admin("bob", sso_identity="bob@hospital.example", engine=eng)
+    admins.add_admin("dora", sso_identity="dora@hospital.example", engine=eng)
+    language.set_admin_language("dora", "de", engine=eng)
+    dispose_all()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_chromium()
@@ -71,26 +96,9 @@ def server(tmp_path_factory):
     }
     env.pop("MEDSIM_ADMIN_PASSWORD", None)
     env.pop("MEDSIM_SSO_ADMINS", None)
-    script = """
-import pandas as pd
-from data_schemas.scales import BINARY
-from medsim_annot.services import studies
-from medsim_annot.services.people import admins, annotators, language, sso
-from medsim_annot.services.study_handle import open_study
-pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["fever", "cough"],
-                      "term_2": ["pyrexia", "sneeze"]})
-studies.create_study("ward-study", pairs, BINARY, ["dr_annie", "dr_other"])
-study = open_study("ward-study")
-annotators.link_annotator_sso(study, "dr_annie", "annie-sub")
-sso.set_annotator_sso(study, True)
-admins.add_admin("bob", sso_identity="bob@hospital.example")
-admins.add_admin("dora", sso_identity="dora@hospital.example")
-language.set_admin_language("dora", "de")
-"""
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
     oidc_port, app_port = free_port(), free_port()
     oidc_log = tmp / "oidc.log"
-    with open(oidc_log, "w") as log:
+    with open(oidc_log, "w") as log:  # the provider starts while the store is filled
         oidc = subprocess.Popen(
             [sys.executable, "-m", "oidc_provider_mock", "--port", str(oidc_port)]
             + [a for u in USERS for a in ("--user-claims", json.dumps(u))],
@@ -98,6 +106,11 @@ language.set_admin_language("dora", "de")
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+    try:
+        _fill_store(url)
+    except BaseException:
+        oidc.kill()
+        raise
     issuer = f"http://127.0.0.1:{oidc_port}"
     try:
         _wait_http(issuer + "/.well-known/openid-configuration", oidc, oidc_log)
