@@ -160,6 +160,14 @@ def walk(own_app):
     return {**own_app, "codes": codes, "judge": judge.access_code}
 
 
+@pytest.fixture(scope="module")
+def browser(own_app):
+    """One chromium for the module: each walk opens contexts of its own (its locale, its
+    sign-ins), so nothing carries from one test to the next but the process."""
+    with chromium() as b:
+        yield b
+
+
 # ------------------------------------------------------------------------------ driving
 See = Callable[[Any, str, TableTap | None], None]
 
@@ -189,21 +197,40 @@ def _go(page, frames: Frames, spec: registry.Page) -> None:
     runs = frames.count("recv", "script_finished")
     page.get_by_test_id("stSidebarNav").locator(f'a[href$="/{spec.url_path}"]').click()
     page.wait_for_url(f"**/{spec.url_path}", timeout=60000)
-    for _ in range(600):
+    for _ in range(2400):  # up to 60 s
         if frames.count("recv", "script_finished") > runs:
             break
-        page.wait_for_timeout(100)
+        page.wait_for_timeout(25)  # Playwright delivers the frame events while it waits
     settled(page)
 
 
-def _pick_study(page, key: str) -> None:
-    """Choose the module's study in the page's study picker (*key*), whatever else the
-    shared store holds."""
-    box = page.locator(f".st-key-{key} input")
+def _pick_study(page, frames: Frames, key: str) -> None:
+    """Choose the module's study in the page's study picker (*key*) and wait for the run
+    that draws it; nothing to do when the picker shows it already (the first study)."""
+    settled(page)
+    box = page.locator(f".st-key-{key} input")  # the combobox shows the choice as its value
+    if box.input_value() == STUDY:
+        return
+    sent = frames.count("sent", "rerun_script")
     box.click()
     box.fill(STUDY)
     box.press("Enter")
-    page.wait_for_timeout(300)
+    _rerun_finished(page, frames, sent)
+
+
+def _rerun_finished(page, frames: Frames, sent: int, timeout_s: float = 60) -> None:
+    """Wait until a rerun was sent after the first *sent* ones and a script run finished
+    after the last of them (then the page's script state, too)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ways = [(w, text) for _, w, text in frames.rows if w in ("sent", "recv")]
+        reruns = [i for i, (w, t) in enumerate(ways) if w == "sent" and t.startswith("rerun")]
+        if len(reruns) > sent and any(
+            w == "recv" and t.startswith("script_finished") for w, t in ways[reruns[-1] :]
+        ):
+            break
+        assert time.monotonic() < deadline, "no rerun after the choice:\n" + frames.text()
+        page.wait_for_timeout(50)  # Playwright delivers the frame events while it waits
     settled(page)
 
 
@@ -301,14 +328,13 @@ def _named(name: str) -> str:
 
 
 # ------------------------------------------------------------------------------ the walker
-def test_no_visible_string_escapes_the_catalogue(walk):
+def test_no_visible_string_escapes_the_catalogue(walk, browser):
     rule = DataRule(*store_values(walk["url"]))
     walker = Walk(rule, is_pseudo)
     try:
-        with chromium() as browser:
-            _walk_everything(
-                browser, walk, "qps-ploc", "ploc", lambda p, n, t: walker.look(p, _named(n), t)
-            )
+        _walk_everything(
+            browser, walk, "qps-ploc", "ploc", lambda p, n, t: walker.look(p, _named(n), t)
+        )
     finally:  # what escaped so far, for the people translating, even when the walk broke
         out = os.environ.get("MEDSIM_I18N_ESCAPES")
         if out:
@@ -356,7 +382,7 @@ _MIRROR = """
 """
 
 
-def test_right_to_left_on_every_page_and_the_widget_mirrors(walk):
+def test_right_to_left_on_every_page_and_the_widget_mirrors(walk, browser):
     wrong: dict[str, list] = {}
     layouts: list[dict] = []
 
@@ -369,8 +395,7 @@ def test_right_to_left_on_every_page_and_the_widget_mirrors(walk):
             if layout:
                 layouts.append(layout)
 
-    with chromium() as browser:
-        _walk_everything(browser, walk, "qps-plocm", "plocm", see)
+    _walk_everything(browser, walk, "qps-plocm", "plocm", see)
     assert not wrong, f"pages without <html lang='qps-plocm' dir='rtl'>: {wrong}"
     assert layouts, "the widget never showed a pair"
     for layout in layouts:
@@ -386,7 +411,7 @@ def test_right_to_left_on_every_page_and_the_widget_mirrors(walk):
 
 # ------------------------------------------------------------------------------ axe, de and es
 @pytest.mark.parametrize("lang", ["de", "es"])
-def test_axe_on_every_page_in_german_and_spanish(walk, lang):
+def test_axe_on_every_page_in_german_and_spanish(walk, browser, lang):
     from tests.test_browser_a11y import _axe
 
     problems: list[str] = []
@@ -397,8 +422,7 @@ def test_axe_on_every_page_in_german_and_spanish(walk, lang):
         except AssertionError as exc:
             problems.append(str(exc))
 
-    with chromium() as browser:
-        _walk_everything(browser, walk, {"de": "de-DE", "es": "es-ES"}[lang], lang, see)
+    _walk_everything(browser, walk, {"de": "de-DE", "es": "es-ES"}[lang], lang, see)
     assert not problems, "\n".join(problems)
 
 
@@ -460,52 +484,50 @@ def _not_in(walker: Walk) -> str:
     return walker.report()
 
 
-def test_a_german_profile_with_an_english_browser_sees_german(walk):
+def test_a_german_profile_with_an_english_browser_sees_german(walk, browser):
     """A doctor whose profile says German signs in with the browser set to English: every
     text of the Annotate screen, the guideline and the end screen is German."""
     walker = Walk(DataRule(*store_values(walk["url"], "de")), _in_language("de"))
-    with chromium() as browser:
-        _walk_widget(
-            browser,
-            walk["base"],
-            walk["codes"]["walk_accept"],
-            "en-US",
-            lambda p, n, t: walker.look(p, n, t),
-        )
+    _walk_widget(
+        browser,
+        walk["base"],
+        walk["codes"]["walk_accept"],
+        "en-US",
+        lambda p, n, t: walker.look(p, n, t),
+    )
     assert walker.pages == ["Annotate"]
     assert not walker.report(), "texts not in German:\n" + walker.report()
 
 
-def test_a_spanish_admins_dashboard_and_export_and_the_same_gold_csv(walk):
+def test_a_spanish_admins_dashboard_and_export_and_the_same_gold_csv(walk, browser):
     """A Spanish admin's Dashboard and Export pages: headers, captions, readings and chart
     labels in Spanish; the gold CSV the same bytes as an English admin's."""
     walker = Walk(DataRule(*store_values(walk["url"], "es")), _in_language("es"))
     gold: dict[str, bytes] = {}
-    with chromium() as browser:
-        for who, password, lang in (
-            (ADMIN, ADMIN_PASSWORD, "es"),
-            (None, walk["password"], "en"),
-        ):
-            page = browser.new_context(locale="en-US", accept_downloads=True).new_page()
-            frames = Frames(page)
-            tables = TableTap(page)
-            _sign_in_admin(page, walk["base"], password, who)
-            assert page.evaluate("() => document.documentElement.lang") == lang
-            for title, key in (("Dashboard", "dashboard_study"), ("Export", "export_study")):
-                _go(page, frames, registry.page(title))
-                _pick_study(page, key)
-                if lang == "es":
-                    tables.take()
-                    _state(page, lambda p, n, t: walker.look(p, n, t), title, tables)
-            page.locator(
-                '[data-testid="stMain"] [data-testid="stFormSubmitButton"] button'
-            ).first.click()
-            button = page.locator(".st-key-export_download_file button")
-            button.wait_for(timeout=60000)
-            with page.expect_download(timeout=60000) as download:
-                button.click()
-            gold[lang] = Path(download.value.path()).read_bytes()
-            page.context.close()
+    for who, password, lang in (
+        (ADMIN, ADMIN_PASSWORD, "es"),
+        (None, walk["password"], "en"),
+    ):
+        page = browser.new_context(locale="en-US", accept_downloads=True).new_page()
+        frames = Frames(page)
+        tables = TableTap(page)
+        _sign_in_admin(page, walk["base"], password, who)
+        assert page.evaluate("() => document.documentElement.lang") == lang
+        for title, key in (("Dashboard", "dashboard_study"), ("Export", "export_study")):
+            _go(page, frames, registry.page(title))
+            _pick_study(page, frames, key)
+            if lang == "es":
+                tables.take()
+                _state(page, lambda p, n, t: walker.look(p, n, t), title, tables)
+        page.locator(
+            '[data-testid="stMain"] [data-testid="stFormSubmitButton"] button'
+        ).first.click()
+        button = page.locator(".st-key-export_download_file button")
+        button.wait_for(timeout=60000)
+        with page.expect_download(timeout=60000) as download:
+            button.click()
+        gold[lang] = Path(download.value.path()).read_bytes()
+        page.context.close()
     assert gold["es"] == gold["en"] and gold["es"].count(b"\n") >= N
     assert walker.pages == ["Dashboard", "Export"]
     assert not walker.report(), "texts not in Spanish:\n" + walker.report()
