@@ -51,6 +51,7 @@ from tests.widget_drive import (
     root_eval,
     tap_schedule,
     wait_drawn,
+    wait_shown,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -214,8 +215,7 @@ def test_every_page_in_both_roles_has_no_serious_or_critical_violation(server, b
     _axe(page, "sign-in")
     _sign_in(page, base, code)
     _axe(page, "Annotate (a pair)")
-    for _ in range(4):
-        key_schedule(page, ["1"], 0.15, 0)
+    key_schedule(page, ["1"] * 4, None, 0)  # each key once its pair is shown
     page.locator('[data-testid="medsim-end"]').wait_for(state="visible")
     _all_saved(page)
     _axe(page, "Annotate (end screen)")
@@ -310,7 +310,7 @@ def test_widget_keyboard_names_focus_announcement_zoom_and_figures(server, brows
         ".observe(a, {childList: true, characterData: true, subtree: true}); }"
     )
     keys = ["1", "2"] * 6
-    key_schedule(page, keys, 0.3, 3)
+    key_schedule(page, keys, None, 3)  # each key once its pair is shown
     _all_saved(page)
     said = page.evaluate("() => window.__said")
     recorded = [a for a in acts(page, "keydown") if a["value"] in ("1", "2")]
@@ -410,7 +410,7 @@ def test_rating_by_touch(server, browser, tmp_path, device):
     _shot(page, tmp_path, f"{device}-touch")
 
     values = ["same", "not_same"] * 5
-    tap_schedule(page, values, 0.3, 3)
+    tap_schedule(page, values, None, 3)  # each tap once its pair is shown
     _all_saved(page)
     recorded = acts(page, "click")
     stored = _stored(url, study)
@@ -433,9 +433,9 @@ def test_rating_by_touch(server, browser, tmp_path, device):
         "(r) => [...r.querySelectorAll('[data-testid=\"medsim-option\"]')].map(b => {"
         " const q = b.getBoundingClientRect(); return [q.x + q.width / 2, q.y + q.height / 2]; })",
     )
+    at = None
     for _ in range(2):
-        wait_drawn(page)
-        page.wait_for_timeout(300)
+        at = wait_shown(page, at)  # a pair drawn since the last tap, shown long enough
         page.touchscreen.tap(*centres[0])
     status = page.locator('[data-testid="medsim-save-status"]')
     status.get_by_text("2 not saved — will retry").wait_for(timeout=30000)

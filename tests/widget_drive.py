@@ -144,32 +144,43 @@ def press_shown(page, key: str, after: float | None = None, timeout: float = 300
     return at
 
 
-def tap_schedule(page, values: list[str], paced_s: float, doubles: int) -> None:
-    """Tap the answer buttons for *values*, *paced_s* apart (after each pair is painted), then
-    *doubles* double taps: two taps on one button back to back, as fast as the browser
-    takes them."""
+def _paced(page, paced_s: float | None, after: float | None) -> float | None:
+    """Wait for the next input's moment: *paced_s* after the pair is painted (a doctor's
+    rhythm, as the benchmark taps), or, with *paced_s* ``None``, as soon as the pair drawn
+    since *after* has been shown for the minimum view time (:func:`wait_shown`, on the
+    page's clock; the tests' pace: no input refused, no fixed sleep). Returns the drawing
+    time to pass as *after* next (``None`` when paced)."""
+    if paced_s is None:
+        return wait_shown(page, after)
+    wait_drawn(page)
+    time.sleep(paced_s)
+    return None
+
+
+def tap_schedule(page, values: list[str], paced_s: float | None, doubles: int) -> None:
+    """Tap the answer buttons for *values*, *paced_s* apart (after each pair is painted;
+    ``None``: each once its pair has been shown for the minimum view time), then *doubles*
+    double taps: two taps on one button back to back, as fast as the browser takes them."""
     centres = option_centres(page)
+    at = None
     for v in values:
-        wait_drawn(page)
-        time.sleep(paced_s)
+        at = _paced(page, paced_s, at)
         page.touchscreen.tap(*centres[v])
     for i in range(doubles):
-        wait_drawn(page)
-        time.sleep(paced_s)
+        at = _paced(page, paced_s, at)
         x, y = centres[values[i % len(values)]]
         page.touchscreen.tap(x, y)
         page.touchscreen.tap(x, y)
 
 
-def key_schedule(page, keys: list[str], paced_s: float, doubles: int) -> None:
+def key_schedule(page, keys: list[str], paced_s: float | None, doubles: int) -> None:
     """The same with the keyboard: *keys* paced, then *doubles* double presses."""
+    at = None
     for k in keys:
-        wait_drawn(page)
-        time.sleep(paced_s)
+        at = _paced(page, paced_s, at)
         page.keyboard.press(k)
     for i in range(doubles):
-        wait_drawn(page)
-        time.sleep(paced_s)
+        at = _paced(page, paced_s, at)
         page.keyboard.press(keys[i % len(keys)])
         page.keyboard.press(keys[i % len(keys)])
 
