@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import pytest
 
@@ -18,6 +19,7 @@ from medsim_annot.services.study_handle import open_study
 from tests.conftest import ROOT
 from tests.faults import make_study
 from tests.streamlit_harness import chromium, require_chromium, start_streamlit
+from tests.widget_drive import wait_shown
 
 PAIRS = 12
 WAIT_MS = 90000  # a loaded CI machine starts streamlit pages slowly
@@ -49,7 +51,7 @@ def _sign_in(page, base: str, code: str) -> int:
 def _rate(page, start: int, n: int, acked: list[int]) -> None:
     for pos in range(start, start + n):
         _ready(page, pos)
-        page.wait_for_timeout(250)  # past the minimum view time of a freshly drawn pair
+        wait_shown(page, timeout=WAIT_MS)  # past the minimum view time, on the page's clock
         page.keyboard.press("1" if pos % 2 else "2")
         _ready(page, pos + 1)
         _all_saved(page)
@@ -79,9 +81,22 @@ def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_pat
     for ident in idents:  # make_study signed them in; fresh codes to type in the browser
         codes[ident.name] = issue_code(open_study("s"), ident.name)
     postgres = engine.dialect.name == "postgresql"
-    a_proc, a_base = start_streamlit(app_env, tmp_path / "a.log")
-    b_proc, b_base = start_streamlit(app_env, tmp_path / "b.log") if postgres else (None, a_base)
-    procs = [a_proc, b_proc]
+    # Server starts wait mostly on the child process: on PostgreSQL the two servers start
+    # side by side (threads that only start and poll them; the browser stays in this one).
+    pool = ThreadPoolExecutor(2)
+    starting = [
+        pool.submit(start_streamlit, app_env, tmp_path / f"{n}.log") for n in "ab"[: 1 + postgres]
+    ]
+    wait(starting)
+    procs = [f.result()[0] for f in starting if f.exception() is None]
+    for f in starting:
+        if f.exception() is not None:  # a start failed: stop the other, report the failure
+            for p in procs:
+                p.kill()
+            pool.shutdown()
+            f.result()
+    a_proc, a_base = starting[0].result()
+    b_proc, b_base = starting[1].result() if postgres else (None, a_base)
     try:
         with chromium() as browser:
             pa = browser.new_context().new_page()
@@ -93,17 +108,22 @@ def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_pat
             _rate(pa, 0, 3, acked_a)
             _rate(pb, 0, 3, acked_b)
             if postgres:  # doc_b's server is another process: it keeps working
-                pb.wait_for_timeout(250)  # past the minimum view time
+                wait_shown(pb, timeout=WAIT_MS)  # past the minimum view time
                 pb.keyboard.press("1")
             os.kill(a_proc.pid, signal.SIGKILL)  # mid-run, maybe mid-save of doc_b on SQLite
             a_proc.wait(30)
-            if postgres:
-                _ready(pb, 4)
-                _all_saved(pb)
-                acked_b.append(3)
-                _rate(pb, 4, 2, acked_b)
-            a2_proc, a2_base = start_streamlit(app_env, tmp_path / "a2.log")
-            procs.append(a2_proc)
+            restart = pool.submit(start_streamlit, app_env, tmp_path / "a2.log")
+            try:
+                if postgres:  # while the killed server's replacement starts
+                    _ready(pb, 4)
+                    _all_saved(pb)
+                    acked_b.append(3)
+                    _rate(pb, 4, 2, acked_b)
+            finally:
+                wait([restart])
+                if restart.exception() is None:
+                    procs.append(restart.result()[0])
+            a2_proc, a2_base = restart.result()
             # Sign in again (a new session): resume at the first pair without a rating.
             assert _sign_in(pa, a2_base, codes["doc_a"]) == len(acked_a)
             _rate(pa, len(acked_a), 2, acked_a)
@@ -111,6 +131,7 @@ def test_app_server_killed_mid_run_and_two_servers(app_env, backend_url, tmp_pat
                 assert _sign_in(pb, a2_base, codes["doc_b"]) == len(acked_b)
                 _rate(pb, len(acked_b), 2, acked_b)
     finally:
+        pool.shutdown()
         for p in procs:
             if p is not None and p.poll() is None:
                 p.kill()
