@@ -10,7 +10,8 @@ Before any session starts, two things only a served app does: Streamlit's legacy
 mode is turned off (it would list every file of ``pages/`` in the first visitor's sidebar
 until ``app.py``'s ``st.navigation`` replaces it; ``st.navigation`` turns it off too, but only
 once the first run reaches it), and the admin pages' heavy imports are done: the Dashboard's
-before the server answers, the rarer pages' in the background (:mod:`medsim_annot.warmup`).
+before the server answers; in the background, the studies' first Dashboard figures, then the
+rarer pages' imports (:mod:`medsim_annot.warmup`, :mod:`medsim_annot.services.dashboard.warm`).
 """
 
 from __future__ import annotations
@@ -31,5 +32,6 @@ forwarded.trusted_proxies()
 tcp.install()
 PagesManager.uses_pages_directory = False
 warmup.warm(warmup.BEFORE_SERVING)  # before the server answers: the Dashboard's stack
-warmup.warm_in_background(warmup.AFTER_SERVING)
+# The studies' first Dashboard figures, then the rarer pages' imports, in the background.
+warmup.warm_in_background(warmup.AFTER_SERVING, dashboards=True)
 app = st.App("app.py", routes=routes())

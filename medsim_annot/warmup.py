@@ -4,7 +4,8 @@ The first admin to open the Dashboard or Embedding scoring after a start would o
 for these imports (pingouin alone pulls matplotlib and seaborn; crowd-kit, scipy.stats and
 the embedding evaluation follow): seconds on a small server. ``serve.py`` calls :func:`warm`
 on :data:`BEFORE_SERVING` and :func:`warm_in_background` on :data:`AFTER_SERVING`, before any
-session starts; a page that needs a module while
+session starts (the background thread first warms the studies' dashboards:
+:mod:`medsim_annot.services.dashboard.warm`); a page that needs a module while
 it is still being imported waits for that import only (Python's per-module import lock), and
 a module that fails to import here fails again, with its message, where it is used.
 """
@@ -16,6 +17,8 @@ import threading
 
 import plotly.graph_objects as go
 import plotly.io as pio
+
+from medsim_annot.services.dashboard import warm as dashboard_warm
 
 BEFORE_SERVING = (
     "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
@@ -59,8 +62,21 @@ def warm(modules: tuple[str, ...]) -> None:
             continue  # reported where the module is used
 
 
-def warm_in_background(modules: tuple[str, ...] = MODULES) -> threading.Thread:
-    """Start importing *modules* in a daemon thread (it never holds the server up at exit)."""
-    thread = threading.Thread(target=warm, args=(modules,), name="medsim-warm-imports", daemon=True)
+def warm_in_background(
+    modules: tuple[str, ...] = MODULES, *, dashboards: bool = False
+) -> threading.Thread:
+    """Start importing *modules* in a daemon thread (it never holds the server up at exit);
+    with *dashboards*, the same thread first computes the studies' first Dashboard figures
+    (:mod:`medsim_annot.services.dashboard.warm`: the Dashboard is the first admin page
+    after signing in, the imports serve rarer pages)."""
+    thread = threading.Thread(
+        target=_warm_all, args=(modules, dashboards), name="medsim-warm-imports", daemon=True
+    )
     thread.start()
     return thread
+
+
+def _warm_all(modules: tuple[str, ...], dashboards: bool) -> None:
+    if dashboards:
+        dashboard_warm.warm_store()
+    warm(modules)
