@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from threading import Event as Signal  # (the name Event is the event log's)
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -45,7 +46,7 @@ class LRUCache(Generic[V]):
         self._data: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = threading.Lock()
         #: The keys being made now, each with the signal set once its maker is done.
-        self._making: dict[Hashable, threading.Event] = {}
+        self._making: dict[Hashable, Signal] = {}
 
     def get(self, key: Hashable) -> V | None:
         """The kept value of *key* (now the most recently used), or None."""
@@ -83,7 +84,7 @@ class LRUCache(Generic[V]):
                 making = self._making.get(key)
                 if making is None:
                     self.misses += 1
-                    making = self._making[key] = threading.Event()
+                    making = self._making[key] = Signal()
                     break
             making.wait()  # then kept (or its maker failed: made here on the next turn)
         try:
