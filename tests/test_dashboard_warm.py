@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from data_schemas.scales import BINARY
+from medsim_annot import i18n
 from medsim_annot.services import annotation as A
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import quality as quality_svc
@@ -26,7 +27,9 @@ from medsim_annot.services.dashboard import store as dstore
 from medsim_annot.services.dashboard import warm
 from medsim_annot.services.dashboard.cache import LRUCache
 from medsim_annot.services.design import DesignOptions, create_designed_study
+from medsim_annot.services.people.admins import add_admin
 from medsim_annot.services.people.annotators import add_annotator, authenticate_annotator
+from medsim_annot.services.people.language import set_admin_language
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine, session_scope
 from medsim_annot.storage import studies as studies_store
@@ -173,6 +176,22 @@ def test_the_warm_up_keeps_what_the_page_asks_for(backend_url):
     dsvc.planned_ratings(study)
     assert dstore.PLANNED.hits == planned_hits + 2
     _check("warmed")
+
+
+def test_the_warm_up_speaks_the_admins_languages(backend_url):
+    ids = _create("warmed")
+    _rate_next(ids["ann"], "same")
+    add_admin("lead", password="a long enough password 1")
+    set_admin_language("lead", "de")
+    assert warm.warm_languages(get_engine()) == ["en", "de"]
+    dsvc.clear_cache()
+    warm.warm_store()
+    study = open_study("warmed")
+    for lang in ("de", "en"):
+        hits = dsvc.CACHE_STATS["hits"]
+        with i18n.language(lang):
+            dsvc.study_dashboard(study)
+        assert dsvc.CACHE_STATS["hits"] == hits + 1, lang
 
 
 def test_no_store_no_warm_up(tmp_path, monkeypatch):

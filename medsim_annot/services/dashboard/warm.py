@@ -7,8 +7,8 @@ cores), the planned ratings (0.5 s) and the completion table, 2.2-2.9 s before t
 by study (at most :data:`~medsim_annot.services.dashboard.store.STUDY_ENTRIES`, the studies
 with ratings, in the Dashboard picker's order, whose first study is the one the page opens
 on), exactly what the page asks for first: :func:`~.store.study_dashboard` (no bootstrap,
-strict majority, in the server's default language), :func:`~.store.planned_ratings`, then
-each study's quality over time.
+strict majority; in English and in each language an admin chose, :func:`warm_languages`),
+:func:`~.store.planned_ratings`, then each study's quality over time.
 
 Nothing computed here is a figure of its own: each result is kept in the page's own caches
 under the page's own key (the ratings version, the rater checks' settings, the check pairs,
@@ -30,6 +30,7 @@ import logging
 import threading
 from pathlib import Path
 
+from medsim_annot import i18n
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import store as store_svc
 from medsim_annot.services.dashboard.store import (
@@ -40,6 +41,7 @@ from medsim_annot.services.dashboard.store import (
 )
 from medsim_annot.services.study_handle import Study, open_study
 from medsim_annot.storage import Engine, get_engine, session_scope
+from medsim_annot.storage import languages as languages_store
 from medsim_annot.storage import studies as studies_store
 
 _log = logging.getLogger(__name__)
@@ -61,27 +63,48 @@ def studies_to_warm(engine: Engine, limit: int = STUDY_ENTRIES) -> list[Study]:
     return out
 
 
+def warm_languages(engine: Engine) -> list[str]:
+    """English (the pages' language when neither the admin nor the browser names another),
+    then every other language an admin chose (stored with the admin): a dashboard holds
+    sentences and is kept per language."""
+    with session_scope(engine) as s:
+        stored = languages_store.admin_languages(s)
+    out = [i18n.SOURCE]
+    for lang in stored:
+        chosen = i18n.choose(lang)
+        if chosen not in out:
+            out.append(chosen)
+    return out
+
+
 def warm_dashboards(engine: Engine | None = None, limit: int = STUDY_ENTRIES) -> list[str]:
     """Compute and keep the Dashboard's first figures of the studies to warm
-    (:func:`studies_to_warm`): first each study's dashboard and planned ratings (the
-    headline), then each study's quality over time. Returns the names of the studies whose
-    dashboard was warmed; a study that fails is logged and skipped."""
+    (:func:`studies_to_warm`), in each language of :func:`warm_languages`: first each
+    study's dashboard (English first; another language reuses the pairs and ratings read)
+    and planned ratings (the headline), then each study's quality over time. Returns the
+    names of the studies whose dashboard was warmed; a study that fails is logged and
+    skipped."""
     engine = engine or get_engine()
     warmed: list[str] = []
     studies = studies_to_warm(engine, limit)
+    languages = warm_languages(engine) if studies else []
     for study in studies:
         try:
-            study_dashboard(study)
+            for lang in languages:
+                with i18n.language(lang):
+                    study_dashboard(study)
             planned_ratings(study)
         except Exception:  # the page computes it again, and shows the error
             _log.warning("dashboard warm-up of study %r failed", study.name, exc_info=True)
             continue
         warmed.append(study.name)
     for study in studies:
-        try:
-            drift_svc.study_quality_over_time(study)
-        except Exception:
-            _log.warning("quality warm-up of study %r failed", study.name, exc_info=True)
+        for lang in languages:
+            try:
+                with i18n.language(lang):
+                    drift_svc.study_quality_over_time(study)
+            except Exception:
+                _log.warning("quality warm-up of study %r failed", study.name, exc_info=True)
     return warmed
 
 
