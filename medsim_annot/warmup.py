@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from threading import Event as Signal  # (the name Event is the event log's)
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -40,6 +41,11 @@ AFTER_SERVING = (
 
 MODULES = BEFORE_SERVING + AFTER_SERVING
 
+#: Set once :func:`warm` has imported :data:`BEFORE_SERVING`: the background thread, started
+#: before those imports (to warm the dashboards meanwhile), imports :data:`AFTER_SERVING`
+#: only after them, so that two threads never import the same packages at once.
+BEFORE_SERVING_DONE = Signal()
+
 
 def _first_figure() -> None:
     """Build and serialise one small plotly figure: plotly loads its default template and its
@@ -60,6 +66,8 @@ def warm(modules: tuple[str, ...]) -> None:
                 _first_figure()
         except Exception:
             continue  # reported where the module is used
+    if modules == BEFORE_SERVING:
+        BEFORE_SERVING_DONE.set()
 
 
 def warm_in_background(
@@ -79,4 +87,5 @@ def warm_in_background(
 def _warm_all(modules: tuple[str, ...], dashboards: bool) -> None:
     if dashboards:
         dashboard_warm.warm_store()
+        BEFORE_SERVING_DONE.wait(120)  # serve.py started this thread before those imports
     warm(modules)

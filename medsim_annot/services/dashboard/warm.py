@@ -3,7 +3,9 @@
 The first Dashboard after a start otherwise computes everything in the admin's click: at
 100,000 pairs x 3 ratings the read of 300,000 ratings and every figure (about 1 s on two
 cores), the planned ratings (0.5 s) and the completion table, 2.2-2.9 s before the headline.
-``serve.py`` starts :func:`warm_in_background` once the server answers; it computes, study
+``serve.py`` starts :func:`warm_store` in a background thread
+(:func:`medsim_annot.warmup.warm_in_background`) before its synchronous imports, whose one
+core it overlaps; it computes, study
 by study (at most :data:`~medsim_annot.services.dashboard.store.STUDY_ENTRIES`, the studies
 with ratings, in the Dashboard picker's order, whose first study is the one the page opens
 on), exactly what the page asks for first: :func:`~.store.study_dashboard` (no bootstrap,
