@@ -10,7 +10,9 @@ Before any session starts, two things only a served app does: Streamlit's legacy
 mode is turned off (it would list every file of ``pages/`` in the first visitor's sidebar
 until ``app.py``'s ``st.navigation`` replaces it; ``st.navigation`` turns it off too, but only
 once the first run reaches it), and the admin pages' heavy imports are done: the Dashboard's
-before the server answers, the rarer pages' in the background (:mod:`medsim_annot.warmup`).
+before the server answers; in the background, from before those imports, the studies' first
+Dashboard figures, then the rarer pages' imports (:mod:`medsim_annot.warmup`,
+:mod:`medsim_annot.services.dashboard.warm`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ forwarded.trusted_proxies()
 # Nagle off on every accepted connection (a 40 ms stall per kept-alive request otherwise).
 tcp.install()
 PagesManager.uses_pages_directory = False
+# In the background from now: the studies' first Dashboard figures (their reads and NumPy
+# work overlap the imports below, which hold one core), then the rarer pages' imports.
+warmup.warm_in_background(warmup.AFTER_SERVING, dashboards=True)
 warmup.warm(warmup.BEFORE_SERVING)  # before the server answers: the Dashboard's stack
-warmup.warm_in_background(warmup.AFTER_SERVING)
 app = st.App("app.py", routes=routes())

@@ -4,7 +4,8 @@ The first admin to open the Dashboard or Embedding scoring after a start would o
 for these imports (pingouin alone pulls matplotlib and seaborn; crowd-kit, scipy.stats and
 the embedding evaluation follow): seconds on a small server. ``serve.py`` calls :func:`warm`
 on :data:`BEFORE_SERVING` and :func:`warm_in_background` on :data:`AFTER_SERVING`, before any
-session starts; a page that needs a module while
+session starts (the background thread first warms the studies' dashboards:
+:mod:`medsim_annot.services.dashboard.warm`); a page that needs a module while
 it is still being imported waits for that import only (Python's per-module import lock), and
 a module that fails to import here fails again, with its message, where it is used.
 """
@@ -13,9 +14,12 @@ from __future__ import annotations
 
 import importlib
 import threading
+from threading import Event as Signal  # (the name Event is the event log's)
 
 import plotly.graph_objects as go
 import plotly.io as pio
+
+from medsim_annot.services.dashboard import warm as dashboard_warm
 
 BEFORE_SERVING = (
     "medsim_annot.services.dashboard",  # scipy.stats, the agreement statistics
@@ -37,6 +41,11 @@ AFTER_SERVING = (
 
 MODULES = BEFORE_SERVING + AFTER_SERVING
 
+#: Set once :func:`warm` has imported :data:`BEFORE_SERVING`: the background thread, started
+#: before those imports (to warm the dashboards meanwhile), imports :data:`AFTER_SERVING`
+#: only after them, so that two threads never import the same packages at once.
+BEFORE_SERVING_DONE = Signal()
+
 
 def _first_figure() -> None:
     """Build and serialise one small plotly figure: plotly loads its default template and its
@@ -57,10 +66,26 @@ def warm(modules: tuple[str, ...]) -> None:
                 _first_figure()
         except Exception:
             continue  # reported where the module is used
+    if modules == BEFORE_SERVING:
+        BEFORE_SERVING_DONE.set()
 
 
-def warm_in_background(modules: tuple[str, ...] = MODULES) -> threading.Thread:
-    """Start importing *modules* in a daemon thread (it never holds the server up at exit)."""
-    thread = threading.Thread(target=warm, args=(modules,), name="medsim-warm-imports", daemon=True)
+def warm_in_background(
+    modules: tuple[str, ...] = MODULES, *, dashboards: bool = False
+) -> threading.Thread:
+    """Start importing *modules* in a daemon thread (it never holds the server up at exit);
+    with *dashboards*, the same thread first computes the studies' first Dashboard figures
+    (:mod:`medsim_annot.services.dashboard.warm`: the Dashboard is the first admin page
+    after signing in, the imports serve rarer pages)."""
+    thread = threading.Thread(
+        target=_warm_all, args=(modules, dashboards), name="medsim-warm-imports", daemon=True
+    )
     thread.start()
     return thread
+
+
+def _warm_all(modules: tuple[str, ...], dashboards: bool) -> None:
+    if dashboards:
+        dashboard_warm.warm_store()
+        BEFORE_SERVING_DONE.wait(120)  # serve.py started this thread before those imports
+    warm(modules)

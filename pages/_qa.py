@@ -49,7 +49,7 @@ def load_report(study: Study, bootstrap: int = 0, lang: str | None = None) -> by
 
 
 def study_names() -> list[str]:
-    return [s.study for s in studies_svc.list_studies(engine=engine())]
+    return studies_svc.study_names(engine=engine())
 
 
 def pick_study(key: str) -> Study | None:

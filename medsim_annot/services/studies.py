@@ -288,6 +288,14 @@ def list_studies(*, engine: Engine | None = None) -> list[StudyListing]:
     ]
 
 
+def study_names(*, engine: Engine | None = None) -> list[str]:
+    """The names of every study, sorted: :func:`list_studies` without its counts (a study
+    picker needs only the names; the counts scan every item, slot and rating: 0.15-0.2 s at
+    300,000 ratings)."""
+    with session_scope(engine or get_engine()) as s:
+        return store.study_names(s)
+
+
 def pairs_frame(study: Study, *, tx: Transaction | None = None) -> pd.DataFrame:
     """The pairs of *study* in the pairs contract (with metadata columns), in file order.
 

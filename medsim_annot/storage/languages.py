@@ -48,6 +48,14 @@ def admin_language(s: Session, name: str) -> str | None:
     return s.scalar(select(Admin.language).where(Admin.name == name))
 
 
+def admin_languages(s: Session) -> list[str]:
+    """The languages stored for admins, each once, sorted."""
+    return sorted(
+        str(lang)
+        for lang in s.scalars(select(Admin.language).where(Admin.language.is_not(None)).distinct())
+    )
+
+
 def set_admin_language(s: Session, name: str, language: str | None) -> bool:
     """Store *language* for admin *name*; ``False`` when there is no such admin."""
     found = s.scalar(select(Admin.id).where(Admin.name == name))

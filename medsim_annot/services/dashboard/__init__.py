@@ -15,7 +15,10 @@ One module per job:
 * :mod:`.store` — :func:`study_dashboard` (a stored study, cached), :func:`completion`
   (annotators' progress) and :func:`planned_ratings` (the ratings planned per pair; both
   never cached: cheap queries) and the caches;
-* :mod:`.cache` — the one least-recently-used cache helper;
+* :mod:`.cache` — the one least-recently-used cache helper (a second caller of a value
+  being made waits for it);
+* :mod:`.warm` — the studies' first Dashboard figures, computed in the background right
+  after a server start (``serve.py``), into the same caches;
 * :mod:`.report` — :func:`html_report`, the whole dashboard as one HTML file.
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from threading import Event as Signal  # (the name Event is the event log's)
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -19,9 +20,12 @@ class LRUCache(Generic[V]):
     """At most *size* values by key; the least recently used one goes out first.
 
     ``get_or_make(key, make)`` returns the kept value or calls *make* (outside the lock, so a
-    slow computation never blocks readers of other keys) and keeps its result. Two threads
-    missing the same key both compute it; the later result is kept (both are equal: the key
-    names everything the value depends on).
+    slow computation never blocks readers of other keys) and keeps its result. A thread
+    missing a key that another thread is making waits for that result instead of computing
+    it a second time (the dashboards warmed after a server start,
+    :mod:`medsim_annot.services.dashboard.warm`: an admin who opens the Dashboard while its
+    warm-up runs waits for the rest of that computation, not for a second one beside it on
+    the same cores). When the making thread fails, a waiting thread makes the value itself.
 
     >>> c = LRUCache[int]("demo", 2)
     >>> c.get_or_make("a", lambda: 1), c.get_or_make("b", lambda: 2), c.get_or_make("a", lambda: 9)
@@ -41,6 +45,8 @@ class LRUCache(Generic[V]):
         self.misses = 0
         self._data: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = threading.Lock()
+        #: The keys being made now, each with the signal set once its maker is done.
+        self._making: dict[Hashable, Signal] = {}
 
     def get(self, key: Hashable) -> V | None:
         """The kept value of *key* (now the most recently used), or None."""
@@ -62,9 +68,36 @@ class LRUCache(Generic[V]):
         return value
 
     def get_or_make(self, key: Hashable, make: Callable[[], V]) -> V:
-        """The kept value of *key*, or ``make()`` kept under *key*."""
-        found = self.get(key)
-        return self.put(key, make()) if found is None else found
+        """The kept value of *key*, or ``make()`` kept under *key*; while another thread
+        makes *key*, its result (see the class's docstring)."""
+        return self.get_or_make_told(key, make)[0]
+
+    def get_or_make_told(self, key: Hashable, make: Callable[[], V]) -> tuple[V, bool]:
+        """:meth:`get_or_make`, and whether this call made the value (False: it was kept,
+        or another thread made it meanwhile)."""
+        while True:
+            with self._lock:
+                if key in self._data:
+                    self._data.move_to_end(key)
+                    self.hits += 1
+                    return self._data[key], False
+                making = self._making.get(key)
+                if making is None:
+                    self.misses += 1
+                    making = self._making[key] = Signal()
+                    break
+            making.wait()  # then kept (or its maker failed: made here on the next turn)
+        try:
+            return self.put(key, make()), True
+        finally:
+            with self._lock:
+                self._making.pop(key, None)
+            making.set()
+
+    def making(self, key: Hashable) -> bool:
+        """Whether a thread is making *key* now."""
+        with self._lock:
+            return key in self._making
 
     def keys(self) -> list[Hashable]:
         with self._lock:
