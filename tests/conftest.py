@@ -308,7 +308,12 @@ def served_app(tmp_path_factory):
     create their studies under their own names in its store: ``base`` (URL), ``url`` (the
     SQLite store, migrated before the start), ``env`` (the server's environment, for CLI
     calls), ``tmp`` and ``password`` (the admin password). Tests that restart, kill or
-    break a server, change its settings or count its sign-ins keep servers of their own."""
+    break a server, change its settings or count its sign-ins keep servers of their own.
+
+    The server runs as a fresh install would, whatever the shell running the tests has
+    set: no public URL (the sign-in address is ``base``), no word embeddings
+    (``MEDSIM_EMBEDDINGS_DIR`` unset) and an empty Hugging Face cache (``HF_HOME``), so the
+    Embedding scoring page offers no model."""
     from medsim_annot.storage import dispose_all, get_engine
     from tests.streamlit_harness import require_chromium, streamlit_server
 
@@ -317,10 +322,14 @@ def served_app(tmp_path_factory):
     url = f"sqlite:///{tmp / 'medsim.db'}"
     get_engine(url)  # migrated before the server starts
     dispose_all()
+    hf_home = tmp / "hf-home"
+    hf_home.mkdir()
+    unset = ("MEDSIM_PUBLIC_URL", "MEDSIM_EMBEDDINGS_DIR")
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in unset},
         "MEDSIM_DATABASE_URL": url,
         "MEDSIM_ADMIN_PASSWORD": SERVED_APP_PASSWORD,
+        "HF_HOME": str(hf_home),
         "PYTHONPATH": str(ROOT),
     }
     with streamlit_server(env, tmp / "streamlit.log") as base:
