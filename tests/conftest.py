@@ -23,6 +23,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def examples(n: int) -> int:
+    """A property test's own example count *n*, capped at the "fast" profile's in ``make
+    test-fast`` (``HYPOTHESIS_PROFILE=fast``): ``@settings(max_examples=examples(40))``. A
+    plain ``max_examples=40`` would override the profile and run 40 in the quick loop too."""
+    fast = settings.get_profile("fast").max_examples
+    return min(n, fast) if os.environ.get("HYPOTHESIS_PROFILE") == "fast" else n
+
+
 def _required(flag: str) -> bool:
     return os.environ.get(flag, "") not in ("", "0", "false", "no")
 
@@ -397,6 +405,13 @@ SLOW = (
     "tests/test_study_create_batches.py::test_doctors_keep_rating_while_a_big_study_is_created",
     "tests/test_embeddings_installed.py::test_packaged_model_and_cached_copy_score_alike",
     "tests/test_adaptive.py::test_simulation_small_run_meets_the_design_claims",
+    # Monte Carlo coverage runs (7-13 s and 4 s here); the statistics they cover keep exact
+    # checks in the quick loop: the floored interval by hand (test_floor_bound_by_hand) and in
+    # the stopping rule (test_ppi_group_stopping_reports_the_floored_interval); the active
+    # estimator against ppi_py and by hand (test_equal_probabilities_give_ppi_py,
+    # test_hand_computation_with_unequal_weights).
+    "tests/test_ppi_sequential_cover.py::test_sequential_rule_covers_in_the_strong_binary_setting",
+    "tests/test_active.py::test_small_simulation_coverage_and_savings",
 )
 
 
