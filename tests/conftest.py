@@ -412,6 +412,8 @@ SLOW = (
     # test_hand_computation_with_unequal_weights).
     "tests/test_ppi_sequential_cover.py::test_sequential_rule_covers_in_the_strong_binary_setting",
     "tests/test_active.py::test_small_simulation_coverage_and_savings",
+    # ten forked processes opening one new store at an instant set 1.5 s ahead (~3 s)
+    "tests/test_store_faults.py::test_parallel_first_use_of_a_fresh_database",
 )
 
 
