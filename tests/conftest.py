@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,7 +359,8 @@ def _work_unit(path: str) -> str | None:
     if not (path.endswith(".py") and file.is_file()):
         return None
     text = file.read_text(encoding="utf-8")
-    if "served_app" in text and file.name != "conftest.py":
+    # the fixture's name as a word (a test named test_a_served_app_... does not use it)
+    if re.search(r"\bserved_app\b", text) and file.name != "conftest.py":
         return "served_app"
     return path if any(s in text for s in _MODULE_SCOPED) else None
 
