@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,14 @@ settings.register_profile(
     "fast", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(n: int) -> int:
+    """A property test's own example count *n*, capped at the "fast" profile's in ``make
+    test-fast`` (``HYPOTHESIS_PROFILE=fast``): ``@settings(max_examples=examples(40))``. A
+    plain ``max_examples=40`` would override the profile and run 40 in the quick loop too."""
+    fast = settings.get_profile("fast").max_examples
+    return min(n, fast) if os.environ.get("HYPOTHESIS_PROFILE") == "fast" else n
 
 
 def _required(flag: str) -> bool:
@@ -308,7 +317,12 @@ def served_app(tmp_path_factory):
     create their studies under their own names in its store: ``base`` (URL), ``url`` (the
     SQLite store, migrated before the start), ``env`` (the server's environment, for CLI
     calls), ``tmp`` and ``password`` (the admin password). Tests that restart, kill or
-    break a server, change its settings or count its sign-ins keep servers of their own."""
+    break a server, change its settings or count its sign-ins keep servers of their own.
+
+    The server runs as a fresh install would, whatever the shell running the tests has
+    set: no public URL (the sign-in address is ``base``), no word embeddings
+    (``MEDSIM_EMBEDDINGS_DIR`` unset) and an empty Hugging Face cache (``HF_HOME``), so the
+    Embedding scoring page offers no model."""
     from medsim_annot.storage import dispose_all, get_engine
     from tests.streamlit_harness import require_chromium, streamlit_server
 
@@ -317,10 +331,14 @@ def served_app(tmp_path_factory):
     url = f"sqlite:///{tmp / 'medsim.db'}"
     get_engine(url)  # migrated before the server starts
     dispose_all()
+    hf_home = tmp / "hf-home"
+    hf_home.mkdir()
+    unset = ("MEDSIM_PUBLIC_URL", "MEDSIM_EMBEDDINGS_DIR")
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in unset},
         "MEDSIM_DATABASE_URL": url,
         "MEDSIM_ADMIN_PASSWORD": SERVED_APP_PASSWORD,
+        "HF_HOME": str(hf_home),
         "PYTHONPATH": str(ROOT),
     }
     with streamlit_server(env, tmp / "streamlit.log") as base:
@@ -341,7 +359,8 @@ def _work_unit(path: str) -> str | None:
     if not (path.endswith(".py") and file.is_file()):
         return None
     text = file.read_text(encoding="utf-8")
-    if "served_app" in text and file.name != "conftest.py":
+    # the fixture's name as a word (a test named test_a_served_app_... does not use it)
+    if re.search(r"\bserved_app\b", text) and file.name != "conftest.py":
         return "served_app"
     return path if any(s in text for s in _MODULE_SCOPED) else None
 
@@ -388,6 +407,15 @@ SLOW = (
     "tests/test_study_create_batches.py::test_doctors_keep_rating_while_a_big_study_is_created",
     "tests/test_embeddings_installed.py::test_packaged_model_and_cached_copy_score_alike",
     "tests/test_adaptive.py::test_simulation_small_run_meets_the_design_claims",
+    # Monte Carlo coverage runs (7-13 s and 4 s here); the statistics they cover keep exact
+    # checks in the quick loop: the floored interval by hand (test_floor_bound_by_hand) and in
+    # the stopping rule (test_ppi_group_stopping_reports_the_floored_interval); the active
+    # estimator against ppi_py and by hand (test_equal_probabilities_give_ppi_py,
+    # test_hand_computation_with_unequal_weights).
+    "tests/test_ppi_sequential_cover.py::test_sequential_rule_covers_in_the_strong_binary_setting",
+    "tests/test_active.py::test_small_simulation_coverage_and_savings",
+    # ten forked processes opening one new store at an instant set 1.5 s ahead (~3 s)
+    "tests/test_store_faults.py::test_parallel_first_use_of_a_fresh_database",
 )
 
 

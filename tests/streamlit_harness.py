@@ -263,6 +263,27 @@ def settled(page, timeout: float = 60000) -> None:
     )
 
 
+def choose_study(page, key: str, name: str, timeout: float = 60000) -> None:
+    """Choose the study *name* in the page's study picker (the selectbox with the widget key
+    *key*, pages/_qa.py ``pick_study``), as a test on the shared app server must (other
+    modules' studies are listed too); waits until the picker shows it and the page's run
+    has finished. The picker's field is left (as a click elsewhere would), so keys typed
+    next go to the page, not into the picker's search field."""
+    box = page.locator(f".st-key-{key}")
+    settled(page, timeout)
+    box.get_by_role("combobox").click(timeout=timeout)
+    page.get_by_role("option", name=name, exact=True).click(timeout=timeout)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.wait_for_function(
+        "([key, name]) => { const b = document.querySelector('.st-key-' + key);"
+        " return !!b && (b.innerText.split('\\n').map(x => x.trim()).includes(name)"
+        " || [...b.querySelectorAll('input')].some(i => i.value === name)); }",
+        arg=[key, name],
+        timeout=timeout,
+    )
+    settled(page, timeout)
+
+
 def open_admin_form(page, timeout: float = 60000) -> None:
     """Turn on the start page's "Study admin" toggle, unless its form already shows.
 

@@ -9,7 +9,6 @@ Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -17,14 +16,18 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+from tests.streamlit_harness import choose_study, chromium, sign_in_admin
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-ADMIN_PASSWORD = "first-day-admin-pw"
 QUESTION = "Could these two terms be used interchangeably in consultation notes?"
+#: This module's studies in the shared server's store: SPLIT, made here, and NEW, made by
+#: the admin in the browser.
+SPLIT = "first-day-split"
+NEW = "first-day-ward-7"
 
 SETUP = """
+import sys
 import pandas as pd
 from data_schemas.scales import BINARY
 from medsim_annot.services import annotation as A
@@ -36,7 +39,7 @@ pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(n)],
                       "term_1": [f"fever {i}" for i in range(n)],
                       "term_2": [f"pyrexia {i}" for i in range(n)],
                       "auto_label": [1] * n})
-res = create_study("split", pairs, BINARY, ["a", "b", "c", "fresh"])
+res = create_study(sys.argv[1], pairs, BINARY, ["a", "b", "c", "fresh"])
 codes = {x["name"]: x["access_code"] for x in res["annotators"]}
 for who, value in {"a": "same", "b": "not_same", "c": "dont_know"}.items():
     aid = authenticate_annotator(codes[who]).annotator_id
@@ -47,29 +50,22 @@ print(codes["fresh"])
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("first-day")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {
-        **os.environ,
-        "MEDSIM_DATABASE_URL": url,
-        "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("MEDSIM_PUBLIC_URL", None)
+def server(served_app, tmp_path_factory):
+    """The run's shared app server (tests/conftest.py ``served_app``: no public URL, so
+    the sign-in address is its ``base``); this module's studies there are named
+    first-day-split and first-day-ward-7."""
     out = subprocess.run(
-        [sys.executable, "-c", SETUP],
+        [sys.executable, "-c", SETUP, SPLIT],
         cwd=ROOT,
-        env=env,
+        env=served_app["env"],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
     fresh = out.stdout.strip().splitlines()[-1]
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "fresh": fresh, "tmp": tmp}
+    tmp = tmp_path_factory.mktemp("first-day")
+    return {**served_app, "fresh": fresh, "tmp": tmp}
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +76,7 @@ def browser(server):
 
 def test_the_admin_adjudicates_from_their_own_session_on_a_wide_page(server, browser):
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    sign_in_admin(page, server["base"], ADMIN_PASSWORD)
+    sign_in_admin(page, server["base"], server["password"])
     # The admin pages use the window's width (the centred layout gave ~700 of 1,280 px).
     width = page.evaluate(
         "() => document.querySelector('[data-testid=stMainBlockContainer]')"
@@ -88,6 +84,7 @@ def test_the_admin_adjudicates_from_their_own_session_on_a_wide_page(server, bro
     )
     assert width > 900, width
     page.get_by_test_id("stSidebarNav").get_by_text("Adjudicate", exact=True).click()
+    choose_study(page, "adj_study", SPLIT)
     counter = page.get_by_test_id("adj-counter")
     counter.get_by_text("0 of 4 decided").wait_for(timeout=60000)
     # The scale's own labels and plain need names.
@@ -114,12 +111,12 @@ def test_a_new_study_from_xlsx_and_codes_to_hand_out(server, browser):
     book.save(xlsx)
 
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    sign_in_admin(page, server["base"], ADMIN_PASSWORD)
+    sign_in_admin(page, server["base"], server["password"])
     create = page.get_by_role("button", name="Create study")
     create.wait_for(timeout=60000)
     assert create.is_disabled()
     page.get_by_text("Still needed: a study name, a pairs file without problems").wait_for()
-    page.get_by_label("Study name").fill("ward-7")
+    page.get_by_label("Study name").fill(NEW)
     page.locator(".st-key-setup_upload input[type=file]").set_input_files(str(xlsx))
     page.get_by_text("5 valid pairs").wait_for(timeout=60000)
     page.get_by_label("One name per line").fill("dr_ahmed\ndr_baker")
@@ -134,7 +131,7 @@ def test_a_new_study_from_xlsx_and_codes_to_hand_out(server, browser):
     box = page.locator(".st-key-setup_created")
     box.wait_for(timeout=60000)
     text = box.locator("code").inner_text()
-    assert text.startswith("Study: ward-7\n")
+    assert text.startswith(f"Study: {NEW}\n")
     assert f"Sign in at: {server['base']}/" in text
     assert re.search(r"dr_ahmed: [A-Z0-9-]+", text) and re.search(r"dr_baker: [A-Z0-9-]+", text)
     box.get_by_role("button", name="Download a printable sheet (HTML, a QR code each)").wait_for()
@@ -147,7 +144,7 @@ def test_a_new_study_from_xlsx_and_codes_to_hand_out(server, browser):
     shown = chosen.inner_text() + " ".join(
         chosen.locator("input").evaluate_all("xs => xs.map(x => x.value)")
     )
-    assert "ward-7" in shown, shown
+    assert NEW in shown, shown
 
 
 def _sign_in(page, base: str, code: str) -> None:

@@ -16,62 +16,52 @@ Playwright drives Debian's chromium (tests/streamlit_harness.py). Skipped when
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from medsim_annot.services.adjudication import decisions as decisions_svc
-from medsim_annot.services.demo import DEMO_DIR
+from medsim_annot.services.demo import DEMO_DIR, seed_demo
 from medsim_annot.services.gold import table as table_svc
 from medsim_annot.services.people.adjudicators import add_adjudicator
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+from tests.streamlit_harness import choose_study, chromium, sign_in_admin
 from tests.test_dashboard_headline import STUDY as FIRST_DAY
 from tests.test_dashboard_headline import make_first_day
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-PASSWORD = "browser-first-day-numbers-pw"
+#: This module's copy of the demo's studies in the shared server's store. The binary one
+#: sorts before every other study (pickers list names in code-point order), so the Export
+#: page opens on it: the page sets the "Label required" default when the radio is first
+#: drawn, and picking another study later keeps the choice already shown.
+BINARY = "0-numbers-demo-binary"
+GRADED = "numbers-demo-relatedness"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("browser_first_day")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    hf_home = tmp / "hf-home"  # an empty Hugging Face cache: no model is offered
-    hf_home.mkdir()
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "MEDSIM_EMBEDDINGS_DIR"},
-        "MEDSIM_DATABASE_URL": url,
-        "MEDSIM_ADMIN_PASSWORD": PASSWORD,
-        "HF_HOME": str(hf_home),
-        "PYTHONPATH": str(ROOT),
-    }
-    subprocess.run(
-        [sys.executable, "-m", "medsim_annot", "demo"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    facts = _seed(url)
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "tmp": tmp, "env": env, **facts}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``: no word embedding, an
+    empty Hugging Face cache); this module's studies there are the demo's, named
+    0-numbers-demo-binary and numbers-demo-relatedness, and tests/test_dashboard_headline.py's
+    first-day."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEDSIM_ADMIN_PASSWORD", served_app["password"])  # no demo password set
+        made = seed_demo(
+            only_if_empty=False, engine=get_engine(served_app["url"]), names=(BINARY, GRADED)
+        )
+    assert [r["study"] for r in made["studies"]] == [BINARY, GRADED], made["studies"]
+    facts = _seed(served_app["url"])
+    return {**served_app, **facts}
 
 
 ADJUDICATED = 3
 
 
 def _seed(url: str) -> dict:
-    """Adjudicate three no-majority pairs of demo-binary; return what the export must show."""
+    """Adjudicate three no-majority pairs of the demo's binary study; return what the export
+    must show."""
     eng = get_engine(url)
-    study = open_study("demo-binary", engine=eng)
+    study = open_study(BINARY, engine=eng)
     table = table_svc.study_gold_table(study).table
     open_pairs = table[table["no_majority"] & (table["n_ratings"] > 0)]["pair_id"]
     add_adjudicator(study, "Dr Lead")
@@ -103,7 +93,7 @@ def browser(server):
 
 def _admin_page(server, browser, title: str, heading: str):
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    sign_in_admin(page, server["base"], PASSWORD, timeout=60000)
+    sign_in_admin(page, server["base"], server["password"], timeout=60000)
     page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
     page.get_by_role("heading", name=heading).wait_for(timeout=30000)
     return page
@@ -128,6 +118,7 @@ def _no_exception(page) -> None:
 def test_scoring_result_belongs_to_its_study_file_and_methods(server, browser):
     page = _admin_page(server, browser, "Embedding scoring", "Embedding scoring")
     page.get_by_role("button", name="Score and evaluate").wait_for(timeout=60000)
+    choose_study(page, "scoring_study", BINARY)
     _settle(page)
     # No word embedding installed: no word-embedding metric is offered (or pre-selected).
     assert page.get_by_text("Word-embedding metrics").count() == 0
@@ -139,7 +130,7 @@ def test_scoring_result_belongs_to_its_study_file_and_methods(server, browser):
     _no_exception(page)
 
     # Another study: the binary study's result is gone.
-    _choose(page, "scoring_study", "demo-relatedness")
+    _choose(page, "scoring_study", GRADED)
     _no_exception(page)
     assert page.get_by_role("heading", name="3. Results").count() == 0
     assert page.get_by_text("Task: binary", exact=False).count() == 0
@@ -176,6 +167,12 @@ def test_scoring_result_belongs_to_its_study_file_and_methods(server, browser):
 def test_export_keeps_adjudicated_pairs_and_no_unrated_pair(server, browser):
     page = _admin_page(server, browser, "Export", "Gold export")
     page.get_by_role("button", name="Prepare export").wait_for(timeout=60000)
+    first = page.locator(".st-key-export_study")
+    shown = first.inner_text() + " ".join(
+        first.locator("input").evaluate_all("xs => xs.map(x => x.value)")
+    )
+    assert BINARY in shown, f"the Export page should open on {BINARY} (first by name): {shown}"
+    choose_study(page, "export_study", BINARY)
     _settle(page)
     # Adjudicated pairs exist: the requirement defaults to a majority or an adjudicated label.
     choice = page.get_by_role("radio", name="A majority or an adjudicated label")

@@ -22,6 +22,7 @@ from data_schemas.pairs import validate_pairs
 from medsim_annot.builders import cooccurrence as cooc
 from medsim_annot.io import read_table
 from medsim_annot.services.build_cooccurrence import build_cooccurrence
+from tests.conftest import examples
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support:FutureWarning")
 
@@ -209,7 +210,7 @@ def test_greedy_cap_is_the_greedy_prefix_whatever_the_batches(pairs, cap, top, c
 _VOCAB = ["1", "10", "100", "2", "20", "9", "B", "a", "é", "x-1"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(

@@ -31,6 +31,7 @@ from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import RELATEDNESS_0_3
 from medsim_annot.io import read_table, write_table
 from medsim_annot.services.study_handle import open_study
+from tests.conftest import examples
 
 RATERS = "ABCDE"
 NOTE = repeated_pairs_note(2)
@@ -405,7 +406,7 @@ def _wide_with_repeats(draw):
 
 
 @given(_wide_with_repeats())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 def test_repeated_rows_read_like_distinct_pairs(frame):
     """Reading a file whose pairs repeat gives the same items, ratings and alpha as the same
     file with every row made a distinct pair; ids are unique and the same on every read."""

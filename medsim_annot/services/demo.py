@@ -41,8 +41,15 @@ def demo_relatedness_pairs() -> tuple[pd.DataFrame, list[float]]:
     return validate_pairs(raw, str(path)), reference
 
 
-def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict:
-    """Create the demo studies (when the database has no studies, unless forced).
+def seed_demo(
+    *,
+    only_if_empty: bool = True,
+    engine=None,
+    seed: int = 7,
+    names: tuple[str, str] = (BINARY_STUDY, RELATEDNESS_STUDY),
+) -> dict:
+    """Create the demo studies (when the database has no studies, unless forced), named
+    *names* (binary, relatedness; a taken name gets a number added).
 
     Returns ``{"seeded": bool, "studies": [create_study results], "admin_password": str|None}``;
     an admin password is generated (and returned once) when none is configured.
@@ -56,7 +63,7 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
         set_password(ENV_ADMIN, password, engine=engine)
     rng = random.Random(seed)
     results = []
-    name_b = _free_name(BINARY_STUDY, engine)
+    name_b = _free_name(names[0], engine)
     pairs = demo_pairs()
     results.append(
         svc.create_study(
@@ -85,7 +92,7 @@ def seed_demo(*, only_if_empty: bool = True, engine=None, seed: int = 7) -> dict
         open_study(name_b, engine=engine), len(pairs) - LEFT_TO_RATE[BINARY_STUDY], binary_vote, rng
     )
 
-    name_r = _free_name(RELATEDNESS_STUDY, engine)
+    name_r = _free_name(names[1], engine)
     rel_pairs, reference = demo_relatedness_pairs()
     results.append(
         svc.create_study(
