@@ -27,6 +27,8 @@ from pages import _qa, _ui
 LABEL_ANY = N_("No requirement")
 LABEL_MAJORITY = N_("A majority")
 LABEL_MAJORITY_OR_ADJUDICATED = N_("A majority or an adjudicated label")
+#: The study the export form was last drawn for.
+FORM_STUDY = "export_form_study"
 #: The label sources as the summary names them (the file keeps its words).
 SOURCE_NAMES = {
     "unanimous": N_("unanimous"),
@@ -257,6 +259,15 @@ def _downloads(study: str) -> None:
             st.json(manifest)
 
 
+def _default_label_for(study: str) -> None:
+    """A study picked anew gets its own default label requirement (a majority or an
+    adjudicated label where pairs were decided, else none): Streamlit keeps a keyed widget's
+    choice across runs, so the choice shown for the previous study would otherwise stay."""
+    if st.session_state.get(FORM_STUDY) != study:
+        st.session_state.pop("export_label_required", None)
+        st.session_state[FORM_STUDY] = study
+
+
 @_ui.requires("admin", page=True)
 def export_ui() -> None:
     st.title(t("Gold export"))
@@ -264,6 +275,7 @@ def export_ui() -> None:
     if picked is None:
         st.stop()
     decided = len(decisions_svc.current_decisions(decisions_svc.decisions_frame(picked)))
+    _default_label_for(picked.name)
     go, fmt, filters, hf_options, audit_adjudicated = _form(decided)
     if go:
         _prepare(picked, fmt, filters, hf_options, audit_adjudicated)

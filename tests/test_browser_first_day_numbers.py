@@ -32,8 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 #: This module's copy of the demo's studies in the shared server's store. The binary one
 #: sorts before every other study (pickers list names in code-point order), so the Export
-#: page opens on it: the page sets the "Label required" default when the radio is first
-#: drawn, and picking another study later keeps the choice already shown.
+#: page opens on it (the test also picks it, and checks the label default then).
 BINARY = "0-numbers-demo-binary"
 GRADED = "numbers-demo-relatedness"
 

@@ -18,8 +18,11 @@ from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import studies as svc
+from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.demo import seed_demo
+from medsim_annot.services.gold import table as table_svc
 from medsim_annot.services.gold.export import export_gold
+from medsim_annot.services.people.adjudicators import add_adjudicator
 from medsim_annot.services.practice.setup import set_practice
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine, session_scope
@@ -137,6 +140,28 @@ def test_dashboard_ehr_rel_a_published_figures(app_db, ehr_rel_a):
     rep = agreement_svc.agreement_report(ratings, scale)
     assert summary["alpha"] == pytest.approx(rep.krippendorff_alpha)
     assert summary["hub_exclusive"] == pytest.approx(rep.human_upper_bound["exclusive"])
+
+
+def test_export_label_default_follows_the_picked_study(app_db):
+    """The label requirement defaults to "a majority or an adjudicated label" on a study
+    with decided pairs, and to none on one without: also when the admin switches between
+    them in the picker (the choice shown for the previous study stayed, before)."""
+    seed_demo(engine=get_engine())
+    decided = open_study("demo-relatedness")
+    table = table_svc.study_gold_table(decided).table
+    pid = str(table[table["n_ratings"] > 0]["pair_id"].iloc[0])
+    add_adjudicator(decided, "Dr Lead")
+    decisions_svc.decide(
+        decided, pid, label=2, reason="rater_error", adjudicator="Dr Lead", seen_version=0
+    )
+    at = _page("export.py")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="export_study").value == "demo-binary"
+    assert at.radio(key="export_label_required").value == "No requirement"
+    at.selectbox(key="export_study").select("demo-relatedness").run()
+    assert at.radio(key="export_label_required").value == "A majority or an adjudicated label"
+    at.selectbox(key="export_study").select("demo-binary").run()
+    assert at.radio(key="export_label_required").value == "No requirement"
 
 
 def test_export_page_matches_service(app_db, tmp_path):
