@@ -13,7 +13,7 @@ from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.study_handle import Study
-from pages import _practice, _predictions, _qa, _ui
+from pages import _charts, _practice, _predictions, _qa, _ui
 
 #: The check-pair columns of the pace table, left out while no check pair was answered.
 CHECK_COLUMNS = ("n_checks", "n_correct", "check_accuracy", "ci_low", "ci_high", "check_warning")
@@ -50,7 +50,7 @@ def _sequential_audit(study: Study) -> None:
         "within its target.",
     )
     _qa.table(status.groups, "sequential-audit", "dashboard_dl_sequential")
-    st.plotly_chart(
+    _charts.plotly_chart(
         plots.sequential_audit_figure(status.groups, status.target), key="dashboard_fig_sequential"
     )
 
@@ -101,7 +101,9 @@ def _adjudication(study: Study) -> None:
         "is never counted as a rating."
     )
     _qa.table(adj.raters, "adjudicated-agreement", "dashboard_dl_adjudicated")
-    st.plotly_chart(plots.adjudication_reasons_figure(adj.reasons), key="dashboard_fig_adj_reasons")
+    _charts.plotly_chart(
+        plots.adjudication_reasons_figure(adj.reasons), key="dashboard_fig_adj_reasons"
+    )
 
 
 def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
@@ -153,7 +155,7 @@ def _quality_over_time(study: Study) -> None:
             index=doctors.index(flagged[0]) if flagged else 0,
             key="dashboard_timeline_doctor",
         )
-        st.plotly_chart(
+        _charts.plotly_chart(
             plots.quality_timeline_figure(q.windows, who, revisions=q.revisions, alerts=q.alerts),
             key="dashboard_fig_timeline",
         )
@@ -256,7 +258,7 @@ def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
     for reading in quality["reading"]:
         st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
-    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    _charts.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
     st.subheader("Check pairs, rushed answers and pace" if checks else "Rushed answers and pace")
     settings = dash.quality_settings
     if settings is not None:
@@ -390,11 +392,11 @@ def _dashboard(study: Study) -> None:
             else []
         )
         _qa.table(audit, "audit", "dashboard_dl_audit", hide=repeated)
-        st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
+        _charts.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
         conf = dash.confusion()
         st.subheader("Confusion matrix")
         _qa.table(conf, "confusion", "dashboard_dl_confusion", index=True)
-        st.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
+        _charts.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
 
     # ---- sequential audit (studies created with --target-ci) -------------------------------
     _sequential_audit(study)
@@ -421,7 +423,7 @@ def _dashboard(study: Study) -> None:
     st.subheader("Pairwise agreement")
     pw = dash.pairwise_alpha()
     if pw.notna().to_numpy().any():  # no heatmap of empty cells
-        st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
+        _charts.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
     _qa.table(pw, "pairwise-alpha", "dashboard_dl_pairwise_matrix", index=True)
     _qa.table(dash.per_annotator(), "per-annotator", "dashboard_dl_per_annotator")
     with st.expander("Every pair of annotators"):
@@ -429,7 +431,9 @@ def _dashboard(study: Study) -> None:
     means = dash.mean_scores()
     if len(means):
         st.subheader("Distribution of mean scores")
-        st.plotly_chart(plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means")
+        _charts.plotly_chart(
+            plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means"
+        )
 
     _rater_quality(study, dash)
 

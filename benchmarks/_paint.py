@@ -1,0 +1,112 @@
+"""What the browser painted when, measured in the page (issue 38).
+
+:data:`PROBE` is installed once in a page (``page.evaluate``; Streamlit's page switches do
+not reload it). From then on, every trusted click or Enter starts a new measurement at the
+event's own time stamp (when the input happened, so a main thread busy at that moment is
+counted as the wait it is). :func:`watch` names what is awaited: CSS selectors, with an
+optional text, looked up in the main area's fresh elements (not a stale leftover of the
+previous page) and in the shadow roots of the app's components. Each is marked at the
+animation frame after it first shows (a box of non-zero height): the frame that paints it.
+Layout shifts (``PerformanceObserver`` "layout-shift") are kept with their times, so
+:func:`shift_after` sums what moved after a given mark (the charts arriving after the text).
+"""
+
+from __future__ import annotations
+
+import time
+
+PROBE = r"""
+() => {
+  if (window.__paint) return;
+  const P = window.__paint = {start: null, marks: {}, targets: {}, shifts: [], longtasks: []};
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (P.start === null) continue;
+      P.shifts.push({t: e.startTime - P.start, value: e.value});
+    }
+  }).observe({type: 'layout-shift'});
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (P.start !== null) P.longtasks.push([e.startTime - P.start, e.duration]);
+    }
+  }).observe({type: 'longtask'});
+  const begin = (e) => {
+    if (!e.isTrusted) return;
+    P.start = e.timeStamp; P.marks = {}; P.shifts = []; P.longtasks = [];
+  };
+  document.addEventListener('click', begin, true);
+  document.addEventListener('keydown', (e) => { if (e.key === 'Enter') begin(e); }, true);
+  const roots = () => {
+    const out = [];
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (!main) return out;
+    for (const c of main.querySelectorAll('[data-testid="stElementContainer"]:not([data-stale="true"])')) {
+      out.push(c);
+      for (const h of c.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
+        if (h.shadowRoot) out.push(h.shadowRoot);
+      }
+    }
+    return out;
+  };
+  const count = (spec) => {
+    let n = 0;
+    const seen = new Set();
+    for (const r of roots()) {
+      for (const el of r.querySelectorAll(spec.css)) {
+        if (seen.has(el)) continue;
+        seen.add(el);
+        if (spec.text && !(el.textContent || '').includes(spec.text)) continue;
+        if (spec.has && !el.querySelector(spec.has)) continue;
+        if (el.getBoundingClientRect().height > 0) n += 1;
+      }
+    }
+    return n;
+  };
+  const check = () => {
+    if (P.start === null) return;
+    for (const [name, spec] of Object.entries(P.targets)) {
+      if (name in P.marks || count(spec) < (spec.min || 1)) continue;
+      P.marks[name] = null;
+      requestAnimationFrame(() => { P.marks[name] = performance.now() - P.start; });
+    }
+  };
+  new MutationObserver(check).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+  P.watch = (targets) => { P.targets = targets; check(); };
+}
+"""
+
+
+def install(page) -> None:
+    """Install :data:`PROBE` in *page* (once; again is harmless)."""
+    page.evaluate(PROBE)
+
+
+def watch(page, targets: dict[str, dict]) -> None:
+    """Await *targets* ({name: {"css", "text"?, "has"?, "min"?}}) from the next click or
+    Enter on; call before that input."""
+    page.evaluate("(t) => window.__paint.watch(t)", targets)
+
+
+def marks(page, names: list[str], timeout: float = 60) -> dict[str, float]:
+    """Seconds from the input to the paint of each of *names*, waiting up to *timeout*."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = page.evaluate("() => window.__paint.marks")
+        if all(got.get(n) is not None for n in names) or time.monotonic() > deadline:
+            missing = [n for n in names if got.get(n) is None]
+            if missing:
+                raise TimeoutError(f"not painted within {timeout} s: {', '.join(missing)}")
+            return {n: got[n] / 1000 for n in names}
+        time.sleep(0.05)
+
+
+def shift_after(page, seconds: float) -> float:
+    """The layout-shift score of every shift from *seconds* after the input on."""
+    shifts = page.evaluate("() => window.__paint.shifts")
+    return float(sum(s["value"] for s in shifts if s["t"] >= seconds * 1000))
+
+
+def longtasks(page) -> list[tuple[float, float]]:
+    """(start, duration) in seconds of each long task since the input."""
+    return [(a / 1000, b / 1000) for a, b in page.evaluate("() => window.__paint.longtasks")]

@@ -1,0 +1,83 @@
+"""The Dashboard's figures and tables never wait for its charts, and the charts arriving move
+nothing (issue 38, section 1).
+
+A fresh server, a small study (200 pairs x 3 ratings), Debian's chromium with a window tall
+enough (1280 x 3200) that the first charts and what follows them are on screen, where a move
+counts as a layout shift. The probe of ``benchmarks/_paint.py`` (also the benchmark's) marks,
+from the click on "Dashboard", the frame that paints the headline figures and the one that
+paints the first chart, and records every layout shift. Before pages/_charts.py the charts
+came inline: a loading skeleton of another height in their place, replaced by the chart,
+moved everything below (and the first load of the chart code could hold the figures back).
+
+Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from benchmarks import _paint
+from benchmarks import bench_admin_pages as bench
+from tests.conftest import ROOT
+from tests.streamlit_harness import chromium, require_chromium, sign_in_admin, streamlit_server
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+PASSWORD = "browser-charts-pw"
+N_ITEMS = 200
+#: Layout-shift score allowed after the headline is painted (a shift that moves a tenth of
+#: the window by a tenth of its height scores 0.01; a chart replacing a skeleton of another
+#: height scored well above this).
+MAX_SHIFT = 0.005
+
+SLOTS = '[class*="st-key-dashboard_fig_"][class*="_slot"]'
+
+
+def _filled(page) -> tuple[int, int]:
+    """(chart slots on the page, slots holding a drawn chart)."""
+    return page.evaluate(
+        """(sel) => {
+          const slots = [...document.querySelectorAll(sel)];
+          return [slots.length,
+                  slots.filter(s => s.querySelector('[data-testid="stPlotlyChart"] .main-svg')).length];
+        }""",
+        SLOTS,
+    )
+
+
+def test_dashboard_text_paints_before_charts_and_charts_move_nothing(tmp_path):
+    require_chromium()
+    url = f"sqlite:///{tmp_path / 'medsim.db'}"
+    bench.seed_study(url, N_ITEMS)
+    env = {
+        **os.environ,
+        "MEDSIM_DATABASE_URL": url,
+        "MEDSIM_ADMIN_PASSWORD": PASSWORD,
+        "PYTHONPATH": str(ROOT),
+    }
+    with (
+        streamlit_server(env, tmp_path / "streamlit.log") as base,
+        chromium() as browser,
+    ):
+        page = browser.new_context(viewport={"width": 1280, "height": 3200}).new_page()
+        sign_in_admin(page, base, PASSWORD)
+        _paint.install(page)
+        _paint.watch(page, bench.paint_targets("Dashboard"))
+        page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
+        got = _paint.marks(page, ["main", "chart"])
+        deadline = time.monotonic() + 60
+        while True:
+            slots, filled = _filled(page)
+            if (slots and filled == slots) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        page.wait_for_timeout(1000)  # anything still moving after the last chart is counted
+        shift = _paint.shift_after(page, got["main"] + bench.ONE_FRAME)
+    assert slots >= 4 and filled == slots, f"{filled} of {slots} chart slots drawn"
+    assert got["main"] < got["chart"], (
+        f"headline at {got['main']:.3f} s, chart {got['chart']:.3f} s"
+    )
+    assert shift <= MAX_SHIFT, f"layout shift after the headline painted: {shift:.4f}"
