@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -261,6 +262,12 @@ def _baseline_tree(tmp: Path) -> Path | None:
             capture_output=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+        # Compiled once here, as today's code is: no run of it pays for compiling.
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "medsim_annot", "pages", "data_schemas"],
+            cwd=dest,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"  baseline {BASELINE_REF}: not available ({exc})")
         return None
@@ -317,7 +324,6 @@ def _runs(browser, url: str, code: dict[str, Path], tmp: Path) -> dict[str, list
 def _start_in(env: dict, log: Path, folder: Path):
     """``streamlit run serve.py`` of the code in *folder*, run from there (so that its own
     packages are imported); (process, base URL) once /_stcore/health answers."""
-    import sys
     import urllib.request
 
     from tests.ports import free_port
