@@ -4,7 +4,7 @@
 not reload it). From then on, every trusted click or Enter starts a new measurement at the
 event's own time stamp (when the input happened, so a main thread busy at that moment is
 counted as the wait it is). :func:`watch` names what is awaited: CSS selectors, with an
-optional text, looked up in the main area's fresh elements (not a stale leftover of the
+optional text, looked up (once the page's own main heading shows) in the main area's fresh elements (not a stale leftover of the
 previous page) and in the shadow roots of the app's components. Each is marked at the
 animation frame after it first shows (a box of non-zero height): the frame that paints it.
 Layout shifts (``PerformanceObserver`` "layout-shift") are kept with their times, so
@@ -62,8 +62,17 @@ PROBE = r"""
     }
     return n;
   };
+  const headed = () => {
+    if (!P.heading) return true;
+    for (const r of roots()) {
+      for (const h of r.querySelectorAll('h1')) {
+        if ((h.textContent || '').trim() === P.heading) return true;
+      }
+    }
+    return false;
+  };
   const check = () => {
-    if (P.start === null) return;
+    if (P.start === null || !headed()) return;
     for (const [name, spec] of Object.entries(P.targets)) {
       if (name in P.marks || count(spec) < (spec.min || 1)) continue;
       P.marks[name] = null;
@@ -72,7 +81,7 @@ PROBE = r"""
   };
   new MutationObserver(check).observe(document.body,
     {subtree: true, childList: true, characterData: true, attributes: true});
-  P.watch = (targets) => { P.targets = targets; check(); };
+  P.watch = (targets, heading) => { P.targets = targets; P.heading = heading; };
 }
 """
 
@@ -82,10 +91,12 @@ def install(page) -> None:
     page.evaluate(PROBE)
 
 
-def watch(page, targets: dict[str, dict]) -> None:
+def watch(page, targets: dict[str, dict], heading: str | None = None) -> None:
     """Await *targets* ({name: {"css", "text"?, "has"?, "min"?}}) from the next click or
-    Enter on; call before that input."""
-    page.evaluate("(t) => window.__paint.watch(t)", targets)
+    Enter on, counted only once the main heading reads *heading* (if given: the elements of
+    the page left are not yet marked stale right after the click); call before that
+    input."""
+    page.evaluate("([t, h]) => window.__paint.watch(t, h)", [targets, heading])
 
 
 def marks(page, names: list[str], timeout: float = 60) -> dict[str, float]:

@@ -5,7 +5,8 @@ tests start it, :mod:`tests.streamlit_harness`) on a store holding one study of 
 current ratings (binary, automatic labels, 20 groups: the dashboard benchmark's synthetic
 study), N = 1,200 and 100,000 (``MEDSIM_BENCH_PAGES_SIZES``), on SQLite and, when
 ``MEDSIM_BENCH_POSTGRES_URL`` or ``MEDSIM_TEST_POSTGRES_URL`` is set, on a new PostgreSQL
-database of that server (dropped afterwards).
+database of that server (dropped afterwards); ``MEDSIM_BENCH_PAGES_STORES`` picks them
+(default ``sqlite,postgresql``).
 
 Each run starts the server, opens a new browser and signs in as the admin (timed from the
 Enter to the Study setup's study list), then clicks every admin page of the sidebar in turn
@@ -42,6 +43,7 @@ from tests.streamlit_harness import open_admin_form
 N_ITEMS = 1200
 SIZES = tuple(int(n) for n in os.environ.get("MEDSIM_BENCH_PAGES_SIZES", "1200,100000").split(","))
 RUNS = int(os.environ.get("MEDSIM_BENCH_PAGES_RUNS", "10"))
+STORES = os.environ.get("MEDSIM_BENCH_PAGES_STORES", "sqlite,postgresql").lower().split(",")
 #: The code measured as the baseline: main before issue 38 (charts inline with the text).
 BASELINE_REF = os.environ.get("MEDSIM_BENCH_BASELINE_REF", "bcf7401")
 GOAL = 1.5
@@ -217,7 +219,8 @@ def _paint_timed(page, title: str, act) -> dict[str, float]:
     """Watch *title*'s targets, do *act* (the click or Enter), return their paint times (s)
     and, where the page has a chart, the layout shift after its main content painted."""
     targets = paint_targets(title)
-    _paint.watch(page, targets)
+    spec = registry.page(title)
+    _paint.watch(page, targets, spec.heading or spec.title)
     act()
     got = _paint.marks(page, list(targets))
     if "chart" in got:
@@ -424,6 +427,7 @@ def run(report) -> None:
             code["baseline"] = baseline
         for n_items in SIZES:
             stores = [("SQLite", None)] + ([("PostgreSQL", pg)] if pg else [])
+            stores = [(name, u) for name, u in stores if name.lower() in STORES]
             for store, pg_base in stores:
                 drop = None
                 if pg_base:

@@ -65,7 +65,7 @@ def test_dashboard_text_paints_before_charts_and_charts_move_nothing(tmp_path):
         page = browser.new_context(viewport={"width": 1280, "height": 3200}).new_page()
         sign_in_admin(page, base, PASSWORD)
         _paint.install(page)
-        _paint.watch(page, bench.paint_targets("Dashboard"))
+        _paint.watch(page, bench.paint_targets("Dashboard"), "QA dashboard")
         page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
         got = _paint.marks(page, ["main", "chart"])
         deadline = time.monotonic() + 60
