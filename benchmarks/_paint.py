@@ -66,7 +66,7 @@ PROBE = r"""
     if (!P.heading) return true;
     for (const r of roots()) {
       for (const h of r.querySelectorAll('h1')) {
-        if ((h.textContent || '').trim() === P.heading) return true;
+        if ((h.textContent || '').trim().startsWith(P.heading)) return true;
       }
     }
     return false;
@@ -107,7 +107,11 @@ def marks(page, names: list[str], timeout: float = 60) -> dict[str, float]:
         if all(got.get(n) is not None for n in names) or time.monotonic() > deadline:
             missing = [n for n in names if got.get(n) is None]
             if missing:
-                raise TimeoutError(f"not painted within {timeout} s: {', '.join(missing)}")
+                seen = page.evaluate(
+                    "() => ({heading: window.__paint.heading, marks: window.__paint.marks,"
+                    " h1: [...document.querySelectorAll('h1')].map(h => h.textContent)})"
+                )
+                raise TimeoutError(f"not painted within {timeout} s: {', '.join(missing)}; {seen}")
             return {n: got[n] / 1000 for n in names}
         time.sleep(0.05)
 
