@@ -34,8 +34,8 @@ N_ITEMS = 200
 MAX_SHIFT = 0.005
 
 SLOTS = '[class*="st-key-dashboard_fig_"][class*="_slot"]'
-#: The charts of the small study's Dashboard (audit, confusion, pairwise, rater quality,
-#: quality timeline; no mean scores at 200 items): waited for before the shifts are summed.
+#: The charts the small study's Dashboard draws (five at 200 items): waited for before the
+#: shifts are summed.
 MIN_CHARTS = 5
 
 
