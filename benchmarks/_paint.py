@@ -37,24 +37,23 @@ PROBE = r"""
   document.addEventListener('click', begin, true);
   document.addEventListener('keydown', (e) => { if (e.key === 'Enter') begin(e); }, true);
   const roots = () => {
-    const out = [];
+    // The main area and the shadow roots of its components; each with the element that
+    // tells whether it is a stale leftover of the previous page.
     const main = document.querySelector('[data-testid="stMain"]');
-    if (!main) return out;
-    for (const c of main.querySelectorAll('[data-testid="stElementContainer"]:not([data-stale="true"])')) {
-      out.push(c);
-      for (const h of c.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
-        if (h.shadowRoot) out.push(h.shadowRoot);
-      }
+    if (!main) return [];
+    const out = [[main, null]];
+    for (const h of main.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
+      if (h.shadowRoot) out.push([h.shadowRoot, h]);
     }
     return out;
   };
+  const stale = (el) => Boolean(el.closest('[data-stale="true"]'));
   const count = (spec) => {
     let n = 0;
-    const seen = new Set();
-    for (const r of roots()) {
+    for (const [r, host] of roots()) {
+      if (host && stale(host)) continue;
       for (const el of r.querySelectorAll(spec.css)) {
-        if (seen.has(el)) continue;
-        seen.add(el);
+        if (!host && stale(el)) continue;
         if (spec.text && !(el.textContent || '').includes(spec.text)) continue;
         if (spec.has && !el.querySelector(spec.has)) continue;
         if (el.getBoundingClientRect().height > 0) n += 1;
@@ -64,8 +63,9 @@ PROBE = r"""
   };
   const headed = () => {
     if (!P.heading) return true;
-    for (const r of roots()) {
+    for (const [r, host] of roots()) {
       for (const h of r.querySelectorAll('h1')) {
+        if (stale(host || h)) continue;
         if ((h.textContent || '').trim().startsWith(P.heading)) return true;
       }
     }
