@@ -7,9 +7,9 @@ counts as a layout shift. The probe of ``benchmarks/_paint.py`` (also the benchm
 from the click on "Dashboard", the frame that paints the headline figures and the one that
 paints the first chart, and records every layout shift. The chart code is made to hold the
 main thread for 1.5 s when it first runs (as on a busy machine), so what waits for it shows
-whatever the load. Before pages/_charts.py the charts
-came inline: a loading skeleton of another height in their place, replaced by the chart,
-moved everything below (and the first load of the chart code could hold the figures back).
+whatever the load. Before pages/_charts.py (charts inline with the text, bcf7401) this test
+failed: the headline figures were painted in the same frame as the first chart, 4.3 s after
+the click, held back by the chart code's run.
 
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
 """
