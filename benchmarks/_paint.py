@@ -79,8 +79,19 @@ PROBE = r"""
       requestAnimationFrame(() => { P.marks[name] = performance.now() - P.start; });
     }
   };
-  new MutationObserver(check).observe(document.body,
-    {subtree: true, childList: true, characterData: true, attributes: true});
+  // Changes inside a component's shadow root are not seen from the document: each shadow
+  // root gets its own observer once it appears.
+  const options = {subtree: true, childList: true, characterData: true, attributes: true};
+  const observer = new MutationObserver(() => {
+    for (const [r] of roots()) {
+      if (r instanceof ShadowRoot && !r.__paintObserved) {
+        r.__paintObserved = true;
+        observer.observe(r, options);
+      }
+    }
+    check();
+  });
+  observer.observe(document.body, options);
   P.watch = (targets, heading) => { P.targets = targets; P.heading = heading; };
 }
 """
