@@ -33,6 +33,13 @@ PROBE = r"""
   const begin = (e) => {
     if (!e.isTrusted) return;
     P.start = e.timeStamp; P.marks = {}; P.shifts = []; P.longtasks = [];
+    // Also looked for at every frame until all are marked (a shadow root's content can be
+    // written before any observer of it exists): at most one frame late.
+    const tick = () => {
+      check();
+      if (Object.keys(P.targets).some((k) => !(k in P.marks))) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
   };
   document.addEventListener('click', begin, true);
   document.addEventListener('keydown', (e) => { if (e.key === 'Enter') begin(e); }, true);
