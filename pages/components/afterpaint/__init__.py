@@ -19,12 +19,13 @@ _mount = st.components.v2.component(
 )
 
 
-def painted(key: str) -> bool:
+def painted(key: str, known: bool = False) -> bool:
     """Mount the component under *key*; whether the browser has reported the page painted
     (false on the first run of a page view, true from the rerun it asks for on; a test
-    without a browser sets ``st.session_state[key] = {"painted": True}`` first)."""
+    without a browser sets ``st.session_state[key] = {"painted": True}`` first); *known*: the
+    caller knows it already (the component then asks for nothing)."""
     state = st.session_state.get(key)
-    done = bool(state.get("painted")) if isinstance(state, Mapping) else False
+    done = known or (bool(state.get("painted")) if isinstance(state, Mapping) else False)
     result = _mount(
         key=key, data={"painted": done}, default={"painted": False}, on_painted_change=_noop
     )
