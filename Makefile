@@ -9,9 +9,25 @@ EMB_STAMP := $(VENV)/.embeddings-stamp
 SPARK_STAMP := $(VENV)/.spark-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
-# pytest-xdist on both cores (CI: 2 cores); tests/conftest.py keeps the tests of a module with
-# a module-scoped served app or browser on one worker, so each server starts once.
+# pytest-xdist on both cores (CI: 2 cores); tests/conftest.py keeps the tests of a module
+# with a module-scoped served app or browser on one worker, so each server starts once.
+# A third worker was tried (docs/testing.md): no proven gain, and timing-sensitive browser
+# tests failed under it on a loaded machine.
 PYTEST_ARGS ?= -n 2
+
+# Message catalogues (docs/i18n.md): compiled on every run/test/serve (quick, only when a .po
+# changed); `make messages` extracts the code's strings and updates every language's .po.
+.PHONY: messages messages-compile messages-check
+messages: setup
+	$(PY) tools/i18n.py extract
+	$(PY) tools/i18n.py update
+	$(PY) tools/i18n.py compile
+
+messages-compile: setup
+	$(PY) tools/i18n.py compile
+
+messages-check: setup
+	$(PY) tools/i18n.py check
 
 .PHONY: setup setup-embeddings setup-spark run dev serve test test-fast mutants lint bench demo clean
 
@@ -43,27 +59,27 @@ demo: setup
 
 # serve.py = the pages of app.py plus the ratings endpoint (one ASGI app); production
 # settings from .streamlit/config.toml (no file watcher).
-run: demo
+run: demo messages-compile
 	@echo "serving on http://$(HOST):$(PORT)  (Ctrl-C to stop)"
 	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
 # Development: as `make run`, but edited source files are picked up on save (the file
 # watcher costs CPU per open session: never in production).
-dev: demo
+dev: demo messages-compile
 	@echo "serving (development, file watcher on) on http://$(HOST):$(PORT)"
 	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false \
 		--server.fileWatcherType auto --server.runOnSave true
 
 # Production: create or migrate the schema of MEDSIM_DATABASE_URL, seed nothing, serve.
-serve: setup
+serve: setup messages-compile
 	$(PY) -m medsim_annot migrate
 	@echo "serving on http://$(HOST):$(PORT)  (Ctrl-C to stop)"
 	$(VENV)/bin/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
-test: setup
+test: setup messages-compile
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The quick loop (under 2 minutes on two idle cores): no real browser, no test marked slow

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from medsim_annot.i18n import N_, fmt_int, t
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity
 from medsim_annot.services.people.admins import admin_password_configured, admin_session_valid
 from medsim_annot.services.people.passwords import env_password_problem
@@ -36,7 +37,7 @@ from medsim_annot.services.people.sso import (
 )
 from medsim_annot.services.people.throttle import ThrottledError
 from medsim_annot.services.rating_queue import STORE_ERRORS
-from pages import _ui
+from pages import _i18n, _languages, _ui
 from pages._registry import ROLES, pages_for
 
 HERE = Path(__file__).resolve().parent
@@ -56,7 +57,11 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if _ui.role() == "annotator" else "auto",
 )
 st.session_state[_ui.ROUTED] = True
-STORE_DOWN = (
+# The person's language for every text of this run (and <html lang dir>): pages/_i18n.py.
+_i18n.apply()
+# Translators: the product's name; keep it as it is (a pseudo-locale run shows it marked).
+APP_NAME = N_("medsim-annot")
+STORE_DOWN = N_(
     "The rating store cannot be reached right now, so your code could not be checked. "
     "Nothing is lost: try again in a moment."
 )
@@ -116,7 +121,7 @@ def _sso_session() -> SsoOutcome | None:
     logged_in = bool(st.user.to_dict().get("is_logged_in"))
     if logged_in and _sso_expired():
         if st.session_state.get(SSO):
-            _ui.end_session("Your single sign-on session has ended; sign in again.")
+            _ui.end_session(t("Your single sign-on session has ended; sign in again."))
         return None
     if not logged_in:
         if st.session_state.get(SSO):  # the SSO session ended elsewhere
@@ -151,8 +156,9 @@ def _sso_sign_out() -> None:
 def _sso_sign_in() -> None:
     """Go to the identity provider, unless it cannot be reached: then say so here (the
     provider route would answer a bare error page with no way back)."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     if provider_unreachable(str(_secrets("auth").get("server_metadata_url", ""))):
-        st.session_state[_ui.NOTICE] = UNREACHABLE
+        st.session_state[_ui.NOTICE] = t(UNREACHABLE)
         return
     st.login()
 
@@ -177,21 +183,24 @@ def _check_code() -> None:
     whose trigger the finishing run then resets, so ``form_submit_button`` returns False
     and the submit is lost (the form stands unchanged). Callbacks run before the script,
     from the submitted widget values, so the submit is acted on whenever it arrives."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     code = st.session_state.get("login_code") or ""
     try:
         ident = sign_in_with_code(code, client=_ui.client_id(), engine=_ui.engine())
     except ThrottledError as exc:
-        _refuse("code", f"Sign-in paused: {exc}.")
+        _refuse("code", t("Sign-in paused: {reason}.", reason=exc))
     except STORE_ERRORS:
-        _refuse("code", STORE_DOWN, ":material/hourglass_empty:")
+        _refuse("code", t(STORE_DOWN), ":material/hourglass_empty:")
     else:
         if isinstance(ident, AdjudicatorIdentity):
             _ui.sign_in_adjudicator(ident)
         elif ident is None:
             _refuse(
                 "code",
-                "This access code is not valid (or was revoked). Check it, or ask the "
-                "study admin for a new one.",
+                t(
+                    "This access code is not valid (or was revoked). Check it, or ask the "
+                    "study admin for a new one."
+                ),
             )
         else:
             _ui.sign_in_annotator(ident)
@@ -229,9 +238,14 @@ def _annotator_sign_in() -> None:
     """The access-code form (checked by :func:`_check_code`)."""
 
     def fields() -> None:
-        st.text_input("Access code", key="login_code", placeholder="XXXX-XXXX-…")
+        st.text_input(
+            t("Access code"),
+            key="login_code",
+            # Translators: the shape of an access code (X: a letter or digit); keep it.
+            placeholder=t("XXXX-XXXX-…"),
+        )
 
-    _submit_first("login_annotator", "Sign in", _check_code, fields, primary=True, clear=False)
+    _submit_first("login_annotator", t("Sign in"), _check_code, fields, primary=True, clear=False)
     _show_refusal("code")
 
 
@@ -245,100 +259,119 @@ def _admin_password_notice() -> None:
         st.warning(problem)
     elif not configured:
         st.info(
-            "No admin password is set yet: run `medsim admin set-password` or set "
-            "MEDSIM_ADMIN_PASSWORD (at least 12 characters)."
+            t(
+                "No admin password is set yet: run `medsim admin set-password` or set "
+                "`MEDSIM_ADMIN_PASSWORD` (at least {n} characters).",
+                n=fmt_int(12),
+            )
         )
 
 
 def _check_admin() -> None:
     """Submit callback of the admin form: a right name and password sign the admin in (in
     the callback for the reason given at :func:`_check_code`)."""
+    _i18n.use_page_language()  # a callback runs before app.py sets the language
     name = st.session_state.get("login_admin_name") or ""
     pw = st.session_state.get("login_password") or ""
     try:
         admin = sign_in_admin(name, pw, client=_ui.client_id(), engine=_ui.engine())
     except ThrottledError as exc:
-        _refuse("admin", f"Sign-in paused: {exc}.")
+        _refuse("admin", t("Sign-in paused: {reason}.", reason=exc))
     except STORE_ERRORS:
-        _refuse("admin", STORE_DOWN, ":material/hourglass_empty:")
+        _refuse("admin", t(STORE_DOWN), ":material/hourglass_empty:")
     else:
         if admin is not None:
             _ui.sign_in_admin(admin)
         else:
-            _refuse("admin", "Wrong admin name or password.")
+            _refuse("admin", t("Wrong admin name or password."))
 
 
 def _admin_sign_in() -> None:
     """The admin name and password form (checked by :func:`_check_admin`)."""
 
     def fields() -> None:
-        st.text_input("Admin name", value="admin", key="login_admin_name")
-        st.text_input("Admin password", type="password", key="login_password")
+        st.text_input(t("Admin name"), value="admin", key="login_admin_name")
+        st.text_input(t("Admin password"), type="password", key="login_password")
 
-    _submit_first("login_admin", "Sign in as admin", _check_admin, fields)
+    _submit_first("login_admin", t("Sign in as admin"), _check_admin, fields)
     _show_refusal("admin")
 
 
 def landing() -> None:
-    st.title("medsim-annot")
+    st.title(t(APP_NAME))
     st.markdown(
-        "Doctors rate how similar or related two medical terms are, one pair at a time and "
-        "one key press per pair; study admins set up studies, follow agreement and export "
-        "the verified data.\n\n"
-        "**Annotators:** type the access code you were given and press *Sign in*. Your "
-        "progress is saved with every key press; sign in again any time to continue."
+        t(
+            "Doctors rate how similar or related two medical terms are, one pair at a time "
+            "and one key press per pair; study admins set up studies, follow agreement and "
+            "export the verified data."
+        )
+    )
+    st.markdown(
+        t(
+            "**Annotators:** type the access code you were given and press *Sign in*. Your "
+            "progress is saved with every key press; sign in again any time to continue."
+        )
     )
     if notice := st.session_state.pop(_ui.NOTICE, None):
         st.warning(notice, icon=":material/lock:")
     _annotator_sign_in()
     if sso_configured():
         st.button(
-            "Sign in with SSO",
+            t("Sign in with SSO"),
             key="login_sso",
             on_click=_sso_sign_in,
-            help="Your organisation's sign-in (study admins, and annotators of studies "
-            "that allow it).",
+            help=t(
+                "Your organisation's sign-in (study admins, and annotators of studies that "
+                "allow it)."
+            ),
         )
     # A toggle, not an expander: an expander opens in the browser alone, and a click on it
     # during the page's first script run was seen to leave it drawn open with its fields
     # missing. The toggle's value is kept by the server, and the next run draws the form.
-    if st.toggle("Study admin", key="login_admin_open"):
+    if st.toggle(t("Study admin"), key="login_admin_open"):
         _admin_password_notice()
         _admin_sign_in()
 
 
 def refused(outcome: SsoOutcome):
     def page() -> None:
-        st.title("medsim-annot")
-        who = _ui.plain_markdown(outcome.identity) if outcome.identity else "an unknown user"
-        st.error(
-            f"You are signed in as {who}, but this account "
-            "is not a study admin and is not linked to an annotator of a study that allows "
-            "SSO sign-in. Ask the study admin to add you, or sign out to use an access code.",
-            icon=":material/lock:",
-        )
-        st.button("Sign out", key="sso_refused_signout", on_click=_sso_sign_out)
+        st.title(t(APP_NAME))
+        if outcome.identity:
+            text = t(
+                "You are signed in as {who}, but this account is not a study admin and is not "
+                "linked to an annotator of a study that allows SSO sign-in. Ask the study "
+                "admin to add you, or sign out to use an access code.",
+                who=_ui.plain_markdown(outcome.identity),
+            )
+        else:
+            text = t(
+                "You are signed in as an unknown user, but this account is not a study admin "
+                "and is not linked to an annotator of a study that allows SSO sign-in. Ask "
+                "the study admin to add you, or sign out to use an access code."
+            )
+        st.error(text, icon=":material/lock:")
+        st.button(t("Sign out"), key="sso_refused_signout", on_click=_sso_sign_out)
 
     return page
 
 
 def choose_study(outcome: SsoOutcome):
     def page() -> None:
-        st.title("medsim-annot")
-        st.write("You take part in several studies. Which one do you want to annotate?")
+        st.title(t(APP_NAME))
+        st.write(t("You take part in several studies. Which one do you want to annotate?"))
         labels = {a.annotator_id: _ui.plain_markdown(a.study_name) for a in outcome.annotators}
-        pick = st.radio("Study", list(labels), format_func=labels.get, key="sso_pick")
-        if st.button("Continue", type="primary", key="sso_pick_go"):
+        pick = st.radio(t("Study"), list(labels), format_func=labels.get, key="sso_pick")
+        if st.button(t("Continue"), type="primary", key="sso_pick_go"):
             st.session_state[SSO_CHOICE] = pick
             st.rerun()
-        st.button("Sign out", key="sso_choose_signout", on_click=_sso_sign_out)
+        st.button(t("Sign out"), key="sso_choose_signout", on_click=_sso_sign_out)
 
     return page
 
 
 def sso_misconfigured(problem: str):
     def page() -> None:
-        st.title("medsim-annot")
+        st.title(t(APP_NAME))
         st.error(problem, icon=":material/lock:")
 
     return page
@@ -351,10 +384,10 @@ def _admin_still_valid() -> None:
     try:
         valid = admin_session_valid(_ui.current_admin(), engine=_ui.engine())
     except STORE_ERRORS:
-        _ui.end_session(_ui.ADMIN_UNCHECKED)
+        _ui.end_session(t(_ui.ADMIN_UNCHECKED))
         return
     if not valid:
-        _ui.end_session(_ui.ADMIN_ENDED)
+        _ui.end_session(t(_ui.ADMIN_ENDED))
 
 
 sso_problem = cookie_secret_problem(_secrets("auth"))
@@ -366,42 +399,44 @@ if sso_problem:
     # Nothing else is served: a session signed in any way would outlive the fix unchecked,
     # and a forged identity cookie must not reach the role mapping.
     st.session_state.clear()
-    pages = [st.Page(sso_misconfigured(sso_problem), title="Sign in", default=True)]
+    pages = [st.Page(sso_misconfigured(sso_problem), title=t("Sign in"), default=True)]
 elif role in ROLES:
     # The role's pages, from the one page registry; the first is where the role lands.
     pages = [
-        st.Page(p.path, title=p.title, icon=p.icon, default=i == 0)
+        st.Page(p.path, title=p.label, icon=p.icon, default=i == 0)
         for i, p in enumerate(pages_for(role))
     ]
 elif outcome is not None and outcome.role == "refused":
-    pages = [st.Page(refused(outcome), title="Sign in", icon=":material/login:", default=True)]
+    pages = [st.Page(refused(outcome), title=t("Sign in"), icon=":material/login:", default=True)]
 elif outcome is not None and outcome.role == "annotator":
     pages = [
         st.Page(
-            choose_study(outcome), title="Choose a study", icon=":material/login:", default=True
+            choose_study(outcome),
+            title=t("Choose a study"),
+            icon=":material/login:",
+            default=True,
         )
     ]
 else:
-    pages = [st.Page(landing, title="Sign in", icon=":material/login:", default=True)]
+    pages = [st.Page(landing, title=t("Sign in"), icon=":material/login:", default=True)]
 
 nav = st.navigation(pages, position="sidebar" if role == "admin" else "hidden")
 if role:
     with st.sidebar:
         ident = st.session_state.get(_ui.IDENTITY)
         admin = _ui.current_admin()
-        st.caption(
-            _ui.plain_markdown(
-                f"Signed in as {ident.name}"
-                if role in ("annotator", "adjudicator") and ident
-                else f"Signed in as study admin {admin.name}"
-                if admin
-                else "Signed in as study admin"
-            )
-        )
+        if role in ("annotator", "adjudicator") and ident:
+            signed_in = t("Signed in as {name}", name=_ui.plain_markdown(ident.name))
+        elif admin:
+            signed_in = t("Signed in as study admin {name}", name=_ui.plain_markdown(admin.name))
+        else:
+            signed_in = t("Signed in as study admin")
+        st.caption(signed_in)
+        _languages.language_selector(admin or ident, _ui.engine())  # the person's language
         sso = bool(st.session_state.get(SSO))
         if role == "annotator":
             # Through the widget: it saves or asks, then clears what it kept in the browser.
-            st.button("Sign out", key="signout", on_click=_ui.ask_sign_out, kwargs={"sso": sso})
+            st.button(t("Sign out"), key="signout", on_click=_ui.ask_sign_out, kwargs={"sso": sso})
         else:
-            st.button("Sign out", key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)
+            st.button(t("Sign out"), key="signout", on_click=_sso_sign_out if sso else _ui.sign_out)
 nav.run()

@@ -2,12 +2,15 @@
 
 Each module defines ``run(report)``; ``report(name, value, unit, baseline=None, goal=None)``
 prints one line: the figure, the straightforward baseline measured in the same run and the
-ratio between them, and whether the goal stated in the benchmark's docstring is met.
+ratio between them, and whether the goal stated in the benchmark's docstring is met. Every
+figure also goes to the scoreboard (``benchmarks/scoreboard.py``), which ends the run with
+one table of the figures that have a goal: goal, value, same-run baseline, ✓ / ✗.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 import time
@@ -15,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-RESULTS: list[tuple[str, str, bool | None]] = []
+from benchmarks.scoreboard import BOARD  # after the path above
 
 
 def report(
@@ -28,16 +31,10 @@ def report(
     ok: bool | None = None,
     lower_is_better: bool = True,
 ) -> None:
-    line = f"  {name}: {value:,.4g} {unit}"
-    if baseline is not None and value:
-        ratio = baseline / value if lower_is_better else value / baseline
-        line += f"  | baseline {baseline:,.4g} {unit}  | ratio {ratio:,.1f}x"
-    if goal:
-        line += f"  | goal {goal}"
-    if ok is not None:
-        line += "  [OK]" if ok else "  [MISSED]"
-    print(line, flush=True)
-    RESULTS.append((name, line, ok))
+    figure = BOARD.report(
+        name, value, unit, baseline=baseline, goal=goal, ok=ok, lower_is_better=lower_is_better
+    )
+    print(figure.line(), flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -48,15 +45,15 @@ def main(argv: list[str]) -> int:
         names = [n for n in names if n in wanted]
     for name in names:
         print(f"== {name} ==", flush=True)
+        BOARD.start(name)
         t0 = time.perf_counter()
         module = importlib.import_module(f"benchmarks.{name}")
         module.run(report)
         print(f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    missed = [n for n, _, ok in RESULTS if ok is False]
-    print(
-        f"\n{len(RESULTS)} figures, {len(missed)} goals missed"
-        + (f": {', '.join(missed)}" if missed else "")
-    )
+    print("\n== goals ==", flush=True)
+    print(BOARD.table(), flush=True)
+    if os.environ.get("MEDSIM_BENCH_JSON"):
+        BOARD.dump(Path(os.environ["MEDSIM_BENCH_JSON"]))
     return 0
 
 

@@ -23,9 +23,12 @@ is the figure.
    a press every 2 s ± 0.5 s, 5% going back to change an answer, exactly-once checked live
    and against the store. One process: ``LOAD_DOCTORS`` doctors for ``LOAD_SECONDS``
    (goal: acknowledgement p95 ≤ 500 ms, 0 lost, 0 doubled); then a ramp (``RAMP_STEP_S``
-   per step, ``RAMP_BY`` more doctors each) up to the knee, where the p95 crosses 1 s. Two
-   processes behind the nginx config of docs/deploy.md on PostgreSQL: the same ramp (goal:
-   knee ≥ 1.8× one process's). The baseline of the load is the rerun path's ceiling: one
+   per step, ``RAMP_BY`` more doctors each) up to the knee, where the p95 crosses 1 s (goal:
+   ≥ 50 presses/s, the 100 doctors of the capacity issue). Two
+   processes behind the nginx config of docs/deploy.md on PostgreSQL: the same ramp
+   (informational: the capacity issue's goal, a knee ≥ 1.8× one process's, cannot show on
+   a 2-core machine, where the first process already uses both cores; ``bench_scaleout.py``
+   shows what makes scale-out work). The baseline of the load is the rerun path's ceiling: one
    core divided by its CPU per press (section 1).
 4. **Five browsers** at 1 press/s each (chromium, the real widget): the most unsaved
    ratings any status showed (goal ≤ 3) and the time from the last key to "All saved"
@@ -574,6 +577,11 @@ def _ramp(label: str, url: str, tmp: Path, servers: int) -> tuple[float, bool, l
     return lo["made"] + f * (hi["made"] - lo["made"]), True, rows
 
 
+def _knee_goal(knee: float) -> dict:
+    """Issue 21: one process carries >= 100 doctors pressing every 2 s (50 presses/s)."""
+    return {"goal": "≥ 50 presses/s (100 doctors, a press every 2 s)", "ok": knee >= 50}
+
+
 def _knee_report(report, label: str, knee: float, crossed: bool, baseline: float, **kw) -> None:
     report(
         f"{label}: knee (presses/s where ack p95 crosses 1 s)"
@@ -651,7 +659,7 @@ def run(report) -> None:
         _steady(report, "SQLite", sqlite, tmp)
         knee, crossed, _ = _ramp("SQLite one process", sqlite, tmp, 1)
         ceiling = 1000 / rerun_cpu["SQLite"] if rerun_cpu.get("SQLite") else float("nan")
-        _knee_report(report, "SQLite one process", knee, crossed, ceiling)
+        _knee_report(report, "SQLite one process", knee, crossed, ceiling, **_knee_goal(knee))
         if not pg:
             print("  PostgreSQL: skipped (set MEDSIM_BENCH_POSTGRES_URL)", flush=True)
             return
@@ -660,7 +668,9 @@ def run(report) -> None:
         with _pg_database() as url:
             knee1, crossed1, _ = _ramp("PostgreSQL one process", url, tmp, 1)
         ceiling = 1000 / rerun_cpu["PostgreSQL"] if rerun_cpu.get("PostgreSQL") else float("nan")
-        _knee_report(report, "PostgreSQL one process", knee1, crossed1, ceiling)
+        _knee_report(
+            report, "PostgreSQL one process", knee1, crossed1, ceiling, **_knee_goal(knee1)
+        )
         from tests.nginx_proxy import NGINX
 
         if not NGINX.exists():
@@ -668,12 +678,12 @@ def run(report) -> None:
             return
         with _pg_database() as url:
             knee2, crossed2, _ = _ramp("PostgreSQL two processes + nginx", url, tmp, 2)
+        # Informational: on two cores the first process already uses both (issue 38), so
+        # the knee of two cannot show scale-out; bench_scaleout.py shows what makes it work.
         _knee_report(
             report,
-            "PostgreSQL two processes behind nginx",
+            "PostgreSQL two processes behind nginx (informational on 2 cores)",
             knee2,
             crossed2,
             knee1,
-            goal="≥ 1.8× one process's knee",
-            ok=knee2 >= 1.8 * knee1,
         )

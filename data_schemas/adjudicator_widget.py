@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from ._text import N_, tr
 from .gold import AdjudicationNeed, AdjudicationReason
 from .limits import COMMENT_MAX_CHARS
 
@@ -101,6 +102,52 @@ class ReasonChoice(_Strict):
     label: str
 
 
+class AdjudicatorTexts(_Strict):
+    """Every word the widget shows, in the person's language: the JavaScript writes no text
+    of its own. The page builds it with :meth:`translated`: the fixed words (defaults here,
+    in English) through the catalogue, and the lines about the pair on screen (``head``,
+    ``counter``, ``needs``, ``facts``, ``current``) written by the page with their numbers
+    formatted for the language."""
+
+    head: str = ""
+    counter: str = ""
+    needs: str = ""
+    facts: str = ""
+    current: str = ""
+    vs: str = N_("vs")
+    col_rater: str = N_("rater")
+    col_answer: str = N_("answer")
+    col_unclear: str = N_("unclear")
+    col_seconds: str = N_("seconds")
+    col_comment: str = N_("comment")
+    yes: str = N_("yes")
+    options: str = N_("Final label")
+    reasons: str = N_("Reason")
+    reason_text: str = N_('Reason text (needed for "other"; Esc leaves the field)')
+    flag: str = N_("Flag for a guideline update")
+    keys: str = N_("Keys:")
+    key_label: str = N_("label")
+    key_reason: str = N_("reason letter")
+    key_flag: str = N_("flag")
+    key_save: str = N_("save")
+    key_nav: str = N_("next/previous pair")
+    empty: str = N_("No pair needs a decision with these filters.")
+    label_first: str = N_("Choose a label first (1-9).")
+    reason_first: str = N_("Choose a reason first (its letter).")
+    other_text: str = N_('Say why in the text for "other".')
+    saving: str = N_("Saving…")
+
+    @classmethod
+    def translated(cls, **lines: str) -> AdjudicatorTexts:
+        """The fixed words in the current language, with the page's *lines* (``head`` …)."""
+        fixed = {
+            name: tr(str(field.default))
+            for name, field in cls.model_fields.items()
+            if field.default and name not in lines
+        }
+        return cls(**fixed, **lines)
+
+
 class AdjudicatorData(_Strict):
     """What the page mounts the widget with. ``pair``: ``None`` when no pair is left with
     the filters. ``position`` (1-based) and ``total``: in the filtered queue. ``status``: the
@@ -122,6 +169,8 @@ class AdjudicatorData(_Strict):
     #: The study's adjudication so far: pairs decided of the pairs that need a decision.
     decided: Annotated[int, Field(ge=0)] = 0
     needed: Annotated[int, Field(ge=0)] = 0
+    #: Every word the widget shows (:class:`AdjudicatorTexts`).
+    texts: AdjudicatorTexts = AdjudicatorTexts()
 
 
 # ------------------------------------------------------------------ widget -> page
@@ -142,7 +191,12 @@ class DecisionEvent(_Strict):
     @classmethod
     def _text_cap(cls, v: str) -> str:
         if len(v.strip()) > COMMENT_MAX_CHARS:
-            raise ValueError(f"the reason text is longer than {COMMENT_MAX_CHARS} characters")
+            raise ValueError(
+                tr(
+                    "the reason text is longer than {n} characters",
+                    n=COMMENT_MAX_CHARS,
+                )
+            )
         return v
 
 

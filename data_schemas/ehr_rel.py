@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import columns as C
+from ._text import tr, trn
 from .errors import InputError, Problem
 from .pairs import validate_pairs
 from .scales import RELATEDNESS_0_3, Scale
@@ -67,10 +68,13 @@ def row_pair_ids(id_1: pd.Series, id_2: pd.Series) -> tuple[list[str], int]:
 
 def repeated_pairs_note(n: int) -> str:
     """The one line said when *n* concept pairs appear on more than one row."""
-    pairs = "1 pair appears" if n == 1 else f"{n} pairs appear"
-    return (
-        f"{pairs} on more than one row; each row is kept as its own item, "
-        "as in the published tables"
+    return trn(
+        "{n} pair appears on more than one row; each row is kept as its own item, as in the "
+        "published tables",
+        "{n} pairs appear on more than one row; each row is kept as its own item, as in the "
+        "published tables",
+        n,
+        n=n,
     )
 
 
@@ -96,9 +100,11 @@ def read_ehr_rel(
     missing = [c for c in C.EHR_REQUIRED if c not in frame.columns]
     raters = rater_columns(frame.columns)
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+        raise InputError(
+            [Problem(tr("required column is missing"), column=c) for c in missing], file
+        )
     if not raters:
-        raise InputError.single("has no rater_<name> columns", file=file, row=1)
+        raise InputError.single(tr("has no rater_<name> columns"), file=file, row=1)
     df = frame.copy()
     for col in df.columns:
         df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()

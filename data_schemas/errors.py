@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._text import tr, trn
+
 
 @dataclass
 class Problem:
@@ -23,11 +25,13 @@ class Problem:
         if file:
             where.append(str(file))
         if self.row is not None:
-            where.append(f"row {self.row}")
+            where.append(tr("row {row}", row=self.row))
         if self.column is not None:
-            where.append(f"column '{self.column}'")
+            where.append(tr("column '{column}'", column=self.column))
         prefix = ", ".join(where)
-        return f"{prefix}: {self.message}" if prefix else self.message
+        return (
+            tr("{where}: {problem}", where=prefix, problem=self.message) if prefix else self.message
+        )
 
 
 @dataclass
@@ -64,11 +68,11 @@ class InputError(Exception):
     def summary(self, limit: int = 1) -> str:
         """One clear sentence (the first problem), plus a count of the others."""
         if not self.problems:
-            return f"{self.file}: invalid input" if self.file else "invalid input"
+            return tr("{file}: invalid input", file=self.file) if self.file else tr("invalid input")
         first = self.problems[0].describe(self.file)
         more = len(self.problems) - limit
         if more > 0:
-            first += f" (and {more} more problem{'s' if more > 1 else ''})"
+            first += " " + trn("(and {n} more problem)", "(and {n} more problems)", more, n=more)
         return first
 
     def lines(self) -> list[str]:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
+from ._text import N_, tr
 from .errors import Problem
 from .options import StrOptions
 from .scales import Scale
@@ -112,11 +113,11 @@ ADJUDICATION_REASONS = StrOptions.of(
     AdjudicationReason,
     "reason",
     {
-        "rater_error": "one or more raters made a mistake",
-        "ambiguous_term": "a term can be read in more than one way",
-        "guideline_gap": "the guideline does not settle this kind of pair",
-        "auto_label_wrong": "the automatic label is wrong",
-        "other": "something else, said in the text",
+        "rater_error": N_("one or more raters made a mistake"),
+        "ambiguous_term": N_("a term can be read in more than one way"),
+        "guideline_gap": N_("the guideline does not settle this kind of pair"),
+        "auto_label_wrong": N_("the automatic label is wrong"),
+        "other": N_("something else, said in the text"),
     },
 )
 
@@ -128,11 +129,11 @@ ADJUDICATION_NEEDS = StrOptions.of(
     AdjudicationNeed,
     "need",
     {
-        "all_different": "every rating differs",
-        "tiebreak_disagrees": "a 2 + 1 pair still without a majority after its third rating",
-        "no_majority": "no strict majority among the ratings cast",
-        "against_model": "the majority differs from the Dawid-Skene label",
-        "against_auto_label": "the majority differs from the automatic label",
+        "all_different": N_("every rating differs"),
+        "tiebreak_disagrees": N_("a 2 + 1 pair still without a majority after its third rating"),
+        "no_majority": N_("no strict majority among the ratings cast"),
+        "against_model": N_("the majority differs from the Dawid-Skene label"),
+        "against_auto_label": N_("the majority differs from the automatic label"),
     },
 )
 
@@ -416,16 +417,18 @@ def read_gold_frame(
     problems: list[Problem] = []
     pair_ids = frame[C.PAIR_ID].map(cell_text) if C.PAIR_ID in frame.columns else None
     if pair_ids is None:
-        problems.append(Problem("required column is missing", column=C.PAIR_ID))
+        problems.append(Problem(tr("required column is missing"), column=C.PAIR_ID))
         pair_ids = pd.Series([""] * len(frame), dtype=object)
     else:
         for i, pid in enumerate(pair_ids):
             if pid == "":
-                problems.append(Problem("pair_id is empty", row=i + 2, column=C.PAIR_ID))
+                problems.append(Problem(tr("pair_id is empty"), row=i + 2, column=C.PAIR_ID))
             elif known_pairs is not None and pid not in known_pairs:
                 problems.append(
                     Problem(
-                        f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID
+                        tr("pair_id '{pair_id}' is not in the pairs file", pair_id=pid),
+                        row=i + 2,
+                        column=C.PAIR_ID,
                     )
                 )
     rows: list[tuple[str, str, str]] = []
@@ -449,7 +452,7 @@ def read_gold_frame(
             if f not in TRUE_TEXT | FALSE_TEXT:
                 problems.append(
                     Problem(
-                        f"calibration must be true or false, not '{f}'",
+                        tr("calibration must be true or false, not '{value}'", value=f),
                         row=i + 2,
                         column=CALIBRATION_COLUMN,
                     )
@@ -501,7 +504,9 @@ def read_values(
             except ValueError:
                 problems.append(
                     Problem(
-                        f"'{text}' is not a number" + (" or a binary label" if binary else ""),
+                        tr("'{value}' is not a number or a binary label", value=text)
+                        if binary
+                        else tr("'{value}' is not a number", value=text),
                         row=i + 2,
                         column=column,
                     )

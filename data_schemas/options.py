@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Literal, get_args
 
+from ._text import N_, tr
 from .errors import OptionError, UnknownOptionError
 
 
@@ -31,7 +32,9 @@ def either(values: tuple[str, ...], *, quote: bool = True) -> str:
     'CSV, TSV or Parquet'
     """
     shown = [f"'{v}'" if quote else v for v in values]
-    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    if len(shown) == 1:
+        return shown[0]
+    return tr("{items} or {last}", items=", ".join(shown[:-1]), last=shown[-1])
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,13 @@ class StrOptions:
         value = value.value if isinstance(value, Enum) else value
         if value not in self.help:
             raise UnknownOptionError(
-                f"{self.name} must be {either(self.values)}, not '{value}'", self.name
+                tr(
+                    "{setting} must be {allowed}, not '{value}'",
+                    setting=self.name,
+                    allowed=either(self.values),
+                    value=value,
+                ),
+                self.name,
             )
         return str(value)
 
@@ -173,27 +182,30 @@ class NumberRange:
 
     def describe(self) -> str:
         """The allowed values in words (``strictly between 0 and 0.5``)."""
-        kind = "a whole number" if self.integer else ""
         if self.low is None and self.high is None:
-            return kind or "a number"
+            return tr("a whole number") if self.integer else tr("a number")
         lo = "" if self.low is None else _num(self.low)
         hi = "" if self.high is None else _num(self.high)
         if self.high is None:
             if self.integer and self._low_in():
-                return f"a whole number of at least {lo}"
-            bound = f"{lo} or more" if self._low_in() else f"more than {lo}"
+                return tr("a whole number of at least {low}", low=lo)
+            bound = tr("{low} or more", low=lo) if self._low_in() else tr("more than {low}", low=lo)
         elif self.low is None:
-            bound = f"{hi} or less" if self._high_in() else f"less than {hi}"
+            bound = (
+                tr("{high} or less", high=hi)
+                if self._high_in()
+                else tr("less than {high}", high=hi)
+            )
         elif lo == hi and self.closed == "both":
             bound = lo
         else:
             bound = {
-                "both": f"between {lo} and {hi}",
-                "neither": f"strictly between {lo} and {hi}",
-                "left": f"at least {lo} and below {hi}",
-                "right": f"above {lo} and at most {hi}",
+                "both": tr("between {low} and {high}", low=lo, high=hi),
+                "neither": tr("strictly between {low} and {high}", low=lo, high=hi),
+                "left": tr("at least {low} and below {high}", low=lo, high=hi),
+                "right": tr("above {low} and at most {high}", low=lo, high=hi),
             }[self.closed]
-        return f"{kind} {bound}" if kind else bound
+        return tr("a whole number {bound}", bound=bound) if self.integer else bound
 
     def within(self, *, low: float | None = None, high: float | None = None) -> NumberRange:
         """This setting with a bound known only at the call (e.g. the number of annotators)."""
@@ -219,7 +231,14 @@ class NumberRange:
             real = isinstance(value, numbers.Real) and not isinstance(value, bool)
             shown = _num(float(value)) if real else repr(value)
             raise OptionError(
-                f"{self.label} ({self.name}) must be {self.describe()}, not {shown}", self.name
+                tr(
+                    "{label} ({setting}) must be {allowed}, not {value}",
+                    label=tr(self.label),
+                    setting=self.name,
+                    allowed=self.describe(),
+                    value=shown,
+                ),
+                self.name,
             )
         return value
 
@@ -245,41 +264,43 @@ def _setting(
 
 # Study design and the sequential audit.
 SAMPLE_PER_GROUP = _setting(
-    "sample_per_group", "pairs sampled per group and label", 0, integer=True
+    "sample_per_group", N_("pairs sampled per group and label"), 0, integer=True
 )
-TARGET_CI = _setting("target_ci", "target half-width", 0, 0.5, "neither")
-MIN_POSITIVES = _setting("min_positives", "positives a group needs first", 0, integer=True)
-MIN_NEGATIVES = _setting("min_negatives", "negatives a group needs first", 0, integer=True)
-PER_ITEM = _setting("per_item", "annotators per pair", 1, integer=True)
-CALIBRATION = _setting("calibration", "calibration pairs", 0, integer=True)
-DUPLICATES = _setting("duplicates", "share of repeated pairs", 0, 1)
-TIEBREAK_TOLERANCE = _setting("tiebreak_tolerance", "tiebreak tolerance", 0)
-ERROR_RATE = _setting("error", "a doctor's error rate", 0, 1)
-DONT_KNOW_RATE = _setting("dont_know", "a doctor's don't-know rate", 0, 1)
-DISAGREEMENT = _setting("disagreement", "share of pairs that get a tiebreak", 0, 1)
-CHECK_RATE = _setting("check_rate", "check rate", 0, 1, "neither")
-CHECK_MIN_ACCURACY = _setting("check_min_accuracy", "minimum accuracy on check pairs", 0, 1)
-COST_PER_RATING = _setting("cost_per_rating", "cost of one doctor rating", 0, closed="neither")
+TARGET_CI = _setting("target_ci", N_("target half-width"), 0, 0.5, "neither")
+MIN_POSITIVES = _setting("min_positives", N_("positives a group needs first"), 0, integer=True)
+MIN_NEGATIVES = _setting("min_negatives", N_("negatives a group needs first"), 0, integer=True)
+PER_ITEM = _setting("per_item", N_("annotators per pair"), 1, integer=True)
+CALIBRATION = _setting("calibration", N_("calibration pairs"), 0, integer=True)
+DUPLICATES = _setting("duplicates", N_("share of repeated pairs"), 0, 1)
+TIEBREAK_TOLERANCE = _setting("tiebreak_tolerance", N_("tiebreak tolerance"), 0)
+ERROR_RATE = _setting("error", N_("a doctor's error rate"), 0, 1)
+DONT_KNOW_RATE = _setting("dont_know", N_("a doctor's don't-know rate"), 0, 1)
+DISAGREEMENT = _setting("disagreement", N_("share of pairs that get a tiebreak"), 0, 1)
+CHECK_RATE = _setting("check_rate", N_("check rate"), 0, 1, "neither")
+CHECK_MIN_ACCURACY = _setting("check_min_accuracy", N_("minimum accuracy on check pairs"), 0, 1)
+COST_PER_RATING = _setting("cost_per_rating", N_("cost of one doctor rating"), 0, closed="neither")
 # The practice gate (docs/practice.md): exact agreement with the reference answers over the
 # last PRACTICE_MIN_PAIRS practice answers must reach PRACTICE_THRESHOLD.
 PRACTICE_MIN_PAIRS = _setting(
-    "practice_min_pairs", "practice pairs before the gate", 1, integer=True
+    "practice_min_pairs", N_("practice pairs before the gate"), 1, integer=True
 )
-PRACTICE_THRESHOLD = _setting("practice_threshold", "practice accuracy threshold", 0, 1)
+PRACTICE_THRESHOLD = _setting("practice_threshold", N_("practice accuracy threshold"), 0, 1)
 # Statistics.
-CONFIDENCE = _setting("confidence", "confidence level", 0, 1, "neither")
-EPSILON = _setting("epsilon", "alt-test margin", 0, 1, "left")
-BOOTSTRAP = _setting("bootstrap", "bootstrap resamples", 0, integer=True)
-RUSHED_THRESHOLD = _setting("rushed_ms", "rushed threshold in milliseconds", 0, integer=True)
-PACE_PAUSE = _setting("pause_ms", "pause in ms", 0, closed="right")
-CHECK_TOLERANCE = _setting("check_tolerance", "check answer tolerance", 0)
-QUALITY_WINDOW = _setting("window", "ratings per quality window", 1, integer=True)
-DRIFT_MARGIN = _setting("drift_margin", "drift margin", 0, 1, "neither")
-BASELINE_WINDOWS = _setting("baseline_windows", "windows in a doctor's baseline", 1, integer=True)
+CONFIDENCE = _setting("confidence", N_("confidence level"), 0, 1, "neither")
+EPSILON = _setting("epsilon", N_("alt-test margin"), 0, 1, "left")
+BOOTSTRAP = _setting("bootstrap", N_("bootstrap resamples"), 0, integer=True)
+RUSHED_THRESHOLD = _setting("rushed_ms", N_("rushed threshold in milliseconds"), 0, integer=True)
+PACE_PAUSE = _setting("pause_ms", N_("pause in ms"), 0, closed="right")
+CHECK_TOLERANCE = _setting("check_tolerance", N_("check answer tolerance"), 0)
+QUALITY_WINDOW = _setting("window", N_("ratings per quality window"), 1, integer=True)
+DRIFT_MARGIN = _setting("drift_margin", N_("drift margin"), 0, 1, "neither")
+BASELINE_WINDOWS = _setting(
+    "baseline_windows", N_("windows in a doctor's baseline"), 1, integer=True
+)
 # Exports and builders.
-MIN_RATINGS = _setting("min_ratings", "minimum ratings per pair", 1, integer=True)
-TEST_SIZE = _setting("test_size", "share of the test split", 0, 1, "neither")
-SEED = _setting("seed", "random seed", integer=True)
-TOP = _setting("top", "number of pairs", 1, integer=True)
-MAX_PER_CONCEPT = _setting("max_per_concept", "pairs per concept", 1, integer=True)
-THRESHOLD = _setting("threshold", "largest edit distance of an easy pair", 0)
+MIN_RATINGS = _setting("min_ratings", N_("minimum ratings per pair"), 1, integer=True)
+TEST_SIZE = _setting("test_size", N_("share of the test split"), 0, 1, "neither")
+SEED = _setting("seed", N_("random seed"), integer=True)
+TOP = _setting("top", N_("number of pairs"), 1, integer=True)
+MAX_PER_CONCEPT = _setting("max_per_concept", N_("pairs per concept"), 1, integer=True)
+THRESHOLD = _setting("threshold", N_("largest edit distance of an easy pair"), 0)

@@ -17,6 +17,7 @@ import hashlib
 import pandas as pd
 
 from . import columns as C
+from ._text import N_, tr
 from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
 from .limits import TERM_MAX_CHARS
@@ -63,16 +64,19 @@ SCHEMA = pa.DataFrameSchema(
 )
 
 _EXPLAIN = {
-    "non_empty": "is empty; every pair needs a non-empty value here",
+    "non_empty": N_("is empty; every pair needs a non-empty value here"),
     "no_control_chars": CONTROL_EXPLANATION,
-    "short_term": f"is longer than {TERM_MAX_CHARS} characters; a term is a word or a few "
-    "words (is this the right column?)",
-    f"{C.PAIR_ID}:field_uniqueness": "pair_id '{value}' appears more than once",
-    "field_uniqueness": "value '{value}' appears more than once",
-    f"{C.AUTO_LABEL}:isin": "auto_label must be 0 or 1 (or empty), not '{value}'",
-    f"{C.DIFFICULTY}:isin": "difficulty must be 'easy' or 'hard' (or empty), not '{value}'",
-    f"{C.NEGATIVE_STRATEGY}:isin": "negative_strategy must be 'random' or 'levenshtein' (or empty), "
-    "not '{value}'",
+    "short_term": N_(
+        "is longer than {max_chars} characters; a term is a word or a few "
+        "words (is this the right column?)"
+    ),
+    f"{C.PAIR_ID}:field_uniqueness": N_("pair_id '{value}' appears more than once"),
+    "field_uniqueness": N_("value '{value}' appears more than once"),
+    f"{C.AUTO_LABEL}:isin": N_("auto_label must be 0 or 1 (or empty), not '{value}'"),
+    f"{C.DIFFICULTY}:isin": N_("difficulty must be 'easy' or 'hard' (or empty), not '{value}'"),
+    f"{C.NEGATIVE_STRATEGY}:isin": N_(
+        "negative_strategy must be 'random' or 'levenshtein' (or empty), not '{value}'"
+    ),
 }
 
 
@@ -84,9 +88,11 @@ def validate_pairs(frame: pd.DataFrame, file: str | None = None) -> pd.DataFrame
     df = frame.copy()
     missing = [c for c in C.PAIR_REQUIRED if c not in df.columns]
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+        raise InputError(
+            [Problem(tr("required column is missing"), column=c) for c in missing], file
+        )
     if len(df) == 0:
-        raise InputError.single("has no pairs (only a header)", file=file)
+        raise InputError.single(tr("has no pairs (only a header)"), file=file)
     for col in df.columns:
         df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()
     if C.AUTO_LABEL in df.columns:
@@ -117,7 +123,7 @@ def validate_pairs(frame: pd.DataFrame, file: str | None = None) -> pd.DataFrame
             stable_pair_id(r[C.TERM_1], r[C.TERM_2], *(r[c] for c in extra_cols))
             for r in df.loc[empty_id].to_dict(orient="records")
         ]
-    df = run_schema(SCHEMA, df, file, _EXPLAIN)
+    df = run_schema(SCHEMA, df, file, _EXPLAIN, {"max_chars": TERM_MAX_CHARS})
     if C.AUTO_LABEL in df.columns:
         df[C.AUTO_LABEL] = pd.array(
             [None if v == "" else int(v) for v in df[C.AUTO_LABEL]], dtype="Int64"

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
+from ._text import tr
 from .errors import InputError, Problem
 from .limits import COMMENT_MAX_CHARS
 from .scales import Scale
@@ -64,7 +65,9 @@ def practice_rows(
     explanation over the comment cap.
     """
     if C.PRACTICE_ANSWER not in frame.columns:
-        raise InputError([Problem("required column is missing", column=C.PRACTICE_ANSWER)], file)
+        raise InputError(
+            [Problem(tr("required column is missing"), column=C.PRACTICE_ANSWER)], file
+        )
     explanations = (
         frame[C.EXPLANATION].map(_cell)
         if C.EXPLANATION in frame.columns
@@ -81,7 +84,7 @@ def practice_rows(
             if every_row:
                 problems.append(
                     Problem(
-                        "is empty; every practice pair needs a reference answer",
+                        tr("is empty; every practice pair needs a reference answer"),
                         row=row,
                         column=C.PRACTICE_ANSWER,
                     )
@@ -95,7 +98,10 @@ def practice_rows(
         if scale.is_no_decision(value):
             problems.append(
                 Problem(
-                    f"'{text}' is no decision: a practice pair needs a reference answer",
+                    tr(
+                        "'{value}' is no decision: a practice pair needs a reference answer",
+                        value=text,
+                    ),
                     row=row,
                     column=C.PRACTICE_ANSWER,
                 )
@@ -104,8 +110,12 @@ def practice_rows(
         if len(why) > COMMENT_MAX_CHARS:
             problems.append(
                 Problem(
-                    f"has {len(why)} characters; an explanation may have at most "
-                    f"{COMMENT_MAX_CHARS} (the comment cap)",
+                    tr(
+                        "has {n} characters; an explanation may have at most {limit} (the "
+                        "comment cap)",
+                        n=len(why),
+                        limit=COMMENT_MAX_CHARS,
+                    ),
                     row=row,
                     column=C.EXPLANATION,
                 )

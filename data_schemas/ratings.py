@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns as C
+from ._text import N_, tr
 from ._validate import CONTROL_EXPLANATION, no_control_chars, pa, run_schema
 from .errors import InputError, Problem
 from .gold import FALSE_TEXT, TRUE_TEXT
@@ -33,9 +34,9 @@ SCHEMA = pa.DataFrameSchema(
 )
 
 _EXPLAIN = {
-    "non_empty": "is empty",
+    "non_empty": N_("is empty"),
     "no_control_chars": CONTROL_EXPLANATION,
-    f"{C.UNCLEAR}:isin": "unclear must be true/false (or 1/0, yes/no), not '{value}'",
+    f"{C.UNCLEAR}:isin": N_("unclear must be true/false (or 1/0, yes/no), not '{value}'"),
 }
 
 
@@ -55,7 +56,9 @@ def validate_ratings(
     df = frame.copy()
     missing = [c for c in C.RATING_REQUIRED if c not in df.columns]
     if missing:
-        raise InputError([Problem("required column is missing", column=c) for c in missing], file)
+        raise InputError(
+            [Problem(tr("required column is missing"), column=c) for c in missing], file
+        )
     for col in df.columns:
         df[col] = df[col].map(lambda v: "" if v is None else str(v)).str.strip()
     if C.UNCLEAR in df.columns:
@@ -78,7 +81,11 @@ def validate_ratings(
             keep.append(False)
         if known_pairs is not None and pid not in known_pairs:
             problems.append(
-                Problem(f"pair_id '{pid}' is not in the pairs file", row=i + 2, column=C.PAIR_ID)
+                Problem(
+                    tr("pair_id '{pair_id}' is not in the pairs file", pair_id=pid),
+                    row=i + 2,
+                    column=C.PAIR_ID,
+                )
             )
     rated = pd.Series([pd.NaT] * len(df), dtype="datetime64[ns, UTC]")
     if C.RATED_AT in df.columns:
@@ -94,7 +101,7 @@ def validate_ratings(
             except (ValueError, TypeError):
                 problems.append(
                     Problem(
-                        f"rated_at '{raw}' is not an ISO 8601 date-time",
+                        tr("rated_at '{value}' is not an ISO 8601 date-time", value=raw),
                         row=i + 2,
                         column=C.RATED_AT,
                     )
@@ -123,8 +130,12 @@ def validate_ratings(
     if dup.any():
         first = out[dup].iloc[0]
         raise InputError.single(
-            f"annotator '{first[C.ANNOTATOR]}' rates pair '{first[C.PAIR_ID]}' more than once "
-            "without rated_at: add rated_at so the latest rating can be told apart",
+            tr(
+                "annotator '{annotator}' rates pair '{pair_id}' more than once without "
+                "rated_at: add rated_at so the latest rating can be told apart",
+                annotator=first[C.ANNOTATOR],
+                pair_id=first[C.PAIR_ID],
+            ),
             file=file,
             column=C.RATING,
         )

@@ -13,6 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from ._text import tr
 from .errors import InputError, Problem
 from .options import StrOptions
 
@@ -69,15 +70,15 @@ class Scale(BaseModel):
     def _check(self) -> Scale:
         values = [o.value for o in self.options]
         if len(set(map(str, values))) != len(values):
-            raise ValueError("option values must be unique")
+            raise ValueError(tr("option values must be unique"))
         keys = [o.key for o in self.options]
         if len(set(keys)) != len(keys):
-            raise ValueError("option keys must be unique")
+            raise ValueError(tr("option keys must be unique"))
         if self.unclear_flag and "u" in keys:
-            raise ValueError("key 'u' is reserved for the unclear flag")
+            raise ValueError(tr("key 'u' is reserved for the unclear flag"))
         for v in self.no_decision:
             if str(v) not in set(map(str, values)):
-                raise ValueError(f"no_decision value {v!r} is not an option")
+                raise ValueError(tr("no_decision value {value} is not an option", value=repr(v)))
         for o in self.options:
             if o.code is None and isinstance(o.value, (int, float)):
                 o.code = float(o.value)
@@ -87,7 +88,11 @@ class Scale(BaseModel):
                     continue
                 if o.code is None:
                     raise ValueError(
-                        f"option {o.value!r} needs a numeric value or code for a {self.level} scale"
+                        tr(
+                            "option {value} needs a numeric value or code for a {level} scale",
+                            value=repr(o.value),
+                            level=self.level,
+                        )
                     )
         return self
 
@@ -171,7 +176,14 @@ class Scale(BaseModel):
                 if isinstance(o.value, (int, float)) and float(o.value) == num:
                     return o.value
         allowed = ", ".join(str(self.display(o.value)) for o in self.options)
-        raise ValueError(f"'{value}' is not a value of the {self.name} scale (allowed: {allowed})")
+        raise ValueError(
+            tr(
+                "'{value}' is not a value of the {scale} scale (allowed: {allowed})",
+                value=value,
+                scale=self.name,
+                allowed=allowed,
+            )
+        )
 
     def is_no_decision(self, value) -> bool:
         return any(self._same(v, value) for v in self.no_decision)
@@ -336,7 +348,7 @@ def read_settings_file(path: Path, *, name: str):
         return json.loads(text)
     except Exception as exc:
         raise InputError.single(
-            f"cannot be parsed ({exc.__class__.__name__}: {exc})", file=name
+            tr("cannot be parsed ({error})", error=f"{exc.__class__.__name__}: {exc}"), file=name
         ) from None
 
 
@@ -348,7 +360,10 @@ def load_scale(name_or_path: str | Path) -> Scale:
     path = Path(key)
     if not path.exists():
         raise InputError.single(
-            f"is neither a built-in scale ({', '.join(BUILT_IN)}) nor an existing scale file",
+            tr(
+                "is neither a built-in scale ({scales}) nor an existing scale file",
+                scales=", ".join(BUILT_IN),
+            ),
             file=key,
         )
     data = read_settings_file(path, name=key)

@@ -9,11 +9,17 @@ contract, the token or a server cap gets an :class:`ApiError` and stores nothing
 
 Every limit the widget obeys is here (:class:`WidgetLimits`, sent to it with the page's
 boot data), so the browser, the endpoint and the services cannot disagree about them.
-This module imports nothing of the project but :mod:`data_schemas.limits`.
+Every visible text of the widget is here too (:class:`WidgetText`, :class:`PracticeText`:
+English defaults, translated by the page into the person's language and sent in the boot
+data with ``lang``, ``dir`` and the locale its numbers and plural rules follow); the widget
+itself writes no visible word of its own.
+This module imports nothing of the project but :mod:`data_schemas.limits` and
+:mod:`data_schemas._text`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -27,6 +33,7 @@ from pydantic import (
     field_validator,
 )
 
+from ._text import N_, tr, trn
 from .limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 
 #: The path of the ratings endpoint (served beside Streamlit by ``serve.py``).
@@ -81,6 +88,9 @@ MAX_VALUE_CHARS = 100
 _MarkPart = Annotated[StrictInt, Field(ge=-1, le=2**31 - 1)]
 #: A signed-in page session's id (random, minted by the page with its first token).
 _Session = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_-]{16,43}$")]
+#: A language tag as the widget sends it (``de``, ``es``, ``qps-ploc``): the endpoint answers
+#: in it when it is a supported language.
+_LanguageTag = Annotated[StrictStr, Field(pattern=r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,3}$")]
 
 
 class _Strict(BaseModel):
@@ -155,6 +165,9 @@ class RatingsRequest(_Strict):
     mark: tuple[_MarkPart, _MarkPart] | None = None
     #: A practice answer (the practice round before the real queue; docs/practice.md).
     practice: PracticeAnswer | None = None
+    #: The widget's language (its boot's ``lang``): the refusals in the answer are written
+    #: in it (the endpoint refuses a language it does not speak).
+    lang: _LanguageTag | None = None
 
 
 class WidgetPair(_Strict):
@@ -342,28 +355,225 @@ class ScaleView(_Strict):
 
 class PracticeText(_Strict):
     """Every string the widget shows in the practice round (``{name}`` fields are filled
-    in by the widget). The page may hand over a translated set."""
+    in by the widget). English defaults; :meth:`translated` is the set in the current
+    language, which the page hands over."""
 
-    heading: str = "Practice pair {n}"
-    intro: str = (
+    heading: str = N_("Practice pair {n}")
+    intro: str = N_(
         "Practice round: these pairs do not count. After each answer you see the reference "
         "answer and why."
     )
-    your_answer: str = "Your answer: {answer}"
-    reference: str = "Reference answer: {answer}"
-    agree: str = "You agree with the reference answer."
-    close: str = "Off by one step from the reference answer."
-    differ: str = "Your answer differs from the reference answer."
-    why: str = "Why: {explanation}"
-    go_on: str = "Press any rating key (or Enter) to go on."
-    progress: str = (
+    your_answer: str = N_("Your answer: {answer}")
+    reference: str = N_("Reference answer: {answer}")
+    agree: str = N_("You agree with the reference answer.")
+    close: str = N_("Off by one step from the reference answer.")
+    differ: str = N_("Your answer differs from the reference answer.")
+    why: str = N_("Why: {explanation}")
+    go_on: str = N_("Press any rating key (or Enter) to go on.")
+    progress: str = N_(
         "Practice: {answered} answered · {exact}% exactly as the reference over the last "
         "{window} (needed: {threshold}% over the last {needed})"
     )
-    progress_within: str = " · {within}% within one step"
-    passed: str = "Practice done: your real pairs open now."
-    sending: str = "Saving your practice answer…"
-    loading: str = "Loading the practice round…"
+    progress_within: str = N_(" · {within}% within one step")
+    passed: str = N_("Practice done: your real pairs open now.")
+    sending: str = N_("Saving your practice answer…")
+    loading: str = N_("Loading the practice round…")
+
+    @classmethod
+    def translated(cls) -> PracticeText:
+        """Every field in the current language (placeholders left for the widget)."""
+        return cls(**{name: tr(f.default) for name, f in cls.model_fields.items()})
+
+
+#: A plural message as the widget gets it: its text per CLDR plural category of the
+#: language (``one``, ``few``, ``many``, ``other``, …); the widget picks one with
+#: ``Intl.PluralRules(locale).select(n)`` (``other`` when the category is missing).
+PluralText = dict[str, str]
+#: Sample counts of the English plural categories (the defaults when no language is given).
+ENGLISH_PLURAL_SAMPLES: dict[str, int] = {"one": 1, "other": 2}
+
+
+class WidgetText(_Strict):
+    """Every visible string of the annotation widget outside the practice round: button
+    labels, hints, status, notices, refusals, the end, waiting and stopped screens, the
+    two dialogs, the reminder, aria labels and live-region announcements. ``{name}`` fields
+    are filled by the widget (numbers formatted for the language there). The fields typed
+    :data:`PluralText` hold one text per plural category of the language.
+
+    Build it with :meth:`translated`, which translates every field into the current
+    language for the plural categories given (sample counts per category)."""
+
+    # The frame (aria labels of the regions, the separator between the two terms).
+    progress_label: str = N_("Progress")
+    pair_label: str = N_("Pair to rate")
+    options_label: str = N_("Rating")
+    versus: str = N_("vs")
+    # Buttons and their keys (the key itself is not translated, only its name).
+    back: str = N_("Back")
+    back_to_last: str = N_("Back to the last pair")
+    key_backspace: str = N_("Backspace")
+    unclear: str = N_("Unclear meaning")
+    comment_hint: str = N_("Comment (optional) — press Tab to leave the field, then the rating key")
+    comment_hint_touch: str = N_(
+        "Comment (optional) — type it, then tap your answer: the comment is saved with it"
+    )
+    comment_count: str = N_("{n} / {max} characters")
+    # Progress and announcements.
+    progress_rated: str = N_("{done} / {total} rated")
+    progress_pair: str = N_("{done} / {total} rated · pair {index} of {total}")
+    announce_pair: str = N_("Pair {index} of {total}: {term_1} versus {term_2}")
+    announce_practice: str = N_("{heading}: {term_1} versus {term_2}")
+    saved_answer: str = N_("Saved answer: {answer}. Press a key to change it.")
+    saved_answer_unclear: str = N_(
+        "Saved answer: {answer} · unclear meaning. Press a key to change it."
+    )
+    # The save status.
+    all_saved: str = N_("All saved")
+    stopped: str = N_("Stopped")
+    # Waiting screens.
+    loading_pairs: str = N_("Loading your pairs…")
+    loading_next: str = N_("Loading the next pair…")
+    loading_previous: str = N_("Loading the previous pair…")
+    checking_queue: str = N_("Checking your queue…")
+    signing_out: str = N_("Signing out: saving your ratings…")
+    signed_out: str = N_("Signed out.")
+    # Notices.
+    ignored_too_soon: str = N_(
+        "Key ignored: this pair had been on screen for only {ms} ms. Look at it and press again."
+    )
+    ignored_loading: str = N_(
+        "Key ignored: the next pair is still loading. Press again when it appears."
+    )
+    not_saved_reason: str = N_("Not saved: {reason}")
+    no_answer_from_server: str = N_("the server did not answer")
+    changed_elsewhere: str = N_(
+        "This pair was changed in another window — here is the current answer: {answer}. "
+        "Your key press was not saved."
+    )
+    changed_elsewhere_unclear: str = N_(
+        "This pair was changed in another window — here is the current answer: {answer} "
+        "(unclear meaning). Your key press was not saved."
+    )
+    no_answer: str = N_("no answer")
+    # The end screen.
+    end_complete: str = N_(
+        "Your queue is complete — thank you! Every rating is saved. You can close this tab."
+    )
+    end_complete_unsaved: str = N_(
+        "Your queue is complete — your last ratings are still being saved; keep this tab "
+        "open until the status says “All saved”."
+    )
+    end_waiting_unsaved: str = N_(
+        "Your last ratings are still being saved; keep this tab open until the status says "
+        "“All saved”."
+    )
+    ended: str = N_(
+        "Your access code was replaced or revoked, so this session has stopped. Sign in "
+        "again with your current code, or ask the study admin."
+    )
+    # The two dialogs.
+    kept_label: str = N_("Ratings kept from an earlier session")
+    kept_send: str = N_("Send them")
+    kept_discard: str = N_("Discard them")
+    signout_label: str = N_("Unsaved ratings at sign-out")
+    signout_stay: str = N_("Keep them and stay signed in")
+    signout_discard: str = N_("Discard them and sign out")
+    # Plural messages ({n}: the count, formatted by the widget).
+    not_saved: PluralText
+    not_saved_retry: PluralText
+    saving: PluralText
+    sending_kept: PluralText
+    end_waiting: PluralText
+    ended_kept: PluralText
+    kept_text: PluralText
+    signout_text: PluralText
+    reminder: PluralText
+
+    @classmethod
+    def translated(cls, samples: Mapping[str, int] = ENGLISH_PLURAL_SAMPLES) -> WidgetText:
+        """Every field in the current language; each plural message once per category of
+        *samples* (category → a count in it)."""
+        single = {
+            name: tr(f.default)
+            for name, f in cls.model_fields.items()
+            if isinstance(f.default, str)
+        }
+        each = samples.items()
+        return cls(
+            **single,
+            not_saved={c: trn("{n} not saved", "{n} not saved", n) for c, n in each},
+            not_saved_retry={
+                c: trn("{n} not saved — will retry", "{n} not saved — will retry", n)
+                for c, n in each
+            },
+            saving={c: trn("{n} saving…", "{n} saving…", n) for c, n in each},
+            sending_kept={
+                c: trn(
+                    "Sending {n} rating kept from before…",
+                    "Sending {n} ratings kept from before…",
+                    n,
+                )
+                for c, n in each
+            },
+            end_waiting={
+                c: trn(
+                    "Waiting for other doctors — come back later: {n} pair may still need "
+                    "your rating.",
+                    "Waiting for other doctors — come back later: {n} pairs may still need "
+                    "your rating.",
+                    n,
+                )
+                for c, n in each
+            },
+            ended_kept={
+                c: trn(
+                    "{n} rating was not saved; it is kept in this browser and sent after you "
+                    "sign in again.",
+                    "{n} ratings were not saved; they are kept in this browser and sent after "
+                    "you sign in again.",
+                    n,
+                )
+                for c, n in each
+            },
+            kept_text={
+                c: trn(
+                    "{n} rating from an earlier session of yours (last changed {when}) is "
+                    "kept on this computer and was never saved. Send it now? If you do not "
+                    "recognise it, discard it.",
+                    "{n} ratings from an earlier session of yours (last changed {when}) are "
+                    "kept on this computer and were never saved. Send them now? If you do "
+                    "not recognise them, discard them.",
+                    n,
+                )
+                for c, n in each
+            },
+            signout_text={
+                c: trn(
+                    "{n} rating could not be saved yet (the server cannot be reached or your "
+                    "code was replaced). If you sign out now it is discarded from this "
+                    "computer.",
+                    "{n} ratings could not be saved yet (the server cannot be reached or your "
+                    "code was replaced). If you sign out now they are discarded from this "
+                    "computer.",
+                    n,
+                )
+                for c, n in each
+            },
+            reminder={
+                c: trn(
+                    "You have given the same rating to the last {n} pair. That can be right — "
+                    "just a reminder to look at each pair afresh.",
+                    "You have given the same rating to the last {n} pairs. That can be right "
+                    "— just a reminder to look at each pair afresh.",
+                    n,
+                )
+                for c, n in each
+            },
+        )
+
+
+def _english_text() -> WidgetText:
+    return WidgetText.translated()
 
 
 class WidgetBoot(_Strict):
@@ -379,6 +589,10 @@ class WidgetBoot(_Strict):
     (the widget asks the doctor before sending those, and discards kept lists naming any
     other session unsent). ``sign_out``: the doctor asked to sign out — save or ask, clear
     this browser's kept data, then report ``signed_out``.
+    ``text``/``practice_text``: every visible string, in the person's language ``lang``
+    (the widget's ``lang`` attribute, and the language its requests name); ``dir``: that
+    language's writing direction; ``locale``: the CLDR locale its numbers, dates and plural
+    categories follow (``Intl.NumberFormat``/``Intl.PluralRules``).
     """
 
     who: str
@@ -390,6 +604,10 @@ class WidgetBoot(_Strict):
     limits: WidgetLimits = WidgetLimits()
     ended: str | None = None
     practice_text: PracticeText = PracticeText()
+    text: WidgetText = Field(default_factory=_english_text)
+    lang: str = "en"
+    dir: Literal["ltr", "rtl"] = "ltr"
+    locale: str = "en"
     session: str | None = None
     earlier: list[str] = []
     sign_out: bool = False

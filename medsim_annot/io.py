@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import either
+from medsim_annot.i18n import t
 
 #: Every table format and the file extensions that select it (the first one is the one we
 #: write and offer in uploaders).
@@ -112,14 +113,22 @@ def format_of(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     if fmt:
         if fmt not in FORMATS:
             raise InputError.single(
-                f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}", file=str(path)
+                t(
+                    "unknown format '{format}'; use one of {formats}",
+                    format=fmt,
+                    formats=", ".join(FORMATS),
+                ),
+                file=str(path),
             )
         return fmt
     suffix = Path(path).suffix.lower()
     if suffix not in _EXT:
         raise InputError.single(
-            f"cannot tell the format from the extension '{suffix or '(none)'}'; "
-            f"use {extensions_text()}",
+            t(
+                "cannot tell the format from the extension '{extension}'; use {extensions}",
+                extension=suffix or t("(none)"),
+                extensions=extensions_text(),
+            ),
             file=str(path),
         )
     return _EXT[suffix]
@@ -151,9 +160,9 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
     workbook = not fmt and path.suffix.lower() in suffixes(tuple(READ_ONLY_EXTENSIONS))
     kind = "xlsx" if workbook else format_of(path, fmt)
     if not path.exists():
-        raise InputError.single("file not found", file=name)
+        raise InputError.single(t("file not found"), file=name)
     if path.is_dir():
-        raise InputError.single("is a folder, not a file", file=name)
+        raise InputError.single(t("is a folder, not a file"), file=name)
     if kind == "xlsx":
         return _read_xlsx(path, name)
     if kind == "parquet":
@@ -161,7 +170,11 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises many types
             raise InputError.single(
-                f"not a readable Parquet file ({exc.__class__.__name__}: {exc})", file=name
+                t(
+                    "not a readable Parquet file ({error})",
+                    error=f"{exc.__class__.__name__}: {exc}",
+                ),
+                file=name,
             ) from None
         out = pd.DataFrame(
             {str(c): [_cell(v) for v in frame[c].tolist()] for c in frame.columns}, dtype=object
@@ -175,7 +188,11 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError.single(
-            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); save it as UTF-8",
+            t(
+                "is not UTF-8 text (byte {byte} at line {line}); save it as UTF-8",
+                byte=f"0x{raw[exc.start]:02x}",
+                line=line,
+            ),
             file=name,
             row=line,
         ) from None
@@ -188,8 +205,8 @@ def read_table(path: str | os.PathLike[str], fmt: str | None = None) -> pd.DataF
 
 #: How Excel workbooks begin: .xlsx is a ZIP archive, .xls an OLE2 compound file.
 _WORKBOOK_MAGIC = {
-    b"PK\x03\x04": "an Excel workbook (.xlsx)",
-    b"\xd0\xcf\x11\xe0": "an Excel workbook (.xls)",
+    b"PK\x03\x04": ".xlsx",
+    b"\xd0\xcf\x11\xe0": ".xls",
 }
 
 
@@ -211,7 +228,11 @@ def _read_xlsx(path: Path, name: str) -> pd.DataFrame:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # zipfile, KeyError, InvalidFileException...
         raise InputError.single(
-            f"not a readable Excel workbook ({exc.__class__.__name__}: {exc})", file=name
+            t(
+                "not a readable Excel workbook ({error})",
+                error=f"{exc.__class__.__name__}: {exc}",
+            ),
+            file=name,
         ) from None
     try:
         sheet = book.worksheets[0] if book.worksheets else None
@@ -220,7 +241,7 @@ def _read_xlsx(path: Path, name: str) -> pd.DataFrame:
         book.close()
     if not rows or not any(v is not None and str(v).strip() for v in rows[0]):
         raise InputError.single(
-            "is empty: expected a header row on its first sheet", file=name, row=1
+            t("is empty: expected a header row on its first sheet"), file=name, row=1
         )
     header = [_xlsx_cell(v).strip() for v in rows[0]]
     while header and header[-1] == "":
@@ -235,7 +256,7 @@ def _read_xlsx(path: Path, name: str) -> pd.DataFrame:
         beyond = [j for j, c in enumerate(cells[width:], start=width + 1) if c.strip()]
         if beyond:
             problems.append(
-                Problem(f"has a value in column {beyond[0]}, which has no header", row=i)
+                Problem(t("has a value in column {n}, which has no header", n=beyond[0]), row=i)
             )
             continue
         records.append((cells + [""] * width)[:width])
@@ -253,9 +274,14 @@ def _not_a_spreadsheet(raw: bytes, kind: str, name: str) -> None:
     for magic, what in _WORKBOOK_MAGIC.items():
         if raw.startswith(magic):
             raise InputError.single(
-                f"is {what}, not a {kind.upper()} text file (renaming a workbook does not "
-                "convert it). Use the workbook under its own name (.xlsx), or in Excel "
-                "choose File > Save As > 'CSV UTF-8 (Comma delimited)'.",
+                t(
+                    "is an Excel workbook ({extension}), not a {kind} text file (renaming a "
+                    "workbook does not convert it). Use the workbook under its own name "
+                    "(.xlsx), or in Excel choose File > Save As > 'CSV UTF-8 (Comma "
+                    "delimited)'.",
+                    extension=what,
+                    kind=kind.upper(),
+                ),
                 file=name,
             )
 
@@ -266,8 +292,10 @@ def _not_semicolon_separated(text: str, name: str) -> None:
     first = text.lstrip("\ufeff").split("\n", 1)[0]
     if ";" in first and "," not in first:
         raise InputError.single(
-            "separates its columns with semicolons (;), not commas: save it as 'CSV UTF-8 "
-            "(Comma delimited)', or as tab-separated text with the extension .tsv",
+            t(
+                "separates its columns with semicolons (;), not commas: save it as 'CSV UTF-8 "
+                "(Comma delimited)', or as tab-separated text with the extension .tsv"
+            ),
             file=name,
             row=1,
         )
@@ -277,27 +305,27 @@ def _check_header(header: list[str], name: str) -> None:
     seen: set[str] = set()
     for i, col in enumerate(header):
         if col.strip() == "":
-            raise InputError.single(f"header column {i + 1} has no name", file=name, row=1)
+            raise InputError.single(t("header column {n} has no name", n=i + 1), file=name, row=1)
         if col in seen:
             raise InputError.single(
-                "column name appears twice in the header", file=name, row=1, column=col
+                t("column name appears twice in the header"), file=name, row=1, column=col
             )
         seen.add(col)
 
 
 def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
     if "\x00" in text:
-        raise InputError.single("contains NUL bytes: not a text table", file=name)
+        raise InputError.single(t("contains NUL bytes: not a text table"), file=name)
     reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         rows = list(reader)
     except csv.Error as exc:
         raise InputError.single(
-            f"malformed quoting ({exc})", file=name, row=reader.line_num
+            t("malformed quoting ({error})", error=exc), file=name, row=reader.line_num
         ) from None
     # Physical line numbers: csv.reader counts lines; recompute per record for messages.
     if not rows or not any(c.strip() for c in rows[0]):
-        raise InputError.single("is empty: expected a header row", file=name, row=1)
+        raise InputError.single(t("is empty: expected a header row"), file=name, row=1)
     header = [unescape_formula(c.strip()) for c in rows[0]]
     _check_header(header, name)
     width = len(header)
@@ -307,7 +335,16 @@ def _read_delimited(text: str, delimiter: str, name: str) -> pd.DataFrame:
         if not row or (len(row) == 1 and row[0] == ""):
             continue  # blank line
         if len(row) != width:
-            problems.append(Problem(f"has {len(row)} fields but the header has {width}", row=i))
+            problems.append(
+                Problem(
+                    t(
+                        "has {n} fields but the header has {width}",
+                        n=len(row),
+                        width=width,
+                    ),
+                    row=i,
+                )
+            )
             continue
         records.append([unescape_formula(c) if c[:1] == "'" else c for c in row])
     if problems:
@@ -328,14 +365,16 @@ def _read_jsonl(text: str, name: str) -> pd.DataFrame:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError.single(f"is not valid JSON ({exc.msg})", file=name, row=i) from None
+            raise InputError.single(
+                t("is not valid JSON ({error})", error=exc.msg), file=name, row=i
+            ) from None
         if not isinstance(obj, dict):
-            raise InputError.single("each line must be a JSON object", file=name, row=i)
+            raise InputError.single(t("each line must be a JSON object"), file=name, row=i)
         for k in obj:
             columns.setdefault(str(k), None)
         records.append({str(k): _cell(v) for k, v in obj.items()})
     if not records:
-        raise InputError.single("is empty: expected one JSON object per line", file=name, row=1)
+        raise InputError.single(t("is empty: expected one JSON object per line"), file=name, row=1)
     cols = list(columns)
     return pd.DataFrame([[r.get(c, "") for c in cols] for r in records], columns=cols, dtype=object)
 

@@ -19,12 +19,18 @@ shapes in :mod:`data_schemas.widget`.
   validated against :class:`~data_schemas.widget.RatingsRequest` (400 with the reason).
 - Every refusal is an :class:`~data_schemas.widget.ApiError` with its HTTP status and
   nothing stored. Stateless: all state is in the store, so any process can answer.
+- Language: the refusals (a request's ``reason``, a rating's ``message``) are written in the
+  language the widget names in the request (``lang``, its page's language; one the app does
+  not speak is refused as invalid), before the body is read in the request's
+  ``Accept-Language``, else English.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -41,13 +47,27 @@ from data_schemas.widget import (
     ApiError,
     RatingsRequest,
 )
+from medsim_annot import i18n
 from medsim_annot.errors import StoreUnavailable, UsageProblem
+from medsim_annot.i18n import N_, t
 from medsim_annot.services import rating_queue
 from medsim_annot.services.people import tokens
 
 _log = logging.getLogger(__name__)
 _HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_T = TypeVar("_T")
+TOO_MANY = N_("too many requests from this session in a short time")
+
+
+async def _in_language(lang: str, fn: Callable[..., _T], *args, **kwargs) -> _T:
+    """*fn* run in the thread pool with *lang* as the language of its messages."""
+
+    def run() -> _T:
+        with i18n.language(lang):
+            return fn(*args, **kwargs)
+
+    return await run_in_threadpool(run)
 
 
 def _error(code: str, reason: str, retry_after_ms: int | None = None) -> Response:
@@ -82,7 +102,9 @@ async def _body(request: Request) -> bytes | None:
 def _first_problem(exc: ValidationError) -> str:
     err = exc.errors(include_url=False, include_input=False)[0]
     where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-    return f"{where}: {err.get('msg', 'invalid')}"
+    # Pydantic's own wording of the problem stays English (a contract break is a bug of the
+    # widget or a script, not something a doctor does).
+    return t("{field}: {problem}", field=where, problem=err.get("msg", "invalid"))
 
 
 def _allowed_origins() -> frozenset[str]:
@@ -130,33 +152,36 @@ def _json_body(content_type: str | None) -> bool:
     return (content_type or "").split(";", 1)[0].strip().lower() == "application/json"
 
 
-async def _refused(grant: tokens.Grant, code: str, reason: str) -> Response:
+async def _refused(grant: tokens.Grant, code: str, reason: str, lang: str) -> Response:
     """A body refused after a good token: counted against the request limit too."""
     try:
-        within = await run_in_threadpool(rating_queue.count_refused, grant)
+        within = await _in_language(lang, rating_queue.count_refused, grant)
     except StoreUnavailable as exc:
         return _error("unavailable", str(exc), retry_after_ms=1000)
     if not within:
-        return _error(
-            "rate_limited",
-            "too many requests from this session in a short time",
-            retry_after_ms=RATE_WINDOW_S * 1000,
-        )
+        return _error("rate_limited", t(TOO_MANY), retry_after_ms=RATE_WINDOW_S * 1000)
     return _error(code, reason)
 
 
 async def ratings(request: Request) -> Response:
-    """Commit the widget's pending ratings and answer with acknowledgements and pairs."""
+    """Commit the widget's pending ratings and answer with acknowledgements and pairs, every
+    message in the request's language (its ``lang``, else ``Accept-Language``, else English)."""
+    lang = i18n.from_accept_language(request.headers.get("accept-language"))
+    with i18n.language(lang):
+        return await _ratings(request, i18n.current_language())
+
+
+async def _ratings(request: Request, lang: str) -> Response:
     if foreign_origin(request.headers.get("origin"), request.headers.get("host")):
-        return _error("forbidden", "this endpoint answers the app's own pages only")
+        return _error("forbidden", t("this endpoint answers the app's own pages only"))
     token = tokens.bearer(request.headers.get("authorization"))
     if token is None:
-        return _error("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+        return _error("unauthorized", t(tokens.TOKEN_NEEDED))
     if not _json_body(request.headers.get("content-type")):
-        return _error("unsupported", "the body must be sent as Content-Type: application/json")
+        return _error("unsupported", t("the body must be sent as Content-Type: application/json"))
     try:
         # The token and the request limit first: a large body with a bad token is not read.
-        grant = await run_in_threadpool(rating_queue.admit, token)
+        grant = await _in_language(lang, rating_queue.admit, token)
     except tokens.TokenRefusedError as exc:
         return _error(exc.code, exc.reason)
     except rating_queue.RateLimitedError as exc:
@@ -166,14 +191,30 @@ async def ratings(request: Request) -> Response:
     body = await _body(request)
     if body is None:
         return await _refused(
-            grant, "too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes"
+            grant,
+            "too_large",
+            t(
+                "the request body is larger than {limit} bytes",
+                limit=i18n.fmt_int(MAX_BODY_BYTES),
+            ),
+            lang,
         )
     try:
         message = RatingsRequest.model_validate_json(body or b"{}")
     except ValidationError as exc:
-        return await _refused(grant, "invalid", _first_problem(exc))
+        return await _refused(grant, "invalid", _first_problem(exc), lang)
+    if message.lang is not None:
+        asked = i18n.normalise(message.lang)
+        if asked is None:
+            return await _refused(
+                grant,
+                "invalid",
+                t("lang: {tag} is not a language this app speaks", tag=message.lang),
+                lang,
+            )
+        lang = i18n.set_language(asked)
     try:
-        reply = await run_in_threadpool(rating_queue.exchange, token, message, grant=grant)
+        reply = await _in_language(lang, rating_queue.exchange, token, message, grant=grant)
     except tokens.TokenRefusedError as exc:
         return _error(exc.code, exc.reason)
     except rating_queue.RateLimitedError as exc:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from medsim_annot.i18n import N_, t
+
 ROLES = ("annotator", "adjudicator", "admin")
 
 
@@ -34,6 +36,17 @@ class Page:
     also: tuple[str, ...] = ()
 
     @property
+    def label(self) -> str:
+        """The sidebar title in the current language (*title* is the English one, the key
+        tests and :func:`page` use)."""
+        return t(self.title)
+
+    @property
+    def shown_heading(self) -> str | None:
+        """The main heading in the current language."""
+        return t(self.heading) if self.heading else None
+
+    @property
     def path(self) -> str:
         """The page's script as ``st.Page`` takes it (relative to the app's folder)."""
         return f"pages/{self.file}"
@@ -44,16 +57,29 @@ class Page:
         return self.file.removesuffix(".py")
 
 
+# Titles and headings are English here (marked for the catalogue); shown with t() (Page.label,
+# Page.shown_heading).
 PAGES: tuple[Page, ...] = (
-    Page("annotate.py", "Annotate", ":material/edit_note:", "annotator", None),
+    Page("annotate.py", N_("Annotate"), ":material/edit_note:", "annotator", None),
     Page(
-        "adjudicate.py", "Adjudicate", ":material/gavel:", "adjudicator", "Adjudicate", ("admin",)
+        "adjudicate.py",
+        N_("Adjudicate"),
+        ":material/gavel:",
+        "adjudicator",
+        N_("Adjudicate"),
+        ("admin",),
     ),
-    Page("setup.py", "Study setup", ":material/tune:", "admin", "Study setup"),
-    Page("dashboard.py", "Dashboard", ":material/monitoring:", "admin", "QA dashboard"),
-    Page("activity.py", "Activity", ":material/history:", "admin", "Activity"),
-    Page("export.py", "Export", ":material/download:", "admin", "Gold export"),
-    Page("scoring.py", "Embedding scoring", ":material/calculate:", "admin", "Embedding scoring"),
+    Page("setup.py", N_("Study setup"), ":material/tune:", "admin", N_("Study setup")),
+    Page("dashboard.py", N_("Dashboard"), ":material/monitoring:", "admin", N_("QA dashboard")),
+    Page("activity.py", N_("Activity"), ":material/history:", "admin", N_("Activity")),
+    Page("export.py", N_("Export"), ":material/download:", "admin", N_("Gold export")),
+    Page(
+        "scoring.py",
+        N_("Embedding scoring"),
+        ":material/calculate:",
+        "admin",
+        N_("Embedding scoring"),
+    ),
 )
 
 

@@ -28,6 +28,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from data_schemas.errors import InputError
 from medsim_annot import forwarded
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import N_, fmt_int, t, tn
 from medsim_annot.io import table_bytes
 from medsim_annot.services.activity import set_actor_provider
 from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, check_session
@@ -43,6 +44,7 @@ from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.people.tokens import end_token
 from medsim_annot.services.rating_queue import STORE_ERRORS
 from medsim_annot.services.store import open_store, store_url
+from pages import _i18n, _languages
 
 ROLE = "auth_role"
 IDENTITY = "auth_identity"
@@ -89,13 +91,16 @@ def _to_sign_in() -> None:
         st.switch_page("app.py")
 
 
-ADMIN_ONLY = "This page is for the study admin. Sign in with the admin password on the start page."
-ANNOTATOR_ONLY = "Sign in with your access code on the start page to annotate."
-ADJUDICATOR_ONLY = "This page is for the study's adjudicators. Sign in with your access code."
-ADMIN_ENDED = (
+# Refusals (marked here, translated where shown: t(ADMIN_ONLY)).
+ADMIN_ONLY = N_(
+    "This page is for the study admin. Sign in with the admin password on the start page."
+)
+ANNOTATOR_ONLY = N_("Sign in with your access code on the start page to annotate.")
+ADJUDICATOR_ONLY = N_("This page is for the study's adjudicators. Sign in with your access code.")
+ADMIN_ENDED = N_(
     "Your admin session has ended: the admin was removed or their password changed. Sign in again."
 )
-ADMIN_UNCHECKED = (
+ADMIN_UNCHECKED = N_(
     "The store could not be reached to check your admin session; sign in again in a moment."
 )
 
@@ -127,22 +132,22 @@ def session_refusal(need: str) -> Refusal | None:
     and a fragment's own reruns skip ``app.py`` altogether."""
     if need == "admin":
         if role() != "admin":
-            return Refusal(ADMIN_ONLY, ended=False)
+            return Refusal(t(ADMIN_ONLY), ended=False)
         admin = st.session_state.get(ADMIN)
         if not _checkable(admin):
             return None
         try:
             valid = admin_session_valid(admin, engine=engine())
         except STORE_ERRORS:
-            return Refusal(ADMIN_UNCHECKED, ended=True)
-        return None if valid else Refusal(ADMIN_ENDED, ended=True)
+            return Refusal(t(ADMIN_UNCHECKED), ended=True)
+        return None if valid else Refusal(t(ADMIN_ENDED), ended=True)
     if need == "adjudicate":
         # The Adjudicate page: its adjudicators, and study admins from their own session.
         return session_refusal("admin" if role() == "admin" else "adjudicator")
     if need == "adjudicator":
         ident = st.session_state.get(IDENTITY)
         if role() != "adjudicator" or not isinstance(ident, AdjudicatorIdentity):
-            return Refusal(ADJUDICATOR_ONLY, ended=False)
+            return Refusal(t(ADJUDICATOR_ONLY), ended=False)
         try:
             check_session(ident, engine=engine())
         except SessionEnded as exc:
@@ -180,6 +185,8 @@ def requires(need: str, *, page: bool = False) -> Callable[[F], F]:
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kwargs: Any) -> Any:
+            # Callbacks and fragments run without app.py: their texts need the language too.
+            _i18n.use_page_language()
             refusal = session_refusal(need)
             if refusal is not None:
                 _refuse(refusal, page=page)
@@ -196,7 +203,7 @@ def _while_admin_holds(fn: Callable[[], bytes], admin: object, eng) -> Callable[
 
     def data() -> bytes:
         if _checkable(admin) and not admin_session_valid(cast(AdminIdentity, admin), engine=eng):
-            raise PermissionError(ADMIN_ENDED)
+            raise PermissionError(t(ADMIN_ENDED))
         return fn()
 
     return data
@@ -211,11 +218,13 @@ def admin_download(fn: Callable[[], bytes]) -> Callable[[], bytes]:
 
 
 def require_annotator() -> AnnotatorIdentity:
-    """The signed-in annotator; refuse (and stop) for anyone else."""
+    """The signed-in annotator; refuse (and stop) for anyone else. Sets the page's language
+    (a page run on its own, without ``app.py``, speaks the person's language too)."""
+    _i18n.use_page_language()
     ident = st.session_state.get(IDENTITY)
     if role() != "annotator" or not isinstance(ident, AnnotatorIdentity):
         _to_sign_in()
-        st.error(ANNOTATOR_ONLY, icon=":material/lock:")
+        st.error(t(ANNOTATOR_ONLY), icon=":material/lock:")
         st.stop()
     return ident
 
@@ -236,12 +245,14 @@ def sign_in_adjudicator(identity: AdjudicatorIdentity) -> None:
     _clear_session()
     st.session_state[ROLE] = "adjudicator"
     st.session_state[IDENTITY] = identity
+    _languages.use_stored_language(identity, engine())  # the person's own language
 
 
 def sign_in_admin(admin: AdminIdentity | None = None) -> None:
     _clear_session()
     st.session_state[ROLE] = "admin"
     st.session_state[ADMIN] = admin or AdminIdentity(name="admin", via="named")
+    _languages.use_stored_language(st.session_state[ADMIN], engine())
 
 
 def current_admin() -> AdminIdentity | None:
@@ -278,6 +289,7 @@ def sign_in_annotator(identity: AnnotatorIdentity) -> None:
     _clear_session()
     st.session_state[ROLE] = "annotator"
     st.session_state[IDENTITY] = identity
+    _languages.use_stored_language(identity, engine())  # the person's own language
 
 
 def sign_out() -> None:
@@ -389,14 +401,16 @@ def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
     text = codes_text(new["study"], address, new["codes"])
     with st.container(key=container_key):
         st.success(
-            plain_markdown(new["message"])
-            + " Give each annotator their access code now: codes are shown only this once "
-            "and disappear at your next click (you can issue new ones below)."
+            t(
+                "{message} Give each annotator their access code now: codes are shown only "
+                "this once and disappear at your next click (you can issue new ones below).",
+                message=plain_markdown(new["message"]),
+            )
         )
         st.code(text, language=None, wrap_lines=True)  # has a copy button
         c1, c2 = st.columns(2)
         c1.download_button(
-            "Download the codes",
+            t("Download the codes"),
             text.encode("utf-8"),
             file_name=download_name(f"access-codes-{new['study']}", "txt"),
             mime="text/plain",
@@ -404,7 +418,7 @@ def codes_shown_once(state_key: str, where: str, container_key: str) -> None:
             key=f"{container_key}_download",
         )
         c2.download_button(
-            "Download a printable sheet (HTML, a QR code each)",
+            t("Download a printable sheet (HTML, a QR code each)"),
             codes_sheet_html(new["study"], address, new["codes"]).encode("utf-8"),
             file_name=download_name(f"access-codes-{new['study']}", "html"),
             mime="text/html",
@@ -442,9 +456,16 @@ def show_problems(
     if message is None and not n:
         message = exc.summary()
     elif message is None and not located.problems and len(whole) == 1:
-        message = exc.summary() + (f" — {note}" if note else "")
+        message = (
+            t("{summary} — {note}", summary=exc.summary(), note=note) if note else exc.summary()
+        )
     elif message is None:
-        message = f"{exc.file or 'The file'}: {n} problem(s)" + (f" — {note}" if note else ".")
+        count = (
+            tn("{file}: {n} problem", "{file}: {n} problems", n, file=exc.file, n=fmt_int(n))
+            if exc.file
+            else tn("The file: {n} problem", "The file: {n} problems", n, n=fmt_int(n))
+        )
+        message = t("{problems} — {note}", problems=count, note=note) if note else count + "."
     st.error(plain_markdown(message))  # names typed by people show as typed
     if whole and (located.problems or len(whole) > 1):
         st.markdown("\n".join(f"- {plain_markdown(p.message)}" for p in whole))
@@ -453,7 +474,12 @@ def show_problems(
             problems_frame(located),
             hide_index=True,
             key=key,
-            column_config={"problem": st.column_config.TextColumn("problem", width="large")},
+            # Headers translated for display only (the frame keeps its column names).
+            column_config={
+                "row": st.column_config.TextColumn(t("row")),
+                "column": st.column_config.TextColumn(t("column")),
+                "problem": st.column_config.TextColumn(t("problem"), width="large"),
+            },
         )
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from data_schemas.adjudicator_widget import AdjudicatorData
+from data_schemas.adjudicator_widget import AdjudicatorData, AdjudicatorTexts
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, fmt_decimal, fmt_int, t, tn
 from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.adjudication import rater_names
@@ -24,19 +25,99 @@ from medsim_annot.services.people.adjudicators import AdjudicatorIdentity, admin
 from medsim_annot.services.people.admins import ENV_ADMIN, AdminIdentity
 from medsim_annot.services.stored_predictions import adjudicator_score
 from medsim_annot.services.study_handle import Study, open_study
-from pages import _qa, _ui
+from pages import _languages, _qa, _ui
 from pages.components.adjudicator import adjudicator, read_state
 
 KEY = "adjudicate_widget"
 INDEX = "adjudicate_index"
 DONE = "adjudicate_done"  # counters of the decision / nav states already handled
 STATUS = "adjudicate_status"
+ALL_GROUPS = "(all)"
+
+#: The reasons as the screen names them (the values stay the stored ones).
+REASON_NAMES = {
+    "rater_error": N_("Rater error"),
+    "ambiguous_term": N_("Ambiguous term"),
+    "guideline_gap": N_("Guideline gap"),
+    "auto_label_wrong": N_("Auto label wrong"),
+    "other": N_("Other"),
+}
+
+#: The same, inside a sentence ("Saved p1: Same (guideline gap), version 1.").
+REASON_WORDS = {
+    "rater_error": N_("rater error"),
+    "ambiguous_term": N_("ambiguous term"),
+    "guideline_gap": N_("guideline gap"),
+    "auto_label_wrong": N_("auto label wrong"),
+    "other": N_("other"),
+}
+
+
+def reason_name(reason: str) -> str:
+    """A reason as the screen names it ("Guideline gap")."""
+    return t(REASON_NAMES[reason]) if reason in REASON_NAMES else reason.replace("_", " ")
 
 
 def _need_name(need: str) -> str:
     """A need as the screen names it: its plain description ("every rating differs")."""
-    text = ADJUDICATION_NEEDS.help.get(need, need.replace("_", " "))
+    text = t(ADJUDICATION_NEEDS.help[need]) if need in ADJUDICATION_NEEDS else need
     return text[:1].upper() + text[1:]
+
+
+def _lines(pair: dict | None, position: int, total: int, labels: dict[str, str], progress):
+    """The widget's lines about the pair on screen, in the person's language."""
+    counter = t(
+        "{decided} of {needed} decided",
+        decided=fmt_int(progress.decided),
+        needed=fmt_int(progress.needed),
+    )
+    if pair is None:
+        return AdjudicatorTexts.translated(counter=counter)
+
+    def show(v: object) -> str:
+        return t("none") if v is None else labels.get(str(v), str(v))
+
+    model = (
+        t(
+            "Dawid-Skene: {label} (posterior {posterior})",
+            label=show(pair["model_label"]),
+            posterior=fmt_decimal(pair["model_posterior"]),
+        )
+        if pair.get("model_label") is not None
+        else t("Dawid-Skene: not computed")
+    )
+    facts = " · ".join(
+        [
+            t("majority: {label}", label=show(pair["majority"])),
+            t("automatic label: {label}", label=show(pair["auto_label"])),
+            model,
+        ]
+    )
+    d = pair.get("decision")
+    current = (
+        t(
+            "Current decision (version {version}): {label}, {reason} by {adjudicator}",
+            version=fmt_int(pair["version"]),
+            label=show(d["label"]),
+            reason=reason_name(d["reason"]),
+            adjudicator=d["adjudicator"],
+        )
+        if d
+        else t("Not decided yet.")
+    )
+    needs = pair.get("needs") or []
+    return AdjudicatorTexts.translated(
+        head=t(
+            "Pair {position} of {total} · {pair_id}",
+            position=fmt_int(position),
+            total=fmt_int(total),
+            pair_id=pair["pair_id"],
+        ),
+        counter=counter,
+        needs=t("Why: {needs}", needs="; ".join(map(_need_name, needs))) if needs else "",
+        facts=facts,
+        current=current,
+    )
 
 
 def value_labels(scale: Scale) -> dict[str, str]:
@@ -61,7 +142,7 @@ def _who() -> tuple[AdjudicatorIdentity, Study] | None:
 @_ui.requires("adjudicate", page=True)
 def adjudicate_ui() -> None:
     ss = st.session_state
-    st.title("Adjudicate")
+    st.title(t("Adjudicate"))
     who = _who()
     if who is None:
         return
@@ -71,26 +152,41 @@ def adjudicate_ui() -> None:
         ss[INDEX] = 0
         ss.pop(STATUS, None)
     st.caption(
-        _ui.plain_markdown(f"Study {ident.study_name} · adjudicator {ident.name}.")
-        + " Your decisions set the final label of a pair; the raters' agreement figures stay "
-        "computed on their own answers."
+        t(
+            "Study {study} · adjudicator {name}.",
+            study=_ui.plain_markdown(ident.study_name),
+            name=_ui.plain_markdown(ident.name),
+        )
+        + " "
+        + t(
+            "Your decisions set the final label of a pair; the raters' agreement figures stay "
+            "computed on their own answers."
+        )
     )
     c1, c2, c3 = st.columns([3, 2, 1])
     needs = c1.multiselect(
-        "Reasons to show",
+        t("Reasons to show"),
         list(ADJUDICATION_NEEDS),
         default=[],
         key="adj_needs",
         format_func=_need_name,
-        placeholder="All reasons",
+        placeholder=t("All reasons"),
     )
     board = board_svc.board(study)
-    group = c2.selectbox("Group", ["(all)", *board.groups], key="adj_group")
-    include = c3.checkbox("Decided too", key="adj_decided")
+    group = c2.selectbox(
+        t("Group"),
+        [ALL_GROUPS, *board.groups],
+        format_func=lambda g: t("(all)") if g == ALL_GROUPS else g,
+        key="adj_group",
+    )
+    include = c3.checkbox(t("Decided too"), key="adj_decided")
 
     def _queue(b: board_svc.Board):
         return board_svc.filter_queue(
-            b.queue, needs=needs, group=None if group == "(all)" else group, include_decided=include
+            b.queue,
+            needs=needs,
+            group=None if group == ALL_GROUPS else group,
+            include_decided=include,
         )
 
     queue = _queue(board)
@@ -101,7 +197,7 @@ def adjudicate_ui() -> None:
     # The widget's events, read through its contract (data_schemas/adjudicator_widget.py).
     events, problem = read_state(ss.get(KEY))
     if problem and problem != done.get("problem"):
-        ss[STATUS] = f"Not saved: {problem}"
+        ss[STATUS] = t("Not saved: {problem}", problem=problem)
     done["problem"] = problem
     nav = events.nav
     if nav and nav.seq != done["nav"]:
@@ -124,16 +220,26 @@ def adjudicate_ui() -> None:
             )
         except decisions_svc.StaleDecision as exc:
             cur = exc.current or {}
-            ss[STATUS] = (
-                f"Not saved: {exc} ({cur.get('label')}, {cur.get('reason')} by "
-                f"{cur.get('adjudicator')}). Look again and save to change it."
+            ss[STATUS] = t(
+                "Not saved: {problem} ({label}, {reason} by {adjudicator}). Look again and "
+                "save to change it.",
+                problem=str(exc),
+                label=value_labels(_languages.scale_in(study)).get(
+                    str(cur.get("label")), str(cur.get("label"))
+                ),
+                reason=reason_name(str(cur.get("reason"))),
+                adjudicator=cur.get("adjudicator"),
             )
         except UsageProblem as exc:
-            ss[STATUS] = f"Not saved: {exc}"
+            ss[STATUS] = t("Not saved: {problem}", problem=str(exc))
         else:
-            shown = value_labels(study.scale).get(d.label, d.label)
-            ss[STATUS] = (
-                f"Saved {d.pair_id}: {shown} ({d.reason.replace('_', ' ')}), version {d.version}."
+            shown = value_labels(_languages.scale_in(study)).get(d.label, d.label)
+            ss[STATUS] = t(
+                "Saved {pair_id}: {label} ({reason}), version {version}.",
+                pair_id=d.pair_id,
+                label=shown,
+                reason=t(REASON_WORDS[d.reason]) if d.reason in REASON_WORDS else d.reason,
+                version=fmt_int(d.version),
             )
             if include:
                 index += 1  # a decided pair stays in the list: go on to the next one
@@ -149,7 +255,14 @@ def adjudicate_ui() -> None:
         pair = rater_names.as_shown(pair, rater_names.shown_names(study))
     progress = board_svc.progress(board)
     if progress.flagged:
-        st.caption(f"{progress.flagged} flagged for a guideline update")
+        st.caption(
+            tn(
+                "{n} flagged for a guideline update",
+                "{n} flagged for a guideline update",
+                progress.flagged,
+                n=fmt_int(progress.flagged),
+            )
+        )
     model_line = adjudicator_score(study, pair["pair_id"]) if pair else None
     if model_line:  # only when the admin lets adjudicators see the model's score
         st.caption(model_line)
@@ -161,7 +274,7 @@ def adjudicate_ui() -> None:
                 {
                     "value": r,
                     "key": decisions_svc.REASON_KEYS[r],
-                    "label": r.replace("_", " ").capitalize(),
+                    "label": reason_name(r),
                 }
                 for r in ADJUDICATION_REASONS
             ],
@@ -169,10 +282,13 @@ def adjudicate_ui() -> None:
             "total": len(queue),
             "status": ss.get(STATUS, ""),
             "fresh": fresh,
-            "labels": value_labels(study.scale),
+            "labels": value_labels(_languages.scale_in(study)),
             "need_labels": {n: _need_name(n) for n in ADJUDICATION_NEEDS},
             "decided": progress.decided,
             "needed": progress.needed,
+            "texts": _lines(
+                pair, index + 1, len(queue), value_labels(_languages.scale_in(study)), progress
+            ),
         }
     )
     adjudicator(data=data, key=KEY)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import streamlit as st
 
 from data_schemas.limits import MIN_VIEW_MS
+from medsim_annot import i18n
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import fmt_int, t
 from medsim_annot.services import rating_queue as RQ
 from medsim_annot.services.people.tokens import mint_token, new_session
-from pages import _ui
+from pages import _languages, _ui
 from pages.components.annotator import annotator
 
 KEY = "annotate_widget"
@@ -59,9 +61,10 @@ def annotate_ui() -> None:
     credential = getattr(ident, "credential_version", None)
     ss = st.session_state
 
-    st.markdown(f"#### Hello, {_ui.plain_markdown(ident.name)}")
+    st.markdown(t("#### Hello, {name}", name=_ui.plain_markdown(ident.name)))
     try:
         setup = RQ.widget_setup(ident.annotator_id, credential=credential, engine=eng)
+        setup = _languages.widget_setup_in(setup, ident, eng)  # the study's own texts
         minted = ss.get(_ui.RATINGS_TOKEN)
         state = ss.get(KEY)
         wanted = state.get("token_wanted") if isinstance(state, dict) else None
@@ -78,9 +81,11 @@ def annotate_ui() -> None:
     except SessionEnded as exc:
         _sign_out_now()
         st.error(
-            "Your access code was replaced or revoked, so this session has stopped. "
-            "Sign in again with your current code, or ask the study admin. "
-            f"({_ui.plain_markdown(str(exc))})",
+            t(
+                "Your access code was replaced or revoked, so this session has stopped. "
+                "Sign in again with your current code, or ask the study admin. ({reason})",
+                reason=_ui.plain_markdown(str(exc)),
+            ),
             icon=":material/lock:",
         )
         st.stop()
@@ -91,11 +96,13 @@ def annotate_ui() -> None:
     except RQ.STORE_ERRORS:
         _sign_out_now()
         st.warning(
-            "The rating store cannot be reached right now, so your pairs cannot be loaded. "
-            "Nothing is lost; try again in a moment.",
+            t(
+                "The rating store cannot be reached right now, so your pairs cannot be "
+                "loaded. Nothing is lost; try again in a moment."
+            ),
             icon=":material/hourglass_empty:",
         )
-        st.button("Try again", key="annotate_retry", type="primary")
+        st.button(t("Try again"), key="annotate_retry", type="primary")
         st.stop()
 
     data = RQ.widget_boot(
@@ -120,7 +127,7 @@ def annotate_ui() -> None:
     # yet), closed afterwards. The widget states the question above every pair and draws the
     # options with their keys, so they are not repeated here.
     first_visit = ss.setdefault(FIRST_VISIT, setup.done == 0)
-    with st.expander("Guidelines and scale", expanded=first_visit, key="annotate_guidelines"):
+    with st.expander(t("Guidelines and scale"), expanded=first_visit, key="annotate_guidelines"):
         if setup.guideline.strip():
             st.markdown(setup.guideline)
         else:  # a custom scale without a guideline: its options' descriptions are the guide
@@ -133,11 +140,15 @@ def annotate_ui() -> None:
             )
         if setup.scale["unclear_flag"]:
             st.markdown(
-                "- *Unclear meaning* (key `u`): flag that a term's meaning is unclear to you."
+                t("- *Unclear meaning* (key `u`): flag that a term's meaning is unclear to you.")
             )
         st.markdown(
-            "*← Back* (key `Backspace`) shows the previous pair. An answer given within "
-            f"{MIN_VIEW_MS} ms of a pair appearing is ignored (and says so)."
+            t(
+                "*{arrow} Back* (key `Backspace`) shows the previous pair. An answer given "
+                "within {ms} ms of a pair appearing is ignored (and says so).",
+                arrow="→" if i18n.direction(i18n.current_language()) == "rtl" else "←",
+                ms=fmt_int(MIN_VIEW_MS),
+            )
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medsim_annot.i18n import N_, current_language, fmt_decimal, fmt_int, fmt_percent, t, tn
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dashboard_svc
 from medsim_annot.services import drift as drift_svc
@@ -12,11 +13,30 @@ from medsim_annot.services import plots
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
+from medsim_annot.services.dashboard import labels
 from medsim_annot.services.study_handle import Study
 from pages import _charts, _practice, _predictions, _qa, _ui
 
 #: The check-pair columns of the pace table, left out while no check pair was answered.
 CHECK_COLUMNS = ("n_checks", "n_correct", "check_accuracy", "ci_low", "ci_high", "check_warning")
+#: The disagreement kinds of the explorer as the page names them.
+KIND_LABELS = {
+    "no majority": N_("no majority"),
+    "all different": N_("all different"),
+    "auto-label ≠ majority": N_("auto-label ≠ majority"),
+}
+#: A doctor's access in the completion table.
+ACCESS_LABELS = {
+    "active": N_("active"),
+    "code revoked": N_("code revoked"),
+    "imported": N_("imported"),
+}
+#: The headline's reasons for a figure left out, by figure.
+REASON_LABELS = {"audit": N_("audit"), "agreement": N_("agreement")}
+#: The audit table's rows that are not a group of the study.
+GROUP_LABELS = {"overall": N_("overall"), "all": N_("all")}
+#: The model of the doctors' choices.
+MODEL_LABELS = {"off": N_("off"), "dawid-skene": N_("Dawid–Skene"), "mace": N_("MACE")}
 
 
 def _sequential_audit(study: Study) -> None:
@@ -25,15 +45,20 @@ def _sequential_audit(study: Study) -> None:
     status = stopping_svc.audit_status(study)
     if status is None:
         return
-    st.header("Sequential audit")
+    st.header(t("Sequential audit"))
     st.caption(
-        f"Each group stops being served once the {status.method} of its accuracy is within "
-        f"±{status.target:g} (checked at 97.5% after every rating; Wilson 1927, Agresti & "
-        f"Coull 1998) and it has {status.min_positives} positives and "
-        f"{status.min_negatives} negatives (by automatic label) with a majority verdict. "
-        "Computed on the pairs of each group whose current ratings have a strict majority; "
-        "stopped groups' unrated slots are withdrawn (kept, and served again when stopping "
-        "is turned off)."
+        t(
+            "Each group stops being served once the {method} of its accuracy is within "
+            "±{target} (checked at 97.5% after every rating; Wilson 1927, Agresti & "
+            "Coull 1998) and it has {positives} positives and {negatives} negatives (by "
+            "automatic label) with a majority verdict. Computed on the pairs of each group "
+            "whose current ratings have a strict majority; stopped groups' unrated slots are "
+            "withdrawn (kept, and served again when stopping is turned off).",
+            method=labels.interval(status.method),
+            target=fmt_decimal(status.target, 2),
+            positives=fmt_int(status.min_positives),
+            negatives=fmt_int(status.min_negatives),
+        )
     )
     switch_key = f"dashboard_stopping:{study.name}"
 
@@ -42,14 +67,24 @@ def _sequential_audit(study: Study) -> None:
         stopping_svc.set_stopping(study, bool(st.session_state[switch_key]))
 
     st.toggle(
-        "Stop groups that reach their target",
+        t("Stop groups that reach their target"),
         value=status.enabled,
         key=switch_key,
         on_change=_switch,
-        help="Off serves every withdrawn slot again; on stops at once every group already "
-        "within its target.",
+        help=t(
+            "Off serves every withdrawn slot again; on stops at once every group already "
+            "within its target."
+        ),
     )
-    _qa.table(status.groups, "sequential-audit", "dashboard_dl_sequential")
+    groups = status.groups
+    _qa.table(
+        groups.assign(status=[t(plots.STATUS_NAMES.get(str(v), str(v))) for v in groups["status"]])
+        if "status" in groups.columns
+        else groups,
+        "sequential-audit",
+        "dashboard_dl_sequential",
+        csv=groups,
+    )
     _charts.plotly_chart(
         plots.sequential_audit_figure(status.groups, status.target), key="dashboard_fig_sequential"
     )
@@ -58,24 +93,33 @@ def _sequential_audit(study: Study) -> None:
 def _model_of_the_doctors(dash: dashboard_svc.Dashboard) -> None:
     """Crowd-kit's Dawid–Skene or MACE fitted to the ratings, on request (nominal scales)."""
     if dash.scale.level == "nominal":
-        st.subheader("Gold from a model of the doctors")
-        method = st.segmented_control(
-            "Model",
-            ["off", *dashboard_svc.MODEL_METHODS],
-            default="off",
+        st.subheader(t("Gold from a model of the doctors"))
+        # The options are the labels shown (a widget's options are what a test reads).
+        choices = {t(MODEL_LABELS.get(m, m)): m for m in ("off", *dashboard_svc.MODEL_METHODS)}
+        picked = st.segmented_control(
+            t("Model"),
+            list(choices),
+            default=t(MODEL_LABELS["off"]),
             key="dashboard_model",
-            help="Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
-            "doctor), fitted by crowd-kit to the current ratings. Majority stays the verdict.",
+            help=t(
+                "Dawid–Skene (a confusion matrix per doctor) or MACE (a competence per "
+                "doctor), fitted by crowd-kit to the current ratings. Majority stays the "
+                "verdict."
+            ),
         )
-        if method and method != "off":
+        method = choices.get(str(picked), "off") if picked else "off"
+        if method != "off":
             model = _qa.load_model_quality(dash, method)
             if model["reason"]:
                 st.caption(_ui.plain_markdown(model["reason"]))
             else:
-                st.metric("Pairs the model labels differently from the majority", model["differs"])
+                st.metric(
+                    t("Pairs the model labels differently from the majority"),
+                    fmt_int(model["differs"]),
+                )
                 _qa.table(model["raters"], f"{method}-raters", "dashboard_dl_model_raters")
                 if len(model["confusion"]):
-                    st.caption("Estimated confusion: P(doctor gives *given* | true label).")
+                    st.caption(t("Estimated confusion: P(doctor gives *given* | true label)."))
                     _qa.table(
                         model["confusion"], "dawid-skene-confusion", "dashboard_dl_model_conf"
                     )
@@ -87,18 +131,20 @@ def _adjudication(study: Study) -> None:
     p = adj.progress
     if not p.needed and not p.decisions:
         return  # nothing to adjudicate and nothing decided: no section of zeros
-    st.header("Adjudication")
+    st.header(t("Adjudication"))
     cols = st.columns(3)
-    cols[0].metric("Pairs needing a decision", p.needed)
-    cols[1].metric("Decided", p.decided)
-    cols[2].metric("Flagged for the guideline", p.flagged)
+    cols[0].metric(t("Pairs needing a decision"), fmt_int(p.needed))
+    cols[1].metric(t("Decided"), fmt_int(p.decided))
+    cols[2].metric(t("Flagged for the guideline"), fmt_int(p.flagged))
     if not p.decisions:
-        st.caption("No pair decided yet: decide them on the Adjudicate page.")
+        st.caption(t("No pair decided yet: decide them on the Adjudicate page."))
         return
     st.caption(
-        "Each rater's answers compared with the adjudicated labels of the pairs they rated. "
-        "The agreement figures above stay computed on the raters' own answers: a decision "
-        "is never counted as a rating."
+        t(
+            "Each rater's answers compared with the adjudicated labels of the pairs they "
+            "rated. The agreement figures above stay computed on the raters' own answers: a "
+            "decision is never counted as a rating."
+        )
     )
     _qa.table(adj.raters, "adjudicated-agreement", "dashboard_dl_adjudicated")
     _charts.plotly_chart(
@@ -108,35 +154,63 @@ def _adjudication(study: Study) -> None:
 
 def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
     """The pairs the doctors disagree on, filtered by kind and by group."""
-    st.header("Disagreement explorer")
+    st.header(t("Disagreement explorer"))
     kinds = [
         k
         for k in dashboard_svc.DISAGREEMENT_KINDS
         if dash.audit is not None or k != "auto-label ≠ majority"
     ]
-    chosen = st.multiselect("Show pairs with", kinds, default=kinds, key="dashboard_kinds")
+    # The options are the labels shown (what a test reads), mapped back to the kinds.
+    kind_of = {t(KIND_LABELS.get(k, k)): k for k in kinds}
+    chosen = [
+        kind_of[k]
+        for k in st.multiselect(
+            t("Show pairs with"),
+            list(kind_of),
+            default=list(kind_of),
+            placeholder=t("Choose kinds of disagreement"),
+            key="dashboard_kinds",
+        )
+    ]
     groups = {}
     options = {c: v for c, v in dash.group_options().items() if v}
     if options:
         gcols = st.columns(len(options))
         for gc, (col, values) in zip(gcols, options.items()):
-            groups[col] = gc.selectbox(col, ["(all)", *values], key=f"dashboard_group_{col}")
+            every = t("(all)")
+            value = gc.selectbox(labels.header(col), [every, *values], key=f"dashboard_group_{col}")
+            groups[col] = "(all)" if value == every else value
     rows = dash.disagreements(chosen, groups)
-    st.caption(f"{len(rows)} pairs")
-    _qa.table(rows, "disagreements", "dashboard_dl_disagreements")
+    st.caption(tn("{n} pair", "{n} pairs", len(rows), n=fmt_int(len(rows))))
+    shown = (
+        rows.assign(
+            why=[
+                "; ".join(t(KIND_LABELS.get(k, k)) for k in str(w).split("; ") if k)
+                for w in rows["why"]
+            ]
+        )
+        if "why" in rows.columns and len(rows)
+        else rows
+    )
+    _qa.table(shown, "disagreements", "dashboard_dl_disagreements", csv=rows)
 
 
 def _quality_over_time(study: Study) -> None:
     """Each doctor's windows, the drift alerts with their evidence and the admin's pause;
     one timeline per doctor with the guideline revisions marked."""
-    st.subheader("Quality over time")
+    st.subheader(t("Quality over time"))
     q = drift_svc.study_quality_over_time(study)
     s = q.settings
     st.caption(
-        f"Windows of {s.window} ratings in the order they were made (and per day). A drift "
-        f"alert is raised when a window is more than {s.margin:.0%} below the doctor's own "
-        f"first {s.baseline_windows} window(s) and its 95% interval lies below theirs. "
-        "Guideline revisions are the dashed lines."
+        t(
+            "Windows of {window} ratings in the order they were made (and per day). A drift "
+            "alert is raised when a window is more than {margin} below the doctor's own "
+            "first {n} window(s) and its 95% interval lies below theirs. Guideline revisions "
+            "are the dashed lines.",
+            window=fmt_int(s.window),
+            margin=fmt_percent(s.margin),
+            n=fmt_int(s.baseline_windows),
+        )
     )
     for note in q.notes:
         st.info(_ui.plain_markdown(note))
@@ -150,7 +224,7 @@ def _quality_over_time(study: Study) -> None:
     if doctors:
         flagged = q.flagged
         who = st.selectbox(
-            "Timeline of",
+            t("Timeline of"),
             doctors,
             index=doctors.index(flagged[0]) if flagged else 0,
             key="dashboard_timeline_doctor",
@@ -159,7 +233,7 @@ def _quality_over_time(study: Study) -> None:
             plots.quality_timeline_figure(q.windows, who, revisions=q.revisions, alerts=q.alerts),
             key="dashboard_fig_timeline",
         )
-    with st.expander("Per day"):
+    with st.expander(t("Per day")):
         _qa.table(q.days, "quality-days", "dashboard_dl_quality_days")
     _drift_settings(study, s)
 
@@ -170,12 +244,12 @@ def _pause_form(study: Study, q: drift_svc.QualityOverTime) -> None:
     they pass a new practice round)."""
     practice = _practice.has_practice(study)
     with st.form("dashboard_pause"):
-        who = st.selectbox("Doctor", q.flagged, key="dashboard_pause_doctor")
-        reason = st.text_input("Reason", "drift alert", key="dashboard_pause_reason")
+        who = st.selectbox(t("Doctor"), q.flagged, key="dashboard_pause_doctor")
+        reason = st.text_input(t("Reason"), t("drift alert"), key="dashboard_pause_reason")
         cols = st.columns(2)
-        if cols[0].form_submit_button("Pause this doctor"):
+        if cols[0].form_submit_button(t("Pause this doctor")):
             _pause(study, q, str(who), str(reason))
-        if practice and cols[1].form_submit_button("Send back to practice"):
+        if practice and cols[1].form_submit_button(t("Send back to practice")):
             _practice.send_back(study, str(who), str(reason))
 
 
@@ -186,24 +260,24 @@ def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) ->
     drift_svc.pause_annotator(
         study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
     )
-    st.success(_ui.plain_markdown(f"Paused {who} (recorded in the activity log)."))
+    st.success(_ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=who)))
 
 
 def _drift_settings(study: Study, settings: drift_svc.DriftSettings) -> None:
     """Window size and drift margin, changed in place (logged)."""
-    with st.expander("Quality-over-time settings"), st.form("dashboard_drift_settings"):
+    with st.expander(t("Quality-over-time settings")), st.form("dashboard_drift_settings"):
         window = st.number_input(
-            "Ratings per window", 1, 10_000, int(settings.window), 10, key="dashboard_window"
+            t("Ratings per window"), 1, 10_000, int(settings.window), 10, key="dashboard_window"
         )
         margin = st.slider(
-            "Alert when a window is this far below the doctor's first windows",
+            t("Alert when a window is this far below the doctor's first windows"),
             0.01,
             0.99,
             float(settings.margin),
             0.01,
             key="dashboard_drift_margin",
         )
-        if st.form_submit_button("Save settings"):
+        if st.form_submit_button(t("Save settings")):
             _save_drift(study, int(window), float(margin))
 
 
@@ -216,9 +290,9 @@ def _save_drift(study: Study, window: int, margin: float) -> None:
 def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None:
     """The rushed threshold and the minimum accuracy on check pairs, changed in place (the
     flags change, never a rating; the change is logged)."""
-    with st.expander("Rater-check settings"), st.form("dashboard_check_settings"):
+    with st.expander(t("Rater-check settings")), st.form("dashboard_check_settings"):
         rushed = st.number_input(
-            "An answer faster than this many ms is rushed",
+            t("An answer faster than this many ms is rushed"),
             0,
             60000,
             int(settings.rushed_ms),
@@ -226,14 +300,14 @@ def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None
             key="dashboard_rushed_ms",
         )
         minimum = st.slider(
-            "Warn below this accuracy on check pairs (0 = never)",
+            t("Warn below this accuracy on check pairs (0 = never)"),
             0.0,
             1.0,
             float(settings.check_min_accuracy or 0.0),
             0.05,
             key="dashboard_check_min_accuracy",
         )
-        if st.form_submit_button("Save settings"):
+        if st.form_submit_button(t("Save settings")):
             quality_svc.set_settings(
                 study,
                 rushed_ms=int(rushed),
@@ -246,7 +320,7 @@ def _check_settings(study: Study, settings: quality_svc.QualitySettings) -> None
 def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
     """Rater quality, then check pairs (only when some were answered), rushed answers and
     pace, the rater-check settings and straight-lining runs."""
-    st.header("Rater quality")
+    st.header(t("Rater quality"))
     if dash.imported:
         st.info(_ui.plain_markdown(dash.imported_note()))
     pace = dash.pace_table()
@@ -259,18 +333,25 @@ def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
         st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
     _charts.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
-    st.subheader("Check pairs, rushed answers and pace" if checks else "Rushed answers and pace")
+    st.subheader(
+        t("Check pairs, rushed answers and pace") if checks else t("Rushed answers and pace")
+    )
     settings = dash.quality_settings
     if settings is not None:
+        rushed = fmt_int(settings.rushed_ms)
         st.caption(
-            f"Rushed: faster than {settings.rushed_ms:,} ms on the pair. "
-            + (
-                "Check pairs have a known answer and are served blind among the others; "
-                "accuracy with its Wilson 95% interval. "
-                if checks
-                else ""
+            t(
+                "Rushed: faster than {ms} ms on the pair. Check pairs have a known answer "
+                "and are served blind among the others; accuracy with its Wilson 95% "
+                "interval. Pace: median seconds per pair, pairs per hour of time on pairs.",
+                ms=rushed,
             )
-            + "Pace: median seconds per pair, pairs per hour of time on pairs."
+            if checks
+            else t(
+                "Rushed: faster than {ms} ms on the pair. Pace: median seconds per pair, "
+                "pairs per hour of time on pairs.",
+                ms=rushed,
+            )
         )
     for warning in dash.check_warnings:
         st.warning(_ui.plain_markdown(warning))  # warnings name annotators
@@ -292,7 +373,8 @@ def _summary_columns(summary) -> dict:
         # No fixed width: each column is as wide as its header and values ("HUB incl." was
         # cut to "HU…" at width "small").
         config[col] = st.column_config.Column(
-            (f.short or f.column) if f else col, help=f.label if f else None
+            t(f.short or f.column) if f else labels.header(col),
+            help=t(f.label) if f else None,
         )
     return config
 
@@ -306,25 +388,36 @@ def _dashboard(study: Study) -> None:
     if not started:
         # One card, not a page of empty tables, axes and heatmaps.
         st.info(
-            f"**No ratings yet** — 0 of {len(comp)} doctors started. The figures appear here "
-            "with the first ratings.",
+            tn(
+                "**No ratings yet** — 0 of {n} doctor started. The figures appear here with "
+                "the first ratings.",
+                "**No ratings yet** — 0 of {n} doctors started. The figures appear here with "
+                "the first ratings.",
+                len(comp),
+                n=fmt_int(len(comp)),
+            ),
             icon=":material/hourglass_empty:",
         )
-    st.subheader("Completion")
+    st.subheader(t("Completion"))
     # A table, never markdown: annotator names are shown as typed, never as links.
     comp["access"] = (
         comp["active"]
-        .map({True: "active", False: "code revoked"})
-        .where(~comp["imported"], "imported")
+        .map({True: t(ACCESS_LABELS["active"]), False: t(ACCESS_LABELS["code revoked"])})
+        .where(~comp["imported"], t(ACCESS_LABELS["imported"]))
     )
+    shown, _ = _qa.display_headers(comp[["annotator", "done", "total", "share", "access"]])
+    if not _qa.english_numbers():
+        shown = shown.assign(
+            **{labels.header(c): [fmt_int(v) for v in comp[c]] for c in ("done", "total")}
+        )
     st.dataframe(
-        comp[["annotator", "done", "total", "share", "access"]],
+        shown,
         hide_index=True,
         width="stretch",
         key="dashboard_completion",
         column_config={
-            "share": st.column_config.ProgressColumn(
-                "rated", min_value=0.0, max_value=1.0, format="percent"
+            labels.header("share"): st.column_config.ProgressColumn(
+                t("rated"), min_value=0.0, max_value=1.0, format="percent"
             )
         },
     )
@@ -334,41 +427,74 @@ def _dashboard(study: Study) -> None:
         # comes before any real rating.
         _practice.panel(study)
         return
-    boot = st.toggle("Bootstrap 95% intervals (1,000 resamples)", key="dashboard_bootstrap")
+    boot = st.toggle(
+        t("Bootstrap 95% intervals ({n} resamples)", n=fmt_int(1000)), key="dashboard_bootstrap"
+    )
     dash = _qa.load_dashboard(study, 1000 if boot else 0)
     for note in dash.notes:
         st.info(_ui.plain_markdown(note))
     head = dash.headline(dashboard_svc.planned_ratings(study))
     cols = st.columns(4)
     cols[0].metric(
-        "Rated pairs",
-        f"{head['complete_pairs']} / {head['pairs']}",
-        help="Pairs with every planned rating (every doctor whose queue holds the pair has "
-        f"rated it); {head['two_rated_pairs']} have two ratings or more and "
-        f"{head['rated_pairs']} at least one.",
+        t("Rated pairs"),
+        f"{fmt_int(head['complete_pairs'])} / {fmt_int(head['pairs'])}",
+        help=t(
+            "Pairs with every planned rating (every doctor whose queue holds the pair has "
+            "rated it); {two} have two ratings or more and {one} at least one.",
+            two=fmt_int(head["two_rated_pairs"]),
+            one=fmt_int(head["rated_pairs"]),
+        ),
     )
     cols[0].caption(
-        f"with every planned rating; {head['two_rated_pairs']} with ≥ 2 ratings, "
-        f"{head['rated_pairs']} with ≥ 1"
+        t(
+            "with every planned rating; {two} with ≥ 2 ratings, {one} with ≥ 1",
+            two=fmt_int(head["two_rated_pairs"]),
+            one=fmt_int(head["rated_pairs"]),
+        )
     )
     alpha = head["krippendorff_alpha"]
-    cols[1].metric("Krippendorff's alpha", "n/a" if alpha != alpha else f"{alpha:.2f}")
-    cols[2].metric("Pairs without majority", head["no_majority"])
+    cols[1].metric(t("Krippendorff's alpha"), t("n/a") if alpha != alpha else fmt_decimal(alpha))
+    cols[2].metric(t("Pairs without majority"), fmt_int(head["no_majority"]))
     if "accuracy" in head:
         cols[3].metric(
-            "Auto-label accuracy",
-            "n/a" if head["accuracy"] != head["accuracy"] else f"{head['accuracy']:.2f}",
-            help="Share of pairs whose majority equals the automatic label, on the pairs with "
-            "at least two decisive ratings and a majority.",
+            t("Auto-label accuracy"),
+            t("n/a") if head["accuracy"] != head["accuracy"] else fmt_decimal(head["accuracy"]),
+            help=t(
+                "Share of pairs whose majority equals the automatic label, on the pairs with "
+                "at least two decisive ratings and a majority."
+            ),
         )
-        cols[3].caption(f"on {head['accuracy_pairs']} pairs with ≥ 2 decisive ratings")
+        cols[3].caption(
+            tn(
+                "on {n} pair with ≥ 2 decisive ratings",
+                "on {n} pairs with ≥ 2 decisive ratings",
+                head["accuracy_pairs"],
+                n=fmt_int(head["accuracy_pairs"]),
+            )
+        )
     for what, why in dash.reasons.items():
         if what != "audit" or dash.kind == "binary":
-            st.caption(_ui.plain_markdown(f"{what}: {why}"))
+            st.caption(
+                _ui.plain_markdown(
+                    t(
+                        "{what}: {why}",
+                        what=t(REASON_LABELS[what])
+                        if what in REASON_LABELS
+                        else labels.header(what),
+                        why=why,
+                    )
+                )
+            )
+
+    # Built when clicked, outside this run: in the language the page is drawn in.
+    report_language = current_language()
+
+    def report() -> bytes:
+        return _qa.load_report(study, 1000 if boot else 0, report_language)
 
     st.download_button(
-        "Download the HTML report",
-        _ui.admin_download(lambda: _qa.load_report(study, 1000 if boot else 0)),
+        t("Download the HTML report"),
+        _ui.admin_download(report),
         file_name=_qa.download_name(f"qa-report-{study.name}", "html"),
         mime="text/html",
         key="dashboard_report",
@@ -377,10 +503,13 @@ def _dashboard(study: Study) -> None:
 
     # ---- binary: AAAI 2020 Table 3 ----------------------------------------------------------
     if dash.audit is not None:
-        st.header("Automatic labels vs majority")
+        st.header(t("Automatic labels vs majority"))
         st.caption(
-            "Per group as in Schulz & Juric (AAAI 2020) Table 3: items, share without a "
-            "majority, Krippendorff's alpha, accuracy, recall, precision (similar = positive)."
+            t(
+                "Per group as in Schulz & Juric (AAAI 2020) Table 3: items, share without a "
+                "majority, Krippendorff's alpha, accuracy, recall, precision (similar = "
+                "positive)."
+            )
         )
         audit = dash.audit_table()
         # `group` already names each row's group columns: shown once, so that α, accuracy,
@@ -391,46 +520,72 @@ def _dashboard(study: Study) -> None:
             if "group" in names and "items" in names
             else []
         )
-        _qa.table(audit, "audit", "dashboard_dl_audit", hide=repeated)
+        _qa.table(
+            audit.assign(
+                group=[t(GROUP_LABELS[g]) if g in GROUP_LABELS else g for g in audit["group"]]
+            )
+            if "group" in audit.columns
+            else audit,
+            "audit",
+            "dashboard_dl_audit",
+            hide=repeated,
+            csv=audit,
+        )
         _charts.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
         conf = dash.confusion()
-        st.subheader("Confusion matrix")
-        _qa.table(conf, "confusion", "dashboard_dl_confusion", index=True)
+        st.subheader(t("Confusion matrix"))
+        _qa.table(
+            conf.rename(index=lambda r: labels.header(r)),
+            "confusion",
+            "dashboard_dl_confusion",
+            index=True,
+            csv=conf,
+        )
         _charts.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
 
     # ---- sequential audit (studies created with --target-ci) -------------------------------
     _sequential_audit(study)
 
     # ---- agreement: EHR-Rel Tables 2 and 3 ---------------------------------------------------
-    st.header("Agreement")
-    st.caption("Computed on the raters' own answers; adjudicators' decisions are not ratings.")
+    st.header(t("Agreement"))
+    st.caption(t("Computed on the raters' own answers; adjudicators' decisions are not ratings."))
     if dash.agreement_basis:
         st.caption(_ui.plain_markdown(dash.agreement_basis))
     st.caption(
-        "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
-        "meaningful for graded scales."
+        t(
+            "Overall as in Schulz et al. (COLING 2020) Table 3; ICC and Kendall's W are "
+            "meaningful for graded scales."
+        )
     )
     summary = dash.summary()
     _qa.table(summary, "agreement", "dashboard_dl_summary", column_config=_summary_columns(summary))
-    st.subheader("Chance-corrected coefficients")
+    st.subheader(t("Chance-corrected coefficients"))
     st.caption(
-        "Gwet's AC1 and AC2, Fleiss' kappa, Brennan-Prediger and Conger's kappa with their "
-        "standard errors and 95% intervals (Gwet 2014); missing ratings allowed."
+        t(
+            "Gwet's AC1 and AC2, Fleiss' kappa, Brennan-Prediger and Conger's kappa with their "
+            "standard errors and 95% intervals (Gwet 2014); missing ratings allowed."
+        )
     )
     for note in dash.agreement_notes():
         st.info(_ui.plain_markdown(note))
     _qa.table(dash.coefficients(), "coefficients", "dashboard_dl_coefficients")
-    st.subheader("Pairwise agreement")
+    st.subheader(t("Pairwise agreement"))
     pw = dash.pairwise_alpha()
     if pw.notna().to_numpy().any():  # no heatmap of empty cells
         _charts.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
-    _qa.table(pw, "pairwise-alpha", "dashboard_dl_pairwise_matrix", index=True)
+    _qa.table(
+        pw,
+        "pairwise-alpha",
+        "dashboard_dl_pairwise_matrix",
+        index=True,
+        names=frozenset(map(str, pw.columns)),
+    )
     _qa.table(dash.per_annotator(), "per-annotator", "dashboard_dl_per_annotator")
-    with st.expander("Every pair of annotators"):
+    with st.expander(t("Every pair of annotators")):
         _qa.table(dash.pairwise_table(), "pairwise", "dashboard_dl_pairwise")
     means = dash.mean_scores()
     if len(means):
-        st.subheader("Distribution of mean scores")
+        st.subheader(t("Distribution of mean scores"))
         _charts.plotly_chart(
             plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means"
         )
@@ -451,14 +606,14 @@ def _dashboard(study: Study) -> None:
 
 @_ui.requires("admin", page=True)
 def dashboard_ui() -> None:
-    st.title("QA dashboard")
+    st.title(t("QA dashboard"))
     picked = _qa.pick_study("dashboard_study")
     if picked is None:
         st.stop()
     live = st.toggle(
-        "Refresh every 30 s",
+        t("Refresh every {n} s", n=fmt_int(30)),
         key="dashboard_live",
-        help="Re-read completion and, when ratings were saved, the figures.",
+        help=t("Re-read completion and, when ratings were saved, the figures."),
     )
     # The live refresh re-runs the dashboard body alone (a fragment, applied here where it is
     # called), through the role guard: a fragment's own reruns skip app.py.

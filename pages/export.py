@@ -13,18 +13,29 @@ import streamlit as st
 from data_schemas.errors import InputError, OptionError
 from data_schemas.gold import GoldFilters
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, fmt_int, t, tn
 from medsim_annot.io import FORMATS
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.gold.export import HfOptions, export_gold
+from medsim_annot.services.gold.filters import filter_name
 from medsim_annot.services.interop import zip_folder
 from medsim_annot.services.people.names import file_slug
 from medsim_annot.services.study_handle import Study
 from pages import _qa, _ui
 
 #: The label a pair must have to be exported (the page's choices; the CLI's flags).
-LABEL_ANY = "No requirement"
-LABEL_MAJORITY = "A majority"
-LABEL_MAJORITY_OR_ADJUDICATED = "A majority or an adjudicated label"
+LABEL_ANY = N_("No requirement")
+LABEL_MAJORITY = N_("A majority")
+LABEL_MAJORITY_OR_ADJUDICATED = N_("A majority or an adjudicated label")
+#: The label sources as the summary names them (the file keeps its words).
+SOURCE_NAMES = {
+    "unanimous": N_("unanimous"),
+    "majority": N_("majority"),
+    "tiebreak": N_("tiebreak"),
+    "adjudicated": N_("adjudicated"),
+    "model": N_("model"),
+    "unresolved": N_("unresolved"),
+}
 
 
 def _form(adjudicated: int) -> tuple[bool, str, GoldFilters, HfOptions, bool]:
@@ -33,67 +44,84 @@ def _form(adjudicated: int) -> tuple[bool, str, GoldFilters, HfOptions, bool]:
     adjudicator has decided (then "a majority or an adjudicated label" is the default)."""
     with st.form("export_form"):
         fmt = st.selectbox(
-            "Format",
+            t("Format"),
             [*FORMATS, "hf"],
-            format_func=lambda f: "hf (Hugging Face dataset folder, as a ZIP)" if f == "hf" else f,
+            format_func=lambda f: (
+                t("hf (Hugging Face dataset folder, as a ZIP)") if f == "hf" else f
+            ),
             key="export_format",
         )
         st.caption(
-            "Filters run in this order; the manifest records the pairs before and after each."
+            t("Filters run in this order; the manifest records the pairs before and after each.")
         )
         min_ratings = st.number_input(
-            "Minimum ratings per pair (0 = no minimum)",
+            t("Minimum ratings per pair (0 = no minimum)"),
             min_value=0,
             value=1,
             step=1,
             key="export_min_ratings",
-            help="1 (the default here) leaves out the pairs nobody has rated yet; "
-            "`medsim export gold` has no minimum unless given --min-ratings.",
+            help=t(
+                "1 (the default here) leaves out the pairs nobody has rated yet; "
+                "`medsim export gold` has no minimum unless given `--min-ratings`."
+            ),
         )
-        exclude_unclear = st.checkbox("Exclude pairs flagged unclear", key="export_exclude_unclear")
+        exclude_unclear = st.checkbox(
+            t("Exclude pairs flagged unclear"), key="export_exclude_unclear"
+        )
         choices = [LABEL_ANY, LABEL_MAJORITY, LABEL_MAJORITY_OR_ADJUDICATED]
         required = st.radio(
-            "Label required",
+            t("Label required"),
             choices,
+            format_func=t,
             index=2 if adjudicated else 0,
             horizontal=True,
             key="export_label_required",
-            help="A majority of the raters' answers; or that, or an adjudicator's decision "
-            f"({adjudicated} pairs decided so far).",
+            help=tn(
+                "A majority of the raters' answers; or that, or an adjudicator's decision "
+                "({n} pair decided so far).",
+                "A majority of the raters' answers; or that, or an adjudicator's decision "
+                "({n} pairs decided so far).",
+                adjudicated,
+                n=fmt_int(adjudicated),
+            ),
         )
         require_majority = required != LABEL_ANY
         exclude_all_different = st.checkbox(
-            "Exclude pairs whose ratings all differ", key="export_exclude_all_different"
+            t("Exclude pairs whose ratings all differ"), key="export_exclude_all_different"
         )
         only_verified = st.checkbox(
-            "Only verified pairs (majority = automatic label)", key="export_only_verified"
+            t("Only verified pairs (majority = automatic label)"), key="export_only_verified"
         )
         exclude_rushed = st.checkbox(
-            "Leave out rushed ratings (faster than the study's threshold) first",
+            t("Leave out rushed ratings (faster than the study's threshold) first"),
             key="export_exclude_rushed",
         )
         audit_adjudicated = st.checkbox(
-            "Audit the automatic labels against adjudicated labels where there are some",
+            t("Audit the automatic labels against adjudicated labels where there are some"),
             key="export_audit_adjudicated",
-            help="verified / auto_label_disagrees then compare with an adjudicator's decision "
-            "instead of the majority on decided pairs (recorded in the manifest). Agreement "
-            "figures stay computed on the raters' own answers.",
+            help=t(
+                "`verified` / `auto_label_disagrees` then compare with an adjudicator's "
+                "decision instead of the majority on decided pairs (recorded in the manifest). "
+                "Agreement figures stay computed on the raters' own answers."
+            ),
         )
-        with st.expander("Hugging Face dataset options (format hf)"):
+        with st.expander(t("Hugging Face dataset options (format hf)")):
             license_ = st.text_input(
-                "Licence (hub identifier, e.g. cc-by-4.0)", value="other", key="export_license"
+                t("Licence (hub identifier, e.g. cc-by-4.0)"), value="other", key="export_license"
             )
-            split = st.checkbox("Seeded train/test split, stratified by group", key="export_split")
-            seed = st.number_input("Split seed", min_value=0, value=0, step=1, key="export_seed")
+            split = st.checkbox(
+                t("Seeded train/test split, stratified by group"), key="export_split"
+            )
+            seed = st.number_input(t("Split seed"), min_value=0, value=0, step=1, key="export_seed")
             test_size = st.number_input(
-                "Share of each group in test",
+                t("Share of each group in test"),
                 min_value=0.05,
                 max_value=0.95,
                 value=0.2,
                 step=0.05,
                 key="export_test_size",
             )
-        go = st.form_submit_button("Prepare export", type="primary")
+        go = st.form_submit_button(t("Prepare export"), type="primary")
 
     filters = GoldFilters(
         min_ratings=int(min_ratings) or None,
@@ -123,7 +151,7 @@ def _prepare(
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / (stem if folder_output else name)
         try:
-            with st.spinner("Writing the export and its manifest…"):
+            with st.spinner(t("Writing the export and its manifest…")):
                 result = export_gold(
                     study,
                     out,
@@ -152,8 +180,16 @@ def _prepare(
 def _sources_text(sources: dict[str, int]) -> str:
     """The label sources of the exported pairs, in a few words ("Labels: 90 majority ·
     3 adjudicated"); sources without pairs are left out."""
-    shown = [f"{n} {name}" for name, n in sources.items() if n]
-    return "  \nLabels: " + " · ".join(shown) if shown else ""
+    shown = [
+        t(
+            "{n} {source}",
+            n=fmt_int(n),
+            source=t(SOURCE_NAMES[name]) if name in SOURCE_NAMES else name,
+        )
+        for name, n in sources.items()
+        if n
+    ]
+    return "  \n" + t("Labels: {sources}", sources=" · ".join(shown)) if shown else ""
 
 
 def _downloads(study: str) -> None:
@@ -164,23 +200,46 @@ def _downloads(study: str) -> None:
         c = manifest["counts"]
         if manifest["format"] == "hf":
             st.success(
-                f"{c['exported']} of {c['pairs']} pairs ready as a Hugging Face dataset folder "
-                f"({len(manifest['files'])} files, listed with their SHA-256 in manifest.json)."
+                tn(
+                    "{exported} of {n} pair ready as a Hugging Face dataset folder ({files} "
+                    "files, listed with their SHA-256 in manifest.json).",
+                    "{exported} of {n} pairs ready as a Hugging Face dataset folder ({files} "
+                    "files, listed with their SHA-256 in manifest.json).",
+                    c["pairs"],
+                    exported=fmt_int(c["exported"]),
+                    n=fmt_int(c["pairs"]),
+                    files=fmt_int(len(manifest["files"])),
+                )
                 + _sources_text(c.get("label_source", {}))
             )
         else:
             st.success(
-                f"{c['exported']} of {c['pairs']} pairs ready ({manifest['format']}, "
-                f"SHA-256 {manifest['sha256'][:16]}…)." + _sources_text(c.get("label_source", {}))
+                tn(
+                    "{exported} of {n} pair ready ({format}, SHA-256 {sha}…).",
+                    "{exported} of {n} pairs ready ({format}, SHA-256 {sha}…).",
+                    c["pairs"],
+                    exported=fmt_int(c["exported"]),
+                    n=fmt_int(c["pairs"]),
+                    format=manifest["format"],
+                    sha=manifest["sha256"][:16],
+                )
+                + _sources_text(c.get("label_source", {}))
             )
         steps = manifest["filter_steps"]
         if steps:
             st.table(
-                [{"filter": s["filter"], "before": s["before"], "after": s["after"]} for s in steps]
+                [
+                    {
+                        t("filter"): filter_name(s["filter"]),
+                        t("before"): fmt_int(s["before"]),
+                        t("after"): fmt_int(s["after"]),
+                    }
+                    for s in steps
+                ]
             )
         a, b = st.columns(2)
         a.download_button(
-            f"Download {res['name']}",
+            t("Download {file}", file=res["name"]),
             res["data"],
             file_name=res["name"],
             key="export_download_file",
@@ -188,19 +247,19 @@ def _downloads(study: str) -> None:
             mime="application/zip" if manifest["format"] == "hf" else None,
         )
         b.download_button(
-            f"Download {res['manifest_name']}",
+            t("Download {file}", file=res["manifest_name"]),
             res["manifest"],
             file_name=res["manifest_name"],
             mime="application/json",
             key="export_download_manifest",
         )
-        with st.expander("Manifest"):
+        with st.expander(t("Manifest")):
             st.json(manifest)
 
 
 @_ui.requires("admin", page=True)
 def export_ui() -> None:
-    st.title("Gold export")
+    st.title(t("Gold export"))
     picked = _qa.pick_study("export_study")
     if picked is None:
         st.stop()

@@ -16,6 +16,7 @@ import streamlit as st
 from data_schemas import columns as C
 from data_schemas.errors import InputError
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, fmt_decimal, fmt_int, t
 from medsim_annot.io import read_table, upload_types
 from medsim_annot.services import scoring
 from medsim_annot.services import studies as studies_svc
@@ -34,12 +35,64 @@ from pages._ui import (
 
 KEY = "scoring_"
 LEXICAL = {
-    "Normalised Levenshtein (rapidfuzz)": "levenshtein",
-    "Character n-gram TF-IDF cosine": "char-ngram",
+    N_("Normalised Levenshtein (rapidfuzz)"): "levenshtein",
+    N_("Character n-gram TF-IDF cosine"): "char-ngram",
+}
+VERIFIED = N_("Verified subset of a study")
+UPLOAD = N_("Upload a pairs or gold file")
+DOCTORS = N_("Doctors' verdict")
+AUTOMATIC = N_("Automatic label")
+TASKS = {"binary": N_("binary"), "graded": N_("graded")}
+#: Headers of the tables shown (the CSV downloads keep the column names).
+SHOWN_COLUMNS = {
+    "method": N_("method"),
+    "file": N_("file"),
+    "metric": N_("metric"),
+    "covered": N_("covered"),
+    "coverage": N_("coverage"),
+    "auc": N_("auc"),
+    "accuracy": N_("accuracy"),
+    "threshold": N_("threshold"),
+    "rho": N_("rho"),
+    "rho_low": N_("rho_low"),
+    "rho_high": N_("rho_high"),
+    "better_than": N_("better_than"),
+    "worse_than": N_("worse_than"),
+    "better_than_methods": N_("better_than_methods"),
+    "worse_than_methods": N_("worse_than_methods"),
+    "method_a": N_("method_a"),
+    "method_b": N_("method_b"),
+    "statistic": N_("statistic"),
+    "p_value": N_("p_value"),
+    "p_adjusted": N_("p_adjusted"),
+    "table": N_("table"),
+    "significant": N_("significant"),
+    "better": N_("better"),
+    "difference": N_("difference"),
+    "low": N_("low"),
+    "high": N_("high"),
+    "confidence": N_("confidence"),
+    "pair_id": N_("pair_id"),
+    "term_1": N_("term_1"),
+    "term_2": N_("term_2"),
+    "gold": N_("gold"),
+    "score": N_("score"),
+    "predicted": N_("predicted"),
+    "error": N_("error"),
+    "rank_error": N_("rank_error"),
+    "gold_rank": N_("gold_rank"),
+    "score_rank": N_("score_rank"),
 }
 
 
-@st.cache_data(ttl=60, show_spinner="Looking for installed models and embeddings…")
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* with the headers in the person's language (display only)."""
+    return frame.rename(
+        columns={c: t(SHOWN_COLUMNS[c]) for c in frame.columns if c in SHOWN_COLUMNS}
+    )
+
+
+@st.cache_data(ttl=60, show_spinner=False)
 def _available(folder: str | None) -> pd.DataFrame:
     return scoring.list_embeddings(folder, installed=True)
 
@@ -48,10 +101,11 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """The pairs to score, their gold and what they were chosen by (study and filters, or
     the uploaded file): a study's verified subset or an uploaded file (stops the page until
     there are some)."""
-    st.subheader("1. Pairs and gold")
+    st.subheader(t("1. Pairs and gold"))
     source = st.radio(
-        "Pairs to score",
-        ["Verified subset of a study", "Upload a pairs or gold file"],
+        t("Pairs to score"),
+        [VERIFIED, UPLOAD],
+        format_func=t,
         horizontal=True,
         key=KEY + "source",
     )
@@ -61,26 +115,27 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         studies = [s.study for s in studies_svc.list_studies(engine=engine())]
         if not studies:
             st.info(
-                "There are no studies yet. Create one on the Study setup page, or upload a file."
+                t("There are no studies yet. Create one on the Study setup page, or upload a file.")
             )
             st.stop()
-        study = st.selectbox("Study", studies, key=KEY + "study")
+        study = st.selectbox(t("Study"), studies, key=KEY + "study")
         table = table_svc.study_gold_table(open_study(study, engine=engine()))
         has_auto = C.AUTO_LABEL in table.table.columns and table.table[C.AUTO_LABEL].notna().any()
         binary = table.scale.level == "nominal"
         cols = st.columns(3)
         only_verified = cols[0].checkbox(
-            "Only verified pairs (majority = automatic label)",
+            t("Only verified pairs (majority = automatic label)"),
             value=binary and has_auto,
             disabled=not (binary and has_auto),
             key=KEY + "verified",
         )
         require_majority = cols[1].checkbox(
-            "Require a majority", value=binary, disabled=not binary, key=KEY + "majority"
+            t("Require a majority"), value=binary, disabled=not binary, key=KEY + "majority"
         )
         gold_choice = cols[2].radio(
-            "Gold",
-            ["Doctors' verdict", "Automatic label"] if has_auto else ["Doctors' verdict"],
+            t("Gold"),
+            [DOCTORS, AUTOMATIC] if has_auto else [DOCTORS],
+            format_func=t,
             key=KEY + "goldchoice",
         )
         kept, steps = filters_svc.apply_filters(
@@ -90,14 +145,20 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
             has_auto_label=has_auto,
         )
         st.write(
-            f"{len(kept)} of {len(table.table)} pairs kept"
-            + "".join(f" · {s['filter']}: {s['before']} → {s['after']}" for s in steps)
+            t(
+                "{kept} of {n} pairs kept",
+                kept=fmt_int(len(kept)),
+                n=fmt_int(len(table.table)),
+            )
+            + "".join(
+                f" · {filters_svc.filter_name(s['filter'])}: "
+                f"{fmt_int(s['before'])} → {fmt_int(s['after'])}"
+                for s in steps
+            )
         )
         pairs = kept[[C.PAIR_ID, C.TERM_1, C.TERM_2]].reset_index(drop=True)
         gold_frame = (
-            kept
-            if gold_choice == "Doctors' verdict"
-            else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
+            kept if gold_choice == DOCTORS else kept[[C.PAIR_ID, C.TERM_1, C.TERM_2, C.AUTO_LABEL]]
         )
         basis: dict = {
             "study": study,
@@ -107,7 +168,7 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         }
     else:
         upload = st.file_uploader(
-            "Pairs file with auto_label, a gold export, or an EHR-Rel file",
+            t("Pairs file with auto_label, a gold export, or an EHR-Rel file"),
             type=upload_types(),
             key=KEY + "upload",
         )
@@ -122,11 +183,13 @@ def _pairs_and_gold() -> tuple[pd.DataFrame, pd.DataFrame, dict]:
             scoring.gold_from_frame(gold_frame, file=upload.name)
         except InputError as exc:
             show_problems(
-                exc, f"{upload_base_name(upload.name)} cannot be used:", key="scoring_problems"
+                exc,
+                t("{file} cannot be used:", file=upload_base_name(upload.name)),
+                key="scoring_problems",
             )
             st.stop()
     if pairs is None or gold_frame is None or not len(pairs):
-        st.warning("No pairs to score with these filters.")
+        st.warning(t("No pairs to score with these filters."))
         st.stop()
     return pairs, gold_frame, basis
 
@@ -164,23 +227,30 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
     """The installed embeddings and models offered, and the chosen ones, lexical baselines
     and word-embedding metrics."""
     folder = scoring.embeddings_dir()
-    available = _available(str(folder) if folder else None)
+    with st.spinner(t("Looking for installed models and embeddings…")):
+        available = _available(str(folder) if folder else None)
     st.caption(
-        "Offered: installed sentence-transformers model packages, models already in the local "
-        "Hugging Face cache (nothing is downloaded)"
-        + (
-            f", and the files and model folders in `{folder}`."
-            if folder
-            else ". Set `MEDSIM_EMBEDDINGS_DIR` to a folder of word2vec/GloVe/fastText files or "
-            "sentence-transformers model folders to offer them too."
+        t(
+            "Offered: installed sentence-transformers model packages, models already in the "
+            "local Hugging Face cache (nothing is downloaded), and the files and model folders "
+            "in `{folder}`.",
+            folder=folder,
+        )
+        if folder
+        else t(
+            "Offered: installed sentence-transformers model packages, models already in the "
+            "local Hugging Face cache (nothing is downloaded). Set `MEDSIM_EMBEDDINGS_DIR` to a "
+            "folder of word2vec/GloVe/fastText files or sentence-transformers model folders to "
+            "offer them too."
         )
     )
     chosen = st.multiselect(
-        "Embeddings and models",
+        t("Embeddings and models"),
         list(available["name"]) if len(available) else [],
         key=KEY + "embeddings",
+        placeholder=t("Choose embeddings or models"),
     )
-    lexical = [v for k, v in LEXICAL.items() if st.checkbox(k, value=True, key=KEY + v)]
+    lexical = [v for k, v in LEXICAL.items() if st.checkbox(t(k), value=True, key=KEY + v)]
     # The word-embedding metrics apply to word embeddings only: offered once one is chosen.
     formats = (
         set(available.loc[available["name"].isin(chosen), "format"]) if len(available) else set()
@@ -188,15 +258,18 @@ def _methods() -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
     word_metrics: list[str] = []
     if formats & set(scoring.WORD_FORMATS):
         word_metrics = st.multiselect(
-            "Word-embedding metrics",
+            t("Word-embedding metrics"),
             list(scoring.metrics_for("word2vec")),
             default=list(scoring.metrics_for("word2vec")),
             key=KEY + "metrics",
+            placeholder=t("Choose metrics"),
         )
     elif any(fmt in scoring.WORD_FORMATS for fmt in available.get("format", [])):
         st.caption(
-            "Word-embedding metrics are offered once a word embedding (word2vec, GloVe, "
-            "fastText) is chosen above."
+            t(
+                "Word-embedding metrics are offered once a word embedding (word2vec, GloVe, "
+                "fastText) is chosen above."
+            )
         )
     return available, chosen, lexical, word_metrics
 
@@ -212,7 +285,7 @@ def _score(
 ) -> None:
     """Score every chosen method with a progress bar and evaluate them; keep the result
     under *key* (what it was computed from)."""
-    bar = st.progress(0.0, text="starting")
+    bar = st.progress(0.0, text=t("starting"))
     frames: dict[str, pd.DataFrame] = {}
     jobs = [
         (row["name"], row["path"], row["format"])
@@ -224,11 +297,20 @@ def _score(
 
             def progress(done, total, stage, _i=i, _name=name):
                 frac = (_i + done / max(total, 1)) / len(jobs)
-                bar.progress(min(frac, 1.0), text=f"{_name}: {stage} ({done}/{total})")
+                bar.progress(
+                    min(frac, 1.0),
+                    text=t(
+                        "{name}: {stage} ({done}/{total})",
+                        name=_name,
+                        stage=t(stage),
+                        done=fmt_int(done),
+                        total=fmt_int(total),
+                    ),
+                )
 
             metrics = word_metrics if fmt in scoring.WORD_FORMATS else None
             frames[name] = scoring.score_pairs(pairs, path, fmt, metrics, progress=progress)
-        bar.progress(1.0, text="evaluating")
+        bar.progress(1.0, text=t("evaluating"))
         result = scoring.evaluate_scores(frames, gold_frame, n_resamples=2000)
         st.session_state[KEY + "result"] = (key, frames, result)
         bar.empty()
@@ -248,26 +330,36 @@ def _results(gold_frame: pd.DataFrame, key: str) -> None:
     if kept is not None and kept[0] != key:
         del st.session_state[KEY + "result"]
         st.caption(
-            "The previous result was computed on other pairs, gold or methods and is no longer "
-            "shown. Score again to see results for the current choice."
+            t(
+                "The previous result was computed on other pairs, gold or methods and is no "
+                "longer shown. Score again to see results for the current choice."
+            )
         )
         kept = None
     if kept is not None:
         _, frames, result = kept
-        st.subheader("3. Results")
+        st.subheader(t("3. Results"))
         st.write(
-            f"Task: **{result.task}** · gold from {result.gold_source} · {result.n_gold} gold pairs · "
-            f"common subset {result.n_common} pairs · {result.n_comparisons} comparisons at "
-            f"α = {result.alpha} / {max(result.n_comparisons, 1)}"
+            t(
+                "Task: **{task}** · gold from {source} · {n_gold} gold pairs · common subset "
+                "{n_common} pairs · {n_comparisons} comparisons at α = {alpha} / {k}",
+                task=t(TASKS[result.task]) if result.task in TASKS else result.task,
+                source=t(result.gold_source),
+                n_gold=fmt_int(result.n_gold),
+                n_common=fmt_int(result.n_common),
+                n_comparisons=fmt_int(result.n_comparisons),
+                alpha=fmt_decimal(result.alpha),
+                k=fmt_int(max(result.n_comparisons, 1)),
+            )
         )
         methods = result.methods
-        st.dataframe(methods, hide_index=True, width="stretch")
-        download_csv("Download results (CSV)", methods, "methods.csv", KEY + "dl_methods")
+        st.dataframe(shown(methods), hide_index=True, width="stretch")
+        download_csv(t("Download results (CSV)"), methods, "methods.csv", KEY + "dl_methods")
         if len(result.comparisons):
-            with st.expander("Pairwise comparisons"):
-                st.dataframe(result.comparisons, hide_index=True, width="stretch")
+            with st.expander(t("Pairwise comparisons")):
+                st.dataframe(shown(result.comparisons), hide_index=True, width="stretch")
                 download_csv(
-                    "Download comparisons (CSV)",
+                    t("Download comparisons (CSV)"),
                     result.comparisons,
                     "comparisons.csv",
                     KEY + "dl_comp",
@@ -281,45 +373,50 @@ def _results(gold_frame: pd.DataFrame, key: str) -> None:
                     x=[0, 1],
                     y=[0, 1],
                     mode="lines",
-                    name="chance",
+                    name=t("chance"),
                     line={"dash": "dot", "color": "grey"},
                 )
             )
             fig.update_layout(
-                title="ROC curves",
-                xaxis_title="false positive rate",
-                yaxis_title="true positive rate",
+                title=t("ROC curves"),
+                xaxis_title=t("false positive rate"),
+                yaxis_title=t("true positive rate"),
                 height=450,
             )
             st.plotly_chart(fig, width="stretch")
-        method = st.selectbox("Worst errors of", list(methods["method"]), key=KEY + "errmethod")
+        method = st.selectbox(t("Worst errors of"), list(methods["method"]), key=KEY + "errmethod")
         if method:
             errors = scoring.pair_errors(frames, gold_frame, method, result)
-            st.dataframe(errors, hide_index=True, width="stretch")
+            st.dataframe(shown(errors), hide_index=True, width="stretch")
         for name, frame in frames.items():
             download_csv(
-                f"Download scores: {name}", frame, f"scores-{name}.csv", KEY + "dl_" + name
+                t("Download scores: {name}", name=name),
+                frame,
+                f"scores-{name}.csv",
+                KEY + "dl_" + name,
             )
 
 
 @requires("admin", page=True)
 def scoring_ui() -> None:
-    st.title("Embedding scoring")
+    st.title(t("Embedding scoring"))
     st.caption(
-        "Which representation of medical terms agrees best with the doctors — and is the "
-        "difference real? Pairs every selected method covers form the common subset; "
-        "significance is Bonferroni-corrected over all pairs of methods."
+        t(
+            "Which representation of medical terms agrees best with the doctors — and is the "
+            "difference real? Pairs every selected method covers form the common subset; "
+            "significance is Bonferroni-corrected over all pairs of methods."
+        )
     )
 
     # ---------------------------------------------------------------- 1. pairs and gold
     pairs, gold_frame, basis = _pairs_and_gold()
 
     # ---------------------------------------------------------------- 2. methods
-    st.subheader("2. Representations and metrics")
+    st.subheader(t("2. Representations and metrics"))
     available, chosen, lexical, word_metrics = _methods()
     key = _result_key(basis, pairs, gold_frame, chosen, lexical, word_metrics)
     if st.button(
-        "Score and evaluate", type="primary", key=KEY + "run", disabled=not (chosen or lexical)
+        t("Score and evaluate"), type="primary", key=KEY + "run", disabled=not (chosen or lexical)
     ):
         _score(pairs, gold_frame, available, chosen, lexical, word_metrics, key)
 

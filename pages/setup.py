@@ -12,6 +12,7 @@ from data_schemas import columns as C
 from data_schemas.errors import InputError, OptionError
 from data_schemas.scales import BUILT_IN, Scale, load_scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, fmt_int, t, tn
 from medsim_annot.io import READ_FORMATS, formats_text, suffixes
 from medsim_annot.seeds import new_seed
 from medsim_annot.services import stored_predictions as P
@@ -24,7 +25,7 @@ from medsim_annot.services.people import sso as sso_svc
 from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.quality import QualitySettings, load_checks, with_check_answers
 from medsim_annot.services.study_handle import Study, open_study
-from pages import _ui
+from pages import _languages, _ui
 from pages.components.preload import preload_chart_code
 
 PAIR_SUFFIXES = suffixes(READ_FORMATS)
@@ -32,13 +33,13 @@ NEW_CODES = "setup_new_codes"
 SELECT_STUDY = "setup_select_study"  # a study just created, selected at the next run
 
 
-@st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
+@st.cache_data(max_entries=4, show_spinner=False)
 def _load_pairs(path: str, mtime: float, size: int) -> pd.DataFrame:
     # Cached per file version; a file with problems raises (and is not cached).
     return S.load_pairs(path)
 
 
-@st.cache_data(max_entries=4, show_spinner="Checking the pairs file…")
+@st.cache_data(max_entries=4, show_spinner=False)
 def _load_uploaded_pairs(name: str, data: bytes) -> pd.DataFrame:
     # Cached per content; the temporary copy (base name only) is deleted once read.
     with _ui.upload_copy(name, data) as path:
@@ -48,6 +49,47 @@ def _load_uploaded_pairs(name: str, data: bytes) -> pd.DataFrame:
 def _load_uploaded_table(name: str, data: bytes) -> pd.DataFrame:
     with _ui.upload_copy(name, data) as path:
         return load_checks(path)
+
+
+#: Column names of the tables this page shows (data keep theirs; only the header is shown
+#: in the person's language).
+SHOWN_COLUMNS = {
+    "study": N_("study"),
+    "scale": N_("scale"),
+    "items": N_("items"),
+    "annotators": N_("annotators"),
+    "assigned": N_("assigned"),
+    "rated": N_("rated"),
+    "annotator": N_("annotator"),
+    "adjudicator": N_("adjudicator"),
+    "active": N_("active"),
+    "has_code": N_("has_code"),
+    "done": N_("done"),
+    "total": N_("total"),
+    "slots": N_("slots"),
+    "calibration": N_("calibration"),
+    "duplicates": N_("duplicates"),
+    "checks": N_("checks"),
+    "sso_identity": N_("sso_identity"),
+    "pairs": N_("pairs"),
+    "positives_available": N_("positives_available"),
+    "positives_taken": N_("positives_taken"),
+    "negatives_available": N_("negatives_available"),
+    "negatives_taken": N_("negatives_taken"),
+    "actor": N_("actor"),
+    "name": N_("name"),
+    "version": N_("version"),
+    "created_at": N_("created_at"),
+    "source": N_("source"),
+    "score_column": N_("score_column"),
+}
+
+
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* with the headers this page knows in the person's language (display only)."""
+    return frame.rename(
+        columns={c: t(SHOWN_COLUMNS[c]) for c in frame.columns if c in SHOWN_COLUMNS}
+    )
 
 
 def _local_pair_files() -> list[Path]:
@@ -62,7 +104,7 @@ def _local_pair_files() -> list[Path]:
 def _show_problems(exc: InputError) -> None:
     _ui.show_problems(
         exc,
-        note="nothing was created. Fix the file and upload it again.",
+        note=t("nothing was created. Fix the file and upload it again."),
         key="setup_problems",
     )
 
@@ -76,15 +118,15 @@ def _study_list(studies: list[S.StudyListing]) -> None:
         frame,
         hide_index=True,
         key="setup_studies",
-        column_config={
-            "study": st.column_config.TextColumn("study", width="medium"),
-            "scale": st.column_config.TextColumn("scale"),
-            "items": st.column_config.NumberColumn("items", width=70),
-            "annotators": st.column_config.NumberColumn("annotators", width=95),
-            "assigned": st.column_config.NumberColumn("assigned", width=85),
-            "rated": st.column_config.NumberColumn("rated", width=70),
+        column_config={  # the headers in the person's language
+            "study": st.column_config.TextColumn(t("study"), width="medium"),
+            "scale": st.column_config.TextColumn(t("scale")),
+            "items": st.column_config.NumberColumn(t("items"), width=70),
+            "annotators": st.column_config.NumberColumn(t("annotators"), width=95),
+            "assigned": st.column_config.NumberColumn(t("assigned"), width=85),
+            "rated": st.column_config.NumberColumn(t("rated"), width=70),
             "created_at": st.column_config.DatetimeColumn(
-                "created (UTC)", format="YYYY-MM-DD HH:mm", width="medium"
+                t("created (UTC)"), format="YYYY-MM-DD HH:mm", width="medium"
             ),
         },
     )
@@ -92,11 +134,11 @@ def _study_list(studies: list[S.StudyListing]) -> None:
 
 def _existing_studies() -> list[S.StudyListing]:
     studies = S.list_studies(engine=_ui.engine())
-    with st.expander(f"Existing studies ({len(studies)})", expanded=bool(studies)):
+    with st.expander(t("Existing studies ({n})", n=fmt_int(len(studies))), expanded=bool(studies)):
         if studies:
             _study_list(studies)
         else:
-            st.caption("No studies yet.")
+            st.caption(t("No studies yet."))
     return studies
 
 
@@ -104,63 +146,84 @@ def _pairs_file() -> tuple[pd.DataFrame | None, str | None]:
     """The pairs file, uploaded or chosen under data/: its valid pairs (``None`` until there
     is one without problems) and the file name shown and recorded with the study."""
     source = st.radio(
-        "Pairs file", ["Upload", "Choose a file in data/"], horizontal=True, key="setup_source"
+        t("Pairs file"),
+        [N_("Upload"), N_("Choose a file in data/")],
+        format_func=t,
+        horizontal=True,
+        key="setup_source",
     )
     pairs_path: Path | None = None
     pairs_name: str | None = None
     pairs = None
     if source == "Upload":
         up = st.file_uploader(
-            f"Pairs file ({formats_text(READ_FORMATS)})",
+            t("Pairs file ({formats})", formats=formats_text(READ_FORMATS)),
             key="setup_upload",
             type=[s.lstrip(".") for s in PAIR_SUFFIXES],
         )
         if up is not None:
             pairs_name = _ui.upload_base_name(up.name)
             try:
-                pairs = _load_uploaded_pairs(up.name, up.getvalue())
+                with st.spinner(t("Checking the pairs file…")):
+                    pairs = _load_uploaded_pairs(up.name, up.getvalue())
             except InputError as exc:
                 _show_problems(exc.with_file(pairs_name))
             else:
-                st.success(_ui.plain_markdown(f"{pairs_name}: {len(pairs)} valid pairs."))
+                _valid_pairs(pairs_name, len(pairs))
     else:
         files = _local_pair_files()
         choice = st.selectbox(
-            "File",
+            t("File"),
             [str(p) for p in files],
             key="setup_file",
             index=None,
-            placeholder="no pairs files under data/" if not files else "choose…",
+            placeholder=t("no pairs files under data/") if not files else t("choose…"),
         )
         pairs_path = Path(choice) if choice else None
 
     if pairs_path is not None and not pairs_path.is_file():
-        st.error(_ui.plain_markdown(f"{pairs_path} does not exist (any more)."))
+        st.error(_ui.plain_markdown(t("{file} does not exist (any more).", file=str(pairs_path))))
         pairs_path = None
     if pairs_path is not None:
         pairs_name = pairs_path.name
         try:
             stat = pairs_path.stat()
-            pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
+            with st.spinner(t("Checking the pairs file…")):
+                pairs = _load_pairs(str(pairs_path), stat.st_mtime, stat.st_size)
         except InputError as exc:
             _show_problems(exc.with_file(pairs_path.name))
         else:
-            st.success(_ui.plain_markdown(f"{pairs_path.name}: {len(pairs)} valid pairs."))
+            _valid_pairs(pairs_path.name, len(pairs))
     return pairs, pairs_name
+
+
+def _valid_pairs(file: str, n: int) -> None:
+    # The file name is typed by people: the whole line is shown as plain text.
+    st.success(
+        _ui.plain_markdown(
+            tn("{file}: {n} valid pair.", "{file}: {n} valid pairs.", n, file=file, n=fmt_int(n))
+        )
+    )
+
+
+CUSTOM_SCALE = N_("Custom scale file (YAML/JSON)")
 
 
 def _scale() -> tuple[Scale | None, str | None]:
     """The scale (built in or a file) and the guideline shown to annotators."""
     scale_names = list(BUILT_IN)
     scale_choice = st.selectbox(
-        "Scale", [*scale_names, "Custom scale file (YAML/JSON)"], key="setup_scale"
+        t("Scale"),
+        [*scale_names, CUSTOM_SCALE],
+        format_func=lambda c: t(c) if c == CUSTOM_SCALE else c,
+        key="setup_scale",
     )
     scale = None
     if scale_choice in BUILT_IN:
         scale = load_scale(scale_choice)
     else:
         up_scale = st.file_uploader(
-            "Scale file", type=["yaml", "yml", "json"], key="setup_scale_file"
+            t("Scale file"), type=["yaml", "yml", "json"], key="setup_scale_file"
         )
         if up_scale is not None:
             try:
@@ -172,16 +235,16 @@ def _scale() -> tuple[Scale | None, str | None]:
     if scale is not None:
         st.caption(
             " · ".join(f"`{o.key}` {o.label}" for o in scale.options)
-            + (" · `u` unclear meaning" if scale.unclear_flag else "")
+            + (" · " + t("`u` unclear meaning") if scale.unclear_flag else "")
         )
         guide_key = f"setup_guideline_{scale.name}"
         guideline = st.text_area(
-            "Guideline shown to annotators (markdown)",
+            t("Guideline shown to annotators (markdown)"),
             value=scale.guideline,
             height=220,
             key=guide_key,
         )
-        with st.expander("Preview the guideline"):
+        with st.expander(t("Preview the guideline")):
             st.markdown(guideline)
     return scale, guideline
 
@@ -196,10 +259,11 @@ def _group_candidates(pairs: pd.DataFrame | None) -> list[str]:
 
 def _sampling(pairs: pd.DataFrame | None) -> dict:
     """Sampling: all pairs or a stratified sample per group, and the seed."""
-    st.subheader("Sampling")
+    st.subheader(t("Sampling"))
     sampling = st.radio(
-        "Pairs to rate",
-        ["All pairs", "Stratified sample per group"],
+        t("Pairs to rate"),
+        [N_("All pairs"), N_("Stratified sample per group")],
+        format_func=t,
         horizontal=True,
         key="setup_sampling",
     )
@@ -208,15 +272,19 @@ def _sampling(pairs: pd.DataFrame | None) -> dict:
     allow_fewer = False
     if sampling != "All pairs":
         c1, c2 = st.columns(2)
-        p = c1.number_input("Positives per group (auto_label 1)", 0, 100000, 30, key="setup_pos")
-        n = c2.number_input("Negatives per group (auto_label 0)", 0, 100000, 30, key="setup_neg")
+        p = c1.number_input(t("Positives per group (auto_label 1)"), 0, 100000, 30, key="setup_pos")
+        n = c2.number_input(t("Negatives per group (auto_label 0)"), 0, 100000, 30, key="setup_neg")
         candidates = _group_candidates(pairs)
         default = [c for c in C.GROUP_COLUMNS if c in candidates]
         group_by = st.multiselect(
-            "Group columns", candidates, default=default, key="setup_group_by"
+            t("Group columns"),
+            candidates,
+            default=default,
+            key="setup_group_by",
+            placeholder=t("Choose group columns"),
         )
         allow_fewer = st.checkbox(
-            "If a group has too few pairs, take all it has (with a warning)",
+            t("If a group has too few pairs, take all it has (with a warning)"),
             key="setup_allow_fewer",
         )
         sample = (int(p), int(n))
@@ -227,7 +295,7 @@ def _seed() -> dict:
     if "setup_seed" not in st.session_state:
         st.session_state["setup_seed"] = new_seed()
     seed = st.number_input(
-        "Seed (stored with the study; the same seed gives the same sample, design and order)",
+        t("Seed (stored with the study; the same seed gives the same sample, design and order)"),
         0,
         2**31 - 1,
         key="setup_seed",
@@ -237,31 +305,34 @@ def _seed() -> dict:
 
 def _assignment(scale: Scale | None) -> dict:
     """Who rates what: everyone, k of n (balanced), calibration, duplicates, 2 + 1."""
-    st.subheader("Assignment design")
+    st.subheader(t("Assignment design"))
     design = st.radio(
-        "Who rates what",
+        t("Who rates what"),
         [
-            "Every annotator rates every pair",
-            "Each pair rated by k of the n annotators (balanced)",
+            N_("Every annotator rates every pair"),
+            N_("Each pair rated by k of the n annotators (balanced)"),
         ],
+        format_func=t,
         key="setup_design",
     )
     per_item = None
     if design.startswith("Each"):
-        per_item = int(st.number_input("k (annotators per pair)", 1, 100, 3, key="setup_k"))
+        per_item = int(st.number_input(t("k (annotators per pair)"), 1, 100, 3, key="setup_k"))
     tiebreak = False
     tolerance = 0.0
     if per_item == 2:
         tiebreak = st.checkbox(
-            "2 + 1: a third annotator rates a pair only when the first two disagree",
+            t("2 + 1: a third annotator rates a pair only when the first two disagree"),
             key="setup_tiebreak",
-            help="Needs at least three annotators. With a calibration set, agreement is "
-            "reported on the calibration pairs.",
+            help=t(
+                "Needs at least three annotators. With a calibration set, agreement is "
+                "reported on the calibration pairs."
+            ),
         )
         if tiebreak and scale is not None and scale.numeric:
             tolerance = float(
                 st.number_input(
-                    "Tolerance: codes that differ by at most this much agree",
+                    t("Tolerance: codes that differ by at most this much agree"),
                     0.0,
                     100.0,
                     0.0,
@@ -274,16 +345,20 @@ def _assignment(scale: Scale | None) -> dict:
 
 def _calibration() -> dict:
     """A calibration set every annotator rates, and the share of each queue shown again."""
-    st.subheader("Calibration and repeats")
+    st.subheader(t("Calibration and repeats"))
     c1, c2 = st.columns(2)
     calibration = int(
         c1.number_input(
-            "Calibration set: pairs every annotator rates", 0, 100000, 0, key="setup_calibration"
+            t("Calibration set: pairs every annotator rates"),
+            0,
+            100000,
+            0,
+            key="setup_calibration",
         )
     )
     duplicates = float(
         c2.slider(
-            "Share of each queue shown again (swapped, later)",
+            t("Share of each queue shown again (swapped, later)"),
             0.0,
             0.5,
             0.0,
@@ -297,9 +372,9 @@ def _calibration() -> dict:
 def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[str]) -> dict:
     """Stopping a group once its accuracy interval is tight (and the audit's group columns
     when there is no sample)."""
-    st.subheader("Sequential audit")
+    st.subheader(t("Sequential audit"))
     sequential = st.checkbox(
-        "Stop serving a group once its accuracy estimate is tight (needs automatic labels)",
+        t("Stop serving a group once its accuracy estimate is tight (needs automatic labels)"),
         key="setup_sequential",
     )
     target_ci = None
@@ -308,7 +383,7 @@ def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[
         c1, c2, c3 = st.columns(3)
         target_ci = float(
             c1.number_input(
-                "Target half-width of the 95% interval",
+                t("Target half-width of the 95% interval"),
                 0.01,
                 0.49,
                 0.05,
@@ -316,18 +391,19 @@ def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[
                 key="setup_target_ci",
             )
         )
-        min_pos = int(c2.number_input("Minimum positives", 0, 100000, 10, key="setup_min_pos"))
-        min_neg = int(c3.number_input("Minimum negatives", 0, 100000, 10, key="setup_min_neg"))
+        min_pos = int(c2.number_input(t("Minimum positives"), 0, 100000, 10, key="setup_min_pos"))
+        min_neg = int(c3.number_input(t("Minimum negatives"), 0, 100000, 10, key="setup_min_neg"))
         if not sampled:
             seq_candidates = _group_candidates(pairs)
             group_by = st.multiselect(
-                "Group columns of the audit",
+                t("Group columns of the audit"),
                 seq_candidates,
                 default=[c for c in C.GROUP_COLUMNS if c in seq_candidates],
                 key="setup_seq_group_by",
+                placeholder=t("Choose group columns"),
             )
         else:
-            st.caption("Groups: the group columns of the sample above.")
+            st.caption(t("Groups: the group columns of the sample above."))
     return {
         "group_by": group_by,
         "target_ci": target_ci,
@@ -339,14 +415,16 @@ def _sequential_audit(pairs: pd.DataFrame | None, sampled: bool, group_by: list[
 def _rater_checks(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, dict, QualitySettings]:
     """Check pairs (a column or a checks file), their rate, and the quality thresholds: the
     pairs with their check answers, the design option and the study's quality settings."""
-    st.subheader("Rater checks")
+    st.subheader(t("Rater checks"))
     st.caption(
-        "Check pairs have a known answer (e.g. two SNOMED CT synonyms of one concept are "
-        "'same'): a check_answer column in the pairs file, or a checks file below. They are "
-        "served among the other pairs, and look exactly like them to the annotators."
+        t(
+            "Check pairs have a known answer (e.g. two SNOMED CT synonyms of one concept are "
+            "'same'): a check_answer column in the pairs file, or a checks file below. They "
+            "are served among the other pairs, and look exactly like them to the annotators."
+        )
     )
     checks_up = st.file_uploader(
-        "Checks file (pair_id, check_answer)", type=["csv", "tsv", "jsonl", "parquet"],
+        t("Checks file (pair_id, check_answer)"), type=["csv", "tsv", "jsonl", "parquet"],
         key="setup_checks",
     )  # fmt: skip
     if checks_up is not None and pairs is not None:
@@ -359,15 +437,15 @@ def _rater_checks(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, dict
         except InputError as exc:
             _show_problems(exc)
     c1, c2, c3 = st.columns(3)
-    use_rate = c1.checkbox("Serve check pairs at a set rate", key="setup_check_use_rate")
+    use_rate = c1.checkbox(t("Serve check pairs at a set rate"), key="setup_check_use_rate")
     check_rate = (
-        float(c1.slider("Share of each queue", 0.01, 0.5, 0.05, 0.01, key="setup_check_rate"))
+        float(c1.slider(t("Share of each queue"), 0.01, 0.5, 0.05, 0.01, key="setup_check_rate"))
         if use_rate
         else None
     )
     min_accuracy = float(
         c2.slider(
-            "Warn below this accuracy on check pairs (0 = never)",
+            t("Warn below this accuracy on check pairs (0 = never)"),
             0.0,
             1.0,
             0.0,
@@ -377,7 +455,7 @@ def _rater_checks(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, dict
     )
     rushed_ms = int(
         c3.number_input(
-            "An answer faster than this many ms is rushed",
+            t("An answer faster than this many ms is rushed"),
             0,
             60000,
             1500,
@@ -392,8 +470,10 @@ def _rater_checks(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, dict
 def _new_study() -> None:
     """The New study form: pairs file, scale, sampling, design, audit, checks, annotators;
     the preview of the design and the Create button."""
-    st.header("New study")
-    name = st.text_input("Study name", key="setup_name", placeholder="e.g. ward-7 synonyms 2026")
+    st.header(t("New study"))
+    name = st.text_input(
+        t("Study name"), key="setup_name", placeholder=t("e.g. ward-7 synonyms 2026")
+    )
     pairs, pairs_name = _pairs_file()
     scale, guideline = _scale()
     sampling = _sampling(pairs)
@@ -401,7 +481,7 @@ def _new_study() -> None:
     # Seed, calibration and repeats, sequential audit and rater checks: folded away, with
     # defaults that suit a first study.
     with st.expander(
-        "Advanced options: seed, calibration and repeats, sequential audit, rater checks",
+        t("Advanced options: seed, calibration and repeats, sequential audit, rater checks"),
         key="setup_advanced",
     ):
         seed = _seed()
@@ -411,11 +491,11 @@ def _new_study() -> None:
         )
         pairs, checks, quality = _rater_checks(pairs)
 
-    st.subheader("Annotators")
+    st.subheader(t("Annotators"))
     names_text = st.text_area(
-        "One name per line (pseudonyms are fine)",
+        t("One name per line (pseudonyms are fine)"),
         key="setup_annotators",
-        placeholder="For example:\ndr_ahmed\ndr_baker",
+        placeholder=t("For example:\ndr_ahmed\ndr_baker"),
     )
     names = [x.strip() for x in names_text.splitlines() if x.strip()]
 
@@ -423,10 +503,10 @@ def _new_study() -> None:
     missing = [
         what
         for what, there in (
-            ("a study name", bool(name.strip())),
-            ("a pairs file without problems", pairs is not None),
-            ("a scale", scale is not None),
-            ("at least one annotator name", bool(names)),
+            (t("a study name"), bool(name.strip())),
+            (t("a pairs file without problems"), pairs is not None),
+            (t("a scale"), scale is not None),
+            (t("at least one annotator name"), bool(names)),
         )
         if not there
     ]
@@ -446,25 +526,39 @@ def _new_study() -> None:
             ready = False
         else:
             st.caption(
-                f"{len(prep.pairs)} pairs; seed {options.seed}."
+                tn(
+                    "{n} pair; seed {seed}.",
+                    "{n} pairs; seed {seed}.",
+                    len(prep.pairs),
+                    n=fmt_int(len(prep.pairs)),
+                    seed=options.seed,
+                )
                 + (
-                    f" {len(practice)} practice pairs, served first with their reference "
-                    "answers (see the practice round in the docs)."
+                    " "
+                    + tn(
+                        "{n} practice pair, served first with its reference answer (see the "
+                        "practice round in the docs).",
+                        "{n} practice pairs, served first with their reference answers (see "
+                        "the practice round in the docs).",
+                        len(practice),
+                        n=fmt_int(len(practice)),
+                    )
                     if practice
                     else ""
                 )
             )
             if prep.counts is not None:
-                st.dataframe(prep.counts, hide_index=True, key="setup_counts")
+                st.dataframe(shown(prep.counts), hide_index=True, key="setup_counts")
             for w in prep.warnings:  # they quote group values from the file: plain text
                 st.warning(_ui.plain_markdown(w))
-            st.dataframe(prep.queue_sizes(), hide_index=True, key="setup_queue_sizes")
+            st.dataframe(shown(prep.queue_sizes()), hide_index=True, key="setup_queue_sizes")
 
-    blocked = "Still needed: " + ", ".join(missing) + "." if missing else None
+    # Translators: {items} is a list of the missing things, joined by commas.
+    blocked = t("Still needed: {items}.", items=", ".join(missing)) if missing else None
     if not missing and not ready:
-        blocked = "Fix the problems above to create the study."
+        blocked = t("Fix the problems above to create the study.")
     clicked = st.button(
-        "Create study", type="primary", disabled=not ready, key="setup_create", help=blocked
+        t("Create study"), type="primary", disabled=not ready, key="setup_create", help=blocked
     )
     if blocked:  # said beside the button, not only in its tooltip
         st.caption(blocked)
@@ -491,7 +585,7 @@ def _new_study() -> None:
                 "create",
                 created.study,
                 created.annotators,
-                f"Study created: {created.study}.",
+                t("Study created: {study}.", study=created.study),
             )
             st.session_state[SELECT_STUDY] = created.study  # the manage section shows it
             st.rerun()
@@ -513,35 +607,49 @@ MANAGE_BUTTONS = (
 )
 
 
+def _done(message: str) -> None:
+    """What the last manage button did, shown as a success at the next run."""
+    st.session_state[RESULT] = ("success", message)
+
+
+def _failed(message: str) -> None:
+    """Why the last manage button did nothing, shown as an error at the next run."""
+    st.session_state[RESULT] = ("error", message)
+
+
 def _tab_add(study: Study) -> None:
-    new_name = st.text_input("New annotator", key="setup_add_name")
-    if st.button("Add annotator", key="setup_add"):
+    new_name = st.text_input(t("New annotator"), key="setup_add_name")
+    if st.button(t("Add annotator"), key="setup_add"):
         try:
             out = A.add_annotator(study, new_name)
             st.session_state.pop(RESULT, None)
             facts = A.added_queue_facts(study, out.name)
-            how = f" Their {A.describe_added_queue(facts)}." if facts else ""
-            _ui.show_codes_once(
-                NEW_CODES, "manage", study.name, [out.to_dict()], f"Added {out.name}.{how}"
-            )
+            added = t("Added {name}.", name=out.name)
+            if facts:
+                added += " " + t("Their {queue}.", queue=A.describe_added_queue(facts))
+            _ui.show_codes_once(NEW_CODES, "manage", study.name, [out.to_dict()], added)
         except UsageProblem as exc:
-            st.session_state[RESULT] = f"error: {exc}"
+            _failed(str(exc))
 
 
 def _tab_rename(study: Study, people: list[str]) -> None:
-    old = st.selectbox("Annotator", people, key="setup_rename_old")
-    new = st.text_input("New name", key="setup_rename_new")
-    if st.button("Rename", key="setup_rename") and old:
+    old = st.selectbox(
+        t("Annotator"), people, key="setup_rename_old", placeholder=t("No annotators yet")
+    )
+    new = st.text_input(t("New name"), key="setup_rename_new")
+    if st.button(t("Rename"), key="setup_rename") and old:
         try:
             A.rename_annotator(study, old, new)
-            st.session_state[RESULT] = f"Renamed {old} to {new.strip()}."
+            _done(t("Renamed {old} to {new}.", old=old, new=new.strip()))
         except UsageProblem as exc:
-            st.session_state[RESULT] = f"error: {exc}"
+            _failed(str(exc))
 
 
 def _tab_issue_code(study: Study, people: list[str]) -> None:
-    who = st.selectbox("Annotator", people, key="setup_code_who")
-    if st.button("Issue a new code (the old one stops working)", key="setup_issue") and who:
+    who = st.selectbox(
+        t("Annotator"), people, key="setup_code_who", placeholder=t("No annotators yet")
+    )
+    if st.button(t("Issue a new code (the old one stops working)"), key="setup_issue") and who:
         code = A.issue_code(study, who)
         st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
@@ -549,21 +657,25 @@ def _tab_issue_code(study: Study, people: list[str]) -> None:
             "manage",
             study.name,
             [{"name": who, "access_code": code}],
-            f"New access code for {who} (the old one no longer works).",
+            t("New access code for {name} (the old one no longer works).", name=who),
         )
 
 
 def _tab_revoke(study: Study, people: list[str]) -> None:
-    who_r = st.selectbox("Annotator", people, key="setup_revoke_who")
-    if st.button("Revoke access (ratings are kept)", key="setup_revoke") and who_r:
+    who_r = st.selectbox(
+        t("Annotator"), people, key="setup_revoke_who", placeholder=t("No annotators yet")
+    )
+    if st.button(t("Revoke access (ratings are kept)"), key="setup_revoke") and who_r:
         A.revoke_code(study, who_r)
-        st.session_state[RESULT] = f"Revoked the access code of {who_r}."
+        _done(t("Revoked the access code of {name}.", name=who_r))
 
 
 def _tab_sso(study: Study, people: list[str]) -> None:
     st.caption(
-        "Annotators linked to their identity in your organisation's sign-in may use "
-        "*Sign in with SSO* when this study allows it; access codes keep working."
+        t(
+            "Annotators linked to their identity in your organisation's sign-in may use "
+            "*Sign in with SSO* when this study allows it; access codes keep working."
+        )
     )
     sso_key = f"setup_sso_enabled:{study.name}"
 
@@ -571,50 +683,62 @@ def _tab_sso(study: Study, people: list[str]) -> None:
     def _switch_sso() -> None:
         allow = bool(st.session_state[sso_key])
         sso_svc.set_annotator_sso(study, allow)
-        st.session_state[RESULT] = (
-            f"SSO sign-in {'enabled' if allow else 'disabled'} for the annotators of {study.name}."
+        _done(
+            t("SSO sign-in enabled for the annotators of {study}.", study=study.name)
+            if allow
+            else t("SSO sign-in disabled for the annotators of {study}.", study=study.name)
         )
 
     st.toggle(
-        "Annotators of this study may sign in by SSO",
+        t("Annotators of this study may sign in by SSO"),
         value=sso_svc.annotator_sso_enabled(study),
         key=sso_key,
         on_change=_switch_sso,
     )
     links = sso_svc.sso_links(study)
     st.dataframe(
-        pd.DataFrame({"annotator": list(links), "SSO identity": [v or "" for v in links.values()]}),
+        pd.DataFrame(
+            {t("annotator"): list(links), t("SSO identity"): [v or "" for v in links.values()]}
+        ),
         hide_index=True,
         key="setup_sso_table",
     )
-    who_s = st.selectbox("Annotator", people, key="setup_sso_who")
+    who_s = st.selectbox(
+        t("Annotator"), people, key="setup_sso_who", placeholder=t("No annotators yet")
+    )
     ident = st.text_input(
-        "SSO identity (e-mail address or subject id; empty removes the link)",
+        t("SSO identity (e-mail address or subject id; empty removes the link)"),
         key="setup_sso_identity",
     )
-    if st.button("Link", key="setup_sso_link") and who_s:
+    if st.button(t("Link"), key="setup_sso_link") and who_s:
         try:
             A.link_annotator_sso(study, who_s, ident)
-            st.session_state[RESULT] = (
-                f"Linked {who_s} to {names_svc.normalise_identity(ident)}."
+            _done(
+                t(
+                    "Linked {name} to {identity}.",
+                    name=who_s,
+                    identity=names_svc.normalise_identity(ident),
+                )
                 if ident.strip()
-                else f"Removed the SSO link of {who_s}."
+                else t("Removed the SSO link of {name}.", name=who_s)
             )
         except UsageProblem as exc:
-            st.session_state[RESULT] = f"error: {exc}"
+            _failed(str(exc))
 
 
 def _tab_adjudicators(study: Study) -> None:
     st.caption(
-        "Adjudicators settle the pairs the raters could not. They are not blind: they see "
-        "every rater's answer, comments, times, the automatic label and the model's label. "
-        "They sign in with their own access code, or by SSO once linked."
+        t(
+            "Adjudicators settle the pairs the raters could not. They are not blind: they see "
+            "every rater's answer, comments, times, the automatic label and the model's label. "
+            "They sign in with their own access code, or by SSO once linked."
+        )
     )
     judges = adj_svc.adjudicators(study)
-    st.dataframe(judges, hide_index=True, key="setup_adj_table")
-    adj_name = st.text_input("Person to make an adjudicator", key="setup_adj_name")
-    adj_sso = st.text_input("SSO identity (optional)", key="setup_adj_sso")
-    if st.button("Make adjudicator", key="setup_adj_add"):
+    st.dataframe(shown(judges), hide_index=True, key="setup_adj_table")
+    adj_name = st.text_input(t("Person to make an adjudicator"), key="setup_adj_name")
+    adj_sso = st.text_input(t("SSO identity (optional)"), key="setup_adj_sso")
+    if st.button(t("Make adjudicator"), key="setup_adj_add"):
         try:
             out = adj_svc.add_adjudicator(study, adj_name, sso_identity=adj_sso)
             st.session_state.pop(RESULT, None)
@@ -623,12 +747,17 @@ def _tab_adjudicators(study: Study) -> None:
                 "manage",
                 study.name,
                 [out.to_dict()],
-                f"{out.name} is now an adjudicator.",
+                t("{name} is now an adjudicator.", name=out.name),
             )
         except UsageProblem as exc:
-            st.session_state[RESULT] = f"error: {exc}"
-    who_a = st.selectbox("Adjudicator", judges["adjudicator"].tolist(), key="setup_adj_who")
-    if st.button("Issue a new adjudicator code", key="setup_adj_code") and who_a:
+            _failed(str(exc))
+    who_a = st.selectbox(
+        t("Adjudicator"),
+        judges["adjudicator"].tolist(),
+        key="setup_adj_who",
+        placeholder=t("No adjudicators yet"),
+    )
+    if st.button(t("Issue a new adjudicator code"), key="setup_adj_code") and who_a:
         code = adj_svc.issue_adjudicator_code(study, who_a)
         st.session_state.pop(RESULT, None)
         _ui.show_codes_once(
@@ -636,32 +765,36 @@ def _tab_adjudicators(study: Study) -> None:
             "manage",
             study.name,
             [{"name": who_a, "access_code": code}],
-            f"New adjudicator code for {who_a}.",
+            t("New adjudicator code for {name}.", name=who_a),
         )
-    if st.button("Revoke the adjudicator role (decisions are kept)", key="setup_adj_revoke"):
+    if st.button(t("Revoke the adjudicator role (decisions are kept)"), key="setup_adj_revoke"):
         if who_a:
             adj_svc.revoke_adjudicator(study, who_a)
-            st.session_state[RESULT] = f"Revoked adjudicator {who_a}."
+            _done(t("Revoked adjudicator {name}.", name=who_a))
 
 
 def _tab_predictions(study: Study) -> None:
     st.caption(
-        "A model's score per pair (pair_id and a score column, as `medsim score` writes): "
-        "stored with the study and versioned, it narrows the audit's intervals. Annotators "
-        "never see it; adjudicators only if you allow it below."
+        t(
+            "A model's score per pair (pair_id and a score column, as `medsim score` writes): "
+            "stored with the study and versioned, it narrows the audit's intervals. Annotators "
+            "never see it; adjudicators only if you allow it below."
+        )
     )
     versions = P.prediction_versions(study)
     if versions:
         st.dataframe(
-            pd.DataFrame([v.to_dict() for v in versions]), hide_index=True, key="setup_pred_table"
+            shown(pd.DataFrame([v.to_dict() for v in versions])),
+            hide_index=True,
+            key="setup_pred_table",
         )
     up = st.file_uploader(
-        "Scores file", type=["csv", "tsv", "jsonl", "parquet"], key="setup_pred_file"
+        t("Scores file"), type=["csv", "tsv", "jsonl", "parquet"], key="setup_pred_file"
     )
     c1, c2 = st.columns(2)
-    column = c1.text_input("Score column (when the file has several)", key="setup_pred_column")
-    label = c2.text_input("Name (default: the score column)", key="setup_pred_name")
-    if st.button("Store predictions", key="setup_pred_add", disabled=up is None) and up:
+    column = c1.text_input(t("Score column (when the file has several)"), key="setup_pred_column")
+    label = c2.text_input(t("Name (default: the score column)"), key="setup_pred_name")
+    if st.button(t("Store predictions"), key="setup_pred_add", disabled=up is None) and up:
         try:
             with _ui.upload_copy(up.name, up.getvalue()) as path:
                 row = P.add_predictions(
@@ -672,15 +805,22 @@ def _tab_predictions(study: Study) -> None:
                     source_name=_ui.upload_base_name(up.name),
                 )
         except InputError as exc:
-            st.session_state[RESULT] = f"error: {exc.summary(3)} Nothing was stored."
+            _failed(t("{problems} Nothing was stored.", problems=exc.summary(3)))
         except UsageProblem as exc:
-            st.session_state[RESULT] = f"error: {exc}"
+            _failed(str(exc))
         else:
-            st.session_state[RESULT] = (
-                f"Stored predictions {row.name} version {row.version} ({row.pairs} pairs)."
+            _done(
+                tn(
+                    "Stored predictions {name} version {version} ({n} pair).",
+                    "Stored predictions {name} version {version} ({n} pairs).",
+                    row.pairs,
+                    name=row.name,
+                    version=row.version,
+                    n=fmt_int(row.pairs),
+                )
             )
     show = st.checkbox(
-        "Adjudicators see the model's score",
+        t("Adjudicators see the model's score"),
         value=P.adjudicators_see_predictions(study),
         key="setup_pred_adjudicators",
     )
@@ -690,20 +830,28 @@ def _tab_predictions(study: Study) -> None:
 
 def _manage(studies: list[S.StudyListing]) -> None:
     """Annotators and access codes of one study: add, rename, issue, revoke, SSO, adjudicators."""
-    st.header("Annotators and access codes")
+    st.header(t("Annotators and access codes"))
     if not studies:
-        st.caption("Create a study first.")
+        st.caption(t("Create a study first."))
         st.stop()
     eng = _ui.engine()
     names = [s.study for s in S.list_studies(engine=eng)]
     if (new := st.session_state.pop(SELECT_STUDY, None)) in names:
         st.session_state["setup_manage_study"] = new  # the study just created
-    name = st.selectbox("Study", names, key="setup_manage_study")
+    name = st.selectbox(t("Study"), names, key="setup_manage_study")
     study = open_study(name, engine=eng)
-    st.dataframe(A.annotators(study), hide_index=True, key="setup_annotator_table")
+    st.dataframe(shown(A.annotators(study)), hide_index=True, key="setup_annotator_table")
     people = A.annotators(study)["annotator"].tolist()
     tab_add, tab_rename, tab_code, tab_revoke, tab_sso, tab_adj, tab_pred = st.tabs(
-        ["Add", "Rename", "Issue code", "Revoke", "Single sign-on", "Adjudicators", "Predictions"]
+        [
+            t("Add"),
+            t("Rename"),
+            t("Issue code"),
+            t("Revoke"),
+            t("Single sign-on"),
+            t("Adjudicators"),
+            t("Predictions"),
+        ]
     )
     with tab_add:
         _tab_add(study)
@@ -723,14 +871,16 @@ def _manage(studies: list[S.StudyListing]) -> None:
         RESULT in st.session_state or NEW_CODES in st.session_state
     ):
         st.rerun()  # show the updated table with the message
-    if msg := st.session_state.get(RESULT):
-        (st.error if msg.startswith("error:") else st.success)(_ui.plain_markdown(msg))
+    if result := st.session_state.get(RESULT):
+        kind, msg = result
+        (st.error if kind == "error" else st.success)(_ui.plain_markdown(msg))
     _ui.codes_shown_once(NEW_CODES, "manage", "setup_issued")
+    _languages.setup_section(study)  # each person's language, the study's texts per language
 
 
 @_ui.requires("admin", page=True)
 def setup_ui() -> None:
-    st.title("Study setup")
+    st.title(t("Study setup"))
     preload_chart_code()  # the Dashboard's chart code, loaded while this browser is idle
     studies = _existing_studies()
     _new_study()

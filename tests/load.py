@@ -139,7 +139,9 @@ class Doctor:
     ) -> None:
         self.client = client
         self.annotator_id = annotator_id
-        self.headers = {"Authorization": f"Bearer {token}"}
+        # X-Load-Doctor: only for the proxy's access log (which server answered whom); the
+        # endpoint ignores it.
+        self.headers = {"Authorization": f"Bearer {token}", "X-Load-Doctor": str(annotator_id)}
         self.tally = tally
         self.pace = pace
         self.max_presses = max_presses

@@ -96,6 +96,19 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+def served_by_doctor(log_text: str) -> dict[str, list[str]]:
+    """Doctor (the ``X-Load-Doctor`` header of tests/load.py) -> the app server that answered
+    each of its ratings requests, in order, from lines of :class:`Nginx`'s access log
+    (method, path, status, doctor, upstream). After a failed attempt nginx lists both
+    upstreams; the last one answered."""
+    out: dict[str, list[str]] = {}
+    for line in log_text.splitlines():
+        parts = line.split(" ", 4)
+        if len(parts) == 5 and parts[1].startswith("/api/") and parts[2] == "200":
+            out.setdefault(parts[3], []).append(parts[4].rsplit(" ", 1)[-1])
+    return out
+
+
 class Nginx:
     """Debian's nginx serving :func:`render`'s config from a temporary folder (no root
     needed; as root, its workers stay root so they can read the folder)."""
@@ -119,8 +132,10 @@ class Nginx:
             f"error_log {folder / 'error.log'} warn;\n"
             "events { worker_connections 4096; }\n"
             "http {\n"
-            # which app server answered each request (the tests check both did)
-            "    log_format upstreams '$request_method $uri $status $upstream_addr';\n"
+            # which app server answered each request, and for which simulated doctor
+            # (tests/load.py sends X-Load-Doctor): the tests check both servers did
+            "    log_format upstreams '$request_method $uri $status $http_x_load_doctor "
+            "$upstream_addr';\n"
             f"    access_log {folder / 'upstreams.log'} upstreams;\n"
             f"{temps}\n"
             f"    include {folder / 'medsim.conf'};\n"
@@ -182,6 +197,18 @@ class Nginx:
                     return False
                 raise RuntimeError(f"nginx did not start:\n{log}")
             time.sleep(0.1)
+
+    def reload(self, app_ports: tuple[int, int]) -> None:
+        """Point the config at *app_ports* (the same port twice: one app server) and reload
+        nginx; its old workers finish the requests they hold (graceful)."""
+        self.app_ports = app_ports
+        (self.folder / "medsim.conf").write_text(
+            render(app_ports, self.https_port, self.http_port, self.cert, self.key),
+            encoding="utf-8",
+        )
+        done = subprocess.run(self._cmd("-s", "reload"), capture_output=True, text=True, timeout=30)
+        if done.returncode:
+            raise RuntimeError(f"nginx -s reload failed:\n{done.stderr}")
 
     def pids(self) -> list[int]:
         """The master and its workers (for CPU accounting)."""

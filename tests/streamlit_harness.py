@@ -5,6 +5,7 @@ own environment, and Debian's chromium driven by Playwright."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -52,8 +53,22 @@ def start_streamlit(
     )
 
 
+#: Where each server start is noted (one line: seconds to healthy, script, the test that
+#: started it), when set: ``MEDSIM_TEST_SERVER_LOG=starts.txt pytest ...``; the
+#: server-start count that docs/testing.md asks new browser modules to keep down.
+SERVER_LOG = os.environ.get("MEDSIM_TEST_SERVER_LOG", "")
+
+
+def _note_start(seconds: float, script: str) -> None:
+    if SERVER_LOG:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+        with open(SERVER_LOG, "a") as out:
+            out.write(f"{seconds:6.2f} s  {script}  {test}\n")
+
+
 def _start_once(env, log_path: Path, port: int, timeout: float, script: str, args):
     """The server on *port*, ``None`` if another process holds the port."""
+    t0 = time.monotonic()
     with open(log_path, "a") as log:
         proc = subprocess.Popen(
             [
@@ -84,6 +99,7 @@ def _start_once(env, log_path: Path, port: int, timeout: float, script: str, arg
             try:
                 with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
                     if r.status == 200:
+                        _note_start(time.monotonic() - t0, script)
                         return proc, base
             except OSError:
                 pass
@@ -238,13 +254,28 @@ class Frames:
         return "\n".join(head + [f"{t:8.3f} s {way:4} {text}" for t, way, text in rows])
 
 
+def settled(page, timeout: float = 60000) -> None:
+    """Wait until the page's script run has finished (everything it draws is drawn)."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+        " return a && a.dataset.testScriptState === 'notRunning'; }",
+        timeout=timeout,
+    )
+
+
 def open_admin_form(page, timeout: float = 60000) -> None:
-    """Turn on the start page's "Study admin" toggle, unless its form already shows."""
-    field = page.get_by_label("Admin password")
+    """Turn on the start page's "Study admin" toggle, unless its form already shows.
+
+    Found by its key, so it holds in any language. The click waits for the page's script
+    run to end: a toggle clicked while the first run is still drawing the page is drawn
+    again by that run, and the click lost. The click goes to the toggle's label (the
+    keyed container is wider than the switch; its centre may be empty space).
+    """
+    page.locator(".st-key-login_admin_open").wait_for(timeout=timeout)
+    settled(page, timeout)
+    field = page.locator(".st-key-login_password input")
     if not field.is_visible():
-        page.get_by_test_id("stCheckbox").filter(has_text="Study admin").first.click(
-            timeout=timeout
-        )
+        page.locator(".st-key-login_admin_open label").first.click(timeout=timeout)
     field.wait_for(timeout=timeout)
 
 
@@ -271,7 +302,7 @@ def sign_in_admin(page, base: str, password: str, timeout: float = 60000) -> Non
     frames = Frames(page)
     page.goto(base + "/", timeout=timeout)
     open_admin_form(page, timeout)
-    field = page.get_by_label("Admin password")
+    field = page.locator(".st-key-login_password input")
     field.fill(password, timeout=timeout)
     frames.note("password typed; Enter")
     field.press("Enter")

@@ -1,11 +1,11 @@
 """Real browsers on an active-serving study (issue 36): three doctors rate at once in three
 chromium contexts; the group stops when its (inverse-probability weighted) interval is
 tight, every stored rating is there exactly once, only drawn pairs are served, and nothing
-of the model (its name, its scores) reaches a doctor's browser."""
+of the model (its name, its scores) reaches a doctor's browser. Served by the run's shared
+app (tests/conftest.py ``served_app``)."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -19,8 +19,7 @@ from medsim_annot.services.design import DesignOptions
 from medsim_annot.services.studies import rating_history
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import dispose_all, get_engine
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -49,10 +48,11 @@ def _world():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
+def server(served_app, tmp_path_factory):
+    """The study ``active3`` in the run's shared app server (tests/conftest.py
+    ``served_app``)."""
     tmp = tmp_path_factory.mktemp("browser_active")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
+    url = served_app["url"]
     pairs, same, p = _world()
     scores = tmp / "scores.csv"
     pd.DataFrame({"pair_id": pairs["pair_id"], "p": p}).to_csv(scores, index=False)
@@ -75,9 +75,7 @@ def server(tmp_path_factory):
         engine=engine,
     )
     codes = {a["name"]: a["access_code"] for a in res.annotators}
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "codes": codes, "same": same}
+    yield {"base": served_app["base"], "url": url, "codes": codes, "same": same}
     dispose_all()
 
 

@@ -10,22 +10,21 @@
   and leaves nothing of the doctor's in localStorage or sessionStorage — no free-text
   comment either.
 
-Each fails on the code before this change (the planted list was adopted and stored, kept
-lists were sent without asking, sign-out left the list and its comments in the browser).
+Served by the run's shared app (tests/conftest.py ``served_app``). Each fails on the code
+before this change (the planted list was adopted and stored, kept lists were sent without
+asking, sign-out left the list and its comments in the browser).
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
 import pytest
 
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium
 from tests.widget_drive import press_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -119,14 +118,10 @@ def _click_sign_out(page) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("kept")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    _engine(url)  # migrate before the server starts
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``); this module's studies
+    there are named ward, offer and signout."""
+    return served_app
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +199,7 @@ def test_an_earlier_sessions_ratings_are_sent_only_when_the_doctor_says_so(serve
     _submit_code(tab, base, codes["doc"])
     kept = tab.locator('[data-testid="medsim-kept"]')
     kept.wait_for(state="visible", timeout=30000)
-    assert "2 rating(s) from an earlier session" in kept.inner_text()
+    assert "2 ratings from an earlier session" in kept.inner_text()
     tab.locator('[data-testid="medsim-kept-discard"]').click()
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)
@@ -242,7 +237,7 @@ def test_sign_out_sends_or_asks_then_leaves_nothing_in_the_browser(server, brows
     _click_sign_out(page)
     ask = page.locator('[data-testid="medsim-signout"]')
     ask.wait_for(state="visible", timeout=30000)
-    assert "2 rating(s) could not be saved" in ask.inner_text()
+    assert "2 ratings could not be saved" in ask.inner_text()
     page.locator('[data-testid="medsim-signout-discard"]').click()
     page.get_by_label("Access code").wait_for(timeout=30000)  # signed out
     assert page.evaluate(KEPT) == {}

@@ -2,19 +2,16 @@
 sees each reference answer and explanation, gets no real pair while below the threshold,
 and gets the real queue after an admin unlocks them by name.
 
-Playwright drives Debian's chromium against ``streamlit run serve.py`` (run through the
-browser lock: ``flock /work/notes/browser.lock ...``)."""
+Playwright drives Debian's chromium against the run's shared app server (tests/conftest.py
+``served_app``; this module's studies are prac and back)."""
 
 from __future__ import annotations
-
-import os
 
 import pandas as pd
 import pytest
 
 from data_schemas.scales import BINARY
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium, require_chromium, streamlit_server
+from tests.streamlit_harness import chromium
 from tests.widget_drive import press_shown, wait_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -30,14 +27,10 @@ def _engine(url: str):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("practice")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    _engine(url)  # migrate before the server starts
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``); this module's studies
+    there are named prac and back."""
+    return served_app
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ USERS = [
         "name": "Annie",
     },
     {"sub": "eve-sub", "email": "eve@elsewhere.example", "email_verified": True, "name": "Eve"},
+    {"sub": "dora-sub", "email": "dora@hospital.example", "email_verified": True, "name": "Dora"},
 ]
 
 
@@ -74,7 +75,7 @@ def server(tmp_path_factory):
 import pandas as pd
 from data_schemas.scales import BINARY
 from medsim_annot.services import studies
-from medsim_annot.services.people import admins, annotators, sso
+from medsim_annot.services.people import admins, annotators, language, sso
 from medsim_annot.services.study_handle import open_study
 pairs = pd.DataFrame({"pair_id": ["p1", "p2"], "term_1": ["fever", "cough"],
                       "term_2": ["pyrexia", "sneeze"]})
@@ -83,6 +84,8 @@ study = open_study("ward-study")
 annotators.link_annotator_sso(study, "dr_annie", "annie-sub")
 sso.set_annotator_sso(study, True)
 admins.add_admin("bob", sso_identity="bob@hospital.example")
+admins.add_admin("dora", sso_identity="dora@hospital.example")
+language.set_admin_language("dora", "de")
 """
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
     oidc_port, app_port = free_port(), free_port()
@@ -181,6 +184,13 @@ def test_named_admin_by_sso_identity_is_named_in_the_event_log(server, browser):
     issued = log[log["action"] == "code_issued"]
     assert issued["actor"].tolist() == ["admin:bob"]
     dispose_all()
+
+
+def test_an_sso_sign_in_puts_the_stored_language_in_the_session(server, browser):
+    """Dora's profile says German; her browser says English (the default): German pages."""
+    page = _sso_sign_in(browser, server["base"], "dora-sub")
+    page.wait_for_function("document.documentElement.lang === 'de'", timeout=30000)
+    page.close()
 
 
 def test_linked_annotator_gets_only_the_annotate_page(server, browser):

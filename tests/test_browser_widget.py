@@ -1,6 +1,8 @@
 """The annotation widget in a real browser, and the page side of its versioned, ordered saves.
 
-Playwright drives Debian's chromium against ``streamlit run serve.py``. Every key press is
+Playwright drives Debian's chromium against ``streamlit run serve.py`` (the run's shared app,
+tests/conftest.py ``served_app``, but for the kill -9 and store-outage tests, which start
+servers of their own). Every key press is
 recorded in the page itself (a capture listener notes the pair on screen at the press, a
 bubbling listener whether the widget took it or showed it as ignored), and the store is read
 afterwards: every stored rating must be for the pair on screen at its press, in order, none
@@ -19,13 +21,10 @@ from sqlalchemy import select
 from data_schemas.limits import COMMENT_MAX_CHARS, MIN_VIEW_MS
 from data_schemas.scales import BINARY, RELATEDNESS_0_3
 from data_schemas.widget import RATINGS_PATH
-from tests.conftest import ROOT
 from tests.ports import free_port
 from tests.streamlit_harness import (
     chromium,
-    require_chromium,
     start_streamlit,
-    streamlit_server,
 )
 from tests.widget_drive import press_shown, wait_shown
 
@@ -157,14 +156,12 @@ def _accepted(page) -> tuple[list[dict], int]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_chromium()
-    tmp = tmp_path_factory.mktemp("widget")
-    url = f"sqlite:///{tmp / 'medsim.db'}"
-    env = {**os.environ, "MEDSIM_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
-    _engine(url)  # migrate before the server starts
-    with streamlit_server(env, tmp / "streamlit.log") as base:
-        yield {"base": base, "url": url, "tmp": tmp, "env": env}
+def server(served_app):
+    """The run's shared app server (tests/conftest.py ``served_app``); this module's studies
+    there are named fast, keys, design, tabs, twoone, rest and closed. The kill -9 and
+    store-outage tests start servers of their own (their ``env`` is the shared one's with
+    another store)."""
+    return served_app
 
 
 @pytest.fixture(scope="module")
@@ -556,7 +553,7 @@ def test_tiebreak_pair_arrives_while_the_doctor_works_and_on_the_waiting_screen(
     end = page.locator('[data-testid="medsim-end"]')
     end.get_by_text("Waiting for other doctors").wait_for(timeout=20000)
     waiting = int(end.get_attribute("data-waiting"))
-    assert waiting >= 1 and f"{waiting} pair(s)" in end.inner_text()
+    assert waiting >= 1 and f"{waiting} pair{'s' * (waiting != 1)} may still" in end.inner_text()
     # Another disagreement: the waiting screen turns into the new pair by itself.
     disagree(theirs[1])
     page.locator('[data-testid="medsim-term-1"]').get_by_text(theirs[1], exact=True).wait_for(
@@ -657,7 +654,7 @@ def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, brow
     tab.get_by_role("button", name="Sign in", exact=True).click()
     kept = tab.locator('[data-testid="medsim-kept"]')
     kept.wait_for(state="visible", timeout=30000)
-    assert "5 rating(s) from an earlier session" in kept.inner_text()
+    assert "5 ratings from an earlier session" in kept.inner_text()
     assert _stored(url, "closed", "doc") == []  # nothing is sent before the doctor says so
     tab.locator('[data-testid="medsim-kept-send"]').click()
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)

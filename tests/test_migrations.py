@@ -76,3 +76,47 @@ def test_migration_0016_served_slots_and_back_keeps_ratings_append_only(tmp_path
         )
         assert {"ratings_append_only_update", "ratings_append_only_delete"} <= triggers
     engine.dispose()
+
+
+def test_migration_0018_person_language_and_study_texts_up_and_down(backend_url):
+    """0018 adds a nullable ``language`` to annotators, adjudicators and admins and the
+    append-only ``study_texts``, and takes them away again, on SQLite and PostgreSQL."""
+    url = backend_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = sa.create_engine(url)
+    cfg = _cfg()
+    people = ("annotators", "adjudicators", "admins")
+
+    def columns(conn, table: str) -> dict[str, dict]:
+        return {c["name"]: c for c in sa.inspect(conn).get_columns(table)}
+
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0017")
+        assert all("language" not in columns(conn, t) for t in people)
+        conn.execute(
+            sa.text(
+                "INSERT INTO studies (name, scale_json, guideline, config_json,"
+                " created_at, ready, annotator_sso) VALUES ('s', '{}', '', '{}',"
+                " '2026-11-27 10:00:00', true, false)"
+            )
+        )
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0018")
+        for table in people:
+            column = columns(conn, table)["language"]
+            assert column["nullable"] and isinstance(column["type"], sa.String)
+        assert "study_texts" in _tables(conn)
+        conn.execute(
+            sa.text(
+                "INSERT INTO study_texts (study_id, language, texts_json, created_at)"
+                " SELECT id, 'de', '{}', '2026-11-27 10:00:00' FROM studies"
+            )
+        )
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0017")
+        assert all("language" not in columns(conn, t) for t in people)
+        assert "study_texts" not in _tables(conn)
+        assert conn.execute(sa.text("SELECT count(*) FROM studies")).scalar_one() == 1
+    engine.dispose()

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import streamlit.testing.v1.local_script_runner as local_runner
@@ -38,15 +40,34 @@ STUDY = "seq"  # a study with a sequential audit: the Dashboard shows its stoppi
 ENDED = "admin session has ended"
 
 
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory) -> Path:
+    """The store each test starts from, built once for the module (a designed study with
+    twelve ratings and the admin alice, whose password hash alone takes a noticeable part
+    of a second): a SQLite file that :func:`db` copies for every test."""
+    path = tmp_path_factory.mktemp("pages_guard") / "seed.db"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEDSIM_DATABASE_URL", f"sqlite:///{path}")
+        mp.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+        dispose_all()
+        ids = _create(STUDY)
+        _rate_all(ids, limit=12)
+        admins.add_admin("alice", password=PASSWORD)
+        dispose_all()
+    return path
+
+
 @pytest.fixture
-def db(db_url, monkeypatch):
+def db(seeded, db_url, monkeypatch):
+    """A store of the test's own (MEDSIM_DATABASE_URL), a copy of :func:`seeded`."""
     monkeypatch.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
     monkeypatch.syspath_prepend(str(ROOT))
     dispose_all()
     dsvc.clear_cache()
-    ids = _create(STUDY)
-    _rate_all(ids, limit=12)
-    admins.add_admin("alice", password=PASSWORD)
+    target = Path(db_url.removeprefix("sqlite:///"))
+    for suffix in ("", "-wal"):  # a -wal file only if SQLite left one beside it
+        if Path(f"{seeded}{suffix}").exists():
+            shutil.copyfile(f"{seeded}{suffix}", f"{target}{suffix}")
     yield db_url
     dispose_all()
 

@@ -97,7 +97,7 @@ def test_setup_page_splits_practice_pairs_off(app_db, tmp_path, monkeypatch):
     at.selectbox(key="setup_file").select("data/pairs.csv").run()
     at.text_input(key="setup_name").input("trained").run()
     at.text_area(key="setup_annotators").input("ann").run()
-    assert any("5 pairs" in c.value and "1 practice pairs" in c.value for c in at.caption)
+    assert any("5 pairs" in c.value and "1 practice pair," in c.value for c in at.caption)
     at.button(key="setup_create").click().run()
     assert not at.exception, at.exception
     rep = practice_report(open_study("trained"))

@@ -40,7 +40,7 @@ def test_problems_table_names_file_rows_and_columns():
     # The line is markdown-escaped (every ASCII punctuation mark behind a backslash, written
     # out here by hand): names show as typed, never as links or formatting.
     assert [e.value for e in at.error] == [
-        r"pairs\.csv\: 2 problem\(s\)\.",
+        r"pairs\.csv\: 2 problems\.",
         r"scale\.yaml\: invalid input",
     ]
     assert len(at.dataframe) == 1
@@ -55,7 +55,7 @@ def test_problems_table_names_file_rows_and_columns():
 
 def test_note_follows_the_count():
     at = _run("nothing was created.")
-    assert at.error[0].value == r"pairs\.csv\: 2 problem\(s\) — nothing was created\."
+    assert at.error[0].value == r"pairs\.csv\: 2 problems — nothing was created\."
 
 
 def test_tables_show_missing_numbers_as_a_dash(monkeypatch):

@@ -15,6 +15,7 @@ from medsim_annot.services.adjudication import board as board_svc
 from medsim_annot.services.adjudication import decisions as decisions_svc
 from medsim_annot.services.adjudication import rater_names as rater_names_svc
 from medsim_annot.services.people import adjudicators as svc
+from medsim_annot.services.people import language as language_svc
 from medsim_annot.services.study_handle import open_study
 
 
@@ -27,9 +28,16 @@ def register(app: typer.Typer) -> None:
         study: str = typer.Argument(..., metavar="STUDY"),
         name: str = typer.Argument(...),
         sso: str | None = typer.Option(None, "--sso", help="Link this SSO identity too."),
+        lang: str | None = typer.Option(
+            None, "--lang", help="the language of their pages (en, de, es; default: the browser's)"
+        ),
     ) -> None:
         """Make NAME an adjudicator of STUDY and print their access code (shown once)."""
-        out = svc.add_adjudicator(open_study(study), name, sso_identity=sso)
+        handle = open_study(study)
+        language = language_svc.check_language(lang)  # refused before anyone is added
+        out = svc.add_adjudicator(handle, name, sso_identity=sso)
+        if language is not None:
+            language_svc.set_adjudicator_language(handle, out.name, language)
         typer.echo(f"{out.name}: {out.access_code}")
 
     @adj.command("list")

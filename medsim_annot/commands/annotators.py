@@ -6,6 +6,7 @@ import typer
 
 from medsim_annot.commands._common import emit_json, get_group
 from medsim_annot.services.people import annotators as svc
+from medsim_annot.services.people import language as language_svc
 from medsim_annot.services.study_handle import open_study
 
 
@@ -29,7 +30,11 @@ def register(app: typer.Typer) -> None:
 
     @ann.command("add")
     def add(
-        study_name: str = typer.Argument(..., metavar="STUDY"), name: str = typer.Argument(...)
+        study_name: str = typer.Argument(..., metavar="STUDY"),
+        name: str = typer.Argument(...),
+        lang: str | None = typer.Option(
+            None, "--lang", help="the language of their pages (en, de, es; default: the browser's)"
+        ),
     ) -> None:
         """Add an annotator and print their access code and how their queue was built.
 
@@ -40,7 +45,10 @@ def register(app: typer.Typer) -> None:
         annotators it was created with; these pairs get a rating beyond k).
         """
         study = open_study(study_name)
+        language = language_svc.check_language(lang)  # refused before anyone is added
         out = svc.add_annotator(study, name)
+        if language is not None:
+            language_svc.set_annotator_language(study, out.name, language)
         typer.echo(f"{out.name}: {out.access_code}")
         facts = svc.added_queue_facts(study, out.name)
         if facts is not None:

@@ -10,6 +10,7 @@ import typer
 from data_schemas.gold import AUDIT_LABELS, GoldFilters
 from medsim_annot.commands._common import choice, emit_json, get_group
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import LANGUAGES, normalise
 from medsim_annot.io import write_atomic
 from medsim_annot.services.dashboard import html_report
 from medsim_annot.services.gold.export import HfOptions, export_gold
@@ -146,9 +147,16 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(
             0, "--bootstrap", metavar="N", help="Bootstrap resamples for confidence intervals."
         ),
+        lang: str = typer.Option(
+            "en",
+            "--lang",
+            help="Language of the report: en, de or es (this command's own lines stay English).",
+        ),
     ) -> None:
         """The study's QA report (tables and charts) as one self-contained HTML file."""
-        html = html_report(open_study(study), bootstrap=bootstrap)
+        if normalise(lang) not in LANGUAGES:
+            raise UsageProblem(f"--lang takes {', '.join(LANGUAGES)}, not '{lang}'")
+        html = html_report(open_study(study), bootstrap=bootstrap, lang=normalise(lang))
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, html)
         typer.echo(f"wrote {out} ({len(html.encode('utf-8')) // 1024} KiB)")

@@ -16,6 +16,7 @@ import numpy as np
 
 from data_schemas.options import CALIBRATION, CHECK_RATE, DUPLICATES, PER_ITEM
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 
 from .adaptive import interleave_groups
 
@@ -94,15 +95,21 @@ def balanced_k_of_n(
     names = [str(i) for i in range(annotators)] if isinstance(annotators, int) else list(annotators)
     n = len(names)
     if len(set(names)) != n:
-        raise UsageProblem("annotator names must be unique")
+        raise UsageProblem(t("annotator names must be unique"))
     PER_ITEM.within(high=n).check(k)
     if n_items < 0:
-        raise UsageProblem("the number of items must be >= 0")
+        raise UsageProblem(t("the number of items must be >= 0"))
     n_comb = math.comb(n, k)
     if n_comb > MAX_COMBINATIONS:
         raise UsageProblem(
-            f"{n} annotators choose {k} gives {n_comb:,} combinations; "
-            f"at most {MAX_COMBINATIONS:,} are supported"
+            t(
+                "{n} annotators choose {k} gives {combinations} combinations; at most {most} "
+                "are supported",
+                n=n,
+                k=k,
+                combinations=f"{n_comb:,}",
+                most=f"{MAX_COMBINATIONS:,}",
+            )
         )
     combos = list(itertools.combinations(range(n), k))
     rng = _rng(seed, 1)
@@ -156,8 +163,8 @@ def _remainder(
     search = n_comb <= _LOCAL_SEARCH_MAX
     best: list[tuple[int, ...]] = []
     best_q: tuple[int, int, int] | None = None
-    for t in range(tries):
-        tiebreak = np.arange(n_comb) if t == 0 else _rng(seed, 5, t).permutation(n_comb)
+    for attempt in range(tries):
+        tiebreak = np.arange(n_comb) if attempt == 0 else _rng(seed, 5, attempt).permutation(n_comb)
         out, quality = _greedy(combos, n, k, r, tiebreak)
         if best_q is None or quality < best_q:
             best, best_q = out, quality
@@ -340,12 +347,16 @@ def _calibration_items(
     """The calibration items, drawn with *rng* among the items that are not check pairs
     (without check pairs, the same draw as over all items)."""
     if any(not 0 <= i < n_items for i in check_set):
-        raise UsageProblem("a check pair is not one of the study's pairs")
+        raise UsageProblem(t("a check pair is not one of the study's pairs"))
     pool = [i for i in range(n_items) if i not in check_set]
     if calibration > len(pool):
         raise UsageProblem(
-            f"the calibration set must have between 0 and {len(pool)} items (pairs that "
-            f"are not check pairs), not {calibration}"
+            t(
+                "the calibration set must have between 0 and {most} items (pairs that are not "
+                "check pairs), not {n}",
+                most=len(pool),
+                n=calibration,
+            )
         )
     if not calibration:
         return []
@@ -406,7 +417,7 @@ def plan_study(
     """
     names = list(dict.fromkeys(a.strip() for a in annotators if a and a.strip()))
     if not names:
-        raise UsageProblem("a study design needs at least one annotator")
+        raise UsageProblem(t("a study design needs at least one annotator"))
     n = len(names)
     CALIBRATION.within(high=n_items).check(calibration)
     k = n if per_item is None else int(PER_ITEM.within(high=n).check(per_item))
@@ -439,7 +450,7 @@ def plan_study(
             before = len(q)
             q = add_duplicates(q, duplicates, seed, stream=s)
             if before and len(q) == before:
-                warnings.append(f"annotator {a} has too few items for duplicates")
+                warnings.append(t("annotator {name} has too few items for duplicates", name=a))
         queues[a] = q
     config: dict[str, object] = {
         "design": "all" if k == n else "k_of_n",

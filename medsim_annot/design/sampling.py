@@ -10,6 +10,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.errors import InputError, Problem
 from data_schemas.options import SAMPLE_PER_GROUP
+from medsim_annot.i18n import t
 
 
 @dataclass
@@ -77,7 +78,7 @@ def stratified_sample(
     if missing:
         raise InputError(
             [
-                Problem("column needed for stratified sampling is missing", column=c)
+                Problem(t("column needed for stratified sampling is missing"), column=c)
                 for c in missing
             ],
             file,
@@ -104,10 +105,26 @@ def stratified_sample(
             pool = in_group[label_arr[in_group] == label]
             n = min(want, len(pool))
             if len(pool) < want:
-                where = ", ".join(f"{c}={v!r}" for c, v in rec.items()) or "all pairs"
-                msg = f"group {where} has {len(pool)} {name} (auto_label={label}), {want} wanted"
+                where = ", ".join(f"{c}={v!r}" for c, v in rec.items()) or t("all pairs")
+                msg = (
+                    t(
+                        "group {group} has {n} positives (auto_label={label}), {wanted} wanted",
+                        group=where,
+                        n=len(pool),
+                        label=label,
+                        wanted=want,
+                    )
+                    if name == "positives"
+                    else t(
+                        "group {group} has {n} negatives (auto_label={label}), {wanted} wanted",
+                        group=where,
+                        n=len(pool),
+                        label=label,
+                        wanted=want,
+                    )
+                )
                 if allow_fewer:
-                    warnings.append(msg + f"; took all {len(pool)}")
+                    warnings.append(msg + t("; took all {n}", n=len(pool)))
                 else:
                     problems.append(Problem(msg))
             taken.append(np.sort(rng.choice(pool, size=n, replace=False)) if n else pool[:0])

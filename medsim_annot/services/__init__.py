@@ -30,6 +30,7 @@ Modules:
 * :mod:`.scoring` — embedding scoring over verified subsets;
 * :mod:`.interop` — exports to and imports from other tools;
 * :mod:`.activity` — the event log: who did what;
+* :mod:`.study_texts` — the study's own texts per language (guideline, question, options);
 * :mod:`.backup` — backup and restore of the store;
 * :mod:`.demo` — the demo studies of the embedded default store;
 * :mod:`.build_snomed`, :mod:`.build_cooccurrence` — the dataset builders' use cases;

@@ -44,6 +44,7 @@ from data_schemas.scales import (
     ScaleOption,
     load_scale,
 )
+from medsim_annot.i18n import N_, fmt_int, tn
 from medsim_annot.io import read_table
 from medsim_annot.stats import (
     AgreementReport,
@@ -82,7 +83,7 @@ class LoadedRatings:
 
 
 #: The dashboard's and ``medsim agreement``'s note for a 2 + 1 design without calibration pairs.
-TIEBREAK_WITHOUT_CALIBRATION = (
+TIEBREAK_WITHOUT_CALIBRATION = N_(
     "2 + 1 design without a calibration set: agreement over all pairs is biased downwards "
     "(the third rating exists only for pairs the first two disagreed on)."
 )
@@ -90,10 +91,15 @@ TIEBREAK_WITHOUT_CALIBRATION = (
 
 def calibration_basis(n_pairs: int) -> str:
     """The sentence shown next to α, κ, ICC and W of a 2 + 1 design."""
-    return (
-        f"2 + 1 design: α, κ, ICC and W are computed on the {n_pairs} calibration pairs "
-        "only (rated by every annotator; the third rating of the other pairs exists only "
-        "where the first two disagreed); the audit uses the majority of every pair."
+    return tn(
+        "2 + 1 design: α, κ, ICC and W are computed on the {n} calibration pair only (rated "
+        "by every annotator; the third rating of the other pairs exists only where the first "
+        "two disagreed); the audit uses the majority of every pair.",
+        "2 + 1 design: α, κ, ICC and W are computed on the {n} calibration pairs only (rated "
+        "by every annotator; the third rating of the other pairs exists only where the first "
+        "two disagreed); the audit uses the majority of every pair.",
+        n_pairs,
+        n=fmt_int(n_pairs),
     )
 
 

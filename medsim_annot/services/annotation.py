@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale, scale_from_json
 from medsim_annot.errors import PracticeLocked, SessionEnded, StaleRating, UsageProblem
+from medsim_annot.i18n import N_, fmt_int, t
 from medsim_annot.services import stopping, tiebreak
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import annotation as store
@@ -103,8 +104,8 @@ def _engine(engine: Engine | None) -> Engine:
     return engine or get_engine()
 
 
-_REVOKED = "this access code has been revoked; ask the study admin for a new one"
-_REPLACED = (
+_REVOKED = N_("this access code has been revoked; ask the study admin for a new one")
+_REPLACED = N_(
     "this session has ended: the access code was replaced or revoked — sign in again "
     "(ask the study admin for a new code if needed)"
 )
@@ -112,15 +113,15 @@ _REPLACED = (
 
 def _check_access(active: bool, version: int, ready: bool, credential: int | None) -> None:
     if not active:
-        raise SessionEnded(_REVOKED)
+        raise SessionEnded(t(_REVOKED))
     if credential is not None and int(credential) != version:
-        raise SessionEnded(_REPLACED)
+        raise SessionEnded(t(_REPLACED))
     if not ready:
-        raise UsageProblem("this study is still being created; try again in a minute")
+        raise UsageProblem(t("this study is still being created; try again in a minute"))
 
 
 #: Why nothing real is served while the practice gate is closed.
-PRACTICE_FIRST = (
+PRACTICE_FIRST = N_(
     "practice first: the real pairs open after the practice round (or when the study "
     "admin unlocks you)"
 )
@@ -130,7 +131,7 @@ def _check_gate(s, annotator_id: int, study_id: int) -> None:
     """Refuse (:class:`PracticeLocked`) while *annotator_id* has not met the practice gate of
     a study with practice pairs (see :mod:`medsim_annot.services.practice`)."""
     if practice_store.is_locked(s, study_id, annotator_id):
-        raise PracticeLocked(PRACTICE_FIRST)
+        raise PracticeLocked(t(PRACTICE_FIRST))
 
 
 def _slot(s, annotator_id: int, position: int, credential: int | None) -> store.SlotRow:
@@ -142,7 +143,9 @@ def _slot(s, annotator_id: int, position: int, credential: int | None) -> store.
             access = store.annotator_access(s, annotator_id)
             if access is not None:
                 _check_access(access.active, access.credential_version, True, credential)
-        raise UsageProblem(f"position {position} is not in this annotator's queue")
+        raise UsageProblem(
+            t("position {position} is not in this annotator's queue", position=position)
+        )
     row = rows[0]
     _check_access(row.active, row.credential_version, row.ready, credential)
     _check_gate(s, annotator_id, row.study_id)
@@ -372,8 +375,11 @@ def _may_change(
         )
     if max_revisions is not None and version >= max_revisions:
         raise UsageProblem(
-            f"this pair's answer has been changed {version} times, the most allowed; ask "
-            "the study admin if it must change again"
+            t(
+                "this pair's answer has been changed {n} times, the most allowed; ask the "
+                "study admin if it must change again",
+                n=fmt_int(version),
+            )
         )
 
 
@@ -423,7 +429,12 @@ def submit_rating(
     comment = (comment or "").strip()
     if len(comment) > COMMENT_MAX_CHARS:
         raise UsageProblem(
-            f"a comment may have at most {COMMENT_MAX_CHARS} characters, not {len(comment)}"
+            t(
+                "a comment may have at most {limit} characters, not {n}",
+                # Plain digits: the command line shows this message too (2000, not 2,000).
+                limit=COMMENT_MAX_CHARS,
+                n=len(comment),
+            )
         )
     unclear = bool(unclear)
     if expected_version is not None:
@@ -444,7 +455,9 @@ def submit_rating(
             except ValueError as exc:
                 raise UsageProblem(str(exc)) from None
             if unclear and not scale.unclear_flag:
-                raise UsageProblem(f"the {scale.name} scale has no 'unclear meaning' flag")
+                raise UsageProblem(
+                    t("the {scale} scale has no 'unclear meaning' flag", scale=scale.name)
+                )
             cur = row.current
             version = row.version
             same = (

@@ -16,6 +16,7 @@ from medsim_annot.design import plan_study, stratified_sample
 from medsim_annot.design.adaptive import expected_ratings, needs_tiebreak
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.gold.table import study_gold_table
 from medsim_annot.services.practice.setup import split_pairs
 from medsim_annot.services.stopping import group_keys, stopping_config
@@ -92,7 +93,7 @@ def prepare_study(
     """Sample *pairs* and plan every annotator's queue (nothing is written)."""
     names = list(dict.fromkeys(a.strip() for a in annotators if a and a.strip()))
     if not names:
-        raise UsageProblem("add at least one annotator")
+        raise UsageProblem(t("add at least one annotator"))
     config: dict = {"sampling": "all", "seed": int(options.seed)}
     counts, warnings = None, []
     check_rows = _check_rows(pairs)
@@ -102,8 +103,13 @@ def prepare_study(
         pairs = pairs.drop(index=pairs.index[check_rows]).reset_index(drop=True)
     if options.check_rate is not None and not check_rows:
         raise UsageProblem(
-            "a check rate (check_rate) needs check pairs, but no pair has a "
-            "check_answer" + (f" ({file})" if file else "")
+            t(
+                "a check rate (check_rate) needs check pairs, but no pair has a "
+                "check_answer ({file})",
+                file=file,
+            )
+            if file
+            else t("a check rate (check_rate) needs check pairs, but no pair has a check_answer")
         )
     if options.sample_per_group is not None:
         pos, neg = options.sample_per_group
@@ -147,11 +153,13 @@ def prepare_study(
     if options.tiebreak:
         if options.per_item != 2:
             raise UsageProblem(
-                "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item): two "
-                "raters, a third on disagreement"
+                t(
+                    "the 2 + 1 design (tiebreak) needs 2 annotators per pair (per_item): two "
+                    "raters, a third on disagreement"
+                )
             )
         if len(names) < 3:
-            raise UsageProblem("the 2 + 1 design (tiebreak) needs at least three annotators")
+            raise UsageProblem(t("the 2 + 1 design (tiebreak) needs at least three annotators"))
         config["tiebreak"] = tiebreak_config(options.tiebreak_tolerance)
     return PreparedStudy(pairs, plan.queues, config, counts, warnings + plan.warnings, audit_groups)
 
@@ -176,7 +184,7 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     if missing:
         raise InputError(
             [
-                Problem("group column of the target half-width (target_ci) is missing", column=c)
+                Problem(t("group column of the target half-width (target_ci) is missing"), column=c)
                 for c in missing
             ],
             file,
@@ -188,9 +196,16 @@ def _audit_groups(pairs: pd.DataFrame, options: DesignOptions, file: str | None)
     )
     if not labels.isin([0, 1]).any():
         raise UsageProblem(
-            "a target half-width (target_ci) audits the automatic labels: the pairs need an "
-            "auto_label column "
-            "with 0/1 values" + (f" ({file} has none)" if file else "")
+            t(
+                "a target half-width (target_ci) audits the automatic labels: the pairs need "
+                "an auto_label column with 0/1 values ({file} has none)",
+                file=file,
+            )
+            if file
+            else t(
+                "a target half-width (target_ci) audits the automatic labels: the pairs need "
+                "an auto_label column with 0/1 values"
+            )
         )
     return group_keys(pairs, list(options.group_by))
 
@@ -230,9 +245,11 @@ def create_designed_study(
     prep = prepare_study(pairs, annotators, options, file=file)
     if "stopping" in prep.config and not scale.has_polarity:
         raise UsageProblem(
-            f"a target half-width (target_ci) audits accuracy against the doctors' majority: "
-            f"the {scale.name} "
-            "scale needs positive and negative values"
+            t(
+                "a target half-width (target_ci) audits accuracy against the doctors' "
+                "majority: the {scale} scale needs positive and negative values",
+                scale=scale.name,
+            )
         )
     prep.config.update(extra_config or {})
     out = create_study(

@@ -25,6 +25,7 @@ from data_schemas.options import BASELINE_WINDOWS, DRIFT_MARGIN, QUALITY_WINDOW
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import current_language
 from medsim_annot.services.quality import check_answers
 from medsim_annot.services.studies import HISTORY_COLUMNS, rating_history, ratings_version
 from medsim_annot.services.study_handle import Study
@@ -224,7 +225,7 @@ def quality_over_time(study: Study, *, settings: DriftSettings | None = None) ->
 
 
 #: Quality over time of the studies looked at lately, keyed by (database, study, ratings
-#: version, guideline version, settings): a new rating, revision or setting is a new key,
+#: version, guideline version, settings, language): a new rating, revision or setting is a new key,
 #: so nothing is ever stale; the oldest entry goes when a fifth arrives.
 _CACHE: dict[tuple, QualityOverTime] = {}
 CACHE_SIZE = 4
@@ -247,6 +248,8 @@ def study_quality_over_time(study: Study) -> QualityOverTime:
         settings,
         repr(sorted(dict(study.config.get("quality") or {}).items())),
         tuple(sorted(check_answers(study).items())),
+        # its evidence and notes are sentences: one language's are never another's
+        current_language(),
     )
     hit = _CACHE.get(key)
     if hit is not None:

@@ -30,6 +30,7 @@ from data_schemas.options import (
 from data_schemas.ratings import to_ratings_frame
 from data_schemas.scales import Scale
 from medsim_annot.embeddings.installed import model_packages
+from medsim_annot.i18n import N_, fmt_decimal, fmt_int, t
 from medsim_annot.io import read_table
 from medsim_annot.services import studies as studies_svc
 from medsim_annot.services.agreement import load_ratings_file
@@ -374,15 +375,15 @@ def model_rater_table(report: ModelRaterReport) -> pd.DataFrame:
     per = {d["annotator"]: d for d in report.alt_test.per_annotator.to_dict(orient="records")}
     rows = []
     for d in report.rater.doctors.to_dict(orient="records"):
-        t = per.get(d["annotator"], {})
+        alt = per.get(d["annotator"], {})
         rows.append(
             {
                 "rater": d["annotator"],
                 "leave-one-out rho": d["loo_rho"],
                 "items": d["n_items"],
-                "alt-test p": t.get("p_value", float("nan")),
+                "alt-test p": alt.get("p_value", float("nan")),
                 "model beats this doctor": (
-                    ("yes" if t["rejected"] else "no") if "rejected" in t else "skipped"
+                    ("yes" if alt["rejected"] else "no") if "rejected" in alt else "skipped"
                 ),
             }
         )
@@ -400,27 +401,50 @@ def model_rater_table(report: ModelRaterReport) -> pd.DataFrame:
 
 def alt_test_sentence(report: ModelRaterReport) -> str:
     """The alt-test's verdict in one sentence."""
-    t, m = report.alt_test, report.rater
-    wr, ap = t.winning_rate, t.advantage_probability
+    alt, m = report.alt_test, report.rater
+    wr, ap = alt.winning_rate, alt.advantage_probability
     if wr != wr:
-        return (
-            "Alternative-annotator test: not computed ("
-            + report.reasons.get("alt_test", "too few items")
-            + ")."
+        return t(
+            "Alternative-annotator test: not computed ({reason}).",
+            reason=report.reasons.get("alt_test", t("too few items")),
         )
-    if t.inconclusive:
-        verdict = "inconclusive (" + report.reasons.get("alt_test", "too few doctors") + ")"
-    elif t.passed:
-        verdict = "passed: the model may replace a doctor"
+    if alt.inconclusive:
+        verdict = t(
+            "inconclusive ({reason})",
+            reason=report.reasons.get("alt_test", t("too few doctors")),
+        )
+    elif alt.passed:
+        verdict = t("passed: the model may replace a doctor")
     else:
-        verdict = "failed"
-    over = f"over {t.tested} of {t.doctors} doctors ({len(t.skipped)} skipped)"
-    return (
-        f"Alternative-annotator test (epsilon {t.epsilon:g}, {t.scoring}, "
-        f"Benjamini-Yekutieli q {t.q:g}): {verdict}; {over}; winning rate {wr:.2f}, advantage "
-        f"probability {ap:.2f}. Model rank by leave-one-out rho: {m.model_rank} of "
-        f"{len(m.doctors) + 1}; rho with the doctors' mean {m.model_rho:.3f}."
+        verdict = t("failed")
+    return t(
+        "Alternative-annotator test (epsilon {epsilon}, {scoring}, Benjamini-Yekutieli q "
+        "{q}): {verdict}; over {tested} of {doctors} doctors ({skipped} skipped); winning "
+        "rate {wr}, advantage probability {ap}. Model rank by leave-one-out rho: {rank} of "
+        "{raters}; rho with the doctors' mean {rho}.",
+        epsilon=_g(alt.epsilon),
+        scoring=t(SCORING_NAMES.get(str(alt.scoring), str(alt.scoring))),
+        q=_g(alt.q),
+        verdict=verdict,
+        tested=fmt_int(alt.tested),
+        doctors=fmt_int(alt.doctors),
+        skipped=fmt_int(len(alt.skipped)),
+        wr=fmt_decimal(wr),
+        ap=fmt_decimal(ap),
+        rank=fmt_int(m.model_rank),
+        raters=fmt_int(len(m.doctors) + 1),
+        rho=fmt_decimal(m.model_rho, 3),
     )
+
+
+#: The alt-test's scorings as a sentence names them.
+SCORING_NAMES = {"accuracy": N_("accuracy"), "neg_rmse": N_("negative RMSE")}
+
+
+def _g(x: float) -> str:
+    """*x* as ``:g`` writes it, with the current language's decimal mark."""
+    text = f"{x:g}"
+    return text.replace(".", fmt_decimal(0.5, 1)[1]) if "." in text else text
 
 
 # ---- planning --------------------------------------------------------------------------------------
@@ -663,12 +687,12 @@ def study_predictions(
         audit = prediction_audit_table(res)
         audit_notes = [f"{k}: {v}" for k, v in res.reasons.items()]
     else:
-        audit_notes = ["the pairs have no automatic labels to audit"]
+        audit_notes = [t("the pairs have no automatic labels to audit")]
     if cur[C.ANNOTATOR].nunique() < 2:
         return StudyPredictions(
             audit,
             audit_notes,
-            model_notes=["the model is compared with the doctors: it needs two or more"],
+            model_notes=[t("the model is compared with the doctors: it needs two or more")],
         )
     rep = model_rater_report(cur, info.scale, predictions, epsilon=epsilon)
     return StudyPredictions(

@@ -23,6 +23,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.options import CHECK_MIN_ACCURACY, CHECK_TOLERANCE, RUSHED_THRESHOLD
 from data_schemas.ratings import code_ratings
 from data_schemas.scales import Scale
+from medsim_annot.i18n import fmt_int, fmt_percent, tn
 from medsim_annot.io import read_table
 from medsim_annot.services.studies import check_answer_values, current_ratings
 from medsim_annot.services.study_handle import Study
@@ -258,9 +259,18 @@ def warnings_of(table: pd.DataFrame, settings: QualitySettings) -> list[str]:
     out = []
     for r in table[table["check_warning"]].to_dict(orient="records"):
         out.append(
-            f"{r[C.ANNOTATOR]} answered {r['n_correct']} of {r['n_checks']} check pairs "
-            f"correctly ({r['check_accuracy']:.0%}), below the study's minimum of "
-            f"{settings.check_min_accuracy:.0%}"
+            tn(
+                "{name} answered {k} of {n} check pair correctly ({share}), below the "
+                "study's minimum of {minimum}",
+                "{name} answered {k} of {n} check pairs correctly ({share}), below the "
+                "study's minimum of {minimum}",
+                int(r["n_checks"]),
+                name=r[C.ANNOTATOR],
+                k=fmt_int(r["n_correct"]),
+                n=fmt_int(r["n_checks"]),
+                share=fmt_percent(r["check_accuracy"]),
+                minimum=fmt_percent(settings.check_min_accuracy),
+            )
         )
     return out
 

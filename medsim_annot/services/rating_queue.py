@@ -51,6 +51,7 @@ from data_schemas.widget import (
     WidgetPair,
     WindowInfo,
 )
+from medsim_annot import i18n
 from medsim_annot.errors import (
     PracticeLocked,
     SessionEnded,
@@ -58,10 +59,12 @@ from medsim_annot.errors import (
     StoreUnavailable,
     UsageProblem,
 )
+from medsim_annot.i18n import N_, fmt_int, t
 from medsim_annot.services import annotation as A
 from medsim_annot.services import endpoint_quota
 from medsim_annot.services.people import tokens
 from medsim_annot.services.practice import gate as practice_gate
+from medsim_annot.services.widget_text import number_locale, widget_text
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import practice as practice_store
 from medsim_annot.storage import served as served_store
@@ -167,11 +170,11 @@ def _refusal(e: RatingEntry, message: str, current: dict | None = None) -> dict:
     return {"seq": e.seq, "position": e.position, "message": message, "current": current}
 
 
-NOT_SERVED = (
+NOT_SERVED = N_(
     "this pair was not served to the session this rating was made in (or was served more "
     "than {hours} hours ago), so it is not saved; look at the pair and press again"
 )
-NO_VERSION = (
+NO_VERSION = N_(
     "this rating names neither the answer it changes (version) nor an earlier edit (after), "
     "so it is not saved; look at the pair and press again"
 )
@@ -189,14 +192,18 @@ def _refused_before_saving(
     chained onto an edit that was refused or is unknown), or ``None``."""
     if served_ms is not None:
         if e.seq not in served_ms:
-            return _refusal(e, NOT_SERVED.format(hours=KEPT_TTL_S // 3600))
+            return _refusal(e, t(NOT_SERVED, hours=fmt_int(KEPT_TTL_S // 3600)))
         if e.version is None and e.after is None:
-            return _refusal(e, NO_VERSION)
+            return _refusal(e, t(NO_VERSION))
     if e.elapsed_ms < MIN_VIEW_MS:
         return _refusal(
             e,
-            f"the key was pressed {e.elapsed_ms} ms after the pair appeared (less than "
-            f"{MIN_VIEW_MS} ms); look at the pair and press again",
+            t(
+                "the key was pressed {elapsed} ms after the pair appeared (less than "
+                "{minimum} ms); look at the pair and press again",
+                elapsed=fmt_int(e.elapsed_ms),
+                minimum=fmt_int(MIN_VIEW_MS),
+            ),
         )
     if e.after is None:
         return None
@@ -206,8 +213,10 @@ def _refused_before_saving(
     if log.get(e.after, out.versions.get(e.after)) is None:
         return _refusal(
             e,
-            "this change could not be matched to the answer it changes; look at the pair "
-            "and press again",
+            t(
+                "this change could not be matched to the answer it changes; look at the pair "
+                "and press again"
+            ),
         )
     return None
 
@@ -303,6 +312,9 @@ def _commit(
     return out
 
 
+TOO_MANY_REQUESTS = N_("too many requests from this session in a short time")
+
+
 class RateLimitedError(Exception):
     """The annotator made as many requests, or stored as many ratings, as they may in the
     current window (:mod:`medsim_annot.services.endpoint_quota`)."""
@@ -322,7 +334,7 @@ def admit(token: str | None, *, engine: Engine | None = None) -> tokens.Grant:
 
     grant, over = with_retry(run)
     if over:
-        raise RateLimitedError("too many requests from this session in a short time")
+        raise RateLimitedError(t(TOO_MANY_REQUESTS))
     return grant
 
 
@@ -376,7 +388,7 @@ def exchange(
 
     quota, mark, locked, served_ms = with_retry(check)
     if not quota.allowed:
-        raise RateLimitedError("too many requests from this session in a short time")
+        raise RateLimitedError(t(TOO_MANY_REQUESTS))
     practice: PracticeState | None = None
     if locked or request.practice is not None:
         try:
@@ -393,7 +405,7 @@ def exchange(
         request = request.model_copy(update={"need": -1, "pending": []})
         writes = 0
     if writes and quota.writes <= 0:
-        raise RateLimitedError("too many ratings from this session in a short time")
+        raise RateLimitedError(t("too many ratings from this session in a short time"))
     outcome = CommitOutcome(ack=0)
     if writes:
         outcome = commit_pending(
@@ -717,7 +729,10 @@ def widget_boot(
     """The widget's boot data (:class:`~data_schemas.widget.WidgetBoot`, validated) as the
     page hands it over: *session* is the page session its tokens were minted for,
     *earlier* this annotator's other recent sessions (:func:`earlier_sessions`), *sign_out*
-    that the doctor asked to sign out."""
+    that the doctor asked to sign out. Its texts are in the current language
+    (:func:`medsim_annot.i18n.current_language`: the page's)."""
+    lang = i18n.current_language()
+    text, practice_text = widget_text(lang)
     return WidgetBoot(
         who=session_key(annotator_id, study_id),
         endpoint=RATINGS_PATH,
@@ -729,6 +744,11 @@ def widget_boot(
         session=session,
         earlier=list(earlier or []),
         sign_out=sign_out,
+        text=text,
+        practice_text=practice_text,
+        lang=lang,
+        dir="rtl" if i18n.direction(lang) == "rtl" else "ltr",
+        locale=number_locale(lang),
     ).model_dump(mode="json")
 
 

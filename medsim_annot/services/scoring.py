@@ -38,6 +38,7 @@ from medsim_annot.embeddings.metrics import (
 )
 from medsim_annot.embeddings.tokenise import DEFAULT_SPLIT, DEFAULT_TOKENISER, Tokeniser
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, t
 from medsim_annot.io import read_table
 from medsim_annot.services.gold.files import NAN_TEXT, Gold, gold_from_frame
 
@@ -65,7 +66,13 @@ def metrics_for(fmt: str) -> tuple[str, ...]:
         return VECTOR_METRICS
     if fmt in LEXICAL_METRICS:
         return (LEXICAL_METRICS[fmt],)
-    raise UsageProblem(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    raise UsageProblem(
+        t(
+            "unknown format '{format}'; use one of {formats}",
+            format=fmt,
+            formats=", ".join(FORMATS),
+        )
+    )
 
 
 def embeddings_dir() -> Path | None:
@@ -137,11 +144,15 @@ _SKIP_COLUMNS = {
 
 def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
     if C.PAIR_ID not in frame.columns:
-        raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
+        raise InputError([Problem(t("required column is missing"), column=C.PAIR_ID)], file)
     ids = frame[C.PAIR_ID].astype(str).str.strip()
     dup = ids.duplicated()
     problems = [
-        Problem(f"pair_id '{ids[i]}' appears more than once", row=int(i) + 2, column=C.PAIR_ID)
+        Problem(
+            t("pair_id '{value}' appears more than once", value=ids[i]),
+            row=int(i) + 2,
+            column=C.PAIR_ID,
+        )
         for i in np.flatnonzero(dup.to_numpy())
     ]
     out = pd.DataFrame({C.PAIR_ID: ids.to_numpy()})
@@ -160,11 +171,13 @@ def _typed_scores(frame: pd.DataFrame, file: str | None) -> pd.DataFrame:
             try:
                 values[i] = float(text)
             except ValueError:
-                problems.append(Problem(f"'{text}' is not a number", row=i + 2, column=str(col)))
+                problems.append(
+                    Problem(t("'{value}' is not a number", value=text), row=i + 2, column=str(col))
+                )
                 values[i] = np.nan
         out[col] = values
     if not metric_cols:
-        problems.append(Problem("has no score column besides pair_id"))
+        problems.append(Problem(t("has no score column besides pair_id")))
     if problems:
         raise InputError(problems, file)
     return out
@@ -222,15 +235,15 @@ def score_pairs(
     """
     for col in (C.PAIR_ID, C.TERM_1, C.TERM_2):
         if col not in pairs_frame.columns:
-            raise InputError([Problem("required column is missing", column=col)])
+            raise InputError([Problem(t("required column is missing"), column=col)])
     if fmt is None:
         if embedding_path is None:
-            raise UsageProblem("give an embedding path or a format")
+            raise UsageProblem(t("give an embedding path or a format"))
         spec = str(embedding_path)
         if Path(spec).exists():
             fmt = detect_format(spec)
         elif "/" in spec or "\\" in spec or Path(spec).suffix:
-            raise InputError.single("embedding file not found", file=spec)
+            raise InputError.single(t("embedding file not found"), file=spec)
         else:  # a bare name: an installed model package
             fmt = CONTEXTUAL_FORMAT
     allowed = metrics_for(fmt)
@@ -238,8 +251,12 @@ def score_pairs(
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise UsageProblem(
-            f"metric {', '.join(map(repr, unknown))} is not available for "
-            f"format '{fmt}'; use {', '.join(allowed)}"
+            t(
+                "metric {metrics} is not available for format '{format}'; use {allowed}",
+                metrics=", ".join(map(repr, unknown)),
+                format=fmt,
+                allowed=", ".join(allowed),
+            )
         )
     t1 = [str(t) for t in pairs_frame[C.TERM_1]]
     t2 = [str(t) for t in pairs_frame[C.TERM_2]]
@@ -250,11 +267,11 @@ def score_pairs(
     }
     if fmt in LEXICAL_METRICS:
         if progress is not None:
-            progress(0, len(t1), "scoring pairs")
+            progress(0, len(t1), N_("scoring pairs"))
         fn = levenshtein_similarity if fmt == "levenshtein" else char_ngram_similarity
         values = {metrics[0]: fn(t1, t2)}
         if progress is not None:
-            progress(len(t1), len(t1), "scoring pairs")
+            progress(len(t1), len(t1), N_("scoring pairs"))
     elif fmt == CONTEXTUAL_FORMAT:
         values = _score_contextual(t1, t2, embedding_path, metrics, progress, cache_dir, batch_size)
     else:
@@ -272,9 +289,9 @@ def score_pairs(
 
 def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, info) -> dict:
     if path is None:
-        raise UsageProblem(f"format '{fmt}' needs an embedding file")
+        raise UsageProblem(t("format '{format}' needs an embedding file", format=fmt))
     if progress is not None:
-        progress(0, 1, "loading embedding")
+        progress(0, 1, N_("loading embedding"))
     wv = load_word_vectors(
         path,
         fmt,
@@ -282,7 +299,7 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
         progress=(lambda msg: progress(0, 1, msg)) if progress else None,
     )
     if progress is not None:
-        progress(1, 1, "loading embedding")
+        progress(1, 1, N_("loading embedding"))
     words1 = [tokeniser(t) for t in t1]
     words2 = [tokeniser(t) for t in t2]
     vocab = list(dict.fromkeys(w for ws in (words1, words2) for t in ws for w in t))
@@ -303,14 +320,14 @@ def _score_words(t1, t2, path, fmt, metrics, progress, tokeniser, cache_dir, inf
 
 def _score_contextual(t1, t2, spec, metrics, progress, cache_dir, batch_size) -> dict:
     if spec is None:
-        raise UsageProblem("format 'sentence-transformers' needs a model folder or package")
+        raise UsageProblem(t("format 'sentence-transformers' needs a model folder or package"))
     encoder = ContextualEncoder(spec, cache_dir=cache_dir, batch_size=batch_size)
-    matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, "encoding terms"))
+    matrix, rows = encoder.encode(t1 + t2, progress=_stage(progress, N_("encoding terms")))
     if progress is not None:
-        progress(0, len(t1), "scoring pairs")
+        progress(0, len(t1), N_("scoring pairs"))
     out = vector_pair_scores(matrix, [rows[t] for t in t1], [rows[t] for t in t2], metrics)
     if progress is not None:
-        progress(len(t1), len(t1), "scoring pairs")
+        progress(len(t1), len(t1), N_("scoring pairs"))
     return out
 
 
@@ -404,7 +421,7 @@ def _methods(score_frames) -> tuple[dict[str, pd.Series], list[tuple[str, str, s
             )
             meta.append((method, name, col))
     if not series:
-        raise UsageProblem("no score columns to evaluate")
+        raise UsageProblem(t("no score columns to evaluate"))
     return series, meta
 
 
@@ -450,14 +467,19 @@ def evaluate_scores(
     if task is not None and task != gold.task:
         gold = Gold(values=gold.values, task=task, source=gold.source, terms=gold.terms)
         if task == "binary" and not set(np.unique(gold.values)) <= {0.0, 1.0}:
-            raise UsageProblem("the gold values are not binary (0/1); use the graded task (task)")
+            raise UsageProblem(
+                t("the gold values are not binary (0/1); use the graded task (task)")
+            )
     series, meta = _methods(score_frames)
     names = [m for m, _, _ in meta]
     gold_ids = list(gold.values.index)
     common = ev.common_subset(series, gold_ids)
     if not common:
         raise InputError.single(
-            "no pair has a gold value and a score from every method (check that the pair_ids match)"
+            t(
+                "no pair has a gold value and a score from every method (check that the "
+                "pair_ids match)"
+            )
         )
     y = gold.values.reindex(common).to_numpy()
     X = {m: series[m].reindex(common).to_numpy() for m in names}
@@ -511,15 +533,15 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
     for m in names:
         s = X[m]
         auc.append(ev.roc_auc(yi, s))
-        t, a = ev.best_threshold(yi, s)
-        thr.append(t)
+        cut, a = ev.best_threshold(yi, s)
+        thr.append(cut)
         acc.append(a)
-        correct[m] = (s >= t).astype(np.int64) == yi
+        correct[m] = (s >= cut).astype(np.int64) == yi
         points = ev.roc_points(yi, s)
         if points is not None:
             roc[m] = points
     methods = methods.assign(auc=auc, accuracy=acc, threshold=thr)
-    tick = _ticker(progress, K, "McNemar tests")
+    tick = _ticker(progress, K, N_("McNemar tests"))
     comparisons = ev.mcnemar_comparisons(
         correct, dict(zip(names, acc)), n_tests=K, alpha=alpha, exact=exact, on_pair=tick
     )
@@ -527,7 +549,9 @@ def _binary(names, y, X, methods, K, alpha, exact, progress):
 
 
 def _graded(names, y, X, methods, level, confidence, n_resamples, seed, progress):
-    tick = _ticker(progress, len(names) + len(names) * (len(names) - 1) // 2, "bootstrap intervals")
+    tick = _ticker(
+        progress, len(names) + len(names) * (len(names) - 1) // 2, N_("bootstrap intervals")
+    )
     rho, low, high = [], [], []
     for m in names:
         ci = ev.spearman_ci(y, X[m], confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -573,11 +597,21 @@ def pair_errors(
     gold = gold_frame if isinstance(gold_frame, Gold) else gold_from_frame(gold_frame)
     series, _ = _methods(score_frames)
     if method not in series:
-        raise UsageProblem(f"unknown method '{method}'; use one of {', '.join(series)}")
+        raise UsageProblem(
+            t(
+                "unknown method '{method}'; use one of {methods}",
+                method=method,
+                methods=", ".join(series),
+            )
+        )
     if result is not None and result.task != gold.task:
         raise UsageProblem(
-            f"the result was evaluated as a {result.task} task but this gold is {gold.task}; "
-            "evaluate the scores against this gold first"
+            t(
+                "the result was evaluated as a {task} task but this gold is {gold}; evaluate "
+                "the scores against this gold first",
+                task=result.task,
+                gold=gold.task,
+            )
         )
     ids = (
         result.common_pairs
@@ -593,12 +627,12 @@ def pair_errors(
     )
     if gold.task == "binary":
         if result is not None:
-            t = float(result.methods.set_index("method").at[method, "threshold"])
+            cut = float(result.methods.set_index("method").at[method, "threshold"])
         else:
-            t = ev.best_threshold(frame["gold"].to_numpy(), frame["score"].to_numpy())[0]
-        predicted = (frame["score"] >= t).astype(float)
+            cut = ev.best_threshold(frame["gold"].to_numpy(), frame["score"].to_numpy())[0]
+        predicted = (frame["score"] >= cut).astype(float)
         wrong = predicted != frame["gold"]
-        margin = (frame["score"] - t).abs() if math.isfinite(t) else frame["score"].abs()
+        margin = (frame["score"] - cut).abs() if math.isfinite(cut) else frame["score"].abs()
         frame["error"] = np.where(wrong, margin, np.nan)
         frame = frame[wrong]
     else:
@@ -643,13 +677,15 @@ def category_separation(
     """
     for col in (term_column, category_column):
         if col not in terms_frame.columns:
-            raise InputError([Problem("required column is missing", column=col)])
+            raise InputError([Problem(t("required column is missing"), column=col)])
     cats = terms_frame[category_column].astype(str).str.strip()
     terms = terms_frame[term_column].astype(str).str.strip()
     groups = {c: list(dict.fromkeys(terms[cats == c])) for c in (*close, distant)}
     for c, ts in groups.items():
         if not ts:
-            raise InputError.single(f"category '{c}' has no terms", column=category_column)
+            raise InputError.single(
+                t("category '{category}' has no terms", category=c), column=category_column
+            )
     A, B, Cd = groups[close[0]], groups[close[1]], groups[distant]
     rows = [(a, b) for a in A for b in B] + [(a, c) for a in A for c in Cd]
     pairs = pd.DataFrame(

@@ -35,6 +35,7 @@ from medsim_annot.design.adaptive import (
     group_stopping,
 )
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services import stopping_ppi as ppi_stop
 from medsim_annot.services.study_handle import Study
 from medsim_annot.stats.majority import majority_from_counts
@@ -92,7 +93,9 @@ def estimate(
     accuracy, its interval and the decision come from the prediction-powered rule
     (:func:`medsim_annot.services.stopping_ppi.with_predictions`)."""
     if not scale.has_polarity:
-        raise UsageProblem(f"the {scale.name} scale has no positive and negative values")
+        raise UsageProblem(
+            t("the {scale} scale has no positive and negative values", scale=scale.name)
+        )
     assert scale.positive is not None and scale.negative is not None
     pos, neg = scale.code(scale.positive), scale.code(scale.negative)
     if not ratings:
@@ -130,12 +133,12 @@ def estimate(
     out = {}
     for g in sorted(set(groups)):
         sel = scored & (groups == g)
-        t, lab = truth[sel], label[sel]
+        truth_sel, lab = truth[sel], label[sel]
         out[str(g)] = group_stopping(
-            int((t == lab).sum()),
+            int((truth_sel == lab).sum()),
             int(sel.sum()),
             predicted_positive=int((lab == 1).sum()),
-            true_positive=int(((lab == 1) & (t == 1)).sum()),
+            true_positive=int(((lab == 1) & (truth_sel == 1)).sum()),
             positives=int((lab == 1).sum()),
             negatives=int((lab == 0).sum()),
             target=float(config["target"]),
@@ -266,8 +269,11 @@ def set_stopping(study: Study, enabled: bool) -> StoppingSwitch:
             stopping = config.get("stopping")
             if not stopping:
                 raise UsageProblem(
-                    f"study '{name}' has no sequential audit: create it with a target "
-                    "half-width (target_ci)"
+                    t(
+                        "study '{name}' has no sequential audit: create it with a target "
+                        "half-width (target_ci)",
+                        name=name,
+                    )
                 )
             at = utcnow()
             config["stopping"] = {**stopping, "enabled": bool(enabled)}

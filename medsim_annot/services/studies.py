@@ -27,6 +27,7 @@ from data_schemas.ratings import to_ratings_frame, validate_ratings
 from data_schemas.scales import RELATEDNESS_0_3, Scale, load_scale
 from medsim_annot.design.assignment import Slot
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.io import read_table, write_table
 from medsim_annot.services.people.auth import hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_study_name
@@ -91,7 +92,10 @@ def check_answer_values(
         if scale.is_no_decision(value):
             problems.append(
                 Problem(
-                    f"'{text.strip()}' is no decision: a check pair needs a known answer",
+                    t(
+                        "'{value}' is no decision: a check pair needs a known answer",
+                        value=text.strip(),
+                    ),
                     row=i + 2,
                     column=C.CHECK_ANSWER,
                 )
@@ -154,7 +158,7 @@ def create_study(
     codes: list[dict] = []
     with session_scope(engine) as s:
         if store.study_id(s, name) is not None:
-            raise UsageProblem(f"a study named '{name}' already exists")
+            raise UsageProblem(t("a study named '{name}' already exists", name=name))
         study_id = store.insert_study(
             s,
             name=name,
@@ -640,8 +644,10 @@ def import_ehr_rel(path: str | Path, study: str, *, engine: Engine | None = None
     frame = read_table(path)
     if not is_ehr_rel(frame.columns):
         raise InputError.single(
-            "is not an EHR-Rel wide file: expected snomed_id_1, snomed_label_1, "
-            "snomed_id_2, snomed_label_2 and rater_<name> columns",
+            t(
+                "is not an EHR-Rel wide file: expected snomed_id_1, snomed_label_1, "
+                "snomed_id_2, snomed_label_2 and rater_<name> columns"
+            ),
             file=str(path),
             row=1,
         )
@@ -709,11 +715,11 @@ def _import_completed(
         rated = sorted({index[p] for p in ratings.loc[ratings[C.ANNOTATOR] == who, C.PAIR_ID]})
         queues[who] = [Slot(i) for i in rated]
     if not len(ratings):
-        raise InputError.single("has no ratings to import", file=config.get("imported_from"))
+        raise InputError.single(t("has no ratings to import"), file=config.get("imported_from"))
     now = utcnow()
     with session_scope(engine) as s:
         if store.study_id(s, study) is not None:
-            raise UsageProblem(f"a study named '{study}' already exists")
+            raise UsageProblem(t("a study named '{name}' already exists", name=study))
         study_id = store.insert_study(
             s,
             name=study,

@@ -14,6 +14,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.scales import Scale
+from medsim_annot.i18n import t
 
 from ._frame import CodedRatings, Estimate, coded, encode, group_index, level_of, nan
 from .bootstrap import bootstrap_ci
@@ -192,7 +193,7 @@ def krippendorff_alpha(data, level: Scale | str = "interval", *, value_domain=No
             else np.zeros((arr.shape[1], 0))
         )
     if counts.shape[1] == 0:
-        return nan("no decisive ratings")
+        return nan(t("no decisive ratings"))
     reason = _degenerate(counts)
     n_pairable = int((counts.sum(axis=1) >= 2).sum())
     if reason:
@@ -283,11 +284,11 @@ def alpha_with_interval(
     (True, True)
     """
     if ratings.empty:
-        return {"value": None, "reason": "no ratings"}
+        return {"value": None, "reason": t("no ratings")}
     est = krippendorff_alpha(ratings, scale)
     value = float(est.value)
     if np.isnan(value):
-        return {"value": None, "reason": est.reason or "undefined"}
+        return {"value": None, "reason": est.reason or t("undefined")}
     enc = encode(ratings)
     o_unit = unit_coincidences(enc.counts()).reshape(len(enc.items), -1)
     bca = bca_max_items is None or len(enc.items) <= bca_max_items

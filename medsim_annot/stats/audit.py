@@ -12,6 +12,7 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.scales import Scale
+from medsim_annot.i18n import t
 
 from ._frame import encode, group_index
 from .alpha import alpha_from_coincidence, alpha_statistic, unit_coincidences
@@ -215,11 +216,15 @@ def audit_labels(
         overall_d[k] = int(overall_d[k])
     if np.isnan(overall_d["krippendorff_alpha"]):
         reasons.setdefault(
-            "krippendorff_alpha", "no pairable items or no variation among the ratings"
+            "krippendorff_alpha", t("no pairable items or no variation among the ratings")
         )
     for k in ("precision", "recall"):
         if np.isnan(overall_d[k]) and "accuracy" not in reasons:
-            reasons[k] = f"undefined: no {'predicted' if k == 'precision' else 'true'} positives"
+            reasons[k] = (
+                t("undefined: no predicted positives")
+                if k == "precision"
+                else t("undefined: no true positives")
+            )
     if bootstrap:
         onehot = np.stack([cell == c for c in (3, 1, 2, 0)], axis=1).astype(np.float64)
         cis_all = []

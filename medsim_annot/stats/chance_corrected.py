@@ -29,6 +29,8 @@ from scipy import sparse
 from scipy.stats import t as student_t
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
+from medsim_annot.i18n import fmt_decimal, t
+
 from ._frame import CodedRatings, coded, level_of
 
 #: The weights each level of measurement takes for AC2 (Gwet 2014, ch. 3): ordinal weights on
@@ -165,10 +167,10 @@ def _finish(
     n, pa = tally.n, tally.pa
     base = Coefficient(name, np.nan, n_items=n, weights=weights, pa=pa, pe=pe)
     if tally.n2more == 0:
-        return replace(base, reason="no item has two or more decisive ratings")
+        return replace(base, reason=t("no item has two or more decisive ratings"))
     if not pe < 1.0 - 1e-12:
         return replace(
-            base, reason="chance agreement is 1 (every rating in one category): undefined"
+            base, reason=t("chance agreement is 1 (every rating in one category): undefined")
         )
     coef = (pa - pe) / (1.0 - pe) if value is None else float(value)
     if n < 2:
@@ -280,7 +282,7 @@ def gwet_ac(data, *, weights: str = "identity", value_domain=None) -> Coefficien
     q = tally.q
     if q < 2:
         return Coefficient(
-            name, np.nan, n_items=tally.n, weights=weights, reason="fewer than two categories"
+            name, np.nan, n_items=tally.n, weights=weights, reason=t("fewer than two categories")
         )
     tw = float(w.sum())
     pe = tw * float((tally.pi * (1.0 - tally.pi)).sum()) / (q * (q - 1))
@@ -340,7 +342,7 @@ def brennan_prediger(data, *, value_domain=None) -> Coefficient:
     q = tally.q
     if q < 2:
         return Coefficient(
-            "brennan_prediger", np.nan, n_items=tally.n, reason="fewer than two categories"
+            "brennan_prediger", np.nan, n_items=tally.n, reason=t("fewer than two categories")
         )
     value = None
     if _complete(tally):
@@ -377,7 +379,7 @@ def conger_kappa(data, *, value_domain=None) -> Coefficient:
     r = len(raters)
     q = tally.q
     if r < 2 or q < 2:
-        why = "one annotator only" if r < 2 else "fewer than two categories"
+        why = t("one annotator only") if r < 2 else t("fewer than two categories")
         return Coefficient("conger_kappa", np.nan, n_items=tally.n, reason=why)
     classif = np.bincount(g * q + c, minlength=r * q).reshape(r, q).astype(np.float64)
     ng = classif.sum(axis=1)
@@ -526,11 +528,13 @@ def paradox_note(ac1: float, kappa: float, prevalence: float) -> str | None:
         return None
     if ac1 - kappa < PARADOX_GAP or prevalence < PARADOX_PREVALENCE:
         return None
-    return (
-        f"Fleiss' kappa ({kappa:.2f}) is much lower than Gwet's AC1 ({ac1:.2f}) because most "
-        f"ratings fall in one category (prevalence index {prevalence:.2f}): kappa expects "
-        "much agreement by chance when one answer dominates, so it is low although the "
-        "raters mostly agree."
+    return t(
+        "Fleiss' kappa ({kappa}) is much lower than Gwet's AC1 ({ac1}) because most ratings "
+        "fall in one category (prevalence index {prevalence}): kappa expects much agreement "
+        "by chance when one answer dominates, so it is low although the raters mostly agree.",
+        kappa=fmt_decimal(kappa),
+        ac1=fmt_decimal(ac1),
+        prevalence=fmt_decimal(prevalence),
     )
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.options import BASELINE_WINDOWS, DRIFT_MARGIN, QUALITY_WINDOW
+from medsim_annot.i18n import N_, fmt_int, fmt_percent, t
 
 from ._frame import check_frame
 from .proportion import wilson_interval
@@ -84,9 +85,9 @@ METRICS = {
     "majority_agreement": (
         "n_agree",
         "n_with_majority",
-        "agreement with the other raters' majority",
+        N_("agreement with the other raters' majority"),
     ),
-    "check_accuracy": ("n_correct", "n_checks", "accuracy on check pairs"),
+    "check_accuracy": ("n_correct", "n_checks", N_("accuracy on check pairs")),
 }
 
 
@@ -224,8 +225,11 @@ def quality_windows(
         if imported.any():
             n_imp = int(imported.sum())
             notes.append(
-                f"{n_imp} imported rating(s) have no real time or order and are left out of "
-                "the windows (they still count in the other figures)."
+                t(
+                    "{n} imported rating(s) have no real time or order and are left out of "
+                    "the windows (they still count in the other figures).",
+                    n=fmt_int(n_imp),
+                )
             )
             frame = frame[~imported].reset_index(drop=True)
     majority = _others_majority(frame) if len(frame) else np.zeros(0)
@@ -305,6 +309,13 @@ def quality_windows(
     return Windows(out[WINDOW_COLUMNS], by, size, tuple(notes))
 
 
+def _window_text(window: object) -> str:
+    """A window as a sentence names it: its number, or its day (daily windows) as given."""
+    if isinstance(window, (int, np.integer)):
+        return fmt_int(int(window))
+    return str(window)
+
+
 def check_margin(margin: object) -> float:
     """*margin* when it is an allowed drift margin (strictly between 0 and 1)."""
     return float(DRIFT_MARGIN.check(margin))
@@ -343,8 +354,8 @@ def drift_alerts(
     m = check_margin(margin)
     b = int(BASELINE_WINDOWS.check(baseline_windows))
     rows = []
-    t = windows.table
-    for name, w in t[t["judged"]].groupby(C.ANNOTATOR, sort=True):
+    table = windows.table
+    for name, w in table[table["judged"]].groupby(C.ANNOTATOR, sort=True):
         w = w.reset_index(drop=True)
         if len(w) <= b:
             continue
@@ -381,10 +392,21 @@ def drift_alerts(
                             "ci_high": hi,
                             "n": n,
                             "drop": drop,
-                            "evidence": (
-                                f"{name}: {words} {val:.0%} ({k} of {n}, 95% interval "
-                                f"{lo:.0%}-{hi:.0%}) in window {row['window']}, "
-                                f"{drop:.0%} below their first {b} window(s) ({level:.0%})."
+                            "evidence": t(
+                                "{name}: {what} {value} ({k} of {n}, 95% interval "
+                                "{low}-{high}) in window {window}, {drop} below their first "
+                                "{b} window(s) ({baseline}).",
+                                name=name,
+                                what=t(words),
+                                value=fmt_percent(val),
+                                k=fmt_int(k),
+                                n=fmt_int(n),
+                                low=fmt_percent(lo),
+                                high=fmt_percent(hi),
+                                window=_window_text(row["window"]),
+                                drop=fmt_percent(drop),
+                                b=fmt_int(b),
+                                baseline=fmt_percent(level),
                             ),
                         }
                     )

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from medsim_annot.i18n import t
+
 from ._frame import CodedRatings, Estimate, coded, nan
 
 
@@ -59,20 +61,20 @@ def kendall_w(ratings: pd.DataFrame | CodedRatings, *, correct_ties: bool = True
     m = sm.matrix
     if m.size == 0 or m.shape[1] < 2:
         return nan(
-            "fewer than two raters per item (one annotator only?)", m.shape[0] if m.size else 0
+            t("fewer than two raters per item (one annotator only?)"), m.shape[0] if m.size else 0
         )
     n, k = m.shape
     if n < 2:
-        return nan("fewer than two items with a complete set of ratings", n)
+        return nan(t("fewer than two items with a complete set of ratings"), n)
     ranks = rankdata(m, axis=0)
     r = ranks.sum(axis=1)
     s = ((r - r.mean()) ** 2).sum()
-    t = 0.0
+    ties = 0.0
     if correct_ties:
         for j in range(k):
             _, cnt = np.unique(m[:, j], return_counts=True)
-            t += float((cnt**3 - cnt).sum())
-    denom = k**2 * (n**3 - n) - k * t
+            ties += float((cnt**3 - cnt).sum())
+    denom = k**2 * (n**3 - n) - k * ties
     if denom <= 0:
-        return nan("every rater gave every item the same rating (all ranks tied)", n)
+        return nan(t("every rater gave every item the same rating (all ranks tied)"), n)
     return Estimate(float(12 * s / denom), n, None)

@@ -12,6 +12,7 @@ from scipy.stats import rankdata
 from data_schemas import columns as C
 from data_schemas.options import StrOptions
 from data_schemas.scales import Scale
+from medsim_annot.i18n import t
 
 from ._frame import CodedRatings, Estimate, coded, level_of, nan
 from .alpha import krippendorff_alpha
@@ -95,7 +96,7 @@ def cohen_kappa(a, b, *, weights: str | None = None, labels=None) -> Estimate:
     """
     x, y = _shared(a, b)
     if len(x) < 2:
-        return nan("fewer than two items rated by both annotators", len(x))
+        return nan(t("fewer than two items rated by both annotators"), len(x))
     if labels is None:
         labels = np.unique(np.concatenate([x, y]))
     labels = np.sort(np.asarray(labels, dtype=np.float64))
@@ -121,7 +122,7 @@ def cohen_kappa(a, b, *, weights: str | None = None, labels=None) -> Estimate:
         w = np.abs(idx[:, None] - idx[None, :]) ** power
     d_e = float((w * expected).sum())
     if d_e <= 1e-15:
-        return nan("chance agreement is 1 (both annotators gave one and the same value)", len(x))
+        return nan(t("chance agreement is 1 (both annotators gave one and the same value)"), len(x))
     return Estimate(1.0 - float((w * observed).sum()) / d_e, len(x), None)
 
 
@@ -146,9 +147,9 @@ def spearman_rho(a, b) -> Estimate:
     """
     x, y = _shared(a, b)
     if len(x) < 2:
-        return nan("fewer than two items rated by both annotators", len(x))
+        return nan(t("fewer than two items rated by both annotators"), len(x))
     if np.all(x == x[0]) or np.all(y == y[0]):
-        return nan("an annotator is constant over the shared items", len(x))
+        return nan(t("an annotator is constant over the shared items"), len(x))
     # As scipy.stats.spearmanr computes it for two vectors (Pearson of the mid-ranks, by
     # np.corrcoef of the stacked ranks), with the ranks of rating codes found by counting.
     ranked = np.column_stack((midranks(x), midranks(y)))
@@ -236,14 +237,14 @@ def pairwise_agreement(
         x, y = _shared(m[:, i], m[:, j])
         reasons = []
         if len(x) == 0:
-            ests = [nan("no overlap: the two annotators rated no item in common")] * 4
+            ests = [nan(t("no overlap: the two annotators rated no item in common"))] * 4
         else:
             ests = [
                 krippendorff_alpha(
                     np.vstack([x, y]), lv, value_domain=np.unique(np.concatenate([x, y]))
                 )
                 if len(x) >= 1
-                else nan("no overlap"),
+                else nan(t("no overlap")),
                 cohen_kappa(x, y, labels=labels),
                 cohen_kappa(x, y, labels=labels, weights="quadratic"),
                 spearman_rho(x, y),

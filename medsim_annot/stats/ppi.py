@@ -29,6 +29,7 @@ from data_schemas import columns as C
 from data_schemas.options import AUDIT_METHODS, CONFIDENCE, TARGET_CI, AuditMethod, StrOptions
 from data_schemas.pairs import group_columns
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import fmt_decimal, fmt_int, t
 
 from ._frame import group_index
 from .audit import audit_labels
@@ -401,18 +402,23 @@ def gain_note(lam: float, n: int, effective_n: float, n_unlabelled: int) -> str:
     'the predictions were worth 30 extra labelled pairs (λ = 0.70; 80 effective from 50)'
     """
     if n_unlabelled == 0:
-        return "no gain: every pair is labelled, so the interval is the classical one"
+        return t("no gain: every pair is labelled, so the interval is the classical one")
     if n < 2:
-        return "no gain: too few labelled pairs to weigh the predictions"
+        return t("no gain: too few labelled pairs to weigh the predictions")
     extra = effective_n - n
     if lam < NO_GAIN_LAMBDA or extra < 0.5:
-        return (
-            f"no gain: the predictions carry no usable information here (λ = {lam:.2f}), "
-            "so the interval is the classical one"
+        return t(
+            "no gain: the predictions carry no usable information here (λ = {lam}), so the "
+            "interval is the classical one",
+            lam=fmt_decimal(lam),
         )
-    return (
-        f"the predictions were worth {extra:.0f} extra labelled pairs "
-        f"(λ = {lam:.2f}; {effective_n:.0f} effective from {n})"
+    return t(
+        "the predictions were worth {extra} extra labelled pairs (λ = {lam}; {effective} "
+        "effective from {n})",
+        extra=fmt_int(extra),
+        lam=fmt_decimal(lam),
+        effective=fmt_int(effective_n),
+        n=fmt_int(n),
     )
 
 
@@ -688,21 +694,43 @@ def split_gain(e: PPIEstimate, e_label: PPIEstimate | None) -> tuple[float, floa
     score = total - label
     if e.n_unlabelled == 0 or e.n < 2 or total < 0.5:
         return label, score, e.note
-    lam = f"λ = {e.lam:.2f}; {e.effective_n:.0f} effective from {e.n}"
+    lam = t(
+        "λ = {lam}; {effective} effective from {n}",
+        lam=fmt_decimal(e.lam),
+        effective=fmt_int(e.effective_n),
+        n=fmt_int(e.n),
+    )
     if score < 0.5:
         return (
             label,
             score,
-            f"no gain from the score: the {label:.0f} extra labelled pairs come from "
-            f"stratifying by the automatic label ({lam})",
+            t(
+                "no gain from the score: the {label} extra labelled pairs come from "
+                "stratifying by the automatic label ({lam})",
+                label=fmt_int(label),
+                lam=lam,
+            ),
         )
     if label < 0.5:
-        return label, score, f"the score was worth {score:.0f} extra labelled pairs ({lam})"
+        return (
+            label,
+            score,
+            t(
+                "the score was worth {score} extra labelled pairs ({lam})",
+                score=fmt_int(score),
+                lam=lam,
+            ),
+        )
     return (
         label,
         score,
-        f"stratifying by the automatic label was worth {label:.0f} extra labelled pairs and "
-        f"the score {score:.0f} more ({lam})",
+        t(
+            "stratifying by the automatic label was worth {label} extra labelled pairs and "
+            "the score {score} more ({lam})",
+            label=fmt_int(label),
+            score=fmt_int(score),
+            lam=lam,
+        ),
     )
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from data_schemas import columns as C
 from data_schemas.scales import Scale
+from medsim_annot.i18n import N_
 
 from ._frame import CodedRatings, Estimate, check_frame, coded, level_of
 from .alpha import krippendorff_alpha
@@ -77,37 +78,48 @@ COUNT_FIGURES = (
 """What the report was computed on (the CLI prints them on its first line)."""
 
 SUMMARY_FIGURES = (
-    Figure("krippendorff_alpha", "alpha", "Krippendorff's alpha", short="α"),
-    Figure("icc.C1", "icc_c1", "ICC(C,1)", short="ICC(C,1)"),
-    Figure("icc.Ck", "icc_ck", "ICC(C,k)", short="ICC(C,k)"),
-    Figure("kendall_w", "kendall_w", "Kendall's W (tie-corrected)", short="W"),
-    Figure("mean_pairwise_spearman", "mean_rho", "mean pairwise Spearman rho", short="mean ρ"),
+    Figure("krippendorff_alpha", "alpha", N_("Krippendorff's alpha"), short=N_("α")),
+    Figure("icc.C1", "icc_c1", N_("ICC(C,1)"), short=N_("ICC(C,1)")),
+    Figure("icc.Ck", "icc_ck", N_("ICC(C,k)"), short=N_("ICC(C,k)")),
+    Figure("kendall_w", "kendall_w", N_("Kendall's W (tie-corrected)"), short=N_("W")),
+    Figure(
+        "mean_pairwise_spearman", "mean_rho", N_("mean pairwise Spearman rho"), short=N_("mean ρ")
+    ),
     Figure(
         "human_upper_bound.inclusive",
         "hub_inclusive",
-        "human upper bound (inclusive)",
-        short="HUB incl.",
+        N_("human upper bound (inclusive)"),
+        short=N_("HUB incl."),
     ),
     Figure(
         "human_upper_bound.exclusive",
         "hub_exclusive",
-        "human upper bound (exclusive)",
-        short="HUB excl.",
+        N_("human upper bound (exclusive)"),
+        short=N_("HUB excl."),
     ),
     # Chance-corrected coefficients (Gwet 2014): beside alpha, with their standard errors
     # and intervals in the report's ``coefficients`` table.
-    Figure("chance_corrected.ac1", "ac1", "Gwet's AC1", short="AC1"),
-    Figure("chance_corrected.ac2", "ac2", "Gwet's AC2 (weights of the level)", short="AC2"),
-    Figure("chance_corrected.fleiss_kappa", "fleiss_kappa", "Fleiss' kappa", short="Fleiss κ"),
+    Figure("chance_corrected.ac1", "ac1", N_("Gwet's AC1"), short=N_("AC1")),
+    Figure("chance_corrected.ac2", "ac2", N_("Gwet's AC2 (weights of the level)"), short=N_("AC2")),
+    Figure(
+        "chance_corrected.fleiss_kappa", "fleiss_kappa", N_("Fleiss' kappa"), short=N_("Fleiss κ")
+    ),
     Figure(
         "chance_corrected.brennan_prediger",
         "brennan_prediger",
-        "Brennan-Prediger (Bennett's S)",
-        short="B-P",
+        N_("Brennan-Prediger (Bennett's S)"),
+        short=N_("B-P"),
     ),
-    Figure("chance_corrected.conger_kappa", "conger_kappa", "Conger's kappa", short="Conger κ"),
-    Figure("chance_corrected.prevalence_index", "prevalence_index", "prevalence index", short="PI"),
-    Figure("chance_corrected.bias_index", "bias_index", "bias index", short="BI"),
+    Figure(
+        "chance_corrected.conger_kappa", "conger_kappa", N_("Conger's kappa"), short=N_("Conger κ")
+    ),
+    Figure(
+        "chance_corrected.prevalence_index",
+        "prevalence_index",
+        N_("prevalence index"),
+        short=N_("PI"),
+    ),
+    Figure("chance_corrected.bias_index", "bias_index", N_("bias index"), short=N_("BI")),
 )
 """The coefficients of the summary, in the order of EHR-Rel Table 3 (Schulz et al. 2020),
 then the chance-corrected coefficients (:mod:`medsim_annot.stats.chance_corrected`):

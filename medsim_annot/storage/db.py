@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from medsim_annot.errors import StoreUnavailable
+from medsim_annot.i18n import t
 
 DEFAULT_URL = "sqlite:///data/medsim.db"
 #: How long a SQLite connection waits for another connection's write lock before failing with
@@ -365,8 +366,11 @@ def with_retry(fn: Callable[[], _T], *, budget_s: float | None = None) -> _T:
                     _reason(exc),
                 )
                 raise StoreUnavailable(
-                    f"the study store is unavailable ({_reason(exc)}); nothing was saved — "
-                    "try again in a moment"
+                    t(
+                        "the study store is unavailable ({reason}); nothing was saved — try "
+                        "again in a moment",
+                        reason=_reason(exc),
+                    )
                 ) from exc
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 1.0)

@@ -120,6 +120,8 @@ class Annotator(Base):
     #: Bumped when slots of this annotator are withdrawn or restored (0007): every process's
     #: incremental progress count then recounts the queue's total.
     queue_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: The language of the person's pages (0018): a language code; ``None``: the browser's.
+    language: Mapped[str | None] = mapped_column(String(20), nullable=True)
 
 
 class Assignment(Base):
@@ -226,6 +228,23 @@ class GuidelineVersion(Base):
     actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
 
 
+class StudyText(Base):
+    """The study's own texts in one language (0018): the guideline and the scale's question,
+    option labels and descriptions (``texts_json``, :class:`data_schemas.texts.StudyTexts`).
+    Append-only: the texts of a study in a language are its row with the highest id.
+    ``guideline_version``: the guideline version the translated guideline was written for."""
+
+    __tablename__ = "study_texts"
+    __table_args__ = (Index("ix_study_texts_study_language", "study_id", "language", "id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    language: Mapped[str] = mapped_column(String(20))
+    texts_json: Mapped[str] = mapped_column(Text)
+    guideline_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(400), nullable=True)
+
+
 class Event(Base):
     __tablename__ = "events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -256,6 +275,8 @@ class Adjudicator(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     credential_version: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: The language of the person's pages (0018): a language code; ``None``: the browser's.
+    language: Mapped[str | None] = mapped_column(String(20), nullable=True)
 
 
 class Adjudication(Base):
@@ -292,6 +313,8 @@ class Admin(Base):
     sso_identity: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: The language of the person's pages (0018): a language code; ``None``: the browser's.
+    language: Mapped[str | None] = mapped_column(String(20), nullable=True)
 
 
 class SigninFailure(Base):

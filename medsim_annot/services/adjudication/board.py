@@ -39,6 +39,7 @@ from data_schemas import columns as C
 from data_schemas.gold import ADJUDICATION_NEEDS, ADJUDICATION_REASONS, cell_text
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.adjudication.decisions import current_decisions, history_frame
 from medsim_annot.services.dashboard import Dashboard, study_dashboard
 from medsim_annot.services.dashboard.cache import LRUCache
@@ -78,7 +79,9 @@ class Board:
         """Everything an adjudicator sees of one pair (never shown to annotators)."""
         row = self.table[self.table[C.PAIR_ID].astype(str) == pair_id]
         if row.empty:
-            raise UsageProblem(f"study '{self.study}' has no pair '{pair_id}'")
+            raise UsageProblem(
+                t("study '{study}' has no pair '{pair_id}'", study=self.study, pair_id=pair_id)
+            )
         r = row.iloc[0]
         cur = self.current[self.current[C.PAIR_ID].astype(str) == pair_id]
         raters = [

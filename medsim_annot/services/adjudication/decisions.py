@@ -27,6 +27,7 @@ from data_schemas.gold import (
 from data_schemas.limits import COMMENT_MAX_CHARS
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.io import read_table
 from medsim_annot.services.people.adjudicators import adjudicator_id
 from medsim_annot.services.studies import pairs_frame
@@ -56,7 +57,11 @@ class StaleDecision(UsageProblem):
 
     def __init__(self, pair_id: str, current: dict[str, object] | None):
         super().__init__(
-            f"pair '{pair_id}' was decided by someone else meanwhile; here is the current decision"
+            t(
+                "pair '{pair_id}' was decided by someone else meanwhile; here is the current "
+                "decision",
+                pair_id=pair_id,
+            )
         )
         self.current = current
 
@@ -100,7 +105,9 @@ def _label_text(scale: Scale, label: object) -> str:
     """The stored text of a final label: a decisive value of *scale* (``ValueError`` else)."""
     value = scale.canonical(label if not isinstance(label, str) else label.strip())
     if scale.is_no_decision(value):
-        raise ValueError(f"'{label}' is a no-decision answer; a final label must be decisive")
+        raise ValueError(
+            t("'{label}' is a no-decision answer; a final label must be decisive", label=label)
+        )
     return str(Scale.display(value))
 
 
@@ -108,9 +115,9 @@ def _check_reason(reason: str, text: str) -> tuple[str, str]:
     reason = ADJUDICATION_REASONS.check(cell_text(reason))
     text = cell_text(text)
     if reason == "other" and not text:
-        raise ValueError("reason 'other' needs a text saying why")
+        raise ValueError(t("reason 'other' needs a text saying why"))
     if len(text) > COMMENT_MAX_CHARS:
-        raise ValueError(f"the reason text is longer than {COMMENT_MAX_CHARS} characters")
+        raise ValueError(t("the reason text is longer than {n} characters", n=COMMENT_MAX_CHARS))
     return reason, text
 
 
@@ -195,7 +202,9 @@ def _store_decision(
     adj_id = adjudicator_id(s, study_id, study.name, adjudicator)
     item_id = store.item_by_pair(s, study_id, pair_id)
     if item_id is None:
-        raise UsageProblem(f"study '{study.name}' has no pair '{pair_id}'")
+        raise UsageProblem(
+            t("study '{study}' has no pair '{pair_id}'", study=study.name, pair_id=pair_id)
+        )
     store.lock_item(s, item_id)
     version = store.decision_version(s, item_id)
     if version != seen_version:
@@ -243,7 +252,11 @@ def _file_row(
     ``line``), or the first problem of the row."""
     pid = cell_text(rec.get("pair_id"))
     if not pid or pid not in known:
-        return Problem(f"pair_id '{pid}' is not a pair of the study", row=line, column="pair_id")
+        return Problem(
+            t("pair_id '{pair_id}' is not a pair of the study", pair_id=pid),
+            row=line,
+            column="pair_id",
+        )
     try:
         label = _label_text(scale, rec.get("label"))
     except ValueError as exc:
@@ -257,14 +270,16 @@ def _file_row(
     flag_text = cell_text(rec.get("flag_guideline")).lower()
     if flag_text not in TRUE_TEXT | FALSE_TEXT:
         return Problem(
-            f"flag_guideline must be true or false, not '{flag_text}'",
+            t("flag_guideline must be true or false, not '{value}'", value=flag_text),
             row=line,
             column="flag_guideline",
         )
     version_text = cell_text(rec.get("version"))
     if version_text and not version_text.isdigit():
         return Problem(
-            f"version must be a whole number, not '{version_text}'", row=line, column="version"
+            t("version must be a whole number, not '{value}'", value=version_text),
+            row=line,
+            column="version",
         )
     return {
         "line": line,
@@ -288,10 +303,15 @@ def decide_from_file(study: Study, path: str | Path, *, adjudicator: str) -> lis
     problems: list[Problem] = []
     for col in ("pair_id", "label", "reason"):
         if col not in frame.columns:
-            problems.append(Problem("required column is missing", column=col))
+            problems.append(Problem(t("required column is missing"), column=col))
     unknown = [c for c in frame.columns if c not in FILE_COLUMNS]
     for c in unknown:
-        problems.append(Problem(f"unknown column (allowed: {', '.join(FILE_COLUMNS)})", column=c))
+        problems.append(
+            Problem(
+                t("unknown column (allowed: {columns})", columns=", ".join(FILE_COLUMNS)),
+                column=c,
+            )
+        )
     if problems:
         raise InputError(problems, name)
     history = decisions_frame(study)
@@ -302,7 +322,11 @@ def decide_from_file(study: Study, path: str | Path, *, adjudicator: str) -> lis
     for i, rec in enumerate(frame.to_dict(orient="records")):
         pid = cell_text(rec.get("pair_id"))
         if pid in seen:
-            problems.append(Problem(f"pair '{pid}' is decided twice", row=i + 2, column="pair_id"))
+            problems.append(
+                Problem(
+                    t("pair '{pair_id}' is decided twice", pair_id=pid), row=i + 2, column="pair_id"
+                )
+            )
             continue
         seen.add(pid)
         row = _file_row(rec, i + 2, study.scale, known, versions)

@@ -18,6 +18,7 @@ from data_schemas import columns as C
 from data_schemas.pairs import group_columns
 from data_schemas.ratings import code_ratings, sorted_coded
 from data_schemas.scales import Scale
+from medsim_annot.i18n import t
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services.dashboard.schedule import Step, run
 from medsim_annot.services.dashboard.tables import Dashboard
@@ -243,9 +244,11 @@ def dashboard_steps(
 
     def audit(pairs: pd.DataFrame, every_rated: CodedRatings) -> tuple[Any, dict[str, str]]:
         if not binary:
-            return None, {"audit": f"the {scale.name} scale has no positive/negative values"}
+            return None, {
+                "audit": t("the {scale} scale has no positive/negative values", scale=scale.name)
+            }
         if C.AUTO_LABEL not in pairs.columns or not pairs[C.AUTO_LABEL].notna().any():
-            return None, {"audit": "the pairs have no automatic labels"}
+            return None, {"audit": t("the pairs have no automatic labels")}
         # The audit reads the ratings of the study's pairs only: those of every rated pair
         # give the gold table's.
         return agreement_svc.audit_report(

@@ -12,6 +12,7 @@ the same results, one after the other.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -91,8 +92,12 @@ def run(steps: Mapping[str, Step], given: Mapping[str, Any], *, workers: int = 1
             with turn:
                 turn.notify_all()
 
+    # Each thread runs in a copy of the caller's context: the steps see the caller's
+    # context variables (the page's language, so a sentence a step writes is in it).
     threads = [
-        threading.Thread(target=work, name=f"dashboard-{k}", daemon=True)
+        threading.Thread(
+            target=contextvars.copy_context().run, args=(work,), name=f"dashboard-{k}", daemon=True
+        )
         for k in range(min(workers, len(beside)))
     ]
     for t in threads:

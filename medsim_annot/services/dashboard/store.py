@@ -4,7 +4,8 @@
 Three caches, one helper (:class:`~medsim_annot.services.dashboard.cache.LRUCache`):
 
 * :data:`DASHBOARDS` — computed dashboards. Key: (database URL, study name and id, ratings version,
-  bootstrap, majority rule, the rater-check settings and check pairs). The ratings version
+  bootstrap, majority rule, the rater-check settings and check pairs, the language its
+  sentences are in). The ratings version
   (count, highest rating id) changes with every saved rating (ratings are append-only), and
   the rater checks' settings and check pairs are read on every call, so a kept dashboard is
   never stale and nothing needs invalidating; old versions simply age out. :data:`CACHE_SIZE` = 8: a QA
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from data_schemas import columns as C
+from medsim_annot.i18n import current_language, t
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import quality as quality_svc
 from medsim_annot.services import studies as studies_svc
@@ -176,6 +178,9 @@ def study_dashboard(
         settings,
         tuple(sorted(answers.items())),
         tuple(imported),
+        # The dashboard holds sentences (reasons, notes, warnings) in the language it was
+        # computed in: one language's dashboard is never another's.
+        current_language(),
     )
     if use_cache:
         found = DASHBOARDS.get(key)
@@ -223,7 +228,7 @@ def study_dashboard(
         )
     notes = list(info.config.get("notes", ()))
     if info.config.get("tiebreak") and not dash.agreement_basis:
-        notes.append(agreement_svc.TIEBREAK_WITHOUT_CALIBRATION)
+        notes.append(t(agreement_svc.TIEBREAK_WITHOUT_CALIBRATION))
     dash.notes = tuple(notes)
     if use_cache:
         DASHBOARDS.put(key, dash)

@@ -15,13 +15,14 @@ import pandas as pd
 from data_schemas import columns as C
 from data_schemas.gold import rater_column
 from data_schemas.scales import Scale
+from medsim_annot.i18n import N_, t
 from medsim_annot.services.dashboard.readings import reading
 from medsim_annot.services.gold.table import GoldTable, add_model_columns
 from medsim_annot.services.quality import QualitySettings
 from medsim_annot.stats import AgreementReport, AuditResult, RaterQuality, aggregate
 
 #: Said of every annotator whose ratings were imported (:attr:`Dashboard.imported`).
-IMPORTED_NOTE = (
+IMPORTED_NOTE = N_(
     "Imported ratings: straight-lining, rushed answers and pace are not checked (the order "
     "is the file's and the times are the import's)."
 )
@@ -111,10 +112,10 @@ class Dashboard:
             return {
                 **empty,
                 "differs": 0,
-                "reason": f"models need a nominal scale, not {self.scale.level}",
+                "reason": t("models need a nominal scale, not {level}", level=self.scale.level),
             }
         if self.gold.ratings.empty:
-            return {**empty, "differs": 0, "reason": "no ratings yet"}
+            return {**empty, "differs": 0, "reason": t("no ratings yet")}
         # One fit gives the doctors' figures and the per-pair labels; the gold table is
         # copied so the cached dashboard's own table keeps the columns it was built with.
         fit = aggregate.model_gold(self.gold.ratings, method)
@@ -285,7 +286,7 @@ class Dashboard:
         per = self.quality.per_annotator.copy()
         per["reading"] = [
             reading(r, per, self.quality)
-            + (f" {IMPORTED_NOTE}" if r[C.ANNOTATOR] in self.imported else "")
+            + (" " + t(IMPORTED_NOTE) if r[C.ANNOTATOR] in self.imported else "")
             for r in per.to_dict(orient="records")
         ]
         if len(self.rater_checks):
@@ -297,10 +298,11 @@ class Dashboard:
         """What the page and the report say when some ratings were imported ("" when none)."""
         if not self.imported:
             return ""
-        return (
+        return t(
             "Order- and time-based checks (straight-lining, rushed answers, pace) are skipped "
-            f"for imported ratings ({', '.join(self.imported)}): their order is the file's "
-            "and their times are the import's."
+            "for imported ratings ({names}): their order is the file's and their times are "
+            "the import's.",
+            names=", ".join(self.imported),
         )
 
     def pace_table(self) -> pd.DataFrame:

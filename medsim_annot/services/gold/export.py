@@ -34,6 +34,7 @@ from data_schemas.gold import (
 from data_schemas.options import MAJORITY_RULES
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.interop import hf
 from medsim_annot.io import FORMATS, format_of, write_atomic, write_table
 from medsim_annot.services import agreement as agreement_svc
@@ -206,17 +207,22 @@ def export_gold(
         kind = "hf"
         if aggregate != "majority":
             raise UsageProblem(
-                f"aggregation (aggregate) '{aggregate}' applies to the file formats (csv, tsv, jsonl, "
-                "parquet); the hf dataset carries the majority verdict only"
+                t(
+                    "aggregation (aggregate) '{aggregate}' applies to the file formats (csv, "
+                    "tsv, jsonl, parquet); the hf dataset carries the majority verdict only",
+                    aggregate=aggregate,
+                )
             )
         if out.exists() and not out.is_dir():
-            raise UsageProblem(f"output (out) {out} is a file; the hf format writes a folder")
+            raise UsageProblem(
+                t("output (out) {out} is a file; the hf format writes a folder", out=out)
+            )
     else:
         kind = format_of(out, fmt)
         if kind not in FORMATS:
-            raise InputError.single(f"unknown format '{kind}'", file=str(out))
+            raise InputError.single(t("unknown format '{format}'", format=kind), file=str(out))
         if hf is not None and hf.split:
-            raise UsageProblem("a train/test split (split) applies to the hf format (fmt) only")
+            raise UsageProblem(t("a train/test split (split) applies to the hf format (fmt) only"))
     if chosen.exclude_rushed and chosen.rushed_ms is None:
         chosen = replace(chosen, rushed_ms=QualitySettings.of(study.config).rushed_ms)
     snap = gold_snapshot(

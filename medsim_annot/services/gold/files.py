@@ -19,6 +19,7 @@ from data_schemas.errors import InputError, Problem
 from data_schemas.gold import BINARY_WORDS, EMPTY_TEXT, is_empty, read_values
 from data_schemas.pairs import validate_pairs
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, t
 from medsim_annot.io import read_table
 
 TASKS = ("binary", "graded")
@@ -58,14 +59,14 @@ def gold_from_frame(
     Pairs with an empty gold value are left out.
     """
     if task is not None and task not in TASKS:
-        raise UsageProblem(f"unknown task '{task}'; use binary or graded")
+        raise UsageProblem(t("unknown task '{task}'; use binary or graded", task=task))
     cols = set(frame.columns)
     if is_ehr_rel(frame.columns):
         pairs, ratings = split_ehr_rel(frame, file)
         values = ratings.assign(v=ratings[C.RATING].astype(float)).groupby(C.PAIR_ID)["v"].mean()
-        return _finish(values, task or "graded", "EHR-Rel mean rating", pairs, file)
+        return _finish(values, task or "graded", N_("EHR-Rel mean rating"), pairs, file)
     if C.PAIR_ID not in cols:
-        raise InputError([Problem("required column is missing", column=C.PAIR_ID)], file)
+        raise InputError([Problem(t("required column is missing"), column=C.PAIR_ID)], file)
     terms = (
         frame[[c for c in (C.PAIR_ID, C.TERM_1, C.TERM_2) if c in cols]].drop_duplicates(C.PAIR_ID)
         if {C.TERM_1, C.TERM_2} <= cols
@@ -76,14 +77,14 @@ def gold_from_frame(
     )
     if "majority" in cols and majority_binary and task != "graded":
         values = _parse_column(frame, "majority", file, binary=True)
-        return _finish(values, "binary", "majority", terms, file)
+        return _finish(values, "binary", N_("majority"), terms, file)
     if "mean" in cols:
         values = _parse_column(frame, "mean", file, binary=False)
-        return _finish(values, task or "graded", "mean", terms, file)
+        return _finish(values, task or "graded", N_("mean"), terms, file)
     if {C.ANNOTATOR, C.RATING} <= cols:
         values = _parse_column(frame, C.RATING, file, binary=False, allow_binary_words=True)
         mean = values.groupby(level=0, sort=False).mean()
-        return _finish(mean, task or "graded", "mean of ratings", terms, file)
+        return _finish(mean, task or "graded", N_("mean of ratings"), terms, file)
     if C.AUTO_LABEL in cols:
         pairs = validate_pairs(frame, file)
         values = pd.Series(
@@ -91,12 +92,13 @@ def gold_from_frame(
             index=pairs[C.PAIR_ID].to_numpy(),
         )
         return _finish(
-            values, task or "binary", "auto_label", pairs[[C.PAIR_ID, C.TERM_1, C.TERM_2]], file
+            values, task or "binary", N_("auto_label"), pairs[[C.PAIR_ID, C.TERM_1, C.TERM_2]], file
         )
     raise InputError.single(
-        "is not a gold file: it needs a 'majority' or 'mean' column, "
-        "ratings (annotator, rating), an 'auto_label' column or the "
-        "EHR-Rel rater columns",
+        t(
+            "is not a gold file: it needs a 'majority' or 'mean' column, ratings (annotator, "
+            "rating), an 'auto_label' column or the EHR-Rel rater columns"
+        ),
         file=file,
         row=1,
     )
@@ -119,7 +121,7 @@ def _finish(values: pd.Series, task: str, source: str, terms, file) -> Gold:
             values = values[values != 0.5]
             values = (values > 0.5).astype(np.float64)
     if len(values) == 0:
-        raise InputError.single("has no pair with a gold value", file=file)
+        raise InputError.single(t("has no pair with a gold value"), file=file)
     if terms is not None:
         terms = terms.copy()
         terms[C.PAIR_ID] = terms[C.PAIR_ID].astype(str)

@@ -23,7 +23,25 @@ from data_schemas.gold import (
 )
 from data_schemas.options import MIN_RATINGS
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import N_, t
 from medsim_annot.services.gold.table import GoldTable
+
+#: The export filters (and the steps of a manifest) as a page names them; the manifest and
+#: the CLI keep the names.
+FILTER_NAMES = {
+    "min_ratings": N_("minimum ratings"),
+    "exclude_unclear": N_("exclude unclear"),
+    "exclude_rushed": N_("leave out rushed ratings"),
+    "require_majority": N_("require a majority"),
+    "require_majority_or_adjudicated": N_("require a majority or an adjudicated label"),
+    "exclude_all_different": N_("exclude all different"),
+    "only_verified": N_("only verified"),
+}
+
+
+def filter_name(name: str) -> str:
+    """A filter's name in the current language (an unknown one as it is)."""
+    return t(FILTER_NAMES[name]) if name in FILTER_NAMES else name
 
 
 def filter_gold(gt: GoldTable, filters: GoldFilters) -> tuple[pd.DataFrame, list[dict]]:
@@ -67,19 +85,25 @@ def apply_filters(
         MIN_RATINGS.check(min_ratings)
     if or_adjudicated and not require_majority:
         raise UsageProblem(
-            "or an adjudicated label (or_adjudicated) widens require a majority "
-            "(require_majority); ask for both"
+            t(
+                "or an adjudicated label (or_adjudicated) widens require a majority "
+                "(require_majority); ask for both"
+            )
         )
     if or_adjudicated and LABEL_SOURCE_COLUMN not in table.columns:
         raise UsageProblem(
-            "or an adjudicated label (or_adjudicated) needs the table's label sources "
-            "(a gold export's provenance)"
+            t(
+                "or an adjudicated label (or_adjudicated) needs the table's label sources "
+                "(a gold export's provenance)"
+            )
         )
     if only_verified and not has_auto_label:
         raise UsageProblem(
-            "only verified pairs (only_verified) keeps pairs whose majority equals the automatic "
-            "label, but this study has no automatic labels (or its scale has no "
-            "positive/negative values)"
+            t(
+                "only verified pairs (only_verified) keeps pairs whose majority equals the "
+                "automatic label, but this study has no automatic labels (or its scale has no "
+                "positive/negative values)"
+            )
         )
     asked = {
         "min_ratings": min_ratings,

@@ -16,7 +16,8 @@ One module per job:
 * :mod:`.adjudicators` — the adjudicator role (list, add, codes, revoke, SSO link, sign-in);
 * :mod:`.tokens` — the short-lived bearer tokens of the rating endpoint;
 * :mod:`.throttle` — the sign-in throttle;
-* :mod:`.names` — study, annotator and SSO identity names as people type them.
+* :mod:`.names` — study, annotator and SSO identity names as people type them;
+* :mod:`.language` — a person's own language (set by an admin or chosen), kept in the store.
 
 Nothing is imported here: callers import the module of the job they need (a module here
 may need the study services, which need :mod:`.auth` and :mod:`.names`).

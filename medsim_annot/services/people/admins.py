@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.people.names import normalise_identity
 from medsim_annot.services.people.passwords import (
     DUMMY_HASH,
@@ -57,7 +58,7 @@ class AdminIdentity:
 def _valid_name(name: str) -> str:
     name = (name or "").strip()
     if not name or len(name) > 200 or any(ord(ch) < 32 for ch in name):
-        raise UsageProblem("an admin needs a name of 1 to 200 printable characters")
+        raise UsageProblem(t("an admin needs a name of 1 to 200 printable characters"))
     return name
 
 
@@ -79,7 +80,7 @@ def add_admin(
     """Add a named admin with a password, an SSO identity, or both."""
     name = _valid_name(name)
     if not password and not sso_identity:
-        raise UsageProblem(f"admin '{name}' needs a password or an SSO identity")
+        raise UsageProblem(t("admin '{name}' needs a password or an SSO identity", name=name))
     if password is not None:
         check_password_rules(password)
     ident = normalise_identity(sso_identity) if sso_identity else None
@@ -87,12 +88,18 @@ def add_admin(
     if not in_transaction(
         engine, store.insert_admin, name, password_hash=pw_hash, sso_identity=ident
     ):
-        raise UsageProblem(f"an admin named '{name}' or with SSO identity '{ident}' exists")
+        raise UsageProblem(
+            t(
+                "an admin named '{name}' or with SSO identity '{identity}' exists",
+                name=name,
+                identity=ident,
+            )
+        )
 
 
 def remove_admin(name: str, *, engine: Engine | None = None) -> None:
     if not in_transaction(engine, store.delete_admin, name):
-        raise UsageProblem(f"there is no admin named '{name}'")
+        raise UsageProblem(t("there is no admin named '{name}'", name=name))
 
 
 def set_password(name: str, password: str, *, engine: Engine | None = None) -> None:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from medsim_annot.design.added import added_queue
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.seeds import new_seed
 from medsim_annot.services.people import members
 from medsim_annot.services.people.members import EventKind, NewMember, Role
@@ -161,7 +162,13 @@ def rename_annotator(study: Study, old: str, new: str) -> None:
     new = check_annotator_name(new)
     with session_scope(study.engine) as s:
         if store.annotator_id(s, study.id, new) is not None:
-            raise UsageProblem(f"study '{study.name}' already has an annotator named '{new}'")
+            raise UsageProblem(
+                t(
+                    "study '{study}' already has an annotator named '{name}'",
+                    study=study.name,
+                    name=new,
+                )
+            )
         ann_id = members.member_id(ANNOTATORS, s, study.id, study.name, old)
         store.rename_annotator(s, ann_id, new)
         events_store.add_event(

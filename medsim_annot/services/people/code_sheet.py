@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import segno
 
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import current_language, t
 
 #: The environment setting of the app's public address (what doctors open to sign in).
 PUBLIC_URL_ENV = "MEDSIM_PUBLIC_URL"
@@ -78,31 +79,38 @@ h1 { font-size: 1.3rem; margin: 0 0 1rem 0; }
 def codes_sheet_html(study: str, address: str | None, codes: Sequence[Mapping[str, str]]) -> str:
     """A printable sheet: one card per doctor (cut along the dashed lines) with the study,
     the doctor's name, the sign-in address with its QR code, and the access code. Every
-    name is HTML-escaped; the QR code holds the address only."""
+    name is HTML-escaped; the QR code holds the address only. Its words are in the current
+    language, and so is its ``<html lang>``."""
     esc = html.escape
     qr = (
-        segno.make(address, error="m").svg_inline(scale=4, border=2, title="Sign-in address")
+        segno.make(address, error="m").svg_inline(scale=4, border=2, title=t("Sign-in address"))
         if address
         else ""
     )
+    study_line = esc(t("Study: {study}", study=study))
+    your_code = esc(t("Your access code:"))
+    how = esc(t("Type it on the sign-in page and press Sign in. Keep it to yourself."))
     cards = []
     for name, code in _pairs(codes):
         where = (
-            f'<div class="qr">{qr}</div><p>Sign in at <strong>{esc(address)}</strong></p>'
+            f'<div class="qr">{qr}</div><p>'
+            + t("Sign in at {address}", address=f"<strong>{esc(address)}</strong>")
+            + "</p>"
             if address
-            else "<p>Sign in at the address your study admin gives you.</p>"
+            else "<p>" + esc(t("Sign in at the address your study admin gives you.")) + "</p>"
         )
         cards.append(
             '<section class="card">'
-            f"<h2>{esc(name)}</h2><p>Study: {esc(study)}</p>{where}"
-            f'<p>Your access code:</p><p class="code">{esc(code)}</p>'
-            "<p>Type it on the sign-in page and press Sign in. Keep it to yourself.</p>"
+            f"<h2>{esc(name)}</h2><p>{study_line}</p>{where}"
+            f'<p>{your_code}</p><p class="code">{esc(code)}</p><p>{how}</p>'
             "</section>"
         )
+    title = esc(t("Access codes — {study}", study=study))
+    hint = esc(t("Print this page and cut along the dashed lines: one card per doctor."))
     return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>Access codes — {esc(study)}</title><style>{_SHEET_CSS}</style></head><body>"
-        f"<h1>Access codes — {esc(study)}</h1>"
-        '<p class="hint">Print this page and cut along the dashed lines: one card per doctor.</p>'
+        f'<!doctype html><html lang="{esc(current_language())}"><head><meta charset="utf-8">'
+        f"<title>{title}</title><style>{_SHEET_CSS}</style></head><body>"
+        f"<h1>{title}</h1>"
+        f'<p class="hint">{hint}</p>'
         f'<div class="cards">{"".join(cards)}</div></body></html>\n'
     )

@@ -34,6 +34,7 @@ from dataclasses import asdict, astuple, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.people.auth import code_key, hash_code, new_access_code
 from medsim_annot.services.people.names import check_annotator_name, check_identity
 from medsim_annot.services.study_handle import Study
@@ -121,7 +122,11 @@ def member_id(role: Role, s: Transaction, study_id: int, study_name: str, name: 
     (:class:`UsageProblem` when there is none)."""
     found = role.find(s, study_id, name)
     if found is None:
-        raise UsageProblem(f"study '{study_name}' has no {role.noun} named '{name}'")
+        raise UsageProblem(
+            t("study '{study}' has no adjudicator named '{name}'", study=study_name, name=name)
+            if role.noun == "adjudicator"
+            else t("study '{study}' has no annotator named '{name}'", study=study_name, name=name)
+        )
     return found
 
 
@@ -131,7 +136,19 @@ def _set_sso(role: Role, s: Transaction, study: Study, member: int, ident: str |
         and role.sso_taken is not None
         and role.sso_taken(s, study.id, ident, member)
     ):
-        raise UsageProblem(f"another {role.noun} of study '{study.name}' is linked to '{ident}'")
+        raise UsageProblem(
+            t(
+                "another adjudicator of study '{study}' is linked to '{identity}'",
+                study=study.name,
+                identity=ident,
+            )
+            if role.noun == "adjudicator"
+            else t(
+                "another annotator of study '{study}' is linked to '{identity}'",
+                study=study.name,
+                identity=ident,
+            )
+        )
     role.set_sso(s, member, ident)
 
 
@@ -155,7 +172,19 @@ def add(role: Role, study: Study, name: str, *, sso_identity: str | None = None)
     code = new_access_code()
     with session_scope(study.engine) as s:
         if role.find(s, study.id, name) is not None:
-            raise UsageProblem(f"study '{study.name}' already has an {role.noun} named '{name}'")
+            raise UsageProblem(
+                t(
+                    "study '{study}' already has an adjudicator named '{name}'",
+                    study=study.name,
+                    name=name,
+                )
+                if role.noun == "adjudicator"
+                else t(
+                    "study '{study}' already has an annotator named '{name}'",
+                    study=study.name,
+                    name=name,
+                )
+            )
         member = role.insert(
             s, study_id=study.id, name=name, code_hash=hash_code(code), created_at=utcnow()
         )
@@ -226,4 +255,8 @@ def check_session(
     with session_scope(engine or get_engine()) as s:
         now = role.credential(s, member)
     if now is None or not now[1] or now[0] != credential_version:
-        raise SessionEnded(f"your {role.noun} access was changed; sign in again")
+        raise SessionEnded(
+            t("your adjudicator access was changed; sign in again")
+            if role.noun == "adjudicator"
+            else t("your annotator access was changed; sign in again")
+        )

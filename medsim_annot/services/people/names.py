@@ -13,20 +13,36 @@ from slugify import slugify
 
 from data_schemas import has_control_chars
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 
 #: Longest study or annotator name (the columns are VARCHAR(200)).
 NAME_MAX_CHARS = 200
 
 
 def _common(kind: str, name: str | None) -> str:
+    """*name* stripped; refused when empty, too long or holding a control character (*kind*:
+    ``study`` or ``annotator``, each with its own sentences)."""
+    study = kind == "study"
     name = (name or "").strip()
     if not name:
-        raise UsageProblem(f"a {kind} needs a name")
+        raise UsageProblem(t("a study needs a name") if study else t("an annotator needs a name"))
     if len(name) > NAME_MAX_CHARS:
-        raise UsageProblem(f"a {kind} name has at most {NAME_MAX_CHARS} characters")
+        raise UsageProblem(
+            t("a study name has at most {n} characters", n=NAME_MAX_CHARS)
+            if study
+            else t("an annotator name has at most {n} characters", n=NAME_MAX_CHARS)
+        )
     if has_control_chars(name):
         raise UsageProblem(
-            f"the {kind} name {name!r} contains a line break, tab or other control character"
+            t(
+                "the study name {name} contains a line break, tab or other control character",
+                name=repr(name),
+            )
+            if study
+            else t(
+                "the annotator name {name} contains a line break, tab or other control character",
+                name=repr(name),
+            )
         )
     return name
 
@@ -44,7 +60,9 @@ def check_study_name(name: str | None) -> str:
     """
     name = _common("study", name)
     if "/" in name or "\\" in name or ".." in name:
-        raise UsageProblem(f"a study name may not contain '/', '\\' or '..': {name!r}")
+        raise UsageProblem(
+            t("a study name may not contain '/', '\\' or '..': {name}", name=repr(name))
+        )
     return name
 
 
@@ -91,5 +109,10 @@ def check_identity(identity: str | None) -> str | None:
         return None
     ident = normalise_identity(identity)
     if len(ident) > IDENTITY_MAX_CHARS or any(ord(ch) < 32 for ch in ident):
-        raise UsageProblem("an SSO identity is an e-mail address or subject id (≤ 320 chars)")
+        raise UsageProblem(
+            t(
+                "an SSO identity is an e-mail address or subject id (≤ {n} chars)",
+                n=IDENTITY_MAX_CHARS,
+            )
+        )
     return ident

@@ -17,6 +17,7 @@ import secrets
 import threading
 
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import fmt_int, t
 from medsim_annot.services.people.throttle import ThrottledError
 
 MIN_PASSWORD_CHARS = 12
@@ -64,17 +65,31 @@ def needs_rehash(stored: str) -> bool:
 DUMMY_HASH = "scrypt${}${}${}${}${}".format(SCRYPT_N, SCRYPT_R, SCRYPT_P, "00" * 16, "00" * 32)
 
 
-def check_password_rules(password: str, what: str = "an admin password") -> None:
+def check_password_rules(password: str, what: str | None = None) -> None:
     if len(password) < MIN_PASSWORD_CHARS:
-        raise UsageProblem(f"{what} must have at least {MIN_PASSWORD_CHARS} characters")
+        if what is None:
+            raise UsageProblem(
+                t(
+                    "an admin password must have at least {n} characters",
+                    n=fmt_int(MIN_PASSWORD_CHARS),
+                )
+            )
+        raise UsageProblem(
+            t(
+                "{what} must have at least {n} characters",
+                what=what,
+                n=fmt_int(MIN_PASSWORD_CHARS),
+            )
+        )
 
 
 def env_password_problem() -> str | None:
     """Why MEDSIM_ADMIN_PASSWORD cannot be used (too short), or ``None``."""
     env = os.environ.get("MEDSIM_ADMIN_PASSWORD")
     if env and len(env) < MIN_PASSWORD_CHARS:
-        return (
-            f"MEDSIM_ADMIN_PASSWORD has fewer than {MIN_PASSWORD_CHARS} characters and is "
-            "refused; set a longer one"
+        return t(
+            "`MEDSIM_ADMIN_PASSWORD` has fewer than {n} characters and is refused; set a "
+            "longer one",
+            n=fmt_int(MIN_PASSWORD_CHARS),
         )
     return None

@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from medsim_annot.i18n import N_, fmt_int, t
 from medsim_annot.services.people import members
 from medsim_annot.services.people.adjudicators import ADJUDICATORS, AdjudicatorIdentity
 from medsim_annot.services.people.admins import AdminIdentity, in_transaction, named_identity
@@ -56,7 +57,7 @@ MIN_SECRET_SYMBOLS = 8
 MIN_SECRET_BITS = 80
 DEFAULT_SESSION_HOURS = 12.0
 PROVIDER_TIMEOUT_S = 3.0
-UNREACHABLE = (
+UNREACHABLE = N_(
     "The sign-in service is unreachable right now; try again in a moment, or use your "
     "access code (study admins: your admin name and password)."
 )
@@ -69,22 +70,36 @@ def cookie_secret_problem(auth: Mapping) -> str | None:
     if not auth:
         return None
     secret = str(auth.get("cookie_secret") or "")
-    hint = (
-        "Single sign-on is switched off: the [auth] cookie_secret in .streamlit/secrets.toml "
-        "{what}. Anyone who knows it could sign in as any user. Set a long random value, e.g. "
-        'the output of python -c "import secrets; print(secrets.token_urlsafe(48))", and '
+    if not secret.strip():
+        why = t(
+            "Single sign-on is switched off: the [auth] cookie_secret in "
+            ".streamlit/secrets.toml is missing."
+        )
+    elif secret.strip().lower() in EXAMPLE_SECRETS:
+        why = t(
+            "Single sign-on is switched off: the [auth] cookie_secret in "
+            ".streamlit/secrets.toml is still the example's placeholder."
+        )
+    elif len(secret) < MIN_COOKIE_SECRET_CHARS:
+        why = t(
+            "Single sign-on is switched off: the [auth] cookie_secret in "
+            ".streamlit/secrets.toml has fewer than {n} characters.",
+            n=fmt_int(MIN_COOKIE_SECRET_CHARS),
+        )
+    elif weak := weak_secret(secret):
+        why = t(
+            "Single sign-on is switched off: the [auth] cookie_secret in "
+            ".streamlit/secrets.toml is too easy to guess ({reason}).",
+            reason=weak,
+        )
+    else:
+        return None
+    fix = t(
+        "Anyone who knows it could sign in as any user. Set a long random value, e.g. the "
+        'output of `python -c "import secrets; print(secrets.token_urlsafe(48))"`, and '
         "restart the app (see docs/sso.md)."
     )
-    if not secret.strip():
-        return hint.format(what="is missing")
-    if secret.strip().lower() in EXAMPLE_SECRETS:
-        return hint.format(what="is still the example's placeholder")
-    if len(secret) < MIN_COOKIE_SECRET_CHARS:
-        return hint.format(what=f"has fewer than {MIN_COOKIE_SECRET_CHARS} characters")
-    weak = weak_secret(secret)
-    if weak:
-        return hint.format(what=f"is too easy to guess ({weak})")
-    return None
+    return f"{why} {fix}"
 
 
 def _period(text: str) -> int | None:
@@ -115,20 +130,24 @@ def weak_secret(secret: str) -> str | None:
     """
     low = secret.lower()
     if any(word in low for word in PLACEHOLDER_WORDS):
-        return "it holds a placeholder"
+        return t("it holds a placeholder")
     period = _period(secret)
     if period is not None:
-        return f"it repeats a {period}-character text"
+        return t("it repeats a {n}-character text", n=fmt_int(period))
     if len(set(secret)) < MIN_SECRET_SYMBOLS:
-        return f"it uses fewer than {MIN_SECRET_SYMBOLS} different characters"
+        return t("it uses fewer than {n} different characters", n=fmt_int(MIN_SECRET_SYMBOLS))
     steps = sum(1 for a, b in zip(secret, secret[1:], strict=False) if abs(ord(a) - ord(b)) <= 1)
     if steps * 3 > 2 * (len(secret) - 1):  # two thirds of neighbours are runs or steps
-        return "it is mostly runs or steps of characters"
+        return t("it is mostly runs or steps of characters")
     counts = Counter(secret)
     n = len(secret)
     bits = -sum(c * math.log2(c / n) for c in counts.values())
     if bits < MIN_SECRET_BITS:
-        return f"it holds about {bits:.0f} bits, fewer than {MIN_SECRET_BITS}"
+        return t(
+            "it holds about {bits} bits, fewer than {minimum}",
+            bits=fmt_int(bits),
+            minimum=fmt_int(MIN_SECRET_BITS),
+        )
     return None
 
 

@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from medsim_annot.i18n import fmt_int, tn
 from medsim_annot.storage import Engine, with_retry
 from medsim_annot.storage import signins as store
 
@@ -56,11 +57,29 @@ class ThrottledError(Exception):
         self.retry_after = max(0.0, float(retry_after))
         self.locked = locked
         wait = math.ceil(self.retry_after)
+        values = {"n": fmt_int(wait)}
         if busy:
-            why = "too many sign-ins at once"
+            text = tn(
+                "too many sign-ins at once; try again in {n} second",
+                "too many sign-ins at once; try again in {n} seconds",
+                wait,
+                **values,
+            )
+        elif locked:
+            text = tn(
+                "too many failed sign-ins: temporarily locked; try again in {n} second",
+                "too many failed sign-ins: temporarily locked; try again in {n} seconds",
+                wait,
+                **values,
+            )
         else:
-            why = "too many failed sign-ins: " + ("temporarily locked" if locked else "slowed down")
-        super().__init__(f"{why}; try again in {wait} second{'s' * (wait != 1)}")
+            text = tn(
+                "too many failed sign-ins: slowed down; try again in {n} second",
+                "too many failed sign-ins: slowed down; try again in {n} seconds",
+                wait,
+                **values,
+            )
+        super().__init__(text)
 
 
 @dataclass(frozen=True)

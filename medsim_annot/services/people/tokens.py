@@ -29,6 +29,7 @@ import secrets
 from dataclasses import dataclass
 
 from data_schemas.widget import KEPT_TTL_S, TOKEN_TTL_S
+from medsim_annot.i18n import N_, t
 from medsim_annot.storage import Engine, get_engine, session_scope, utcnow, with_retry
 from medsim_annot.storage import served as served_store
 from medsim_annot.storage import tokens as store
@@ -122,10 +123,11 @@ def end_token(token: str | None, *, engine: Engine | None = None) -> bool:
     return with_retry(run)
 
 
-_ENDED = (
+_ENDED = N_(
     "this session has ended: the access code was replaced or revoked — sign in again "
     "(ask the study admin for a new code if needed)"
 )
+TOKEN_NEEDED = N_("a ratings token is needed (Authorization: Bearer)")
 
 
 def bearer(header: str | None) -> str | None:
@@ -142,15 +144,15 @@ def bearer(header: str | None) -> str | None:
 def check_token(s, token: str | None, *, now: dt.datetime | None = None) -> Grant:
     """The grant of *token* inside store transaction *s*; raises :class:`TokenRefusedError`."""
     if not token:
-        raise TokenRefusedError("unauthorized", "a ratings token is needed (Authorization: Bearer)")
+        raise TokenRefusedError("unauthorized", t(TOKEN_NEEDED))
     row = store.token_by_hash(s, _hash(token))
     if row is None:
-        raise TokenRefusedError("expired", "this ratings token is not known (ended or expired)")
+        raise TokenRefusedError("expired", t("this ratings token is not known (ended or expired)"))
     if not row.active or row.current_credential != row.credential_version:
-        raise TokenRefusedError("ended", _ENDED)
+        raise TokenRefusedError("ended", t(_ENDED))
     now = now or utcnow()
     if row.expires_at <= now:
-        raise TokenRefusedError("expired", "this ratings token has expired")
+        raise TokenRefusedError("expired", t("this ratings token has expired"))
     return Grant(
         token_id=row.token_id,
         annotator_id=row.annotator_id,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from data_schemas.practice import agreement, within_one_defined
 from data_schemas.scales import Scale
 from medsim_annot.errors import SessionEnded, UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.services.practice.setup import PracticeSettings
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Engine, Transaction, get_engine, session_scope, utcnow
@@ -83,12 +84,14 @@ class Gate:
 def _access(s: Transaction, annotator_id: int, credential: int | None) -> int:
     access = annotation_store.annotator_access(s, annotator_id)
     if access is None:
-        raise UsageProblem(f"there is no annotator with id {annotator_id}")
+        raise UsageProblem(t("there is no annotator with id {id}", id=annotator_id))
     if not access.active:
-        raise SessionEnded("this access code has been revoked; ask the study admin for a new one")
+        raise SessionEnded(
+            t("this access code has been revoked; ask the study admin for a new one")
+        )
     if credential is not None and int(credential) != access.credential_version:
         raise SessionEnded(
-            "this session has ended: the access code was replaced or revoked — sign in again"
+            t("this session has ended: the access code was replaced or revoked — sign in again")
         )
     return access.study_id
 
@@ -155,7 +158,9 @@ def answer(
     one, or an annotator who is not practising; :class:`SessionEnded` like :func:`gate`.
     """
     if isinstance(serial, bool) or not isinstance(serial, int) or serial < 0:
-        raise UsageProblem(f"a practice answer's serial must be 0 or more, not {serial!r}")
+        raise UsageProblem(
+            t("a practice answer's serial must be 0 or more, not {serial}", serial=repr(serial))
+        )
     eng = engine or get_engine()
     for _ in range(3):
         with session_scope(eng) as s:
@@ -168,17 +173,22 @@ def answer(
                 raise UsageProblem(str(exc)) from None
             before = standing(s, study_id, annotator_id)
             if not before.has_practice:
-                raise UsageProblem("this study has no practice pairs")
+                raise UsageProblem(t("this study has no practice pairs"))
             rows = store.answers(s, study_id, annotator_id, before.round)
             pairs = {p.id: p for p in store.practice_pairs(s, study_id)}
             if serial < len(rows):
                 # A resend: the answer is stored; show its feedback again.
                 return _feedback(scale, rows[serial], pairs), before
             if before.open:
-                raise UsageProblem("the practice round is over: the real pairs are open")
+                raise UsageProblem(t("the practice round is over: the real pairs are open"))
             if serial > len(rows):
                 raise UsageProblem(
-                    f"practice answer {serial} arrived before answer {len(rows)}; reload the page"
+                    t(
+                        "practice answer {serial} arrived before answer {expected}; reload the "
+                        "page",
+                        serial=serial,
+                        expected=len(rows),
+                    )
                 )
             active = [p for p in pairs.values() if p.position >= 0]
             active.sort(key=lambda p: p.position)
@@ -219,7 +229,7 @@ def answer(
                 after = standing(s, study_id, annotator_id)
             rows = store.answers(s, study_id, annotator_id, before.round)
             return _feedback(scale, rows[serial], pairs), after
-    raise UsageProblem("this practice answer could not be stored; press again")
+    raise UsageProblem(t("this practice answer could not be stored; press again"))
 
 
 def _feedback(scale: Scale, row: store.PracticeAnswerRow, pairs: dict) -> Feedback:
@@ -241,7 +251,13 @@ def _feedback(scale: Scale, row: store.PracticeAnswerRow, pairs: dict) -> Feedba
 def _annotator(s: Transaction, study: Study, annotator_name: str) -> int:
     aid = studies_store.annotator_id(s, study.id, annotator_name)
     if aid is None:
-        raise UsageProblem(f"study '{study.name}' has no annotator named '{annotator_name}'")
+        raise UsageProblem(
+            t(
+                "study '{study}' has no annotator named '{name}'",
+                study=study.name,
+                name=annotator_name,
+            )
+        )
     return aid
 
 
@@ -251,10 +267,18 @@ def unlock(study: Study, annotator_name: str, *, by: str, reason: str = "") -> G
     with session_scope(study.engine) as s:
         aid = _annotator(s, study, annotator_name)
         if not store.has_practice(s, study.id):
-            raise UsageProblem(f"study '{study.name}' has no practice pairs: nothing to unlock")
+            raise UsageProblem(
+                t("study '{study}' has no practice pairs: nothing to unlock", study=study.name)
+            )
         st = store.status(s, aid)
         if st.state in store.OPEN_STATES:
-            raise UsageProblem(f"'{annotator_name}' already has the real pairs open ({st.state})")
+            raise UsageProblem(
+                t(
+                    "'{name}' already has the real pairs open ({state})",
+                    name=annotator_name,
+                    state=st.state,
+                )
+            )
         store.set_status(s, study.id, aid, round=st.round, state=UNLOCKED, at=utcnow())
         events_store.add_event(
             s,
@@ -271,12 +295,15 @@ def send_back_to_practice(study: Study, annotator_name: str, *, by: str, reason:
     (only answers given from now on count towards the gate). Recorded as a
     ``practice_sent_back`` event with *by* and *reason*; their real ratings are kept."""
     if not reason.strip():
-        raise UsageProblem("say why the doctor is sent back to practice (reason)")
+        raise UsageProblem(t("say why the doctor is sent back to practice (reason)"))
     with session_scope(study.engine) as s:
         aid = _annotator(s, study, annotator_name)
         if not store.has_practice(s, study.id):
             raise UsageProblem(
-                f"study '{study.name}' has no practice pairs: give a practice file first"
+                t(
+                    "study '{study}' has no practice pairs: give a practice file first",
+                    study=study.name,
+                )
             )
         st = store.status(s, aid)
         answered = store.answered_in_round(s, aid, st.round)

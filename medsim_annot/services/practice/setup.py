@@ -20,6 +20,7 @@ from data_schemas.pairs import validate_pairs
 from data_schemas.practice import PracticeRow, is_marked, practice_rows
 from data_schemas.scales import Scale
 from medsim_annot.errors import UsageProblem
+from medsim_annot.i18n import t
 from medsim_annot.io import read_table
 from medsim_annot.services.study_handle import Study
 from medsim_annot.storage import Transaction, session_scope
@@ -133,11 +134,14 @@ def set_practice(
     with session_scope(study.engine) as s:
         if rows is not None:
             if not rows:
-                raise UsageProblem("a practice file needs at least one practice pair")
+                raise UsageProblem(t("a practice file needs at least one practice pair"))
             store_practice_pairs(s, info.id, rows)
         if not store.has_practice(s, info.id):
             raise UsageProblem(
-                f"study '{info.name}' has no practice pairs yet: give a practice file"
+                t(
+                    "study '{study}' has no practice pairs yet: give a practice file",
+                    study=info.name,
+                )
             )
         studies_store.set_config(s, info.id, config)
         events_store.add_event(

@@ -4,7 +4,8 @@
 // model_posterior, majority, raters [{annotator, rating, unclear, seconds, comment, slot}],
 // needs, version, decision, history, options}; reasons: [{value, key, label}]; labels: the
 // scale's label of each value; need_labels: each need's plain name; decided of needed: the
-// counter), and the state
+// counter; texts: every word it shows, an AdjudicatorTexts — this file writes no text of
+// its own, the elements marked data-text / data-label get theirs from it), and the state
 // it sends back is an AdjudicatorState: `decision`, a DecisionEvent {pair_id, label, reason,
 // reason_text, flag_guideline, version, seq} on Enter, and `nav`, a NavEvent
 // {to: "next" | "prev", seq} on n / p. The page reads that state through the contract.
@@ -37,9 +38,13 @@ class Adjudicator {
   receive(data, setStateValue) {
     this.setStateValue = setStateValue;
     this.data = data;
+    const texts = data.texts || {};
+    this.texts = texts;
+    for (const e of this.root.querySelectorAll("[data-text]")) e.textContent = texts[e.dataset.text] || "";
+    for (const e of this.root.querySelectorAll("[data-label]")) e.setAttribute("aria-label", texts[e.dataset.label] || "");
     const pair = data.pair;
     this.el.empty.hidden = !!pair;
-    this.el.counter.textContent = `${data.decided ?? 0} of ${data.needed ?? 0} decided`;
+    this.el.counter.textContent = texts.counter || "";
     if (!pair) {
       this.el.head.textContent = "";
       this.el.needs.textContent = "";
@@ -56,23 +61,15 @@ class Adjudicator {
       this.el.text.value = d ? d.reason_text || "" : "";
     }
     this.version = pair.version;
-    const need = (n) => (data.need_labels || {})[n] || n;
-    this.el.head.textContent = `Pair ${data.position} of ${data.total} · ${pair.pair_id}`;
-    this.el.needs.textContent = pair.needs.length ? `Why: ${pair.needs.map(need).join("; ")}` : "";
+    this.el.head.textContent = texts.head || "";
+    this.el.needs.textContent = texts.needs || "";
     this.el.t1.textContent = pair.term_1;
     this.el.t2.textContent = pair.term_2;
     const show = (v) => (v === null || v === undefined ? v : (data.labels || {})[String(v)] ?? String(v));
-    const facts = [
-      `majority: ${show(pair.majority) ?? "none"}`,
-      `automatic label: ${pair.auto_label ?? "none"}`,
-      pair.model_label !== null && pair.model_label !== undefined
-        ? `Dawid-Skene: ${show(pair.model_label)} (posterior ${Number(pair.model_posterior).toFixed(2)})`
-        : "Dawid-Skene: not computed",
-    ];
-    this.el.facts.textContent = facts.join(" · ");
+    this.el.facts.textContent = texts.facts || "";
     this.el.raters.replaceChildren(...pair.raters.map((r) => {
       const tr = document.createElement("tr");
-      for (const v of [r.annotator, show(r.rating), r.unclear ? "yes" : "", r.seconds ?? "", r.comment]) {
+      for (const v of [r.annotator, show(r.rating), r.unclear ? texts.yes || "" : "", r.seconds ?? "", r.comment]) {
         const td = document.createElement("td");
         td.textContent = String(v);
         tr.appendChild(td);
@@ -80,10 +77,7 @@ class Adjudicator {
       return tr;
     }));
     const d = pair.decision;
-    const reasonName = (v) => (data.reasons.find((x) => x.value === v) || { label: v }).label;
-    this.el.current.textContent = d
-      ? `Current decision (version ${pair.version}): ${show(d.label)}, ${reasonName(d.reason)} by ${d.adjudicator}`
-      : "Not decided yet.";
+    this.el.current.textContent = texts.current || "";
     this.el.options.replaceChildren(...pair.options.map((o, i) => this.button(`${show(o)} `, i + 1, () => this.setLabel(String(o)), "label", String(o))));
     this.el.reasons.replaceChildren(...data.reasons.map((r) => this.button(`${r.label} `, r.key, () => this.setReason(r.value), "reason", r.value)));
     this.el.flag.setAttribute("aria-pressed", String(this.flag));
@@ -130,14 +124,15 @@ class Adjudicator {
 
   save() {
     if (!this.pairId) return;
-    if (this.label === null) { this.el.status.textContent = "Choose a label first (1-9)."; return; }
-    if (!this.reason) { this.el.status.textContent = "Choose a reason first (its letter)."; return; }
+    const texts = this.texts || {};
+    if (this.label === null) { this.el.status.textContent = texts.label_first || ""; return; }
+    if (!this.reason) { this.el.status.textContent = texts.reason_first || ""; return; }
     if (this.reason === "other" && !this.el.text.value.trim()) {
-      this.el.status.textContent = "Say why in the text for \"other\".";
+      this.el.status.textContent = texts.other_text || "";
       this.el.text.focus();
       return;
     }
-    this.el.status.textContent = "Saving…";
+    this.el.status.textContent = texts.saving || "";
     this.send("decision", {
       pair_id: this.pairId, label: this.label, reason: this.reason,
       reason_text: this.el.text.value, flag_guideline: this.flag, version: this.version,

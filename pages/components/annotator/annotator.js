@@ -25,6 +25,12 @@
 // practice string comes from boot.practice_text (PracticeText). No real pair is held or
 // sent while the gate is closed; kept ratings wait until it opens.
 //
+// Words: the widget writes no visible word of its own. Every text (labels, hints, status,
+// notices, screens, dialogs, aria labels, announcements) comes in the boot data in the
+// person's language — boot.text (WidgetText), boot.practice_text (PracticeText) — with
+// boot.lang and boot.dir set on the widget's root; numbers are formatted and a plural text
+// picked (by its CLDR category, Intl.PluralRules) for boot.locale (class Words).
+//
 // Terms and every other text from the server are inserted with textContent, never as HTML.
 // Terms are never written to browser storage: only the pending entries (positions, values,
 // flags, comments, versions, the session each was made in).
@@ -291,8 +297,6 @@ class PendingQueue {
 // A closed gate may arrive with any reply (an admin sent the doctor back to practice), so
 // every screen but "ended" may go to "practice".
 const FIRST_SCREEN = "starting";
-// The comment field's hint on a touch screen (the HTML holds the keyboard one).
-const TOUCH_COMMENT_HINT = "Comment (optional) — type it, then tap your answer: the comment is saved with it";
 const SCREENS = Object.freeze({
   starting: Object.freeze(["pair", "loading", "end", "ended", "practice"]),
   pair: Object.freeze(["pair", "loading", "ended", "practice"]),
@@ -308,8 +312,51 @@ function fill(template, values) {
   return String(template).replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
 }
 
-function percent(x) {
-  return x === null || x === undefined ? "–" : String(Math.round(Number(x) * 100));
+// ------------------------------------------------------------------ the words
+// The boot's texts in the person's language: say(key, values) fills a WidgetText string,
+// count(key, n, values) picks a plural message's text for n by the language's CLDR plural
+// category ("other" when the language sent none for it) and fills {n} with n formatted.
+class Words {
+  constructor(boot) {
+    this.text = boot.text || {};
+    this.lang = boot.lang || "en";
+    this.dir = boot.dir === "rtl" ? "rtl" : "ltr";
+    const locale = boot.locale || this.lang;
+    try {
+      this.numbers = new Intl.NumberFormat(locale);
+      this.plurals = new Intl.PluralRules(locale);
+      this.locale = locale;
+    } catch (err) {
+      this.numbers = new Intl.NumberFormat();
+      this.plurals = new Intl.PluralRules();
+      this.locale = undefined;
+    }
+  }
+
+  num(n) {
+    return this.numbers.format(Number(n));
+  }
+
+  percent(x) {
+    return x === null || x === undefined ? "–" : this.num(Math.round(Number(x) * 100));
+  }
+
+  say(key, values) {
+    const template = this.text[key];
+    return template === undefined ? "" : fill(template, values || {});
+  }
+
+  count(key, n, values) {
+    const forms = this.text[key] || {};
+    const form = forms[this.plurals.select(Number(n))];
+    const template = form === undefined ? forms.other : form;
+    return template === undefined ? "" : fill(template, { ...(values || {}), n: this.num(n) });
+  }
+
+  // Back points the way the text runs: left in a left-to-right language, right otherwise.
+  get backArrow() {
+    return this.dir === "rtl" ? "→" : "←";
+  }
 }
 
 // A move the table does not allow is a bug: it is always logged (console.error), and thrown
@@ -367,10 +414,9 @@ class Annotator {
       commentHint: $(root, ".medsim-comment-hint"),
     };
     // A touch screen (the primary pointer is a finger) gets touch wording: no Tab key there.
-    if (globalThis.matchMedia && globalThis.matchMedia("(pointer: coarse)").matches) {
-      this.el.commentHint.textContent = TOUCH_COMMENT_HINT;
-      root.querySelector(".medsim-annotator").dataset.touch = "true";
-    }
+    this.touch = !!(globalThis.matchMedia && globalThis.matchMedia("(pointer: coarse)").matches);
+    if (this.touch) root.querySelector(".medsim-annotator").dataset.touch = "true";
+    this.words = new Words({});
     // The practice round: the server's last PracticeState, the answer in flight (sent again
     // until acknowledged by its feedback) and, once the gate opened, where the real queue
     // resumes (shown after the last feedback).
@@ -439,6 +485,21 @@ class Annotator {
   receive(boot, setStateValue) {
     this.setStateValue = setStateValue;
     if (!boot) return;
+    if (!this.worded || (boot.lang && boot.lang !== this.words.lang)) {
+      // The words of the first boot (the stop screen of an ended code needs them too), and
+      // again when the person changed their language.
+      const again = this.worded;
+      this.worded = true;
+      this.limits = boot.limits;
+      this.words = new Words(boot);
+      if (boot.practice_text) this.text = boot.practice_text;
+      this.drawWords();
+      if (again && this.queue) {
+        this.renderProgress();
+        this.renderStatus();
+        if (this.screen === "pair") this.refreshAnswer();
+      }
+    }
     if (boot.ended) {
       this.stop();
       return;
@@ -466,8 +527,8 @@ class Annotator {
       this.queue.load();
       this.showWait(
         this.queue.size
-          ? `Sending ${this.queue.size} rating(s) kept from before…`
-          : "Loading your pairs…",
+          ? this.words.count("sending_kept", this.queue.size)
+          : this.words.say("loading_pairs"),
       );
       this.renderStatus();
       if (this.queue.offered.length && !boot.sign_out) this.showKept();
@@ -479,16 +540,39 @@ class Annotator {
     if (boot.sign_out) this.startSignOut();
   }
 
+  drawWords() {
+    // The widget's fixed words, its language and direction (once, from the first boot).
+    const W = this.words;
+    this.el.box.setAttribute("lang", W.lang);
+    this.el.box.setAttribute("dir", W.dir);
+    this.el.progress.setAttribute("aria-label", W.say("progress_label"));
+    this.el.pair.setAttribute("aria-label", W.say("pair_label"));
+    this.el.options.setAttribute("aria-label", W.say("options_label"));
+    $(this.root, ".medsim-vs").textContent = W.say("versus");
+    for (const a of this.root.querySelectorAll(".medsim-arrow")) a.textContent = W.backArrow;
+    for (const k of this.root.querySelectorAll(".medsim-key-backspace")) {
+      k.textContent = W.say("key_backspace");
+    }
+    $(this.root, ".medsim-back-label").textContent = W.say("back");
+    $(this.root, ".medsim-end-back-label").textContent = W.say("back_to_last");
+    $(this.root, ".medsim-unclear-label").textContent = W.say("unclear");
+    this.el.commentHint.textContent = W.say(this.touch ? "comment_hint_touch" : "comment_hint");
+    this.el.kept.setAttribute("aria-label", W.say("kept_label"));
+    $(this.root, ".medsim-kept-send").textContent = W.say("kept_send");
+    $(this.root, ".medsim-kept-discard").textContent = W.say("kept_discard");
+    this.el.signout.setAttribute("aria-label", W.say("signout_label"));
+    $(this.root, ".medsim-signout-stay").textContent = W.say("signout_stay");
+    $(this.root, ".medsim-signout-discard").textContent = W.say("signout_discard");
+    this.el.reminder.textContent = W.count("reminder", this.limits.straight_line_run);
+  }
+
   // ---------------------------------------------------------------- kept ratings, sign-out
   showKept() {
     // Ratings kept in this browser from this doctor's earlier session: ask before sending.
     const n = this.queue.offeredCount();
     const when = new Date(Math.max(...this.queue.offered.map((kept) => kept.t)));
-    const at = when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
-    this.el.keptText.textContent =
-      `${n} rating(s) from an earlier session of yours (last changed ${at}) are kept on ` +
-      "this computer and were never saved. Send them now? If you do not recognise them, " +
-      "discard them.";
+    const at = when.toLocaleString(this.words.locale, { dateStyle: "medium", timeStyle: "short" });
+    this.el.keptText.textContent = this.words.count("kept_text", n, { when: at });
     this.el.kept.hidden = false;
   }
 
@@ -501,7 +585,9 @@ class Annotator {
       return;
     }
     this.showWait(
-      this.queue.size ? `Sending ${this.queue.size} rating(s) kept from before…` : "Loading your pairs…",
+      this.queue.size
+        ? this.words.count("sending_kept", this.queue.size)
+        : this.words.say("loading_pairs"),
     );
     this.renderStatus();
     this.kick();
@@ -517,7 +603,7 @@ class Annotator {
     this.el.end.hidden = true;
     this.el.reminder.hidden = true;
     this.el.wait.hidden = false;
-    this.el.wait.textContent = "Signing out: saving your ratings…";
+    this.el.wait.textContent = this.words.say("signing_out");
     this.signOutStep();
   }
 
@@ -540,9 +626,7 @@ class Annotator {
   askSignOut() {
     const n = this.queue.size;
     this.el.wait.hidden = true;
-    this.el.signoutText.textContent =
-      `${n} rating(s) could not be saved yet (the server cannot be reached or your code ` +
-      "was replaced). If you sign out now they are discarded from this computer.";
+    this.el.signoutText.textContent = this.words.count("signout_text", n);
     this.el.signout.hidden = false;
   }
 
@@ -553,7 +637,7 @@ class Annotator {
     if (this.screen === "pair") this.moveTo(this.pos);
     else if (this.screen === "end") this.showEnd();
     else if (this.screen === "ended") this.stop();
-    else this.showWait("Loading your pairs…");
+    else this.showWait(this.words.say("loading_pairs"));
     this.renderStatus();
     if (this.queue.size) this.retry();
   }
@@ -569,7 +653,7 @@ class Annotator {
     this.el.main.hidden = true;
     this.el.comment.value = "";
     this.el.wait.hidden = false;
-    this.el.wait.textContent = "Signed out.";
+    this.el.wait.textContent = this.words.say("signed_out");
     this.renderStatus();
     if (this.setStateValue) this.setStateValue("signed_out", Date.now());
   }
@@ -649,6 +733,7 @@ class Annotator {
       at: this.screen === "pair" ? this.pos : null,
       mark: this.held.mark,
       practice: this.practiceAnswer,
+      lang: this.words.lang,
     });
     let reply = null;
     let error = null;
@@ -668,7 +753,7 @@ class Annotator {
       if (res.ok && json) reply = json;
       else error = json && json.error ? json : { error: "unavailable", reason: `HTTP ${res.status}` };
     } catch (err) {
-      error = { error: "unavailable", reason: "the server did not answer" };
+      error = { error: "unavailable", reason: this.words.say("no_answer_from_server") };
     }
     this.net.inflight = false;
     if (this.destroyed || this.signedOut) return;
@@ -782,7 +867,7 @@ class Annotator {
     }
     this.net.unavailable = true;
     if (error.error === "invalid" || error.error === "too_large" || error.error === "problem") {
-      this.notice(`Not saved: ${error.reason}`, "refused");
+      this.notice(this.words.say("not_saved_reason", { reason: error.reason }), "refused");
     }
     this.renderStatus();
     this.retry(Number(error.retry_after_ms) || 0);
@@ -833,12 +918,14 @@ class Annotator {
     let text;
     if (r.current) {
       const label = r.current.rating === null || r.current.rating === undefined
-        ? "no answer"
+        ? this.words.say("no_answer")
         : this.label(String(r.current.rating));
-      text = `This pair was changed in another window — here is the current answer: ${label}` +
-        (r.current.unclear ? " (unclear meaning)" : "") + ". Your key press was not saved.";
+      text = this.words.say(
+        r.current.unclear ? "changed_elsewhere_unclear" : "changed_elsewhere",
+        { answer: label },
+      );
     } else {
-      text = `Not saved: ${r.message}`;
+      text = this.words.say("not_saved_reason", { reason: r.message });
     }
     if (entry && this.screen !== "starting" && !later) this.moveTo(r.position);
     this.notice(text, "refused");
@@ -941,16 +1028,17 @@ class Annotator {
   renderPracticeProgress() {
     const state = this.practice;
     const T = this.text;
+    const W = this.words;
     if (!state) return;
     let text = fill(T.progress, {
-      answered: state.answered,
-      exact: percent(state.exact),
-      window: Math.min(state.answered, state.needed),
-      threshold: percent(state.threshold),
-      needed: state.needed,
+      answered: W.num(state.answered),
+      exact: W.percent(state.exact),
+      window: W.num(Math.min(state.answered, state.needed)),
+      threshold: W.percent(state.threshold),
+      needed: W.num(state.needed),
     });
     if (state.within_one !== null && state.within_one !== undefined && state.within_one !== state.exact) {
-      text += fill(T.progress_within, { within: percent(state.within_one) });
+      text += fill(T.progress_within, { within: W.percent(state.within_one) });
     }
     this.el.practiceProgress.textContent = text;
   }
@@ -965,7 +1053,9 @@ class Annotator {
     this.el.wait.hidden = true;
     this.el.reminder.hidden = true;
     this.el.main.hidden = false;
-    this.el.practiceHeading.textContent = fill(this.text.heading, { n: pair.serial + 1 });
+    this.el.practiceHeading.textContent = fill(this.text.heading, {
+      n: this.words.num(pair.serial + 1),
+    });
     this.el.practiceIntro.textContent = this.text.intro;
     this.renderPracticeProgress();
     this.el.t1.textContent = pair.term_1;
@@ -976,8 +1066,11 @@ class Annotator {
     this.el.savedNote.textContent = "";
     this.drawnAt = performance.now();
     this.el.pair.dataset.shownAt = String(this.drawnAt);
-    this.el.announce.textContent =
-      `${this.el.practiceHeading.textContent}: ${pair.term_1} versus ${pair.term_2}`;
+    this.el.announce.textContent = this.words.say("announce_practice", {
+      heading: this.el.practiceHeading.textContent,
+      term_1: pair.term_1,
+      term_2: pair.term_2,
+    });
   }
 
   showFeedback(fb) {
@@ -1012,10 +1105,7 @@ class Annotator {
   ratePractice(value, at) {
     const shown = at - this.drawnAt;
     if (shown < this.limits.min_view_ms) {
-      this.ignore(
-        `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
-          "Look at it and press again.",
-      );
+      this.ignore(this.words.say("ignored_too_soon", { ms: this.words.num(Math.round(shown)) }));
       return;
     }
     const pair = this.practice.pair;
@@ -1061,7 +1151,7 @@ class Annotator {
     const pair = this.held.cache.get(pos);
     if (!pair) {
       this.go("loading", { waitFor: { kind: "next", pos: pos } });
-      this.showWait("Loading the next pair…");
+      this.showWait(this.words.say("loading_next"));
       this.kick();
       return;
     }
@@ -1082,7 +1172,12 @@ class Annotator {
     this.el.pair.dataset.shownAt = String(this.drawnAt);
     this.refreshAnswer();
     this.renderProgress();
-    this.el.announce.textContent = `Pair ${pair.index + 1} of ${this.total}: ${pair.term_1} versus ${pair.term_2}`;
+    this.el.announce.textContent = this.words.say("announce_pair", {
+      index: this.words.num(pair.index + 1),
+      total: this.words.num(this.total),
+      term_1: pair.term_1,
+      term_2: pair.term_2,
+    });
     this.kickAfterPaint();
   }
 
@@ -1094,7 +1189,9 @@ class Annotator {
     }
     this.el.unclear.setAttribute("aria-pressed", this.unclearNow ? "true" : "false");
     this.el.savedNote.textContent = pair.rated
-      ? `Saved answer: ${this.label(pair.rating)}${pair.unclear ? " · unclear meaning" : ""}. Press a key to change it.`
+      ? this.words.say(pair.unclear ? "saved_answer_unclear" : "saved_answer", {
+        answer: this.label(pair.rating),
+      })
       : "";
     this.commentChanged();
   }
@@ -1106,9 +1203,11 @@ class Annotator {
     this.el.progress.setAttribute("aria-valuemax", String(this.total));
     this.el.progress.setAttribute("aria-valuenow", String(done));
     const pair = this.screen === "pair" ? this.held.cache.get(this.pos) : null;
+    const W = this.words;
+    const values = { done: W.num(done), total: W.num(this.total) };
     this.el.progressText.textContent = pair
-      ? `${done} / ${this.total} rated · pair ${pair.index + 1} of ${this.total}`
-      : `${done} / ${this.total} rated`;
+      ? W.say("progress_pair", { ...values, index: W.num(pair.index + 1) })
+      : W.say("progress_rated", values);
   }
 
   renderStatus() {
@@ -1116,16 +1215,16 @@ class Annotator {
     const n = this.queue ? this.queue.size : 0;
     if (this.screen === "ended") {
       s.dataset.state = "error";
-      s.textContent = n ? `${n} not saved` : "Stopped";
+      s.textContent = n ? this.words.count("not_saved", n) : this.words.say("stopped");
     } else if (n === 0) {
       s.dataset.state = "saved";
-      s.textContent = "All saved";
+      s.textContent = this.words.say("all_saved");
     } else if (this.net.unavailable) {
       s.dataset.state = "error";
-      s.textContent = `${n} not saved — will retry`;
+      s.textContent = this.words.count("not_saved_retry", n);
     } else {
       s.dataset.state = "saving";
-      s.textContent = `${n} saving…`;
+      s.textContent = this.words.count("saving", n);
     }
     s.dataset.pending = String(n);
     // The status changes at every press, so it is no live region; only its turn to "not
@@ -1166,12 +1265,13 @@ class Annotator {
     const waiting = this.waiting || 0;
     const unsaved = this.queue.size;
     this.el.end.dataset.waiting = String(waiting);
+    const W = this.words;
     this.el.endText.textContent = waiting > 0
-      ? `Waiting for other doctors — come back later: ${waiting} pair(s) may still need your rating.` +
-        (unsaved ? " Your last ratings are still being saved; keep this tab open until the status says “All saved”." : "")
+      ? [W.count("end_waiting", waiting), unsaved ? W.say("end_waiting_unsaved") : ""]
+        .filter(Boolean).join(" ")
       : unsaved
-      ? "Your queue is complete — your last ratings are still being saved; keep this tab open until the status says “All saved”."
-      : "Your queue is complete — thank you! Every rating is saved. You can close this tab.";
+      ? W.say("end_complete_unsaved")
+      : W.say("end_complete");
   }
 
   stop() {
@@ -1182,12 +1282,8 @@ class Annotator {
     this.el.reminder.hidden = true;
     this.el.wait.hidden = false;
     const n = this.queue ? this.queue.size : 0;
-    const kept = n
-      ? ` ${n} rating(s) were not saved; they are kept in this browser and sent after you sign in again.`
-      : "";
-    this.el.wait.textContent =
-      "Your access code was replaced or revoked, so this session has stopped. " +
-      "Sign in again with your current code, or ask the study admin." + kept;
+    this.el.wait.textContent = [this.words.say("ended"), n ? this.words.count("ended_kept", n) : ""]
+      .filter(Boolean).join(" ");
     this.el.wait.dataset.testid = "medsim-ended";
     this.renderStatus();
     if (this.signingOut) this.askSignOut();
@@ -1220,7 +1316,7 @@ class Annotator {
     if (this.screen !== "pair") {
       if (this.el.wait.hidden || !opt) return;
       e.preventDefault();
-      this.ignore("Key ignored: the next pair is still loading. Press again when it appears.");
+      this.ignore(this.words.say("ignored_loading"));
       return;
     }
     if (opt) {
@@ -1247,10 +1343,7 @@ class Annotator {
     if (this.screen !== "pair") return;
     const shown = at - this.drawnAt;
     if (shown < this.limits.min_view_ms) {
-      this.ignore(
-        `Key ignored: this pair had been on screen for only ${Math.round(shown)} ms. ` +
-          "Look at it and press again.",
-      );
+      this.ignore(this.words.say("ignored_too_soon", { ms: this.words.num(Math.round(shown)) }));
       return;
     }
     const pos = this.pos;
@@ -1283,7 +1376,7 @@ class Annotator {
     if (next === undefined) {
       // Past the end of the window: the server says where the first unrated slot is.
       this.go("loading", { waitFor: { kind: "resume" } });
-      this.showWait("Checking your queue…");
+      this.showWait(this.words.say("checking_queue"));
       this.kickAfterPaint();
     } else {
       this.moveTo(next);
@@ -1330,7 +1423,7 @@ class Annotator {
     if (prev === undefined) {
       // Before the stretch held: the server sends the slots served before this one.
       this.go("loading", { waitFor: { kind: "back", pos: this.pos } });
-      this.showWait("Loading the previous pair…");
+      this.showWait(this.words.say("loading_previous"));
       this.kick();
     } else if (prev !== null) {
       this.moveTo(prev);
@@ -1348,7 +1441,9 @@ class Annotator {
   commentChanged() {
     const n = this.el.comment.value.length;
     const max = this.el.comment.maxLength;
-    this.el.count.textContent = n > max * 0.8 ? `${n} / ${max} characters` : "";
+    this.el.count.textContent = n > max * 0.8
+      ? this.words.say("comment_count", { n: this.words.num(n), max: this.words.num(max) })
+      : "";
   }
 
   renderReminder(pos) {
