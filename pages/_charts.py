@@ -13,11 +13,18 @@ the page's text; that report reruns the fragment alone, which draws the figure i
 Later runs of the page view (a widget, the live refresh), and every later page view of the
 session (the browser has run the chart code by then), draw the figure at once. The figure
 is drawn at the slot's height (:data:`HEIGHT` pixels unless the page says otherwise).
+
+:func:`after_paint` does the same for a whole section below the charts (the Dashboard's
+quality over time, disagreement explorer, ...): its page run would otherwise hold up every
+chart, since Streamlit reruns a fragment only once the page's script run has finished. Such a
+section is placed below the charts, where nothing drawn before it moves when it arrives; the
+reports go in page order, so the charts come first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -25,8 +32,9 @@ import streamlit as st
 from pages.components.afterpaint import painted
 
 #: Set in the session once a chart was drawn after the paint: the browser has run the chart
-#: code, so the next page views of this session draw their charts at once (waiting for the
-#: page's whole run and a round trip cost 0.6 s warm at 1,200 items, 4.4 s at 100,000).
+#: code, so the next page views of this session draw their charts (and the sections of
+#: :func:`after_paint`) at once, in page order (waiting for the page's whole run and a round
+#: trip cost 0.6 s warm at 1,200 items, 4.4 s at 100,000).
 CODE_RUN = "charts_code_run"
 
 #: Plotly's own default height, which the figures of the pages used before this module.
@@ -51,3 +59,19 @@ def _slot(figure: go.Figure | Callable[[], go.Figure], key: str, height: int) ->
         if ready:
             fig = figure if isinstance(figure, go.Figure) else figure()
             st.plotly_chart(go.Figure(fig).update_layout(height=height), key=key)
+
+
+def after_paint(draw: Callable[..., None], *args: Any, key: str) -> None:
+    """``draw(*args)`` in a fragment of its own, run once the browser has painted the page's
+    text (at once when the session's browser has run the chart code: :data:`CODE_RUN`); *key*
+    names the fragment's paint report. *draw* is guarded by the caller (``_ui.requires``), as
+    every fragment of the admin pages is. Place it below every chart and text drawn at once:
+    what it draws comes later and must move nothing."""
+    st.fragment(_later)(draw, key, args)
+
+
+def _later(draw: Callable[..., None], key: str, args: tuple[Any, ...]) -> None:
+    """The fragment's body: the component that reports the paint, then the section once the
+    page is painted (the section never sets :data:`CODE_RUN`: it runs no chart code)."""
+    if painted(f"{key}_painted", known=bool(st.session_state.get(CODE_RUN))):
+        draw(*args)

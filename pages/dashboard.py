@@ -35,6 +35,8 @@ ACCESS_LABELS = {
 REASON_LABELS = {"audit": N_("audit"), "agreement": N_("agreement")}
 #: The audit table's rows that are not a group of the study.
 GROUP_LABELS = {"overall": N_("overall"), "all": N_("all")}
+#: The session key holding the doctor just paused (confirmed by the page's next run).
+PAUSED = "dashboard_paused"
 #: The model of the doctors' choices.
 MODEL_LABELS = {"off": N_("off"), "dawid-skene": N_("Dawid–Skene"), "mace": N_("MACE")}
 
@@ -216,6 +218,11 @@ def _quality_over_time(study: Study) -> None:
         st.info(_ui.plain_markdown(note))
     for reading in q.readings():
         st.warning(_ui.plain_markdown(reading))  # plain text: names the doctor as typed
+    paused = st.session_state.pop(PAUSED, None)
+    if paused is not None:
+        st.success(
+            _ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=paused))
+        )
     if len(q.alerts):
         _qa.table(q.alerts, "drift-alerts", "dashboard_dl_drift_alerts")
         _pause_form(study, q)
@@ -260,7 +267,10 @@ def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) ->
     drift_svc.pause_annotator(
         study, who, by=admin.name if admin else "admin", reason=reason, evidence=evidence
     )
-    st.success(_ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=who)))
+    # The whole page again (this section is a fragment of its own): the completion table
+    # above shows the doctor paused; the confirmation is shown by the next run.
+    st.session_state[PAUSED] = who
+    st.rerun()
 
 
 def _drift_settings(study: Study, settings: drift_svc.DriftSettings) -> None:
@@ -592,16 +602,19 @@ def _dashboard(study: Study) -> None:
 
     _rater_quality(study, dash)
 
-    _quality_over_time(study)
-
+    # ---- below the charts, after the paint -------------------------------------------------
+    # Each of these sections is a fragment drawn once the browser has painted the text above
+    # (pages/_charts.after_paint): at 100,000 pairs x 3 quality over time and the
+    # disagreement explorer cost seconds, and a chart's fragment would wait for them (a
+    # fragment reruns after the page's whole run). They report in page order, after the
+    # charts; what they draw lands below everything else, so nothing moves.
+    guarded = _ui.requires("admin")
+    _charts.after_paint(guarded(_quality_over_time), study, key="dashboard_later_quality")
     # ---- practice round (studies with practice pairs) -----------------------------------
-    _practice.panel(study)
-
-    _model_of_the_doctors(dash)
-
-    _adjudication(study)
-
-    _disagreement_explorer(dash)
+    _charts.after_paint(guarded(_practice.panel), study, key="dashboard_later_practice")
+    _charts.after_paint(guarded(_model_of_the_doctors), dash, key="dashboard_later_model")
+    _charts.after_paint(guarded(_adjudication), study, key="dashboard_later_adjudication")
+    _charts.after_paint(guarded(_disagreement_explorer), dash, key="dashboard_later_explorer")
 
 
 @_ui.requires("admin", page=True)
@@ -619,8 +632,10 @@ def dashboard_ui() -> None:
     # called), through the role guard: a fragment's own reruns skip app.py.
     st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(picked)
     # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
-    # refresh)
-    _predictions.panel(picked)
+    # refresh; after the paint, as the sections above it)
+    _charts.after_paint(
+        _ui.requires("admin")(_predictions.panel), picked, key="dashboard_later_predictions"
+    )
 
 
 dashboard_ui()

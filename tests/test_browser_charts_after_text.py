@@ -11,6 +11,11 @@ whatever the load. Before pages/_charts.py (charts inline with the text, bcf7401
 failed: the headline figures were painted in the same frame as the first chart, 4.3 s after
 the click, held back by the chart code's run.
 
+The sections below the charts (quality over time, practice, the model of the doctors,
+adjudication, the disagreement explorer, predictions) are drawn after the paint too, in
+fragments of their own placed below everything else (so that no chart waits for their run):
+they must show, after the headline, and their arrival is counted in the layout shift.
+
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
 """
 
@@ -36,6 +41,10 @@ N_ITEMS = 200
 MAX_SHIFT = 0.005
 #: How long the chart code's first run holds the main thread in the test (ms).
 SLOW_MS = 1500
+
+#: Headings of the sections drawn after the paint, below the charts.
+LATER = ("Quality over time", "Disagreement explorer")
+PREDICTIONS = "Predictions: prediction-powered audit and the model as a rater"
 
 SLOTS = '[class*="st-key-dashboard_fig_"][class*="_slot"]'
 #: The charts the small study's Dashboard draws (five at 200 items): waited for before the
@@ -91,15 +100,21 @@ def test_dashboard_text_paints_before_charts_and_charts_move_nothing(tmp_path):
         _paint.install(page)
         _paint.watch(page, bench.paint_targets("Dashboard"), "QA dashboard")
         page.get_by_test_id("stSidebarNav").get_by_text("Dashboard", exact=True).click()
-        got = _paint.marks(page, ["main", "chart"])
+        got = _paint.marks(page, ["main", "chart", "explorer"])
         deadline = time.monotonic() + 60
         while _drawn(page) < MIN_CHARTS and time.monotonic() < deadline:
             time.sleep(0.2)
+        page.get_by_role("heading", name=PREDICTIONS).wait_for(timeout=60000)
         page.wait_for_timeout(1000)  # anything still moving after the last chart is counted
         shift = _paint.shift_after(page, got["main"] + bench.ONE_FRAME)
         slots, filled = _filled(page)
+        later = [page.get_by_role("heading", name=h).count() for h in LATER]
     assert got["main"] < got["chart"], (
         f"headline at {got['main']:.3f} s, chart {got['chart']:.3f} s"
     )
+    assert got["main"] < got["explorer"], (
+        f"headline at {got['main']:.3f} s, disagreement explorer {got['explorer']:.3f} s"
+    )
+    assert all(later), dict(zip(LATER, later))
     assert shift <= MAX_SHIFT, f"layout shift after the headline painted: {shift:.4f}"
     assert slots >= MIN_CHARTS and filled == slots, f"{filled} of {slots} chart slots drawn"
