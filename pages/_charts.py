@@ -24,6 +24,7 @@ reports go in page order, so the charts come first.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import plotly.graph_objects as go
@@ -40,6 +41,11 @@ CODE_RUN = "charts_code_run"
 #: Plotly's own default height, which the figures of the pages used before this module.
 HEIGHT = 450
 
+#: True while a section of :func:`after_paint` is drawn: the page's text is painted by then,
+#: so a chart inside it is drawn at once, with no paint report of its own (a late report
+#: is one more fragment rerun for the admin's next click to meet).
+_AFTER_PAINT: ContextVar[bool] = ContextVar("after_paint", default=False)
+
 
 def plotly_chart(
     figure: go.Figure | Callable[[], go.Figure], *, key: str, height: int = HEIGHT
@@ -52,7 +58,9 @@ def plotly_chart(
 def _slot(figure: go.Figure | Callable[[], go.Figure], key: str, height: int) -> None:
     """The fragment's body: the component that reports the paint, then the slot of fixed
     height, with the chart in it once the page is painted."""
-    ready = painted(f"{key}_painted", known=bool(st.session_state.get(CODE_RUN)))
+    ready = painted(
+        f"{key}_painted", known=bool(st.session_state.get(CODE_RUN)) or _AFTER_PAINT.get()
+    )
     if ready:
         st.session_state[CODE_RUN] = True
     with st.container(height=height, border=False, key=f"{key}_slot"):
@@ -74,4 +82,8 @@ def _later(draw: Callable[..., None], key: str, args: tuple[Any, ...]) -> None:
     """The fragment's body: the component that reports the paint, then the section once the
     page is painted (the section never sets :data:`CODE_RUN`: it runs no chart code)."""
     if painted(f"{key}_painted", known=bool(st.session_state.get(CODE_RUN))):
-        draw(*args)
+        token = _AFTER_PAINT.set(True)
+        try:
+            draw(*args)
+        finally:
+            _AFTER_PAINT.reset(token)

@@ -603,18 +603,24 @@ def _dashboard(study: Study) -> None:
     _rater_quality(study, dash)
 
     # ---- below the charts, after the paint -------------------------------------------------
-    # Each of these sections is a fragment drawn once the browser has painted the text above
+    # These sections are one fragment drawn once the browser has painted the text above
     # (pages/_charts.after_paint): at 100,000 pairs x 3 quality over time and the
     # disagreement explorer cost seconds, and a chart's fragment would wait for them (a
-    # fragment reruns after the page's whole run). They report in page order, after the
-    # charts; what they draw lands below everything else, so nothing moves.
-    guarded = _ui.requires("admin")
-    _charts.after_paint(guarded(_quality_over_time), study, key="dashboard_later_quality")
+    # fragment reruns after the page's whole run). It reports after the charts; what it
+    # draws lands below everything else, so nothing moves. One fragment, not one per
+    # section: with six more paint reports (fragment reruns) an admin's study choice made
+    # just after the page loaded was lost in 3 runs of 10 (tests/test_browser_first_day_numbers).
+    _charts.after_paint(_ui.requires("admin")(_below), study, dash, key="dashboard_later")
+
+
+def _below(study: Study, dash: dashboard_svc.Dashboard) -> None:
+    """The Dashboard's sections after its charts, drawn after the paint (one fragment)."""
+    _quality_over_time(study)
     # ---- practice round (studies with practice pairs) -----------------------------------
-    _charts.after_paint(guarded(_practice.panel), study, key="dashboard_later_practice")
-    _charts.after_paint(guarded(_model_of_the_doctors), dash, key="dashboard_later_model")
-    _charts.after_paint(guarded(_adjudication), study, key="dashboard_later_adjudication")
-    _charts.after_paint(guarded(_disagreement_explorer), dash, key="dashboard_later_explorer")
+    _practice.panel(study)
+    _model_of_the_doctors(dash)
+    _adjudication(study)
+    _disagreement_explorer(dash)
 
 
 @_ui.requires("admin", page=True)
