@@ -609,7 +609,7 @@ def _dashboard(study: Study) -> None:
     # fragment reruns after the page's whole run). It reports after the charts; what it
     # draws lands below everything else, so nothing moves. One fragment, not one per
     # section: with six more paint reports (fragment reruns) an admin's study choice made
-    # just after the page loaded was lost in 3 runs of 10 (tests/test_browser_first_day_numbers).
+    # just after the page loaded was lost in 4 runs of 12 (tests/test_browser_first_day_numbers).
     _charts.after_paint(_ui.requires("admin")(_below), study, dash, key="dashboard_later")
 
 
