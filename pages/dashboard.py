@@ -608,8 +608,8 @@ def _dashboard(study: Study) -> None:
     # disagreement explorer cost seconds, and a chart's fragment would wait for them (a
     # fragment reruns after the page's whole run). It reports after the charts; what it
     # draws lands below everything else, so nothing moves. One fragment, not one per
-    # section: with six more paint reports (fragment reruns) an admin's study choice made
-    # just after the page loaded was lost in 4 runs of 12 (tests/test_browser_first_day_numbers).
+    # section: every paint report is a fragment rerun, and one asked for just as a run ends
+    # can make Streamlit drop that run's last messages (docs/perf.md, issue 38).
     _charts.after_paint(_ui.requires("admin")(_below), study, dash, key="dashboard_later")
 
 
@@ -638,10 +638,10 @@ def dashboard_ui() -> None:
     # called), through the role guard: a fragment's own reruns skip app.py.
     st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(picked)
     # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
-    # refresh; after the paint, as the sections above it)
-    _charts.after_paint(
-        _ui.requires("admin")(_predictions.panel), picked, key="dashboard_later_predictions"
-    )
+    # refresh). Drawn at once, below the sections drawn after the paint (a paint report of
+    # its own came late, after the sections' tables: one more chance for the race above);
+    # far below the fold when the sections arrive above it.
+    _predictions.panel(picked)
 
 
 dashboard_ui()

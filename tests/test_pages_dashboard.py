@@ -311,18 +311,14 @@ def test_sections_below_the_charts_wait_for_the_paint_and_speak_the_page_languag
     def headings() -> set[str]:
         return {h.value for h in (*at.header, *at.subheader)}
 
-    later = {
-        "dashboard_later": ("Qualität im Zeitverlauf", "Uneinigkeiten erkunden"),
-        "dashboard_later_predictions": (
-            "Vorhersagen: vorhersagegestützte Prüfung und das Modell als Bewerter",
-        ),
-    }
-    words = {w for ws in later.values() for w in ws}
+    words = {"Qualität im Zeitverlauf", "Uneinigkeiten erkunden"}
     assert "Automatische Labels gegen Mehrheit" in headings()  # the text above the charts
+    # Predictions, below the later sections, are drawn at once (a late report of their own
+    # made Streamlit drop an admin's study choice: pages/dashboard.py).
+    assert "Vorhersagen: vorhersagegestützte Prüfung und das Modell als Bewerter" in headings()
     assert not headings() & words
     assert not at.get("plotly_chart")
-    for key in later:
-        at.session_state[f"{key}_painted"] = {"painted": True}
+    at.session_state["dashboard_later_painted"] = {"painted": True}
     at.run()
     assert not at.exception, at.exception
     assert words <= headings()
