@@ -272,8 +272,8 @@ def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) ->
     except UsageProblem as exc:  # no reason given, or the doctor is gone: said, nothing stored
         st.error(_ui.plain_markdown(str(exc)))
         return
-    # The whole page again (this section is a fragment of its own): the completion table
-    # above shows the doctor paused; the confirmation is shown by the next run.
+    # The whole page again: the completion table above, drawn earlier in this run, shows
+    # the doctor paused; the confirmation is shown by the next run.
     st.session_state[PAUSED] = who
     st.rerun()
 
@@ -608,14 +608,11 @@ def _dashboard(study: Study) -> None:
     _rater_quality(study, dash)
 
     # ---- below the charts, after the paint -------------------------------------------------
-    # These sections are one fragment drawn once the browser has painted the text above
+    # These sections come with the charts, once the browser has painted the text above
     # (pages/_charts.after_paint): at 100,000 pairs x 3 quality over time and the
-    # disagreement explorer cost seconds, and a chart's fragment would wait for them (a
-    # fragment reruns after the page's whole run). It reports after the charts; what it
-    # draws lands below everything else, so nothing moves. One fragment, not one per
-    # section: every paint report is a fragment rerun, and one asked for just as a run ends
-    # can make Streamlit drop that run's last messages (docs/perf.md, issue 38).
-    _charts.after_paint(_ui.requires("admin")(_below), study, dash, key="dashboard_later")
+    # disagreement explorer cost seconds, which the page's first run (the headline, the
+    # tables) does not wait for. What they draw lands below everything else: nothing moves.
+    _charts.after_paint(_below, study, dash)
 
 
 def _below(study: Study, dash: dashboard_svc.Dashboard) -> None:
@@ -643,10 +640,12 @@ def dashboard_ui() -> None:
     # called), through the role guard: a fragment's own reruns skip app.py.
     st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(picked)
     # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
-    # refresh). Drawn at once, below the sections drawn after the paint (a paint report of
-    # its own came late, after the sections' tables: one more chance for the race above);
-    # far below the fold when the sections arrive above it.
+    # refresh). Drawn at once, below the sections drawn after the paint; far below the fold
+    # when the sections arrive above it.
     _predictions.panel(picked)
+    # Last: the paint report, whose rerun of the whole page draws the charts and the
+    # sections after them (pages/_charts.py).
+    _charts.report_paint()
 
 
 dashboard_ui()

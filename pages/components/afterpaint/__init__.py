@@ -1,11 +1,11 @@
 """After paint: an invisible component whose state ``painted`` turns true once the browser
-has painted the page's text (see ``afterpaint.js``). :mod:`pages._charts` mounts one in each
-chart's fragment, so the chart is drawn, by a rerun of that fragment alone, after the
-figures and tables around it are on screen."""
+has painted the page's text (see ``afterpaint.js``). :mod:`pages._charts` mounts one, last,
+on a page with charts: the state's change reruns the whole page, which then draws its charts
+after the figures and tables around them are on screen."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -19,18 +19,11 @@ _mount = st.components.v2.component(
 )
 
 
-def painted(key: str, known: bool = False) -> bool:
-    """Mount the component under *key*; whether the browser has reported the page painted
-    (false on the first run of a page view, true from the rerun it asks for on; a test
-    without a browser sets ``st.session_state[key] = {"painted": True}`` first); *known*: the
-    caller knows it already (the component then asks for nothing)."""
-    state = st.session_state.get(key)
-    done = known or (bool(state.get("painted")) if isinstance(state, Mapping) else False)
-    result = _mount(
-        key=key, data={"painted": done}, default={"painted": False}, on_painted_change=_noop
+def report_painted(key: str, *, known: bool, on_painted: Callable[[], None]) -> None:
+    """Mount the component under *key*. Unless *known* (the caller knows the page was painted
+    already: the component then asks for nothing), the browser reports once the page is
+    painted: *on_painted* runs, then the whole page reruns (the component is in no
+    fragment)."""
+    _mount(
+        key=key, data={"painted": known}, default={"painted": False}, on_painted_change=on_painted
     )
-    return done or bool(getattr(result, "painted", False))
-
-
-def _noop() -> None:
-    """The state's change callback (required by Streamlit; the rerun is what matters)."""
