@@ -12,10 +12,10 @@ failed: the headline figures were painted in the same frame as the first chart, 
 the click, held back by the chart code's run.
 
 The sections below the charts (quality over time, practice, the model of the doctors,
-adjudication, the disagreement explorer) are drawn after the paint too, in a fragment
-placed below everything else but the predictions panel (so that no chart waits for their
-run):
-they must show, after the headline, and their arrival is counted in the layout shift.
+adjudication, the disagreement explorer) are drawn after the paint too, by the same rerun
+of the page as the charts, below everything else but the predictions panel (so that the
+page's first run does not wait for them): they must show, after the headline, and their
+arrival is counted in the layout shift.
 
 Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
 """
