@@ -16,7 +16,7 @@ from medsim_annot.services import stopping as stopping_svc
 from medsim_annot.services.adjudication import board as adjudication_svc
 from medsim_annot.services.dashboard import labels
 from medsim_annot.services.study_handle import Study
-from pages import _charts, _practice, _predictions, _qa, _ui
+from pages import _practice, _predictions, _qa, _ui
 
 #: The check-pair columns of the pace table, left out while no check pair was answered.
 CHECK_COLUMNS = ("n_checks", "n_correct", "check_accuracy", "ci_low", "ci_high", "check_warning")
@@ -36,8 +36,6 @@ ACCESS_LABELS = {
 REASON_LABELS = {"audit": N_("audit"), "agreement": N_("agreement")}
 #: The audit table's rows that are not a group of the study.
 GROUP_LABELS = {"overall": N_("overall"), "all": N_("all")}
-#: The session key holding the doctor just paused (confirmed by the page's next run).
-PAUSED = "dashboard_paused"
 #: The model of the doctors' choices.
 MODEL_LABELS = {"off": N_("off"), "dawid-skene": N_("Dawid–Skene"), "mace": N_("MACE")}
 
@@ -88,7 +86,7 @@ def _sequential_audit(study: Study) -> None:
         "dashboard_dl_sequential",
         csv=groups,
     )
-    _charts.plotly_chart(
+    st.plotly_chart(
         plots.sequential_audit_figure(status.groups, status.target), key="dashboard_fig_sequential"
     )
 
@@ -150,9 +148,7 @@ def _adjudication(study: Study) -> None:
         )
     )
     _qa.table(adj.raters, "adjudicated-agreement", "dashboard_dl_adjudicated")
-    _charts.plotly_chart(
-        plots.adjudication_reasons_figure(adj.reasons), key="dashboard_fig_adj_reasons"
-    )
+    st.plotly_chart(plots.adjudication_reasons_figure(adj.reasons), key="dashboard_fig_adj_reasons")
 
 
 def _disagreement_explorer(dash: dashboard_svc.Dashboard) -> None:
@@ -219,11 +215,6 @@ def _quality_over_time(study: Study) -> None:
         st.info(_ui.plain_markdown(note))
     for reading in q.readings():
         st.warning(_ui.plain_markdown(reading))  # plain text: names the doctor as typed
-    paused = st.session_state.pop(PAUSED, None)
-    if paused is not None:
-        st.success(
-            _ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=paused))
-        )
     if len(q.alerts):
         _qa.table(q.alerts, "drift-alerts", "dashboard_dl_drift_alerts")
         _pause_form(study, q)
@@ -237,7 +228,7 @@ def _quality_over_time(study: Study) -> None:
             index=doctors.index(flagged[0]) if flagged else 0,
             key="dashboard_timeline_doctor",
         )
-        _charts.plotly_chart(
+        st.plotly_chart(
             plots.quality_timeline_figure(q.windows, who, revisions=q.revisions, alerts=q.alerts),
             key="dashboard_fig_timeline",
         )
@@ -272,10 +263,7 @@ def _pause(study: Study, q: drift_svc.QualityOverTime, who: str, reason: str) ->
     except UsageProblem as exc:  # no reason given, or the doctor is gone: said, nothing stored
         st.error(_ui.plain_markdown(str(exc)))
         return
-    # The whole page again: the completion table above, drawn earlier in this run, shows
-    # the doctor paused; the confirmation is shown by the next run.
-    st.session_state[PAUSED] = who
-    st.rerun()
+    st.success(_ui.plain_markdown(t("Paused {name} (recorded in the activity log).", name=who)))
 
 
 def _drift_settings(study: Study, settings: drift_svc.DriftSettings) -> None:
@@ -347,7 +335,7 @@ def _rater_quality(study: Study, dash: dashboard_svc.Dashboard) -> None:
     for reading in quality["reading"]:
         st.text(f"• {reading}")  # plain text: readings name annotators
     _qa.table(quality, "rater-quality", "dashboard_dl_quality")
-    _charts.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
+    st.plotly_chart(plots.quality_figure(quality), key="dashboard_fig_quality")
     st.subheader(
         t("Check pairs, rushed answers and pace") if checks else t("Rushed answers and pace")
     )
@@ -546,7 +534,7 @@ def _dashboard(study: Study) -> None:
             hide=repeated,
             csv=audit,
         )
-        _charts.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
+        st.plotly_chart(plots.audit_figure(audit), key="dashboard_fig_audit")
         conf = dash.confusion()
         st.subheader(t("Confusion matrix"))
         _qa.table(
@@ -556,7 +544,7 @@ def _dashboard(study: Study) -> None:
             index=True,
             csv=conf,
         )
-        _charts.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
+        st.plotly_chart(plots.confusion_figure(conf), key="dashboard_fig_confusion")
 
     # ---- sequential audit (studies created with --target-ci) -------------------------------
     _sequential_audit(study)
@@ -587,7 +575,7 @@ def _dashboard(study: Study) -> None:
     st.subheader(t("Pairwise agreement"))
     pw = dash.pairwise_alpha()
     if pw.notna().to_numpy().any():  # no heatmap of empty cells
-        _charts.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
+        st.plotly_chart(plots.pairwise_heatmap(pw), key="dashboard_fig_pairwise")
     _qa.table(
         pw,
         "pairwise-alpha",
@@ -601,27 +589,19 @@ def _dashboard(study: Study) -> None:
     means = dash.mean_scores()
     if len(means):
         st.subheader(t("Distribution of mean scores"))
-        _charts.plotly_chart(
-            plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means"
-        )
+        st.plotly_chart(plots.mean_score_histogram(means, dash.scale), key="dashboard_fig_means")
 
     _rater_quality(study, dash)
 
-    # ---- below the charts, after the paint -------------------------------------------------
-    # These sections come with the charts, once the browser has painted the text above
-    # (pages/_charts.after_paint): at 100,000 pairs x 3 quality over time and the
-    # disagreement explorer cost seconds, which the page's first run (the headline, the
-    # tables) does not wait for. What they draw lands below everything else: nothing moves.
-    _charts.after_paint(_below, study, dash)
-
-
-def _below(study: Study, dash: dashboard_svc.Dashboard) -> None:
-    """The Dashboard's sections after its charts, drawn after the paint (one fragment)."""
     _quality_over_time(study)
+
     # ---- practice round (studies with practice pairs) -----------------------------------
     _practice.panel(study)
+
     _model_of_the_doctors(dash)
+
     _adjudication(study)
+
     _disagreement_explorer(dash)
 
 
@@ -640,12 +620,8 @@ def dashboard_ui() -> None:
     # called), through the role guard: a fragment's own reruns skip app.py.
     st.fragment(_ui.requires("admin")(_dashboard), run_every=30 if live else None)(picked)
     # ---- a model's scores: prediction-powered audit, model as a rater (outside the live
-    # refresh). Drawn at once, below the sections drawn after the paint; far below the fold
-    # when the sections arrive above it.
+    # refresh)
     _predictions.panel(picked)
-    # Last: the paint report, whose rerun of the whole page draws the charts and the
-    # sections after them (pages/_charts.py).
-    _charts.report_paint()
 
 
 dashboard_ui()

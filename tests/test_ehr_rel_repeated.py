@@ -345,9 +345,6 @@ def test_dashboard_page_shows_the_note(db_url, wide_file, monkeypatch):
     dsvc.clear_cache()
     svc.import_ehr_rel(wide_file, "rep")
     at = AppTest.from_file(str(root / "pages" / "dashboard.py"), default_timeout=120)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     at.session_state["auth_role"] = "admin"
     at.run()
     assert not at.exception, at.exception

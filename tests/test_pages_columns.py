@@ -46,9 +46,6 @@ def db(db_url, monkeypatch):
 
 def _page(name: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     for k, v in ADMIN.items():
         at.session_state[k] = v
     at.run()

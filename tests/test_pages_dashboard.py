@@ -45,9 +45,6 @@ def app_db(db_url, monkeypatch):
 
 def _page(name: str, state=ADMIN) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     for k, v in (state or {}).items():
         at.session_state[k] = v
     return at.run()
@@ -317,37 +314,3 @@ def test_a_drifting_doctors_name_is_plain_text(app_db):
     assert not at.exception, at.exception
     done = [s.value for s in at.success if "Paused" in s.value]
     assert done and beacon not in done[0] and beacon in _unescaped(done[0])
-
-
-def test_sections_below_the_charts_wait_for_the_paint_and_speak_the_page_language(app_db):
-    """Issue 38: a page view's first run draws the headline, the tables and the charts' empty
-    slots, not the charts nor the sections below them (at 100,000 pairs their run held the
-    charts back), and mounts the paint report last. The report's rerun of the whole page
-    (its callback sets pages/_charts.CODE_RUN first) draws every chart and the sections, in
-    the page's language."""
-    seed_demo(engine=get_engine())
-    at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=120)
-    at.session_state["auth_role"] = "admin"
-    at.session_state["medsim_language"] = "de"  # pages/_i18n.LANGUAGE_KEY
-    at.run()
-    assert not at.exception, at.exception
-
-    def headings() -> set[str]:
-        return {h.value for h in (*at.header, *at.subheader)}
-
-    words = {"Qualität im Zeitverlauf", "Uneinigkeiten erkunden"}
-    assert "Automatische Labels gegen Mehrheit" in headings()  # the text above the charts
-    # Predictions, below the later sections, are drawn at once.
-    assert "Vorhersagen: vorhersagegestützte Prüfung und das Modell als Bewerter" in headings()
-    assert not headings() & words
-    assert not at.get("plotly_chart")
-    # The report is the page's last element, in no fragment (a fragment's rerun could lose
-    # the end of a run: pages/_charts.py).
-    assert at.main.children[len(at.main.children) - 1].key == "charts_painted"
-    at.session_state["charts_code_run"] = True  # what the report's callback does
-    at.run()
-    assert not at.exception, at.exception
-    assert words <= headings()
-    assert any(m.label == "Paare zeigen mit" for m in at.multiselect)
-    keys = [c.key for c in at.get("plotly_chart")]
-    assert "dashboard_fig_audit" in keys and "dashboard_fig_timeline" in keys

@@ -34,9 +34,6 @@ from tests.test_ppi_cli import ppi_files  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGE_KEY = "medsim_language"  # pages/_i18n.LANGUAGE_KEY
-#: No browser here to report the page painted: with this set the charts (and the sections
-#: drawn after the paint) come at once (pages/_charts.CODE_RUN).
-CODE_RUN = "charts_code_run"
 #: A number as German writes it: decimal comma, never a decimal point.
 GERMAN_DECIMAL = re.compile(r"^-?\d{1,3}(\.\d{3})*,\d+$")
 
@@ -52,7 +49,6 @@ def demo(db_url, monkeypatch):
 def _page(name: str, lang: str | None, study: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
     at.session_state["auth_role"] = "admin"
-    at.session_state[CODE_RUN] = True
     if lang is not None:
         at.session_state[LANGUAGE_KEY] = lang
     at.run()
@@ -413,7 +409,6 @@ def test_report_downloaded_from_a_german_dashboard_is_german(demo, monkeypatch):
 def _predictions(lang: str, ppi_files) -> AppTest:  # noqa: F811
     svc.import_ratings(ppi_files["ratings"], ppi_files["pairs"], "binary", "s")
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
-    at.session_state[CODE_RUN] = True
     at.session_state["auth_role"] = "admin"
     at.session_state["dashboard_study"] = "s"
     at.session_state[LANGUAGE_KEY] = lang
@@ -454,7 +449,6 @@ def test_sequential_audit_in_german_and_pseudo(db_url, monkeypatch):
     ids = stopping_data._create()
     stopping_data._rate_all(ids)
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
-    at.session_state[CODE_RUN] = True
     at.session_state["auth_role"] = "admin"
     at.session_state[LANGUAGE_KEY] = "de"
     at.run()
@@ -464,7 +458,6 @@ def test_sequential_audit_in_german_and_pseudo(db_url, monkeypatch):
     table = next(d.value for d in at.dataframe if "Status" in d.value.columns)
     assert set(table["Status"]) == {"gestoppt", "wird ausgeliefert"}
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
-    at.session_state[CODE_RUN] = True
     at.session_state["auth_role"] = "admin"
     at.session_state[LANGUAGE_KEY] = i18n.PSEUDO
     at.run()
@@ -485,7 +478,6 @@ def test_drift_alerts_in_german_then_english_then_pseudo(db_url, monkeypatch):
 
     def run(lang: str) -> AppTest:
         at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
-        at.session_state[CODE_RUN] = True
         at.session_state["auth_role"] = "admin"
         at.session_state["dashboard_study"] = "drifty"
         at.session_state[LANGUAGE_KEY] = lang

@@ -127,9 +127,6 @@ def test_an_annotator_is_refused_the_adjudicate_page(db):
 # ---------------------------------------------------------------- item 8: empty states
 def _dashboard(study: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=120)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     at.session_state["auth_role"] = "admin"
     at.run()
     at.selectbox(key="dashboard_study").select(study).run()

@@ -51,9 +51,6 @@ def test_practice_section_unlock_and_send_back(app_db):
     svc.create_study("plain", _pairs(False), BINARY, ["A"])
     svc.create_study("prac", _pairs(True), BINARY, ["A", "B"])
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=120)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     at.session_state["auth_role"] = "admin"
     at.run()
     at.selectbox(key="dashboard_study").select("plain").run()

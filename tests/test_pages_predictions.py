@@ -28,9 +28,6 @@ def app_db(db_url, monkeypatch):
 
 def _dashboard(study: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / "dashboard.py"), default_timeout=180)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     at.session_state["auth_role"] = "admin"
     at.session_state["dashboard_study"] = study
     return at.run()

@@ -33,9 +33,6 @@ def db(db_url, monkeypatch):
 
 def _page(path: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
-    # No browser here reports the page painted: charts and the sections after
-    # them drawn at once (pages/_charts.CODE_RUN).
-    at.session_state["charts_code_run"] = True
     at.session_state["auth_role"] = "admin"
     at.session_state["auth_admin"] = AdminIdentity("alice", "named")
     return at.run()

@@ -4,9 +4,7 @@
 // into the page's module map. Then, after RUN_AFTER_MS more and only when the browser is
 // idle, the module is run (an import of the same URL): running it takes the main thread for
 // a moment, which an admin who clicks on at once should not wait for; one who reads Study
-// setup first finds the Dashboard's charts ready. Not run once the admin has left the page
-// (its URL changed): the page they went to would wait for it (a chart page runs the chunk
-// itself, after its text is painted: pages/_charts.py). The URL is resolved against the app's main
+// setup first finds the Dashboard's charts ready. The URL is resolved against the app's main
 // script, as the app resolves its own import, so it is the same module instance.
 // `data.chunks`: file names in Streamlit's static/js. Once per page load; a failure only means
 // the chart loads its code itself, as without this.
@@ -24,11 +22,6 @@ export default function (component) {
   const main = document.querySelector('script[type="module"][src*="static/js/index."]');
   if (!main) return;
   const urls = chunks.map((chunk) => new URL("./" + chunk, main.src).href);
-  const here = window.location.pathname;
-  const run = () => {
-    if (window.location.pathname === here) urls.forEach((u) => import(u).catch(() => {}));
-    else window.__medsimChartCodePreloaded = false; // left before it ran: next visit tries again
-  };
   whenIdle(() => {
     for (const href of urls) {
       const link = document.createElement("link");
@@ -37,6 +30,6 @@ export default function (component) {
       link.href = href;
       document.head.appendChild(link);
     }
-    setTimeout(() => whenIdle(run), RUN_AFTER_MS);
+    setTimeout(() => whenIdle(() => urls.forEach((u) => import(u).catch(() => {}))), RUN_AFTER_MS);
   });
 }
