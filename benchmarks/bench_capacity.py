@@ -58,6 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._postgres import postgres_base, throwaway_database
+
 ROOT = Path(__file__).resolve().parents[1]
 CPU_PRESSES = int(os.environ.get("MEDSIM_BENCH_CPU_PRESSES", "60"))
 IDLE_S = float(os.environ.get("MEDSIM_BENCH_IDLE_S", "20"))
@@ -207,34 +209,6 @@ def _server(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-
-
-def _pg_base() -> str | None:
-    return os.environ.get("MEDSIM_BENCH_POSTGRES_URL") or os.environ.get("MEDSIM_TEST_POSTGRES_URL")
-
-
-@contextlib.contextmanager
-def _pg_database():
-    """A fresh PostgreSQL database on the configured server, dropped afterwards."""
-    import sqlalchemy as sa
-
-    from medsim_annot.storage import dispose_all
-
-    base = _pg_base()
-    assert base
-    name = "medsim_cap_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(
-        base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
-    )
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield base.rsplit("/", 1)[0] + "/" + name
-    finally:
-        dispose_all()
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
 
 
 def _study(url: str, n_doctors: int, n_pairs: int):
@@ -642,7 +616,7 @@ def run(report) -> None:
     from tests.streamlit_harness import CHROMIUM, chromium
 
     have_browser = CHROMIUM.exists()
-    pg = _pg_base()
+    pg = postgres_base()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         sqlite = f"sqlite:///{tmp / 'capacity.db'}"
@@ -651,7 +625,7 @@ def run(report) -> None:
             with chromium() as browser:
                 rerun_cpu["SQLite"] = _cpu_per_press(report, "SQLite", sqlite, browser, tmp, 10)
                 if pg:
-                    with _pg_database() as url:
+                    with throwaway_database(pg, "medsim_cap_") as url:
                         rerun_cpu["PostgreSQL"] = _cpu_per_press(
                             report, "PostgreSQL", url, browser, tmp, 20
                         )
@@ -666,9 +640,9 @@ def run(report) -> None:
         if not pg:
             print("  PostgreSQL: skipped (set MEDSIM_BENCH_POSTGRES_URL)", flush=True)
             return
-        with _pg_database() as url:
+        with throwaway_database(pg, "medsim_cap_") as url:
             _steady(report, "PostgreSQL", url, tmp)
-        with _pg_database() as url:
+        with throwaway_database(pg, "medsim_cap_") as url:
             knee1, crossed1, _ = _ramp("PostgreSQL one process", url, tmp, 1)
         ceiling = 1000 / rerun_cpu["PostgreSQL"] if rerun_cpu.get("PostgreSQL") else float("nan")
         _knee_report(
@@ -679,7 +653,7 @@ def run(report) -> None:
         if not NGINX.exists():
             print(f"  two processes: skipped ({NGINX} not found)", flush=True)
             return
-        with _pg_database() as url:
+        with throwaway_database(pg, "medsim_cap_") as url:
             knee2, crossed2, _ = _ramp("PostgreSQL two processes + nginx", url, tmp, 2)
         # Informational: on two cores the first process already uses both (issue 38), so
         # the knee of two cannot show scale-out; bench_scaleout.py shows what makes it work.

@@ -28,13 +28,13 @@ import contextlib
 import os
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import pandas as pd
 
+from benchmarks._postgres import postgres_base, throwaway_database
 from benchmarks._timing import best_time
 
 GROUPS = [
@@ -329,29 +329,14 @@ def _million(report, label: str, engine, n_ratings: int) -> None:
 def _postgres_engine():
     """A fresh database on the PostgreSQL server of the environment (None without one),
     dropped afterwards."""
-    import sqlalchemy as sa
-
     from medsim_annot.storage import get_engine
 
-    base = os.environ.get("MEDSIM_BENCH_POSTGRES_URL") or os.environ.get("MEDSIM_TEST_POSTGRES_URL")
+    base = postgres_base()
     if not base:
         yield None
         return
-    name = "medsim_bench_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(
-        base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
-    )
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(base).set(database=name).render_as_string(hide_password=False)
-    engine = get_engine(url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with throwaway_database(base) as url:
+        yield get_engine(url)
 
 
 def run(report) -> None:

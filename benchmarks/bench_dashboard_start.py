@@ -35,8 +35,9 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import uuid
 from pathlib import Path
+
+from benchmarks._postgres import postgres_base, throwaway_database
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_REF = os.environ.get("MEDSIM_BENCH_BASELINE_REF", "38dfbee")
@@ -186,8 +187,6 @@ def _measure(report, label: str, url: str, trees: dict[str, Path], script: Path)
 
 
 def run(report) -> None:
-    import sqlalchemy as sa
-
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         script = tmp / "first_dashboard.py"
@@ -199,24 +198,8 @@ def run(report) -> None:
         print(f"  load before: {loadavg()}")
         if "sqlite" in STORES:
             _measure(report, "SQLite", f"sqlite:///{tmp / 'start.db'}", trees, script)
-        pg = os.environ.get("MEDSIM_BENCH_POSTGRES_URL") or os.environ.get(
-            "MEDSIM_TEST_POSTGRES_URL"
-        )
+        pg = postgres_base()
         if pg and "postgresql" in STORES:
-            name = "medsim_bench_" + uuid.uuid4().hex[:8]
-            admin = sa.create_engine(
-                pg.replace("postgresql://", "postgresql+psycopg://", 1),
-                isolation_level="AUTOCOMMIT",
-            )
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-            try:
-                _measure(report, "PostgreSQL", pg.rsplit("/", 1)[0] + "/" + name, trees, script)
-            finally:
-                from medsim_annot.storage import dispose_all
-
-                dispose_all()
-                with admin.connect() as conn:
-                    conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                admin.dispose()
+            with throwaway_database(pg) as url:
+                _measure(report, "PostgreSQL", url, trees, script)
         print(f"  load after: {loadavg()}")

@@ -23,11 +23,12 @@ import sqlite3
 import statistics
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from benchmarks._postgres import postgres_base, throwaway_database
 from medsim_annot.services.study_handle import open_study
+from medsim_annot.storage import dispose_all
 
 WRITERS = int(os.environ.get("MEDSIM_BENCH_FAULT_WRITERS", "10"))
 PAIRS = int(os.environ.get("MEDSIM_BENCH_FAULT_PAIRS", "500"))
@@ -36,28 +37,11 @@ OUTAGES = 50
 
 
 def _stores():
-    yield "sqlite", f"sqlite:///{Path(tempfile.mkdtemp(prefix='medsim-faults-')) / 'f.db'}", None
-    base = os.environ.get("MEDSIM_BENCH_POSTGRES_URL") or os.environ.get("MEDSIM_TEST_POSTGRES_URL")
+    yield "sqlite", f"sqlite:///{Path(tempfile.mkdtemp(prefix='medsim-faults-')) / 'f.db'}"
+    base = postgres_base()
     if base:
-        import sqlalchemy as sa
-
-        name = "medsim_f_" + uuid.uuid4().hex[:10]
-        admin = sa.create_engine(
-            base.replace("postgresql://", "postgresql+psycopg://", 1),
-            isolation_level="AUTOCOMMIT",
-        )
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        yield "postgresql", base.rsplit("/", 1)[0] + "/" + name, (admin, name)
-
-
-def _drop(handle) -> None:
-    if handle is None:
-        return
-    admin, name = handle
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.dispose()
+        with throwaway_database(base, "medsim_f_") as url:
+            yield "postgresql", url
 
 
 def _kill_run(report, label: str, url: str) -> None:
@@ -187,12 +171,9 @@ def _outage_run(report, label: str, url: str) -> None:
 
 
 def run(report) -> None:
-    for label, url, handle in _stores():
+    for label, url in _stores():
         try:
             _kill_run(report, label, url)
             _outage_run(report, label, url)
         finally:
-            from medsim_annot.storage import dispose_all
-
             dispose_all()
-            _drop(handle)

@@ -51,11 +51,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._postgres import postgres_base, throwaway_database
 from benchmarks.bench_capacity import (
     PACE_S,
     TICK,
-    _pg_base,
-    _pg_database,
     _server,
     _study,
     tree_cpu,
@@ -570,14 +569,14 @@ def run(report) -> None:
 
     from tests.nginx_proxy import NGINX
 
-    base = _pg_base()
+    base = postgres_base()
     if not base:
         print("  skipped: set MEDSIM_BENCH_POSTGRES_URL or MEDSIM_TEST_POSTGRES_URL", flush=True)
         return
     if not NGINX.exists():
         print(f"  skipped: {NGINX} not found", flush=True)
         return
-    with tempfile.TemporaryDirectory() as d, _pg_database() as url:
+    with tempfile.TemporaryDirectory() as d, throwaway_database(base, "medsim_cap_") as url:
         tmp = Path(d)
         pg = PgCpu(base, url.rsplit("/", 1)[1]).start()
         try:
