@@ -29,7 +29,6 @@ fails is skipped (the page computes it, and shows its error, as before).
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 
 from medsim_annot import i18n
@@ -131,12 +130,3 @@ def warm_store(url: str | None = None) -> list[str]:
     except Exception:
         _log.warning("dashboard warm-up failed", exc_info=True)
         return []
-
-
-def warm_in_background(url: str | None = None) -> threading.Thread:
-    """Run :func:`warm_store` in a daemon thread (it never holds the server up at exit)."""
-    thread = threading.Thread(
-        target=warm_store, args=(url,), name="medsim-warm-dashboards", daemon=True
-    )
-    thread.start()
-    return thread
