@@ -168,3 +168,51 @@ def test_sign_in_buttons_reach_the_browser_before_their_fields(server, button, f
             assert field_box and button_box and button_box["y"] > field_box["y"]
     finally:
         context.close()
+
+
+CHART_CODE = "PlotlyChart."  # the file name of Streamlit's plotly chunk starts so
+
+
+def _chart_code_fetched(page) -> bool:
+    return page.evaluate(
+        "(n) => performance.getEntriesByType('resource').some((e) => e.name.includes(n))",
+        CHART_CODE,
+    )
+
+
+def test_the_chart_code_runs_on_the_admin_form_and_never_for_a_doctor(server):
+    """The Dashboard's chart code (Streamlit's 4.7 MB plotly chunk) is fetched and run while
+    the admin types the password, so that the Dashboard's first load after the sign-in does
+    not meet that run (issue 38); the start page loads it only once the admin form is open,
+    and a doctor's browser never loads it (not on the start page, not with the first pair)."""
+    browser = server["browser"]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server["base"] + "/", timeout=USABLE_MS)
+        page.get_by_label("Access code").wait_for(timeout=USABLE_MS)
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=USABLE_MS)
+        assert not _chart_code_fetched(page), "the start page fetched the chart code unasked"
+        open_admin_form(page, USABLE_MS)
+        page.wait_for_function("() => window.__medsimChartCodeRan === true", timeout=USABLE_MS)
+        assert _chart_code_fetched(page)
+        # The mount is the page's last element: nothing of the form below it, nothing moved.
+        form = page.get_by_role("button", name="Sign in as admin", exact=True).bounding_box()
+        hosts = page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]')
+        last = hosts.last.bounding_box()
+        assert form and last and last["y"] >= form["y"] + form["height"]
+    finally:
+        context.close()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server["base"] + "/", timeout=USABLE_MS)
+        field = page.get_by_label("Access code")
+        field.fill(server["code"], timeout=USABLE_MS)
+        field.press("Enter")
+        page.locator('[data-testid="medsim-pair"]').wait_for(timeout=ANSWER_MS)
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=USABLE_MS)
+        assert page.evaluate("() => window.__medsimChartCodePreloaded") is None
+        assert not _chart_code_fetched(page), "a doctor's browser fetched the chart code"
+    finally:
+        context.close()

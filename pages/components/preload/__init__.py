@@ -5,6 +5,9 @@ Streamlit fetches the code of a chart type the first time a page draws one: for 
 so the Dashboard's first chart came long after its figures. Study setup (where every admin
 lands after signing in) mounts this invisible component; it loads that chunk when the
 browser is idle (``preload.js``: fetched and compiled at once, run a few idle seconds later).
+The start page mounts it too, once the "Study admin" form is open, with a short wait: the
+chunk then runs while the admin types the password, so no admin page load meets that run
+(an annotator's browser, which never opens that form, never loads it).
 The chunk's file name is looked up once per process in the installed Streamlit's static
 files; nothing is mounted when it is not found.
 """
@@ -33,9 +36,18 @@ def chart_chunks() -> tuple[str, ...]:
     return tuple(sorted(p.name for pattern in CHUNKS for p in js.glob(pattern)))
 
 
-def preload_chart_code(key: str = "medsim_preload") -> None:
-    """Mount the preloader (in the sidebar: no gap in the page) when the chunks are known."""
+def preload_chart_code(
+    key: str = "medsim_preload", *, in_sidebar: bool = True, run_after_ms: int = 3000
+) -> None:
+    """Mount the preloader when the chunks are known: in the sidebar (no gap in the page) or,
+    where a page has no sidebar, where it is called (put it last: nothing below it moves);
+    the chunk runs *run_after_ms* after it is fetched, when the browser is idle."""
     chunks = chart_chunks()
-    if chunks:
+    if not chunks:
+        return
+    data = {"chunks": list(chunks), "run_after_ms": run_after_ms}
+    if in_sidebar:
         with st.sidebar:
-            _mount(key=key, data={"chunks": list(chunks)})
+            _mount(key=key, data=data)
+    else:
+        _mount(key=key, data=data)

@@ -6,8 +6,11 @@
 // a moment, which an admin who clicks on at once should not wait for; one who reads Study
 // setup first finds the Dashboard's charts ready. The URL is resolved against the app's main
 // script, as the app resolves its own import, so it is the same module instance.
-// `data.chunks`: file names in Streamlit's static/js. Once per page load; a failure only means
-// the chart loads its code itself, as without this.
+// `data.chunks`: file names in Streamlit's static/js; `data.run_after_ms`: the wait before the
+// run (default RUN_AFTER_MS; the admin sign-in form asks for a short one: the run then falls
+// while the admin types the password, and no page load meets it). Once per page load; a
+// failure only means the chart loads its code itself, as without this. Once the code has run,
+// `window.__medsimChartCodeRan` is true (what tests/test_browser_signin.py waits for).
 const RUN_AFTER_MS = 3000;
 
 function whenIdle(fn) {
@@ -16,7 +19,9 @@ function whenIdle(fn) {
 }
 
 export default function (component) {
-  const chunks = (component.data && component.data.chunks) || [];
+  const data = component.data || {};
+  const chunks = data.chunks || [];
+  const runAfter = Number.isFinite(data.run_after_ms) ? data.run_after_ms : RUN_AFTER_MS;
   if (!chunks.length || window.__medsimChartCodePreloaded) return;
   window.__medsimChartCodePreloaded = true;
   const main = document.querySelector('script[type="module"][src*="static/js/index."]');
@@ -30,6 +35,10 @@ export default function (component) {
       link.href = href;
       document.head.appendChild(link);
     }
-    setTimeout(() => whenIdle(() => urls.forEach((u) => import(u).catch(() => {}))), RUN_AFTER_MS);
+    const run = () =>
+      Promise.all(urls.map((u) => import(u)))
+        .then(() => { window.__medsimChartCodeRan = true; })
+        .catch(() => {});
+    setTimeout(() => whenIdle(run), runAfter);
   });
 }
