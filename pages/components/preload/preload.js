@@ -1,6 +1,6 @@
-// Loads Streamlit's own chart code (the lazily loaded plotly chunk, ~4.7 MB) into this
-// browser while it is idle, so that the first Dashboard chart of a fresh browser does not
-// wait for it. First a <link rel="modulepreload">: fetched and compiled, off the main thread,
+// Loads Streamlit's own element code (the lazily loaded plotly chunk, ~4.7 MB, and the admin pages'
+// smaller element chunks) into this browser while it is idle, so that the first Dashboard of a fresh
+// browser does not wait for it. First a <link rel="modulepreload">: fetched and compiled, off the main thread,
 // into the page's module map. Then, after RUN_AFTER_MS more and only when the browser is
 // idle, the module is run (an import of the same URL): running it takes the main thread for
 // a moment, which an admin who clicks on at once should not wait for; one who reads Study
