@@ -33,19 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._baseline import loadavg
+
 N_PAIRS = 20_000
 DECISIONS = 10
 FIRST_GOAL = 3.0
 NEXT_GOAL = 0.5
 ROOT = Path(__file__).resolve().parents[1]
 JUDGE = "Dr Bench"
-
-
-def loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "n/a"
 
 
 def seed_study(url: str, n_pairs: int) -> tuple[str, str]:

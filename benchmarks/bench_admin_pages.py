@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from benchmarks import _paint
+from benchmarks._baseline import ROOT, baseline_tree, loadavg
 from benchmarks._postgres import postgres_base, throwaway_database
 from pages import _registry as registry
 from tests.streamlit_harness import open_admin_form
@@ -60,15 +61,7 @@ CHART_GOAL = 2.5
 #: more after the frame that painted the text.
 ONE_FRAME = 0.017
 PASSWORD = "bench-admin-pages-pw"
-ROOT = Path(__file__).resolve().parents[1]
 FRESH = ':not([data-stale="true"])'
-
-
-def loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "n/a"
 
 
 def seed_study(url: str, n_items: int = N_ITEMS) -> str:
@@ -142,20 +135,6 @@ def _wait(targets: list, t0: float, timeout: float) -> list[float]:
     return marks
 
 
-def sign_in_timed(page, base: str, password: str, timeout: float = 60) -> list[float]:
-    """Open the start page, type the admin password and press Enter; the seconds from the
-    Enter to each part of Study setup's main content."""
-    page.goto(base + "/")
-    field = page.get_by_label("Admin password")
-    page.get_by_label("Access code").wait_for(timeout=timeout * 1000)
-    _settle(page)  # the timing starts at the Enter, not during the start page's first run
-    open_admin_form(page, timeout * 1000)  # the admin form is behind the "Study admin" toggle
-    field.fill(password, timeout=timeout * 1000)
-    t0 = time.perf_counter()
-    field.press("Enter")
-    return _wait(main_content(page, "Study setup"), t0, timeout)
-
-
 def open_timed(page, title: str, timeout: float = 60) -> list[float]:
     """Click *title* in the sidebar; the seconds from the click to each part of its main
     content."""
@@ -173,26 +152,6 @@ def _settle(page) -> None:
     except Exception:
         pass
     time.sleep(0.5)
-
-
-def walk(page, base: str, password: str) -> dict[str, dict[str, float]]:
-    """Sign in, then open every admin page twice; {"first"|"second": {figure: seconds}}."""
-    out: dict[str, dict[str, float]] = {"first": {}, "second": {}}
-    marks = sign_in_timed(page, base, password)
-    out["first"]["Study setup"] = marks[-1]
-    for rnd in ("first", "second"):
-        if rnd == "second":
-            _settle(page)
-            out[rnd]["Study setup"] = open_timed(page, "Study setup")[-1]
-        for title in ADMIN_PAGES:
-            _settle(page)
-            marks = open_timed(page, title)
-            if title == "Dashboard":
-                out[rnd]["Dashboard (headline figures)"] = marks[1]
-                out[rnd]["Dashboard (first plotly figure drawn)"] = marks[2]
-            else:
-                out[rnd][title] = marks[-1]
-    return out
 
 
 PAINT_TARGETS: dict[str, dict[str, dict]] = {
@@ -222,14 +181,10 @@ PAINT_PAGES = tuple(p.title for p in registry.pages_for("admin")[1:])
 """The sidebar links timed after Study setup, in sidebar order (Adjudicate included)."""
 
 
-def paint_targets(title: str) -> dict[str, dict]:
-    return PAINT_TARGETS[title]
-
-
 def _paint_timed(page, title: str, act) -> dict[str, float]:
     """Watch *title*'s targets, do *act* (the click or Enter), return their paint times (s)
     and, where the page has a chart, the layout shift after its main content painted."""
-    targets = paint_targets(title)
+    targets = PAINT_TARGETS[title]
     spec = registry.page(title)
     _paint.watch(page, targets, spec.heading or spec.title)
     act()
@@ -265,29 +220,6 @@ def paint_walk(page, base: str, password: str) -> dict[str, dict[str, float]]:
                 out[rnd]["Dashboard disagreement explorer (last section)"] = got["explorer"]
                 out[rnd]["Dashboard layout shift after the text"] = got["shift"]
     return out
-
-
-def _baseline_tree(tmp: Path) -> Path | None:
-    """The code of :data:`BASELINE_REF` in *tmp*/baseline (``git archive``), or None."""
-    dest = tmp / "baseline"
-    dest.mkdir()
-    try:
-        tar = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", BASELINE_REF],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
-        # Compiled once here, as today's code is: no run of it pays for compiling.
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", "medsim_annot", "pages", "data_schemas"],
-            cwd=dest,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  baseline {BASELINE_REF}: not available ({exc})")
-        return None
-    return dest
 
 
 def _runs(browser, url: str, code: dict[str, Path], tmp: Path) -> dict[str, list[dict]]:
@@ -421,7 +353,7 @@ def run(report) -> None:
     with tempfile.TemporaryDirectory() as d, chromium() as browser:
         tmp = Path(d)
         code = {"new": ROOT}
-        baseline = _baseline_tree(tmp)
+        baseline = baseline_tree(tmp, BASELINE_REF)
         if baseline is not None:
             code["baseline"] = baseline
         for n_items in SIZES:

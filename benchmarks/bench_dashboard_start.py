@@ -37,9 +37,9 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from benchmarks._baseline import ROOT, baseline_tree, loadavg
 from benchmarks._postgres import postgres_base, throwaway_database
 
-ROOT = Path(__file__).resolve().parents[1]
 BASELINE_REF = os.environ.get("MEDSIM_BENCH_BASELINE_REF", "38dfbee")
 ITEMS = int(os.environ.get("MEDSIM_BENCH_START_ITEMS", "100000"))
 RUNS = int(os.environ.get("MEDSIM_BENCH_START_RUNS", "5"))
@@ -75,32 +75,6 @@ CHILD = textwrap.dedent(
     print(json.dumps({"headline": took, "served": served, "alpha": head["krippendorff_alpha"]}))
     """
 )
-
-
-def loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "n/a"
-
-
-def _baseline_tree(tmp: Path) -> Path | None:
-    dest = tmp / "baseline"
-    dest.mkdir()
-    try:
-        tar = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", BASELINE_REF], check=True, capture_output=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", "medsim_annot", "pages", "data_schemas"],
-            cwd=dest,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  baseline {BASELINE_REF}: not available ({exc})")
-        return None
-    return dest
 
 
 def _seed(url: str) -> None:
@@ -192,7 +166,7 @@ def run(report) -> None:
         script = tmp / "first_dashboard.py"
         script.write_text(CHILD)
         trees = {"new": ROOT}
-        base = _baseline_tree(tmp)
+        base = baseline_tree(tmp, BASELINE_REF)
         if base is not None:
             trees["baseline"] = base
         print(f"  load before: {loadavg()}")

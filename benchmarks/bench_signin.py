@@ -22,6 +22,7 @@ import numpy as np
 
 from benchmarks import _paint
 from benchmarks import bench_admin_pages as pages
+from benchmarks._baseline import baseline_tree, loadavg
 from benchmarks._postgres import postgres_base, throwaway_database
 
 SIGNINS = int(os.environ.get("MEDSIM_BENCH_SIGNINS", "20"))
@@ -67,7 +68,7 @@ def run(report) -> None:
         return
     with tempfile.TemporaryDirectory() as d, chromium() as browser:
         tmp = Path(d)
-        baseline = pages._baseline_tree(tmp)
+        baseline = baseline_tree(tmp, pages.BASELINE_REF)
         pg = postgres_base()
         stores = [("SQLite", None)] + ([("PostgreSQL", pg)] if pg else [])
         for store, pg_base in stores:
@@ -80,14 +81,14 @@ def run(report) -> None:
                 get_engine(url)
                 _, codes = _study(url)
                 dispose_all()
-                print(f"  {store}: load average {pages.loadavg()}", flush=True)
+                print(f"  {store}: load average {loadavg()}", flush=True)
                 new = _times(browser, url, pages.ROOT, codes["widget"], tmp / f"{store}-new.log")
                 old = (
                     _times(browser, url, baseline, codes["rerun"], tmp / f"{store}-old.log")
                     if baseline is not None
                     else []
                 )
-                print(f"  load average after: {pages.loadavg()}", flush=True)
+                print(f"  load average after: {loadavg()}", flush=True)
             label = f"{store}, {SIGNINS} fresh browsers"
 
             def pct(xs, q):
