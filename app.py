@@ -338,8 +338,8 @@ def landing() -> None:
     if st.toggle(t("Study admin"), key="login_admin_open"):
         _admin_password_notice()
         _admin_sign_in()
-        # The Dashboard's chart code runs in this browser while the admin types (last on the
-        # page: its element moves nothing); see pages/components/preload.
+        # The admin pages' element code runs in this browser while the admin types, and one
+        # metric is drawn hidden (last on the page: moves nothing); see pages/components/preload.
         preload_chart_code(
             "medsim_preload_signin", in_sidebar=False, run_after_ms=ADMIN_FORM_PRELOAD_MS
         )

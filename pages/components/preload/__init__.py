@@ -2,16 +2,16 @@
 
 Streamlit fetches the code of an element type the first time a page draws one: for plotly a
 4.7 MB chunk, which a fresh browser on a busy machine takes seconds to fetch, parse and run,
-so the Dashboard's first chart came long after its figures; and the smaller chunks of the
-Dashboard's metrics and controls were fetched from the server while it ran the page (one
-process serves both), and painted after the chart below them. Study setup (where every admin
+so the Dashboard's first chart came long after its figures. The admin pages' smaller element
+chunks (metric, table, controls) are loaded with it. Study setup (where every admin
 lands after signing in) mounts this invisible component; it loads that chunk when the
 browser is idle (``preload.js``: fetched and compiled at once, run a few idle seconds later).
 The start page mounts it too, once the "Study admin" form is open, with a short wait: the
 chunk then runs while the admin types the password, so no admin page load meets that run
 (an annotator's browser, which never opens that form, never loads it).
-The chunk's file name is looked up once per process in the installed Streamlit's static
-files; nothing is mounted when it is not found.
+The chunks' file names are looked up once per process in the installed Streamlit's static
+files; nothing is mounted when none is found. Loading code is not enough for the headline
+metrics: React holds back an element type's first draw (:func:`_draw_hidden`).
 """
 
 from __future__ import annotations
