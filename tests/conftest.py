@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,40 @@ def ehr_rel_a(shared_dir) -> Path:
 def db_url(tmp_path, monkeypatch) -> str:
     """A fresh SQLite database in a temporary folder, also set as MEDSIM_DATABASE_URL."""
     url = f"sqlite:///{tmp_path / 'medsim.db'}"
+    monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory) -> Path:
+    """A SQLite store holding ``medsim demo``'s studies, seeded once per test process (0.4 s
+    a seeding) and copied by :func:`demo_db_url` for each test. Seeded as :func:`db_url`'s
+    tests seed it: no admin password configured (the demo stores one, hashed at the tests'
+    cheap scrypt cost, :data:`TEST_SCRYPT_N`)."""
+    from medsim_annot.services.demo import seed_demo
+    from medsim_annot.services.people import passwords
+    from medsim_annot.storage import dispose_all, get_engine
+
+    path = tmp_path_factory.mktemp("demo_template") / "medsim.db"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
+        mp.setattr(passwords, "SCRYPT_N", TEST_SCRYPT_N)
+        engine = get_engine(f"sqlite:///{path}")
+        assert seed_demo(engine=engine)["seeded"]
+        engine.dispose()
+    dispose_all()
+    # the last connection's close folded the write-ahead log into the file: one file to copy
+    assert not path.with_name(path.name + "-wal").exists()
+    return path
+
+
+@pytest.fixture
+def demo_db_url(_demo_template, tmp_path, monkeypatch) -> str:
+    """A fresh SQLite store with the demo studies (a copy of :func:`_demo_template`), also set
+    as MEDSIM_DATABASE_URL: what ``db_url`` and ``seed_demo()`` give, without seeding again."""
+    path = tmp_path / "medsim.db"
+    shutil.copyfile(_demo_template, path)
+    url = f"sqlite:///{path}"
     monkeypatch.setenv("MEDSIM_DATABASE_URL", url)
     return url
 

@@ -143,7 +143,11 @@ def _axe(page, name: str) -> list[dict]:
     from axe_playwright_python.sync_playwright import Axe
 
     options = {"runOnly": {"type": "tag", "values": WCAG}, "resultTypes": ["violations"]}
-    violations = Axe().run(page, options=options).response["violations"]
+    # axe-core is put into the document once: Axe().run sends its ~550 kB script again on
+    # every call (0.1-0.3 s of CPU each), and a Streamlit page changes without a new document.
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(Axe().axe_script)
+    violations = page.evaluate("(options) => axe.run(options)", options)["violations"]
     AXE_COUNTS[name] = Counter(v["impact"] for v in violations)
     blocking = [
         f"{v['id']} ({v['impact']}): {n['target']} {n.get('failureSummary', '')}"

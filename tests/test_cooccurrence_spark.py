@@ -50,6 +50,9 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "1g")
+        # A JVM that lives for three small tests: the client compiler only, and the serial
+        # collector (33.6 -> 19.7 CPU-s for this module, the answers unchanged).
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

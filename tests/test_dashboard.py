@@ -12,7 +12,6 @@ from sqlalchemy import select
 from medsim_annot.services import agreement as agreement_svc
 from medsim_annot.services import dashboard as dsvc
 from medsim_annot.services import studies as svc
-from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.stats import majority_vote
 from medsim_annot.storage import get_engine, session_scope
@@ -28,10 +27,9 @@ TABLE3_KEYS = ("alpha", "icc_c1", "icc_ck", "kendall_w", "mean_rho")
 
 
 @pytest.fixture
-def demo(db_url):
+def demo(demo_db_url):
     dsvc.clear_cache()
-    seed_demo(engine=get_engine())
-    return db_url
+    return demo_db_url
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ from medsim_annot.services import drift as drift_svc
 from medsim_annot.services import plots
 from medsim_annot.services import studies as svc
 from medsim_annot.services.dashboard import labels
-from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.study_handle import open_study
 from medsim_annot.storage import get_engine
 from tests import test_pages_dashboard as pages_dashboard
@@ -39,11 +38,10 @@ GERMAN_DECIMAL = re.compile(r"^-?\d{1,3}(\.\d{3})*,\d+$")
 
 
 @pytest.fixture
-def demo(db_url, monkeypatch):
+def demo(demo_db_url, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
     dsvc.clear_cache()
-    seed_demo(engine=get_engine())
-    return db_url
+    return demo_db_url
 
 
 def _page(name: str, lang: str | None, study: str | None = None) -> AppTest:

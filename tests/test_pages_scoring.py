@@ -13,21 +13,18 @@ from streamlit.testing.v1 import AppTest
 from data_schemas import columns as C
 from medsim_annot.errors import UsageProblem
 from medsim_annot.services import scoring
-from medsim_annot.services.demo import seed_demo
 from medsim_annot.services.gold import filters as filters_svc
 from medsim_annot.services.gold import table as table_svc
 from medsim_annot.services.study_handle import open_study
-from medsim_annot.storage import get_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def app_db(db_url, monkeypatch):
+def app_db(demo_db_url, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
     monkeypatch.delenv("MEDSIM_EMBEDDINGS_DIR", raising=False)
-    seed_demo(engine=get_engine())
-    return db_url
+    return demo_db_url
 
 
 def _page(state) -> AppTest:
