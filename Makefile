@@ -29,7 +29,7 @@ messages-compile: setup
 messages-check: setup
 	$(PY) tools/i18n.py check
 
-.PHONY: setup setup-embeddings setup-spark run dev serve test test-fast mutants lint bench demo clean
+.PHONY: setup setup-embeddings setup-spark run dev serve test test-fast test-cpu mutants lint bench demo clean
 
 setup: $(STAMP)
 
@@ -86,6 +86,11 @@ test: setup messages-compile
 # (tests/conftest.py SLOW), property tests at the "fast" hypothesis profile (15 examples).
 test-fast: setup
 	HYPOTHESIS_PROFILE=fast $(PY) -m pytest $(PYTEST_ARGS) -m "not slow and not browser"
+
+# Where the suite's CPU goes (tools/suite_cpu.py, read from /proc): `make test` with a table of
+# CPU seconds by kind of process (workers, app servers, chromium, PostgreSQL, ...) and by module.
+test-cpu: setup messages-compile
+	$(PY) tools/suite_cpu.py $(PYTEST_ARGS)
 
 # Planted mutants of the security and statistics rules: each must be killed by its tests
 # (tools/mutants.py lists them; `$(PY) tools/mutants.py NAME` runs one).
