@@ -64,18 +64,56 @@ def _fresh_signin_throttles():
 TEST_SCRYPT_N = 2**10
 
 
-@pytest.fixture(autouse=True)
-def _cheap_password_hashes(request, monkeypatch):
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_password_hashes_in_the_run():
+    """Hash at :data:`TEST_SCRYPT_N` from the run's start, so that module- and session-scoped
+    fixtures (set up before any test's own fixtures) store cheap hashes too: a hash stored
+    at the product's cost there made every later sign-in of its tests verify at 2^17
+    (0.2-0.4 s each). Yields the product's values for :func:`_cheap_password_hashes`."""
     from medsim_annot.services.people import admins, passwords
 
-    if request.node.get_closest_marker("real_scrypt"):
-        return
+    real = {"SCRYPT_N": passwords.SCRYPT_N, "DUMMY_HASH": passwords.DUMMY_HASH}
     dummy = passwords.DUMMY_HASH.replace(
         f"scrypt${passwords.SCRYPT_N}$", f"scrypt${TEST_SCRYPT_N}$"
     )
-    monkeypatch.setattr(passwords, "SCRYPT_N", TEST_SCRYPT_N)
-    monkeypatch.setattr(passwords, "DUMMY_HASH", dummy)
-    monkeypatch.setattr(admins, "DUMMY_HASH", dummy)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(passwords, "SCRYPT_N", TEST_SCRYPT_N)
+        mp.setattr(passwords, "DUMMY_HASH", dummy)
+        mp.setattr(admins, "DUMMY_HASH", dummy)
+        yield real
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashes(request, monkeypatch, _cheap_password_hashes_in_the_run):
+    """A test marked ``real_scrypt`` hashes at the product's cost."""
+    from medsim_annot.services.people import admins, passwords
+
+    if request.node.get_closest_marker("real_scrypt"):
+        real = _cheap_password_hashes_in_the_run
+        monkeypatch.setattr(passwords, "SCRYPT_N", real["SCRYPT_N"])
+        monkeypatch.setattr(passwords, "DUMMY_HASH", real["DUMMY_HASH"])
+        monkeypatch.setattr(admins, "DUMMY_HASH", real["DUMMY_HASH"])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_manifests_scanned_once():
+    """Each new ``AppTest`` scans every installed distribution's metadata for Streamlit
+    component manifests (``BidiComponentManager.discover_and_register_components``: 0.12 s
+    of CPU here, hundreds of times a run); the installed packages do not change during a
+    run, so this process scans once and hands each AppTest a copy of the same list."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    found: list = []
+
+    def scanned_once(max_workers: int | None = None) -> list:
+        if not found:
+            found.append(scan(max_workers))
+        return list(found[0])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manifest_scanner, "scan_component_manifests", scanned_once)
+        yield
 
 
 @pytest.fixture(autouse=True)
