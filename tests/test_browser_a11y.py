@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -38,6 +36,7 @@ from tests.streamlit_harness import (
     chromium,
     page_report,
     require_chromium,
+    run_setup,
     sign_in_admin,
     streamlit_server,
 )
@@ -104,6 +103,9 @@ def _stored(url: str, study: str) -> list[tuple[str, str]]:
     return [(r.term_2 if r.swapped else r.term_1, r.value) for r in rows]
 
 
+SEED_DEMO = "from medsim_annot.services.demo import seed_demo\nassert seed_demo()['seeded']"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_chromium()
@@ -115,14 +117,7 @@ def server(tmp_path_factory):
         "MEDSIM_ADMIN_PASSWORD": ADMIN_PASSWORD,
         "PYTHONPATH": str(ROOT),
     }
-    subprocess.run(
-        [sys.executable, "-m", "medsim_annot", "demo"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
+    run_setup(SEED_DEMO, env)  # what `medsim demo` seeds
     with streamlit_server(env, tmp / "streamlit.log") as base:
         yield {"base": base, "url": url, "tmp": tmp, "env": env}
     if AXE_COUNTS:

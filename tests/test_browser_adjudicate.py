@@ -11,16 +11,13 @@ adj-study). Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BRO
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from urllib.parse import urlparse
 
 import pytest
 import sqlalchemy as sa
 
 from data_schemas.widget import RATINGS_PATH
-from tests.conftest import ROOT
-from tests.streamlit_harness import chromium
+from tests.streamlit_harness import chromium, run_setup
 from tests.widget_drive import press_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -66,16 +63,7 @@ print(codes["viewer"])
 @pytest.fixture(scope="module")
 def server(served_app):
     """The run's shared app server (tests/conftest.py), with this module's study."""
-    out = subprocess.run(
-        [sys.executable, "-c", SETUP],
-        cwd=ROOT,
-        env=served_app["env"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    judge, viewer = out.stdout.strip().splitlines()[-2:]
+    judge, viewer = run_setup(SETUP, served_app["env"]).strip().splitlines()[-2:]
     return {"base": served_app["base"], "url": served_app["url"], "judge": judge, "viewer": viewer}
 
 

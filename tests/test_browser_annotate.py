@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT, SERVED_APP_PASSWORD
-from tests.streamlit_harness import chromium, sign_in_admin
+from tests.streamlit_harness import chromium, run_setup, sign_in_admin
 from tests.widget_drive import wait_shown
 
 ADMIN_PASSWORD = SERVED_APP_PASSWORD
@@ -199,16 +199,7 @@ def test_annotator_is_blind_and_cannot_open_admin_pages(server, browser):
         "r = create_study('blind-study', p, RELATEDNESS_0_3, ['viewer']);"
         "print(r['annotators'][0]['access_code'])"
     )
-    r = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    access = r.stdout.strip().splitlines()[-1]
+    access = run_setup(code, env).strip().splitlines()[-1]
 
     page = browser.new_context().new_page()
     frames: list[bytes] = []

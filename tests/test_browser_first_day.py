@@ -10,13 +10,10 @@ Skipped when /usr/bin/chromium is missing, unless MEDSIM_REQUIRE_BROWSER=1.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.streamlit_harness import choose_study, chromium, sign_in_admin
+from tests.streamlit_harness import choose_study, chromium, run_setup, sign_in_admin
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -54,16 +51,7 @@ def server(served_app, tmp_path_factory):
     """The run's shared app server (tests/conftest.py ``served_app``: no public URL, so
     the sign-in address is its ``base``); this module's studies there are named
     first-day-split and first-day-ward-7."""
-    out = subprocess.run(
-        [sys.executable, "-c", SETUP, SPLIT],
-        cwd=ROOT,
-        env=served_app["env"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    fresh = out.stdout.strip().splitlines()[-1]
+    fresh = run_setup(SETUP, served_app["env"], SPLIT).strip().splitlines()[-1]
     tmp = tmp_path_factory.mktemp("first-day")
     return {**served_app, "fresh": fresh, "tmp": tmp}
 

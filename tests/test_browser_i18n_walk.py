@@ -183,6 +183,11 @@ def _sign_in_code(page, base: str, code: str) -> None:
 def _sign_in_admin(page, base: str, password: str, name: str | None = None) -> None:
     page.goto(base + "/")
     open_admin_form(page)
+    _submit_admin(page, password, name)
+
+
+def _submit_admin(page, password: str, name: str | None = None) -> None:
+    """Sign in on the start page whose admin form is open."""
     field = page.locator(".st-key-login_password input")
     if name is not None:
         page.locator(".st-key-login_admin_name input").fill(name)
@@ -293,13 +298,16 @@ def _walk_everything(browser, walk: dict, locale: str, who: str, see: See) -> No
     """Every page of every role under the browser *locale* (the doctor ``walk_<who>``)."""
     base = walk["base"]
 
-    # The start page, with the admin's form open.
-    page = browser.new_context(locale=locale).new_page()
-    page.goto(base + "/")
-    page.locator(".st-key-login_code input").wait_for(timeout=60000)
-    open_admin_form(page)
-    _state(page, see, "sign-in")
-    page.context.close()
+    # The start page, with the admin's form open: the admin signs in there after the
+    # doctor's and the adjudicator's walks (one page load and one preload of the admin
+    # pages' code for both, instead of a context of its own for the start page).
+    admin = browser.new_context(locale=locale).new_page()
+    frames = Frames(admin)  # attached before the page loads: its websocket from the start
+    admin_tables = TableTap(admin)
+    admin.goto(base + "/")
+    admin.locator(".st-key-login_code input").wait_for(timeout=60000)
+    open_admin_form(admin)
+    _state(admin, see, "sign-in")
 
     _walk_widget(browser, base, walk["codes"][f"walk_{who}"], locale, see)
 
@@ -311,15 +319,13 @@ def _walk_everything(browser, walk: dict, locale: str, who: str, see: See) -> No
     _state(page, see, "Adjudicate", tables)
     page.context.close()
 
-    # Every admin page (Adjudicate too, as an admin sees it).
-    page = browser.new_context(locale=locale).new_page()
-    frames = Frames(page)
-    tables = TableTap(page)
-    _sign_in_admin(page, base, walk["password"])
+    # Every admin page (Adjudicate too, as an admin sees it), from the start page above.
+    page = admin
+    _submit_admin(page, walk["password"])
     for n, spec in enumerate(registry.pages_for("admin")):
         if n:
             _go(page, frames, spec)
-        _state(page, see, spec.title, tables)
+        _state(page, see, spec.title, admin_tables)
     page.context.close()
 
 
