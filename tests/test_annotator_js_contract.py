@@ -92,3 +92,13 @@ def test_the_states_it_hands_back():
     mount = (HERE / "__init__.py").read_text(encoding="utf-8")
     assert names == {"token_wanted", "signed_out", "sign_out_cancelled"}
     assert all(f'"{n}": None' in mount and f"on_{n}_change" in mount for n in names)
+
+
+def test_the_tests_know_when_a_closed_tabs_list_is_offered():
+    """tests/widget_drive.py waits, after closing a tab, for the widget's own rule of a gone
+    tab's list (marked closed, or untouched for ORPHAN_AFTER_MS): the same number."""
+    from tests.widget_drive import ORPHAN_AFTER_MS
+
+    m = re.search(r"^const ORPHAN_AFTER_MS = (\d+);", JS, flags=re.M)
+    assert m and int(m.group(1)) == ORPHAN_AFTER_MS
+    assert "saved.closed" in JS

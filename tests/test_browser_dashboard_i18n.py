@@ -34,7 +34,17 @@ CELLS = """(grid) => [...grid.querySelectorAll('[role="row"]')].map(
 GERMAN_DECIMAL = re.compile(r"^\d+,\d+$")
 
 
-def _tables(page) -> list[list[list[str]]]:
+#: The tables the test reads have drawn their headers: a table's grid comes with its own
+#: code chunk and draws after the script run ends, later still on a loaded machine.
+GRIDS_DRAWN = """(names) => {
+  const headers = [...document.querySelectorAll(
+    '[data-testid="stDataFrame"] [role="columnheader"]')].map((c) => (c.textContent || '').trim());
+  return names.every((name) => headers.includes(name));
+}"""
+
+
+def _tables(page, headers: list[str]) -> list[list[list[str]]]:
+    page.wait_for_function(GRIDS_DRAWN, arg=headers, timeout=60000)
     grids = page.locator('[data-testid="stDataFrame"]')
     return [grids.nth(i).evaluate(CELLS) for i in range(grids.count())]
 
@@ -69,7 +79,7 @@ def test_german_browser_sees_german_numbers_on_the_dashboard(tmp_path):
         )
         page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=120000)
         metrics = page.get_by_test_id("stMetricValue").all_inner_texts()
-        tables = _tables(page)
+        tables = _tables(page, ["erledigt", "Genauigkeit"])
         ticks = page.locator(".js-plotly-plot .ytick text").all_text_contents()
     # The headline: alpha and the auto-label accuracy as 0,62 and 0,97.
     assert sum(bool(GERMAN_DECIMAL.match(m.strip())) for m in metrics) >= 2, metrics

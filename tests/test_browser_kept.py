@@ -25,7 +25,7 @@ import pytest
 from data_schemas.scales import BINARY
 from data_schemas.widget import RATINGS_PATH
 from tests.streamlit_harness import chromium
-from tests.widget_drive import press_shown
+from tests.widget_drive import open_after_a_closed_tab, press_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -89,6 +89,10 @@ def _stored(url: str, study: str) -> list[tuple[int, str, str]]:
 
 def _submit_code(page, base: str, code: str) -> None:
     page.goto(base + "/")
+    _enter_code(page, code)
+
+
+def _enter_code(page, code: str) -> None:
     page.get_by_label("Access code").fill(code)
     page.get_by_role("button", name="Sign in", exact=True).click()
 
@@ -196,7 +200,8 @@ def test_an_earlier_sessions_ratings_are_sent_only_when_the_doctor_says_so(serve
 
     leave_two_unsaved(0)
     tab = context.new_page()
-    _submit_code(tab, base, codes["doc"])
+    open_after_a_closed_tab(tab, base)
+    _enter_code(tab, codes["doc"])
     kept = tab.locator('[data-testid="medsim-kept"]')
     kept.wait_for(state="visible", timeout=30000)
     assert "2 ratings from an earlier session" in kept.inner_text()
@@ -209,7 +214,8 @@ def test_an_earlier_sessions_ratings_are_sent_only_when_the_doctor_says_so(serve
 
     leave_two_unsaved(0)
     tab = context.new_page()
-    _submit_code(tab, base, codes["doc"])
+    open_after_a_closed_tab(tab, base)
+    _enter_code(tab, codes["doc"])
     tab.locator('[data-testid="medsim-kept-send"]').click(timeout=30000)
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)

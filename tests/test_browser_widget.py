@@ -26,7 +26,7 @@ from tests.streamlit_harness import (
     chromium,
     start_streamlit,
 )
-from tests.widget_drive import press_shown, wait_shown
+from tests.widget_drive import open_after_a_closed_tab, press_shown, wait_shown
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -658,7 +658,7 @@ def test_closing_the_tab_keeps_unsaved_ratings_for_the_next_sign_in(server, brow
     page.close()  # now gone, with five ratings unsaved
     assert _stored(url, "closed", "doc") == []
     tab = context.new_page()
-    tab.goto(server["base"] + "/")
+    open_after_a_closed_tab(tab, server["base"])
     tab.get_by_label("Access code").fill(codes["doc"])
     tab.get_by_role("button", name="Sign in", exact=True).click()
     kept = tab.locator('[data-testid="medsim-kept"]')

@@ -79,6 +79,32 @@ RECORDER = """
 """
 
 
+#: pages/components/annotator/annotator.js ORPHAN_AFTER_MS: a list untouched this long is a
+#: gone tab's even without its pagehide mark.
+ORPHAN_AFTER_MS = 20000
+
+_GONE = """
+(orphanMs) => Object.keys(localStorage).some((k) => {
+  if (!k.startsWith('medsim-annot:')) return false;
+  let saved = null;
+  try { saved = JSON.parse(localStorage.getItem(k)); } catch (err) { return false; }
+  const unsent = !!saved && Array.isArray(saved.pending) && saved.pending.length > 0;
+  return unsent && (saved.closed || Date.now() - Number(saved.t || 0) >= orphanMs);
+})
+"""
+
+
+def open_after_a_closed_tab(tab, base: str, timeout: float = 60000) -> None:
+    """Open the start page in *tab* and wait until this browser's storage shows a list of
+    unsaved ratings as a gone tab's: marked closed by the closed tab's pagehide (a write the
+    closing renderer makes as it goes, which another tab sees a moment later on a loaded
+    machine), or untouched for :data:`ORPHAN_AFTER_MS`. The widget decides when it starts
+    which lists are a gone tab's and offers only those: a sign-in before then skipped the
+    list as a live tab's, and the kept ratings were never offered."""
+    tab.goto(base + "/")
+    tab.wait_for_function(_GONE, arg=ORPHAN_AFTER_MS, timeout=timeout)
+
+
 def root_eval(page, body: str):
     """Evaluate *body* (a function of the widget's shadow root ``r``) in the page."""
     return page.evaluate(
