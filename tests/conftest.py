@@ -155,15 +155,13 @@ def _demo_template(tmp_path_factory) -> Path:
     """A SQLite store holding ``medsim demo``'s studies, seeded once per test process (0.4 s
     a seeding) and copied by :func:`demo_db_url` for each test. Seeded as :func:`db_url`'s
     tests seed it: no admin password configured (the demo stores one, hashed at the tests'
-    cheap scrypt cost, :data:`TEST_SCRYPT_N`)."""
+    cheap scrypt cost: :func:`_cheap_password_hashes_in_the_run`, autouse, is set up first)."""
     from medsim_annot.services.demo import seed_demo
-    from medsim_annot.services.people import passwords
     from medsim_annot.storage import dispose_all, get_engine
 
     path = tmp_path_factory.mktemp("demo_template") / "medsim.db"
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("MEDSIM_ADMIN_PASSWORD", raising=False)
-        mp.setattr(passwords, "SCRYPT_N", TEST_SCRYPT_N)
         engine = get_engine(f"sqlite:///{path}")
         assert seed_demo(engine=engine)["seeded"]
         engine.dispose()

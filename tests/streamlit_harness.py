@@ -5,6 +5,7 @@ own environment, and Debian's chromium driven by Playwright."""
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -144,8 +145,6 @@ def run_setup(code: str, env: dict, *argv: str) -> str:
     a served app's environment did, without a new interpreter's ~2 s of imports: the
     store's engines are let go before and after, so nothing of this process stays open on
     the served app's store."""
-    import io
-
     from medsim_annot.storage import dispose_all
 
     keys = ("MEDSIM_DATABASE_URL", "MEDSIM_ADMIN_PASSWORD")

@@ -320,13 +320,12 @@ def _walk_everything(browser, walk: dict, locale: str, who: str, see: See) -> No
     page.context.close()
 
     # Every admin page (Adjudicate too, as an admin sees it), from the start page above.
-    page = admin
-    _submit_admin(page, walk["password"])
+    _submit_admin(admin, walk["password"])
     for n, spec in enumerate(registry.pages_for("admin")):
         if n:
-            _go(page, frames, spec)
-        _state(page, see, spec.title, admin_tables)
-    page.context.close()
+            _go(admin, frames, spec)
+        _state(admin, see, spec.title, admin_tables)
+    admin.context.close()
 
 
 def _named(name: str) -> str:

@@ -40,8 +40,8 @@ def _proc(pid, ppid, start, cmd, ticks, first=0):
 def test_a_process_is_charged_to_the_module_running_when_it_started(tmp_path):
     hz = suite_cpu.HZ
     windows = [
-        {"test": "tests/test_a.py::t1", "pid": 10, "start": 100.0, "end": 105.0, "own": 1.5},
-        {"test": "tests/test_b.py::t1", "pid": 10, "start": 105.0, "end": 120.0, "own": 0.5},
+        {"test": "tests/test_a.py::t1", "pid": 10, "start": 100.0, "own": 1.5},
+        {"test": "tests/test_b.py::t1", "pid": 10, "start": 105.0, "own": 0.5},
     ]
     (tmp_path / "gw0.jsonl").write_text("\n".join(json.dumps(w) for w in windows) + "\n")
     sampler = suite_cpu.Sampler()

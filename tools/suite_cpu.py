@@ -60,16 +60,11 @@ def _note(line: str) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Note the test's window: its worker, start and end, and the worker's own CPU in it."""
+    """Note the test's window: its worker, its start, and the worker's own CPU in it (a
+    process a worker starts belongs to the last test that started before it)."""
     start, own = _since_boot(), _own_cpu()
     yield
-    row = {
-        "test": item.nodeid,
-        "pid": os.getpid(),
-        "start": start,
-        "end": _since_boot(),
-        "own": _own_cpu() - own,
-    }
+    row = {"test": item.nodeid, "pid": os.getpid(), "start": start, "own": _own_cpu() - own}
     _note(json.dumps(row))
 
 
