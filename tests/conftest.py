@@ -494,6 +494,22 @@ SLOW = (
 )
 
 
+def _real_browser_test(item) -> bool:
+    return item is not None and item.path.name.startswith("test_browser_")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Stop the test process's chromium (tests/streamlit_harness.py ``chromium``) once its
+    fixtures are torn down, unless the next test is a real-browser test too."""
+    try:
+        return (yield)
+    finally:
+        harness = sys.modules.get("tests.streamlit_harness")
+        if harness is not None and not _real_browser_test(nextitem):
+            harness.close_browser()
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark the real-browser modules and :data:`SLOW` ``slow`` (``make test-fast`` leaves
     them out)."""

@@ -173,19 +173,59 @@ def require_chromium() -> None:
     )
 
 
-@contextlib.contextmanager
-def chromium():
-    """A headless Debian chromium under Playwright (never a browser download of its own)."""
+class _Running:
+    """This test process's Playwright and chromium, while browser tests follow each other."""
+
+    playwright = None
+    browser = None
+
+
+def _running_browser():
+    """The test process's chromium, launched (with its Playwright driver) if none runs."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
+    if _Running.browser is None or not _Running.browser.is_connected():
+        close_browser()
+        _Running.playwright = sync_playwright().start()
+        _Running.browser = _Running.playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
-        try:
-            yield browser
-        finally:
+    return _Running.browser
+
+
+def close_browser() -> None:
+    """Stop the test process's chromium and Playwright driver, if they run. Called after a
+    test when the next one is not a real-browser test (tests/conftest.py): Playwright's
+    sync API marks its event loop as the thread's running loop, so ``asyncio.run`` in a
+    later test of the process would fail while it lives."""
+    browser, playwright = _Running.browser, _Running.playwright
+    _Running.browser = _Running.playwright = None
+    try:
+        if browser is not None and browser.is_connected():
             browser.close()
+    finally:
+        if playwright is not None:
+            playwright.stop()
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Debian chromium under Playwright (never a browser download of its own).
+
+    One chromium serves the browser tests that run one after another in a test process
+    (a launch and its driver cost ~0.8 CPU-s; a run had ~25): each ``with chromium()``
+    gets it, and every context opened in the block (``new_context``, ``new_page``) is
+    closed when the block ends, as a browser of its own was. A test sees nothing of an
+    earlier one's cookies, storage or pages: those live in contexts."""
+    browser = _running_browser()
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        if browser.is_connected():
+            for context in browser.contexts:
+                if context not in before:
+                    context.close()
 
 
 Delta = tuple[tuple[int, ...], str, str]  # (delta path, element type, label)
