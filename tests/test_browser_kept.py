@@ -200,27 +200,34 @@ def test_an_earlier_sessions_ratings_are_sent_only_when_the_doctor_says_so(serve
 
     leave_two_unsaved(0)
     tab = context.new_page()
-    open_after_a_closed_tab(tab, base)
+    gone = open_after_a_closed_tab(tab, base)
     _enter_code(tab, codes["doc"])
     kept = tab.locator('[data-testid="medsim-kept"]')
     kept.wait_for(state="visible", timeout=30000)
     assert "2 ratings from an earlier session" in kept.inner_text()
+    # Nothing reached the store before the doctor answers (as in the widget's closed-tab test).
+    assert _stored(url, "offer") == [], f"closed tab's list: {gone}"
     tab.locator('[data-testid="medsim-kept-discard"]').click()
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)
-    assert _position(tab) == 0 and _stored(url, "offer") == []
+    # Nothing stored and the first pair on screen (the message says how the list was found).
+    assert (_position(tab), _stored(url, "offer")) == (0, []), f"closed tab's list: {gone}"
     assert tab.evaluate(KEPT) == {k: v for k, v in tab.evaluate(KEPT).items() if "tab:" in k}
     tab.close()
 
     leave_two_unsaved(0)
     tab = context.new_page()
-    open_after_a_closed_tab(tab, base)
+    gone = open_after_a_closed_tab(tab, base)
     _enter_code(tab, codes["doc"])
+    tab.locator('[data-testid="medsim-kept"]').wait_for(state="visible", timeout=30000)
+    assert _stored(url, "offer") == [], f"closed tab's list: {gone}"
     tab.locator('[data-testid="medsim-kept-send"]').click(timeout=30000)
     tab.wait_for_selector('[data-testid="medsim-pair"]', state="visible", timeout=30000)
     _all_saved(tab)
-    assert _stored(url, "offer") == [(0, "same", ""), (1, "not_same", "")]
-    assert _position(tab) == 2
+    assert (_position(tab), _stored(url, "offer")) == (
+        2,
+        [(0, "same", ""), (1, "not_same", "")],
+    ), f"closed tab's list: {gone}"
 
 
 def test_sign_out_sends_or_asks_then_leaves_nothing_in_the_browser(server, browser):

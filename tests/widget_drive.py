@@ -84,25 +84,30 @@ RECORDER = """
 ORPHAN_AFTER_MS = 20000
 
 _GONE = """
-(orphanMs) => Object.keys(localStorage).some((k) => {
-  if (!k.startsWith('medsim-annot:')) return false;
-  let saved = null;
-  try { saved = JSON.parse(localStorage.getItem(k)); } catch (err) { return false; }
-  const unsent = !!saved && Array.isArray(saved.pending) && saved.pending.length > 0;
-  return unsent && (saved.closed || Date.now() - Number(saved.t || 0) >= orphanMs);
-})
+(orphanMs) => {
+  for (const k of Object.keys(localStorage)) {
+    if (!k.startsWith('medsim-annot:')) continue;
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(k)); } catch (err) { continue; }
+    if (!saved || !Array.isArray(saved.pending) || !saved.pending.length) continue;
+    if (saved.closed) return 'marked closed';
+    if (Date.now() - Number(saved.t || 0) >= orphanMs) return 'untouched for ' + orphanMs + ' ms';
+  }
+  return false;
+}
 """
 
 
-def open_after_a_closed_tab(tab, base: str, timeout: float = 60000) -> None:
+def open_after_a_closed_tab(tab, base: str, timeout: float = 60000) -> str:
     """Open the start page in *tab* and wait until this browser's storage shows a list of
     unsaved ratings as a gone tab's: marked closed by the closed tab's pagehide (a write the
     closing renderer makes as it goes, which another tab sees a moment later on a loaded
     machine), or untouched for :data:`ORPHAN_AFTER_MS`. The widget decides when it starts
     which lists are a gone tab's and offers only those: a sign-in before then skipped the
-    list as a live tab's, and the kept ratings were never offered."""
+    list as a live tab's, and the kept ratings were never offered. Returns which of the two
+    it was (for a failing test's message)."""
     tab.goto(base + "/")
-    tab.wait_for_function(_GONE, arg=ORPHAN_AFTER_MS, timeout=timeout)
+    return str(tab.wait_for_function(_GONE, arg=ORPHAN_AFTER_MS, timeout=timeout).json_value())
 
 
 def root_eval(page, body: str):
